@@ -1,0 +1,1 @@
+//! ten Tusscher–Panfilov 2006 ventricular cell model.

@@ -1,0 +1,1 @@
+//! Tests of the compiler passes live in tests/.
