@@ -1,0 +1,154 @@
+//! Typed errors for mesh reading, writing and validation.
+
+use std::fmt;
+
+/// Where in a file an error was found: a 1-based line for text, a 0-based byte offset for
+/// binary data (and for XML, where lines are not tracked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pos {
+    Line(usize),
+    Byte(usize),
+    Unknown,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pos::Line(l) => write!(f, "line {l}"),
+            Pos::Byte(b) => write!(f, "byte {b}"),
+            Pos::Unknown => write!(f, "unknown position"),
+        }
+    }
+}
+
+/// Everything that can go wrong with a mesh. Readers never panic on bad input: every malformed
+/// byte ends up as one of these, naming the file, position, field and cell where they apply.
+///
+/// Variants from [`TetMesh::validate`](super::TetMesh::validate) carry no file name; readers
+/// wrap them in [`MeshError::InvalidMesh`]. Use [`MeshError::innermost`] to match on the cause.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeshError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: unexpected end of file at {pos} while reading {field}")]
+    Truncated {
+        file: String,
+        pos: Pos,
+        field: String,
+    },
+    #[error("{file}: {pos}: bad {field}: {message}")]
+    Syntax {
+        file: String,
+        pos: Pos,
+        field: String,
+        message: String,
+    },
+    #[error("{file}: missing section or element {section}")]
+    MissingSection { file: String, section: String },
+    #[error("{file}: unsupported: {message}")]
+    Unsupported { file: String, message: String },
+    #[error(
+        "{file}: {pos}: element {element} has type {element_type} ({type_name}); \
+         only 4-node tetrahedra are supported as volume cells"
+    )]
+    UnsupportedElement {
+        file: String,
+        pos: Pos,
+        /// Element tag (Gmsh) or 0-based cell index (VTK).
+        element: u64,
+        element_type: i64,
+        type_name: &'static str,
+    },
+    #[error("{file}: {pos}: element {element} refers to node {node}, which does not exist")]
+    UnknownNode {
+        file: String,
+        pos: Pos,
+        element: u64,
+        node: i64,
+    },
+    #[error("{file}: {pos}: invalid base64 in {field}: {message}")]
+    Base64 {
+        file: String,
+        pos: Pos,
+        field: String,
+        message: String,
+    },
+    #[error("{file}: {pos}: XML error: {message}")]
+    Xml {
+        file: String,
+        pos: Pos,
+        message: String,
+    },
+    #[error("{file}: cell {cell}: fibre direction has zero or non-finite length")]
+    ZeroFibre { file: String, cell: usize },
+    #[error("{file}: cell {cell}: cell type {value} is not 0 (endo), 1 (mid) or 2 (epi)")]
+    InvalidCellType {
+        file: String,
+        cell: usize,
+        value: f64,
+    },
+    #[error("{file}: invalid mesh: {source}")]
+    InvalidMesh {
+        file: String,
+        #[source]
+        source: Box<MeshError>,
+    },
+    #[error("node {node}: non-finite coordinate {coord:?}")]
+    NonFiniteNode { node: usize, coord: [f64; 3] },
+    #[error("cell {cell}: node index {node} out of range (mesh has {num_nodes} nodes)")]
+    NodeIndexOutOfRange {
+        cell: usize,
+        node: u32,
+        num_nodes: usize,
+    },
+    #[error(
+        "surface {surface:?} triangle {triangle}: node index {node} out of range \
+         (mesh has {num_nodes} nodes)"
+    )]
+    SurfaceIndexOutOfRange {
+        surface: String,
+        triangle: usize,
+        node: u32,
+        num_nodes: usize,
+    },
+    #[error("cell {cell}: degenerate tetrahedron (quality {quality:e} < {threshold:e})")]
+    DegenerateTet {
+        cell: usize,
+        quality: f64,
+        threshold: f64,
+    },
+    #[error("cell {cell}: negative orientation (signed volume {volume:e})")]
+    NegativeOrientation { cell: usize, volume: f64 },
+    #[error("{field} has {found} entries, expected {expected} (one per cell)")]
+    FieldLength {
+        field: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("cell {cell}: fibre has length {norm}, expected 1")]
+    NonUnitFibre { cell: usize, norm: f64 },
+    #[error("cell {cell}: face {face} is shared by more than two tetrahedra")]
+    NonManifoldFace { cell: usize, face: usize },
+    #[error("no surface named {name:?} (available: {available:?})")]
+    UnknownSurface {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error("invalid default fibre direction {dir:?}: must be finite and non-zero")]
+    InvalidDirection { dir: [f64; 3] },
+}
+
+impl MeshError {
+    /// The underlying cause, looking through [`MeshError::InvalidMesh`] wrappers.
+    pub fn innermost(&self) -> &MeshError {
+        match self {
+            MeshError::InvalidMesh { source, .. } => source.innermost(),
+            e => e,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Structured box meshes (the Niederer benchmark slab).
+
+use super::{CellType, SurfaceTag, TetMesh};
+
+/// The six tetrahedra of the Kuhn (Freudenthal) split of the unit cube, as corner indices
+/// `bit0 = +x, bit1 = +y, bit2 = +z`.
+///
+/// Each tet walks from corner 0 to corner 7 along one permutation of the three axes, so all six
+/// share the main diagonal 0–7. Because every hexahedron is split the same way (the split is
+/// translation invariant), the diagonals chosen on a shared quad face agree between the two
+/// hexes — the mesh is conforming — and all six tets have volume `h³/6`. Odd permutations are
+/// stored with their last two vertices swapped so every tet has positive orientation.
+const KUHN: [[usize; 4]; 6] = [
+    // axes x, y, z (even)
+    [0, 1, 3, 7],
+    // y, z, x (even)
+    [0, 2, 6, 7],
+    // z, x, y (even)
+    [0, 4, 5, 7],
+    // x, z, y (odd) -> swap last two of [0, 1, 5, 7]
+    [0, 1, 7, 5],
+    // y, x, z (odd) -> swap last two of [0, 2, 3, 7]
+    [0, 2, 7, 3],
+    // z, y, x (odd) -> swap last two of [0, 4, 6, 7]
+    [0, 4, 7, 6],
+];
+
+impl TetMesh {
+    /// A box `[0, lx] × [0, ly] × [0, lz]` (mm) of hexahedra of size ≈ `dx`, each split into six
+    /// equal, positively oriented tetrahedra sharing the hex's main diagonal (Kuhn split).
+    ///
+    /// The number of hexes along each axis is `round(l / dx)` (at least 1), so the box size is
+    /// exact and the spacing is `l / n` (equal to `dx` when `dx` divides `l`, as in the Niederer
+    /// resolutions 0.5, 0.2 and 0.1 mm).
+    ///
+    /// Ordering, relied on for locality by partitioners and for reproducible tests:
+    /// * node `(i, j, k)` has index `i + (nx + 1) * (j + (ny + 1) * k)` (x fastest);
+    /// * hex `(i, j, k)` has index `h = i + nx * (j + ny * k)`, and its tets are `6h .. 6h + 6`
+    ///   in the order of the Kuhn permutations (x-y-z, y-z-x, z-x-y, x-z-y, y-x-z, z-y-x).
+    ///
+    /// Fibres are all `(1, 0, 0)` and cell types all [`CellType::Epi`] (the benchmark setup).
+    /// Surface tags `X0, X1, Y0, Y1, Z0, Z1` hold the boundary triangles of the faces
+    /// `x = 0, x = lx, …`, wound so their right-hand normal points out of the box.
+    ///
+    /// # Panics
+    /// If a length or `dx` is not finite and positive, or the mesh would need more than
+    /// `u32::MAX` nodes or tets — both programmer errors, not input-file errors.
+    pub fn slab(lx: f64, ly: f64, lz: f64, dx: f64) -> TetMesh {
+        for (name, v) in [("lx", lx), ("ly", ly), ("lz", lz), ("dx", dx)] {
+            assert!(
+                v.is_finite() && v > 0.0,
+                "TetMesh::slab: {name} must be finite and > 0, got {v}"
+            );
+        }
+        let cells = |l: f64| ((l / dx).round() as usize).max(1);
+        let (nx, ny, nz) = (cells(lx), cells(ly), cells(lz));
+        let (px, py, pz) = (nx + 1, ny + 1, nz + 1);
+        let num_nodes = px * py * pz;
+        let num_tets = 6 * nx * ny * nz;
+        assert!(
+            num_nodes <= u32::MAX as usize && num_tets < u32::MAX as usize,
+            "TetMesh::slab: {nx}×{ny}×{nz} hexes exceed the u32 index range"
+        );
+
+        let (hx, hy, hz) = (lx / nx as f64, ly / ny as f64, lz / nz as f64);
+        let mut nodes = Vec::with_capacity(num_nodes);
+        for k in 0..pz {
+            // Snap the last layer to the exact length so boundary selections by coordinate work.
+            let z = if k == nz { lz } else { k as f64 * hz };
+            for j in 0..py {
+                let y = if j == ny { ly } else { j as f64 * hy };
+                for i in 0..px {
+                    let x = if i == nx { lx } else { i as f64 * hx };
+                    nodes.push([x, y, z]);
+                }
+            }
+        }
+
+        let node = |i: usize, j: usize, k: usize| (i + px * (j + py * k)) as u32;
+        // Offsets of the 8 hex corners from corner (i, j, k), indexed by the corner bit pattern.
+        let corner: [u32; 8] =
+            std::array::from_fn(|c| node(c & 1, (c >> 1) & 1, (c >> 2) & 1) - node(0, 0, 0));
+        let mut tets = Vec::with_capacity(num_tets);
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let base = node(i, j, k);
+                    for t in &KUHN {
+                        tets.push(t.map(|c| base + corner[c]));
+                    }
+                }
+            }
+        }
+
+        let surfaces = slab_surfaces([nx, ny, nz], &node);
+        TetMesh {
+            nodes,
+            tets,
+            fibres: Some(vec![[1.0, 0.0, 0.0]; num_tets]),
+            cell_types: Some(vec![CellType::Epi; num_tets]),
+            surfaces,
+        }
+    }
+}
+
+/// Boundary triangles of the six box faces, split along the quad diagonal from its lowest to its
+/// highest corner — the trace of the Kuhn main diagonal, so these are exactly tet faces.
+fn slab_surfaces(n: [usize; 3], node: &dyn Fn(usize, usize, usize) -> u32) -> Vec<SurfaceTag> {
+    let mut out = Vec::with_capacity(6);
+    for axis in 0..3 {
+        // (u, v, axis) is a cyclic permutation of (x, y, z), so e_u × e_v = +e_axis.
+        let u = (axis + 1) % 3;
+        let v = (axis + 2) % 3;
+        for (side, name_suffix) in [(0usize, '0'), (n[axis], '1')] {
+            let mut tris = Vec::with_capacity(2 * n[u] * n[v]);
+            for b in 0..n[v] {
+                for a in 0..n[u] {
+                    let at = |du: usize, dv: usize| {
+                        let mut ijk = [0usize; 3];
+                        ijk[axis] = side;
+                        ijk[u] = a + du;
+                        ijk[v] = b + dv;
+                        node(ijk[0], ijk[1], ijk[2])
+                    };
+                    let (p00, p10, p11, p01) = (at(0, 0), at(1, 0), at(1, 1), at(0, 1));
+                    if side == 0 {
+                        // Outward normal is -e_axis: reverse the winding.
+                        tris.push([p00, p11, p10]);
+                        tris.push([p00, p01, p11]);
+                    } else {
+                        tris.push([p00, p10, p11]);
+                        tris.push([p00, p11, p01]);
+                    }
+                }
+            }
+            let axis_name = ['X', 'Y', 'Z'][axis];
+            out.push(SurfaceTag {
+                name: format!("{axis_name}{name_suffix}"),
+                triangles: tris,
+            });
+        }
+    }
+    out
+}
