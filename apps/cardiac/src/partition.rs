@@ -1,0 +1,576 @@
+//! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells, a
+//! renumbering that makes every tile's cells one contiguous range laid out
+//! `[interior | mixed separator | clean separator blocks]`, and the halo ranges each tile
+//! concatenates after its own slice under the three separator strategies.
+//!
+//! Vocabulary (per tile): *interior* cells are read by no other tile; *separator* cells are
+//! read by at least one other tile (their *destinations*); *halo* cells are other tiles' cells
+//! this tile reads. Coupling is the ELLPACK sparsity: a row reads its face neighbours and their
+//! neighbours, so halos are two layers deep.
+//!
+//! # Separator layout (all strategies)
+//! Separator cells are grouped by their destination set `D(c)`:
+//! * the **mixed** block holds cells with `|D| ≥ 2`, sorted by `(max D, D, old index)` so a
+//!   destination's mixed cells sit towards the end of the block when its clean block comes
+//!   late (keeps `ranged` ranges shorter);
+//! * then one **clean** block per destination `p` (cells with `D = {p}`), in increasing `p`.
+//!
+//! # What a destination receives from a source tile `q`
+//! * [`Strategy::Full`]: `q`'s whole separator (mixed + all clean blocks);
+//! * [`Strategy::Ranged`]: the smallest range of `q`'s numbering enclosing the cells it needs;
+//! * [`Strategy::MixedClean`]: `q`'s whole mixed block if it needs any mixed cell (the same
+//!   range for every such destination, so the framework can broadcast it), plus its own clean
+//!   block, which contains no unused value.
+//!
+//! Provable orderings, asserted in `tests/partition.rs`: per (source, destination) pair
+//! `needed ≤ ranged ≤ full` and `needed ≤ mixed-clean ≤ full`; the only unused halo values
+//! under mixed-clean are mixed-block cells. Ranged vs mixed-clean depends on the mesh.
+
+use crate::matrix::{ell_row, Ellpack, ELL_WIDTH};
+use std::ops::Range;
+
+/// How separator values are cut into outgoing ranges (paper §4.1).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// Every destination receives the source's whole separator block.
+    Full,
+    /// One smallest enclosing range per destination.
+    Ranged,
+    /// A mixed range (cells needed by ≥ 2 destinations, broadcast) plus one clean range each.
+    MixedClean,
+}
+
+impl Strategy {
+    /// All strategies, in the paper's order.
+    pub const ALL: [Strategy; 3] = [Strategy::Full, Strategy::Ranged, Strategy::MixedClean];
+
+    /// The command-line name (`full`, `ranged`, `mixed-clean`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Full => "full",
+            Strategy::Ranged => "ranged",
+            Strategy::MixedClean => "mixed-clean",
+        }
+    }
+}
+
+/// Errors of partitioning and planning; bad input is reported, never panicked on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PartitionError {
+    #[error("number of parts must be ≥ 1")]
+    ZeroParts,
+    #[error("cannot cut {n} cells into {k} non-empty parts")]
+    TooManyParts { k: usize, n: usize },
+    #[error("graph too large for METIS' 32-bit indices ({0} entries)")]
+    TooLarge(usize),
+    #[error("cell {cell}: neighbour {neighbour} out of range or self")]
+    BadNeighbour { cell: usize, neighbour: u32 },
+    #[error("cell {cell}: neighbour {neighbour} does not list it back (asymmetric adjacency)")]
+    AsymmetricAdjacency { cell: usize, neighbour: u32 },
+    #[error("METIS failed: {0}")]
+    Metis(String),
+    #[error("{what} has length {got}, expected {expected}")]
+    LengthMismatch {
+        what: &'static str,
+        got: usize,
+        expected: usize,
+    },
+    #[error("cell {cell}: part {part} ≥ k = {k}")]
+    PartOutOfRange { cell: usize, part: u32, k: usize },
+    #[error("cell {cell}: column {col} out of range")]
+    BadColumn { cell: usize, col: u32 },
+    #[error("tile {tile}: column {col} (new numbering) is neither owned nor in a halo range")]
+    MissingHalo { tile: usize, col: u32 },
+}
+
+/// Cuts the face-adjacency graph into `k` parts with METIS k-way (minimum edge cut), 3 %
+/// imbalance tolerance and a fixed seed so runs are reproducible. `k = 1` needs no METIS.
+pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, PartitionError> {
+    let n = adjacency.len();
+    if k == 0 {
+        return Err(PartitionError::ZeroParts);
+    }
+    if k > n {
+        return Err(PartitionError::TooManyParts { k, n });
+    }
+    let mut xadj: Vec<metis::Idx> = Vec::with_capacity(n + 1);
+    let mut adjncy: Vec<metis::Idx> = Vec::with_capacity(4 * n);
+    xadj.push(0);
+    for (cell, row) in adjacency.iter().enumerate() {
+        for &j in row {
+            if j == u32::MAX {
+                continue;
+            }
+            if j as usize >= n || j as usize == cell {
+                return Err(PartitionError::BadNeighbour { cell, neighbour: j });
+            }
+            if !adjacency[j as usize].contains(&(cell as u32)) {
+                return Err(PartitionError::AsymmetricAdjacency { cell, neighbour: j });
+            }
+            adjncy.push(j as metis::Idx);
+        }
+        let len = metis::Idx::try_from(adjncy.len())
+            .map_err(|_| PartitionError::TooLarge(adjncy.len()))?;
+        xadj.push(len);
+    }
+    if k == 1 {
+        return Ok(vec![0; n]);
+    }
+    let nparts = metis::Idx::try_from(k).map_err(|_| PartitionError::TooLarge(k))?;
+    let mut part = vec![0 as metis::Idx; n];
+    metis::Graph::new(1, nparts, &xadj, &adjncy)
+        .map_err(|e| PartitionError::Metis(e.to_string()))?
+        .set_option(metis::option::UFactor(30))
+        .set_option(metis::option::Seed(1))
+        .part_kway(&mut part)
+        .map_err(|e| PartitionError::Metis(e.to_string()))?;
+    Ok(part.into_iter().map(|p| p as u32).collect())
+}
+
+/// One tile's slice of the renumbered vector and what it receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TilePlan {
+    /// The tile's own cells in the new numbering: `[interior | mixed | clean blocks]`.
+    pub cells: Range<usize>,
+    pub n_interior: usize,
+    /// Separator cells (mixed + clean), at the end of `cells`.
+    pub n_separator: usize,
+    /// Of the separator, the mixed block (cells needed by ≥ 2 tiles), right after the interior.
+    pub n_mixed: usize,
+    /// New-numbering ranges concatenated after the own slice, sorted and disjoint.
+    pub halo_ranges: Vec<Range<usize>>,
+    /// Received cells some row of this tile reads.
+    pub halo_used: usize,
+    /// Received cells no row of this tile reads.
+    pub halo_unused: usize,
+}
+
+impl TilePlan {
+    /// Cells received (sum of halo range lengths).
+    pub fn inbound(&self) -> usize {
+        self.halo_used + self.halo_unused
+    }
+
+    /// Length of the tile's local vector: own cells then halo.
+    pub fn local_len(&self) -> usize {
+        self.cells.len() + self.inbound()
+    }
+}
+
+/// A complete plan: the renumbering and every tile's ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionPlan {
+    pub strategy: Strategy,
+    pub new_to_old: Vec<u32>,
+    pub old_to_new: Vec<u32>,
+    pub tiles: Vec<TilePlan>,
+}
+
+impl PartitionPlan {
+    /// Tile `tile`'s local input vector, gathered from a vector in the new numbering: own cells
+    /// followed by the halo ranges — what the framework's exchange builds on the tile.
+    pub fn gather_local(&self, tile: usize, x_new: &[f32]) -> Vec<f32> {
+        let t = &self.tiles[tile];
+        let mut v = Vec::with_capacity(t.local_len());
+        v.extend_from_slice(&x_new[t.cells.clone()]);
+        for r in &t.halo_ranges {
+            v.extend_from_slice(&x_new[r.clone()]);
+        }
+        v
+    }
+
+    /// Permutes a vector in the old (mesh) numbering into the new one.
+    pub fn to_new<T: Copy>(&self, x_old: &[T]) -> Vec<T> {
+        self.new_to_old.iter().map(|&o| x_old[o as usize]).collect()
+    }
+
+    /// Permutes a vector in the new numbering back to the old one.
+    pub fn to_old<T: Copy>(&self, x_new: &[T]) -> Vec<T> {
+        self.old_to_new.iter().map(|&g| x_new[g as usize]).collect()
+    }
+}
+
+/// Builds the plan for `parts` (one part per cell, `< k`), reading coupling from the ELLPACK
+/// sparsity of `ell` (old numbering).
+pub fn plan(
+    parts: &[u32],
+    k: usize,
+    ell: &Ellpack,
+    strategy: Strategy,
+) -> Result<PartitionPlan, PartitionError> {
+    let n = parts.len();
+    if k == 0 {
+        return Err(PartitionError::ZeroParts);
+    }
+    for (what, got, expected) in [
+        ("Ellpack rows", ell.n, n),
+        ("Ellpack diag", ell.diag.len(), n),
+        ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
+        ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
+    ] {
+        if got != expected {
+            return Err(PartitionError::LengthMismatch {
+                what,
+                got,
+                expected,
+            });
+        }
+    }
+    if let Some((cell, &part)) = parts.iter().enumerate().find(|(_, &p)| p as usize >= k) {
+        return Err(PartitionError::PartOutOfRange { cell, part, k });
+    }
+    if n > u32::MAX as usize {
+        return Err(PartitionError::TooLarge(n));
+    }
+
+    // Destination set of every cell: the other tiles whose rows read it.
+    let mut dests: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for c in ell.row_cols(i) {
+            if c as usize >= n {
+                return Err(PartitionError::BadColumn { cell: i, col: c });
+            }
+            if parts[c as usize] != parts[i] {
+                dests[c as usize].push(parts[i]);
+            }
+        }
+    }
+    for d in &mut dests {
+        d.sort_unstable();
+        d.dedup();
+    }
+
+    // Cells of each tile in old order, then the layout interior | mixed | clean.
+    let mut by_tile: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (c, &p) in parts.iter().enumerate() {
+        by_tile[p as usize].push(c as u32);
+    }
+    let mut new_to_old = Vec::with_capacity(n);
+    let mut tiles = Vec::with_capacity(k);
+    for cells in &by_tile {
+        let start = new_to_old.len();
+        let interior: Vec<u32> = cells
+            .iter()
+            .copied()
+            .filter(|&c| dests[c as usize].is_empty())
+            .collect();
+        let mut mixed: Vec<u32> = cells
+            .iter()
+            .copied()
+            .filter(|&c| dests[c as usize].len() >= 2)
+            .collect();
+        mixed.sort_by(|&a, &b| {
+            let (da, db) = (&dests[a as usize], &dests[b as usize]);
+            (da.last(), da, a).cmp(&(db.last(), db, b))
+        });
+        let mut clean: Vec<u32> = cells
+            .iter()
+            .copied()
+            .filter(|&c| dests[c as usize].len() == 1)
+            .collect();
+        clean.sort_by_key(|&c| (dests[c as usize][0], c));
+        new_to_old.extend_from_slice(&interior);
+        new_to_old.extend_from_slice(&mixed);
+        new_to_old.extend_from_slice(&clean);
+        tiles.push(TilePlan {
+            cells: start..new_to_old.len(),
+            n_interior: interior.len(),
+            n_separator: mixed.len() + clean.len(),
+            n_mixed: mixed.len(),
+            halo_ranges: Vec::new(),
+            halo_used: 0,
+            halo_unused: 0,
+        });
+    }
+    let mut old_to_new = vec![0u32; n];
+    for (g, &o) in new_to_old.iter().enumerate() {
+        old_to_new[o as usize] = g as u32;
+    }
+
+    // Needed halo cells per (destination, source), in new numbering, from the rows' columns.
+    // Each entry is (dest, source, new index); sorting groups them per pair.
+    let mut needs: Vec<(u32, u32, u32)> = Vec::new();
+    for i in 0..n {
+        for c in ell.row_cols(i) {
+            let (pi, pc) = (parts[i], parts[c as usize]);
+            if pi != pc {
+                needs.push((pi, pc, old_to_new[c as usize]));
+            }
+        }
+    }
+    needs.sort_unstable();
+    needs.dedup();
+
+    let mut a = 0;
+    while a < needs.len() {
+        let (dest, src) = (needs[a].0, needs[a].1);
+        let mut b = a;
+        while b < needs.len() && needs[b].0 == dest && needs[b].1 == src {
+            b += 1;
+        }
+        let cells: Vec<usize> = needs[a..b].iter().map(|e| e.2 as usize).collect();
+        let s = &tiles[src as usize];
+        let sep = s.cells.end - s.n_separator..s.cells.end;
+        let mixed = sep.start..sep.start + s.n_mixed;
+        let mut ranges = Vec::new();
+        match strategy {
+            Strategy::Full => ranges.push(sep),
+            Strategy::Ranged => ranges.push(cells[0]..cells[cells.len() - 1] + 1),
+            Strategy::MixedClean => {
+                if cells.iter().any(|c| mixed.contains(c)) {
+                    ranges.push(mixed.clone());
+                }
+                // Clean cells for this destination form one block: find its bounds.
+                let clean: Vec<usize> = cells.iter().copied().filter(|&c| c >= mixed.end).collect();
+                if let (Some(&lo), Some(&hi)) = (clean.first(), clean.last()) {
+                    ranges.push(lo..hi + 1);
+                }
+            }
+        }
+        let received: usize = ranges.iter().map(|r| r.len()).sum();
+        let t = &mut tiles[dest as usize];
+        t.halo_ranges.extend(ranges);
+        t.halo_used += cells.len();
+        t.halo_unused += received - cells.len();
+        a = b;
+    }
+    Ok(PartitionPlan {
+        strategy,
+        new_to_old,
+        old_to_new,
+        tiles,
+    })
+}
+
+/// One tile's share of `Z`: its rows in its new order, columns pointing into its local vector
+/// (`[own cells] ++ halo ranges`, see [`PartitionPlan::gather_local`]). Slot order is the
+/// global row's, so [`LocalEllpack::spmv`] reproduces [`Ellpack::spmv`] bit for bit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalEllpack {
+    /// Rows (own cells).
+    pub n_own: usize,
+    /// Length of the local input vector.
+    pub n_local: usize,
+    pub diag: Vec<f32>,
+    pub values: Vec<f32>,
+    pub cols: Vec<u32>,
+}
+
+impl LocalEllpack {
+    /// `y = D∘x + Σ A x[I]` over the local vector, in [`Ellpack::spmv`]'s order.
+    ///
+    /// # Panics
+    /// If `x` is not `n_local` long or `y` not `n_own` long (caller bug).
+    pub fn spmv(&self, x: &[f32], y: &mut [f32]) {
+        assert_eq!(
+            x.len(),
+            self.n_local,
+            "LocalEllpack::spmv: x has the wrong length"
+        );
+        assert_eq!(
+            y.len(),
+            self.n_own,
+            "LocalEllpack::spmv: y has the wrong length"
+        );
+        for (r, yr) in y.iter_mut().enumerate() {
+            let slots = r * ELL_WIDTH..(r + 1) * ELL_WIDTH;
+            *yr = ell_row(
+                self.diag[r],
+                x[r],
+                &self.values[slots.clone()],
+                &self.cols[slots],
+                x,
+            );
+        }
+    }
+}
+
+/// Splits `ell` (old numbering) into per-tile local matrices following `plan`.
+pub fn localize(ell: &Ellpack, plan: &PartitionPlan) -> Result<Vec<LocalEllpack>, PartitionError> {
+    let n = plan.new_to_old.len();
+    if ell.n != n || ell.cols.len() != n * ELL_WIDTH || ell.values.len() != n * ELL_WIDTH {
+        return Err(PartitionError::LengthMismatch {
+            what: "Ellpack rows",
+            got: ell.n,
+            expected: n,
+        });
+    }
+    let mut out = Vec::with_capacity(plan.tiles.len());
+    for (tile, t) in plan.tiles.iter().enumerate() {
+        // Local offset of each halo range, for binary search by start.
+        let mut offsets = Vec::with_capacity(t.halo_ranges.len());
+        let mut off = t.cells.len();
+        for r in &t.halo_ranges {
+            offsets.push(off);
+            off += r.len();
+        }
+        let locate = |g: usize| -> Option<usize> {
+            if t.cells.contains(&g) {
+                return Some(g - t.cells.start);
+            }
+            let idx = t.halo_ranges.partition_point(|r| r.start <= g);
+            let r = t.halo_ranges.get(idx.checked_sub(1)?)?;
+            r.contains(&g).then(|| offsets[idx - 1] + g - r.start)
+        };
+        let m = t.cells.len();
+        let mut le = LocalEllpack {
+            n_own: m,
+            n_local: off,
+            diag: Vec::with_capacity(m),
+            values: Vec::with_capacity(m * ELL_WIDTH),
+            cols: Vec::with_capacity(m * ELL_WIDTH),
+        };
+        for (r, g) in t.cells.clone().enumerate() {
+            let old = plan.new_to_old[g] as usize;
+            le.diag.push(ell.diag[old]);
+            for s in old * ELL_WIDTH..(old + 1) * ELL_WIDTH {
+                let c = ell.cols[s] as usize;
+                let lc = if c == old {
+                    r // padding (or a self-reference) stays on the row itself
+                } else {
+                    let gc = *plan.old_to_new.get(c).ok_or(PartitionError::BadColumn {
+                        cell: old,
+                        col: c as u32,
+                    })? as usize;
+                    locate(gc).ok_or(PartitionError::MissingHalo {
+                        tile,
+                        col: gc as u32,
+                    })?
+                };
+                le.cols.push(lc as u32);
+                le.values.push(ell.values[s]);
+            }
+        }
+        out.push(le);
+    }
+    Ok(out)
+}
+
+/// Per-tile figures of a plan (the paper's Table 1 columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TileStats {
+    /// Own cells (interior + separator).
+    pub cells: usize,
+    pub interior: usize,
+    pub separator: usize,
+    /// Received halo cells (sum of halo range lengths).
+    pub inbound: usize,
+    /// Received cells no row uses.
+    pub unused: usize,
+    /// Own + inbound: the tile's local vector length.
+    pub total: usize,
+    /// Distinct ranges other tiles take from this tile (a broadcast range counts once).
+    pub outgoing_ranges: usize,
+    /// Tiles this tile receives from.
+    pub neighbours: usize,
+}
+
+/// Figures of a whole plan, with max/median helpers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionStats {
+    pub strategy: Strategy,
+    pub tiles: Vec<TileStats>,
+}
+
+impl PartitionStats {
+    pub fn new(plan: &PartitionPlan) -> Self {
+        let owner_of = |g: usize| plan.tiles.partition_point(|t| t.cells.end <= g);
+        let mut outgoing: Vec<Vec<(usize, usize)>> = vec![Vec::new(); plan.tiles.len()];
+        let mut neighbours = vec![0usize; plan.tiles.len()];
+        for (p, t) in plan.tiles.iter().enumerate() {
+            let mut srcs: Vec<usize> = Vec::new();
+            for r in &t.halo_ranges {
+                let q = owner_of(r.start);
+                outgoing[q].push((r.start, r.end));
+                srcs.push(q);
+            }
+            srcs.dedup(); // ranges are sorted, so a source's ranges are adjacent
+            neighbours[p] = srcs.len();
+        }
+        let tiles = plan
+            .tiles
+            .iter()
+            .enumerate()
+            .map(|(p, t)| {
+                let out = &mut outgoing[p];
+                out.sort_unstable();
+                out.dedup();
+                TileStats {
+                    cells: t.cells.len(),
+                    interior: t.n_interior,
+                    separator: t.n_separator,
+                    inbound: t.inbound(),
+                    unused: t.halo_unused,
+                    total: t.local_len(),
+                    outgoing_ranges: out.len(),
+                    neighbours: neighbours[p],
+                }
+            })
+            .collect();
+        PartitionStats {
+            strategy: plan.strategy,
+            tiles,
+        }
+    }
+
+    /// Maximum of a per-tile figure (0 for no tiles).
+    pub fn max(&self, f: impl Fn(&TileStats) -> usize) -> usize {
+        self.tiles.iter().map(f).max().unwrap_or(0)
+    }
+
+    /// Median of a per-tile figure (upper median for even counts; 0 for no tiles).
+    pub fn median(&self, f: impl Fn(&TileStats) -> usize) -> usize {
+        let mut v: Vec<usize> = self.tiles.iter().map(f).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    }
+
+    /// Sum of a per-tile figure.
+    pub fn sum(&self, f: impl Fn(&TileStats) -> usize) -> usize {
+        self.tiles.iter().map(f).sum()
+    }
+
+    /// Largest tile over the mean tile size (1.0 = perfect balance).
+    pub fn imbalance(&self) -> f64 {
+        let n = self.sum(|t| t.cells);
+        if n == 0 {
+            return 1.0;
+        }
+        self.max(|t| t.cells) as f64 * self.tiles.len() as f64 / n as f64
+    }
+
+    /// Header matching [`PartitionStats::table_row`].
+    pub fn table_header() -> String {
+        format!(
+            "{:<12} {:>13} {:>13} {:>13} {:>13} {:>11} {:>11} {:>9}",
+            "strategy",
+            "total max/med",
+            "inbnd max/med",
+            "unused max/md",
+            "unused sum",
+            "out-rng max",
+            "nbrs max/md",
+            "imbalance"
+        )
+    }
+
+    /// One Table-1-like line: total (own + halo), inbound and unused cells (max/median), total
+    /// unused, outgoing ranges (max), neighbours (max/median), imbalance.
+    pub fn table_row(&self) -> String {
+        let mm = |f: fn(&TileStats) -> usize| format!("{}/{}", self.max(f), self.median(f));
+        format!(
+            "{:<12} {:>13} {:>13} {:>13} {:>13} {:>11} {:>11} {:>9.3}",
+            self.strategy.name(),
+            mm(|t| t.total),
+            mm(|t| t.inbound),
+            mm(|t| t.unused),
+            self.sum(|t| t.unused),
+            self.max(|t| t.outgoing_ranges),
+            mm(|t| t.neighbours),
+            self.imbalance()
+        )
+    }
+}
