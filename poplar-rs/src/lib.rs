@@ -1,1 +1,28 @@
-//! poplar
+//! poplar-rs: a Poplar-style graph compiler and a multithreaded simulator of a many-tile chip.
+//!
+//! The pipeline: build a [`Graph`] (variables mapped to tiles, compute sets of vertices running
+//! [`codelet`]s) and [`Program`]s → [`compile`] (validation, exchange inference, BSP lowering,
+//! memory allocation) → an [`Executable`] (plain data, saveable) → an [`Engine`] that runs it
+//! on the tile simulator. See ARCHITECTURE.md.
+
+pub mod codelet;
+pub mod compiler;
+pub mod dtype;
+pub mod engine;
+pub mod error;
+pub mod exe;
+pub mod graph;
+pub mod program;
+pub mod target;
+
+#[doc(hidden)]
+pub use inventory;
+
+pub use compiler::{compile, CompileOptions};
+pub use dtype::{DType, Element};
+pub use engine::{Engine, EngineError, EngineOptions};
+pub use error::{CompileError, GraphError, ValidationError};
+pub use exe::Executable;
+pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};
+pub use program::Program;
+pub use target::{Target, TileId};

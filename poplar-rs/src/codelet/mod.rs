@@ -1,0 +1,112 @@
+//! Codelets: the code that vertices run, written as Rust types and registered by name.
+//!
+//! A codelet is declared with the [`codelet!`](crate::codelet!) macro, which produces a struct
+//! whose fields are borrowed views of tile memory (`&[f32]`, `&mut [f32]`, scalars, lists of
+//! vectors) and registers it with [`inventory`] under a unique name. Its behaviour is the
+//! [`Vertex`] trait:
+//!
+//! ```
+//! use poplar::codelet::*;
+//!
+//! poplar::codelet! {
+//!     /// `out[i] = a[i] * k`
+//!     pub struct Scale as "doc::Scale" {
+//!         a: Input<Vector<f32>>,
+//!         out: Output<Vector<f32>>,
+//!         k: State<f32>,
+//!     }
+//! }
+//! impl Vertex for Scale<'_> {
+//!     fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+//!         for (o, a) in self.out.iter_mut().zip(self.a.iter()) {
+//!             *o = a * self.k;
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//! ```
+//!
+//! The contract: `compute` may only touch its fields; inputs are read-only; the compiler rejects
+//! graphs where a written field overlaps another field of the same vertex or a field of another
+//! vertex of the same compute set, so the borrows the macro hands out never alias. A codelet that
+//! cannot proceed returns a [`VertexError`]; a panic is caught and reported the same way.
+
+mod field;
+mod registry;
+
+pub use field::*;
+pub use registry::*;
+
+/// Declares a codelet: a struct of fields bound to tile memory, registered under a name.
+///
+/// Syntax: `[attrs] vis struct Name as "registered name" [, multi_worker] { field: Kind, ... }`
+/// where each `Kind` is `Input<T>`, `Output<T>`, `InOut<T>` or `State<T>`, and `T` is an
+/// element type (`f32`, `i32`, `u32`, `bool`), `Vector<E>` or `VectorList<E>` (not for State).
+/// The type must also implement [`Vertex`]. `multi_worker` makes the engine run `compute` once
+/// per worker context of the tile, with that worker's id.
+#[macro_export]
+macro_rules! codelet {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident as $cname:literal $(, $mw:ident)? {
+            $( $(#[$fmeta:meta])* $field:ident : $fty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[allow(dead_code)]
+        $vis struct $name<'a> {
+            $( $(#[$fmeta])* pub $field: <$fty as $crate::codelet::Field>::Ref<'a>, )*
+        }
+
+        const _: () = {
+            const FIELDS: &[$crate::codelet::FieldSpec] = &[
+                $( $crate::codelet::FieldSpec::of::<$fty>(stringify!($field)), )*
+            ];
+
+            fn __compute(
+                io: &$crate::codelet::VertexIo<'_>,
+                worker: $crate::codelet::Worker,
+            ) -> ::std::result::Result<(), $crate::codelet::VertexError> {
+                let mut __index = 0usize;
+                #[allow(unused_assignments)]
+                let mut vertex = $name {
+                    $( $field: {
+                        let i = __index;
+                        __index += 1;
+                        // SAFETY: every field index is bound exactly once here, so the borrows
+                        // are distinct; the compiler verified (and `Engine::new` re-verifies for
+                        // loaded executables) that field `i` is in bounds, aligned, of this
+                        // kind, and that written fields overlap nothing else of this vertex.
+                        unsafe { <$fty as $crate::codelet::Field>::bind(io, i) }
+                    }, )*
+                };
+                <$name<'_> as $crate::codelet::Vertex>::compute(&mut vertex, worker)
+            }
+
+            fn __cycles(ctx: &$crate::codelet::CycleCtx<'_>) -> ::std::option::Option<u64> {
+                <$name<'static> as $crate::codelet::Vertex>::cycles(ctx)
+            }
+
+            $crate::inventory::submit! {
+                $crate::codelet::CodeletDesc {
+                    name: $cname,
+                    fields: FIELDS,
+                    multi_worker: $crate::__codelet_multi_worker!($($mw)?),
+                    compute: __compute,
+                    cycles: __cycles,
+                }
+            }
+        };
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __codelet_multi_worker {
+    () => {
+        false
+    };
+    (multi_worker) => {
+        true
+    };
+}

@@ -1,0 +1,234 @@
+//! Memory pass, always-live part: places every tile's variables, constants and vertex state,
+//! and accounts for vertex descriptors and code. Temporaries are placed later, per superstep,
+//! above the always-live area (see [`TempArena`]).
+
+use std::collections::BTreeMap;
+
+use crate::codelet::{CodeletDesc, FieldDir};
+use crate::exe::{InitBlock, MemoryCategory};
+use crate::graph::{Graph, Region, VarId};
+use crate::target::TileId;
+
+/// Bytes of code assumed per distinct codelet on a tile.
+pub const CODE_BYTES_PER_CODELET: u64 = 512;
+/// Bytes of descriptor assumed per vertex, plus per field and per list entry.
+pub const DESCRIPTOR_BYTES_PER_VERTEX: u64 = 8;
+pub const DESCRIPTOR_BYTES_PER_FIELD: u64 = 4;
+
+/// Where a run of variable elements lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seg {
+    pub start: u64,
+    pub end: u64,
+    pub tile: TileId,
+    /// Byte offset of element `start` in the tile's memory.
+    pub offset: u64,
+}
+
+/// One piece of a tensor region resolved to memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub var: VarId,
+    pub start: u64,
+    pub len: u64,
+    pub tile: TileId,
+    pub offset: u64,
+}
+
+/// Allocation state of one tile.
+#[derive(Debug, Default, Clone)]
+pub struct TileAlloc {
+    pub next: u64,
+    pub init: Vec<InitBlock>,
+    /// (name, category) -> bytes
+    pub items: BTreeMap<(String, MemoryCategory), u64>,
+}
+
+impl TileAlloc {
+    /// Reserves `bytes` at the next aligned offset.
+    pub fn alloc(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) -> u64 {
+        let old = self.next;
+        let off = old.next_multiple_of(align);
+        self.next = off + bytes;
+        // Alignment padding is charged to the item that needed it.
+        *self.items.entry((name.to_string(), cat)).or_default() += bytes + (off - old);
+        off
+    }
+
+    /// Accounts for bytes that hold no addressable data (descriptors, code).
+    pub fn reserve(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) {
+        self.alloc(bytes, align, name, cat);
+    }
+}
+
+/// The always-live layout of a graph.
+pub struct Layout {
+    /// Per variable: its segments sorted by `start`.
+    pub segs: Vec<Vec<Seg>>,
+    pub tiles: Vec<TileAlloc>,
+    /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
+    /// element count.
+    pub state: Vec<Vec<Option<(u64, u64)>>>,
+    pub align: u64,
+}
+
+impl Layout {
+    /// Resolves `region` into memory pieces, in element order. Elements with no mapping are
+    /// skipped (validation has already rejected unmapped elements).
+    pub fn pieces(&self, region: &Region, elem: u64, out: &mut Vec<Piece>) {
+        let segs = &self.segs[region.var.0 as usize];
+        let (s, e) = (region.start, region.end());
+        let mut i = segs.partition_point(|g| g.end <= s);
+        while i < segs.len() && segs[i].start < e {
+            let g = segs[i];
+            let ps = g.start.max(s);
+            let pe = g.end.min(e);
+            let offset = g.offset + (ps - g.start) * elem;
+            match out.last_mut() {
+                Some(p)
+                    if p.tile == g.tile
+                        && p.var == region.var
+                        && p.start + p.len == ps
+                        && p.offset + p.len * elem == offset =>
+                {
+                    p.len += pe - ps;
+                }
+                _ => out.push(Piece {
+                    var: region.var,
+                    start: ps,
+                    len: pe - ps,
+                    tile: g.tile,
+                    offset,
+                }),
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Places all always-live data.
+pub fn layout(graph: &Graph, codelets: &[Option<&'static CodeletDesc>]) -> Layout {
+    let nt = graph.target.num_tiles() as usize;
+    let align = u64::from(graph.target.alignment);
+    let mut tiles = vec![TileAlloc::default(); nt];
+    let mut segs = Vec::with_capacity(graph.vars.len());
+    for var in &graph.vars {
+        let elem = var.dtype.size() as u64;
+        let cat = if var.is_constant {
+            MemoryCategory::Constant
+        } else {
+            MemoryCategory::Variable
+        };
+        let mut vs = Vec::with_capacity(var.mapping.num_intervals());
+        for (range, tile) in var.mapping.iter() {
+            let t = &mut tiles[tile as usize];
+            let bytes = (range.end - range.start) * elem;
+            let offset = t.alloc(bytes, align, &var.name, cat);
+            if let Some(init) = &var.init {
+                let data =
+                    init[(range.start * elem) as usize..(range.end * elem) as usize].to_vec();
+                t.init.push(InitBlock {
+                    offset: offset as u32,
+                    len: data.len() as u32,
+                    data,
+                });
+            }
+            vs.push(Seg {
+                start: range.start,
+                end: range.end,
+                tile,
+                offset,
+            });
+        }
+        segs.push(vs);
+    }
+    let mut state = Vec::with_capacity(graph.vertices.len());
+    let mut code: Vec<std::collections::BTreeSet<&str>> = vec![Default::default(); nt];
+    for (vi, v) in graph.vertices.iter().enumerate() {
+        let (Some(desc), Some(tile)) = (codelets[vi], v.tile) else {
+            state.push(Vec::new());
+            continue;
+        };
+        let t = &mut tiles[tile as usize];
+        code[tile as usize].insert(desc.name);
+        let mut fields = Vec::with_capacity(desc.fields.len());
+        let mut desc_bytes = DESCRIPTOR_BYTES_PER_VERTEX;
+        for f in desc.fields {
+            desc_bytes += DESCRIPTOR_BYTES_PER_FIELD;
+            if f.dir != FieldDir::State {
+                fields.push(None);
+                continue;
+            }
+            let val = &v.state[f.name];
+            let off = t.alloc(
+                val.bytes.len() as u64,
+                align,
+                "vertex state",
+                MemoryCategory::VertexState,
+            );
+            t.init.push(InitBlock {
+                offset: off as u32,
+                len: val.bytes.len() as u32,
+                data: val.bytes.clone(),
+            });
+            fields.push(Some((off, val.len() as u64)));
+        }
+        if let Some(crate::graph::Binding::List(l)) = desc.fields.iter().find_map(|f| {
+            v.conns
+                .get(f.name)
+                .filter(|_| f.shape == crate::codelet::FieldShape::VectorList)
+        }) {
+            desc_bytes += DESCRIPTOR_BYTES_PER_FIELD * l.len() as u64;
+        }
+        t.reserve(
+            desc_bytes,
+            4,
+            "vertex descriptors",
+            MemoryCategory::VertexDescriptors,
+        );
+        state.push(fields);
+    }
+    for (tile, names) in code.iter().enumerate() {
+        for name in names {
+            tiles[tile].reserve(CODE_BYTES_PER_CODELET, align, name, MemoryCategory::Code);
+        }
+    }
+    Layout {
+        segs,
+        tiles,
+        state,
+        align,
+    }
+}
+
+/// Temporary allocation for one lowered construct (an Execute or a Copy): buffers live from
+/// the construct's first exchange to its last compute, then the space is reused.
+pub struct TempArena<'a> {
+    base: &'a [u64],
+    align: u64,
+    used: BTreeMap<TileId, u64>,
+}
+
+impl<'a> TempArena<'a> {
+    pub fn new(base: &'a [u64], align: u64) -> Self {
+        TempArena {
+            base,
+            align,
+            used: BTreeMap::new(),
+        }
+    }
+
+    /// A buffer of `bytes` on `tile`.
+    pub fn alloc(&mut self, tile: TileId, bytes: u64) -> u64 {
+        let base = self.base[tile as usize];
+        let u = self.used.entry(tile).or_insert(0);
+        let off = (base + *u).next_multiple_of(self.align);
+        *u = off + bytes - base;
+        off
+    }
+
+    /// Bytes used per tile by this construct.
+    pub fn usage(&self) -> impl Iterator<Item = (TileId, u64)> + '_ {
+        self.used.iter().map(|(&t, &u)| (t, u))
+    }
+}

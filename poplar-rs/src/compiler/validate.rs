@@ -1,0 +1,609 @@
+//! Validation pass: everything the later passes rely on, reported all at once.
+//!
+//! On success it returns what it learned (the resolved codelet of every vertex), in the spirit
+//! of a validator that returns information rather than just a verdict.
+
+use std::collections::HashSet;
+
+use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
+use crate::dtype::DType;
+use crate::error::ValidationError as E;
+use crate::graph::{Binding, Graph, Tensor};
+use crate::program::Program;
+
+/// What validation learned.
+pub struct Validated {
+    /// Per vertex, its codelet.
+    pub codelets: Vec<&'static CodeletDesc>,
+}
+
+/// One field access of a vertex, for race checks.
+#[derive(Clone, Copy)]
+struct Access {
+    var: u32,
+    start: u64,
+    end: u64,
+    vertex: u32,
+    write: bool,
+}
+
+pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>> {
+    let mut errs = Vec::new();
+    let nt = graph.target.num_tiles();
+
+    // Every element of every variable is mapped.
+    for var in &graph.vars {
+        let mut next = 0u64;
+        for (r, tile) in var.mapping.iter() {
+            if r.start > next {
+                errs.push(E::UnmappedElements {
+                    var: var.name.clone(),
+                    start: next,
+                    end: r.start,
+                });
+            }
+            if tile >= nt {
+                errs.push(E::TileOutOfRange {
+                    what: format!("variable '{}'", var.name),
+                    tile,
+                    num_tiles: nt,
+                });
+            }
+            next = r.end;
+        }
+        if next < var.len {
+            errs.push(E::UnmappedElements {
+                var: var.name.clone(),
+                start: next,
+                end: var.len,
+            });
+        }
+    }
+
+    let mut codelets = Vec::with_capacity(graph.vertices.len());
+    for (vi, v) in graph.vertices.iter().enumerate() {
+        let vid = vi as u32;
+        let cs_name = graph.compute_set_name(v.cs).unwrap_or("?").to_string();
+        match v.tile {
+            None => errs.push(E::UnmappedVertex {
+                vertex: vid,
+                compute_set: cs_name.clone(),
+            }),
+            Some(t) if t >= nt => errs.push(E::TileOutOfRange {
+                what: format!("vertex {vid}"),
+                tile: t,
+                num_tiles: nt,
+            }),
+            _ => {}
+        }
+        let Some(desc) = lookup(&v.codelet) else {
+            errs.push(E::UnknownCodelet {
+                vertex: vid,
+                compute_set: cs_name,
+                codelet: v.codelet.clone(),
+            });
+            continue;
+        };
+        codelets.push((vi, desc));
+        let cname = || desc.name.to_string();
+        for name in v.conns.keys().chain(v.state.keys()) {
+            if desc.field_index(name).is_none() {
+                errs.push(E::UnknownField {
+                    vertex: vid,
+                    codelet: cname(),
+                    field: name.clone(),
+                });
+            }
+        }
+        for f in desc.fields {
+            let field = || f.name.to_string();
+            if f.dir == FieldDir::State {
+                if v.conns.contains_key(f.name) {
+                    errs.push(E::WrongBinding {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        expected: "a state value",
+                        got: "a tensor",
+                    });
+                }
+                match v.state.get(f.name) {
+                    None => errs.push(E::MissingState {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                    }),
+                    Some(val) => {
+                        if val.dtype != f.dtype {
+                            errs.push(E::DTypeMismatch {
+                                vertex: vid,
+                                codelet: cname(),
+                                field: field(),
+                                expected: f.dtype,
+                                got: val.dtype,
+                            });
+                        }
+                        match (f.shape, val.is_vector) {
+                            (FieldShape::Scalar, true) => errs.push(E::WrongBinding {
+                                vertex: vid,
+                                codelet: cname(),
+                                field: field(),
+                                expected: "a scalar",
+                                got: "a vector",
+                            }),
+                            (FieldShape::Vector, false) => errs.push(E::WrongBinding {
+                                vertex: vid,
+                                codelet: cname(),
+                                field: field(),
+                                expected: "a vector",
+                                got: "a scalar",
+                            }),
+                            _ => {}
+                        }
+                    }
+                }
+                continue;
+            }
+            if v.state.contains_key(f.name) {
+                errs.push(E::WrongBinding {
+                    vertex: vid,
+                    codelet: cname(),
+                    field: field(),
+                    expected: "a tensor",
+                    got: "a state value",
+                });
+            }
+            let Some(b) = v.conns.get(f.name) else {
+                errs.push(E::UnconnectedField {
+                    vertex: vid,
+                    codelet: cname(),
+                    field: field(),
+                });
+                continue;
+            };
+            let tensors: Vec<&Tensor> = match (f.shape, b) {
+                (FieldShape::VectorList, Binding::List(l)) => l.iter().collect(),
+                (FieldShape::VectorList, Binding::Tensor(_)) => {
+                    errs.push(E::WrongBinding {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        expected: "a list of tensors",
+                        got: "one tensor",
+                    });
+                    continue;
+                }
+                (_, Binding::List(_)) => {
+                    errs.push(E::WrongBinding {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        expected: "one tensor",
+                        got: "a list of tensors",
+                    });
+                    continue;
+                }
+                (_, Binding::Tensor(t)) => vec![t],
+            };
+            for t in tensors {
+                if t.graph != graph.id {
+                    errs.push(E::ForeignTensor {
+                        what: format!("vertex {vid} field '{}'", f.name),
+                    });
+                    continue;
+                }
+                if t.dtype != f.dtype {
+                    errs.push(E::DTypeMismatch {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        expected: f.dtype,
+                        got: t.dtype,
+                    });
+                }
+                if f.shape == FieldShape::Scalar && t.num_elements() != 1 {
+                    errs.push(E::NotScalar {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        elements: t.num_elements(),
+                    });
+                }
+                if t.num_elements() as u64 > u64::from(u32::MAX) {
+                    errs.push(E::FieldTooLarge {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: field(),
+                        elements: t.num_elements() as u64,
+                    });
+                }
+                if f.dir.writes() {
+                    if let Some(r) = t
+                        .regions
+                        .iter()
+                        .find(|r| graph.vars[r.var.0 as usize].is_constant)
+                    {
+                        errs.push(E::WriteToConstant {
+                            what: format!("vertex {vid} field '{}'", f.name),
+                            var: graph.vars[r.var.0 as usize].name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        // A written field may overlap nothing else of the same vertex (nor itself).
+        let mut acc: Vec<(u32, u64, u64, usize, bool)> = Vec::new();
+        for (fi, f) in desc.fields.iter().enumerate() {
+            if f.dir == FieldDir::State {
+                continue;
+            }
+            let Some(b) = v.conns.get(f.name) else {
+                continue;
+            };
+            let ts: Vec<&Tensor> = match b {
+                Binding::Tensor(t) => vec![t],
+                Binding::List(l) => l.iter().collect(),
+            };
+            for t in ts.into_iter().filter(|t| t.graph == graph.id) {
+                for r in t.regions.iter() {
+                    acc.push((r.var.0, r.start, r.end(), fi, f.dir.writes()));
+                }
+            }
+        }
+        acc.sort_by_key(|a| (a.0, a.1));
+        let mut reported = HashSet::new();
+        for i in 0..acc.len() {
+            let a = acc[i];
+            for b in acc[i + 1..].iter().take_while(|b| b.0 == a.0 && b.1 < a.2) {
+                if (a.4 || b.4) && reported.insert((a.3.min(b.3), a.3.max(b.3))) {
+                    let (w, o) = if a.4 { (a.3, b.3) } else { (b.3, a.3) };
+                    errs.push(E::AliasedField {
+                        vertex: vid,
+                        codelet: cname(),
+                        field: desc.fields[w].name.into(),
+                        other: desc.fields[o].name.into(),
+                        var: graph.vars[a.0 as usize].name.clone(),
+                        start: b.1,
+                        end: a.2.min(b.2),
+                    });
+                }
+            }
+        }
+    }
+
+    // Data races between vertices of one compute set.
+    let mut descs: Vec<Option<&'static CodeletDesc>> = vec![None; graph.vertices.len()];
+    for &(vi, d) in &codelets {
+        descs[vi] = Some(d);
+    }
+    for cs in &graph.compute_sets {
+        let mut acc = Vec::new();
+        for &vr in &cs.vertices {
+            let v = &graph.vertices[vr.0 as usize];
+            let Some(desc) = descs[vr.0 as usize] else {
+                continue;
+            };
+            for f in desc.fields.iter().filter(|f| f.dir != FieldDir::State) {
+                let ts: Vec<&Tensor> = match v.conns.get(f.name) {
+                    Some(Binding::Tensor(t)) => vec![t],
+                    Some(Binding::List(l)) => l.iter().collect(),
+                    None => continue,
+                };
+                for t in ts.into_iter().filter(|t| t.graph == graph.id) {
+                    for r in t.regions.iter() {
+                        acc.push(Access {
+                            var: r.var.0,
+                            start: r.start,
+                            end: r.end(),
+                            vertex: vr.0,
+                            write: f.dir.writes(),
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(e) = find_race(&mut acc) {
+            errs.push(E::DataRace {
+                compute_set: cs.name.clone(),
+                writer: e.0.vertex,
+                other: e.1.vertex,
+                access: if e.1.write { "writes" } else { "reads" },
+                var: graph.vars[e.0.var as usize].name.clone(),
+                start: e.0.start.max(e.1.start),
+                end: e.0.end.min(e.1.end),
+            });
+        }
+    }
+
+    // Programs.
+    let mut pv = ProgramValidator {
+        graph,
+        errs: &mut errs,
+        calls: Vec::new(),
+    };
+    for p in programs {
+        pv.program(p);
+    }
+    for f in &graph.functions {
+        pv.program(f);
+    }
+    let calls = std::mem::take(&mut pv.calls);
+    check_recursion(graph, &calls, &mut errs);
+
+    if errs.is_empty() {
+        Ok(Validated {
+            codelets: codelets.into_iter().map(|(_, d)| d).collect(),
+        })
+    } else {
+        Err(errs)
+    }
+}
+
+/// Finds one pair of accesses by different vertices that overlap with at least one write.
+/// Returns (the writer, the other).
+fn find_race(acc: &mut [Access]) -> Option<(Access, Access)> {
+    acc.sort_by_key(|a| (a.var, a.start));
+    // Per kind (any access / write access): the interval reaching furthest, and the one
+    // reaching furthest among the other vertices.
+    let mut var = u32::MAX;
+    let mut any: [Option<Access>; 2] = [None, None];
+    let mut wr: [Option<Access>; 2] = [None, None];
+    fn hit(best: &[Option<Access>; 2], a: &Access) -> Option<Access> {
+        best.iter()
+            .flatten()
+            .find(|b| b.vertex != a.vertex && b.end > a.start)
+            .copied()
+    }
+    fn insert(best: &mut [Option<Access>; 2], a: Access) {
+        match best {
+            [Some(b1), _] if b1.vertex == a.vertex => {
+                if a.end > b1.end {
+                    *b1 = a;
+                }
+            }
+            [Some(b1), b2] if a.end > b1.end => {
+                *b2 = Some(*b1);
+                *b1 = a;
+            }
+            [Some(_), Some(b2)] if b2.vertex == a.vertex => {
+                if a.end > b2.end {
+                    *b2 = a;
+                }
+            }
+            [Some(_), b2] => {
+                if b2.is_none_or(|b| a.end > b.end) {
+                    *b2 = Some(a);
+                }
+            }
+            [b1 @ None, _] => *b1 = Some(a),
+        }
+    }
+    for a in acc.iter() {
+        if a.var != var {
+            var = a.var;
+            any = [None, None];
+            wr = [None, None];
+        }
+        if a.write {
+            if let Some(b) = hit(&any, a) {
+                return Some((*a, b));
+            }
+        } else if let Some(b) = hit(&wr, a) {
+            return Some((b, *a));
+        }
+        insert(&mut any, *a);
+        if a.write {
+            insert(&mut wr, *a);
+        }
+    }
+    None
+}
+
+struct ProgramValidator<'a> {
+    graph: &'a Graph,
+    errs: &'a mut Vec<E>,
+    /// (caller function or None for top level, callee)
+    calls: Vec<u32>,
+}
+
+impl ProgramValidator<'_> {
+    fn tensor(&mut self, t: &Tensor, what: &str) -> bool {
+        if t.graph != self.graph.id {
+            self.errs.push(E::ForeignTensor {
+                what: what.to_string(),
+            });
+            return false;
+        }
+        true
+    }
+
+    fn scalar(&mut self, t: &Tensor, what: &str) {
+        if self.tensor(t, what)
+            && (t.num_elements() != 1 || !matches!(t.dtype, DType::Bool | DType::I32 | DType::U32))
+        {
+            self.errs.push(E::BadPredicate {
+                what: what.to_string(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            });
+        }
+    }
+
+    fn destination(&mut self, t: &Tensor, what: &str) {
+        if !t.is_one_to_one() {
+            self.errs.push(E::AliasedDestination {
+                what: what.to_string(),
+            });
+        }
+        if let Some(r) = t
+            .regions
+            .iter()
+            .find(|r| self.graph.vars[r.var.0 as usize].is_constant)
+        {
+            self.errs.push(E::WriteToConstant {
+                what: what.to_string(),
+                var: self.graph.vars[r.var.0 as usize].name.clone(),
+            });
+        }
+    }
+
+    fn program(&mut self, p: &Program) {
+        match p {
+            Program::Sequence { body, .. } => body.iter().for_each(|c| self.program(c)),
+            Program::Execute(cs) => {
+                if cs.0 as usize >= self.graph.compute_sets.len() {
+                    self.errs.push(E::NoSuchComputeSet {
+                        what: "execute".into(),
+                        id: cs.0,
+                    });
+                }
+            }
+            Program::Copy { src, dst } => {
+                if self.tensor(src, "copy source") && self.tensor(dst, "copy destination") {
+                    if src.dtype != dst.dtype || src.num_elements() != dst.num_elements() {
+                        self.errs.push(E::CopyMismatch {
+                            src_dtype: src.dtype,
+                            src_shape: src.shape.clone(),
+                            dst_dtype: dst.dtype,
+                            dst_shape: dst.shape.clone(),
+                        });
+                    }
+                    self.destination(dst, "copy destination");
+                }
+            }
+            Program::Repeat { body, .. } => self.program(body),
+            Program::RepeatWhileTrue {
+                cond,
+                predicate,
+                body,
+            } => {
+                self.scalar(predicate, "repeat_while_true predicate");
+                self.program(cond);
+                self.program(body);
+            }
+            Program::If {
+                predicate,
+                then,
+                else_,
+            } => {
+                self.scalar(predicate, "if predicate");
+                self.program(then);
+                self.program(else_);
+            }
+            Program::Switch {
+                control,
+                cases,
+                default,
+            } => {
+                self.scalar(control, "switch control");
+                cases.iter().for_each(|(_, c)| self.program(c));
+                self.program(default);
+            }
+            Program::Call(f) => {
+                if f.0 as usize >= self.graph.functions.len() {
+                    self.errs.push(E::NoSuchFunction { id: f.0 });
+                }
+                self.calls.push(f.0);
+            }
+            Program::StreamToDevice { stream, dst } => {
+                self.stream(stream.0, dst, crate::graph::StreamDir::HostToDevice);
+                if self.tensor(dst, "stream destination") {
+                    self.destination(dst, "stream destination");
+                }
+            }
+            Program::StreamFromDevice { src, stream } => {
+                self.stream(stream.0, src, crate::graph::StreamDir::DeviceToHost)
+            }
+            Program::WriteUndef(t) => {
+                self.tensor(t, "write_undef");
+            }
+        }
+    }
+
+    fn stream(&mut self, id: u32, t: &Tensor, dir: crate::graph::StreamDir) {
+        let Some(s) = self.graph.streams.get(id as usize) else {
+            self.errs.push(E::BadStream {
+                stream: format!("#{id}"),
+                reason: "does not exist".into(),
+            });
+            return;
+        };
+        if s.dir != dir {
+            self.errs.push(E::BadStream {
+                stream: s.name.clone(),
+                reason: format!("is {:?}, used the other way", s.dir),
+            });
+        }
+        if s.dtype != t.dtype || s.len != t.num_elements() {
+            self.errs.push(E::BadStream {
+                stream: s.name.clone(),
+                reason: format!(
+                    "carries {} x {} but the tensor is {}{:?}",
+                    s.len, s.dtype, t.dtype, t.shape
+                ),
+            });
+        }
+        self.tensor(t, "stream tensor");
+    }
+}
+
+/// Functions may call functions, but not themselves, directly or not.
+fn check_recursion(graph: &Graph, _top: &[u32], errs: &mut Vec<E>) {
+    fn callees(p: &Program, out: &mut Vec<u32>) {
+        match p {
+            Program::Sequence { body, .. } => body.iter().for_each(|c| callees(c, out)),
+            Program::Repeat { body, .. } => callees(body, out),
+            Program::RepeatWhileTrue { cond, body, .. } => {
+                callees(cond, out);
+                callees(body, out);
+            }
+            Program::If { then, else_, .. } => {
+                callees(then, out);
+                callees(else_, out);
+            }
+            Program::Switch { cases, default, .. } => {
+                cases.iter().for_each(|(_, c)| callees(c, out));
+                callees(default, out);
+            }
+            Program::Call(f) => out.push(f.0),
+            _ => {}
+        }
+    }
+    let n = graph.functions.len();
+    let edges: Vec<Vec<u32>> = graph
+        .functions
+        .iter()
+        .map(|f| {
+            let mut v = Vec::new();
+            callees(f, &mut v);
+            v.retain(|&c| (c as usize) < n);
+            v
+        })
+        .collect();
+    // Colour DFS for cycles.
+    let mut state = vec![0u8; n];
+    fn dfs(i: usize, edges: &[Vec<u32>], state: &mut [u8]) -> Option<u32> {
+        state[i] = 1;
+        for &c in &edges[i] {
+            match state[c as usize] {
+                1 => return Some(c),
+                0 => {
+                    if let Some(x) = dfs(c as usize, edges, state) {
+                        return Some(x);
+                    }
+                }
+                _ => {}
+            }
+        }
+        state[i] = 2;
+        None
+    }
+    for i in 0..n {
+        if state[i] == 0 {
+            if let Some(c) = dfs(i, &edges, &mut state) {
+                errs.push(E::RecursiveCall { id: c });
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Element types of tensors and the Rust types that carry them.
+
+use serde::{Deserialize, Serialize};
+
+/// The element type of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum DType {
+    F32,
+    /// Half precision: storage and exchange are supported; no codelet in the standard library
+    /// computes in it yet.
+    F16,
+    I32,
+    U32,
+    /// One byte per element, always 0 or 1.
+    Bool,
+}
+
+impl DType {
+    /// Bytes per element in tile memory.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F16 => 2,
+            DType::Bool => 1,
+        }
+    }
+
+    /// Poplar-style name used in templated codelet names, e.g. `Fill<float>`.
+    pub const fn poplar_name(self) -> &'static str {
+        match self {
+            DType::F32 => "float",
+            DType::F16 => "half",
+            DType::I32 => "int",
+            DType::U32 => "unsigned",
+            DType::Bool => "bool",
+        }
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::Bool => "bool",
+        })
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+    impl Sealed for bool {}
+}
+
+/// A Rust type that is the element of tensors of one [`DType`].
+///
+/// Sealed: tile memory is reinterpreted as slices of these types, which is sound only because
+/// every bit pattern of the stored bytes is a valid value (for `bool`, the engine and codelets
+/// only ever store 0 or 1; see the engine's invariants).
+pub trait Element:
+    sealed::Sealed + Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 'static
+{
+    const DTYPE: DType;
+    /// Appends the little-endian bytes of `self`.
+    fn write_le(self, out: &mut Vec<u8>);
+    /// Reads one value from exactly `DTYPE.size()` little-endian bytes.
+    fn read_le(bytes: &[u8]) -> Self;
+}
+
+impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn read_le(b: &[u8]) -> Self {
+        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+impl Element for i32 {
+    const DTYPE: DType = DType::I32;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn read_le(b: &[u8]) -> Self {
+        i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+impl Element for u32 {
+    const DTYPE: DType = DType::U32;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn read_le(b: &[u8]) -> Self {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+    fn read_le(b: &[u8]) -> Self {
+        b[0] != 0
+    }
+}
+
+/// Encodes a slice of elements as little-endian bytes.
+pub fn to_le_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(data));
+    for &x in data {
+        x.write_le(&mut out);
+    }
+    out
+}
+
+/// Decodes little-endian bytes (length a multiple of the element size) into elements.
+pub fn from_le_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(T::DTYPE.size())
+        .map(T::read_le)
+        .collect()
+}

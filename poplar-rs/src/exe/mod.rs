@@ -1,0 +1,275 @@
+//! The executable: plain data produced by the compiler and consumed by the engine.
+//!
+//! Nothing here refers to the graph IR. Every location is a byte offset into one tile's memory,
+//! assigned by the compiler's memory pass. The types are plain data so that they serialize
+//! (see [`file`]) and so that an engine can run an executable loaded from disk without the graph.
+//!
+//! Invariants (checked by [`Executable::check`], which `load` and `Engine::new` run):
+//! - every offset range lies inside its tile's `memory_bytes` and is aligned to its element size;
+//! - within one exchange phase, no destination byte range overlaps any source byte range or
+//!   another destination range;
+//! - a vertex's written fields overlap none of its other fields;
+//! - codelet indices, compute and exchange indices, stream and function indices are in range.
+
+mod check;
+pub mod file;
+
+pub use check::ExecutableError;
+
+use serde::{Deserialize, Serialize};
+
+use crate::codelet::{FieldDir, FieldLoc, FieldShape, FieldSpec};
+use crate::dtype::DType;
+use crate::graph::StreamDir;
+use crate::target::{Target, TileId};
+
+/// Version of the executable layout; bumped on any change to these types.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A compiled graph and its programs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Executable {
+    pub target: Target,
+    /// Codelets used, referred to by index from [`VertexInst::codelet`].
+    pub codelets: Vec<CodeletRef>,
+    /// Per tile, `target.num_tiles()` entries.
+    pub tiles: Vec<TileImage>,
+    pub computes: Vec<ComputePhase>,
+    pub exchanges: Vec<ExchangePhase>,
+    /// Top-level programs, run by index.
+    pub programs: Vec<Step>,
+    /// Bodies of `Call`.
+    pub functions: Vec<Step>,
+    pub host_tensors: Vec<HostTensor>,
+    pub streams: Vec<StreamDesc>,
+    /// Names of the graph's variables, for reports.
+    pub variable_names: Vec<String>,
+}
+
+/// A codelet as the executable names it: the loader checks it is registered with this layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeletRef {
+    pub name: String,
+    /// [`crate::codelet::CodeletDesc::signature`] at compile time.
+    pub signature: String,
+    pub fields: Vec<FieldKind>,
+    pub multi_worker: bool,
+}
+
+/// Field kind without its name (names live in the signature).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldKind {
+    pub dir: FieldDir,
+    pub shape: FieldShape,
+    pub dtype: DType,
+}
+
+impl From<&FieldSpec> for FieldKind {
+    fn from(f: &FieldSpec) -> Self {
+        FieldKind {
+            dir: f.dir,
+            shape: f.shape,
+            dtype: f.dtype,
+        }
+    }
+}
+
+/// What one tile holds when the engine starts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TileImage {
+    /// Bytes the engine allocates for the tile (always-live data plus the temporaries' peak).
+    pub memory_bytes: u32,
+    /// Bytes live for the whole run: variables, constants, vertex state.
+    pub always_live_bytes: u32,
+    /// Peak bytes of temporaries (receive and gather buffers), reused across supersteps.
+    pub temporary_bytes: u32,
+    /// Initial contents: constants, variables' initial values, vertex state.
+    pub init: Vec<InitBlock>,
+    /// Where the memory goes, largest first.
+    pub breakdown: Vec<MemoryItem>,
+}
+
+/// Bytes to place at `offset` before the first run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct InitBlock {
+    pub offset: u32,
+    #[serde(skip)]
+    pub data: Vec<u8>,
+    /// Length of `data`, kept in the manifest; the bytes travel in a binary section.
+    pub len: u32,
+}
+
+/// Category of a memory item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum MemoryCategory {
+    Variable,
+    Constant,
+    VertexState,
+    /// Vertex descriptors and field pointers, estimated per vertex.
+    VertexDescriptors,
+    /// Estimated code size of the codelets used on the tile.
+    Code,
+    /// Receive, gather and staging buffers of one superstep.
+    Temporary,
+}
+
+/// One contributor to a tile's memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryItem {
+    pub name: String,
+    pub category: MemoryCategory,
+    pub bytes: u32,
+}
+
+/// An on-tile copy of `bytes` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalCopy {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u32,
+}
+
+/// One vertex as the engine runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VertexInst {
+    /// Index into [`Executable::codelets`].
+    pub codelet: u32,
+    /// The graph's vertex id, for error messages.
+    pub id: u32,
+    /// One per declared field, in declaration order.
+    pub fields: Vec<FieldLoc>,
+    /// Sub-vector locations of VectorList fields (indexed by their `FieldLoc`).
+    pub lists: Vec<FieldLoc>,
+    /// Estimated cycles of one run on one worker, and whether it came from the codelet or
+    /// vertex (`true`) or the default model (`false`).
+    pub cycles: u64,
+    pub cycles_estimated: bool,
+}
+
+/// The work of one tile in a compute phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TileCompute {
+    pub tile: TileId,
+    /// On-tile copies before the vertices run (gathering fields that are not contiguous).
+    pub pre_copies: Vec<LocalCopy>,
+    pub vertices: Vec<VertexInst>,
+    /// On-tile copies after the vertices ran (scattering written gathered fields).
+    pub post_copies: Vec<LocalCopy>,
+}
+
+/// The compute part of a superstep: tiles run in parallel, vertices of a tile in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputePhase {
+    /// The compute set (or `copy` for an on-tile copy phase).
+    pub name: String,
+    /// Only tiles with work, sorted by tile.
+    pub tiles: Vec<TileCompute>,
+}
+
+/// Data sent from one source range to one or more destinations (more than one is a broadcast).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub src_tile: TileId,
+    pub src_offset: u32,
+    pub bytes: u32,
+    pub dsts: Vec<(TileId, u32)>,
+}
+
+/// The exchange part of a superstep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExchangePhase {
+    /// What caused it: `<compute set> (in)`, `<compute set> (out)`, `copy`.
+    pub name: String,
+    /// Sorted by (src_tile, src_offset).
+    pub transfers: Vec<Transfer>,
+}
+
+/// Where a scalar lives (predicates and switch controls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScalarLoc {
+    pub tile: TileId,
+    pub offset: u32,
+    pub dtype: DType,
+}
+
+/// A run of consecutive tensor bytes in one tile's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemRun {
+    pub tile: TileId,
+    pub offset: u32,
+    pub bytes: u32,
+}
+
+/// Kind of a sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SyncKind {
+    /// Tiles of each chip.
+    Internal,
+    /// All tiles of all chips.
+    Global,
+}
+
+/// A lowered program: BSP supersteps and control flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Step {
+    Seq(Vec<Step>),
+    Label {
+        name: String,
+        body: Box<Step>,
+    },
+    Sync(SyncKind),
+    Exchange(u32),
+    Compute(u32),
+    Repeat {
+        count: u32,
+        body: Box<Step>,
+    },
+    While {
+        cond: Box<Step>,
+        predicate: ScalarLoc,
+        body: Box<Step>,
+    },
+    If {
+        predicate: ScalarLoc,
+        then: Box<Step>,
+        else_: Box<Step>,
+    },
+    Switch {
+        control: ScalarLoc,
+        cases: Vec<(i64, Step)>,
+        default: Box<Step>,
+    },
+    Call(u32),
+    /// Host-to-device: the next `len` elements of the stream land in `runs`.
+    StreamIn {
+        stream: u32,
+        runs: Vec<MemRun>,
+    },
+    /// Device-to-host: `runs` are appended to the stream's output.
+    StreamOut {
+        stream: u32,
+        runs: Vec<MemRun>,
+    },
+}
+
+/// A tensor the host can write or read by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostTensor {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    /// The tensor's bytes, in element order.
+    pub runs: Vec<MemRun>,
+    pub writable: bool,
+    pub readable: bool,
+}
+
+/// A host stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamDesc {
+    pub name: String,
+    pub dtype: DType,
+    /// Elements per copy.
+    pub len: usize,
+    pub dir: StreamDir,
+}

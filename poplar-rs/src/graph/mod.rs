@@ -1,0 +1,546 @@
+//! The static graph: variables and constants mapped to tiles, compute sets of vertices, host
+//! handles and streams. Built by the user, read by the compiler, never executed directly.
+
+pub mod mapping;
+pub mod tensor;
+
+use std::ops::Range;
+
+use indexmap::IndexMap;
+
+use crate::dtype::{to_le_bytes, DType, Element};
+use crate::error::GraphError;
+use crate::program::Program;
+use crate::target::{Target, TileId};
+pub use mapping::IntervalMap;
+pub use tensor::{concat, Region, Tensor, VarId};
+
+/// A compute set: vertices that run in the same superstep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComputeSet(pub u32);
+
+/// A vertex: one instance of a codelet, placed on one tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VertexRef(pub u32);
+
+/// A program registered as a callable function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Function(pub u32);
+
+/// A host stream: data flowing between host buffers and device tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stream(pub u32);
+
+/// Direction of a host stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum StreamDir {
+    HostToDevice,
+    DeviceToHost,
+}
+
+pub(crate) struct VarInfo {
+    pub name: String,
+    pub dtype: DType,
+    pub len: u64,
+    /// Contents of a constant (little-endian), or of a variable given an initial value.
+    pub init: Option<Vec<u8>>,
+    pub is_constant: bool,
+    pub mapping: IntervalMap,
+}
+
+pub(crate) struct ComputeSetInfo {
+    pub name: String,
+    pub vertices: Vec<VertexRef>,
+}
+
+/// What a vertex field is connected to.
+#[derive(Debug, Clone)]
+pub(crate) enum Binding {
+    Tensor(Tensor),
+    List(Vec<Tensor>),
+}
+
+/// The initial value of a state field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateValue {
+    pub(crate) dtype: DType,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) is_vector: bool,
+}
+
+impl StateValue {
+    /// A vector state value.
+    pub fn vector<T: Element>(data: &[T]) -> StateValue {
+        StateValue {
+            dtype: T::DTYPE,
+            bytes: to_le_bytes(data),
+            is_vector: true,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.dtype.size()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+macro_rules! state_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StateValue {
+            fn from(x: $t) -> StateValue {
+                StateValue { dtype: <$t as Element>::DTYPE, bytes: to_le_bytes(&[x]), is_vector: false }
+            }
+        }
+        impl From<Vec<$t>> for StateValue {
+            fn from(x: Vec<$t>) -> StateValue {
+                StateValue::vector(&x)
+            }
+        }
+        impl From<&[$t]> for StateValue {
+            fn from(x: &[$t]) -> StateValue {
+                StateValue::vector(x)
+            }
+        }
+    )*};
+}
+state_from!(f32, i32, u32, bool);
+
+pub(crate) struct VertexInfo {
+    pub cs: ComputeSet,
+    pub codelet: String,
+    pub tile: Option<TileId>,
+    pub conns: IndexMap<String, Binding>,
+    pub state: IndexMap<String, StateValue>,
+    pub cycles: Option<u64>,
+}
+
+pub(crate) struct HostTensorInfo {
+    pub tensor: Tensor,
+    pub writable: bool,
+    pub readable: bool,
+}
+
+pub(crate) struct StreamInfo {
+    pub name: String,
+    pub dtype: DType,
+    pub len: usize,
+    pub dir: StreamDir,
+}
+
+/// Something that can be placed on a tile: a tensor (all its elements) or a vertex.
+pub trait Mappable {
+    fn map_to(self, graph: &mut Graph, tile: TileId) -> Result<(), GraphError>;
+}
+
+impl Mappable for &Tensor {
+    fn map_to(self, graph: &mut Graph, tile: TileId) -> Result<(), GraphError> {
+        graph.map_tensor(self, tile)
+    }
+}
+
+impl Mappable for VertexRef {
+    fn map_to(self, graph: &mut Graph, tile: TileId) -> Result<(), GraphError> {
+        graph.check_tile(tile, || format!("vertex {}", self.0))?;
+        match graph.vertices.get_mut(self.0 as usize) {
+            Some(v) => {
+                v.tile = Some(tile);
+                Ok(())
+            }
+            None => Err(GraphError::BadView {
+                op: "set_tile_mapping",
+                reason: format!("vertex {} does not exist", self.0),
+            }),
+        }
+    }
+}
+
+static NEXT_GRAPH_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// A static dataflow graph for one target.
+pub struct Graph {
+    pub(crate) id: u32,
+    pub(crate) target: Target,
+    pub(crate) vars: Vec<VarInfo>,
+    pub(crate) compute_sets: Vec<ComputeSetInfo>,
+    pub(crate) vertices: Vec<VertexInfo>,
+    pub(crate) host_tensors: IndexMap<String, HostTensorInfo>,
+    pub(crate) streams: Vec<StreamInfo>,
+    pub(crate) functions: Vec<Program>,
+}
+
+impl Graph {
+    /// An empty graph for `target`.
+    pub fn new(target: &Target) -> Graph {
+        Graph {
+            id: NEXT_GRAPH_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            target: target.clone(),
+            vars: Vec::new(),
+            compute_sets: Vec::new(),
+            vertices: Vec::new(),
+            host_tensors: IndexMap::new(),
+            streams: Vec::new(),
+            functions: Vec::new(),
+        }
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn whole(&self, var: VarId, dtype: DType, shape: &[usize]) -> Tensor {
+        let len: usize = shape.iter().product();
+        let regions = if len == 0 {
+            vec![]
+        } else {
+            vec![Region {
+                var,
+                start: 0,
+                len: len as u64,
+            }]
+        };
+        Tensor::new(self.id, dtype, shape.to_vec(), regions)
+    }
+
+    /// A new variable of `shape`; its elements must be mapped to tiles before compiling.
+    pub fn add_variable(&mut self, dtype: DType, shape: &[usize], name: &str) -> Tensor {
+        let var = VarId(self.vars.len() as u32);
+        self.vars.push(VarInfo {
+            name: name.to_string(),
+            dtype,
+            len: shape.iter().product::<usize>() as u64,
+            init: None,
+            is_constant: false,
+            mapping: IntervalMap::default(),
+        });
+        self.whole(var, dtype, shape)
+    }
+
+    /// A new constant holding `data`; its elements must be mapped like a variable's.
+    pub fn add_constant<T: Element>(
+        &mut self,
+        shape: &[usize],
+        data: &[T],
+        name: &str,
+    ) -> Result<Tensor, GraphError> {
+        let n: usize = shape.iter().product();
+        if data.len() != n {
+            return Err(GraphError::BadData {
+                what: format!("constant '{name}'"),
+                dtype: T::DTYPE,
+                expected: n,
+                got: data.len(),
+            });
+        }
+        let t = self.add_variable(T::DTYPE, shape, name);
+        let v = &mut self.vars[t.regions[0].var.0 as usize];
+        v.init = Some(to_le_bytes(data));
+        v.is_constant = true;
+        Ok(t)
+    }
+
+    /// Gives a variable the contents it has when an engine is created.
+    pub fn set_initial_value<T: Element>(
+        &mut self,
+        tensor: &Tensor,
+        data: &[T],
+    ) -> Result<(), GraphError> {
+        self.check_tensor(tensor, "set_initial_value")?;
+        if data.len() != tensor.num_elements() || T::DTYPE != tensor.dtype {
+            return Err(GraphError::BadData {
+                what: "set_initial_value".into(),
+                dtype: tensor.dtype,
+                expected: tensor.num_elements(),
+                got: data.len(),
+            });
+        }
+        let size = T::DTYPE.size() as u64;
+        let bytes = to_le_bytes(data);
+        let mut off = 0usize;
+        for r in tensor.regions.iter() {
+            let v = &mut self.vars[r.var.0 as usize];
+            let len = v.len as usize * size as usize;
+            let init = v.init.get_or_insert_with(|| vec![0; len]);
+            let n = (r.len * size) as usize;
+            init[(r.start * size) as usize..][..n].copy_from_slice(&bytes[off..off + n]);
+            off += n;
+        }
+        Ok(())
+    }
+
+    fn check_tensor(&self, t: &Tensor, what: &str) -> Result<(), GraphError> {
+        if t.graph != self.id {
+            return Err(GraphError::ForeignTensor {
+                what: what.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_tile(&self, tile: TileId, what: impl FnOnce() -> String) -> Result<(), GraphError> {
+        if tile >= self.target.num_tiles() {
+            return Err(GraphError::TileOutOfRange {
+                what: what(),
+                tile,
+                num_tiles: self.target.num_tiles(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Places a tensor's elements, or a vertex, on `tile`.
+    pub fn set_tile_mapping(
+        &mut self,
+        what: impl Mappable,
+        tile: TileId,
+    ) -> Result<(), GraphError> {
+        what.map_to(self, tile)
+    }
+
+    fn map_tensor(&mut self, tensor: &Tensor, tile: TileId) -> Result<(), GraphError> {
+        self.check_tensor(tensor, "set_tile_mapping")?;
+        self.check_tile(tile, || format!("set_tile_mapping of {tensor:?}"))?;
+        for r in tensor.regions.iter() {
+            self.vars[r.var.0 as usize]
+                .mapping
+                .assign(r.start..r.end(), tile);
+        }
+        Ok(())
+    }
+
+    /// Spreads the elements of `tensor` evenly over all tiles, in blocks of at least `grain`
+    /// elements (Poplar's `mapTensorLinearly`).
+    pub fn map_linearly(&mut self, tensor: &Tensor, grain: usize) -> Result<(), GraphError> {
+        let tiles = self.target.num_tiles();
+        self.map_linearly_over(tensor, grain, 0..tiles)
+    }
+
+    /// Like [`map_linearly`](Self::map_linearly) over a range of tiles.
+    pub fn map_linearly_over(
+        &mut self,
+        tensor: &Tensor,
+        grain: usize,
+        tiles: Range<TileId>,
+    ) -> Result<(), GraphError> {
+        self.check_tensor(tensor, "map_linearly")?;
+        if tiles.is_empty() {
+            return Err(GraphError::BadView {
+                op: "map_linearly",
+                reason: "empty tile range".into(),
+            });
+        }
+        self.check_tile(tiles.end - 1, || "map_linearly".into())?;
+        let n = tensor.num_elements();
+        let grain = grain.max(1);
+        let grains = n.div_ceil(grain);
+        let nt = tiles.len();
+        let per = grains.div_ceil(nt).max(1);
+        let flat = tensor.flatten();
+        let mut start = 0usize;
+        let mut tile = tiles.start;
+        while start < n {
+            let end = (start + per * grain).min(n);
+            let part = flat.slice(start..end)?;
+            self.set_tile_mapping(&part, tile)?;
+            start = end;
+            tile += 1;
+        }
+        Ok(())
+    }
+
+    /// The tile mapping of `tensor`: for each tile, the intervals of the tensor's flat element
+    /// indices it holds. Unmapped elements appear nowhere.
+    pub fn tile_mapping(&self, tensor: &Tensor) -> Result<Vec<Vec<Range<usize>>>, GraphError> {
+        self.check_tensor(tensor, "tile_mapping")?;
+        let mut out = vec![Vec::<Range<usize>>::new(); self.target.num_tiles() as usize];
+        let mut flat = 0u64;
+        for r in tensor.regions.iter() {
+            for (piece, tile) in self.vars[r.var.0 as usize].mapping.pieces(r.start..r.end()) {
+                let s = (flat + piece.start - r.start) as usize;
+                let e = s + (piece.end - piece.start) as usize;
+                let list = &mut out[tile as usize];
+                match list.last_mut() {
+                    Some(last) if last.end == s => last.end = e,
+                    _ => list.push(s..e),
+                }
+            }
+            flat += r.len;
+        }
+        Ok(out)
+    }
+
+    /// Name of the variable behind `var`.
+    pub fn var_name(&self, var: VarId) -> &str {
+        &self.vars[var.0 as usize].name
+    }
+
+    /// A new, empty compute set.
+    pub fn add_compute_set(&mut self, name: &str) -> ComputeSet {
+        self.compute_sets.push(ComputeSetInfo {
+            name: name.to_string(),
+            vertices: Vec::new(),
+        });
+        ComputeSet(self.compute_sets.len() as u32 - 1)
+    }
+
+    /// A new vertex running codelet `codelet` in compute set `cs`. The codelet name, fields and
+    /// connections are checked by the compiler's validation pass.
+    pub fn add_vertex(&mut self, cs: ComputeSet, codelet: &str) -> VertexRef {
+        let v = VertexRef(self.vertices.len() as u32);
+        self.vertices.push(VertexInfo {
+            cs,
+            codelet: codelet.to_string(),
+            tile: None,
+            conns: IndexMap::new(),
+            state: IndexMap::new(),
+            cycles: None,
+        });
+        if let Some(c) = self.compute_sets.get_mut(cs.0 as usize) {
+            c.vertices.push(v);
+        }
+        v
+    }
+
+    /// Connects a Scalar or Vector field of `v` to `tensor` (flattened).
+    pub fn connect(&mut self, v: VertexRef, field: &str, tensor: &Tensor) {
+        self.vertices[v.0 as usize]
+            .conns
+            .insert(field.to_string(), Binding::Tensor(tensor.clone()));
+    }
+
+    /// Connects a VectorList field of `v`: sub-vector `i` is `tensors[i]`.
+    pub fn connect_list(&mut self, v: VertexRef, field: &str, tensors: &[Tensor]) {
+        self.vertices[v.0 as usize]
+            .conns
+            .insert(field.to_string(), Binding::List(tensors.to_vec()));
+    }
+
+    /// Sets a State field of `v`.
+    pub fn set_vertex_state(&mut self, v: VertexRef, field: &str, value: impl Into<StateValue>) {
+        self.vertices[v.0 as usize]
+            .state
+            .insert(field.to_string(), value.into());
+    }
+
+    /// Poplar's name for [`set_vertex_state`](Self::set_vertex_state).
+    pub fn set_initial_value_vertex(
+        &mut self,
+        v: VertexRef,
+        field: &str,
+        value: impl Into<StateValue>,
+    ) {
+        self.set_vertex_state(v, field, value);
+    }
+
+    /// Overrides the codelet's cycle estimate for this vertex.
+    pub fn set_cycle_estimate(&mut self, v: VertexRef, cycles: u64) {
+        self.vertices[v.0 as usize].cycles = Some(cycles);
+    }
+
+    /// Registers a program that `Program::Call` can run.
+    pub fn add_function(&mut self, body: Program) -> Function {
+        self.functions.push(body);
+        Function(self.functions.len() as u32 - 1)
+    }
+
+    fn add_host_tensor(
+        &mut self,
+        name: &str,
+        tensor: &Tensor,
+        writable: bool,
+        readable: bool,
+    ) -> Result<(), GraphError> {
+        self.check_tensor(tensor, name)?;
+        if self.host_tensors.contains_key(name) {
+            return Err(GraphError::DuplicateName {
+                kind: "host tensor",
+                name: name.into(),
+            });
+        }
+        self.host_tensors.insert(
+            name.to_string(),
+            HostTensorInfo {
+                tensor: tensor.clone(),
+                writable,
+                readable,
+            },
+        );
+        Ok(())
+    }
+
+    /// Lets the host write `tensor` by `name` with `Engine::write_tensor`.
+    pub fn create_host_write(&mut self, name: &str, tensor: &Tensor) -> Result<(), GraphError> {
+        self.add_host_tensor(name, tensor, true, false)
+    }
+
+    /// Lets the host read `tensor` by `name` with `Engine::read_tensor`.
+    pub fn create_host_read(&mut self, name: &str, tensor: &Tensor) -> Result<(), GraphError> {
+        self.add_host_tensor(name, tensor, false, true)
+    }
+
+    /// Lets the host both read and write `tensor` by `name`.
+    pub fn create_host_read_write(
+        &mut self,
+        name: &str,
+        tensor: &Tensor,
+    ) -> Result<(), GraphError> {
+        self.add_host_tensor(name, tensor, true, true)
+    }
+
+    fn add_stream(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        len: usize,
+        dir: StreamDir,
+    ) -> Result<Stream, GraphError> {
+        if self.streams.iter().any(|s| s.name == name) {
+            return Err(GraphError::DuplicateName {
+                kind: "stream",
+                name: name.into(),
+            });
+        }
+        self.streams.push(StreamInfo {
+            name: name.to_string(),
+            dtype,
+            len,
+            dir,
+        });
+        Ok(Stream(self.streams.len() as u32 - 1))
+    }
+
+    /// A stream whose each copy moves `len` elements from the host to the device.
+    pub fn add_host_to_device_stream(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        len: usize,
+    ) -> Result<Stream, GraphError> {
+        self.add_stream(name, dtype, len, StreamDir::HostToDevice)
+    }
+
+    /// A stream whose each copy moves `len` elements from the device to the host.
+    pub fn add_device_to_host_stream(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        len: usize,
+    ) -> Result<Stream, GraphError> {
+        self.add_stream(name, dtype, len, StreamDir::DeviceToHost)
+    }
+
+    pub fn num_vertices(&self) -> usize {
+        self.vertices.len()
+    }
+
+    pub fn num_variables(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Name of compute set `cs`.
+    pub fn compute_set_name(&self, cs: ComputeSet) -> Option<&str> {
+        self.compute_sets
+            .get(cs.0 as usize)
+            .map(|c| c.name.as_str())
+    }
+}

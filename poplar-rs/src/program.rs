@@ -1,0 +1,116 @@
+//! Programs: the control flow that orders compute sets, copies and host transfers.
+
+use crate::graph::{ComputeSet, Function, Stream, Tensor};
+
+/// A program tree. Build with the constructor functions; run by index after compiling.
+#[derive(Debug, Clone)]
+pub enum Program {
+    /// Runs the children in order; a label names the block in profiles (e.g. `PDEcompute`).
+    Sequence {
+        label: Option<String>,
+        body: Vec<Program>,
+    },
+    /// Runs every vertex of a compute set (one BSP superstep).
+    Execute(ComputeSet),
+    /// Copies `src` to `dst` element-wise, wherever they live.
+    Copy { src: Tensor, dst: Tensor },
+    /// Runs `body` `count` times.
+    Repeat { count: u32, body: Box<Program> },
+    /// Runs `cond`, then while the scalar `predicate` is non-zero runs `body` and `cond` again.
+    RepeatWhileTrue {
+        cond: Box<Program>,
+        predicate: Tensor,
+        body: Box<Program>,
+    },
+    /// Runs `then` if the scalar `predicate` is non-zero, else `else_`.
+    If {
+        predicate: Tensor,
+        then: Box<Program>,
+        else_: Box<Program>,
+    },
+    /// Runs the case whose value equals the scalar `control`, else `default`.
+    Switch {
+        control: Tensor,
+        cases: Vec<(i64, Program)>,
+        default: Box<Program>,
+    },
+    /// Runs a function registered with `Graph::add_function`.
+    Call(Function),
+    /// Copies the next chunk of a host-to-device stream into `dst`.
+    StreamToDevice { stream: Stream, dst: Tensor },
+    /// Copies `src` to the host through a device-to-host stream.
+    StreamFromDevice { src: Tensor, stream: Stream },
+    /// Declares that `tensor`'s contents are no longer needed.
+    WriteUndef(Tensor),
+}
+
+impl Program {
+    pub fn seq(body: Vec<Program>) -> Program {
+        Program::Sequence { label: None, body }
+    }
+    /// A sequence named `label` in profiles.
+    pub fn labelled(label: &str, body: Vec<Program>) -> Program {
+        Program::Sequence {
+            label: Some(label.to_string()),
+            body,
+        }
+    }
+    pub fn execute(cs: ComputeSet) -> Program {
+        Program::Execute(cs)
+    }
+    pub fn copy(src: &Tensor, dst: &Tensor) -> Program {
+        Program::Copy {
+            src: src.clone(),
+            dst: dst.clone(),
+        }
+    }
+    pub fn repeat(count: u32, body: Program) -> Program {
+        Program::Repeat {
+            count,
+            body: Box::new(body),
+        }
+    }
+    pub fn repeat_while_true(cond: Program, predicate: &Tensor, body: Program) -> Program {
+        Program::RepeatWhileTrue {
+            cond: Box::new(cond),
+            predicate: predicate.clone(),
+            body: Box::new(body),
+        }
+    }
+    pub fn if_else(predicate: &Tensor, then: Program, else_: Program) -> Program {
+        Program::If {
+            predicate: predicate.clone(),
+            then: Box::new(then),
+            else_: Box::new(else_),
+        }
+    }
+    pub fn switch(control: &Tensor, cases: Vec<(i64, Program)>, default: Program) -> Program {
+        Program::Switch {
+            control: control.clone(),
+            cases,
+            default: Box::new(default),
+        }
+    }
+    pub fn call(f: Function) -> Program {
+        Program::Call(f)
+    }
+    pub fn stream_to_device(stream: Stream, dst: &Tensor) -> Program {
+        Program::StreamToDevice {
+            stream,
+            dst: dst.clone(),
+        }
+    }
+    pub fn stream_from_device(src: &Tensor, stream: Stream) -> Program {
+        Program::StreamFromDevice {
+            src: src.clone(),
+            stream,
+        }
+    }
+    pub fn write_undef(t: &Tensor) -> Program {
+        Program::WriteUndef(t.clone())
+    }
+    /// An empty program.
+    pub fn nop() -> Program {
+        Program::seq(Vec::new())
+    }
+}
