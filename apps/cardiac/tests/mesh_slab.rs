@@ -88,11 +88,11 @@ fn face_adjacency_and_conformity() {
 
     // Symmetric, and neighbours share exactly the face's three vertices.
     for (t, n) in nb.iter().enumerate() {
-        for k in 0..4 {
-            if n[k] == NO_NEIGHBOUR {
+        for (k, &nk) in n.iter().enumerate() {
+            if nk == NO_NEIGHBOUR {
                 continue;
             }
-            let u = n[k] as usize;
+            let u = nk as usize;
             assert_ne!(u, t);
             let back = nb[u]
                 .iter()
@@ -132,12 +132,12 @@ fn face_adjacency_and_conformity() {
     }
 
     // Interior tets (hexes not touching the boundary) have all four neighbours.
-    for t in 0..m.num_cells() {
+    for (t, nbt) in nb.iter().enumerate() {
         let h = t / 6;
         let (i, j, k) = (h % nx, (h / nx) % ny, h / (nx * ny));
         let interior = i > 0 && j > 0 && k > 0 && i + 1 < nx && j + 1 < ny && k + 1 < nz;
         if interior {
-            assert!(nb[t].iter().all(|&x| x != NO_NEIGHBOUR), "tet {t}");
+            assert!(nbt.iter().all(|&x| x != NO_NEIGHBOUR), "tet {t}");
         }
     }
 

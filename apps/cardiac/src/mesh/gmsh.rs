@@ -508,7 +508,7 @@ fn read_nodes(c: &mut Cursor, p: &mut Parsed, scale: f64) -> Result<(), MeshErro
     // Dense lookup when tags are reasonably compact (the usual 1..=N), hash map otherwise.
     let dense_ok = usize::try_from(max_tag)
         .ok()
-        .filter(|&m| m <= 4 * total + 1024 && tags.iter().all(|&t| t <= max_tag as u64));
+        .filter(|&m| m <= 4 * total + 1024 && tags.iter().all(|&t| t <= max_tag));
     let map = match dense_ok {
         Some(m) => {
             let mut v = vec![u32::MAX; m + 1];
@@ -569,20 +569,21 @@ fn read_elements(c: &mut Cursor, p: &mut Parsed) -> Result<(), MeshError> {
                 type_name: element_info(ty).map_or("unknown element type", |i| i.0),
             });
         };
+        // Node tags are resolved only for the elements we keep (tets, surface triangles).
+        let keep = ty == 4 || (ty == 2 && edim == 2);
         let mut ids = [0u32; 4];
         for _ in 0..n {
             let here = c.here();
             let tag = c.size("element tag")?;
             for k in 0..nn {
                 let node_tag = c.size("element node tag")?;
-                if ty == 4 || (ty == 2 && edim == 2) {
-                    let idx = map.get(node_tag).ok_or_else(|| MeshError::UnknownNode {
+                if let Some(slot) = ids.get_mut(k).filter(|_| keep) {
+                    *slot = map.get(node_tag).ok_or_else(|| MeshError::UnknownNode {
                         file: c.file.to_string(),
                         pos: here,
                         element: tag,
                         node: i64::try_from(node_tag).unwrap_or(i64::MAX),
                     })?;
-                    ids[k] = idx;
                 }
             }
             match ty {

@@ -38,9 +38,9 @@ impl CellType {
     /// Accepts integral floats because Gmsh stores every field value as a double.
     pub fn from_value(v: f64) -> Option<CellType> {
         match v {
-            x if x == 0.0 => Some(CellType::Endo),
-            x if x == 1.0 => Some(CellType::Mid),
-            x if x == 2.0 => Some(CellType::Epi),
+            0.0 => Some(CellType::Endo),
+            1.0 => Some(CellType::Mid),
+            2.0 => Some(CellType::Epi),
             _ => None,
         }
     }
@@ -201,7 +201,8 @@ impl TetMesh {
             let p = self.tet_points(cell);
             let volume = signed_volume(p[0], p[1], p[2], p[3]);
             let quality = tet_quality(volume, &p);
-            if !(quality >= MIN_TET_QUALITY) {
+            // `tet_quality` maps non-finite results to 0, so NaN coordinates end up here too.
+            if quality < MIN_TET_QUALITY {
                 return Err(MeshError::DegenerateTet {
                     cell,
                     quality,
@@ -234,7 +235,7 @@ impl TetMesh {
             }
             for (cell, d) in f.iter().enumerate() {
                 let n = norm(*d);
-                if !((n - 1.0).abs() <= FIBRE_NORM_TOL) {
+                if n.is_nan() || (n - 1.0).abs() > FIBRE_NORM_TOL {
                     return Err(MeshError::NonUnitFibre { cell, norm: n });
                 }
             }
