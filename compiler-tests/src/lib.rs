@@ -1,1 +1,81 @@
-//! Tests of the compiler passes live in tests/.
+//! Shared fixtures of the compiler tests: a few tiny codelets whose fields exercise every
+//! binding kind. The tests themselves are in `tests/`.
+
+use poplar::codelet::*;
+
+poplar::codelet! {
+    /// `out = sum(in)`.
+    pub struct Sum as "test::Sum" {
+        input: Input<Vector<f32>>,
+        out: Output<f32>,
+    }
+}
+impl Vertex for Sum<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        *self.out = self.input.iter().sum();
+        Ok(())
+    }
+    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+        Some(10 + ctx.elements(0))
+    }
+}
+
+poplar::codelet! {
+    /// `out[i] = in[i] * k`.
+    pub struct Scale as "test::Scale" {
+        input: Input<Vector<f32>>,
+        out: Output<Vector<f32>>,
+        k: State<f32>,
+    }
+}
+impl Vertex for Scale<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        if self.input.len() != self.out.len() {
+            return Err(VertexError::new("input and out differ in length"));
+        }
+        for (o, i) in self.out.iter_mut().zip(self.input.iter()) {
+            *o = i * self.k;
+        }
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// `x[i] += 1`.
+    pub struct Inc as "test::Inc" {
+        x: InOut<Vector<f32>>,
+    }
+}
+impl Vertex for Inc<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        self.x.iter_mut().for_each(|v| *v += 1.0);
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// `out = sum of all sub-vectors`.
+    pub struct ListSum as "test::ListSum" {
+        parts: Input<VectorList<f32>>,
+        out: Output<f32>,
+    }
+}
+impl Vertex for ListSum<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        *self.out = self.parts.iter().map(|p| p.iter().sum::<f32>()).sum();
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// Does nothing: for measuring overheads.
+    pub struct Empty as "test::Empty" {}
+}
+impl Vertex for Empty<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        Ok(())
+    }
+}
+
+/// Forces the linker to keep this crate's registrations.
+pub fn link() {}

@@ -56,6 +56,8 @@ macro_rules! codelet {
         #[allow(dead_code)]
         $vis struct $name<'a> {
             $( $(#[$fmeta])* pub $field: <$fty as $crate::codelet::Field>::Ref<'a>, )*
+            #[doc(hidden)]
+            pub __tile: ::std::marker::PhantomData<&'a mut [u8]>,
         }
 
         const _: () = {
@@ -79,6 +81,7 @@ macro_rules! codelet {
                         // kind, and that written fields overlap nothing else of this vertex.
                         unsafe { <$fty as $crate::codelet::Field>::bind(io, i) }
                     }, )*
+                    __tile: ::std::marker::PhantomData,
                 };
                 <$name<'_> as $crate::codelet::Vertex>::compute(&mut vertex, worker)
             }

@@ -1,0 +1,275 @@
+//! Golden tests: small graphs in, the supersteps, exchanges and memory layout the compiler
+//! produces out. Read each expected text as the specification of that case.
+//!
+//! Layout conventions these expectations follow: variables are placed in creation order at
+//! 8-byte alignment from offset 0 of each tile, then vertex state; temporaries start above the
+//! always-live area (after the reserved vertex descriptors and code).
+
+use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
+
+fn target(tiles: u32) -> Target {
+    Target::custom(tiles, 64 * 1024)
+}
+
+fn build(g: &Graph, progs: &[Program]) -> poplar::Executable {
+    compiler_tests::link();
+    compile(g, progs, &CompileOptions::default()).expect("compiles")
+}
+
+#[test]
+fn local_vertex_needs_no_exchange_and_no_sync() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[4], "x");
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 0).unwrap();
+    let cs = g.add_compute_set("sum");
+    let v = g.add_vertex(cs, "test::Sum");
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    g.set_tile_mapping(v, 0).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    // x at 0..16, s at 16..20: both fields bound in place.
+    assert_eq!(exe.describe_program(0), "compute 'sum'\n  tile 0: test::Sum[0+4,16+1]\n");
+}
+
+#[test]
+fn remote_input_is_received_into_a_buffer_after_a_sync() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[4], "x");
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let cs = g.add_compute_set("sum");
+    let v = g.add_vertex(cs, "test::Sum");
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    g.set_tile_mapping(v, 1).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    let t1 = &exe.tiles[1];
+    let buf = t1.always_live_bytes.next_multiple_of(8);
+    let expected = format!(
+        "sync Internal\nexchange 'sum (in)'\n  0:0 16B -> 1:{buf}\ncompute 'sum'\n  tile 1: test::Sum[{buf}+4,0+1]\n"
+    );
+    assert_eq!(exe.describe_program(0), expected);
+    assert_eq!(t1.temporary_bytes, 16);
+    assert_eq!(t1.memory_bytes, buf + 16);
+}
+
+#[test]
+fn a_region_read_by_two_vertices_of_a_tile_is_fetched_once() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[4], "x");
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let cs = g.add_compute_set("sum");
+    for i in 0..2 {
+        let v = g.add_vertex(cs, "test::Sum");
+        g.connect(v, "input", &x);
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(v, 1).unwrap();
+    }
+    let exe = build(&g, &[Program::execute(cs)]);
+    let x_in = &exe.exchanges[0];
+    assert_eq!(x_in.transfers.len(), 1, "{:?}", x_in.transfers);
+    assert_eq!(exe.tiles[1].temporary_bytes, 16, "one shared receive buffer");
+}
+
+#[test]
+fn overlapping_reads_fetch_only_the_new_part() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[8], "x");
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let cs = g.add_compute_set("sum");
+    for (i, r) in [(0, 0..6), (1, 4..8)] {
+        let v = g.add_vertex(cs, "test::Sum");
+        g.connect(v, "input", &x.slice(r).unwrap());
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(v, 1).unwrap();
+    }
+    let exe = build(&g, &[Program::execute(cs)]);
+    let bytes: u32 = exe.exchanges[0].transfers.iter().map(|t| t.bytes).sum();
+    assert_eq!(bytes, 32, "elements 0..8 cross the exchange once");
+    let tc = &exe.computes[0].tiles[0];
+    assert_eq!(tc.pre_copies.len(), 1, "elements 4..6 are copied on-tile to the second buffer");
+    assert_eq!(tc.pre_copies[0].bytes, 8);
+}
+
+#[test]
+fn same_region_to_several_tiles_is_one_broadcast() {
+    let mut g = Graph::new(&target(4));
+    let x = g.add_variable(DType::F32, &[4], "x");
+    let s = g.add_variable(DType::F32, &[3], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let cs = g.add_compute_set("sum");
+    for t in 1..4u32 {
+        let si = s.slice(t as usize - 1..t as usize).unwrap();
+        g.set_tile_mapping(&si, t).unwrap();
+        let v = g.add_vertex(cs, "test::Sum");
+        g.connect(v, "input", &x);
+        g.connect(v, "out", &si);
+        g.set_tile_mapping(v, t).unwrap();
+    }
+    let exe = build(&g, &[Program::execute(cs)]);
+    let ex = &exe.exchanges[0];
+    assert_eq!(ex.transfers.len(), 1);
+    let dst_tiles: Vec<u32> = ex.transfers[0].dsts.iter().map(|d| d.0).collect();
+    assert_eq!(dst_tiles, vec![1, 2, 3]);
+    assert_eq!(ex.transfers[0].bytes, 16);
+}
+
+#[test]
+fn adjacent_ranges_between_two_tiles_are_coalesced() {
+    let mut g = Graph::new(&target(2));
+    // Two variables placed back to back on tile 0 (16 B each, 8-byte aligned).
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[4], "b");
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let cs = g.add_compute_set("sum");
+    let v = g.add_vertex(cs, "test::Sum");
+    g.connect(v, "input", &poplar::concat(&[a, b]).unwrap());
+    g.connect(v, "out", &s);
+    g.set_tile_mapping(v, 1).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    let t = &exe.exchanges[0].transfers;
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!((t[0].src_offset, t[0].bytes), (0, 32));
+}
+
+#[test]
+fn halo_concat_receives_remote_ranges_in_place_and_gathers_the_local_part() {
+    // The cardiac pattern: local = concat(own slice, remote slices).
+    let mut g = Graph::new(&target(3));
+    let v = g.add_variable(DType::F32, &[30], "v");
+    for t in 0..3u32 {
+        g.set_tile_mapping(&v.slice(t as usize * 10..t as usize * 10 + 10).unwrap(), t).unwrap();
+    }
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&s, 1).unwrap();
+    let local = poplar::concat(&[v.slice(10..20).unwrap(), v.slice(8..10).unwrap(), v.slice(20..23).unwrap()]).unwrap();
+    let cs = g.add_compute_set("spmv");
+    let vx = g.add_vertex(cs, "test::Sum");
+    g.connect(vx, "input", &local);
+    g.connect(vx, "out", &s);
+    g.set_tile_mapping(vx, 1).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
+    let expected = format!(
+        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:{}\n  2:0 12B -> 1:{}\ncompute 'spmv'\n  tile 1: pre 0->{buf} 40B; test::Sum[{buf}+15,40+1]\n",
+        buf + 40,
+        buf + 48
+    );
+    assert_eq!(exe.describe_program(0), expected);
+}
+
+#[test]
+fn remote_output_is_sent_back_after_the_compute_phase() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[4], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let cs = g.add_compute_set("inc");
+    let v = g.add_vertex(cs, "test::Inc");
+    g.connect(v, "x", &x);
+    g.set_tile_mapping(v, 1).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
+    let expected = format!(
+        "sync Internal\nexchange 'inc (in)'\n  0:0 16B -> 1:{buf}\ncompute 'inc'\n  tile 1: test::Inc[{buf}+4]\nsync Internal\nexchange 'inc (out)'\n  1:{buf} 16B -> 0:0\n"
+    );
+    assert_eq!(exe.describe_program(0), expected);
+}
+
+#[test]
+fn copies_on_one_tile_need_no_sync_and_between_tiles_do() {
+    let mut g = Graph::new(&target(2));
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[4], "b");
+    let c = g.add_variable(DType::F32, &[4], "c");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 0).unwrap();
+    g.set_tile_mapping(&c, 1).unwrap();
+    let exe = build(&g, &[Program::copy(&a, &b), Program::copy(&a, &c)]);
+    assert_eq!(exe.describe_program(0), "compute 'copy'\n  tile 0: pre 0->16 16B\n");
+    assert_eq!(exe.describe_program(1), "sync Internal\nexchange 'copy'\n  0:0 16B -> 1:0\n");
+}
+
+#[test]
+fn overlapping_copy_is_staged_through_temporaries() {
+    let mut g = Graph::new(&target(1));
+    let a = g.add_variable(DType::F32, &[5], "a");
+    g.set_tile_mapping(&a, 0).unwrap();
+    // Shift right by one: a[1..5] = a[0..4].
+    let exe = build(&g, &[Program::copy(&a.slice(0..4).unwrap(), &a.slice(1..5).unwrap())]);
+    let tmp = exe.tiles[0].always_live_bytes.next_multiple_of(8);
+    assert_eq!(
+        exe.describe_program(0),
+        format!("compute 'copy (stage)'\n  tile 0: pre 0->{tmp} 16B\ncompute 'copy'\n  tile 0: pre {tmp}->4 16B\n")
+    );
+}
+
+#[test]
+fn transfers_between_chips_need_a_global_sync() {
+    let t = Target { tiles_per_ipu: 2, bytes_per_tile: 64 * 1024, ..Target::gc200_multi(2) };
+    let mut g = Graph::new(&t);
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[4], "b");
+    let c = g.add_variable(DType::F32, &[4], "c");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 1).unwrap();
+    g.set_tile_mapping(&c, 2).unwrap();
+    let exe = build(&g, &[Program::copy(&a, &b), Program::copy(&a, &c)]);
+    assert!(exe.describe_program(0).starts_with("sync Internal\n"));
+    assert!(exe.describe_program(1).starts_with("sync Global\n"));
+}
+
+#[test]
+fn temporaries_of_different_supersteps_share_memory() {
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[64], "x");
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let mut progs = Vec::new();
+    for i in 0..2 {
+        let cs = g.add_compute_set(&format!("cs{i}"));
+        let v = g.add_vertex(cs, "test::Sum");
+        g.connect(v, "input", &x.slice(i * 32..i * 32 + 32).unwrap());
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(v, 1).unwrap();
+        progs.push(Program::execute(cs));
+    }
+    let exe = build(&g, &[Program::seq(progs)]);
+    assert_eq!(exe.tiles[1].temporary_bytes, 128, "two 128 B receive buffers, live at different times");
+}
+
+#[test]
+fn memory_layout_of_a_tile() {
+    let mut g = Graph::new(&target(1));
+    let a = g.add_variable(DType::F32, &[3], "a"); // 0..12
+    let b = g.add_variable(DType::Bool, &[3], "b"); // 16..19
+    let c = g.add_constant::<u32>(&[2], &[7, 9], "c").unwrap(); // 24..32
+    for t in [&a, &b, &c] {
+        g.set_tile_mapping(t, 0).unwrap();
+    }
+    let cs = g.add_compute_set("scale");
+    let v = g.add_vertex(cs, "test::Scale");
+    g.connect(v, "input", &a);
+    let out = g.add_variable(DType::F32, &[3], "out"); // 32..44
+    g.set_tile_mapping(&out, 0).unwrap();
+    g.connect(v, "out", &out);
+    g.set_vertex_state(v, "k", 2.0f32); // state at 48..52
+    g.set_tile_mapping(v, 0).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    assert_eq!(exe.describe_program(0), "compute 'scale'\n  tile 0: test::Scale[0+3,32+3,48+1]\n");
+    let t = &exe.tiles[0];
+    // Descriptors: 8 + 3 fields x 4 = 20 B at 52..72; code: 512 B at 72..584.
+    assert_eq!(t.always_live_bytes, 584);
+    let init: Vec<(u32, usize)> = t.init.iter().map(|b| (b.offset, b.data.len())).collect();
+    assert_eq!(init, vec![(24, 8), (48, 4)]);
+}

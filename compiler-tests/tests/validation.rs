@@ -1,0 +1,349 @@
+//! One test per validation error: a graph with exactly that mistake, and the typed error that
+//! names the thing at fault.
+
+use poplar::error::{CompileError, GraphError, ValidationError as V};
+use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
+
+fn target() -> Target {
+    Target::custom(4, 4096)
+}
+
+fn errors(g: &Graph, progs: &[Program]) -> Vec<V> {
+    compiler_tests::link();
+    match compile(g, progs, &CompileOptions::default()) {
+        Err(CompileError::Invalid(v)) => v,
+        other => panic!("expected validation errors, got {other:?}"),
+    }
+}
+
+/// A valid graph: Sum over x (tile 0) into s (tile 0), vertex on tile 0.
+fn sum_graph() -> (Graph, poplar::ComputeSet, poplar::VertexRef, poplar::Tensor, poplar::Tensor) {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[4], "x");
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 0).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Sum");
+    g.set_tile_mapping(v, 0).unwrap();
+    (g, cs, v, x, s)
+}
+
+#[test]
+fn the_fixture_is_valid() {
+    let (mut g, cs, v, x, s) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    compiler_tests::link();
+    compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
+}
+
+#[test]
+fn unknown_codelet() {
+    let (mut g, cs, _, _, _) = sum_graph();
+    g.add_vertex(cs, "NoSuchCodelet");
+    let e = errors(&g, &[]);
+    assert!(e.iter().any(|e| matches!(e, V::UnknownCodelet { vertex: 1, codelet, .. } if codelet == "NoSuchCodelet")), "{e:?}");
+}
+
+#[test]
+fn unknown_field() {
+    let (mut g, _, v, x, s) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    g.connect(v, "bogus", &x);
+    let e = errors(&g, &[]);
+    assert_eq!(e, vec![V::UnknownField { vertex: 0, codelet: "test::Sum".into(), field: "bogus".into() }]);
+}
+
+#[test]
+fn unconnected_field() {
+    let (mut g, _, v, x, _) = sum_graph();
+    g.connect(v, "input", &x);
+    let e = errors(&g, &[]);
+    assert_eq!(e, vec![V::UnconnectedField { vertex: 0, codelet: "test::Sum".into(), field: "out".into() }]);
+}
+
+#[test]
+fn missing_state() {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[4], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let y = g.add_variable(DType::F32, &[4], "y");
+    g.set_tile_mapping(&y, 0).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Scale");
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &y);
+    g.set_tile_mapping(v, 0).unwrap();
+    let e = errors(&g, &[]);
+    assert_eq!(e, vec![V::MissingState { vertex: 0, codelet: "test::Scale".into(), field: "k".into() }]);
+}
+
+#[test]
+fn list_given_for_a_vector_field() {
+    let (mut g, _, v, x, s) = sum_graph();
+    g.connect_list(v, "input", &[x]);
+    g.connect(v, "out", &s);
+    let e = errors(&g, &[]);
+    assert!(matches!(&e[..], [V::WrongBinding { field, expected: "one tensor", .. }] if field == "input"), "{e:?}");
+}
+
+#[test]
+fn dtype_mismatch() {
+    let (mut g, _, v, _, s) = sum_graph();
+    let xi = g.add_variable(DType::I32, &[4], "xi");
+    g.set_tile_mapping(&xi, 0).unwrap();
+    g.connect(v, "input", &xi);
+    g.connect(v, "out", &s);
+    let e = errors(&g, &[]);
+    assert_eq!(e, vec![V::DTypeMismatch { vertex: 0, codelet: "test::Sum".into(), field: "input".into(), expected: DType::F32, got: DType::I32 }]);
+}
+
+#[test]
+fn scalar_field_given_a_vector() {
+    let (mut g, _, v, x, _) = sum_graph();
+    let y = g.add_variable(DType::F32, &[4], "y");
+    g.set_tile_mapping(&y, 0).unwrap();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &y);
+    let e = errors(&g, &[]);
+    assert_eq!(e, vec![V::NotScalar { vertex: 0, codelet: "test::Sum".into(), field: "out".into(), elements: 4 }]);
+}
+
+#[test]
+fn unmapped_vertex() {
+    let (mut g, cs, v, x, s) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    let w = g.add_vertex(cs, "test::Sum");
+    g.connect(w, "input", &x);
+    g.connect(w, "out", &s.slice(0..1).unwrap());
+    let e = errors(&g, &[]);
+    assert!(e.contains(&V::UnmappedVertex { vertex: 1, compute_set: "cs".into() }), "{e:?}");
+}
+
+#[test]
+fn unmapped_elements() {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[10], "x");
+    g.set_tile_mapping(&x.slice(0..3).unwrap(), 0).unwrap();
+    g.set_tile_mapping(&x.slice(5..8).unwrap(), 1).unwrap();
+    let e = errors(&g, &[]);
+    assert_eq!(
+        e,
+        vec![
+            V::UnmappedElements { var: "x".into(), start: 3, end: 5 },
+            V::UnmappedElements { var: "x".into(), start: 8, end: 10 }
+        ]
+    );
+}
+
+#[test]
+fn tile_out_of_range_is_refused_when_mapping() {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[4], "x");
+    assert!(matches!(g.set_tile_mapping(&x, 4), Err(GraphError::TileOutOfRange { tile: 4, num_tiles: 4, .. })));
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Sum");
+    assert!(matches!(g.set_tile_mapping(v, 9), Err(GraphError::TileOutOfRange { tile: 9, .. })));
+}
+
+#[test]
+fn data_race_between_two_vertices() {
+    let (mut g, cs, v, x, s) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    // A second vertex increments x[2..4] while the first reads x.
+    let w = g.add_vertex(cs, "test::Inc");
+    g.connect(w, "x", &x.slice(2..4).unwrap());
+    g.set_tile_mapping(w, 1).unwrap();
+    let e = errors(&g, &[]);
+    assert_eq!(
+        e,
+        vec![V::DataRace { compute_set: "cs".into(), writer: 1, other: 0, access: "reads", var: "x".into(), start: 2, end: 4 }]
+    );
+}
+
+#[test]
+fn two_writers_of_one_element() {
+    let (mut g, cs, _, x, _) = sum_graph();
+    for t in 0..2 {
+        let w = g.add_vertex(cs, "test::Inc");
+        g.connect(w, "x", &x.slice(t..t + 2).unwrap());
+        g.set_tile_mapping(w, 0).unwrap();
+    }
+    // Vertex 0 (test::Sum) is left unconnected; only the race matters here.
+    let e = errors(&g, &[]);
+    assert!(e.iter().any(|e| matches!(e, V::DataRace { access: "writes", start: 1, end: 2, .. })), "{e:?}");
+}
+
+#[test]
+fn reads_in_different_compute_sets_are_not_races() {
+    let (mut g, cs, v, x, s) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &s);
+    let cs2 = g.add_compute_set("cs2");
+    let w = g.add_vertex(cs2, "test::Inc");
+    g.connect(w, "x", &x);
+    g.set_tile_mapping(w, 0).unwrap();
+    compiler_tests::link();
+    compile(&g, &[Program::seq(vec![Program::execute(cs), Program::execute(cs2)])], &CompileOptions::default()).unwrap();
+}
+
+#[test]
+fn written_field_aliasing_another_field_of_the_vertex() {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[4], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Scale");
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &x);
+    g.set_vertex_state(v, "k", 1.0f32);
+    g.set_tile_mapping(v, 0).unwrap();
+    let e = errors(&g, &[]);
+    assert!(matches!(&e[..], [V::AliasedField { field, other, start: 0, end: 4, .. }] if field == "out" && other == "input"), "{e:?}");
+}
+
+#[test]
+fn written_broadcast_aliases_itself() {
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[2], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Inc");
+    g.connect(v, "x", &x.broadcast(2, 0).unwrap());
+    g.set_tile_mapping(v, 0).unwrap();
+    let e = errors(&g, &[]);
+    assert!(matches!(&e[..], [V::AliasedField { field, other, .. }] if field == "x" && other == "x"), "{e:?}");
+}
+
+#[test]
+fn write_to_constant() {
+    let mut g = Graph::new(&target());
+    let c = g.add_constant::<f32>(&[2], &[1.0, 2.0], "c").unwrap();
+    g.set_tile_mapping(&c, 0).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::Inc");
+    g.connect(v, "x", &c);
+    g.set_tile_mapping(v, 0).unwrap();
+    let x = g.add_variable(DType::F32, &[2], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    let e = errors(&g, &[Program::copy(&x, &c)]);
+    assert_eq!(e.iter().filter(|e| matches!(e, V::WriteToConstant { var, .. } if var == "c")).count(), 2, "{e:?}");
+}
+
+#[test]
+fn copy_mismatch() {
+    let mut g = Graph::new(&target());
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[5], "b");
+    let c = g.add_variable(DType::I32, &[4], "c");
+    for t in [&a, &b, &c] {
+        g.set_tile_mapping(t, 0).unwrap();
+    }
+    let e = errors(&g, &[Program::copy(&a, &b), Program::copy(&a, &c)]);
+    assert_eq!(e.len(), 2);
+    assert!(e.iter().all(|e| matches!(e, V::CopyMismatch { .. })));
+}
+
+#[test]
+fn copy_to_an_aliased_destination() {
+    let mut g = Graph::new(&target());
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[2], "b");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 0).unwrap();
+    let e = errors(&g, &[Program::copy(&a, &b.broadcast(2, 0).unwrap())]);
+    assert_eq!(e, vec![V::AliasedDestination { what: "copy destination".into() }]);
+}
+
+#[test]
+fn bad_predicate() {
+    let mut g = Graph::new(&target());
+    let p = g.add_variable(DType::F32, &[1], "p");
+    let q = g.add_variable(DType::Bool, &[2], "q");
+    g.set_tile_mapping(&p, 0).unwrap();
+    g.set_tile_mapping(&q, 0).unwrap();
+    let e = errors(&g, &[Program::if_else(&p, Program::nop(), Program::nop()), Program::repeat_while_true(Program::nop(), &q, Program::nop())]);
+    assert_eq!(e.len(), 2);
+    assert!(matches!(&e[0], V::BadPredicate { dtype: DType::F32, .. }));
+    assert!(matches!(&e[1], V::BadPredicate { shape, .. } if shape == &vec![2]));
+}
+
+#[test]
+fn bad_stream() {
+    let mut g = Graph::new(&target());
+    let a = g.add_variable(DType::F32, &[4], "a");
+    g.set_tile_mapping(&a, 0).unwrap();
+    let s_in = g.add_host_to_device_stream("in", DType::F32, 3).unwrap();
+    let s_out = g.add_device_to_host_stream("out", DType::F32, 4).unwrap();
+    let e = errors(&g, &[Program::stream_to_device(s_in, &a), Program::stream_to_device(s_out, &a)]);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(matches!(&e[0], V::BadStream { stream, .. } if stream == "in"));
+    assert!(matches!(&e[1], V::BadStream { stream, .. } if stream == "out"));
+}
+
+#[test]
+fn calls_to_missing_and_recursive_functions() {
+    let mut g = Graph::new(&target());
+    let f0 = poplar::Function(0);
+    let f = g.add_function(Program::call(f0));
+    assert_eq!(f, f0);
+    let e = errors(&g, &[Program::call(poplar::Function(7)), Program::call(f)]);
+    assert!(e.contains(&V::NoSuchFunction { id: 7 }));
+    assert!(e.contains(&V::RecursiveCall { id: 0 }));
+}
+
+#[test]
+fn execute_of_a_missing_compute_set() {
+    let g = Graph::new(&target());
+    let e = errors(&g, &[Program::execute(poplar::ComputeSet(3))]);
+    assert_eq!(e, vec![V::NoSuchComputeSet { what: "execute".into(), id: 3 }]);
+}
+
+#[test]
+fn tensor_of_another_graph() {
+    let mut other = Graph::new(&target());
+    let foreign = other.add_variable(DType::F32, &[1], "foreign");
+    let (mut g, _, v, x, _) = sum_graph();
+    g.connect(v, "input", &x);
+    g.connect(v, "out", &foreign);
+    assert!(matches!(g.set_tile_mapping(&foreign, 0), Err(GraphError::ForeignTensor { .. })));
+    let e = errors(&g, &[]);
+    assert!(matches!(&e[..], [V::ForeignTensor { what }] if what.contains("out")), "{e:?}");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let (mut g, cs, _, _, _) = sum_graph();
+    g.add_vertex(cs, "Nope");
+    g.add_variable(DType::U32, &[3], "loose");
+    let e = errors(&g, &[]);
+    // Vertex 0 unconnected (2 fields), vertex 1 unknown and unmapped, 'loose' unmapped.
+    assert_eq!(e.len(), 5, "{e:?}");
+}
+
+#[test]
+fn out_of_memory_names_the_tile_and_its_largest_contributors() {
+    let mut g = Graph::new(&Target::custom(2, 1024));
+    let big = g.add_variable(DType::F32, &[300], "big");
+    let small = g.add_variable(DType::F32, &[10], "small");
+    g.set_tile_mapping(&big, 1).unwrap();
+    g.set_tile_mapping(&small, 1).unwrap();
+    let err = compile(&g, &[], &CompileOptions::default()).unwrap_err();
+    match err {
+        CompileError::OutOfMemory { tile, total, budget, largest } => {
+            assert_eq!(tile, 1);
+            assert_eq!(budget, 1024);
+            assert_eq!(total, 1240);
+            assert_eq!(largest[0], ("big".to_string(), 1200));
+            assert_eq!(largest[1], ("small".to_string(), 40));
+        }
+        e => panic!("{e:?}"),
+    }
+    // The report can still be produced on request.
+    let exe = compile(&g, &[], &CompileOptions { allow_out_of_memory: true }).unwrap();
+    assert_eq!(exe.tiles[1].memory_bytes, 1240);
+}

@@ -1,0 +1,101 @@
+//! A stable, readable text form of an executable, for golden tests and for people.
+
+use std::fmt::Write;
+
+use super::{Executable, Step};
+
+impl Executable {
+    /// The program `index` as indented steps, followed by the exchange and compute phases it
+    /// uses. Offsets are shown as `tile:offset`.
+    pub fn describe_program(&self, index: usize) -> String {
+        let mut out = String::new();
+        if let Some(p) = self.programs.get(index) {
+            self.step(p, 0, &mut out);
+        }
+        out
+    }
+
+    fn step(&self, s: &Step, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        match s {
+            Step::Seq(v) => v.iter().for_each(|c| self.step(c, depth, out)),
+            Step::Label { name, body } => {
+                let _ = writeln!(out, "{pad}label {name}");
+                self.step(body, depth + 1, out);
+            }
+            Step::Sync(k) => {
+                let _ = writeln!(out, "{pad}sync {k:?}");
+            }
+            Step::Exchange(i) => {
+                let x = &self.exchanges[*i as usize];
+                let _ = writeln!(out, "{pad}exchange '{}'", x.name);
+                for t in &x.transfers {
+                    let dsts: Vec<String> = t.dsts.iter().map(|(d, o)| format!("{d}:{o}")).collect();
+                    let _ = writeln!(out, "{pad}  {}:{} {}B -> {}", t.src_tile, t.src_offset, t.bytes, dsts.join(" "));
+                }
+            }
+            Step::Compute(i) => {
+                let c = &self.computes[*i as usize];
+                let _ = writeln!(out, "{pad}compute '{}'", c.name);
+                for t in &c.tiles {
+                    let mut parts = Vec::new();
+                    for cp in &t.pre_copies {
+                        parts.push(format!("pre {}->{} {}B", cp.src, cp.dst, cp.bytes));
+                    }
+                    for v in &t.vertices {
+                        let fields: Vec<String> = v.fields.iter().map(|f| format!("{}+{}", f.offset, f.len)).collect();
+                        parts.push(format!("{}[{}]", self.codelets[v.codelet as usize].name, fields.join(",")));
+                    }
+                    for cp in &t.post_copies {
+                        parts.push(format!("post {}->{} {}B", cp.src, cp.dst, cp.bytes));
+                    }
+                    let _ = writeln!(out, "{pad}  tile {}: {}", t.tile, parts.join("; "));
+                }
+            }
+            Step::Repeat { count, body } => {
+                let _ = writeln!(out, "{pad}repeat {count}");
+                self.step(body, depth + 1, out);
+            }
+            Step::While { cond, predicate, body } => {
+                let _ = writeln!(out, "{pad}while {}:{}", predicate.tile, predicate.offset);
+                let _ = writeln!(out, "{pad} cond");
+                self.step(cond, depth + 1, out);
+                let _ = writeln!(out, "{pad} body");
+                self.step(body, depth + 1, out);
+            }
+            Step::If { predicate, then, else_ } => {
+                let _ = writeln!(out, "{pad}if {}:{}", predicate.tile, predicate.offset);
+                self.step(then, depth + 1, out);
+                let _ = writeln!(out, "{pad}else");
+                self.step(else_, depth + 1, out);
+            }
+            Step::Switch { control, cases, default } => {
+                let _ = writeln!(out, "{pad}switch {}:{}", control.tile, control.offset);
+                for (v, c) in cases {
+                    let _ = writeln!(out, "{pad}case {v}");
+                    self.step(c, depth + 1, out);
+                }
+                let _ = writeln!(out, "{pad}default");
+                self.step(default, depth + 1, out);
+            }
+            Step::Call(f) => {
+                let _ = writeln!(out, "{pad}call {f}");
+            }
+            Step::StreamIn { stream, runs } => {
+                let _ = writeln!(out, "{pad}stream-in '{}' {} runs", self.streams[*stream as usize].name, runs.len());
+            }
+            Step::StreamOut { stream, runs } => {
+                let _ = writeln!(out, "{pad}stream-out '{}' {} runs", self.streams[*stream as usize].name, runs.len());
+            }
+        }
+    }
+
+    /// Per tile with any memory: total, always-live and temporary bytes.
+    pub fn describe_memory(&self) -> String {
+        let mut out = String::new();
+        for (i, t) in self.tiles.iter().enumerate().filter(|(_, t)| t.memory_bytes > 0) {
+            let _ = writeln!(out, "tile {i}: {} B (always-live {} B, temporary {} B)", t.memory_bytes, t.always_live_bytes, t.temporary_bytes);
+        }
+        out
+    }
+}
