@@ -155,6 +155,31 @@ impl TetMesh {
         signed_volume(a, b, c, d)
     }
 
+    /// Scale-free shape quality `6√2 · |V| / L³` of tet `t` (`L` = longest edge): 1 for a
+    /// regular tet, ≈ 0.27 for the slab's Kuhn tets, 0 for a flat one. Useful for mesh reports;
+    /// [`TetMesh::validate`] rejects tets below [`MIN_TET_QUALITY`].
+    pub fn tet_quality(&self, t: usize) -> f64 {
+        let p = self.tet_points(t);
+        tet_quality(signed_volume(p[0], p[1], p[2], p[3]), &p)
+    }
+
+    /// Outward area vector of face `k` of tet `t` (the face opposite vertex `k`): normal to the
+    /// face, pointing away from vertex `k`, with length equal to the face area (mm²). The
+    /// finite-volume flux through a face is `σ ∇v · n`, so this is the quantity it needs; the
+    /// four area vectors of a tet sum to zero.
+    pub fn face_area_vector(&self, t: usize, k: usize) -> [f64; 3] {
+        let p = self.tet_points(t);
+        let [a, b, c] = face_vertices(&[0, 1, 2, 3], k).map(|i| p[i as usize]);
+        let n = geometry::cross(geometry::sub(b, a), geometry::sub(c, a));
+        // Orient away from the opposite vertex whatever the winding of (a, b, c).
+        let s = if geometry::dot(n, geometry::sub(a, p[k])) < 0.0 {
+            -0.5
+        } else {
+            0.5
+        };
+        n.map(|x| s * x)
+    }
+
     /// Sum of all tet volumes (mm³).
     pub fn total_volume(&self) -> f64 {
         (0..self.num_cells()).map(|t| self.tet_volume(t)).sum()

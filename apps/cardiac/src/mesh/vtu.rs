@@ -496,7 +496,7 @@ fn build(
         return Err(ctx.syntax(pa.pos, "Points", "NumberOfComponents must be 3"));
     }
     let pts = as_floats(ctx.decode(pa)?);
-    length(pa, 3 * num_points, pts.len())?;
+    length(pa, num_points.saturating_mul(3), pts.len())?;
     let nodes: Vec<[f64; 3]> = pts
         .chunks_exact(3)
         .map(|c| [c[0] * opts.scale, c[1] * opts.scale, c[2] * opts.scale])
@@ -562,7 +562,7 @@ fn build(
         tets.push(t);
         prev = end;
     }
-    length(ca, 4 * num_cells, conn.len())?;
+    length(ca, num_cells.saturating_mul(4), conn.len())?;
 
     // Optional cell data.
     let fibre_array = arrays.iter().find(|a| {
@@ -576,7 +576,7 @@ fn build(
     let fibres = match fibre_array {
         Some(a) => {
             let v = as_floats(ctx.decode(a)?);
-            length(a, 3 * num_cells, v.len())?;
+            length(a, num_cells.saturating_mul(3), v.len())?;
             Some(
                 v.chunks_exact(3)
                     .enumerate()
