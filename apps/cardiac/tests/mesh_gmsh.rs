@@ -29,6 +29,17 @@ fn check_biv(name: &str, tets: usize) {
     }
     assert!(m.fibres.is_none() && m.cell_types.is_none());
     m.validate().unwrap();
+    let qmin = (0..m.num_cells())
+        .map(|t| m.tet_quality(t))
+        .fold(1.0, f64::min);
+    let opts = ReadOptions {
+        reorient: false,
+        validate: false,
+        ..ReadOptions::with_scale(10.0)
+    };
+    let flipped = read_msh(&path, &opts).unwrap().reorient();
+    eprintln!("{name}: min quality {qmin:.3}, {flipped} tets reoriented on read");
+    assert!(qmin > 1e-3, "{name}: min quality {qmin}");
     // The file is in cm; read in mm the heart is a few centimetres across.
     let (lo, hi) = m.bounding_box().unwrap();
     let extent = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
