@@ -188,9 +188,8 @@ fn plans_on_the_niederer_slab() {
         // Per tile: full ≥ ranged and full ≥ mixed-clean (each strategy receives a subset of
         // the source separators that full sends whole); ranged vs mixed-clean is mesh-dependent.
         let sum = |v: &Vec<usize>| v.iter().sum::<usize>();
-        for t in 0..k {
-            assert!(inbound[0][t] >= inbound[1][t]);
-            assert!(inbound[0][t] >= inbound[2][t]);
+        for ((full, ranged), mixed) in inbound[0].iter().zip(&inbound[1]).zip(&inbound[2]) {
+            assert!(full >= ranged && full >= mixed);
         }
         println!(
             "inbound totals: full {} ≥ ranged {}, full ≥ mixed-clean {}",
