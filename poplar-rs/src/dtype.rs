@@ -11,6 +11,8 @@ pub enum DType {
     F16,
     I32,
     U32,
+    /// Unsigned byte (Poplar's `unsigned char`), e.g. for small per-element tags.
+    U8,
     /// One byte per element, always 0 or 1.
     Bool,
 }
@@ -21,7 +23,7 @@ impl DType {
         match self {
             DType::F32 | DType::I32 | DType::U32 => 4,
             DType::F16 => 2,
-            DType::Bool => 1,
+            DType::U8 | DType::Bool => 1,
         }
     }
 
@@ -32,6 +34,7 @@ impl DType {
             DType::F16 => "half",
             DType::I32 => "int",
             DType::U32 => "unsigned",
+            DType::U8 => "unsigned char",
             DType::Bool => "bool",
         }
     }
@@ -44,6 +47,7 @@ impl std::fmt::Display for DType {
             DType::F16 => "f16",
             DType::I32 => "i32",
             DType::U32 => "u32",
+            DType::U8 => "u8",
             DType::Bool => "bool",
         })
     }
@@ -54,6 +58,7 @@ mod sealed {
     impl Sealed for f32 {}
     impl Sealed for i32 {}
     impl Sealed for u32 {}
+    impl Sealed for u8 {}
     impl Sealed for bool {}
 }
 
@@ -97,6 +102,15 @@ impl Element for u32 {
     }
     fn read_le(b: &[u8]) -> Self {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+impl Element for u8 {
+    const DTYPE: DType = DType::U8;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.push(self);
+    }
+    fn read_le(b: &[u8]) -> Self {
+        b[0]
     }
 }
 impl Element for bool {
