@@ -1,1 +1,124 @@
-//! codelets
+//! The standard codelet library of poplar-rs, in the style of Poplar's popops.
+//!
+//! Codelets are registered under Poplar-style templated names (`"Add<float>"`); the element
+//! type names are those of [`poplar::DType::poplar_name`]. A binary that builds graphs with
+//! these codelets must call [`link()`] once so that the linker keeps this crate (and with it
+//! the registrations that `inventory` collects).
+//!
+//! [`ops`] has graph-building helpers (one vertex per tile and contiguous region of the
+//! output) in the style of popops.
+//!
+//! The input field of unary, copy and reduce codelets is called `input`: `in` is a Rust
+//! keyword, and `poplar::codelet!` registers field names as written.
+//!
+//! # Registered codelets
+//!
+//! Element-wise codelets check that their operand lengths agree and fail with a
+//! `VertexError` naming the codelet and the field otherwise. Integer arithmetic wraps. Cycle
+//! estimates follow the formulas of [`cycles`].
+//!
+//! | name | fields | computes |
+//! |---|---|---|
+//! | `Fill<float>` | `out: Output<Vector>`, `value: State` | `out[i] = value` |
+//! | `Fill<int>` | same | same |
+//! | `Fill<unsigned>` | same | same |
+//! | `Fill<bool>` | same | same |
+//! | `FillMulti<float>` | same, multi-worker | same |
+//! | `Copy<float>` | `input: Input<Vector>`, `out: Output<Vector>` | `out[i] = input[i]` |
+//! | `Copy<int>` | same | same |
+//! | `Copy<unsigned>` | same | same |
+//! | `Copy<bool>` | same | same |
+//! | `Neg<float>` | `input`, `out` | `-x` |
+//! | `Neg<int>` | same | same |
+//! | `Abs<float>` | same | `\|x\|` |
+//! | `Abs<int>` | same | same |
+//! | `Square<float>` | same | `x * x` |
+//! | `Square<int>` | same | same |
+//! | `Square<unsigned>` | same | same |
+//! | `Sqrt<float>` | same | `x.sqrt()` |
+//! | `Exp<float>` | same | `x.exp()` |
+//! | `Add<float>` | `in1`, `in2`: `Input<Vector>`, `out: Output<Vector>` | `in1 + in2` |
+//! | `Add<int>` | same | same |
+//! | `Add<unsigned>` | same | same |
+//! | `Sub<float>` | same | `in1 - in2` |
+//! | `Sub<int>` | same | same |
+//! | `Sub<unsigned>` | same | same |
+//! | `Mul<float>` | same | `in1 * in2` |
+//! | `Mul<int>` | same | same |
+//! | `Mul<unsigned>` | same | same |
+//! | `Div<float>` | same | `in1 / in2` |
+//! | `Max<float>` | same | `max(in1, in2)` |
+//! | `Max<int>` | same | same |
+//! | `Max<unsigned>` | same | same |
+//! | `Min<float>` | same | `min(in1, in2)` |
+//! | `Min<int>` | same | same |
+//! | `Min<unsigned>` | same | same |
+//! | `AddMulti<float>` | as `Add<float>`, multi-worker | `in1 + in2` |
+//! | `AddInPlace<float>` | `a: InOut<Vector>`, `b: Input<Vector>` | `a = a + b` |
+//! | `AddInPlace<int>` | same | same |
+//! | `AddInPlace<unsigned>` | same | same |
+//! | `SubInPlace<float>` | same | `a = a - b` |
+//! | `SubInPlace<int>` | same | same |
+//! | `SubInPlace<unsigned>` | same | same |
+//! | `MulInPlace<float>` | same | `a = a * b` |
+//! | `MulInPlace<int>` | same | same |
+//! | `MulInPlace<unsigned>` | same | same |
+//! | `DivInPlace<float>` | same | `a = a / b` |
+//! | `MaxInPlace<float>` | same | `a = max(a, b)` |
+//! | `MaxInPlace<int>` | same | same |
+//! | `MaxInPlace<unsigned>` | same | same |
+//! | `MinInPlace<float>` | same | `a = min(a, b)` |
+//! | `MinInPlace<int>` | same | same |
+//! | `MinInPlace<unsigned>` | same | same |
+//! | `ScaledAdd<float>` | `a: InOut<Vector>`, `b: Input<Vector>`, `scale: State<f32>` | `a += scale * b` |
+//! | `ScaledAddMulti<float>` | same, multi-worker | same |
+//! | `ReduceSum<float>` | `input: Input<Vector>`, `out: Output` (scalar) | `sum(input)` |
+//! | `ReduceSum<int>` | same | same |
+//! | `ReduceSum<unsigned>` | same | same |
+//! | `ReduceMax<float>` | same | `max(input)` |
+//! | `ReduceMax<int>` | same | same |
+//! | `ReduceMax<unsigned>` | same | same |
+//! | `ReduceMin<float>` | same | `min(input)` |
+//! | `ReduceMin<int>` | same | same |
+//! | `ReduceMin<unsigned>` | same | same |
+//! | `ReduceSumPartials<float>` | `partials: Input<VectorList>`, `out: Output<Vector>` | `out[i] = sum_k partials[k][i]` |
+//! | `ReduceSumPartials<int>` | same | same |
+//! | `ReduceSumPartials<unsigned>` | same | same |
+//! | `ReduceMaxPartials<float>` | same | `out[i] = max_k partials[k][i]` |
+//! | `ReduceMaxPartials<int>` | same | same |
+//! | `ReduceMaxPartials<unsigned>` | same | same |
+//! | `Dot<float>` | `a`, `b`: `Input<Vector>`, `out: Output` (scalar) | `sum_i a[i] * b[i]` |
+//! | `Dot<int>` | same | same |
+//! | `MatVec<float>` | `matrix`, `vec`: `Input<Vector>`, `out: Output<Vector>` | `out[r] = sum_c matrix[r*cols+c] * vec[c]` |
+
+#[macro_use]
+mod util;
+
+pub mod binary;
+pub mod copy;
+pub mod cycles;
+pub mod dot;
+pub mod fill;
+pub mod ops;
+pub mod reduce;
+pub mod scaled_add;
+pub mod unary;
+
+/// Forces this crate to be linked, so that its codelets are registered. Call it once before
+/// compiling a graph that uses them (a plain `use codelets;` is not enough: the linker drops a
+/// crate nothing refers to).
+#[inline(never)]
+pub fn link() {}
+
+/// The documentation table above, as source text, for tests that compare it to the registry.
+#[doc(hidden)]
+pub const LIB_DOCS: &str = include_str!("lib.rs");
+
+/// The names of the codelets listed in this crate's documentation table.
+pub fn documented_names() -> Vec<&'static str> {
+    LIB_DOCS
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split_once('`').map(|(name, _)| name))
+        .collect()
+}

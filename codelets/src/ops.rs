@@ -1,0 +1,449 @@
+//! Graph-building helpers in the style of popops.
+//!
+//! Each helper adds vertices of the standard codelets to a compute set: one vertex per tile and
+//! contiguous region of the tile mapping of the output (the tensor written), with every operand
+//! sliced to the same flat element range. Operands may live on other tiles (the compiler adds
+//! the exchange) and an operand of exactly one element is broadcast. They use only poplar's
+//! public graph API.
+//!
+//! ```ignore
+//! let cs = graph.add_compute_set("step");
+//! codelets::ops::add(&mut graph, cs, &x, &y, &z)?;        // z = x + y
+//! codelets::ops::scaled_add(&mut graph, cs2, &z, &y, 0.5)?; // z += 0.5 * y
+//! let total = codelets::ops::reduce(&mut graph, ReduceOp::Sum, &z, &s, "sum")?; // a Program
+//! ```
+
+use std::ops::Range;
+
+use poplar::codelet::lookup;
+use poplar::graph::StateValue;
+use poplar::{ComputeSet, DType, Element, Graph, GraphError, Program, Tensor, TileId, VertexRef};
+
+/// Errors of the helpers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpError {
+    /// A view or mapping operation of the graph failed.
+    Graph(GraphError),
+    /// Operands that do not fit together (element counts, types, mapping).
+    Shape { op: String, reason: String },
+    /// No codelet of this name is registered (the operation is not provided for the type).
+    Unsupported { codelet: String },
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpError::Graph(e) => write!(f, "{e}"),
+            OpError::Shape { op, reason } => write!(f, "{op}: {reason}"),
+            OpError::Unsupported { codelet } => {
+                write!(
+                    f,
+                    "codelet '{codelet}' is not provided by the codelet library"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for OpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpError::Graph(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<GraphError> for OpError {
+    fn from(e: GraphError) -> Self {
+        OpError::Graph(e)
+    }
+}
+
+fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
+    OpError::Shape {
+        op: op.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The templated codelet name `"{op}<{type}>"`, if registered.
+pub fn codelet_name(op: &str, dtype: DType) -> Result<String, OpError> {
+    crate::link();
+    let name = format!("{op}<{}>", dtype.poplar_name());
+    match lookup(&name) {
+        Some(_) => Ok(name),
+        None => Err(OpError::Unsupported { codelet: name }),
+    }
+}
+
+/// The tile mapping of `t` as `(tile, flat range)` pieces; every element must be mapped.
+pub fn mapped_regions(
+    graph: &Graph,
+    t: &Tensor,
+    op: &str,
+) -> Result<Vec<(TileId, Range<usize>)>, OpError> {
+    let mapping = graph.tile_mapping(t)?;
+    let mut out = Vec::new();
+    let mut covered = 0;
+    for (tile, ranges) in mapping.into_iter().enumerate() {
+        for r in ranges {
+            covered += r.len();
+            out.push((tile as TileId, r));
+        }
+    }
+    if covered != t.num_elements() {
+        return Err(shape_err(
+            op,
+            format!(
+                "only {covered} of the {} elements of the output are mapped to tiles",
+                t.num_elements()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `t` flattened to `n` elements: as is, or broadcast if it has one element.
+fn operand(t: &Tensor, n: usize, dtype: DType, field: &str, op: &str) -> Result<Tensor, OpError> {
+    if t.dtype() != dtype {
+        return Err(shape_err(
+            op,
+            format!(
+                "operand '{field}' is {} but the output is {dtype}",
+                t.dtype()
+            ),
+        ));
+    }
+    let m = t.num_elements();
+    if m == n {
+        Ok(t.flatten())
+    } else if m == 1 && n > 0 {
+        Ok(t.flatten().broadcast(n, 0)?)
+    } else {
+        Err(shape_err(
+            op,
+            format!("operand '{field}' has {m} elements but the output has {n}"),
+        ))
+    }
+}
+
+/// Adds one `codelet` vertex per tile and contiguous region of `out`, connecting `out_field`
+/// to that region of `out` and each `(field, tensor)` of `inputs` to the same range of the
+/// tensor; `state` is set on every vertex. The general form of the helpers below.
+pub fn elementwise(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    codelet: &str,
+    out_field: &str,
+    out: &Tensor,
+    inputs: &[(&str, &Tensor)],
+    state: &[(&str, StateValue)],
+) -> Result<Vec<VertexRef>, OpError> {
+    let n = out.num_elements();
+    let flat_out = out.flatten();
+    let operands = inputs
+        .iter()
+        .map(|&(f, t)| Ok((f, operand(t, n, out.dtype(), f, codelet)?)))
+        .collect::<Result<Vec<_>, OpError>>()?;
+    let mut vertices = Vec::new();
+    for (tile, range) in mapped_regions(graph, out, codelet)? {
+        let v = graph.add_vertex(cs, codelet);
+        graph.connect(v, out_field, &flat_out.slice(range.clone())?);
+        for (f, t) in &operands {
+            graph.connect(v, f, &t.slice(range.clone())?);
+        }
+        for (f, s) in state {
+            graph.set_vertex_state(v, f, s.clone());
+        }
+        graph.set_tile_mapping(v, tile)?;
+        vertices.push(v);
+    }
+    Ok(vertices)
+}
+
+/// Binary element-wise operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+impl BinaryOp {
+    /// The codelet name stem (`"Add"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "Add",
+            BinaryOp::Sub => "Sub",
+            BinaryOp::Mul => "Mul",
+            BinaryOp::Div => "Div",
+            BinaryOp::Max => "Max",
+            BinaryOp::Min => "Min",
+        }
+    }
+}
+
+/// `out = a op b`, element-wise, over the tile mapping of `out`.
+pub fn binary(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    let name = codelet_name(op.name(), out.dtype())?;
+    elementwise(graph, cs, &name, "out", out, &[("in1", a), ("in2", b)], &[])
+}
+
+/// `a = a op b`, element-wise, over the tile mapping of `a`.
+pub fn binary_in_place(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    let name = codelet_name(&format!("{}InPlace", op.name()), a.dtype())?;
+    elementwise(graph, cs, &name, "a", a, &[("b", b)], &[])
+}
+
+/// `out = a + b`.
+pub fn add(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    binary(graph, cs, BinaryOp::Add, a, b, out)
+}
+
+/// `out = a - b`.
+pub fn sub(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    binary(graph, cs, BinaryOp::Sub, a, b, out)
+}
+
+/// `out = a * b`.
+pub fn mul(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    binary(graph, cs, BinaryOp::Mul, a, b, out)
+}
+
+/// `a += b`.
+pub fn add_in_place(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    a: &Tensor,
+    b: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    binary_in_place(graph, cs, BinaryOp::Add, a, b)
+}
+
+/// Unary element-wise operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Square,
+    Sqrt,
+    Exp,
+}
+
+impl UnaryOp {
+    /// The codelet name stem (`"Neg"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "Neg",
+            UnaryOp::Abs => "Abs",
+            UnaryOp::Square => "Square",
+            UnaryOp::Sqrt => "Sqrt",
+            UnaryOp::Exp => "Exp",
+        }
+    }
+}
+
+/// `out = op(input)`, element-wise, over the tile mapping of `out`.
+pub fn unary(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    op: UnaryOp,
+    input: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    let name = codelet_name(op.name(), out.dtype())?;
+    elementwise(graph, cs, &name, "out", out, &[("input", input)], &[])
+}
+
+/// `out = input` with `Copy<T>` vertices (a compute-set copy; `Program::copy` is usually the
+/// better way to copy).
+pub fn copy(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    input: &Tensor,
+    out: &Tensor,
+) -> Result<Vec<VertexRef>, OpError> {
+    let name = codelet_name("Copy", out.dtype())?;
+    elementwise(graph, cs, &name, "out", out, &[("input", input)], &[])
+}
+
+/// Every element of `t` set to `value`, over the tile mapping of `t`.
+pub fn fill<T: Element + Into<StateValue>>(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    t: &Tensor,
+    value: T,
+) -> Result<Vec<VertexRef>, OpError> {
+    if t.dtype() != T::DTYPE {
+        return Err(shape_err(
+            "fill",
+            format!("value is {} but the tensor is {}", T::DTYPE, t.dtype()),
+        ));
+    }
+    let name = codelet_name("Fill", t.dtype())?;
+    elementwise(graph, cs, &name, "out", t, &[], &[("value", value.into())])
+}
+
+/// Regions of at least this many elements get the multi-worker `ScaledAddMulti<float>`.
+pub const MULTI_WORKER_MIN_ELEMENTS: usize = 96;
+
+/// `a += scale * b` (`float` only), over the tile mapping of `a`. Regions of at least
+/// [`MULTI_WORKER_MIN_ELEMENTS`] elements use the multi-worker codelet.
+pub fn scaled_add(
+    graph: &mut Graph,
+    cs: ComputeSet,
+    a: &Tensor,
+    b: &Tensor,
+    scale: f32,
+) -> Result<Vec<VertexRef>, OpError> {
+    if a.dtype() != DType::F32 {
+        return Err(OpError::Unsupported {
+            codelet: format!("ScaledAdd<{}>", a.dtype().poplar_name()),
+        });
+    }
+    crate::link();
+    let n = a.num_elements();
+    let flat_a = a.flatten();
+    let flat_b = operand(b, n, DType::F32, "b", "ScaledAdd<float>")?;
+    let mut vertices = Vec::new();
+    for (tile, range) in mapped_regions(graph, a, "ScaledAdd<float>")? {
+        let name = if range.len() >= MULTI_WORKER_MIN_ELEMENTS {
+            "ScaledAddMulti<float>"
+        } else {
+            "ScaledAdd<float>"
+        };
+        let v = graph.add_vertex(cs, name);
+        graph.connect(v, "a", &flat_a.slice(range.clone())?);
+        graph.connect(v, "b", &flat_b.slice(range)?);
+        graph.set_vertex_state(v, "scale", scale);
+        graph.set_tile_mapping(v, tile)?;
+        vertices.push(v);
+    }
+    Ok(vertices)
+}
+
+/// Reductions of a whole tensor to one element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    /// The codelet name stem (`"ReduceSum"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "ReduceSum",
+            ReduceOp::Max => "ReduceMax",
+            ReduceOp::Min => "ReduceMin",
+        }
+    }
+}
+
+/// A program that reduces every element of `input` into the single element `out`.
+///
+/// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per tile and
+/// contiguous region of `input`, each writing one element of a new variable
+/// `"{name}/partials"` on its tile; compute set `"{name}/final"` reduces those partials on the
+/// tile of `out`. If `input` is one region, a single compute set writes `out` directly. Float
+/// sums are therefore grouped by region (not strictly left to right over `input`).
+pub fn reduce(
+    graph: &mut Graph,
+    op: ReduceOp,
+    input: &Tensor,
+    out: &Tensor,
+    name: &str,
+) -> Result<Program, OpError> {
+    let codelet = codelet_name(op.name(), input.dtype())?;
+    if out.num_elements() != 1 || out.dtype() != input.dtype() {
+        return Err(shape_err(
+            &codelet,
+            format!(
+                "output must be one element of {}, got {}{:?}",
+                input.dtype(),
+                out.dtype(),
+                out.shape()
+            ),
+        ));
+    }
+    let out_tile = mapped_regions(graph, out, &codelet)?[0].0;
+    let flat = input.flatten();
+    let regions = if input.num_elements() == 0 {
+        Vec::new()
+    } else {
+        mapped_regions(graph, input, &codelet)?
+    };
+    if regions.len() <= 1 {
+        let cs = graph.add_compute_set(name);
+        let v = graph.add_vertex(cs, &codelet);
+        graph.connect(v, "input", &flat);
+        graph.connect(v, "out", &out.flatten());
+        graph.set_tile_mapping(v, regions.first().map_or(out_tile, |r| r.0))?;
+        return Ok(Program::execute(cs));
+    }
+    let partials = graph.add_variable(input.dtype(), &[regions.len()], &format!("{name}/partials"));
+    let cs1 = graph.add_compute_set(&format!("{name}/partials"));
+    for (i, (tile, range)) in regions.into_iter().enumerate() {
+        let p = partials.slice(i..i + 1)?;
+        graph.set_tile_mapping(&p, tile)?;
+        let v = graph.add_vertex(cs1, &codelet);
+        graph.connect(v, "input", &flat.slice(range)?);
+        graph.connect(v, "out", &p);
+        graph.set_tile_mapping(v, tile)?;
+    }
+    let cs2 = graph.add_compute_set(&format!("{name}/final"));
+    let v = graph.add_vertex(cs2, &codelet);
+    graph.connect(v, "input", &partials);
+    graph.connect(v, "out", &out.flatten());
+    graph.set_tile_mapping(v, out_tile)?;
+    Ok(Program::seq(vec![
+        Program::execute(cs1),
+        Program::execute(cs2),
+    ]))
+}
+
+/// `reduce(graph, ReduceOp::Sum, input, out, name)`.
+pub fn reduce_sum(
+    graph: &mut Graph,
+    input: &Tensor,
+    out: &Tensor,
+    name: &str,
+) -> Result<Program, OpError> {
+    reduce(graph, ReduceOp::Sum, input, out, name)
+}
