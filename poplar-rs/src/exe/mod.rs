@@ -13,6 +13,7 @@
 
 mod check;
 pub mod file;
+mod dump;
 
 pub use check::ExecutableError;
 

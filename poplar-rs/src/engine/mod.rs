@@ -1,0 +1,983 @@
+//! The engine: runs an executable on the tile simulator.
+//!
+//! Each tile's memory is one zero-initialized allocation of `memory_bytes` rounded up to whole
+//! `u64`s, so every offset aligned in the executable is aligned in host memory. Programs are
+//! interpreted step by step; a `Compute` step runs the tiles of its phase in parallel on one
+//! rayon pool built once in [`Engine::new`] (vertices of one tile in order, on one thread), an
+//! `Exchange` step copies every transfer in parallel chunks balanced by bytes.
+//!
+//! Soundness rests on [`Executable::check`], which [`Engine::new`] runs, and on
+//! [`Executable::resolve_codelets`]: every location is in bounds and aligned, a tile appears at
+//! most once per compute phase, written fields of a vertex alias nothing else of it, and within
+//! an exchange phase no destination overlaps a source or another destination. Because `run`
+//! takes `&mut self`, host reads and writes never race with a running program.
+//!
+//! Results are bit-identical for any thread count: tiles are independent within a phase, the
+//! vertices of a tile keep their order, and exchange writes are disjoint from everything read.
+//!
+//! Bool invariant: [`Element`] lets codelets view memory as `bool`, which is sound only for bytes
+//! 0 and 1. Host writes and streams store bools as 0/1; for anything else that reaches a bool
+//! field (init blocks, exchanged bytes of a hand-made executable) the engine normalizes the bool
+//! fields of a vertex (non-zero becomes 1) before calling it.
+//!
+//! Profiling hook: every step goes through `RunCtx::step`; a profiler would add an
+//! `Option<&mut Profile>` to `RunCtx` and record there (not built yet).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::panic::{self, AssertUnwindSafe};
+
+use rayon::prelude::*;
+
+use crate::codelet::{CodeletDesc, FieldDir, FieldLoc, FieldShape, VertexError, VertexIo, Worker};
+use crate::dtype::{self, DType, Element};
+use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step, TileCompute};
+use crate::graph::StreamDir;
+use crate::target::TileId;
+
+/// Options of [`Engine::new`].
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// Worker threads of the engine's pool; `None` uses one per core.
+    pub threads: Option<usize>,
+    /// After each vertex, check its written `f32` fields for NaN and infinity.
+    pub check_finite: bool,
+}
+
+/// Errors of building or running an engine. Each names the thing at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error("invalid executable: {0}")]
+    Executable(#[from] ExecutableError),
+    #[error("tile {tile} needs {bytes} bytes but the target has {budget} bytes per tile")]
+    TileOutOfMemory {
+        tile: TileId,
+        bytes: u32,
+        budget: u32,
+    },
+    #[error("cannot build the engine's thread pool: {0}")]
+    ThreadPool(String),
+    #[error("no program {index} (the executable has {count})")]
+    NoSuchProgram { index: usize, count: usize },
+    #[error("no host tensor named '{name}'")]
+    UnknownTensor { name: String },
+    #[error("no stream named '{name}'")]
+    UnknownStream { name: String },
+    #[error("{what} '{name}' holds {expected}, accessed as {got}")]
+    WrongDType {
+        what: &'static str,
+        name: String,
+        expected: DType,
+        got: DType,
+    },
+    #[error("host tensor '{name}' has {expected} elements, given {got}")]
+    WrongLength {
+        name: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("host tensor '{name}' is not writable")]
+    NotWritable { name: String },
+    #[error("host tensor '{name}' is not readable")]
+    NotReadable { name: String },
+    #[error("stream '{name}' is {dir:?}, not usable this way")]
+    WrongStreamDirection { name: String, dir: StreamDir },
+    #[error("stream '{name}' is not connected (or connected to an empty buffer) but the program reads it")]
+    StreamNotConnected { name: String },
+    #[error("vertex {vertex} ({codelet}) on tile {tile} in compute set '{compute_set}' failed: {message}")]
+    VertexFailed {
+        vertex: u32,
+        codelet: String,
+        tile: TileId,
+        compute_set: String,
+        message: String,
+    },
+    #[error("vertex {vertex} ({codelet}) on tile {tile} in compute set '{compute_set}' wrote {value} to element {element} of field {field}")]
+    NonFinite {
+        vertex: u32,
+        codelet: String,
+        field: usize,
+        tile: TileId,
+        compute_set: String,
+        element: u64,
+        value: f32,
+    },
+    #[error("tile {tile}: bytes {offset}..{offset}+{len} are outside its memory")]
+    MemoryRange {
+        tile: TileId,
+        offset: usize,
+        len: usize,
+    },
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tile memory
+
+/// One tile's memory: a leaked `Box<[u64]>` accessed only through its raw pointer (so that no
+/// reference to the whole buffer ever coexists with the per-field views handed to codelets).
+struct TileMem {
+    ptr: *mut u8,
+    words: usize,
+    bytes: usize,
+}
+
+impl TileMem {
+    fn new(bytes: usize) -> TileMem {
+        let words = bytes.div_ceil(8);
+        let b: Box<[u64]> = vec![0u64; words].into_boxed_slice();
+        let ptr = Box::into_raw(b).cast::<u8>();
+        TileMem { ptr, words, bytes }
+    }
+}
+
+impl Drop for TileMem {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `Box::into_raw` of a `Box<[u64]>` of `words` elements in
+        // `TileMem::new` and is freed only here, once.
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.ptr.cast::<u64>(),
+                self.words,
+            )));
+        }
+    }
+}
+
+/// All tile memories.
+struct Memory {
+    tiles: Vec<TileMem>,
+}
+
+// SAFETY: `Memory` owns its allocations. Concurrent access happens only inside `Engine::run`
+// (which holds `&mut Engine`), where each compute task touches only the tiles of its own
+// disjoint chunk (a tile appears at most once per compute phase: `check()`), and exchange tasks
+// write only destination ranges that overlap no source and no other destination (`check()`).
+unsafe impl Send for Memory {}
+// SAFETY: as above.
+unsafe impl Sync for Memory {}
+
+impl Memory {
+    #[inline]
+    fn base(&self, tile: TileId) -> *mut u8 {
+        self.tiles[tile as usize].ptr
+    }
+
+    fn in_bounds(&self, tile: TileId, offset: usize, len: usize) -> bool {
+        self.tiles
+            .get(tile as usize)
+            .is_some_and(|t| offset.checked_add(len).is_some_and(|e| e <= t.bytes))
+    }
+
+    /// Copies bytes out of a tile. Caller guarantees the range is in bounds and no writer runs.
+    fn read(&self, tile: TileId, offset: usize, out: &mut [u8]) {
+        assert!(self.in_bounds(tile, offset, out.len()));
+        // SAFETY: range checked just above; no concurrent writer (callers hold `&Engine` outside
+        // `run`, or are the single thread interpreting control flow between phases).
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.base(tile).add(offset), out.as_mut_ptr(), out.len())
+        }
+    }
+
+    /// Copies bytes into a tile. Caller guarantees no other access runs.
+    fn write(&self, tile: TileId, offset: usize, data: &[u8]) {
+        assert!(self.in_bounds(tile, offset, data.len()));
+        // SAFETY: range checked just above; callers hold `&mut Engine` or are the single thread
+        // interpreting control flow between phases, so nothing else accesses tile memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), self.base(tile).add(offset), data.len())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precomputed plans
+
+/// A codelet resolved for the hot path.
+struct Resolved {
+    desc: &'static CodeletDesc,
+    compute: fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>,
+    multi_worker: bool,
+    /// Bool fields (normalized to 0/1 before each call).
+    bool_fields: Vec<(usize, FieldShape)>,
+    /// Written f32 fields (checked with `check_finite`).
+    f32_written: Vec<(usize, FieldShape)>,
+}
+
+/// One exchange copy (a transfer to one destination, possibly a piece of it).
+#[derive(Clone, Copy)]
+struct CopyOp {
+    src_tile: TileId,
+    src: u32,
+    dst_tile: TileId,
+    dst: u32,
+    bytes: u32,
+}
+
+struct ExchangePlan {
+    ops: Vec<CopyOp>,
+    /// Ranges of `ops` run as one parallel task each; one range means run serially.
+    chunks: Vec<Range<usize>>,
+}
+
+struct ComputePlan {
+    /// Ranges of the phase's tiles run as one parallel task each.
+    chunks: Vec<Range<usize>>,
+}
+
+/// Splits items with the given costs into at most `parts` contiguous ranges of similar cost.
+fn balance(costs: &[u64], parts: usize) -> Vec<Range<usize>> {
+    let total: u64 = costs.iter().sum();
+    if costs.is_empty() {
+        return Vec::new();
+    }
+    let parts = parts.clamp(1, costs.len());
+    let target = total.div_ceil(parts as u64).max(1);
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    let mut acc = 0u64;
+    for (i, &c) in costs.iter().enumerate() {
+        acc += c;
+        if acc >= target {
+            out.push(start..i + 1);
+            start = i + 1;
+            acc = 0;
+        }
+    }
+    if start < costs.len() {
+        out.push(start..costs.len());
+    }
+    out
+}
+
+/// Below this many bytes an exchange runs on one thread.
+const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
+/// Fixed cost of one copy, in byte-equivalents, for balancing.
+const COPY_OVERHEAD: u64 = 64;
+/// Below this estimated cost a compute phase runs on one thread.
+const PARALLEL_COMPUTE_COST: u64 = 2_000;
+
+// ---------------------------------------------------------------------------------------------
+// Streams
+
+struct InStream {
+    dtype: DType,
+    data: Vec<u8>,
+    /// Byte position of the next element.
+    pos: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element <-> byte conversion
+
+fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
+    debug_assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size());
+    if cfg!(target_endian = "little") {
+        // SAFETY: `Element` is sealed to f32, i32, u32 and bool: no padding, size equal to the
+        // dtype size, little-endian in memory on this target; every initialized value is a
+        // valid sequence of bytes (bool is 0 or 1).
+        Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+        })
+    } else {
+        Cow::Owned(dtype::to_le_bytes(data))
+    }
+}
+
+fn bytes_to_elems<T: Element>(bytes: &[u8]) -> Vec<T> {
+    let size = T::DTYPE.size();
+    if cfg!(target_endian = "little") && T::DTYPE != DType::Bool {
+        let n = bytes.len() / size;
+        let mut v = vec![T::default(); n];
+        // SAFETY: T is f32, i32 or u32 (sealed `Element`, bool excluded above): 4 bytes, no
+        // padding, every bit pattern valid; `v` holds exactly n * size bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * size)
+        };
+        v
+    } else {
+        dtype::from_le_bytes(bytes)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine
+
+/// Runs an [`Executable`] on the tile simulator.
+pub struct Engine {
+    exe: Executable,
+    options: EngineOptions,
+    threads: usize,
+    pool: rayon::ThreadPool,
+    mem: Memory,
+    codelets: Vec<Resolved>,
+    exchanges: Vec<ExchangePlan>,
+    computes: Vec<ComputePlan>,
+    tensor_index: HashMap<String, usize>,
+    stream_index: HashMap<String, usize>,
+    /// Per stream: the connected host buffer of a host-to-device stream.
+    inputs: Vec<Option<InStream>>,
+    /// Per stream: bytes appended by device-to-host copies.
+    outputs: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("tiles", &self.mem.tiles.len())
+            .field("threads", &self.threads)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Checks the executable, resolves its codelets, allocates and initializes tile memory and
+    /// builds the thread pool.
+    pub fn new(exe: &Executable, options: EngineOptions) -> Result<Engine, EngineError> {
+        exe.check()?;
+        let descs = exe.resolve_codelets()?;
+        for (t, img) in exe.tiles.iter().enumerate() {
+            if img.memory_bytes > exe.target.bytes_per_tile {
+                return Err(EngineError::TileOutOfMemory {
+                    tile: t as TileId,
+                    bytes: img.memory_bytes,
+                    budget: exe.target.bytes_per_tile,
+                });
+            }
+        }
+        let threads = options
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(8 << 20)
+            .thread_name(|i| format!("poplar-engine-{i}"))
+            .build()
+            .map_err(|e| EngineError::ThreadPool(e.to_string()))?;
+
+        let mem = Memory {
+            tiles: exe
+                .tiles
+                .iter()
+                .map(|img| TileMem::new(img.memory_bytes as usize))
+                .collect(),
+        };
+        for (t, img) in exe.tiles.iter().enumerate() {
+            for b in &img.init {
+                // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
+                mem.write(t as TileId, b.offset as usize, &b.data);
+            }
+        }
+
+        let codelets = descs
+            .iter()
+            .map(|d| {
+                let pick = |f: &dyn Fn(&crate::codelet::FieldSpec) -> bool| {
+                    d.fields
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| f(s))
+                        .map(|(i, s)| (i, s.shape))
+                        .collect()
+                };
+                Resolved {
+                    desc: d,
+                    compute: d.compute,
+                    multi_worker: d.multi_worker,
+                    bool_fields: pick(&|s| s.dtype == DType::Bool),
+                    f32_written: pick(&|s| {
+                        s.dtype == DType::F32 && matches!(s.dir, FieldDir::Output | FieldDir::InOut)
+                    }),
+                }
+            })
+            .collect();
+
+        let parts = threads * 4;
+        let exchanges = exe
+            .exchanges
+            .iter()
+            .map(|ph| {
+                let total: u64 = ph
+                    .transfers
+                    .iter()
+                    .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
+                    .sum();
+                let piece = if threads > 1 && total >= PARALLEL_EXCHANGE_BYTES {
+                    total.div_ceil(parts as u64).max(4096)
+                } else {
+                    u64::MAX
+                };
+                let mut ops = Vec::new();
+                for t in &ph.transfers {
+                    for &(dst_tile, dst) in &t.dsts {
+                        let mut done = 0u64;
+                        let bytes = u64::from(t.bytes);
+                        while done < bytes {
+                            let n = (bytes - done).min(piece);
+                            ops.push(CopyOp {
+                                src_tile: t.src_tile,
+                                src: t.src_offset + done as u32,
+                                dst_tile,
+                                dst: dst + done as u32,
+                                bytes: n as u32,
+                            });
+                            done += n;
+                        }
+                    }
+                }
+                let chunks = if piece == u64::MAX {
+                    std::iter::once(0..ops.len()).collect()
+                } else {
+                    let costs: Vec<u64> = ops
+                        .iter()
+                        .map(|o| u64::from(o.bytes) + COPY_OVERHEAD)
+                        .collect();
+                    balance(&costs, parts)
+                };
+                ExchangePlan { ops, chunks }
+            })
+            .collect();
+
+        let computes = exe
+            .computes
+            .iter()
+            .map(|ph| {
+                let costs: Vec<u64> = ph
+                    .tiles
+                    .iter()
+                    .map(|tc| {
+                        let copies: u64 = tc
+                            .pre_copies
+                            .iter()
+                            .chain(&tc.post_copies)
+                            .map(|c| u64::from(c.bytes) / 8 + 4)
+                            .sum();
+                        let verts: u64 = tc
+                            .vertices
+                            .iter()
+                            .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
+                            .sum();
+                        4 + copies + verts
+                    })
+                    .collect();
+                let total: u64 = costs.iter().sum();
+                let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
+                    balance(&costs, parts)
+                } else {
+                    std::iter::once(0..ph.tiles.len()).collect()
+                };
+                ComputePlan { chunks }
+            })
+            .collect();
+
+        let tensor_index = exe
+            .host_tensors
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.name.clone(), i))
+            .collect();
+        let stream_index = exe
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
+        let n_streams = exe.streams.len();
+        Ok(Engine {
+            exe: exe.clone(),
+            options,
+            threads,
+            pool,
+            mem,
+            codelets,
+            exchanges,
+            computes,
+            tensor_index,
+            stream_index,
+            inputs: (0..n_streams).map(|_| None).collect(),
+            outputs: vec![Vec::new(); n_streams],
+        })
+    }
+
+    /// The executable this engine runs.
+    pub fn executable(&self) -> &Executable {
+        &self.exe
+    }
+
+    /// Number of top-level programs.
+    pub fn num_programs(&self) -> usize {
+        self.exe.programs.len()
+    }
+
+    /// Worker threads of the engine's pool.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn host_tensor<T: Element>(&self, name: &str) -> Result<usize, EngineError> {
+        let &i = self
+            .tensor_index
+            .get(name)
+            .ok_or_else(|| EngineError::UnknownTensor { name: name.into() })?;
+        let h = &self.exe.host_tensors[i];
+        if h.dtype != T::DTYPE {
+            return Err(EngineError::WrongDType {
+                what: "host tensor",
+                name: name.into(),
+                expected: h.dtype,
+                got: T::DTYPE,
+            });
+        }
+        Ok(i)
+    }
+
+    /// Writes a whole host-writable tensor.
+    pub fn write_tensor<T: Element>(&mut self, name: &str, data: &[T]) -> Result<(), EngineError> {
+        let i = self.host_tensor::<T>(name)?;
+        let h = &self.exe.host_tensors[i];
+        if !h.writable {
+            return Err(EngineError::NotWritable { name: name.into() });
+        }
+        let expected: usize = h.shape.iter().product();
+        if data.len() != expected {
+            return Err(EngineError::WrongLength {
+                name: name.into(),
+                expected,
+                got: data.len(),
+            });
+        }
+        let bytes = elems_as_bytes(data);
+        // Runs are in bounds and total `expected` elements: `check()` (BadRun, RunTotal).
+        let mut pos = 0;
+        for r in &h.runs {
+            let n = r.bytes as usize;
+            self.mem
+                .write(r.tile, r.offset as usize, &bytes[pos..pos + n]);
+            pos += n;
+        }
+        Ok(())
+    }
+
+    /// Reads a whole host-readable tensor.
+    pub fn read_tensor<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
+        let i = self.host_tensor::<T>(name)?;
+        let h = &self.exe.host_tensors[i];
+        if !h.readable {
+            return Err(EngineError::NotReadable { name: name.into() });
+        }
+        Ok(bytes_to_elems(&gather_runs(&self.mem, &h.runs)))
+    }
+
+    /// Raw bytes of a tile's memory (for tests and debugging).
+    pub fn read_memory(
+        &self,
+        tile: TileId,
+        offset: usize,
+        len: usize,
+    ) -> Result<Vec<u8>, EngineError> {
+        if !self.mem.in_bounds(tile, offset, len) {
+            return Err(EngineError::MemoryRange { tile, offset, len });
+        }
+        let mut out = vec![0u8; len];
+        self.mem.read(tile, offset, &mut out);
+        Ok(out)
+    }
+
+    fn stream<T: Element>(&self, name: &str, dir: StreamDir) -> Result<usize, EngineError> {
+        let &i = self
+            .stream_index
+            .get(name)
+            .ok_or_else(|| EngineError::UnknownStream { name: name.into() })?;
+        let s = &self.exe.streams[i];
+        if s.dtype != T::DTYPE {
+            return Err(EngineError::WrongDType {
+                what: "stream",
+                name: name.into(),
+                expected: s.dtype,
+                got: T::DTYPE,
+            });
+        }
+        if s.dir != dir {
+            return Err(EngineError::WrongStreamDirection {
+                name: name.into(),
+                dir: s.dir,
+            });
+        }
+        Ok(i)
+    }
+
+    /// Connects a host buffer to a host-to-device stream. Each stream copy takes the next
+    /// `len` elements, wrapping around to the start of the buffer.
+    pub fn connect_stream<T: Element>(
+        &mut self,
+        name: &str,
+        data: Vec<T>,
+    ) -> Result<(), EngineError> {
+        let i = self.stream::<T>(name, StreamDir::HostToDevice)?;
+        let bytes = elems_as_bytes(&data).into_owned();
+        self.inputs[i] = Some(InStream {
+            dtype: T::DTYPE,
+            data: bytes,
+            pos: 0,
+        });
+        Ok(())
+    }
+
+    /// Everything a device-to-host stream has produced so far.
+    pub fn stream_output<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
+        let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        Ok(bytes_to_elems(&self.outputs[i]))
+    }
+
+    /// Like [`Engine::stream_output`], and clears the stream's output.
+    pub fn take_stream_output<T: Element>(&mut self, name: &str) -> Result<Vec<T>, EngineError> {
+        let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        Ok(bytes_to_elems(&std::mem::take(&mut self.outputs[i])))
+    }
+
+    /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
+    /// was computed up to that point, and the engine can run again.
+    pub fn run(&mut self, index: usize) -> Result<(), EngineError> {
+        let count = self.exe.programs.len();
+        let step = self
+            .exe
+            .programs
+            .get(index)
+            .ok_or(EngineError::NoSuchProgram { index, count })?;
+        let mut ctx = RunCtx {
+            exe: &self.exe,
+            mem: &self.mem,
+            codelets: &self.codelets,
+            exchanges: &self.exchanges,
+            computes: &self.computes,
+            workers: self.exe.target.workers_per_tile,
+            check_finite: self.options.check_finite,
+            inputs: &mut self.inputs,
+            outputs: &mut self.outputs,
+        };
+        if self.threads == 1 {
+            ctx.step(step)
+        } else {
+            // Interpret on a pool thread so that each superstep's fork-join stays inside the
+            // pool (no cross-thread wake-up of the caller per superstep).
+            self.pool.install(move || ctx.step(step))
+        }
+    }
+}
+
+fn gather_runs(mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
+    let total: usize = runs.iter().map(|r| r.bytes as usize).sum();
+    let mut out = vec![0u8; total];
+    let mut pos = 0;
+    for r in runs {
+        let n = r.bytes as usize;
+        mem.read(r.tile, r.offset as usize, &mut out[pos..pos + n]);
+        pos += n;
+    }
+    out
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_string()
+    }
+}
+
+/// The state of one `run`: shared plans plus the host stream buffers.
+struct RunCtx<'e> {
+    exe: &'e Executable,
+    mem: &'e Memory,
+    codelets: &'e [Resolved],
+    exchanges: &'e [ExchangePlan],
+    computes: &'e [ComputePlan],
+    workers: u32,
+    check_finite: bool,
+    inputs: &'e mut [Option<InStream>],
+    outputs: &'e mut [Vec<u8>],
+}
+
+impl RunCtx<'_> {
+    fn read_scalar(&self, s: &ScalarLoc) -> i64 {
+        let mut b = [0u8; 4];
+        let n = s.dtype.size();
+        // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar).
+        self.mem.read(s.tile, s.offset as usize, &mut b[..n]);
+        match s.dtype {
+            DType::I32 => i64::from(i32::from_le_bytes(b)),
+            DType::U32 => i64::from(u32::from_le_bytes(b)),
+            _ => i64::from(b[0] != 0),
+        }
+    }
+
+    fn step(&mut self, step: &Step) -> Result<(), EngineError> {
+        match step {
+            Step::Seq(v) => {
+                for s in v {
+                    self.step(s)?;
+                }
+            }
+            Step::Label { body, .. } => self.step(body)?,
+            Step::Sync(_) => {}
+            Step::Exchange(i) => self.exchange(*i as usize),
+            Step::Compute(i) => self.compute(*i as usize)?,
+            Step::Repeat { count, body } => {
+                for _ in 0..*count {
+                    self.step(body)?;
+                }
+            }
+            Step::While {
+                cond,
+                predicate,
+                body,
+            } => {
+                self.step(cond)?;
+                while self.read_scalar(predicate) != 0 {
+                    self.step(body)?;
+                    self.step(cond)?;
+                }
+            }
+            Step::If {
+                predicate,
+                then,
+                else_,
+            } => {
+                if self.read_scalar(predicate) != 0 {
+                    self.step(then)?;
+                } else {
+                    self.step(else_)?;
+                }
+            }
+            Step::Switch {
+                control,
+                cases,
+                default,
+            } => {
+                let v = self.read_scalar(control);
+                match cases.iter().find(|(c, _)| *c == v) {
+                    Some((_, s)) => self.step(s)?,
+                    None => self.step(default)?,
+                }
+            }
+            Step::Call(f) => {
+                let exe = self.exe;
+                self.step(&exe.functions[*f as usize])?;
+            }
+            Step::StreamIn { stream, runs } => self.stream_in(*stream as usize, runs)?,
+            Step::StreamOut { stream, runs } => {
+                let data = gather_runs(self.mem, runs);
+                self.outputs[*stream as usize].extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    }
+
+    fn stream_in(&mut self, stream: usize, runs: &[MemRun]) -> Result<(), EngineError> {
+        let desc = &self.exe.streams[stream];
+        let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
+        if need == 0 {
+            return Ok(());
+        }
+        let Some(src) = self.inputs[stream].as_mut().filter(|s| !s.data.is_empty()) else {
+            return Err(EngineError::StreamNotConnected {
+                name: desc.name.clone(),
+            });
+        };
+        debug_assert_eq!(src.dtype, desc.dtype);
+        for r in runs {
+            let mut off = r.offset as usize;
+            let mut left = r.bytes as usize;
+            while left > 0 {
+                let n = left.min(src.data.len() - src.pos);
+                // Runs in bounds and element-aligned: `check()` (BadRun, RunTotal).
+                self.mem.write(r.tile, off, &src.data[src.pos..src.pos + n]);
+                src.pos = (src.pos + n) % src.data.len();
+                off += n;
+                left -= n;
+            }
+        }
+        Ok(())
+    }
+
+    fn exchange(&self, i: usize) {
+        let plan = &self.exchanges[i];
+        let mem = self.mem;
+        let run = |ops: &[CopyOp]| {
+            for o in ops {
+                // SAFETY: both ranges are in bounds of their tiles (`check()`:
+                // TransferOutOfBounds; pieces are sub-ranges of transfers), and within one
+                // exchange phase no destination range overlaps any source range or another
+                // destination range (`check()`: ExchangeOverlap), so concurrent copies of this
+                // phase never write bytes another copy reads or writes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        mem.base(o.src_tile).add(o.src as usize),
+                        mem.base(o.dst_tile).add(o.dst as usize),
+                        o.bytes as usize,
+                    );
+                }
+            }
+        };
+        if plan.chunks.len() <= 1 {
+            run(&plan.ops);
+        } else {
+            plan.chunks
+                .par_iter()
+                .for_each(|r| run(&plan.ops[r.clone()]));
+        }
+    }
+
+    fn compute(&self, i: usize) -> Result<(), EngineError> {
+        let phase = &self.exe.computes[i];
+        let plan = &self.computes[i];
+        let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
+            for tc in &phase.tiles[r.clone()] {
+                self.run_tile(i, tc)?;
+            }
+            Ok(())
+        };
+        if plan.chunks.len() <= 1 {
+            plan.chunks.iter().try_for_each(run_chunk)
+        } else {
+            // The error of the lowest failing tile wins, whatever the thread count.
+            let first = plan
+                .chunks
+                .par_iter()
+                .enumerate()
+                .filter_map(|(c, r)| run_chunk(r).err().map(|e| (c, e)))
+                .min_by_key(|(c, _)| *c);
+            match first {
+                Some((_, e)) => Err(e),
+                None => Ok(()),
+            }
+        }
+    }
+
+    /// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
+    /// for lists), for element size `size`.
+    fn field_ranges<'v>(
+        v: &'v crate::exe::VertexInst,
+        f: usize,
+        shape: FieldShape,
+    ) -> impl Iterator<Item = FieldLoc> + 'v {
+        let loc = v.fields[f];
+        let lists: &[FieldLoc] = match shape {
+            FieldShape::VectorList => {
+                &v.lists[loc.offset as usize..loc.offset as usize + loc.len as usize]
+            }
+            _ => std::slice::from_ref(&v.fields[f]),
+        };
+        lists.iter().copied()
+    }
+
+    fn run_tile(&self, cs: usize, tc: &TileCompute) -> Result<(), EngineError> {
+        let base = self.mem.base(tc.tile);
+        for c in &tc.pre_copies {
+            // SAFETY: src and dst ranges are in bounds of this tile (`check()`: CopyOutOfBounds);
+            // `ptr::copy` allows overlap; this tile is touched only by this task (a tile
+            // appears at most once per compute phase: `check()`: ComputeTileOrder).
+            unsafe {
+                std::ptr::copy(
+                    base.add(c.src as usize),
+                    base.add(c.dst as usize),
+                    c.bytes as usize,
+                )
+            };
+        }
+        for v in &tc.vertices {
+            let rc = &self.codelets[v.codelet as usize];
+            for &(f, shape) in &rc.bool_fields {
+                for l in Self::field_ranges(v, f, shape) {
+                    // SAFETY: the field's bytes are in bounds (`check()`: FieldOutOfBounds,
+                    // ListOutOfRange); this task has exclusive access to the tile (as above).
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts_mut(base.add(l.offset as usize), l.len as usize)
+                    };
+                    for b in bytes {
+                        *b = u8::from(*b != 0);
+                    }
+                }
+            }
+            // SAFETY: `base` is this tile's memory, exclusively used by this task for the
+            // duration of the phase (tile unique per phase: `check()` ComputeTileOrder); every
+            // field and list entry is in bounds and aligned for its dtype (`check()`:
+            // FieldOutOfBounds, FieldMisaligned, ListOutOfRange, ScalarLen; host allocation is
+            // 8-aligned), the field count and kinds match the registered codelet
+            // (`check()` FieldCount, `resolve_codelets` CodeletLayout), written fields overlap no
+            // other field (`check()`: AliasedField), and bool fields hold 0/1 (normalized above).
+            let io = unsafe { VertexIo::new(base, &v.fields, &v.lists) };
+            let workers = if rc.multi_worker { self.workers } else { 1 };
+            for id in 0..workers {
+                let w = Worker { id, count: workers };
+                let message = match panic::catch_unwind(AssertUnwindSafe(|| (rc.compute)(&io, w))) {
+                    Ok(Ok(())) => continue,
+                    Ok(Err(e)) => e.0,
+                    Err(p) => panic_message(&*p),
+                };
+                return Err(EngineError::VertexFailed {
+                    vertex: v.id,
+                    codelet: rc.desc.name.to_string(),
+                    tile: tc.tile,
+                    compute_set: self.exe.computes[cs].name.clone(),
+                    message,
+                });
+            }
+            if self.check_finite {
+                self.check_vertex_finite(cs, tc.tile, base, v, rc)?;
+            }
+        }
+        for c in &tc.post_copies {
+            // SAFETY: as for the pre-copies.
+            unsafe {
+                std::ptr::copy(
+                    base.add(c.src as usize),
+                    base.add(c.dst as usize),
+                    c.bytes as usize,
+                )
+            };
+        }
+        Ok(())
+    }
+
+    fn check_vertex_finite(
+        &self,
+        cs: usize,
+        tile: TileId,
+        base: *mut u8,
+        v: &crate::exe::VertexInst,
+        rc: &Resolved,
+    ) -> Result<(), EngineError> {
+        for &(f, shape) in &rc.f32_written {
+            let mut element = 0u64;
+            for l in Self::field_ranges(v, f, shape) {
+                // SAFETY: in bounds and 4-aligned for f32 (`check()`: FieldOutOfBounds,
+                // FieldMisaligned); the vertex's borrows ended when `compute` returned and this
+                // task has exclusive access to the tile.
+                let xs = unsafe {
+                    std::slice::from_raw_parts(
+                        base.add(l.offset as usize).cast::<f32>(),
+                        l.len as usize,
+                    )
+                };
+                if let Some(k) = xs.iter().position(|x| !x.is_finite()) {
+                    return Err(EngineError::NonFinite {
+                        vertex: v.id,
+                        codelet: rc.desc.name.to_string(),
+                        field: f,
+                        tile,
+                        compute_set: self.exe.computes[cs].name.clone(),
+                        element: element + k as u64,
+                        value: xs[k],
+                    });
+                }
+                element += u64::from(l.len);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,852 @@
+//! [`Executable::check`]: the structural invariants an engine relies on, and the typed errors of
+//! checking, saving and loading executables.
+//!
+//! The engine hands codelets raw views of tile memory and copies between tiles in parallel; its
+//! soundness rests entirely on the properties verified here. Everything is computed in `u64`
+//! so that no offset arithmetic can overflow, and nothing here panics on any input.
+
+use crate::codelet::{CodeletDesc, FieldLoc, FieldShape};
+use crate::dtype::DType;
+use crate::graph::StreamDir;
+use crate::target::TileId;
+
+use super::{Executable, FieldKind, MemRun, ScalarLoc, Step};
+
+/// What is wrong with an executable or an executable file. Each variant names the thing at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecutableError {
+    // ---- target and tiles ----
+    #[error("invalid target: {0}")]
+    BadTarget(String),
+    #[error("executable has {found} tile images but the target has {expected} tiles")]
+    TileCount { expected: u64, found: usize },
+    #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
+    TileOutOfRange {
+        what: String,
+        tile: TileId,
+        num_tiles: u32,
+    },
+    #[error("tile {tile}: init block {block} ({offset}+{len} bytes) exceeds the tile's {memory_bytes} bytes")]
+    InitOutOfBounds {
+        tile: TileId,
+        block: usize,
+        offset: u32,
+        len: u32,
+        memory_bytes: u32,
+    },
+    #[error("tile {tile}: init block {block} declares {len} bytes but holds {data_len}")]
+    InitLength {
+        tile: TileId,
+        block: usize,
+        len: u32,
+        data_len: usize,
+    },
+
+    // ---- compute phases ----
+    #[error("compute phase {compute_phase}: tile {tile} is not in strictly increasing tile order (duplicate or unsorted)")]
+    ComputeTileOrder { compute_phase: usize, tile: TileId },
+    #[error("compute phase {compute_phase}, tile {tile}: {which} copy {index} ({src}->{dst}, {bytes} bytes) exceeds the tile's {memory_bytes} bytes")]
+    CopyOutOfBounds {
+        compute_phase: usize,
+        tile: TileId,
+        which: &'static str,
+        index: usize,
+        src: u32,
+        dst: u32,
+        bytes: u32,
+        memory_bytes: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}: codelet index {codelet} out of range ({count} codelets)")]
+    NoSuchCodelet {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        codelet: u32,
+        count: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex} ({codelet}): {found} fields, codelet declares {expected}")]
+    FieldCount {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        codelet: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: scalar field bound to {len} elements")]
+    ScalarLen {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        len: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: list entries {start}..{start}+{len} out of range ({lists} entries)")]
+    ListOutOfRange {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        start: u32,
+        len: u32,
+        lists: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: bytes {offset}..{offset}+{bytes} exceed the tile's {memory_bytes} bytes")]
+    FieldOutOfBounds {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        offset: u64,
+        bytes: u64,
+        memory_bytes: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: offset {offset} is not aligned to {align}")]
+    FieldMisaligned {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        offset: u64,
+        align: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}: written field {field} overlaps field {other}")]
+    AliasedField {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        other: usize,
+    },
+
+    // ---- exchange phases ----
+    #[error("exchange phase {exchange_phase}, transfer {transfer}: tile {tile} bytes {offset}..{offset}+{bytes} exceed the tile's {memory_bytes} bytes")]
+    TransferOutOfBounds {
+        exchange_phase: usize,
+        transfer: usize,
+        tile: TileId,
+        offset: u32,
+        bytes: u32,
+        memory_bytes: u32,
+    },
+    #[error("exchange phase {exchange_phase}, tile {tile}: a destination of transfer {transfer} overlaps {what} of transfer {other}")]
+    ExchangeOverlap {
+        exchange_phase: usize,
+        tile: TileId,
+        transfer: usize,
+        other: usize,
+        what: &'static str,
+    },
+
+    // ---- programs ----
+    #[error("{owner}: {what} index {index} out of range ({count})")]
+    StepIndex {
+        owner: String,
+        what: &'static str,
+        index: u32,
+        count: usize,
+    },
+    #[error("function {function} calls itself (directly or indirectly)")]
+    RecursiveCall { function: u32 },
+    #[error("{owner}: {what} at tile {tile} offset {offset} ({dtype}): {reason}")]
+    BadScalar {
+        owner: String,
+        what: &'static str,
+        tile: TileId,
+        offset: u32,
+        dtype: DType,
+        reason: String,
+    },
+    #[error("{owner}: run {run} (tile {tile}, {offset}+{bytes} bytes): {reason}")]
+    BadRun {
+        owner: String,
+        run: usize,
+        tile: TileId,
+        offset: u32,
+        bytes: u32,
+        reason: String,
+    },
+    #[error("{owner}: runs hold {found} bytes, expected {expected}")]
+    RunTotal {
+        owner: String,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{owner}: stream {stream} ('{name}') has the wrong direction for this step")]
+    StreamDirection {
+        owner: String,
+        stream: u32,
+        name: String,
+    },
+    #[error("{kind} name '{name}' is used more than once")]
+    DuplicateName { kind: &'static str, name: String },
+    #[error("{what} '{name}': element count overflows")]
+    SizeOverflow { what: &'static str, name: String },
+
+    // ---- codelets against the registry ----
+    #[error("codelet '{name}' is not registered (is the crate that defines it linked?)")]
+    UnregisteredCodelet { name: String },
+    #[error("codelet '{name}': executable expects signature '{expected}', registered codelet has '{registered}'")]
+    CodeletSignature {
+        name: String,
+        expected: String,
+        registered: String,
+    },
+    #[error("codelet '{name}': the executable's field kinds or multi_worker flag disagree with the registered codelet")]
+    CodeletLayout { name: String },
+
+    // ---- files ----
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("not an executable file (bad magic)")]
+    BadMagic,
+    #[error("unsupported executable format version {found} (this build reads {supported})")]
+    UnsupportedVersion { found: u32, supported: u32 },
+    #[error(
+        "file truncated in {section} at offset {offset}: need {needed} bytes, {available} left"
+    )]
+    Truncated {
+        section: String,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+    #[error("checksum mismatch in {section} at offset {offset}: stored {stored:#010x}, computed {computed:#010x}")]
+    Checksum {
+        section: String,
+        offset: u64,
+        stored: u32,
+        computed: u32,
+    },
+    #[error("manifest at offset {offset}: {message}")]
+    Manifest { offset: u64, message: String },
+    #[error("unknown section kind {kind} at offset {offset}")]
+    UnknownSection { kind: u32, offset: u64 },
+    #[error("section {section} at offset {offset} appears more than once")]
+    DuplicateSection { section: String, offset: u64 },
+    #[error("section {section} is missing")]
+    MissingSection { section: String },
+    #[error(
+        "section {section} at offset {offset}: holds {found} bytes, manifest expects {expected}"
+    )]
+    SectionLength {
+        section: String,
+        offset: u64,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{count} unexpected trailing bytes at offset {offset}")]
+    TrailingBytes { offset: u64, count: u64 },
+}
+
+/// A byte range of a vertex's fields: `start..end`, owning field, written or not.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    field: usize,
+    written: bool,
+}
+
+/// Finds a pair of overlapping spans where at least one is written. Sorts `spans`.
+/// Returns (the written span, the span it overlaps).
+fn find_written_overlap(spans: &mut [Span]) -> Option<(Span, Span)> {
+    spans.sort_unstable_by_key(|s| (s.start, s.end));
+    // The span reaching furthest so far among all spans / among written spans.
+    let mut any: Option<Span> = None;
+    let mut written: Option<Span> = None;
+    for &s in spans.iter() {
+        if let Some(w) = written {
+            if s.start < w.end {
+                return Some((w, s));
+            }
+        }
+        if s.written {
+            if let Some(a) = any {
+                if s.start < a.end {
+                    return Some((s, a));
+                }
+            }
+        }
+        if any.is_none_or(|a| s.end > a.end) {
+            any = Some(s);
+        }
+        if s.written && written.is_none_or(|w| s.end > w.end) {
+            written = Some(s);
+        }
+    }
+    None
+}
+
+/// Is the predicate / control dtype one the engine reads as an integer?
+fn scalar_dtype_ok(d: DType) -> bool {
+    matches!(d, DType::Bool | DType::I32 | DType::U32)
+}
+
+struct Checker<'a> {
+    exe: &'a Executable,
+    num_tiles: u32,
+}
+
+impl Checker<'_> {
+    fn mem(&self, tile: TileId) -> u64 {
+        self.exe
+            .tiles
+            .get(tile as usize)
+            .map_or(0, |t| u64::from(t.memory_bytes))
+    }
+
+    fn tile_ok(&self, what: impl FnOnce() -> String, tile: TileId) -> Result<(), ExecutableError> {
+        if tile >= self.num_tiles {
+            return Err(ExecutableError::TileOutOfRange {
+                what: what(),
+                tile,
+                num_tiles: self.num_tiles,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_tiles(&self) -> Result<(), ExecutableError> {
+        for (t, img) in self.exe.tiles.iter().enumerate() {
+            let tile = t as TileId;
+            for (b, blk) in img.init.iter().enumerate() {
+                if blk.data.len() != blk.len as usize {
+                    return Err(ExecutableError::InitLength {
+                        tile,
+                        block: b,
+                        len: blk.len,
+                        data_len: blk.data.len(),
+                    });
+                }
+                if u64::from(blk.offset) + u64::from(blk.len) > u64::from(img.memory_bytes) {
+                    return Err(ExecutableError::InitOutOfBounds {
+                        tile,
+                        block: b,
+                        offset: blk.offset,
+                        len: blk.len,
+                        memory_bytes: img.memory_bytes,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_computes(&self) -> Result<(), ExecutableError> {
+        let mut spans = Vec::new();
+        for (p, phase) in self.exe.computes.iter().enumerate() {
+            let mut prev: Option<TileId> = None;
+            for tc in &phase.tiles {
+                let tile = tc.tile;
+                self.tile_ok(|| format!("compute phase {p} ('{}')", phase.name), tile)?;
+                if prev.is_some_and(|pt| tile <= pt) {
+                    return Err(ExecutableError::ComputeTileOrder {
+                        compute_phase: p,
+                        tile,
+                    });
+                }
+                prev = Some(tile);
+                let mem = self.mem(tile);
+                for (which, copies) in [("pre", &tc.pre_copies), ("post", &tc.post_copies)] {
+                    for (i, c) in copies.iter().enumerate() {
+                        let b = u64::from(c.bytes);
+                        if u64::from(c.src) + b > mem || u64::from(c.dst) + b > mem {
+                            return Err(ExecutableError::CopyOutOfBounds {
+                                compute_phase: p,
+                                tile,
+                                which,
+                                index: i,
+                                src: c.src,
+                                dst: c.dst,
+                                bytes: c.bytes,
+                                memory_bytes: mem as u32,
+                            });
+                        }
+                    }
+                }
+                for v in &tc.vertices {
+                    let Some(cref) = self.exe.codelets.get(v.codelet as usize) else {
+                        return Err(ExecutableError::NoSuchCodelet {
+                            compute_phase: p,
+                            tile,
+                            vertex: v.id,
+                            codelet: v.codelet,
+                            count: self.exe.codelets.len(),
+                        });
+                    };
+                    if v.fields.len() != cref.fields.len() {
+                        return Err(ExecutableError::FieldCount {
+                            compute_phase: p,
+                            tile,
+                            vertex: v.id,
+                            codelet: cref.name.clone(),
+                            expected: cref.fields.len(),
+                            found: v.fields.len(),
+                        });
+                    }
+                    spans.clear();
+                    for (f, (loc, kind)) in v.fields.iter().zip(&cref.fields).enumerate() {
+                        let written = kind.dir.writes();
+                        let size = kind.dtype.size();
+                        let range = |l: FieldLoc| -> Result<Span, ExecutableError> {
+                            let start = u64::from(l.offset);
+                            let end = start + u64::from(l.len) * size as u64;
+                            if end > mem {
+                                return Err(ExecutableError::FieldOutOfBounds {
+                                    compute_phase: p,
+                                    tile,
+                                    vertex: v.id,
+                                    field: f,
+                                    offset: start,
+                                    bytes: end - start,
+                                    memory_bytes: mem as u32,
+                                });
+                            }
+                            if start % size as u64 != 0 {
+                                return Err(ExecutableError::FieldMisaligned {
+                                    compute_phase: p,
+                                    tile,
+                                    vertex: v.id,
+                                    field: f,
+                                    offset: start,
+                                    align: size,
+                                });
+                            }
+                            Ok(Span {
+                                start,
+                                end,
+                                field: f,
+                                written,
+                            })
+                        };
+                        match kind.shape {
+                            FieldShape::Scalar | FieldShape::Vector => {
+                                if kind.shape == FieldShape::Scalar && loc.len != 1 {
+                                    return Err(ExecutableError::ScalarLen {
+                                        compute_phase: p,
+                                        tile,
+                                        vertex: v.id,
+                                        field: f,
+                                        len: loc.len,
+                                    });
+                                }
+                                let s = range(*loc)?;
+                                if s.end > s.start {
+                                    spans.push(s);
+                                }
+                            }
+                            FieldShape::VectorList => {
+                                let start = loc.offset as usize;
+                                let Some(entries) = start
+                                    .checked_add(loc.len as usize)
+                                    .and_then(|end| v.lists.get(start..end))
+                                else {
+                                    return Err(ExecutableError::ListOutOfRange {
+                                        compute_phase: p,
+                                        tile,
+                                        vertex: v.id,
+                                        field: f,
+                                        start: loc.offset,
+                                        len: loc.len,
+                                        lists: v.lists.len(),
+                                    });
+                                };
+                                for l in entries {
+                                    let s = range(*l)?;
+                                    if s.end > s.start {
+                                        spans.push(s);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if let Some((w, o)) = find_written_overlap(&mut spans) {
+                        return Err(ExecutableError::AliasedField {
+                            compute_phase: p,
+                            tile,
+                            vertex: v.id,
+                            field: w.field,
+                            other: o.field,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_exchanges(&self) -> Result<(), ExecutableError> {
+        // (tile, start, end, transfer, is_destination)
+        let mut ranges: Vec<(TileId, u64, u64, usize, bool)> = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
+        for (p, phase) in self.exe.exchanges.iter().enumerate() {
+            ranges.clear();
+            for (i, t) in phase.transfers.iter().enumerate() {
+                let ends = std::iter::once((t.src_tile, t.src_offset, false))
+                    .chain(t.dsts.iter().map(|&(tile, off)| (tile, off, true)));
+                for (tile, off, dst) in ends {
+                    self.tile_ok(
+                        || format!("exchange phase {p} ('{}') transfer {i}", phase.name),
+                        tile,
+                    )?;
+                    let mem = self.mem(tile);
+                    let start = u64::from(off);
+                    let end = start + u64::from(t.bytes);
+                    if end > mem {
+                        return Err(ExecutableError::TransferOutOfBounds {
+                            exchange_phase: p,
+                            transfer: i,
+                            tile,
+                            offset: off,
+                            bytes: t.bytes,
+                            memory_bytes: mem as u32,
+                        });
+                    }
+                    if end > start {
+                        ranges.push((tile, start, end, i, dst));
+                    }
+                }
+            }
+            ranges.sort_unstable_by_key(|r| (r.0, r.1, r.2));
+            let mut k = 0;
+            while k < ranges.len() {
+                let tile = ranges[k].0;
+                let mut j = k;
+                while j < ranges.len() && ranges[j].0 == tile {
+                    j += 1;
+                }
+                spans.clear();
+                spans.extend(
+                    ranges[k..j]
+                        .iter()
+                        .map(|&(_, start, end, transfer, dst)| Span {
+                            start,
+                            end,
+                            field: transfer,
+                            written: dst,
+                        }),
+                );
+                if let Some((w, o)) = find_written_overlap(&mut spans) {
+                    let what = if o.written {
+                        "a destination"
+                    } else {
+                        "the source"
+                    };
+                    return Err(ExecutableError::ExchangeOverlap {
+                        exchange_phase: p,
+                        tile,
+                        transfer: w.field,
+                        other: o.field,
+                        what,
+                    });
+                }
+                k = j;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_scalar(
+        &self,
+        owner: &str,
+        what: &'static str,
+        s: &ScalarLoc,
+    ) -> Result<(), ExecutableError> {
+        self.tile_ok(|| format!("{owner}: {what}"), s.tile)?;
+        let bad = |reason: String| ExecutableError::BadScalar {
+            owner: owner.to_string(),
+            what,
+            tile: s.tile,
+            offset: s.offset,
+            dtype: s.dtype,
+            reason,
+        };
+        if !scalar_dtype_ok(s.dtype) {
+            return Err(bad("must be bool, i32 or u32".into()));
+        }
+        let size = s.dtype.size() as u64;
+        let mem = self.mem(s.tile);
+        if u64::from(s.offset) + size > mem {
+            return Err(bad(format!("exceeds the tile's {mem} bytes")));
+        }
+        if u64::from(s.offset) % size != 0 {
+            return Err(bad(format!("not aligned to {size}")));
+        }
+        Ok(())
+    }
+
+    /// Checks runs in bounds and aligned to `align`; returns their total bytes.
+    fn check_runs(&self, owner: &str, runs: &[MemRun], align: u64) -> Result<u64, ExecutableError> {
+        let mut total = 0u64;
+        for (i, r) in runs.iter().enumerate() {
+            self.tile_ok(|| format!("{owner}: run {i}"), r.tile)?;
+            let bad = |reason: String| ExecutableError::BadRun {
+                owner: owner.to_string(),
+                run: i,
+                tile: r.tile,
+                offset: r.offset,
+                bytes: r.bytes,
+                reason,
+            };
+            let mem = self.mem(r.tile);
+            if u64::from(r.offset) + u64::from(r.bytes) > mem {
+                return Err(bad(format!("exceeds the tile's {mem} bytes")));
+            }
+            if u64::from(r.offset) % align != 0 || u64::from(r.bytes) % align != 0 {
+                return Err(bad(format!("not aligned to the element size {align}")));
+            }
+            total += u64::from(r.bytes);
+        }
+        Ok(total)
+    }
+
+    fn check_step(
+        &self,
+        owner: &str,
+        step: &Step,
+        calls: &mut Vec<u32>,
+    ) -> Result<(), ExecutableError> {
+        let idx = |what: &'static str, index: u32, count: usize| {
+            if index as usize >= count {
+                Err(ExecutableError::StepIndex {
+                    owner: owner.to_string(),
+                    what,
+                    index,
+                    count,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        match step {
+            Step::Seq(v) => {
+                for s in v {
+                    self.check_step(owner, s, calls)?;
+                }
+            }
+            Step::Label { body, .. } | Step::Repeat { body, .. } => {
+                self.check_step(owner, body, calls)?
+            }
+            Step::Sync(_) => {}
+            Step::Exchange(i) => idx("exchange phase", *i, self.exe.exchanges.len())?,
+            Step::Compute(i) => idx("compute phase", *i, self.exe.computes.len())?,
+            Step::While {
+                cond,
+                predicate,
+                body,
+            } => {
+                self.check_scalar(owner, "while predicate", predicate)?;
+                self.check_step(owner, cond, calls)?;
+                self.check_step(owner, body, calls)?;
+            }
+            Step::If {
+                predicate,
+                then,
+                else_,
+            } => {
+                self.check_scalar(owner, "if predicate", predicate)?;
+                self.check_step(owner, then, calls)?;
+                self.check_step(owner, else_, calls)?;
+            }
+            Step::Switch {
+                control,
+                cases,
+                default,
+            } => {
+                self.check_scalar(owner, "switch control", control)?;
+                for (_, s) in cases {
+                    self.check_step(owner, s, calls)?;
+                }
+                self.check_step(owner, default, calls)?;
+            }
+            Step::Call(f) => {
+                idx("function", *f, self.exe.functions.len())?;
+                calls.push(*f);
+            }
+            Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs } => {
+                idx("stream", *stream, self.exe.streams.len())?;
+                let sd = &self.exe.streams[*stream as usize];
+                let want = if matches!(step, Step::StreamIn { .. }) {
+                    StreamDir::HostToDevice
+                } else {
+                    StreamDir::DeviceToHost
+                };
+                if sd.dir != want {
+                    return Err(ExecutableError::StreamDirection {
+                        owner: owner.to_string(),
+                        stream: *stream,
+                        name: sd.name.clone(),
+                    });
+                }
+                let what = format!("{owner}: stream '{}'", sd.name);
+                let size = sd.dtype.size() as u64;
+                let total = self.check_runs(&what, runs, size)?;
+                let expected = (sd.len as u64).checked_mul(size).ok_or_else(|| {
+                    ExecutableError::SizeOverflow {
+                        what: "stream",
+                        name: sd.name.clone(),
+                    }
+                })?;
+                if total != expected {
+                    return Err(ExecutableError::RunTotal {
+                        owner: what,
+                        expected,
+                        found: total,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_programs(&self) -> Result<(), ExecutableError> {
+        let mut calls = Vec::new();
+        for (i, p) in self.exe.programs.iter().enumerate() {
+            self.check_step(&format!("program {i}"), p, &mut calls)?;
+        }
+        // Call graph of functions, then reject cycles.
+        let mut edges: Vec<Vec<u32>> = Vec::with_capacity(self.exe.functions.len());
+        for (i, f) in self.exe.functions.iter().enumerate() {
+            calls.clear();
+            self.check_step(&format!("function {i}"), f, &mut calls)?;
+            edges.push(calls.clone());
+        }
+        // Iterative DFS with colours: 0 unvisited, 1 on stack, 2 done.
+        let n = edges.len();
+        let mut colour = vec![0u8; n];
+        for root in 0..n {
+            if colour[root] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            colour[root] = 1;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                if let Some(&callee) = edges[node].get(*next) {
+                    *next += 1;
+                    let c = callee as usize;
+                    match colour[c] {
+                        0 => {
+                            colour[c] = 1;
+                            stack.push((c, 0));
+                        }
+                        1 => return Err(ExecutableError::RecursiveCall { function: callee }),
+                        _ => {}
+                    }
+                } else {
+                    colour[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_host(&self) -> Result<(), ExecutableError> {
+        let mut names = std::collections::HashSet::new();
+        for h in &self.exe.host_tensors {
+            if !names.insert(h.name.as_str()) {
+                return Err(ExecutableError::DuplicateName {
+                    kind: "host tensor",
+                    name: h.name.clone(),
+                });
+            }
+            let owner = format!("host tensor '{}'", h.name);
+            let size = h.dtype.size() as u64;
+            let total = self.check_runs(&owner, &h.runs, size)?;
+            let expected = h
+                .shape
+                .iter()
+                .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
+                .ok_or_else(|| ExecutableError::SizeOverflow {
+                    what: "host tensor",
+                    name: h.name.clone(),
+                })?;
+            if total != expected {
+                return Err(ExecutableError::RunTotal {
+                    owner,
+                    expected,
+                    found: total,
+                });
+            }
+        }
+        names.clear();
+        for s in &self.exe.streams {
+            if !names.insert(s.name.as_str()) {
+                return Err(ExecutableError::DuplicateName {
+                    kind: "stream",
+                    name: s.name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Executable {
+    /// Verifies the structural invariants listed in the [module docs](super): every location in
+    /// bounds and aligned, no aliasing of written vertex fields, no overlap of destinations with
+    /// sources or other destinations within an exchange phase, every index in range, no
+    /// recursive calls. Does not consult the codelet registry (see
+    /// [`Executable::resolve_codelets`]).
+    pub fn check(&self) -> Result<(), ExecutableError> {
+        self.target.validate().map_err(ExecutableError::BadTarget)?;
+        let num_tiles = u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu);
+        if num_tiles > u64::from(u32::MAX) {
+            return Err(ExecutableError::BadTarget(format!(
+                "{num_tiles} tiles overflow a tile id"
+            )));
+        }
+        if self.tiles.len() as u64 != num_tiles {
+            return Err(ExecutableError::TileCount {
+                expected: num_tiles,
+                found: self.tiles.len(),
+            });
+        }
+        let c = Checker {
+            exe: self,
+            num_tiles: num_tiles as u32,
+        };
+        c.check_tiles()?;
+        c.check_computes()?;
+        c.check_exchanges()?;
+        c.check_programs()?;
+        c.check_host()?;
+        Ok(())
+    }
+
+    /// Looks every codelet up in the registry and checks it has the layout the executable was
+    /// compiled against (signature, field kinds and multi_worker flag). Returns the descriptors,
+    /// indexed like [`Executable::codelets`].
+    pub fn resolve_codelets(&self) -> Result<Vec<&'static CodeletDesc>, ExecutableError> {
+        self.codelets
+            .iter()
+            .map(|c| {
+                let d = crate::codelet::lookup(&c.name).ok_or_else(|| {
+                    ExecutableError::UnregisteredCodelet {
+                        name: c.name.clone(),
+                    }
+                })?;
+                let sig = d.signature();
+                if sig != c.signature {
+                    return Err(ExecutableError::CodeletSignature {
+                        name: c.name.clone(),
+                        expected: c.signature.clone(),
+                        registered: sig,
+                    });
+                }
+                let same_fields = d.fields.len() == c.fields.len()
+                    && d.fields
+                        .iter()
+                        .zip(&c.fields)
+                        .all(|(s, k)| FieldKind::from(s) == *k);
+                if !same_fields || d.multi_worker != c.multi_worker {
+                    return Err(ExecutableError::CodeletLayout {
+                        name: c.name.clone(),
+                    });
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+}

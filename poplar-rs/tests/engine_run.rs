@@ -1,0 +1,707 @@
+//! Engine behaviour on hand-made executables.
+
+#[path = "engine_support/mod.rs"]
+mod support;
+
+use poplar::exe::*;
+use poplar::graph::StreamDir;
+use poplar::{DType, Engine, EngineError, EngineOptions};
+use support::*;
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+fn u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn init_blocks_and_host_round_trip() {
+    let mut b = Builder::new(2, 64);
+    b.init(0, 4, vec![1, 2, 3]);
+    b.init_f32(1, 8, &[1.5, -2.0]);
+    b.host("t", DType::F32, vec![run(1, 8, 8), run(0, 16, 4)]);
+    b.host("u", DType::U32, vec![run(0, 32, 8)]);
+    b.exe.host_tensors[1].writable = false;
+    let exe = b.build();
+    let mut e = Engine::new(&exe, opts(2)).unwrap();
+    assert_eq!(
+        e.read_memory(0, 0, 8).unwrap(),
+        vec![0, 0, 0, 0, 1, 2, 3, 0]
+    );
+    assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![1.5, -2.0, 0.0]);
+    e.write_tensor("t", &[7.0f32, 8.0, 9.0]).unwrap();
+    assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![7.0, 8.0, 9.0]);
+    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![9.0]);
+    assert_eq!(f32s(&e.read_memory(1, 8, 8).unwrap()), vec![7.0, 8.0]);
+
+    // Typed host access errors.
+    assert!(matches!(
+        e.read_tensor::<f32>("nope"),
+        Err(EngineError::UnknownTensor { .. })
+    ));
+    assert!(matches!(
+        e.read_tensor::<i32>("t"),
+        Err(EngineError::WrongDType { .. })
+    ));
+    assert!(matches!(
+        e.write_tensor("t", &[1.0f32]),
+        Err(EngineError::WrongLength {
+            expected: 3,
+            got: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        e.write_tensor("u", &[1u32, 2]),
+        Err(EngineError::NotWritable { .. })
+    ));
+    assert!(matches!(
+        e.read_memory(0, 60, 8),
+        Err(EngineError::MemoryRange { .. })
+    ));
+    assert!(matches!(
+        e.run(3),
+        Err(EngineError::NoSuchProgram { index: 3, count: 0 })
+    ));
+    assert_eq!(e.num_programs(), 0);
+    assert_eq!(e.executable(), &exe);
+}
+
+#[test]
+fn unreadable_tensor_is_refused() {
+    let mut b = Builder::new(1, 64);
+    b.host("t", DType::F32, vec![run(0, 0, 8)]);
+    b.exe.host_tensors[0].readable = false;
+    let e = Engine::new(&b.build(), opts(1)).unwrap();
+    assert!(matches!(
+        e.read_tensor::<f32>("t"),
+        Err(EngineError::NotReadable { .. })
+    ));
+}
+
+#[test]
+fn bool_host_tensor_round_trip() {
+    let mut b = Builder::new(1, 64);
+    b.host("b", DType::Bool, vec![run(0, 3, 5)]);
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    let v = vec![true, false, true, true, false];
+    e.write_tensor("b", &v).unwrap();
+    assert_eq!(e.read_tensor::<bool>("b").unwrap(), v);
+    assert_eq!(e.read_memory(0, 3, 5).unwrap(), vec![1, 0, 1, 1, 0]);
+}
+
+#[test]
+fn exchange_with_broadcast() {
+    let mut b = Builder::new(4, 64);
+    b.init(0, 0, (1..=16).collect());
+    b.init(2, 32, vec![9; 8]);
+    let x = b.exchange(
+        "x",
+        vec![
+            transfer(0, 0, 16, vec![(1, 16), (2, 0), (3, 48)]),
+            transfer(2, 32, 8, vec![(0, 40), (2, 56)]),
+        ],
+    );
+    let p = b.program(Step::Exchange(x));
+    let exe = b.build();
+    for threads in [1, 2] {
+        let mut e = Engine::new(&exe, opts(threads)).unwrap();
+        e.run(p).unwrap();
+        let src: Vec<u8> = (1..=16).collect();
+        assert_eq!(e.read_memory(1, 16, 16).unwrap(), src);
+        assert_eq!(e.read_memory(2, 0, 16).unwrap(), src);
+        assert_eq!(e.read_memory(3, 48, 16).unwrap(), src);
+        assert_eq!(e.read_memory(0, 40, 8).unwrap(), vec![9; 8]);
+        assert_eq!(e.read_memory(2, 56, 8).unwrap(), vec![9; 8]);
+        assert_eq!(e.read_memory(1, 0, 16).unwrap(), vec![0; 16]);
+    }
+}
+
+#[test]
+fn large_parallel_exchange_is_correct() {
+    // Big enough to be split into parallel pieces.
+    let tiles = 8u32;
+    let mem = 256 * 1024;
+    let half = mem / 2;
+    let mut b = Builder::with_target(poplar::Target::custom(tiles, mem), mem);
+    for t in 0..tiles {
+        b.init(
+            t,
+            0,
+            (0..half)
+                .map(|i| (i as u8).wrapping_mul(7).wrapping_add(t as u8))
+                .collect(),
+        );
+    }
+    let x = b.exchange(
+        "halo",
+        (0..tiles)
+            .map(|t| transfer(t, 0, half, vec![((t + 1) % tiles, half)]))
+            .collect(),
+    );
+    let p = b.program(Step::Exchange(x));
+    let exe = b.build();
+    let mut e = Engine::new(&exe, opts(2)).unwrap();
+    e.run(p).unwrap();
+    for t in 0..tiles {
+        let src = (t + tiles - 1) % tiles;
+        let want: Vec<u8> = (0..half)
+            .map(|i| (i as u8).wrapping_mul(7).wrapping_add(src as u8))
+            .collect();
+        assert!(
+            e.read_memory(t, half as usize, half as usize).unwrap() == want,
+            "tile {t}"
+        );
+    }
+}
+
+#[test]
+fn compute_with_gather_copies() {
+    // Tile 0: a = [1,2,3,4] scattered as [1,2] at 0 and [3,4] at 24; gathered to 64..80 by
+    // pre-copies; Scale writes 80..96 (k = 10 at 96), post-copies scatter out to 32 and 48.
+    let mut b = Builder::new(1, 128);
+    b.init_f32(0, 0, &[1.0, 2.0]);
+    b.init_f32(0, 24, &[3.0, 4.0]);
+    b.init_f32(0, 96, &[10.0]);
+    let v = b.vertex(
+        "test::Scale",
+        7,
+        vec![loc(64, 4), loc(80, 4), loc(96, 1)],
+        vec![],
+    );
+    let c = b.compute(
+        "gather",
+        vec![TileCompute {
+            tile: 0,
+            pre_copies: vec![
+                LocalCopy {
+                    src: 0,
+                    dst: 64,
+                    bytes: 8,
+                },
+                LocalCopy {
+                    src: 24,
+                    dst: 72,
+                    bytes: 8,
+                },
+            ],
+            vertices: vec![v],
+            post_copies: vec![
+                LocalCopy {
+                    src: 80,
+                    dst: 32,
+                    bytes: 8,
+                },
+                LocalCopy {
+                    src: 88,
+                    dst: 48,
+                    bytes: 8,
+                },
+            ],
+        }],
+    );
+    let p = b.program(Step::Compute(c));
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.run(p).unwrap();
+    assert_eq!(f32s(&e.read_memory(0, 32, 8).unwrap()), vec![10.0, 20.0]);
+    assert_eq!(f32s(&e.read_memory(0, 48, 8).unwrap()), vec![30.0, 40.0]);
+}
+
+#[test]
+fn vector_lists() {
+    // ListFill writes three disjoint sub-vectors; ListSum reads them (overlapping reads allowed).
+    let mut b = Builder::new(1, 128);
+    b.init_f32(0, 100, &[1.0]);
+    let fill = b.vertex(
+        "test::ListFill",
+        0,
+        vec![loc(0, 3), loc(100, 1)],
+        vec![loc(0, 2), loc(16, 1), loc(40, 3)],
+    );
+    let sum = b.vertex(
+        "test::ListSum",
+        1,
+        vec![loc(1, 3), loc(120, 1)],
+        vec![loc(96, 0), loc(0, 2), loc(16, 1), loc(40, 3), loc(40, 3)],
+    );
+    let c = b.compute(
+        "lists",
+        vec![TileCompute {
+            tile: 0,
+            pre_copies: vec![],
+            vertices: vec![fill, sum],
+            post_copies: vec![],
+        }],
+    );
+    let p = b.program(Step::Compute(c));
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.run(p).unwrap();
+    assert_eq!(f32s(&e.read_memory(0, 0, 8).unwrap()), vec![1.0, 1.0]);
+    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![2.0]);
+    assert_eq!(f32s(&e.read_memory(0, 40, 12).unwrap()), vec![3.0; 3]);
+    // Sum list entries 1..4: [1,1] + [2] + [3,3,3] = 13
+    assert_eq!(f32s(&e.read_memory(0, 120, 4).unwrap()), vec![13.0]);
+}
+
+#[test]
+fn multi_worker_runs_each_worker_once_in_order() {
+    let mut t = poplar::Target::custom(2, 1024);
+    t.workers_per_tile = 4;
+    let mut b = Builder::with_target(t, 64);
+    let v0 = b.vertex("test::Workers", 0, vec![loc(0, 4), loc(16, 1)], vec![]);
+    let v1 = b.vertex("test::Workers", 1, vec![loc(0, 4), loc(16, 1)], vec![]);
+    let c = b.compute_simple("mw", vec![(0, v0), (1, v1)]);
+    let p = b.program(Step::Compute(c));
+    let mut e = Engine::new(&b.build(), opts(2)).unwrap();
+    e.run(p).unwrap();
+    for tile in 0..2 {
+        assert_eq!(
+            u32s(&e.read_memory(tile, 0, 20).unwrap()),
+            vec![1, 102, 203, 304, 4]
+        );
+    }
+}
+
+/// One tile: counter c (u32) at 0, countdown n (i32) at 4, flag (bool) at 8, switch control
+/// (i32) at 12, second counter at 16, third at 20.
+fn control_exe() -> (Executable, [usize; 5]) {
+    let mut b = Builder::new(1, 64);
+    let inc = b.vertex("test::Incr", 0, vec![loc(0, 1)], vec![]);
+    let c_inc = b.compute_simple("inc", vec![(0, inc)]);
+    let inc2 = b.vertex("test::Incr", 1, vec![loc(16, 1)], vec![]);
+    let c_inc2 = b.compute_simple("inc2", vec![(0, inc2)]);
+    let inc3 = b.vertex("test::Incr", 2, vec![loc(20, 1)], vec![]);
+    let c_inc3 = b.compute_simple("inc3", vec![(0, inc3)]);
+    let cd = b.vertex("test::Countdown", 3, vec![loc(4, 1), loc(8, 1)], vec![]);
+    let c_cd = b.compute_simple("countdown", vec![(0, cd)]);
+    b.host("c", DType::U32, vec![run(0, 0, 4)]);
+    b.host("n", DType::I32, vec![run(0, 4, 4)]);
+    b.host("ctl", DType::I32, vec![run(0, 12, 4)]);
+    b.host("c2", DType::U32, vec![run(0, 16, 4)]);
+    b.host("c3", DType::U32, vec![run(0, 20, 4)]);
+    let f = b.function(Step::Label {
+        name: "f".into(),
+        body: Box::new(Step::Compute(c_inc2)),
+    });
+    let repeat = b.program(Step::Repeat {
+        count: 7,
+        body: Box::new(Step::Compute(c_inc)),
+    });
+    // while: cond = countdown, body = inc
+    let whilep = b.program(Step::While {
+        cond: Box::new(Step::Compute(c_cd)),
+        predicate: scalar(0, 8, DType::Bool),
+        body: Box::new(Step::Compute(c_inc)),
+    });
+    let ifp = b.program(Step::If {
+        predicate: scalar(0, 4, DType::I32),
+        then: Box::new(Step::Compute(c_inc)),
+        else_: Box::new(Step::Call(f)),
+    });
+    let switchp = b.program(Step::Switch {
+        control: scalar(0, 12, DType::I32),
+        cases: vec![(-1, Step::Compute(c_inc)), (5, Step::Call(f))],
+        default: Box::new(Step::Compute(c_inc3)),
+    });
+    let callp = b.program(Step::Seq(vec![Step::Call(f), Step::Call(f)]));
+    (b.build(), [repeat, whilep, ifp, switchp, callp])
+}
+
+#[test]
+fn control_flow() {
+    let (exe, [repeat, whilep, ifp, switchp, callp]) = control_exe();
+    let mut e = Engine::new(&exe, opts(2)).unwrap();
+    let get = |e: &Engine, n: &str| e.read_tensor::<u32>(n).unwrap()[0];
+
+    e.run(repeat).unwrap();
+    assert_eq!(get(&e, "c"), 7);
+
+    // While: n = 4 -> cond runs 4 times (n 3,2,1,0), body 3 times.
+    e.write_tensor("c", &[0u32]).unwrap();
+    e.write_tensor("n", &[4i32]).unwrap();
+    e.run(whilep).unwrap();
+    assert_eq!(get(&e, "c"), 3);
+    assert_eq!(e.read_tensor::<i32>("n").unwrap(), vec![0]);
+    // While whose predicate is false right away: body never runs.
+    e.write_tensor("n", &[1i32]).unwrap();
+    e.run(whilep).unwrap();
+    assert_eq!(get(&e, "c"), 3);
+
+    // If on an i32: non-zero (negative too) is true.
+    e.write_tensor("n", &[-3i32]).unwrap();
+    e.run(ifp).unwrap();
+    assert_eq!((get(&e, "c"), get(&e, "c2")), (4, 0));
+    e.write_tensor("n", &[0i32]).unwrap();
+    e.run(ifp).unwrap();
+    assert_eq!((get(&e, "c"), get(&e, "c2")), (4, 1));
+
+    // Switch: -1 -> inc, 5 -> call f, other -> inc3.
+    for (ctl, want) in [
+        (-1, (5, 1, 0)),
+        (5, (5, 2, 0)),
+        (6, (5, 2, 1)),
+        (0, (5, 2, 2)),
+    ] {
+        e.write_tensor("ctl", &[ctl]).unwrap();
+        e.run(switchp).unwrap();
+        assert_eq!(
+            (get(&e, "c"), get(&e, "c2"), get(&e, "c3")),
+            want,
+            "ctl {ctl}"
+        );
+    }
+
+    e.run(callp).unwrap();
+    assert_eq!(get(&e, "c2"), 4);
+}
+
+#[test]
+fn switch_on_u32_and_bool() {
+    let mut b = Builder::new(1, 64);
+    let inc = b.vertex("test::Incr", 0, vec![loc(0, 1)], vec![]);
+    let c_inc = b.compute_simple("inc", vec![(0, inc)]);
+    b.host("c", DType::U32, vec![run(0, 0, 4)]);
+    b.host("u", DType::U32, vec![run(0, 4, 4)]);
+    b.host("b", DType::Bool, vec![run(0, 8, 1)]);
+    let pu = b.program(Step::Switch {
+        control: scalar(0, 4, DType::U32),
+        cases: vec![(4_000_000_000, Step::Compute(c_inc))],
+        default: Box::new(Step::Seq(vec![])),
+    });
+    let pb = b.program(Step::Switch {
+        control: scalar(0, 8, DType::Bool),
+        cases: vec![(1, Step::Compute(c_inc))],
+        default: Box::new(Step::Seq(vec![])),
+    });
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.write_tensor("u", &[4_000_000_000u32]).unwrap();
+    e.run(pu).unwrap();
+    assert_eq!(e.read_tensor::<u32>("c").unwrap(), vec![1]);
+    e.run(pb).unwrap();
+    assert_eq!(e.read_tensor::<u32>("c").unwrap(), vec![1]);
+    e.write_tensor("b", &[true]).unwrap();
+    e.run(pb).unwrap();
+    assert_eq!(e.read_tensor::<u32>("c").unwrap(), vec![2]);
+}
+
+#[test]
+fn streams_wrap_and_append() {
+    let mut b = Builder::new(2, 64);
+    let sin = b.stream("in", DType::F32, 3, StreamDir::HostToDevice);
+    let sout = b.stream("out", DType::F32, 3, StreamDir::DeviceToHost);
+    // Each copy lands in tile 0 [0..8) and tile 1 [0..4).
+    let runs = vec![run(0, 0, 8), run(1, 0, 4)];
+    let p = b.program(Step::Seq(vec![
+        Step::StreamIn {
+            stream: sin,
+            runs: runs.clone(),
+        },
+        Step::StreamOut { stream: sout, runs },
+    ]));
+    let mut e = Engine::new(&b.build(), opts(2)).unwrap();
+    assert!(matches!(
+        e.run(p),
+        Err(EngineError::StreamNotConnected { .. })
+    ));
+    assert!(matches!(
+        e.connect_stream("out", vec![1.0f32]),
+        Err(EngineError::WrongStreamDirection { .. })
+    ));
+    assert!(matches!(
+        e.connect_stream("in", vec![1i32]),
+        Err(EngineError::WrongDType { .. })
+    ));
+    assert!(matches!(
+        e.connect_stream("zz", vec![1.0f32]),
+        Err(EngineError::UnknownStream { .. })
+    ));
+    e.connect_stream("in", vec![1.0f32, 2.0, 3.0, 4.0, 5.0])
+        .unwrap();
+    for _ in 0..4 {
+        e.run(p).unwrap();
+    }
+    // 12 elements from a circular buffer of 5.
+    let want: Vec<f32> = (0..12).map(|i| (i % 5 + 1) as f32).collect();
+    assert_eq!(e.stream_output::<f32>("out").unwrap(), want);
+    assert_eq!(e.take_stream_output::<f32>("out").unwrap(), want);
+    assert!(e.stream_output::<f32>("out").unwrap().is_empty());
+    assert!(matches!(
+        e.stream_output::<f32>("in"),
+        Err(EngineError::WrongStreamDirection { .. })
+    ));
+    // Reconnecting restarts at the beginning of the new buffer.
+    e.connect_stream("in", vec![9.0f32, 8.0]).unwrap();
+    e.run(p).unwrap();
+    assert_eq!(
+        e.take_stream_output::<f32>("out").unwrap(),
+        vec![9.0, 8.0, 9.0]
+    );
+    e.connect_stream::<f32>("in", vec![]).unwrap();
+    assert!(matches!(
+        e.run(p),
+        Err(EngineError::StreamNotConnected { .. })
+    ));
+}
+
+fn failing_exe(codelet: &str) -> (Executable, usize) {
+    // 3 tiles, each with a FailNeg/PanicNeg vertex reading x at 0 and an Incr at 4.
+    let mut b = Builder::new(3, 16);
+    let mut tiles = Vec::new();
+    for t in 0..3 {
+        let f = b.vertex(codelet, 10 + t, vec![loc(0, 1)], vec![]);
+        let i = b.vertex("test::Incr", 20 + t, vec![loc(4, 1)], vec![]);
+        tiles.push(TileCompute {
+            tile: t,
+            pre_copies: vec![],
+            vertices: vec![f, i],
+            post_copies: vec![],
+        });
+    }
+    b.compute("checked", tiles);
+    b.host("x", DType::F32, (0..3).map(|t| run(t, 0, 4)).collect());
+    b.host("count", DType::U32, (0..3).map(|t| run(t, 4, 4)).collect());
+    let p = b.program(Step::Compute(0));
+    (b.build(), p)
+}
+
+#[test]
+fn failing_vertex_is_reported_and_engine_stays_usable() {
+    for threads in [1, 2] {
+        let (exe, p) = failing_exe("test::FailNeg");
+        let mut e = Engine::new(&exe, opts(threads)).unwrap();
+        e.write_tensor("x", &[1.0f32, -2.0, -3.0]).unwrap();
+        let err = e.run(p).unwrap_err();
+        assert_eq!(
+            err,
+            EngineError::VertexFailed {
+                vertex: 11,
+                codelet: "test::FailNeg".into(),
+                tile: 1,
+                compute_set: "checked".into(),
+                message: "negative input -2".into(),
+            }
+        );
+        assert!(err.to_string().contains("vertex 11"), "{err}");
+        e.write_tensor("x", &[1.0f32, 2.0, 3.0]).unwrap();
+        e.write_tensor("count", &[0u32; 3]).unwrap();
+        e.run(p).unwrap();
+        e.run(p).unwrap();
+        assert_eq!(e.read_tensor::<u32>("count").unwrap(), vec![2, 2, 2]);
+    }
+}
+
+#[test]
+fn panicking_vertex_is_reported_and_engine_stays_usable() {
+    for threads in [1, 2] {
+        let (exe, p) = failing_exe("test::PanicNeg");
+        let mut e = Engine::new(&exe, opts(threads)).unwrap();
+        e.write_tensor("x", &[1.0f32, 2.0, -3.0]).unwrap();
+        match e.run(p).unwrap_err() {
+            EngineError::VertexFailed {
+                vertex,
+                codelet,
+                tile,
+                compute_set,
+                message,
+            } => {
+                assert_eq!(
+                    (vertex, codelet.as_str(), tile, compute_set.as_str()),
+                    (12, "test::PanicNeg", 2, "checked")
+                );
+                assert!(message.contains("boom on -3"), "{message}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        e.write_tensor("x", &[1.0f32, 2.0, 3.0]).unwrap();
+        e.write_tensor("count", &[0u32; 3]).unwrap();
+        e.run(p).unwrap();
+        assert_eq!(e.read_tensor::<u32>("count").unwrap(), vec![1, 1, 1]);
+    }
+}
+
+#[test]
+fn non_finite_check() {
+    let mut b = Builder::new(2, 64);
+    // a at 0, b at 16, out at 32 (4 f32 each); vertex 5 on tile 1.
+    let v0 = b.vertex(
+        "test::Div",
+        4,
+        vec![loc(0, 4), loc(16, 4), loc(32, 4)],
+        vec![],
+    );
+    let v1 = b.vertex(
+        "test::Div",
+        5,
+        vec![loc(0, 4), loc(16, 4), loc(32, 4)],
+        vec![],
+    );
+    b.compute_simple("div", vec![(0, v0), (1, v1)]);
+    b.host("a", DType::F32, vec![run(0, 0, 16), run(1, 0, 16)]);
+    b.host("b", DType::F32, vec![run(0, 16, 16), run(1, 16, 16)]);
+    b.host("out", DType::F32, vec![run(0, 32, 16), run(1, 32, 16)]);
+    let p = b.program(Step::Compute(0));
+    let exe = b.build();
+    let a = [1.0f32; 8];
+    let mut d = [1.0f32; 8];
+    d[6] = 0.0; // tile 1, element 2 -> inf
+    for check in [false, true] {
+        let mut e = Engine::new(
+            &exe,
+            EngineOptions {
+                threads: Some(2),
+                check_finite: check,
+            },
+        )
+        .unwrap();
+        e.write_tensor("a", &a).unwrap();
+        e.write_tensor("b", &d).unwrap();
+        let r = e.run(p);
+        if check {
+            assert_eq!(
+                r.unwrap_err(),
+                EngineError::NonFinite {
+                    vertex: 5,
+                    codelet: "test::Div".into(),
+                    field: 2,
+                    tile: 1,
+                    compute_set: "div".into(),
+                    element: 2,
+                    value: f32::INFINITY,
+                }
+            );
+            e.write_tensor("b", &[1.0f32; 8]).unwrap();
+            e.run(p).unwrap();
+        } else {
+            r.unwrap();
+            assert!(e.read_tensor::<f32>("out").unwrap()[6].is_infinite());
+        }
+    }
+    // NaN (0/0) in a list-free vector, check on.
+    let mut e = Engine::new(
+        &exe,
+        EngineOptions {
+            threads: Some(1),
+            check_finite: true,
+        },
+    )
+    .unwrap();
+    e.write_tensor("b", &[0.0f32; 8]).unwrap();
+    match e.run(p).unwrap_err() {
+        EngineError::NonFinite {
+            vertex: 4,
+            tile: 0,
+            element: 0,
+            value,
+            ..
+        } => assert!(value.is_nan()),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn non_bool_bytes_are_normalized_before_a_bool_field_is_read() {
+    let mut b = Builder::new(1, 64);
+    b.init(0, 0, vec![0, 1, 2, 255]);
+    let v = b.vertex("test::BoolToU32", 0, vec![loc(0, 4), loc(16, 4)], vec![]);
+    b.compute_simple("b", vec![(0, v)]);
+    b.host("out", DType::U32, vec![run(0, 16, 16)]);
+    let p = b.program(Step::Compute(0));
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.run(p).unwrap();
+    assert_eq!(e.read_tensor::<u32>("out").unwrap(), vec![0, 1, 1, 1]);
+}
+
+#[test]
+fn results_are_identical_for_any_thread_count() {
+    let exe = sample_exe();
+    let snapshot = |threads: usize| {
+        let mut e = Engine::new(&exe, opts(threads)).unwrap();
+        e.run(0).unwrap();
+        e.run(0).unwrap();
+        (0..exe.tiles.len() as u32)
+            .map(|t| {
+                e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
+                    .unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = snapshot(1);
+    assert_eq!(one, snapshot(2));
+    assert_eq!(one, snapshot(3));
+    // And the run did something.
+    assert_ne!(
+        one[3][0..256],
+        Engine::new(&exe, opts(1))
+            .unwrap()
+            .read_memory(3, 0, 256)
+            .unwrap()[..]
+    );
+}
+
+#[test]
+fn new_refuses_tiles_over_budget() {
+    let mut b = Builder::with_target(poplar::Target::custom(3, 1024), 512);
+    b.exe.tiles[2].memory_bytes = 2048;
+    assert_eq!(
+        Engine::new(&b.build(), opts(1)).unwrap_err(),
+        EngineError::TileOutOfMemory {
+            tile: 2,
+            bytes: 2048,
+            budget: 1024
+        }
+    );
+}
+
+#[test]
+fn new_refuses_unknown_or_changed_codelets() {
+    let mut b = Builder::new(1, 64);
+    let v = b.vertex("test::Incr", 0, vec![loc(0, 1)], vec![]);
+    b.compute_simple("c", vec![(0, v)]);
+    let good = b.build();
+    Engine::new(&good, opts(1)).unwrap();
+
+    let mut bad = good.clone();
+    bad.codelets[0].name = "test::NotThere".into();
+    assert!(matches!(
+        Engine::new(&bad, opts(1)),
+        Err(EngineError::Executable(ExecutableError::UnregisteredCodelet { name })) if name == "test::NotThere"
+    ));
+    let mut bad = good.clone();
+    bad.codelets[0].signature = "c:InOut:Scalar:i32;".into();
+    assert!(matches!(
+        Engine::new(&bad, opts(1)),
+        Err(EngineError::Executable(
+            ExecutableError::CodeletSignature { .. }
+        ))
+    ));
+    let mut bad = good.clone();
+    bad.codelets[0].fields[0].dtype = DType::I32;
+    assert!(matches!(
+        Engine::new(&bad, opts(1)),
+        Err(EngineError::Executable(
+            ExecutableError::CodeletLayout { .. }
+        ))
+    ));
+    let mut bad = good;
+    bad.tiles.pop();
+    assert!(matches!(
+        Engine::new(&bad, opts(1)),
+        Err(EngineError::Executable(ExecutableError::TileCount { .. }))
+    ));
+}
+
+#[test]
+fn default_options_use_all_cores() {
+    let e = Engine::new(&sample_exe(), EngineOptions::default()).unwrap();
+    assert_eq!(
+        e.threads(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+}
