@@ -461,12 +461,15 @@ fn dot_and_matvec() {
     assert_bits_eq(&got, &want, "MatVec<float>");
 }
 
+/// A codelet, the field expected in the error, and the vertex's connections.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, Conn)>);
+
 /// Every element-wise codelet with a mismatched operand fails with an error that names the
 /// vertex, the codelet and the field (and does not panic).
 #[test]
 fn length_mismatch_is_an_error_naming_the_field() {
     let f = |n: usize| Data::from(vec![1.0f32; n]);
-    let cases: Vec<(&str, &str, Vec<(&str, Conn)>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "Add<float>",
             "in2",
