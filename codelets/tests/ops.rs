@@ -25,13 +25,16 @@ fn graph3(n: usize, grain: usize) -> (Graph, poplar::Tensor, poplar::Tensor, pop
     (g, x, y, z)
 }
 
+/// The host version of a binary operation.
+type HostOp = fn(f32, f32) -> f32;
+
 #[test]
 fn binary_ops_over_the_mapping() {
     let n = 103;
     let mut r = Rng::new(20);
     let xs = r.f32s(n);
     let ys: Vec<f32> = (0..n).map(|_| r.f32_in(0.5, 2.0)).collect();
-    let ops: [(BinaryOp, fn(f32, f32) -> f32); 6] = [
+    let ops: [(BinaryOp, HostOp); 6] = [
         (BinaryOp::Add, |a, b| a + b),
         (BinaryOp::Sub, |a, b| a - b),
         (BinaryOp::Mul, |a, b| a * b),
