@@ -1,0 +1,359 @@
+//! The TP06 equations, written once, generic over the scalar type.
+//!
+//! Every function is `#[inline(always)]` and free of data-dependent branches (piecewise
+//! definitions evaluate both sides and select), so that the `f32` instance inlines into the
+//! loop over cells of [`super::step_batch`] and that loop auto-vectorises.
+//!
+//! Where the code deviates in form (not in value) from the CellML text, the comment says why;
+//! such rewrites change results only at the level of rounding (≤ 1e-12 relative in `f64`).
+
+use super::params::*;
+use super::real::Real;
+use super::*;
+
+/// 1/(1+eˣ), the logistic shape most TP06 gates are made of.
+#[inline(always)]
+fn logistic<F: Real>(x: F) -> F {
+    F::c(1.0) / (F::c(1.0) + x.exp())
+}
+
+/// The Bernoulli function B(x) = x/(eˣ−1), with B(0) = 1.
+///
+/// I_CaL contains (V−15)/(e^(2(V−15)F/RT)−1), a removable 0/0 at V = 15 mV. The CellML files
+/// average the current over [14.999, 15.001] mV there; we instead use the Taylor series
+/// 1 − x/2 + x²/12 − x⁴/720 + x⁶/30240 − x⁸/1209600 for |x| below a type-dependent limit, which
+/// is exact to rounding, continuous, and cannot produce NaN (the denominator of the discarded
+/// branch is replaced by 1). The CellML average differs from the exact limit by ~1e-9 relative.
+#[inline(always)]
+pub(crate) fn bernoulli<F: Real>(x: F) -> F {
+    let small = x.abs() < F::c(F::BERNOULLI_SERIES_LIMIT);
+    let x2 = x * x;
+    let series = F::c(1.0) - F::c(0.5) * x
+        + x2 * (F::c(1.0 / 12.0)
+            + x2 * (F::c(-1.0 / 720.0)
+                + x2 * (F::c(1.0 / 30240.0) + x2 * F::c(-1.0 / 1_209_600.0))));
+    let denom = if small {
+        F::c(1.0)
+    } else {
+        x.exp() - F::c(1.0)
+    };
+    let quotient = x / denom;
+    if small {
+        series
+    } else {
+        quotient
+    }
+}
+
+/// Reversal potentials (mV).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reversal<F> {
+    pub e_na: F,
+    pub e_k: F,
+    pub e_ks: F,
+    pub e_ca: F,
+}
+
+#[inline(always)]
+pub(crate) fn reversal<F: Real>(y: &[F; N_STATES]) -> Reversal<F> {
+    let rt_f = F::c(RT_F);
+    Reversal {
+        e_na: rt_f * (F::c(NA_O) / y[NA_I]).ln(),
+        e_k: rt_f * (F::c(K_O) / y[K_I]).ln(),
+        e_ks: rt_f * ((F::c(K_O + P_KNA * NA_O)) / (y[K_I] + F::c(P_KNA) * y[NA_I])).ln(),
+        e_ca: F::c(0.5) * rt_f * (F::c(CA_O) / y[CA_I]).ln(),
+    }
+}
+
+/// All membrane currents (pA/pF) and SR fluxes (mM/ms) of one cell, as named in the CellML.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Currents<F> {
+    pub i_na: F,
+    pub i_k1: F,
+    pub i_to: F,
+    pub i_kr: F,
+    pub i_ks: F,
+    pub i_cal: F,
+    pub i_naca: F,
+    pub i_nak: F,
+    pub i_pca: F,
+    pub i_pk: F,
+    pub i_bna: F,
+    pub i_bca: F,
+    /// SR leak flux (mM/ms).
+    pub i_leak: F,
+    /// SERCA uptake flux (mM/ms).
+    pub i_up: F,
+    /// RyR release flux (mM/ms).
+    pub i_rel: F,
+    /// Subspace → cytosol diffusion flux (mM/ms).
+    pub i_xfer: F,
+}
+
+impl<F: Real> Currents<F> {
+    /// Total ionic current (pA/pF), without the stimulus: dV/dt = −(i_ion + i_stim).
+    #[inline(always)]
+    pub fn i_ion(&self) -> F {
+        self.i_k1
+            + self.i_to
+            + self.i_kr
+            + self.i_ks
+            + self.i_cal
+            + self.i_nak
+            + self.i_na
+            + self.i_bna
+            + self.i_naca
+            + self.i_bca
+            + self.i_pk
+            + self.i_pca
+    }
+}
+
+#[inline(always)]
+pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Currents<F> {
+    let one = F::c(1.0);
+    let v = y[V];
+    let rev = reversal(y);
+    let u = v * F::c(F_RT); // V·F/(RT)
+
+    let i_na = F::c(G_NA) * y[M] * y[M] * y[M] * y[H] * y[J] * (v - rev.e_na);
+
+    let vk = v - rev.e_k;
+    let alpha_k1 = F::c(0.1) * logistic(F::c(0.06) * (vk - F::c(200.0)));
+    let beta_k1 = (F::c(3.0) * (F::c(0.0002) * (vk + F::c(100.0))).exp()
+        + (F::c(0.1) * (vk - F::c(10.0))).exp())
+        * logistic(F::c(-0.5) * vk);
+    let xk1_inf = alpha_k1 / (alpha_k1 + beta_k1);
+    // sqrt(K_o/5.4) = 1 for the published K_o, but kept as in the CellML.
+    let sqrt_ko = F::c((K_O / 5.4_f64).sqrt());
+    let i_k1 = F::c(G_K1) * sqrt_ko * xk1_inf * vk;
+
+    let i_to = p.g_to * y[R_GATE] * y[S] * vk;
+    let i_kr = F::c(G_KR) * sqrt_ko * y[XR1] * y[XR2] * vk;
+    let i_ks = p.g_ks * y[XS] * y[XS] * (v - rev.e_ks);
+
+    // I_CaL = g·d·f·f2·fCass·4F²/(RT)·(V−15)(¼Ca_ss·eˣ − Ca_o)/(eˣ−1), x = 2(V−15)F/(RT);
+    // (V−15)/(eˣ−1) = (RT/2F)·B(x), so I_CaL = g·d·f·f2·fCass·2F·B(x)·(¼Ca_ss·eˣ − Ca_o).
+    let x = F::c(2.0 * F_RT) * (v - F::c(15.0));
+    let i_cal = F::c(G_CAL * 2.0 * FARADAY)
+        * y[D]
+        * y[FG]
+        * y[F2]
+        * y[FCASS]
+        * bernoulli(x)
+        * (F::c(0.25) * y[CA_SS] * x.exp() - F::c(CA_O));
+
+    let e_gu = (F::c(GAMMA_NACA) * u).exp();
+    let e_g1u = (F::c(GAMMA_NACA - 1.0) * u).exp();
+    let na3 = y[NA_I] * y[NA_I] * y[NA_I];
+    let i_naca = F::c(K_NACA)
+        * (e_gu * na3 * F::c(CA_O) - e_g1u * F::c(NA_O * NA_O * NA_O * ALPHA_NACA) * y[CA_I])
+        / (F::c((KM_NAI * KM_NAI * KM_NAI + NA_O * NA_O * NA_O) * (KM_CA + CA_O))
+            * (one + F::c(K_SAT) * e_g1u));
+
+    let i_nak = F::c(P_NAK * K_O / (K_O + K_MK)) * y[NA_I]
+        / (y[NA_I] + F::c(K_MNA))
+        / (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * (-u).exp());
+
+    let i_pca = F::c(G_PCA) * y[CA_I] / (y[CA_I] + F::c(K_PCA));
+    let i_pk = F::c(G_PK) * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
+    let i_bna = F::c(G_BNA) * (v - rev.e_na);
+    let i_bca = F::c(G_BCA) * (v - rev.e_ca);
+
+    let ca_i = y[CA_I];
+    let ca_ss = y[CA_SS];
+    let ca_sr = y[CA_SR];
+    let i_leak = F::c(V_LEAK) * (ca_sr - ca_i);
+    let i_up = F::c(VMAX_UP) / (one + F::c(K_UP * K_UP) / (ca_i * ca_i));
+    let ec_sr = F::c(EC) / ca_sr;
+    let kcasr = F::c(MAX_SR) - F::c(MAX_SR - MIN_SR) / (one + ec_sr * ec_sr);
+    let k1 = F::c(K1_PRIME) / kcasr;
+    let k1_ca2 = k1 * ca_ss * ca_ss;
+    let open = k1_ca2 * y[R_PRIME] / (F::c(K3) + k1_ca2);
+    let i_rel = F::c(V_REL) * open * (ca_sr - ca_ss);
+    let i_xfer = F::c(V_XFER) * (ca_ss - ca_i);
+
+    Currents {
+        i_na,
+        i_k1,
+        i_to,
+        i_kr,
+        i_ks,
+        i_cal,
+        i_naca,
+        i_nak,
+        i_pca,
+        i_pk,
+        i_bna,
+        i_bca,
+        i_leak,
+        i_up,
+        i_rel,
+        i_xfer,
+    }
+}
+
+/// m gate: steady state and time constant (ms), needed separately for Rush–Larsen.
+#[inline(always)]
+pub(crate) fn m_gate<F: Real>(v: F) -> (F, F) {
+    let alpha_m = logistic((F::c(-60.0) - v) * F::c(0.2));
+    let beta_m = F::c(0.1) * logistic((v + F::c(35.0)) * F::c(0.2))
+        + F::c(0.1) * logistic((v - F::c(50.0)) * F::c(1.0 / 200.0));
+    let l = logistic((F::c(-56.86) - v) * F::c(1.0 / 9.03));
+    (l * l, alpha_m * beta_m)
+}
+
+/// Time derivatives of all 19 states (ms⁻¹ units of each state), given the currents.
+///
+/// `d[M]` is the plain (m∞ − m)/τm of the CellML; the integrators use Rush–Larsen for m
+/// instead (see [`super::step_cell_f64`]). `i_stim` enters dV/dt and, as in these CellML files
+/// (Chaste's convention: the stimulus is carried by K⁺ so that charge is conserved), dK_i/dt.
+#[inline(always)]
+pub(crate) fn derivatives<F: Real>(
+    y: &[F; N_STATES],
+    p: &CellParams<F>,
+    c: &Currents<F>,
+    i_stim: F,
+) -> [F; N_STATES] {
+    let one = F::c(1.0);
+    let v = y[V];
+    let mut d = [F::c(0.0); N_STATES];
+
+    d[V] = -(c.i_ion() + i_stim);
+
+    // Gates as (inf − g)/τ; where τ = 1/(α+β) we multiply by (α+β) instead of dividing.
+    let xr1_inf = logistic((F::c(-26.0) - v) * F::c(1.0 / 7.0));
+    let tau_xr1 = F::c(450.0)
+        * logistic((F::c(-45.0) - v) * F::c(0.1))
+        * F::c(6.0)
+        * logistic((v + F::c(30.0)) * F::c(1.0 / 11.5));
+    d[XR1] = (xr1_inf - y[XR1]) / tau_xr1;
+
+    let xr2_inf = logistic((v + F::c(88.0)) * F::c(1.0 / 24.0));
+    let tau_xr2 = F::c(3.0)
+        * logistic((F::c(-60.0) - v) * F::c(0.05))
+        * F::c(1.12)
+        * logistic((v - F::c(60.0)) * F::c(0.05));
+    d[XR2] = (xr2_inf - y[XR2]) / tau_xr2;
+
+    let xs_inf = logistic((F::c(-5.0) - v) * F::c(1.0 / 14.0));
+    let alpha_xs = F::c(1400.0) / (one + ((F::c(5.0) - v) * F::c(1.0 / 6.0)).exp()).sqrt();
+    let beta_xs = logistic((v - F::c(35.0)) * F::c(1.0 / 15.0));
+    let tau_xs = alpha_xs * beta_xs + F::c(80.0);
+    d[XS] = (xs_inf - y[XS]) / tau_xs;
+
+    let (m_inf, tau_m) = m_gate(v);
+    d[M] = (m_inf - y[M]) / tau_m;
+
+    // h and j: piecewise in V < −40 mV; both sides are evaluated and selected.
+    let low = v < F::c(-40.0);
+    let hj = logistic((v + F::c(71.55)) * F::c(1.0 / 7.43));
+    let hj_inf = hj * hj;
+    let alpha_h_lo = F::c(0.057) * (-(v + F::c(80.0)) * F::c(1.0 / 6.8)).exp();
+    let beta_h_lo =
+        F::c(2.7) * (F::c(0.079) * v).exp() + F::c(310_000.0) * (F::c(0.3485) * v).exp();
+    let beta_h_hi = F::c(0.77 / 0.13) * logistic((v + F::c(10.66)) * F::c(-1.0 / 11.1));
+    let rate_h = if low {
+        alpha_h_lo + beta_h_lo
+    } else {
+        beta_h_hi
+    };
+    d[H] = (hj_inf - y[H]) * rate_h;
+
+    let alpha_j_lo = (F::c(-25428.0) * (F::c(0.2444) * v).exp()
+        - F::c(6.948e-6) * (F::c(-0.04391) * v).exp())
+        * (v + F::c(37.78))
+        * logistic(F::c(0.311) * (v + F::c(79.23)));
+    let beta_j_lo =
+        F::c(0.02424) * (F::c(-0.01052) * v).exp() * logistic(F::c(-0.1378) * (v + F::c(40.14)));
+    let beta_j_hi = F::c(0.6) * (F::c(0.057) * v).exp() * logistic(F::c(-0.1) * (v + F::c(32.0)));
+    let rate_j = if low {
+        alpha_j_lo + beta_j_lo
+    } else {
+        beta_j_hi
+    };
+    d[J] = (hj_inf - y[J]) * rate_j;
+
+    let d_inf = logistic((F::c(-8.0) - v) * F::c(1.0 / 7.5));
+    let alpha_d = F::c(1.4) * logistic((F::c(-35.0) - v) * F::c(1.0 / 13.0)) + F::c(0.25);
+    let beta_d = F::c(1.4) * logistic((v + F::c(5.0)) * F::c(0.2));
+    let gamma_d = logistic((F::c(50.0) - v) * F::c(0.05));
+    d[D] = (d_inf - y[D]) / (alpha_d * beta_d + gamma_d);
+
+    // e^((V+30)/10) is shared by τf and τf2.
+    let l30 = logistic((v + F::c(30.0)) * F::c(0.1));
+    let v27 = v + F::c(27.0);
+    let f_inf = logistic((v + F::c(20.0)) * F::c(1.0 / 7.0));
+    let tau_f = F::c(1102.5) * (-(v27 * v27) * F::c(1.0 / 225.0)).exp()
+        + F::c(200.0) * logistic((F::c(13.0) - v) * F::c(0.1))
+        + F::c(180.0) * l30
+        + F::c(20.0);
+    d[FG] = (f_inf - y[FG]) / tau_f;
+
+    let f2_inf = F::c(0.67) * logistic((v + F::c(35.0)) * F::c(1.0 / 7.0)) + F::c(0.33);
+    let tau_f2 = F::c(562.0) * (-(v27 * v27) * F::c(1.0 / 240.0)).exp()
+        + F::c(31.0) * logistic((F::c(25.0) - v) * F::c(0.1))
+        + F::c(80.0) * l30;
+    d[F2] = (f2_inf - y[F2]) / tau_f2;
+
+    let cass_r = y[CA_SS] * F::c(1.0 / 0.05);
+    let fcass_den = one / (one + cass_r * cass_r);
+    let fcass_inf = F::c(0.6) * fcass_den + F::c(0.4);
+    let tau_fcass = F::c(80.0) * fcass_den + F::c(2.0);
+    d[FCASS] = (fcass_inf - y[FCASS]) / tau_fcass;
+
+    let s_inf = logistic((v + p.s_half) * F::c(0.2));
+    let vs = v + p.tau_s_b;
+    let tau_s = p.tau_s_a * (-(vs * vs) * p.tau_s_inv_c).exp()
+        + p.tau_s_d * logistic((v - F::c(20.0)) * F::c(0.2))
+        + p.tau_s_e;
+    d[S] = (s_inf - y[S]) / tau_s;
+
+    let r_inf = logistic((F::c(20.0) - v) * F::c(1.0 / 6.0));
+    let v40 = v + F::c(40.0);
+    let tau_r = F::c(9.5) * (-(v40 * v40) * F::c(1.0 / 1800.0)).exp() + F::c(0.8);
+    d[R_GATE] = (r_inf - y[R_GATE]) / tau_r;
+
+    // Concentrations. Buffering factors are the rapid-equilibrium approximations of the CellML.
+    let ca_i = y[CA_I];
+    let ca_sr = y[CA_SR];
+    let ca_ss = y[CA_SS];
+    let kc = ca_i + F::c(K_BUF_C);
+    let bufc = one / (one + F::c(BUF_C * K_BUF_C) / (kc * kc));
+    let ksr = ca_sr + F::c(K_BUF_SR);
+    let bufsr = one / (one + F::c(BUF_SR * K_BUF_SR) / (ksr * ksr));
+    let kss = ca_ss + F::c(K_BUF_SS);
+    let bufss = one / (one + F::c(BUF_SS * K_BUF_SS) / (kss * kss));
+
+    d[CA_I] = bufc
+        * ((c.i_leak - c.i_up) * F::c(V_SR / V_C) + c.i_xfer
+            - (c.i_bca + c.i_pca - F::c(2.0) * c.i_naca) * F::c(CM / (2.0 * V_C * FARADAY)));
+    d[CA_SR] = bufsr * (c.i_up - (c.i_rel + c.i_leak));
+    d[CA_SS] = bufss
+        * (-c.i_cal * F::c(CUR_TO_CONC_SS) + c.i_rel * F::c(V_SR / V_SS)
+            - c.i_xfer * F::c(V_C / V_SS));
+
+    let ec_sr = F::c(EC) / ca_sr;
+    let kcasr = F::c(MAX_SR) - F::c(MAX_SR - MIN_SR) / (one + ec_sr * ec_sr);
+    let k2 = F::c(K2_PRIME) * kcasr;
+    d[R_PRIME] = -k2 * ca_ss * y[R_PRIME] + F::c(K4) * (one - y[R_PRIME]);
+
+    d[NA_I] =
+        -(c.i_na + c.i_bna + F::c(3.0) * c.i_nak + F::c(3.0) * c.i_naca) * F::c(CUR_TO_CONC_C);
+    d[K_I] = -(c.i_k1 + c.i_to + c.i_kr + c.i_ks + c.i_pk + i_stim - F::c(2.0) * c.i_nak)
+        * F::c(CUR_TO_CONC_C);
+    d
+}
+
+/// One step of the paper's scheme: Rush–Larsen on m, forward Euler on everything else.
+#[inline(always)]
+pub(crate) fn step<F: Real>(y: &mut [F; N_STATES], p: &CellParams<F>, i_stim: F, dt: F) {
+    let c = currents(y, p);
+    let d = derivatives(y, p, &c, i_stim);
+    let (m_inf, tau_m) = m_gate(y[V]);
+    let m_new = m_inf + (y[M] - m_inf) * (-dt / tau_m).exp();
+    for (yk, dk) in y.iter_mut().zip(d.iter()) {
+        *yk = *yk + dt * *dk;
+    }
+    y[M] = m_new;
+}

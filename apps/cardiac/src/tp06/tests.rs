@@ -1,0 +1,154 @@
+//! Unit tests of the TP06 kernels that need crate-internal access (the generic model in `f32`).
+//! Comparisons with the independent myokit reference are in `tests/tp06_reference.rs`.
+
+use super::*;
+
+const TYPES: [CellType; 3] = [CellType::Endo, CellType::Mid, CellType::Epi];
+
+/// States sampled along a paced beat by the f64 reference itself (not expected values: only
+/// inputs on which f32 and f64 evaluations of the same equations are compared).
+fn beat_states(ct: CellType) -> Vec<[f64; N_STATES]> {
+    let mut y = initial_state(ct);
+    let mut out = vec![y];
+    for k in 0..20_000 {
+        let stim = if (500..550).contains(&k) { -52.0 } else { 0.0 };
+        step_cell_f64(&mut y, ct, stim, 0.02);
+        if k % 250 == 0 || (500..800).contains(&k) {
+            out.push(y);
+        }
+    }
+    out
+}
+
+#[test]
+fn state_names_and_initial_states() {
+    assert_eq!(STATE_NAMES[V], "V");
+    assert_eq!(STATE_NAMES[M], "m");
+    assert_eq!(STATE_NAMES[K_I], "K_i");
+    for ct in TYPES {
+        let y = initial_state(ct);
+        assert!(y.iter().all(|x| x.is_finite() && *x > -100.0));
+        assert!(y[V] < -80.0, "{ct:?} should start at rest");
+    }
+    // Cell-type differences of the spec: s gate initial value and g_to/g_Ks.
+    assert!(initial_state(CellType::Endo)[S] < 0.5);
+    let y = initial_state(CellType::Epi);
+    let mut plateau = y;
+    plateau[V] = 10.0;
+    plateau[R_GATE] = 0.5;
+    plateau[XS] = 0.3;
+    let ito_epi = i_to(&plateau, CellType::Epi);
+    assert!((i_to(&plateau, CellType::Endo) / ito_epi - 0.073 / 0.294).abs() < 1e-12);
+    assert_eq!(i_to(&plateau, CellType::Mid), ito_epi);
+    let iks_epi = i_ks(&plateau, CellType::Epi);
+    assert!((i_ks(&plateau, CellType::Mid) / iks_epi - 0.25).abs() < 1e-12);
+    assert_eq!(i_ks(&plateau, CellType::Endo), iks_epi);
+}
+
+/// The f32 instance of the equations (fast exp/ln) agrees with the f64 one to f32 accuracy:
+/// one step from the same (f32-representable) state differs by a few ulp of each state.
+#[test]
+fn f32_step_matches_f64() {
+    for ct in TYPES {
+        let p64 = CellParams::<f64>::new(ct);
+        let p32 = CellParams::<f32>::from_u8(ct as u8);
+        for y in beat_states(ct) {
+            let mut y32: [f32; N_STATES] = std::array::from_fn(|k| y[k] as f32);
+            let mut y64: [f64; N_STATES] = std::array::from_fn(|k| y32[k] as f64);
+            let stim = if y[V] < -80.0 { -52.0 } else { 0.0 };
+            model::step(&mut y64, &p64, stim, 0.02);
+            model::step(&mut y32, &p32, stim as f32, 0.02);
+            for k in 0..N_STATES {
+                let err = (y32[k] as f64 - y64[k]).abs();
+                // V: 1e-4 mV absolute (the upstroke moves V by ~6 mV per step, summing currents
+                // of ~300 pA/pF); other states: 2e-6 relative (~16 f32 ulp).
+                let tol = if k == V {
+                    1e-4
+                } else {
+                    2e-6 * y64[k].abs() + 1e-15
+                };
+                assert!(
+                    err <= tol,
+                    "{ct:?} {}: f32 {} f64 {} (err {err:e}) at V={}",
+                    STATE_NAMES[k],
+                    y32[k],
+                    y64[k],
+                    y[V]
+                );
+            }
+        }
+    }
+}
+
+/// `step_batch` on mixed cell types, with n not a multiple of the block size, equals per-cell
+/// f32 steps — checking layout, padding and the branch-free cell-type selection.
+#[test]
+fn step_batch_layout_and_cell_types() {
+    let n = 67 + BLOCK;
+    let mut states = vec![0.0f32; N_STATES * n];
+    let mut expected = Vec::new();
+    let cell_types: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+    let stim_current: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 1.0 } else { 0.0 }).collect();
+    for i in 0..n {
+        let ct = TYPES[i % 3];
+        let states_ct = beat_states(ct);
+        let y = states_ct[i % states_ct.len()];
+        for k in 0..N_STATES {
+            states[k * n + i] = y[k] as f32;
+        }
+        let mut y32: [f32; N_STATES] = std::array::from_fn(|k| y[k] as f32);
+        let p = CellParams::<f32>::new(ct);
+        model::step(&mut y32, &p, stim_current[i] * -52.0, 0.02);
+        expected.push(y32);
+    }
+    step_batch(&mut states, n, &cell_types, &stim_current, -52.0, 0.02);
+    for (i, e) in expected.iter().enumerate() {
+        for k in 0..N_STATES {
+            let got = states[k * n + i];
+            let tol = 1e-6 * e[k].abs().max(1e-6);
+            assert!(
+                (got - e[k]).abs() <= tol,
+                "cell {i} state {}: {got} vs {}",
+                STATE_NAMES[k],
+                e[k]
+            );
+        }
+    }
+    // n = 0 is valid and does nothing.
+    step_batch(&mut [], 0, &[], &[], 1.0, 0.02);
+}
+
+#[test]
+fn kernels_stay_finite_on_extreme_states() {
+    for ct in TYPES {
+        for v in [-200.0, -40.0, 14.99999, 15.0, 15.00001, 200.0] {
+            let mut y = initial_state(ct);
+            y[V] = v;
+            y[CA_I] = 1e-9;
+            y[CA_SS] = 1e-9;
+            let d = derivatives(&y, ct, -52.0);
+            assert!(d.iter().all(|x| x.is_finite()), "{ct:?} at V={v}: {d:?}");
+            let mut y32 = vec![0.0f32; N_STATES];
+            for k in 0..N_STATES {
+                y32[k] = y[k] as f32;
+            }
+            step_batch(&mut y32, 1, &[ct as u8], &[1.0], -52.0, 0.02);
+            assert!(
+                y32.iter().all(|x| x.is_finite()),
+                "{ct:?} at V={v}: {y32:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn activation_time_interpolates_and_sticks() {
+    let v_old = [-10.0f32, -10.0, 5.0, -10.0];
+    let v_new = [10.0f32, -1.0, 20.0, 30.0];
+    let mut act = [-1.0f32, -1.0, -1.0, 3.0];
+    update_activation(&v_old, &v_new, 100.0, 0.02, &mut act);
+    assert!((act[0] - 100.01).abs() < 1e-4, "{}", act[0]); // crosses half-way
+    assert_eq!(act[1], -1.0); // no crossing
+    assert_eq!(act[2], -1.0); // already above 0: not an upward crossing in this step
+    assert_eq!(act[3], 3.0); // already activated: kept
+}
