@@ -80,6 +80,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let program = Program::seq(vec![Program::execute(cs1), Program::execute(cs2)]);
     let exe = compile(&graph, &[program], &CompileOptions::default())?;
+
+    // Cost summary: bytes exchanged, and estimated cycles of the busiest tile per compute set.
+    let exchanged: u64 = exe
+        .exchanges
+        .iter()
+        .flat_map(|e| &e.transfers)
+        .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
+        .sum();
+    let cycles: Vec<u64> = exe
+        .computes
+        .iter()
+        .map(|c| {
+            c.tiles
+                .iter()
+                .map(|t| t.vertices.iter().map(|v| v.cycles).sum::<u64>())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    println!("exchanged {exchanged} B; busiest tile per compute set: {cycles:?} cycles");
+    // For comparison: splitting only the rows over the same tiles (tutorial 5) sends all of x
+    // to every tile but the one holding it.
+    let tiles = ROW_BLOCKS * COL_BLOCKS;
+    println!(
+        "a row-only split over {tiles} tiles would broadcast {} B of x",
+        (tiles - 1) * COLS * 4
+    );
     let mut engine = Engine::new(&exe, EngineOptions::default())?;
     let a_host: Vec<f32> = (0..ROWS * COLS)
         .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.25)
