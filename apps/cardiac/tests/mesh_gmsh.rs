@@ -439,3 +439,26 @@ fn io_error_names_the_file() {
     assert!(matches!(e, MeshError::Io { .. }));
     assert!(e.to_string().contains("/nonexistent/dir/x.msh"));
 }
+
+/// A Gmsh-style ASCII file with features the real meshes do not exercise: nodes spread over
+/// point/curve/surface/volume entities with parametric coordinates, sparse tags, unknown and
+/// `$NodeData` sections to skip, an empty element block, two physical surfaces, a fibre field
+/// named `fibre_direction`, and a negatively oriented tet.
+#[test]
+fn fixture_with_parametric_nodes() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/two_tets_parametric.msh");
+    let m = read_msh(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(m.num_nodes(), 5);
+    assert_eq!(m.nodes[1], [1.0, 0.0, 0.0]);
+    assert_eq!(m.nodes[4], [0.0, 0.0, -1.0]);
+    assert_eq!(m.tets, vec![[0, 1, 2, 3], [0, 1, 4, 2]]);
+    let f = m.fibres.as_ref().unwrap();
+    let h = 0.5f64.sqrt();
+    assert_eq!(f[0], [0.0, 0.0, 1.0]);
+    assert!((f[1][0] - h).abs() < 1e-15 && (f[1][1] - h).abs() < 1e-15 && f[1][2] == 0.0);
+    let names: Vec<_> = m.surfaces.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["TOP", "BOTTOM"]);
+    assert_eq!(m.surfaces[0].triangles, vec![[0, 1, 2]]);
+    assert_eq!(m.surfaces[1].triangles, vec![[0, 2, 1]]);
+    assert_eq!(m.cells_touching_surface("TOP").unwrap(), vec![0, 1]);
+}
