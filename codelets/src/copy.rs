@@ -39,6 +39,7 @@ copy_codelets! {
     CopyI32 as "Copy<int>": i32;
     CopyU32 as "Copy<unsigned>": u32;
     CopyBool as "Copy<bool>": bool;
+    CopyU8 as "Copy<unsigned char>": u8;
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ fill_codelets! {
     FillI32 as "Fill<int>": i32;
     FillU32 as "Fill<unsigned>": u32;
     FillBool as "Fill<bool>": bool;
+    FillU8 as "Fill<unsigned char>": u8;
 }
 
 poplar::codelet! {

@@ -6,11 +6,33 @@
 //! the exchange) and an operand of exactly one element is broadcast. They use only poplar's
 //! public graph API.
 //!
-//! ```ignore
-//! let cs = graph.add_compute_set("step");
-//! codelets::ops::add(&mut graph, cs, &x, &y, &z)?;        // z = x + y
-//! codelets::ops::scaled_add(&mut graph, cs2, &z, &y, 0.5)?; // z += 0.5 * y
-//! let total = codelets::ops::reduce(&mut graph, ReduceOp::Sum, &z, &s, "sum")?; // a Program
+//! ```
+//! use codelets::ops;
+//! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+//!
+//! codelets::link();
+//! let mut graph = Graph::new(&Target::custom(4, 64 * 1024));
+//! let x = graph.add_variable(DType::F32, &[100], "x");
+//! let y = graph.add_variable(DType::F32, &[100], "y");
+//! let s = graph.add_variable(DType::F32, &[1], "s");
+//! graph.map_linearly(&x, 8)?;
+//! graph.map_linearly(&y, 8)?;
+//! graph.set_tile_mapping(&s, 0)?;
+//! graph.create_host_read("s", &s)?;
+//!
+//! let init = graph.add_compute_set("init");
+//! ops::fill(&mut graph, init, &x, 1.0f32)?; // x = 1
+//! ops::fill(&mut graph, init, &y, 2.0f32)?; // y = 2
+//! let step = graph.add_compute_set("step");
+//! ops::scaled_add(&mut graph, step, &x, &y, 0.5)?; // x += 0.5 * y
+//! let sum = ops::reduce_sum(&mut graph, &x, &s, "sum")?; // s = sum(x), a Program
+//!
+//! let prog = Program::seq(vec![Program::execute(init), Program::execute(step), sum]);
+//! let exe = compile(&graph, &[prog], &CompileOptions::default())?;
+//! let mut engine = Engine::new(&exe, EngineOptions::default())?;
+//! engine.run(0)?;
+//! assert_eq!(engine.read_tensor::<f32>("s")?, vec![200.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::ops::Range;

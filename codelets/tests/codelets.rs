@@ -198,6 +198,7 @@ fn copy_and_fill() {
         ("Copy<int>", r.i32s(N).into()),
         ("Copy<unsigned>", r.u32s(N).into()),
         ("Copy<bool>", r.bools(N).into()),
+        ("Copy<unsigned char>", r.bytes(N).into()),
     ];
     for (name, d) in cases {
         let (dtype, n) = (d.dtype(), d.len());
@@ -218,6 +219,7 @@ fn copy_and_fill() {
         ("Fill<int>", (-7i32).into(), vec![-7i32; N].into()),
         ("Fill<unsigned>", 9u32.into(), vec![9u32; N].into()),
         ("Fill<bool>", true.into(), vec![true; N].into()),
+        ("Fill<unsigned char>", 200u8.into(), vec![200u8; N].into()),
     ];
     for (name, value, want) in fills {
         let got = run_vertex(

@@ -47,6 +47,9 @@ impl Rng {
             .map(|_| (self.next_u64() % 2001) as i32 - 1000)
             .collect()
     }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
     pub fn bools(&mut self, n: usize) -> Vec<bool> {
         (0..n).map(|_| self.next_u64() & 1 == 1).collect()
     }
@@ -59,6 +62,7 @@ pub enum Data {
     I32(Vec<i32>),
     U32(Vec<u32>),
     Bool(Vec<bool>),
+    U8(Vec<u8>),
 }
 
 impl Data {
@@ -68,6 +72,7 @@ impl Data {
             Data::I32(_) => DType::I32,
             Data::U32(_) => DType::U32,
             Data::Bool(_) => DType::Bool,
+            Data::U8(_) => DType::U8,
         }
     }
     pub fn len(&self) -> usize {
@@ -76,6 +81,7 @@ impl Data {
             Data::I32(v) => v.len(),
             Data::U32(v) => v.len(),
             Data::Bool(v) => v.len(),
+            Data::U8(v) => v.len(),
         }
     }
     fn write(&self, e: &mut Engine, name: &str) {
@@ -84,6 +90,7 @@ impl Data {
             Data::I32(v) => e.write_tensor(name, v),
             Data::U32(v) => e.write_tensor(name, v),
             Data::Bool(v) => e.write_tensor(name, v),
+            Data::U8(v) => e.write_tensor(name, v),
         }
         .unwrap()
     }
@@ -93,6 +100,7 @@ impl Data {
             DType::I32 => Data::I32(e.read_tensor(name).unwrap()),
             DType::U32 => Data::U32(e.read_tensor(name).unwrap()),
             DType::Bool => Data::Bool(e.read_tensor(name).unwrap()),
+            DType::U8 => Data::U8(e.read_tensor(name).unwrap()),
             d => panic!("no test data type for {d}"),
         }
     }
@@ -118,6 +126,11 @@ impl From<Vec<bool>> for Data {
         Data::Bool(v)
     }
 }
+impl From<Vec<u8>> for Data {
+    fn from(v: Vec<u8>) -> Data {
+        Data::U8(v)
+    }
+}
 
 /// Typed access to results.
 pub trait FromData: Sized {
@@ -135,7 +148,7 @@ macro_rules! from_data {
         }
     )*};
 }
-from_data!(f32 => F32, i32 => I32, u32 => U32, bool => Bool);
+from_data!(f32 => F32, i32 => I32, u32 => U32, bool => Bool, u8 => U8);
 
 /// How one field of the vertex under test is connected.
 pub enum Conn {
