@@ -9,7 +9,7 @@ fn estimates_follow_the_documented_formulas() {
     let target = Target::custom(2, 64 * 1024);
     let workers = u64::from(target.workers_per_tile);
     let mut g = Graph::new(&target);
-    let mut var = |g: &mut Graph, dtype: DType, shape: &[usize], name: &str| -> Tensor {
+    let var = |g: &mut Graph, dtype: DType, shape: &[usize], name: &str| -> Tensor {
         let t = g.add_variable(dtype, shape, name);
         g.set_tile_mapping(&t, 0).unwrap();
         t
@@ -27,7 +27,7 @@ fn estimates_follow_the_documented_formulas() {
     let y2 = var(&mut g, DType::F32, &[4], "y2");
 
     let cs = g.add_compute_set("cs");
-    let mut vertex = |g: &mut Graph, codelet: &str, conns: &[(&str, &Tensor)]| {
+    let vertex = |g: &mut Graph, codelet: &str, conns: &[(&str, &Tensor)]| {
         let v = g.add_vertex(cs, codelet);
         for (f, t) in conns {
             g.connect(v, f, t);
