@@ -1,7 +1,7 @@
 //! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells, a
 //! renumbering that makes every tile's cells one contiguous range laid out
-//! `[interior | mixed separator | clean separator blocks]`, and the halo ranges each tile
-//! concatenates after its own slice under the three separator strategies.
+//! `[interior | separator]`, and the halo ranges each tile concatenates after its own slice
+//! under the three separator strategies.
 //!
 //! Vocabulary (per tile): *interior* cells are read by no other tile; *separator* cells are
 //! read by at least one other tile (their *destinations*); *halo* cells are other tiles' cells
@@ -9,11 +9,12 @@
 //! neighbours, so halos are two layers deep.
 //!
 //! # Separator layout (all strategies)
-//! Separator cells are grouped by their destination set `D(c)`:
-//! * the **mixed** block holds cells with `|D| ≥ 2`, sorted by `(max D, D, old index)` so a
-//!   destination's mixed cells sit towards the end of the block when its clean block comes
-//!   late (keeps `ranged` ranges shorter);
-//! * then one **clean** block per destination `p` (cells with `D = {p}`), in increasing `p`.
+//! Separator cells are grouped by their destination set `D(c)`: the **mixed** block
+//! ([`TilePlan::mixed`]) holds the cells with `|D| ≥ 2`, and each destination `p` has one
+//! **clean** block (cells with `D = {p}`). Both constraints mixed-clean needs (mixed block
+//! contiguous, each clean block contiguous) hold for every strategy; within them the layout is
+//! chosen per tile to keep ranged ranges short (see `separator_layout`): either clean blocks on
+//! both sides of the mixed block, or mixed first then the clean blocks.
 //!
 //! # What a destination receives from a source tile `q`
 //! * [`Strategy::Full`]: `q`'s whole separator (mixed + all clean blocks);
@@ -130,6 +131,114 @@ pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, Par
     Ok(part.into_iter().map(|p| p as u32).collect())
 }
 
+/// Orders one tile's separator cells as `[clean blocks L][mixed][clean blocks R]` and returns
+/// the order and the mixed block's position within it.
+///
+/// Why this shape: mixed-clean needs the mixed block and every destination's clean block to
+/// be contiguous; ranged wants each destination's cells close together. Destinations are sorted
+/// by clean-block size and dealt alternately to the left and right of the mixed block, smallest
+/// innermost (a destination's enclosing range also spans the clean blocks between it and the
+/// mixed block, so those should be short). Each destination gets a coordinate (−1, −2, … on the
+/// left, +1, +2, … on the right) and mixed groups are sorted by the mean coordinate of their
+/// destination set, so a destination's mixed cells lean towards its own clean block.
+fn separator_layout(separator: &[u32], dests: &[Vec<u32>]) -> (Vec<u32>, Range<usize>) {
+    let mut clean_size: Vec<(u32, usize)> = Vec::new();
+    for &c in separator {
+        if let [p] = dests[c as usize][..] {
+            match clean_size.iter_mut().find(|e| e.0 == p) {
+                Some(e) => e.1 += 1,
+                None => clean_size.push((p, 1)),
+            }
+        }
+    }
+    // Destinations that only need mixed cells still get a coordinate.
+    for &c in separator {
+        for &p in &dests[c as usize] {
+            if !clean_size.iter().any(|e| e.0 == p) {
+                clean_size.push((p, 0));
+            }
+        }
+    }
+    clean_size.sort_by_key(|&(p, size)| (size, p));
+    let coord = |p: u32| -> f64 {
+        let i = clean_size.iter().position(|e| e.0 == p).unwrap_or(0);
+        let rank = (i / 2 + 1) as f64;
+        if i % 2 == 0 {
+            -rank
+        } else {
+            rank
+        }
+    };
+    let key = |c: u32| -> f64 {
+        let d = &dests[c as usize];
+        d.iter().map(|&p| coord(p)).sum::<f64>() / d.len() as f64
+    };
+    let mut keyed: Vec<(f64, u32)> = separator.iter().map(|&c| (key(c), c)).collect();
+    // Clean cells sit at their destination's coordinate, mixed cells at the mean; sort clean
+    // blocks outside the mixed block by pushing them out by the number of destinations.
+    let span = clean_size.len() as f64 + 1.0;
+    for (k, c) in keyed.iter_mut() {
+        if dests[*c as usize].len() == 1 {
+            *k += k.signum() * span;
+        }
+    }
+    keyed.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then_with(|| dests[a.1 as usize].cmp(&dests[b.1 as usize]))
+            .then(a.1.cmp(&b.1))
+    });
+    let order: Vec<u32> = keyed.iter().map(|e| e.1).collect();
+    let first = order.iter().position(|&c| dests[c as usize].len() >= 2);
+    let mixed = match first {
+        Some(a) => {
+            let b = order
+                .iter()
+                .rposition(|&c| dests[c as usize].len() >= 2)
+                .unwrap_or(a)
+                + 1;
+            a..b
+        }
+        None => {
+            let left = keyed.iter().filter(|e| e.0 < 0.0).count();
+            left..left
+        }
+    };
+
+    // The one-sided alternative `[mixed sorted by (max D, D)][clean blocks by destination]`
+    // wins on very small tiles (nearly everything mixed); keep whichever gives the shorter
+    // ranged ranges. Only this tile's outgoing ranges depend on its layout, so choosing per
+    // tile is optimal among the two.
+    let mut one_sided: Vec<u32> = separator.to_vec();
+    one_sided.sort_by(|&a, &b| {
+        let (da, db) = (&dests[a as usize], &dests[b as usize]);
+        let ka = (da.len() == 1, da.last(), da, a);
+        let kb = (db.len() == 1, db.last(), db, b);
+        ka.cmp(&kb)
+    });
+    let n_mixed = one_sided
+        .iter()
+        .take_while(|&&c| dests[c as usize].len() >= 2)
+        .count();
+    if ranged_cost(&one_sided, dests) < ranged_cost(&order, dests) {
+        return (one_sided, 0..n_mixed);
+    }
+    (order, mixed)
+}
+
+/// Total length of the smallest enclosing range per destination for a separator order.
+fn ranged_cost(order: &[u32], dests: &[Vec<u32>]) -> usize {
+    let mut span: Vec<(u32, usize, usize)> = Vec::new();
+    for (pos, &c) in order.iter().enumerate() {
+        for &p in &dests[c as usize] {
+            match span.iter_mut().find(|e| e.0 == p) {
+                Some(e) => e.2 = pos,
+                None => span.push((p, pos, pos)),
+            }
+        }
+    }
+    span.iter().map(|e| e.2 - e.1 + 1).sum()
+}
+
 /// One tile's slice of the renumbered vector and what it receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TilePlan {
@@ -138,8 +247,9 @@ pub struct TilePlan {
     pub n_interior: usize,
     /// Separator cells (mixed + clean), at the end of `cells`.
     pub n_separator: usize,
-    /// Of the separator, the mixed block (cells needed by ≥ 2 tiles), right after the interior.
-    pub n_mixed: usize,
+    /// The mixed block (cells needed by ≥ 2 tiles) inside the separator, in the new numbering;
+    /// the clean blocks lie on either side of it.
+    pub mixed: Range<usize>,
     /// New-numbering ranges concatenated after the own slice, sorted and disjoint.
     pub halo_ranges: Vec<Range<usize>>,
     /// Received cells some row of this tile reads.
@@ -257,29 +367,20 @@ pub fn plan(
             .copied()
             .filter(|&c| dests[c as usize].is_empty())
             .collect();
-        let mut mixed: Vec<u32> = cells
+        let separator: Vec<u32> = cells
             .iter()
             .copied()
-            .filter(|&c| dests[c as usize].len() >= 2)
+            .filter(|&c| !dests[c as usize].is_empty())
             .collect();
-        mixed.sort_by(|&a, &b| {
-            let (da, db) = (&dests[a as usize], &dests[b as usize]);
-            (da.last(), da, a).cmp(&(db.last(), db, b))
-        });
-        let mut clean: Vec<u32> = cells
-            .iter()
-            .copied()
-            .filter(|&c| dests[c as usize].len() == 1)
-            .collect();
-        clean.sort_by_key(|&c| (dests[c as usize][0], c));
+        let (order, mixed) = separator_layout(&separator, &dests);
         new_to_old.extend_from_slice(&interior);
-        new_to_old.extend_from_slice(&mixed);
-        new_to_old.extend_from_slice(&clean);
+        let sep_start = new_to_old.len();
+        new_to_old.extend_from_slice(&order);
         tiles.push(TilePlan {
             cells: start..new_to_old.len(),
             n_interior: interior.len(),
-            n_separator: mixed.len() + clean.len(),
-            n_mixed: mixed.len(),
+            n_separator: order.len(),
+            mixed: sep_start + mixed.start..sep_start + mixed.end,
             halo_ranges: Vec::new(),
             halo_used: 0,
             halo_unused: 0,
@@ -314,7 +415,7 @@ pub fn plan(
         let cells: Vec<usize> = needs[a..b].iter().map(|e| e.2 as usize).collect();
         let s = &tiles[src as usize];
         let sep = s.cells.end - s.n_separator..s.cells.end;
-        let mixed = sep.start..sep.start + s.n_mixed;
+        let mixed = s.mixed.clone();
         let mut ranges = Vec::new();
         match strategy {
             Strategy::Full => ranges.push(sep),
@@ -324,12 +425,18 @@ pub fn plan(
                     ranges.push(mixed.clone());
                 }
                 // Clean cells for this destination form one block: find its bounds.
-                let clean: Vec<usize> = cells.iter().copied().filter(|&c| c >= mixed.end).collect();
+                let clean: Vec<usize> = cells
+                    .iter()
+                    .copied()
+                    .filter(|&c| !mixed.contains(&c))
+                    .collect();
                 if let (Some(&lo), Some(&hi)) = (clean.first(), clean.last()) {
                     ranges.push(lo..hi + 1);
                 }
             }
         }
+        // Keep a tile's halo ranges sorted (a clean block may precede the mixed block).
+        ranges.sort_by_key(|r| r.start);
         let received: usize = ranges.iter().map(|r| r.len()).sum();
         let t = &mut tiles[dest as usize];
         t.halo_ranges.extend(ranges);

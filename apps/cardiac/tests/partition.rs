@@ -74,13 +74,14 @@ fn check_plan(s: &Setup, parts: &[u32], k: usize, p: &PartitionPlan) {
     for (t, tile) in p.tiles.iter().enumerate() {
         // Interior cells are needed by nobody, separator cells by someone, mixed by ≥ 2.
         let sep = tile.cells.start + tile.n_interior;
+        assert!(sep <= tile.mixed.start && tile.mixed.end <= tile.cells.end);
         for g in tile.cells.clone() {
             if g < sep {
                 assert_eq!(
                     dests[g], 0,
                     "interior cell {g} of tile {t} is read elsewhere"
                 );
-            } else if g < sep + tile.n_mixed {
+            } else if tile.mixed.contains(&g) {
                 assert!(dests[g] >= 2, "mixed cell {g} has {} readers", dests[g]);
             } else {
                 assert_eq!(dests[g], 1, "clean cell {g} has {} readers", dests[g]);
@@ -173,12 +174,11 @@ fn plans_on_the_niederer_slab() {
                     for r in &t.halo_ranges {
                         let q = p.tiles.partition_point(|u| u.cells.end <= r.start);
                         let src = &p.tiles[q];
-                        let m0 = src.cells.start + src.n_interior;
-                        let is_mixed = *r == (m0..m0 + src.n_mixed);
-                        if !is_mixed {
-                            assert!(r.start >= m0 + src.n_mixed, "clean range overlaps mixed");
-                        } else {
+                        if *r == src.mixed {
                             mixed_unused += r.len();
+                        } else {
+                            let overlap = r.start < src.mixed.end && src.mixed.start < r.end;
+                            assert!(!overlap, "clean range overlaps mixed");
                         }
                     }
                     assert!(t.halo_unused <= mixed_unused);
