@@ -279,7 +279,7 @@ struct Parsed {
     /// Triangles per surface entity tag, in file order.
     triangles: BTreeMap<i64, Vec<[u32; 3]>>,
     fields: Vec<ElementField>,
-    seen_entities: bool,
+    seen_elements: bool,
 }
 
 /// Read a Gmsh MSH 4.1 file (ASCII or binary).
@@ -348,7 +348,11 @@ pub fn read_msh_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
     }
     for (section, present) in [
         ("$Nodes", p.node_map.is_some()),
-        ("$Elements", !p.tets.is_empty()),
+        ("$Elements", p.seen_elements),
+        (
+            "tetrahedra (element type 4) in $Elements",
+            !p.tets.is_empty(),
+        ),
     ] {
         if !present {
             return Err(MeshError::MissingSection {
@@ -448,7 +452,6 @@ fn read_entities(c: &mut Cursor, p: &mut Parsed) -> Result<(), MeshError> {
             }
         }
     }
-    p.seen_entities = true;
     c.expect_end("$EndEntities")
 }
 
@@ -546,6 +549,7 @@ fn read_elements(c: &mut Cursor, p: &mut Parsed) -> Result<(), MeshError> {
             section: "$Nodes (before $Elements)".into(),
         });
     };
+    p.seen_elements = true;
     let blocks = c.count("number of element blocks", 20)?;
     let _total = c.count("number of elements", 16)?;
     let _min_tag = c.size("minimum element tag")?;
