@@ -396,6 +396,12 @@ fn ascii_missing_sections() {
         read_str(""),
         Err(MeshError::MissingSection { .. })
     ));
+    // Elements but no tetrahedra.
+    let tris_only = tiny_ascii(GOOD_COORDS, "1 1 1 1\n2 1 2 1\n1 1 2 3\n");
+    assert!(matches!(
+        read_str(&tris_only),
+        Err(MeshError::MissingSection { ref section, .. }) if section.contains("tetrahedra")
+    ));
 }
 
 #[test]
