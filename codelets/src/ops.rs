@@ -398,6 +398,72 @@ impl ReduceOp {
     }
 }
 
+/// Checks that `out` is one element of `dtype` and returns its tile.
+fn scalar_out(graph: &Graph, out: &Tensor, dtype: DType, op: &str) -> Result<TileId, OpError> {
+    if out.num_elements() != 1 || out.dtype() != dtype {
+        return Err(shape_err(
+            op,
+            format!(
+                "output must be one element of {dtype}, got {}{:?}",
+                out.dtype(),
+                out.shape()
+            ),
+        ));
+    }
+    Ok(mapped_regions(graph, out, op)?[0].0)
+}
+
+/// The two-stage pattern of [`reduce`] and [`dot`]: a `first` vertex per tile region of the
+/// (flattened, equally long) operands, each writing one partial, then `last` (a `Reduce*`
+/// codelet) over the partials on the tile of `out`.
+fn two_stage(
+    graph: &mut Graph,
+    first: &str,
+    operands: &[(&str, Tensor)],
+    last: &str,
+    out: &Tensor,
+    name: &str,
+) -> Result<Program, OpError> {
+    let out_tile = scalar_out(graph, out, operands[0].1.dtype(), first)?;
+    let lead = &operands[0].1;
+    let regions = if lead.num_elements() == 0 {
+        Vec::new()
+    } else {
+        mapped_regions(graph, lead, first)?
+    };
+    if regions.len() <= 1 {
+        let cs = graph.add_compute_set(name);
+        let v = graph.add_vertex(cs, first);
+        for (f, t) in operands {
+            graph.connect(v, f, t);
+        }
+        graph.connect(v, "out", &out.flatten());
+        graph.set_tile_mapping(v, regions.first().map_or(out_tile, |r| r.0))?;
+        return Ok(Program::execute(cs));
+    }
+    let partials = graph.add_variable(lead.dtype(), &[regions.len()], &format!("{name}/partials"));
+    let cs1 = graph.add_compute_set(&format!("{name}/partials"));
+    for (i, (tile, range)) in regions.into_iter().enumerate() {
+        let p = partials.slice(i..i + 1)?;
+        graph.set_tile_mapping(&p, tile)?;
+        let v = graph.add_vertex(cs1, first);
+        for (f, t) in operands {
+            graph.connect(v, f, &t.slice(range.clone())?);
+        }
+        graph.connect(v, "out", &p);
+        graph.set_tile_mapping(v, tile)?;
+    }
+    let cs2 = graph.add_compute_set(&format!("{name}/final"));
+    let v = graph.add_vertex(cs2, last);
+    graph.connect(v, "input", &partials);
+    graph.connect(v, "out", &out.flatten());
+    graph.set_tile_mapping(v, out_tile)?;
+    Ok(Program::seq(vec![
+        Program::execute(cs1),
+        Program::execute(cs2),
+    ]))
+}
+
 /// A program that reduces every element of `input` into the single element `out`.
 ///
 /// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per tile and
@@ -413,51 +479,49 @@ pub fn reduce(
     name: &str,
 ) -> Result<Program, OpError> {
     let codelet = codelet_name(op.name(), input.dtype())?;
-    if out.num_elements() != 1 || out.dtype() != input.dtype() {
+    two_stage(
+        graph,
+        &codelet,
+        &[("input", input.flatten())],
+        &codelet,
+        out,
+        name,
+    )
+}
+
+/// A program computing the dot product of `a` and `b` (equal element counts) into the single
+/// element `out`: a `Dot<T>` vertex per tile region of `a` writing a partial (`b` is sliced
+/// to match and exchanged if it lives elsewhere), then `ReduceSum<T>` of the partials on the
+/// tile of `out`, as in [`reduce`].
+pub fn dot(
+    graph: &mut Graph,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    name: &str,
+) -> Result<Program, OpError> {
+    let codelet = codelet_name("Dot", a.dtype())?;
+    let sum = codelet_name("ReduceSum", a.dtype())?;
+    if b.num_elements() != a.num_elements() || b.dtype() != a.dtype() {
         return Err(shape_err(
             &codelet,
             format!(
-                "output must be one element of {}, got {}{:?}",
-                input.dtype(),
-                out.dtype(),
-                out.shape()
+                "operand 'b' is {}{:?} but 'a' is {}{:?}",
+                b.dtype(),
+                b.shape(),
+                a.dtype(),
+                a.shape()
             ),
         ));
     }
-    let out_tile = mapped_regions(graph, out, &codelet)?[0].0;
-    let flat = input.flatten();
-    let regions = if input.num_elements() == 0 {
-        Vec::new()
-    } else {
-        mapped_regions(graph, input, &codelet)?
-    };
-    if regions.len() <= 1 {
-        let cs = graph.add_compute_set(name);
-        let v = graph.add_vertex(cs, &codelet);
-        graph.connect(v, "input", &flat);
-        graph.connect(v, "out", &out.flatten());
-        graph.set_tile_mapping(v, regions.first().map_or(out_tile, |r| r.0))?;
-        return Ok(Program::execute(cs));
-    }
-    let partials = graph.add_variable(input.dtype(), &[regions.len()], &format!("{name}/partials"));
-    let cs1 = graph.add_compute_set(&format!("{name}/partials"));
-    for (i, (tile, range)) in regions.into_iter().enumerate() {
-        let p = partials.slice(i..i + 1)?;
-        graph.set_tile_mapping(&p, tile)?;
-        let v = graph.add_vertex(cs1, &codelet);
-        graph.connect(v, "input", &flat.slice(range)?);
-        graph.connect(v, "out", &p);
-        graph.set_tile_mapping(v, tile)?;
-    }
-    let cs2 = graph.add_compute_set(&format!("{name}/final"));
-    let v = graph.add_vertex(cs2, &codelet);
-    graph.connect(v, "input", &partials);
-    graph.connect(v, "out", &out.flatten());
-    graph.set_tile_mapping(v, out_tile)?;
-    Ok(Program::seq(vec![
-        Program::execute(cs1),
-        Program::execute(cs2),
-    ]))
+    two_stage(
+        graph,
+        &codelet,
+        &[("a", a.flatten()), ("b", b.flatten())],
+        &sum,
+        out,
+        name,
+    )
 }
 
 /// `reduce(graph, ReduceOp::Sum, input, out, name)`.

@@ -217,3 +217,62 @@ fn helper_errors() {
     let e = ops::add(&mut g, cs, &x, &x, &unmapped).unwrap_err();
     assert!(e.to_string().contains("mapped"), "{e}");
 }
+
+#[test]
+fn dot_product() {
+    let mut r = Rng::new(25);
+    for (n, grain) in [(3, 10), (203, 7)] {
+        let xs = r.f32s(n);
+        let ys = r.f32s(n);
+        let (mut g, x, y, _) = graph3(n, grain);
+        let d = g.add_variable(DType::F32, &[1], "d");
+        g.set_tile_mapping(&d, 3).unwrap();
+        g.create_host_read("d", &d).unwrap();
+        let p = ops::dot(&mut g, &x, &y, &d, "dot").unwrap();
+        let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
+        let mut e = engine(&exe);
+        e.write_tensor("x", &xs).unwrap();
+        e.write_tensor("y", &ys).unwrap();
+        e.run(0).unwrap();
+        let want: f64 = xs
+            .iter()
+            .zip(&ys)
+            .map(|(&a, &b)| f64::from(a) * f64::from(b))
+            .sum();
+        let mag: f64 = xs
+            .iter()
+            .zip(&ys)
+            .map(|(&a, &b)| f64::from((a * b).abs()))
+            .sum();
+        let got = f64::from(e.read_tensor::<f32>("d").unwrap()[0]);
+        assert!(
+            (got - want).abs() <= 1e-6 * mag.max(1.0),
+            "n={n}: {got} vs {want}"
+        );
+    }
+    // Integers: exact.
+    codelets::link();
+    let mut g = Graph::new(&target());
+    let a = g.add_variable(DType::I32, &[50], "a");
+    g.map_linearly(&a, 4).unwrap();
+    g.create_host_write("a", &a).unwrap();
+    let d = g.add_variable(DType::I32, &[1], "d");
+    g.set_tile_mapping(&d, 0).unwrap();
+    g.create_host_read("d", &d).unwrap();
+    let p = ops::dot(&mut g, &a, &a, &d, "norm2").unwrap();
+    let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
+    let mut e = engine(&exe);
+    let av = r.small_i32s(50);
+    e.write_tensor("a", &av).unwrap();
+    e.run(0).unwrap();
+    assert_eq!(
+        e.read_tensor::<i32>("d").unwrap(),
+        vec![av.iter().map(|v| v * v).sum::<i32>()]
+    );
+    // Mismatched operands.
+    let short = g.add_variable(DType::I32, &[5], "short");
+    assert!(matches!(
+        ops::dot(&mut g, &a, &short, &d, "bad"),
+        Err(OpError::Shape { .. })
+    ));
+}
