@@ -247,8 +247,17 @@ fn niederer_0_1mm_timing() {
     assert_eq!(boundary, 4 * (200 * 70 + 70 * 30 + 200 * 30));
     let t2 = std::time::Instant::now();
     m.validate().unwrap();
+    let val = t2.elapsed();
+    let path = std::env::temp_dir().join(format!("poplar-slab-{}.vtu", std::process::id()));
+    let act = vec![0.0f32; m.num_cells()];
+    let t3 = std::time::Instant::now();
+    cardiac::mesh::write_vtu(&path, &m, &[("activation", &act)]).unwrap();
+    let write = t3.elapsed();
+    let size = std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
+    std::fs::remove_file(&path).ok();
     eprintln!(
-        "slab 0.1 mm: generate {gen:?}, face_neighbours {adj:?}, validate {:?}",
-        t2.elapsed()
+        "slab 0.1 mm: generate {gen:?}, face_neighbours {adj:?}, validate {val:?}, \
+         write_vtu {write:?} ({} MB)",
+        size / 1_000_000
     );
 }
