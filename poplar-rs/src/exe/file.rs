@@ -23,6 +23,7 @@
 //! ([`Executable::resolve_codelets`]), then [`Executable::check`]. Any defect is an
 //! [`ExecutableError`]; nothing panics.
 
+use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -81,42 +82,88 @@ fn section_name(kind: u32) -> String {
     }
 }
 
-/// A bounds-checked cursor over the file bytes.
-struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
+/// Where a file image is read from: a byte slice or a file of known length. Every read is
+/// checked against the bytes actually left, so a bogus length never causes a large allocation.
+trait Source {
+    fn offset(&self) -> u64;
+    fn remaining(&self) -> u64;
+    /// Fills `buf`; the caller has checked `buf.len() <= remaining()`.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError>;
 
-impl<'a> Reader<'a> {
-    fn offset(&self) -> u64 {
-        self.pos as u64
-    }
-    fn remaining(&self) -> usize {
-        self.data.len() - self.pos
-    }
-    /// Takes `n` bytes, or reports truncation without allocating anything.
-    fn take(&mut self, n: u64, section: &str) -> Result<&'a [u8], ExecutableError> {
-        if n > self.remaining() as u64 {
+    /// Reports truncation if fewer than `n` bytes are left.
+    fn need(&self, n: u64, section: &str) -> Result<(), ExecutableError> {
+        if n > self.remaining() {
             return Err(ExecutableError::Truncated {
                 section: section.to_string(),
                 offset: self.offset(),
                 needed: n,
-                available: self.remaining() as u64,
+                available: self.remaining(),
             });
         }
-        let s = &self.data[self.pos..self.pos + n as usize];
-        self.pos += n as usize;
-        Ok(s)
+        Ok(())
+    }
+    /// Takes `n` bytes (allocated only once `n` is known to be present).
+    fn take(&mut self, n: u64, section: &str) -> Result<Vec<u8>, ExecutableError> {
+        self.need(n, section)?;
+        let mut v = vec![0u8; n as usize];
+        self.fill(&mut v)?;
+        Ok(v)
     }
     fn u32(&mut self, section: &str) -> Result<u32, ExecutableError> {
-        let b = self.take(4, section)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.need(4, section)?;
+        let mut a = [0u8; 4];
+        self.fill(&mut a)?;
+        Ok(u32::from_le_bytes(a))
     }
     fn u64(&mut self, section: &str) -> Result<u64, ExecutableError> {
-        let b = self.take(8, section)?;
+        self.need(8, section)?;
         let mut a = [0u8; 8];
-        a.copy_from_slice(b);
+        self.fill(&mut a)?;
         Ok(u64::from_le_bytes(a))
+    }
+}
+
+struct SliceSource<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl Source for SliceSource<'_> {
+    fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+    fn remaining(&self) -> u64 {
+        (self.data.len() - self.pos) as u64
+    }
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError> {
+        buf.copy_from_slice(&self.data[self.pos..self.pos + buf.len()]);
+        self.pos += buf.len();
+        Ok(())
+    }
+}
+
+struct FileSource {
+    file: std::io::BufReader<std::fs::File>,
+    path: String,
+    pos: u64,
+    len: u64,
+}
+
+impl Source for FileSource {
+    fn offset(&self) -> u64 {
+        self.pos
+    }
+    fn remaining(&self) -> u64 {
+        self.len - self.pos
+    }
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError> {
+        // Large reads bypass the BufReader's buffer and land directly in `buf`.
+        self.file.read_exact(buf).map_err(|e| ExecutableError::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        self.pos += buf.len() as u64;
+        Ok(())
     }
 }
 
@@ -133,9 +180,17 @@ fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(),
     Ok(())
 }
 
+fn io_err(path: &Path, e: std::io::Error) -> ExecutableError {
+    ExecutableError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
 impl Executable {
-    /// Serializes the executable into the versioned container described in the module docs.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// Writes the file image to `w`: small writes for headers, one `write_all` per init block
+    /// straight from the executable (no staging copy of the bulk data).
+    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
         let Executable {
             target,
             codelets,
@@ -165,208 +220,238 @@ impl Executable {
             streams,
             variable_names,
         };
-        // Serializing plain data with string keys into a Vec cannot fail.
-        let json = serde_json::to_vec(&manifest).expect("manifest serialization");
-        let init_bytes: usize = tiles
-            .iter()
-            .flat_map(|t| &t.init)
-            .map(|b| b.data.len())
-            .sum();
-
-        let total = HEADER_BYTES + json.len() + 4 + 2 * SECTION_HEADER_BYTES + init_bytes + 16;
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
-        out.extend_from_slice(&json);
+        let json = serde_json::to_vec(&manifest).map_err(std::io::Error::other)?;
+        let mut head = Vec::with_capacity(HEADER_BYTES);
+        head.extend_from_slice(&MAGIC);
+        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        head.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
+        w.write_all(&head)?;
+        w.write_all(&json)?;
         drop(json);
-        out.extend_from_slice(&2u32.to_le_bytes());
+        w.write_all(&2u32.to_le_bytes())?;
 
         // Target section.
         let mut tbytes = [0u8; 16];
         tbytes[..8].copy_from_slice(&target.clock_hz.to_bits().to_le_bytes());
         tbytes[8..].copy_from_slice(&target.link_bytes_per_cycle.to_bits().to_le_bytes());
-        out.extend_from_slice(&SECTION_TARGET.to_le_bytes());
-        out.extend_from_slice(&16u64.to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&tbytes).to_le_bytes());
-        out.extend_from_slice(&tbytes);
+        w.write_all(&section_header(
+            SECTION_TARGET,
+            16,
+            crc32fast::hash(&tbytes),
+        ))?;
+        w.write_all(&tbytes)?;
 
-        // Init data section: bulk copies, checksum computed over the same slices.
-        out.extend_from_slice(&SECTION_INIT_DATA.to_le_bytes());
-        out.extend_from_slice(&(init_bytes as u64).to_le_bytes());
-        let crc_at = out.len();
-        out.extend_from_slice(&[0u8; 4]);
+        // Init data section.
+        let blocks = || tiles.iter().flat_map(|t| &t.init);
         let mut hasher = crc32fast::Hasher::new();
-        for b in tiles.iter().flat_map(|t| &t.init) {
+        let mut len = 0u64;
+        for b in blocks() {
             hasher.update(&b.data);
-            out.extend_from_slice(&b.data);
+            len += b.data.len() as u64;
         }
-        out[crc_at..crc_at + 4].copy_from_slice(&hasher.finalize().to_le_bytes());
-        debug_assert_eq!(out.len(), total);
+        w.write_all(&section_header(SECTION_INIT_DATA, len, hasher.finalize()))?;
+        for b in blocks() {
+            w.write_all(&b.data)?;
+        }
+        Ok(())
+    }
+
+    /// The file image as bytes (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let init: usize = self
+            .tiles
+            .iter()
+            .flat_map(|t| &t.init)
+            .map(|b| b.data.len())
+            .sum();
+        let mut out = Vec::with_capacity(init + 4096);
+        // Writing into a Vec cannot fail, nor can serializing these plain types to JSON.
+        self.write_to(&mut out)
+            .expect("serializing an executable into memory");
         out
     }
 
     /// Parses and verifies an executable file image (see the module docs for what is checked).
     pub fn from_bytes(data: &[u8]) -> Result<Executable, ExecutableError> {
-        let exe = Self::parse(data)?;
+        let exe = parse(&mut SliceSource { data, pos: 0 })?;
         exe.resolve_codelets()?;
         exe.check()?;
         Ok(exe)
     }
 
-    fn parse(data: &[u8]) -> Result<Executable, ExecutableError> {
-        let mut r = Reader { data, pos: 0 };
-        if r.take(8, "header")? != MAGIC {
-            return Err(ExecutableError::BadMagic);
-        }
-        let version = r.u32("header")?;
-        if version != FORMAT_VERSION {
-            return Err(ExecutableError::UnsupportedVersion {
-                found: version,
-                supported: FORMAT_VERSION,
+    /// Writes the executable to `path`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ExecutableError> {
+        let path = path.as_ref();
+        let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        self.write_to(&mut w).map_err(|e| io_err(path, e))?;
+        let file = w.into_inner().map_err(|e| io_err(path, e.into_error()))?;
+        file.sync_data().ok();
+        Ok(())
+    }
+
+    /// Reads and verifies an executable written by [`Executable::save`]. Init blocks are read
+    /// straight into their own buffers (no staging copy of the whole file).
+    pub fn load(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        let len = file.metadata().map_err(|e| io_err(path, e))?.len();
+        let mut src = FileSource {
+            file: std::io::BufReader::with_capacity(1 << 16, file),
+            path: path.display().to_string(),
+            pos: 0,
+            len,
+        };
+        let exe = parse(&mut src)?;
+        exe.resolve_codelets()?;
+        exe.check()?;
+        Ok(exe)
+    }
+}
+
+fn section_header(kind: u32, len: u64, crc: u32) -> [u8; SECTION_HEADER_BYTES] {
+    let mut h = [0u8; SECTION_HEADER_BYTES];
+    h[..4].copy_from_slice(&kind.to_le_bytes());
+    h[4..12].copy_from_slice(&len.to_le_bytes());
+    h[12..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
+    if r.take(8, "header")? != MAGIC {
+        return Err(ExecutableError::BadMagic);
+    }
+    let version = r.u32("header")?;
+    if version != FORMAT_VERSION {
+        return Err(ExecutableError::UnsupportedVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let mlen = r.u64("header")?;
+    let mcrc = r.u32("header")?;
+    let moff = r.offset();
+    let mbytes = r.take(mlen, "manifest")?;
+    checksum("manifest", moff, &mbytes, mcrc)?;
+    let m: Manifest = serde_json::from_slice(&mbytes).map_err(|e| ExecutableError::Manifest {
+        offset: moff,
+        message: e.to_string(),
+    })?;
+    drop(mbytes);
+    let Manifest {
+        mut target,
+        codelets,
+        mut tiles,
+        computes,
+        exchanges,
+        programs,
+        functions,
+        host_tensors,
+        streams,
+        variable_names,
+    } = m;
+
+    let count = r.u32("section table")?;
+    let mut have_init = false;
+    let mut have_target = false;
+    for _ in 0..count {
+        let soff = r.offset();
+        let kind = r.u32("section table")?;
+        let name = section_name(kind);
+        let len = r.u64(&name)?;
+        let crc = r.u32(&name)?;
+        let boff = r.offset();
+        r.need(len, &name)?;
+        let seen = match kind {
+            SECTION_INIT_DATA => &mut have_init,
+            SECTION_TARGET => &mut have_target,
+            _ => return Err(ExecutableError::UnknownSection { kind, offset: soff }),
+        };
+        if std::mem::replace(seen, true) {
+            return Err(ExecutableError::DuplicateSection {
+                section: name,
+                offset: soff,
             });
         }
-        let mlen = r.u64("header")?;
-        let mcrc = r.u32("header")?;
-        let moff = r.offset();
-        let mbytes = r.take(mlen, "manifest")?;
-        checksum("manifest", moff, mbytes, mcrc)?;
-        let m: Manifest =
-            serde_json::from_slice(mbytes).map_err(|e| ExecutableError::Manifest {
-                offset: moff,
-                message: e.to_string(),
-            })?;
-
-        let count = r.u32("section table")?;
-        let mut init: Option<(u64, &[u8])> = None;
-        let mut target_bits: Option<&[u8]> = None;
-        for _ in 0..count {
-            let soff = r.offset();
-            let kind = r.u32("section table")?;
-            let name = section_name(kind);
-            let len = r.u64(&name)?;
-            let crc = r.u32(&name)?;
-            let boff = r.offset();
+        if kind == SECTION_TARGET {
             let bytes = r.take(len, &name)?;
-            checksum(&name, boff, bytes, crc)?;
-            let slot = match kind {
-                SECTION_INIT_DATA => {
-                    if init.is_some() {
-                        return Err(ExecutableError::DuplicateSection {
-                            section: name,
-                            offset: soff,
-                        });
-                    }
-                    init = Some((boff, bytes));
-                    continue;
-                }
-                SECTION_TARGET => &mut target_bits,
-                _ => return Err(ExecutableError::UnknownSection { kind, offset: soff }),
-            };
-            if slot.is_some() {
-                return Err(ExecutableError::DuplicateSection {
+            checksum(&name, boff, &bytes, crc)?;
+            if bytes.len() != 16 {
+                return Err(ExecutableError::SectionLength {
                     section: name,
-                    offset: soff,
+                    offset: boff,
+                    expected: 16,
+                    found: bytes.len() as u64,
                 });
             }
-            *slot = Some(bytes);
+            let f64_at = |i: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&bytes[i..i + 8]);
+                f64::from_bits(u64::from_le_bytes(a))
+            };
+            target.clock_hz = f64_at(0);
+            target.link_bytes_per_cycle = f64_at(8);
+            continue;
         }
-        if r.remaining() != 0 {
-            return Err(ExecutableError::TrailingBytes {
-                offset: r.offset(),
-                count: r.remaining() as u64,
-            });
-        }
-        let Some((init_off, init_bytes)) = init else {
-            return Err(ExecutableError::MissingSection {
-                section: section_name(SECTION_INIT_DATA),
-            });
-        };
-        let Some(tbits) = target_bits else {
-            return Err(ExecutableError::MissingSection {
-                section: section_name(SECTION_TARGET),
-            });
-        };
-        if tbits.len() != 16 {
-            return Err(ExecutableError::SectionLength {
-                section: section_name(SECTION_TARGET),
-                offset: 0,
-                expected: 16,
-                found: tbits.len() as u64,
-            });
-        }
-
-        let Manifest {
-            mut target,
-            codelets,
-            mut tiles,
-            computes,
-            exchanges,
-            programs,
-            functions,
-            host_tensors,
-            streams,
-            variable_names,
-        } = m;
-        let f64_at = |i: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&tbits[i..i + 8]);
-            f64::from_bits(u64::from_le_bytes(a))
-        };
-        target.clock_hz = f64_at(0);
-        target.link_bytes_per_cycle = f64_at(8);
-
+        // Init data: the manifest says how long each block is; the section must hold exactly
+        // their sum (already known to be present), read block by block into its own buffer.
         let expected: u64 = tiles
             .iter()
             .flat_map(|t| &t.init)
             .map(|b| u64::from(b.len))
             .sum();
-        if expected != init_bytes.len() as u64 {
+        if expected != len {
             return Err(ExecutableError::SectionLength {
-                section: section_name(SECTION_INIT_DATA),
-                offset: init_off,
+                section: name,
+                offset: boff,
                 expected,
-                found: init_bytes.len() as u64,
+                found: len,
             });
         }
-        let mut pos = 0usize;
+        let mut hasher = crc32fast::Hasher::new();
         for b in tiles.iter_mut().flat_map(|t| &mut t.init) {
-            let n = b.len as usize;
-            b.data = init_bytes[pos..pos + n].to_vec();
-            pos += n;
+            let mut data = vec![0u8; b.len as usize];
+            r.fill(&mut data)?;
+            hasher.update(&data);
+            b.data = data;
         }
-
-        Ok(Executable {
-            target,
-            codelets,
-            tiles,
-            computes,
-            exchanges,
-            programs,
-            functions,
-            host_tensors,
-            streams,
-            variable_names,
-        })
+        let computed = hasher.finalize();
+        if computed != crc {
+            return Err(ExecutableError::Checksum {
+                section: name,
+                offset: boff,
+                stored: crc,
+                computed,
+            });
+        }
     }
-
-    /// Writes the executable to `path` (one `write_all` of the whole image).
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ExecutableError> {
-        let path = path.as_ref();
-        std::fs::write(path, self.to_bytes()).map_err(|e| ExecutableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })
+    if r.remaining() != 0 {
+        return Err(ExecutableError::TrailingBytes {
+            offset: r.offset(),
+            count: r.remaining(),
+        });
     }
-
-    /// Reads and verifies an executable written by [`Executable::save`].
-    pub fn load(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
-        let path = path.as_ref();
-        let data = std::fs::read(path).map_err(|e| ExecutableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Executable::from_bytes(&data)
+    if !have_init {
+        return Err(ExecutableError::MissingSection {
+            section: section_name(SECTION_INIT_DATA),
+        });
     }
+    if !have_target {
+        return Err(ExecutableError::MissingSection {
+            section: section_name(SECTION_TARGET),
+        });
+    }
+    Ok(Executable {
+        target,
+        codelets,
+        tiles,
+        computes,
+        exchanges,
+        programs,
+        functions,
+        host_tensors,
+        streams,
+        variable_names,
+    })
 }

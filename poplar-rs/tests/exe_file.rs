@@ -1,0 +1,419 @@
+//! Saving and loading executables: round trips, and malformed files give typed errors.
+
+#[path = "engine_support/mod.rs"]
+mod support;
+
+use poplar::exe::file::{MAGIC, SECTION_INIT_DATA, SECTION_TARGET};
+use poplar::exe::ExecutableError as E;
+use poplar::exe::*;
+use poplar::Engine;
+use support::*;
+
+fn small() -> Executable {
+    let mut e = sample_exe();
+    // Awkward floats that a decimal round trip could lose, and a function and stream.
+    e.target.clock_hz = 1.234_567_890_123_456_7e9;
+    e.target.link_bytes_per_cycle = 0.1 + 0.2;
+    e.functions.push(Step::Sync(SyncKind::Global));
+    e.streams.push(StreamDesc {
+        name: "s".into(),
+        dtype: poplar::DType::I32,
+        len: 3,
+        dir: poplar::graph::StreamDir::HostToDevice,
+    });
+    e.tiles[5].breakdown.push(MemoryItem {
+        name: "x".into(),
+        category: MemoryCategory::Variable,
+        bytes: 256,
+    });
+    e.tiles[5].always_live_bytes = 1000;
+    e.tiles[5].temporary_bytes = 24;
+    e
+}
+
+fn tmp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("poplar-exe-file-{}-{name}", std::process::id()))
+}
+
+/// Splits a file image into (header before manifest, manifest, rest).
+fn split(bytes: &[u8]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let mlen = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+    (
+        bytes[..24].to_vec(),
+        bytes[24..24 + mlen].to_vec(),
+        bytes[24 + mlen..].to_vec(),
+    )
+}
+
+/// Rebuilds a file image around a replaced manifest, with a correct length and checksum.
+fn with_manifest(bytes: &[u8], manifest: &[u8]) -> Vec<u8> {
+    let (head, _, rest) = split(bytes);
+    let mut out = head[..12].to_vec();
+    out.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(manifest).to_le_bytes());
+    out.extend_from_slice(manifest);
+    out.extend_from_slice(&rest);
+    out
+}
+
+#[test]
+fn round_trip_bytes_and_file() {
+    let exe = small();
+    let bytes = exe.to_bytes();
+    assert_eq!(&bytes[..8], &MAGIC);
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+        FORMAT_VERSION
+    );
+    let back = Executable::from_bytes(&bytes).unwrap();
+    assert_eq!(back, exe);
+    assert_eq!(
+        back.target.clock_hz.to_bits(),
+        exe.target.clock_hz.to_bits()
+    );
+    assert_eq!(back.to_bytes(), bytes, "serialization is deterministic");
+
+    let p = tmp_path("rt");
+    exe.save(&p).unwrap();
+    let loaded = Executable::load(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    assert_eq!(loaded, exe);
+
+    // The loaded executable runs like the original.
+    let mut a = Engine::new(&exe, opts(2)).unwrap();
+    let mut b = Engine::new(&loaded, opts(1)).unwrap();
+    a.run(0).unwrap();
+    b.run(0).unwrap();
+    assert_eq!(
+        a.read_tensor::<f32>("all").unwrap(),
+        b.read_tensor::<f32>("all").unwrap()
+    );
+}
+
+#[test]
+fn missing_file_is_an_io_error() {
+    assert!(matches!(
+        Executable::load(tmp_path("does-not-exist")),
+        Err(E::Io { .. })
+    ));
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let bytes = small().to_bytes();
+    for n in 0..bytes.len() {
+        match Executable::from_bytes(&bytes[..n]) {
+            Err(E::Truncated { .. }) | Err(E::BadMagic) => {}
+            Err(E::MissingSection { .. }) if n >= bytes.len() - 16 - 16 => {}
+            other => panic!("prefix {n}: {other:?}"),
+        }
+    }
+    // Appended garbage is refused too.
+    let mut long = bytes.clone();
+    long.push(0);
+    assert_eq!(
+        Executable::from_bytes(&long).unwrap_err(),
+        E::TrailingBytes {
+            offset: bytes.len() as u64,
+            count: 1
+        }
+    );
+}
+
+#[test]
+fn every_byte_flip_is_an_error() {
+    let bytes = small().to_bytes();
+    let mut b = bytes.clone();
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x80, 0xff] {
+            b[i] ^= mask;
+            let r = Executable::from_bytes(&b);
+            assert!(r.is_err(), "flip {mask:#x} at {i} accepted");
+            b[i] ^= mask;
+        }
+    }
+}
+
+#[test]
+fn wrong_magic_and_version() {
+    let mut b = small().to_bytes();
+    b[0] = b'X';
+    assert_eq!(Executable::from_bytes(&b).unwrap_err(), E::BadMagic);
+    let mut b = small().to_bytes();
+    b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    assert_eq!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::UnsupportedVersion {
+            found: FORMAT_VERSION + 1,
+            supported: FORMAT_VERSION
+        }
+    );
+    assert_eq!(
+        Executable::from_bytes(&[]).unwrap_err(),
+        E::Truncated {
+            section: "header".into(),
+            offset: 0,
+            needed: 8,
+            available: 0
+        }
+    );
+}
+
+#[test]
+fn checksums_are_verified() {
+    let bytes = small().to_bytes();
+    let (_, m, _) = split(&bytes);
+    // Tamper with the last init byte (inside the init data section).
+    let mut b = bytes.clone();
+    let last = b.len() - 1;
+    b[last] ^= 1;
+    assert!(
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::Checksum { ref section, .. } if section == "init data section")
+    );
+    // Tamper with the manifest.
+    let mut b = bytes.clone();
+    b[24 + m.len() / 2] ^= 4;
+    assert!(
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::Checksum { ref section, offset: 24, .. } if section == "manifest")
+    );
+}
+
+#[test]
+fn bogus_lengths_do_not_allocate() {
+    let bytes = small().to_bytes();
+    let mut b = bytes.clone();
+    b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::Truncated { ref section, needed: u64::MAX, .. } if section == "manifest")
+    );
+    // Section length field of the first section (target): just after the section count.
+    let (_, m, _) = split(&bytes);
+    let at = 24 + m.len() + 4 + 4;
+    let mut b = bytes.clone();
+    b[at..at + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    assert!(matches!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::Truncated { .. }
+    ));
+}
+
+#[test]
+fn section_table_errors() {
+    let bytes = small().to_bytes();
+    let (_, m, _) = split(&bytes);
+    let count_at = 24 + m.len();
+    let kind_at = count_at + 4;
+    assert_eq!(
+        u32::from_le_bytes(bytes[kind_at..kind_at + 4].try_into().unwrap()),
+        SECTION_TARGET
+    );
+    let mut b = bytes.clone();
+    b[kind_at..kind_at + 4].copy_from_slice(&77u32.to_le_bytes());
+    assert_eq!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::UnknownSection {
+            kind: 77,
+            offset: kind_at as u64
+        }
+    );
+    let mut b = bytes.clone();
+    b[kind_at..kind_at + 4].copy_from_slice(&SECTION_INIT_DATA.to_le_bytes());
+    assert!(
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::SectionLength { expected, found: 16, .. } if expected > 16)
+    );
+    // The target section twice.
+    let mut b = bytes.clone();
+    b[count_at..count_at + 4].copy_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&bytes[kind_at..kind_at + 16 + 16]);
+    assert_eq!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::DuplicateSection {
+            section: "target section".into(),
+            offset: bytes.len() as u64
+        }
+    );
+    // Only one section declared: the rest is trailing.
+    let mut b = bytes.clone();
+    b[count_at..count_at + 4].copy_from_slice(&1u32.to_le_bytes());
+    assert!(matches!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::TrailingBytes { .. }
+    ));
+    // Drop the init data section entirely.
+    let mut b = bytes[..count_at + 4 + 16 + 16].to_vec();
+    b[count_at..count_at + 4].copy_from_slice(&1u32.to_le_bytes());
+    assert!(matches!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::MissingSection { .. }
+    ));
+}
+
+#[test]
+fn manifest_errors() {
+    let bytes = small().to_bytes();
+    assert!(matches!(
+        Executable::from_bytes(&with_manifest(&bytes, b"{\"not\": \"an executable\"}"))
+            .unwrap_err(),
+        E::Manifest { offset: 24, .. }
+    ));
+    assert!(matches!(
+        Executable::from_bytes(&with_manifest(&bytes, b"\xff\xfe")).unwrap_err(),
+        E::Manifest { .. }
+    ));
+    // Deeply nested steps hit serde_json's recursion limit, not the stack.
+    let mut exe = small();
+    let mut s = Step::Sync(SyncKind::Internal);
+    for _ in 0..10_000 {
+        s = Step::Repeat {
+            count: 1,
+            body: Box::new(s),
+        };
+    }
+    exe.programs.push(s);
+    let deep = exe.to_bytes();
+    // Dropping the deep tree recursively is fine at this depth on the test thread.
+    assert!(matches!(
+        Executable::from_bytes(&deep).unwrap_err(),
+        E::Manifest { .. }
+    ));
+}
+
+#[test]
+fn init_section_length_must_match_manifest() {
+    let mut exe = small();
+    // Claim one more byte than there is: the manifest says len+1 while data is unchanged.
+    exe.tiles[0].init[0].len += 1;
+    let bytes = exe.to_bytes();
+    assert!(matches!(
+        Executable::from_bytes(&bytes).unwrap_err(),
+        E::SectionLength { .. }
+    ));
+}
+
+#[test]
+fn codelets_are_checked_against_the_registry() {
+    let mut exe = small();
+    exe.codelets[0].name = "test::Gone".into();
+    assert_eq!(
+        Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
+        E::UnregisteredCodelet {
+            name: "test::Gone".into()
+        }
+    );
+    let mut exe = small();
+    exe.codelets[1]
+        .signature
+        .push_str("extra:Input:Scalar:f32;");
+    assert!(matches!(
+        Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
+        E::CodeletSignature { ref name, .. } if name == "test::AddTo"
+    ));
+    let mut exe = small();
+    exe.codelets[1].multi_worker = true;
+    assert!(matches!(
+        Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
+        E::CodeletLayout { .. }
+    ));
+}
+
+#[test]
+fn loading_runs_check() {
+    let mut exe = small();
+    exe.computes[0].tiles[3].vertices[0].fields[1].offset = 2;
+    assert!(matches!(
+        Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
+        E::FieldMisaligned { tile: 3, .. }
+    ));
+}
+
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        /// Random edits of the manifest with a fixed-up checksum reach the JSON parser and
+        /// `check()`: they must give an error or a valid executable, never a panic.
+        #[test]
+        fn manifest_edits_never_panic(edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4)) {
+            let bytes = small().to_bytes();
+            let (_, mut m, _) = split(&bytes);
+            for (pos, v) in edits {
+                let i = pos % m.len();
+                // Prefer digit edits (they keep the JSON well-formed and hit check()).
+                m[i] = if m[i].is_ascii_digit() { b'0' + v % 10 } else { v };
+            }
+            if let Ok(exe) = Executable::from_bytes(&with_manifest(&bytes, &m)) {
+                exe.check().unwrap();
+                // Anything that loads must also be accepted by the engine unless over budget.
+                let _ = Engine::new(&exe, opts(1));
+            }
+        }
+
+        /// Arbitrary bytes never panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let mut d = MAGIC.to_vec();
+            d.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+            d.extend_from_slice(&data);
+            prop_assert!(Executable::from_bytes(&d).is_err());
+            prop_assert!(Executable::from_bytes(&data).is_err());
+        }
+    }
+}
+
+/// A large executable: `mb` MiB of init data over 64 tiles.
+fn big(mb: usize) -> Executable {
+    let tiles = 64u32;
+    let per = (mb << 20) / tiles as usize;
+    let mut b = Builder::with_target(poplar::Target::custom(tiles, per as u32), per as u32);
+    for t in 0..tiles {
+        let data: Vec<u8> = (0..per).map(|i| (i as u8) ^ (t as u8)).collect();
+        b.init(t, 0, data);
+    }
+    b.build()
+}
+
+/// Throughput of the bulk payload (run with `--ignored`; needs an optimized build).
+#[test]
+#[ignore]
+fn bulk_payload_moves_at_least_1_gb_per_s() {
+    let mb = 512;
+    let exe = big(mb);
+    let p = tmp_path("big");
+    let gbs = |secs: f64| (mb as f64 / 1024.0) / secs;
+    // Baseline: a plain copy of the payload into fresh memory on this machine.
+    let t = std::time::Instant::now();
+    let copies: Vec<Vec<u8>> = exe
+        .tiles
+        .iter()
+        .map(|t| std::hint::black_box(t.init[0].data.to_vec()))
+        .collect();
+    let baseline = gbs(t.elapsed().as_secs_f64());
+    drop(copies);
+    let t = std::time::Instant::now();
+    let bytes = exe.to_bytes();
+    let to_bytes = gbs(t.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    let back = Executable::from_bytes(&bytes).unwrap();
+    let from_bytes = gbs(t.elapsed().as_secs_f64());
+    assert!(back == exe);
+    drop((bytes, back));
+    let t = std::time::Instant::now();
+    exe.save(&p).unwrap();
+    let save = gbs(t.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    let back = Executable::load(&p).unwrap();
+    let load = gbs(t.elapsed().as_secs_f64());
+    std::fs::remove_file(&p).unwrap();
+    assert!(back == exe);
+    eprintln!("GB/s: plain copy {baseline:.2}, to_bytes {to_bytes:.2}, from_bytes {from_bytes:.2}, save {save:.2}, load {load:.2}");
+    for (what, v) in [
+        ("to_bytes", to_bytes),
+        ("from_bytes", from_bytes),
+        ("save", save),
+        ("load", load),
+    ] {
+        assert!(v >= 1.0, "{what}: {v:.2} GB/s");
+    }
+}
