@@ -468,3 +468,37 @@ fn fixture_with_parametric_nodes() {
     assert_eq!(m.surfaces[1].triangles, vec![[0, 2, 1]]);
     assert_eq!(m.cells_touching_surface("TOP").unwrap(), vec![0, 1]);
 }
+
+/// Deterministic fuzzing: overwrite random bytes of valid ASCII and binary files; the reader may
+/// fail but must never panic (or allocate absurdly: counts are checked against the file size).
+#[test]
+fn mutated_files_never_panic() {
+    let ascii = to_msh(&decorated_slab()).into_bytes();
+    let binary = tiny_binary(4);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut failures = 0;
+    for base in [&ascii, &binary] {
+        for _ in 0..1500 {
+            let mut b = base.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % b.len() as u64) as usize;
+                b[i] = match next() % 4 {
+                    0 => b'9',
+                    1 => b'-',
+                    2 => b' ',
+                    _ => next() as u8,
+                };
+            }
+            if read_msh_bytes(&b, "fuzz.msh", &ReadOptions::default()).is_err() {
+                failures += 1;
+            }
+        }
+    }
+    assert!(failures > 0);
+}

@@ -68,8 +68,10 @@ fn index_out_of_range() {
             num_nodes: 4
         })
     ));
-    // face_neighbours must not panic on such a mesh.
+    // face_neighbours must not panic (or allocate by the bad index) on such a mesh.
     assert_eq!(m.face_neighbours().len(), 1);
+    m.tets[0][2] = u32::MAX - 1;
+    assert_eq!(m.face_neighbours(), vec![[u32::MAX; 4]]);
 
     let mut m = one_tet();
     m.surfaces[0].triangles[0][1] = 99;

@@ -331,3 +331,33 @@ fn truncated_xml_never_panics() {
         "{e:?}"
     );
 }
+
+/// Deterministic fuzzing of both encodings: errors are fine, panics are not.
+#[test]
+fn mutated_files_never_panic() {
+    let m = decorated_slab();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for enc in [VtuEncoding::Ascii, VtuEncoding::Base64] {
+        let base = to_vtu(&m, enc, &[]);
+        for _ in 0..1000 {
+            let mut b = base.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % b.len() as u64) as usize;
+                b[i] = match next() % 5 {
+                    0 => b'9',
+                    1 => b'<',
+                    2 => b'"',
+                    3 => b'=',
+                    _ => next() as u8,
+                };
+            }
+            let _ = read(&b);
+        }
+    }
+}

@@ -42,23 +42,22 @@ pub(crate) struct Adjacency {
     pub non_manifold: Option<(usize, usize)>,
 }
 
-pub(crate) fn compute(tets: &[[u32; 4]]) -> Adjacency {
+pub(crate) fn compute(tets: &[[u32; 4]], num_nodes: usize) -> Adjacency {
     let mut neighbours = vec![[NO_NEIGHBOUR; 4]; tets.len()];
-    // Size the buckets from the tets themselves so an out-of-range index (caught separately by
-    // `validate`) cannot make this function index out of bounds.
-    let num_buckets = tets
-        .iter()
-        .flat_map(|t| t.iter())
-        .map(|&v| v as usize + 1)
-        .max()
-        .unwrap_or(0);
+    // One bucket per node. Faces with an out-of-range vertex (caught separately by `validate`)
+    // are skipped and stay boundary, so an invalid mesh can neither index out of bounds nor
+    // size an allocation from a corrupt index.
+    let num_buckets = num_nodes;
+    let in_range = |f: &[u32; 3]| (f[2] as usize) < num_nodes;
 
     // Counting sort of faces by smallest vertex: count, prefix-sum, scatter.
     let mut start = vec![0usize; num_buckets + 1];
     for t in tets {
         for k in 0..4 {
             let f = sorted3(face_vertices(t, k));
-            start[f[0] as usize + 1] += 1;
+            if in_range(&f) {
+                start[f[0] as usize + 1] += 1;
+            }
         }
     }
     for i in 0..num_buckets {
@@ -71,11 +70,14 @@ pub(crate) fn compute(tets: &[[u32; 4]]) -> Adjacency {
         tets.len() <= (u32::MAX as usize + 1) / 4,
         "face_neighbours: more than 2^30 tetrahedra"
     );
-    let mut entries = vec![(0u32, 0u32, 0u32); 4 * tets.len()];
+    let mut entries = vec![(0u32, 0u32, 0u32); start[num_buckets]];
     let mut fill = start.clone();
     for (ti, t) in tets.iter().enumerate() {
         for k in 0..4 {
             let f = sorted3(face_vertices(t, k));
+            if !in_range(&f) {
+                continue;
+            }
             let slot = &mut fill[f[0] as usize];
             entries[*slot] = (f[1], f[2], (4 * ti + k) as u32);
             *slot += 1;
@@ -130,12 +132,12 @@ impl TetMesh {
     /// tets (non-manifold input) is reported as boundary in every tet; [`TetMesh::validate`]
     /// rejects such meshes, so on a validated mesh every face has at most one neighbour.
     pub fn face_neighbours(&self) -> Vec<[u32; 4]> {
-        compute(&self.tets).neighbours
+        compute(&self.tets, self.nodes.len()).neighbours
     }
 
     /// Like [`TetMesh::face_neighbours`] but fails on a face shared by more than two tets.
     pub fn try_face_neighbours(&self) -> Result<Vec<[u32; 4]>, MeshError> {
-        let adj = compute(&self.tets);
+        let adj = compute(&self.tets, self.nodes.len());
         match adj.non_manifold {
             Some((cell, face)) => Err(MeshError::NonManifoldFace { cell, face }),
             None => Ok(adj.neighbours),
