@@ -4,4 +4,5 @@
 pub mod matrix;
 pub mod mesh;
 pub mod partition;
+pub mod solver;
 pub mod tp06;

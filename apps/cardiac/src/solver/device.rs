@@ -1,0 +1,279 @@
+//! The solver on the poplar framework: METIS partition → per-tile local vectors as concatenated
+//! tensor views → compiled executable → engine.
+//!
+//! Device tensors (new, tile-contiguous numbering):
+//! - `s` [19·N]: each tile's TP06 states, state-major within the tile; its V rows are the
+//!   voltage. `V` is the view concatenating every tile's V rows.
+//! - `w` [N]: the second voltage buffer of the diffusion ping-pong.
+//! - per tile constants: ELLPACK diag/values/cols (columns index the local vector), cell type,
+//!   stimulus current; `v_prev`, `act`, and one `time` scalar per tile.
+//!
+//! A diffusion step reads `concat([own slice, halo ranges…])` of `V` (or `w`) and writes `w` (or
+//! `V`); the framework infers the halo exchange from the views. The app writes no exchange.
+
+use std::ops::Range;
+
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target,
+    Tensor,
+};
+use serde::{Deserialize, Serialize};
+
+use super::{Results, Setup};
+use crate::matrix::ELL_WIDTH;
+use crate::partition::{localize, partition_cells, plan, PartitionPlan, Strategy};
+use crate::tp06;
+
+/// How to place the problem on the machine.
+#[derive(Debug, Clone)]
+pub struct DeviceConfig {
+    pub target: Target,
+    /// Tiles used (METIS parts); at most the target's tiles and the cell count.
+    pub tiles: usize,
+    pub strategy: Strategy,
+    /// ODE steps per engine run (the host checks progress between runs).
+    pub chunk_steps: u32,
+}
+
+impl DeviceConfig {
+    /// All tiles of `chips` GC200-class chips, mixed-clean halos.
+    pub fn chips(chips: u32, strategy: Strategy) -> Self {
+        let target = Target::gc200_multi(chips);
+        DeviceConfig {
+            tiles: target.num_tiles() as usize,
+            target,
+            strategy,
+            chunk_steps: 250,
+        }
+    }
+}
+
+/// What the host needs besides the executable to run it and read its results (saved beside a
+/// compiled executable by `cardiac compile`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub n: usize,
+    pub dt_ode: f32,
+    pub pde_steps: usize,
+    pub chunk_steps: u32,
+    /// New (device) index → mesh cell.
+    pub new_to_old: Vec<u32>,
+    /// Device cell ranges per tile.
+    pub tile_cells: Vec<Range<usize>>,
+}
+
+/// A built device problem: the graph, its programs, and the run info.
+pub struct DeviceProblem {
+    pub graph: Graph,
+    pub programs: Vec<Program>,
+    pub info: RunInfo,
+    pub plan: PartitionPlan,
+}
+
+/// Errors of the device solver.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("partition: {0}")]
+    Partition(#[from] crate::partition::PartitionError),
+    #[error("graph: {0}")]
+    Graph(#[from] poplar::GraphError),
+    #[error("compile: {0}")]
+    Compile(#[from] poplar::CompileError),
+    #[error("engine: {0}")]
+    Engine(#[from] poplar::EngineError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Partitions and builds the graph.
+pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceError> {
+    super::codelets::link();
+    codelets::link();
+    let k = cfg.tiles.min(setup.n).min(cfg.target.num_tiles() as usize);
+    if k == 0 {
+        return Err(DeviceError::Config("no tiles or no cells".into()));
+    }
+    let parts = partition_cells(&setup.adjacency, k)?;
+    let plan = plan(&parts, k, &setup.ell, cfg.strategy)?;
+    let locals = localize(&setup.ell, &plan)?;
+    let n = setup.n;
+    let ns = tp06::N_STATES;
+
+    let mut g = Graph::new(&cfg.target);
+    let s = g.add_variable(DType::F32, &[ns * n], "states");
+    let w = g.add_variable(DType::F32, &[n], "v_tmp");
+    let v_prev = g.add_variable(DType::F32, &[n], "v_prev");
+    let act = g.add_variable(DType::F32, &[n], "activation");
+    let time = g.add_variable(DType::F32, &[k], "time");
+
+    // Per-tile views of the voltage rows, and the global voltage view in device order.
+    let mut v_rows = Vec::with_capacity(k);
+    for (t, tp) in plan.tiles.iter().enumerate() {
+        let c = &tp.cells;
+        let tile = t as u32;
+        g.set_tile_mapping(&s.slice(ns * c.start..ns * c.end)?, tile)?;
+        for x in [&w, &v_prev, &act] {
+            g.set_tile_mapping(&x.slice(c.clone())?, tile)?;
+        }
+        g.set_tile_mapping(&time.slice(t..t + 1)?, tile)?;
+        v_rows.push(s.slice(ns * c.start..ns * c.start + c.len())?);
+    }
+    let v_all = poplar::concat(&v_rows)?;
+
+    // Initial values: states (device layout), v_prev = V, act = -1, time = 0.
+    let init = setup.initial_states();
+    let mut s0 = vec![0.0f32; ns * n];
+    for tp in &plan.tiles {
+        let c = &tp.cells;
+        for kk in 0..ns {
+            for (j, gi) in c.clone().enumerate() {
+                s0[ns * c.start + kk * c.len() + j] = init[kk * n + plan.new_to_old[gi] as usize];
+            }
+        }
+    }
+    g.set_initial_value(&s, &s0)?;
+    let v0: Vec<f32> = plan.new_to_old.iter().map(|&o| init[o as usize]).collect();
+    g.set_initial_value(&v_prev, &v0)?;
+    g.set_initial_value(&act, &vec![-1.0f32; n])?;
+    g.set_initial_value(&time, &vec![0.0f32; k])?;
+
+    let cs_a = g.add_compute_set("PDE V->w");
+    let cs_b = g.add_compute_set("PDE w->V");
+    let cs_ode = g.add_compute_set("ODE");
+    let local_of =
+        |x: &Tensor, tp: &crate::partition::TilePlan| -> Result<Tensor, poplar::GraphError> {
+            let mut parts = vec![x.slice(tp.cells.clone())?];
+            for r in &tp.halo_ranges {
+                parts.push(x.slice(r.clone())?);
+            }
+            poplar::concat(&parts)
+        };
+    for (t, (tp, le)) in plan.tiles.iter().zip(&locals).enumerate() {
+        let tile = t as u32;
+        let m = tp.cells.len();
+        let diag = g.add_constant(&[m], &le.diag, &format!("diag{t}"))?;
+        let values = g.add_constant(&[m * ELL_WIDTH], &le.values, &format!("values{t}"))?;
+        let cols = g.add_constant(&[m * ELL_WIDTH], &le.cols, &format!("cols{t}"))?;
+        let old: Vec<usize> = tp
+            .cells
+            .clone()
+            .map(|gi| plan.new_to_old[gi] as usize)
+            .collect();
+        let ct: Vec<u8> = old.iter().map(|&o| setup.cell_types[o]).collect();
+        let st: Vec<f32> = old.iter().map(|&o| setup.stim_current[o]).collect();
+        let ct = g.add_constant(&[m], &ct, &format!("cell_type{t}"))?;
+        let st = g.add_constant(&[m], &st, &format!("stim{t}"))?;
+        for c in [&diag, &values, &cols, &ct, &st] {
+            g.set_tile_mapping(c, tile)?;
+        }
+        for (cs, x, y) in [(cs_a, &v_all, &w), (cs_b, &w, &v_all)] {
+            let vx = g.add_vertex(cs, "cardiac::EllSpmv");
+            g.connect(vx, "x", &local_of(x, tp)?);
+            g.connect(vx, "y", &y.slice(tp.cells.clone())?);
+            g.connect(vx, "diag", &diag);
+            g.connect(vx, "values", &values);
+            g.connect(vx, "cols", &cols);
+            g.set_tile_mapping(vx, tile)?;
+        }
+        let ov = g.add_vertex(cs_ode, "cardiac::Tp06Step");
+        g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?);
+        g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?);
+        g.connect(ov, "act", &act.slice(tp.cells.clone())?);
+        g.connect(ov, "cell_type", &ct);
+        g.connect(ov, "stim", &st);
+        g.connect(ov, "time", &time.slice(t..t + 1)?);
+        g.set_vertex_state(ov, "dt", setup.dt_ode);
+        g.set_vertex_state(ov, "stim_start", setup.stim_start);
+        g.set_vertex_state(ov, "stim_duration", setup.stim_duration);
+        g.set_tile_mapping(ov, tile)?;
+    }
+    g.create_host_read("activation", &act)?;
+    g.create_host_read("v", &v_all)?;
+    g.create_host_read("time", &time.slice(0..1)?)?;
+
+    let p = setup.pde_steps;
+    let mut pde = vec![Program::repeat(
+        (p / 2) as u32,
+        Program::seq(vec![Program::execute(cs_a), Program::execute(cs_b)]),
+    )];
+    if p % 2 == 1 {
+        pde.push(Program::execute(cs_a));
+        pde.push(Program::copy(&w, &v_all));
+    }
+    let body = Program::seq(vec![
+        Program::labelled("PDE", pde),
+        Program::labelled("ODE", vec![Program::execute(cs_ode)]),
+    ]);
+    let programs = vec![Program::repeat(cfg.chunk_steps, body)];
+    let info = RunInfo {
+        n,
+        dt_ode: setup.dt_ode,
+        pde_steps: p,
+        chunk_steps: cfg.chunk_steps,
+        new_to_old: plan.new_to_old.clone(),
+        tile_cells: plan.tiles.iter().map(|t| t.cells.clone()).collect(),
+    };
+    Ok(DeviceProblem {
+        graph: g,
+        programs,
+        info,
+        plan,
+    })
+}
+
+/// Compiles a built problem.
+pub fn compile_problem(p: &DeviceProblem) -> Result<Executable, DeviceError> {
+    Ok(compile(&p.graph, &p.programs, &CompileOptions::default())?)
+}
+
+/// A running device simulation.
+pub struct DeviceRun {
+    pub engine: Engine,
+    pub info: RunInfo,
+    steps: u64,
+}
+
+impl DeviceRun {
+    pub fn new(exe: &Executable, info: RunInfo, opts: EngineOptions) -> Result<Self, DeviceError> {
+        Ok(DeviceRun {
+            engine: Engine::new(exe, opts)?,
+            info,
+            steps: 0,
+        })
+    }
+
+    /// Runs one chunk of ODE steps.
+    pub fn run_chunk(&mut self) -> Result<(), DeviceError> {
+        self.engine.run(0)?;
+        self.steps += u64::from(self.info.chunk_steps);
+        Ok(())
+    }
+
+    /// Simulated time (ms), as the device counts it.
+    pub fn time(&self) -> Result<f32, DeviceError> {
+        Ok(self.engine.read_tensor::<f32>("time")?[0])
+    }
+
+    /// Activation times in mesh numbering.
+    pub fn activation(&self) -> Result<Vec<f32>, DeviceError> {
+        let a = self.engine.read_tensor::<f32>("activation")?;
+        Ok(to_old(&self.info, &a))
+    }
+
+    pub fn results(&self) -> Result<Results, DeviceError> {
+        let v = self.engine.read_tensor::<f32>("v")?;
+        Ok(Results {
+            activation: self.activation()?,
+            v: to_old(&self.info, &v),
+            t: self.time()?,
+        })
+    }
+}
+
+fn to_old(info: &RunInfo, x_new: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; info.n];
+    for (gi, &o) in info.new_to_old.iter().enumerate() {
+        out[o as usize] = x_new[gi];
+    }
+    out
+}

@@ -1,0 +1,179 @@
+//! The native reference: the same solver as plain Rust over global arrays, parallel with rayon.
+//! It is the correctness oracle of the framework solver and its performance baseline.
+
+use rayon::prelude::*;
+
+use super::{stim_scale, Results, Setup};
+use crate::matrix::ELL_WIDTH;
+use crate::tp06;
+
+/// Cells per rayon task.
+const CHUNK: usize = 4096;
+
+/// One ELLPACK row, in the fixed order both solvers use: `D[i]·x[i]`, then the 16 slots.
+#[inline]
+pub fn ell_row(d: f32, xi: f32, vals: &[f32], cols: &[u32], x: &[f32]) -> f32 {
+    let mut acc = d * xi;
+    for (&a, &c) in vals.iter().zip(cols) {
+        acc += a * x[c as usize];
+    }
+    acc
+}
+
+/// State of a native run.
+pub struct NativeSolver<'a> {
+    setup: &'a Setup,
+    /// TP06 states, cell-major blocks of CHUNK cells each state-major (see `blocks`).
+    states: Vec<f32>,
+    v_tmp: Vec<f32>,
+    v_prev: Vec<f32>,
+    act: Vec<f32>,
+    t: f32,
+}
+
+/// Splits `0..n` into blocks of CHUNK cells; each block's states are stored state-major so the
+/// TP06 kernel sees exactly the layout it sees on a tile.
+fn blocks(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n.div_ceil(CHUNK)).map(move |b| (b * CHUNK, ((b + 1) * CHUNK).min(n)))
+}
+
+impl<'a> NativeSolver<'a> {
+    pub fn new(setup: &'a Setup) -> Self {
+        let n = setup.n;
+        let init = setup.initial_states();
+        let mut states = vec![0.0f32; tp06::N_STATES * n];
+        for (s, e) in blocks(n) {
+            let m = e - s;
+            for k in 0..tp06::N_STATES {
+                states[tp06::N_STATES * s + k * m..][..m]
+                    .copy_from_slice(&init[k * n + s..k * n + e]);
+            }
+        }
+        let v0: Vec<f32> = init[..n].to_vec();
+        NativeSolver {
+            setup,
+            states,
+            v_tmp: vec![0.0; n],
+            v_prev: v0,
+            act: vec![-1.0; n],
+            t: 0.0,
+        }
+    }
+
+    /// Current membrane potential per cell.
+    pub fn voltage(&self) -> Vec<f32> {
+        let mut v = vec![0.0f32; self.setup.n];
+        for (s, e) in blocks(self.setup.n) {
+            v[s..e].copy_from_slice(&self.states[tp06::N_STATES * s..][..e - s]);
+        }
+        v
+    }
+
+    fn spmv_into_states(&mut self) {
+        // v_tmp -> V rows of the state blocks.
+        let ell = &self.setup.ell;
+        let x = &self.v_tmp;
+        let n = self.setup.n;
+        self.states
+            .par_chunks_mut(tp06::N_STATES * CHUNK)
+            .enumerate()
+            .for_each(|(b, blk)| {
+                let s = b * CHUNK;
+                let e = (s + CHUNK).min(n);
+                for i in s..e {
+                    blk[i - s] = ell_row(
+                        ell.diag[i],
+                        x[i],
+                        &ell.values[i * ELL_WIDTH..][..ELL_WIDTH],
+                        &ell.cols[i * ELL_WIDTH..][..ELL_WIDTH],
+                        x,
+                    );
+                }
+            });
+    }
+
+    fn spmv_from_states(&mut self, v: &[f32]) {
+        let ell = &self.setup.ell;
+        self.v_tmp
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(b, out)| {
+                let s = b * CHUNK;
+                for (j, y) in out.iter_mut().enumerate() {
+                    let i = s + j;
+                    *y = ell_row(
+                        ell.diag[i],
+                        v[i],
+                        &ell.values[i * ELL_WIDTH..][..ELL_WIDTH],
+                        &ell.cols[i * ELL_WIDTH..][..ELL_WIDTH],
+                        v,
+                    );
+                }
+            });
+    }
+
+    /// Advances one ODE step (with its `p` diffusion steps).
+    pub fn step(&mut self) {
+        let p = self.setup.pde_steps;
+        // Ping-pong between the V rows of the states (A) and v_tmp (B), as on the device.
+        let mut v = self.voltage();
+        for k in 0..p {
+            if k % 2 == 0 {
+                self.spmv_from_states(&v);
+            } else {
+                self.spmv_into_states();
+                v = self.voltage();
+            }
+        }
+        if p % 2 == 1 {
+            // Odd p: the last result is in v_tmp; copy it into the V rows.
+            let n = self.setup.n;
+            let src = std::mem::take(&mut self.v_tmp);
+            for (s, e) in blocks(n) {
+                self.states[tp06::N_STATES * s..][..e - s].copy_from_slice(&src[s..e]);
+            }
+            self.v_tmp = src;
+        }
+        let setup = self.setup;
+        let (t, dt) = (self.t, setup.dt_ode);
+        let scale = stim_scale(t, setup.stim_start, setup.stim_duration);
+        let n = setup.n;
+        self.states
+            .par_chunks_mut(tp06::N_STATES * CHUNK)
+            .zip(self.v_prev.par_chunks_mut(CHUNK))
+            .zip(self.act.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(b, ((blk, vp), act))| {
+                let s = b * CHUNK;
+                let e = (s + CHUNK).min(n);
+                let m = e - s;
+                tp06::step_batch(
+                    &mut blk[..tp06::N_STATES * m],
+                    m,
+                    &setup.cell_types[s..e],
+                    &setup.stim_current[s..e],
+                    scale,
+                    dt,
+                );
+                tp06::update_activation(vp, &blk[..m], t, dt, act);
+                vp.copy_from_slice(&blk[..m]);
+            });
+        self.t = t + dt;
+    }
+
+    pub fn time(&self) -> f32 {
+        self.t
+    }
+
+    pub fn activation(&self) -> &[f32] {
+        &self.act
+    }
+
+    pub fn results(&self) -> Results {
+        Results {
+            activation: self.act.clone(),
+            v: self.voltage(),
+            t: self.t,
+        }
+    }
+}
