@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use crate::codelet::{CodeletDesc, FieldDir, FieldLoc, FieldShape, VertexError, VertexIo, Worker};
 use crate::dtype::{self, DType, Element};
-use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step, TileCompute};
+use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step};
 use crate::graph::StreamDir;
 use crate::target::TileId;
 
@@ -220,10 +220,49 @@ struct ExchangePlan {
     chunks: Vec<Range<usize>>,
 }
 
+/// Signature of a codelet's entry point.
+type ComputeFn = fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>;
+
+/// One vertex of a compute phase, flattened for the hot loop.
+struct HotVertex {
+    compute: ComputeFn,
+    /// `fields` and `lists` of the `VertexInst`, which the engine's own copy of the executable
+    /// owns and never mutates.
+    fields: *const FieldLoc,
+    n_fields: u32,
+    n_lists: u32,
+    lists: *const FieldLoc,
+    /// 1, or `workers_per_tile` for a multi-worker codelet.
+    workers: u32,
+    /// Needs the slow path: bool fields to normalize, or written f32 fields to check.
+    slow: bool,
+}
+
+/// One tile of a compute phase, flattened for the hot loop.
+struct HotTile {
+    base: *mut u8,
+    /// Index into the phase's `tiles`.
+    index: u32,
+    /// Range of the phase's `vertices`.
+    first: u32,
+    end: u32,
+    /// Has pre- or post-copies.
+    copies: bool,
+}
+
 struct ComputePlan {
-    /// Ranges of the phase's tiles run as one parallel task each.
+    tiles: Vec<HotTile>,
+    vertices: Vec<HotVertex>,
+    /// Ranges of `tiles` run as one parallel task each.
     chunks: Vec<Range<usize>>,
 }
+
+// SAFETY: the raw pointers of a plan point into tile memories and `VertexInst` vectors that
+// the same `Engine` owns, that outlive the plan and that are never reallocated; the
+// vertex vectors are only read. Tile memory accesses follow `Memory`'s discipline.
+unsafe impl Send for ComputePlan {}
+// SAFETY: as above.
+unsafe impl Sync for ComputePlan {}
 
 /// Splits items with the given costs into at most `parts` contiguous ranges of similar cost.
 fn balance(costs: &[u64], parts: usize) -> Vec<Range<usize>> {
@@ -371,7 +410,7 @@ impl Engine {
             }
         }
 
-        let codelets = descs
+        let codelets: Vec<Resolved> = descs
             .iter()
             .map(|d| {
                 let pick = |f: &dyn Fn(&crate::codelet::FieldSpec) -> bool| {
@@ -440,35 +479,65 @@ impl Engine {
             })
             .collect();
 
+        // Plans point into this copy, which the engine owns from here on.
+        let exe = exe.clone();
         let computes = exe
             .computes
             .iter()
             .map(|ph| {
-                let costs: Vec<u64> = ph
-                    .tiles
-                    .iter()
-                    .map(|tc| {
-                        let copies: u64 = tc
-                            .pre_copies
-                            .iter()
-                            .chain(&tc.post_copies)
-                            .map(|c| u64::from(c.bytes) / 8 + 4)
-                            .sum();
-                        let verts: u64 = tc
-                            .vertices
-                            .iter()
-                            .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
-                            .sum();
-                        4 + copies + verts
-                    })
-                    .collect();
+                let mut tiles = Vec::with_capacity(ph.tiles.len());
+                let mut vertices = Vec::new();
+                let mut costs = Vec::with_capacity(ph.tiles.len());
+                for (index, tc) in ph.tiles.iter().enumerate() {
+                    let first = vertices.len() as u32;
+                    for v in &tc.vertices {
+                        let rc: &Resolved = &codelets[v.codelet as usize];
+                        vertices.push(HotVertex {
+                            compute: rc.compute,
+                            fields: v.fields.as_ptr(),
+                            n_fields: v.fields.len() as u32,
+                            lists: v.lists.as_ptr(),
+                            n_lists: v.lists.len() as u32,
+                            workers: if rc.multi_worker {
+                                exe.target.workers_per_tile
+                            } else {
+                                1
+                            },
+                            slow: !rc.bool_fields.is_empty()
+                                || (options.check_finite && !rc.f32_written.is_empty()),
+                        });
+                    }
+                    tiles.push(HotTile {
+                        base: mem.base(tc.tile),
+                        index: index as u32,
+                        first,
+                        end: vertices.len() as u32,
+                        copies: !tc.pre_copies.is_empty() || !tc.post_copies.is_empty(),
+                    });
+                    let copies: u64 = tc
+                        .pre_copies
+                        .iter()
+                        .chain(&tc.post_copies)
+                        .map(|c| u64::from(c.bytes) / 8 + 4)
+                        .sum();
+                    let verts: u64 = tc
+                        .vertices
+                        .iter()
+                        .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
+                        .sum();
+                    costs.push(4 + copies + verts);
+                }
                 let total: u64 = costs.iter().sum();
                 let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
                     balance(&costs, parts)
                 } else {
                     std::iter::once(0..ph.tiles.len()).collect()
                 };
-                ComputePlan { chunks }
+                ComputePlan {
+                    tiles,
+                    vertices,
+                    chunks,
+                }
             })
             .collect();
 
@@ -486,7 +555,7 @@ impl Engine {
             .collect();
         let n_streams = exe.streams.len();
         Ok(Engine {
-            exe: exe.clone(),
+            exe,
             options,
             threads,
             pool,
@@ -652,7 +721,6 @@ impl Engine {
             codelets: &self.codelets,
             exchanges: &self.exchanges,
             computes: &self.computes,
-            workers: self.exe.target.workers_per_tile,
             check_finite: self.options.check_finite,
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
@@ -679,7 +747,9 @@ fn gather_runs(mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
     out
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+#[cold]
+#[inline(never)]
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         format!("panicked: {s}")
     } else if let Some(s) = p.downcast_ref::<String>() {
@@ -696,7 +766,6 @@ struct RunCtx<'e> {
     codelets: &'e [Resolved],
     exchanges: &'e [ExchangePlan],
     computes: &'e [ComputePlan],
-    workers: u32,
     check_finite: bool,
     inputs: &'e mut [Option<InStream>],
     outputs: &'e mut [Vec<u8>],
@@ -833,11 +902,10 @@ impl RunCtx<'_> {
     }
 
     fn compute(&self, i: usize) -> Result<(), EngineError> {
-        let phase = &self.exe.computes[i];
         let plan = &self.computes[i];
         let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
-            for tc in &phase.tiles[r.clone()] {
-                self.run_tile(i, tc)?;
+            for ht in &plan.tiles[r.clone()] {
+                self.run_tile(i, plan, ht)?;
             }
             Ok(())
         };
@@ -875,9 +943,8 @@ impl RunCtx<'_> {
         lists.iter().copied()
     }
 
-    fn run_tile(&self, cs: usize, tc: &TileCompute) -> Result<(), EngineError> {
-        let base = self.mem.base(tc.tile);
-        for c in &tc.pre_copies {
+    fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
+        for c in copies {
             // SAFETY: src and dst ranges are in bounds of this tile (`check()`: CopyOutOfBounds);
             // `ptr::copy` allows overlap; this tile is touched only by this task (a tile
             // appears at most once per compute phase: `check()`: ComputeTileOrder).
@@ -889,69 +956,103 @@ impl RunCtx<'_> {
                 )
             };
         }
-        for v in &tc.vertices {
-            let rc = &self.codelets[v.codelet as usize];
-            for &(f, shape) in &rc.bool_fields {
-                for l in Self::field_ranges(v, f, shape) {
-                    // SAFETY: the field's bytes are in bounds (`check()`: FieldOutOfBounds,
-                    // ListOutOfRange); this task has exclusive access to the tile (as above).
-                    let bytes = unsafe {
-                        std::slice::from_raw_parts_mut(base.add(l.offset as usize), l.len as usize)
-                    };
-                    for b in bytes {
-                        *b = u8::from(*b != 0);
-                    }
-                }
-            }
-            // SAFETY: `base` is this tile's memory, exclusively used by this task for the
-            // duration of the phase (tile unique per phase: `check()` ComputeTileOrder); every
-            // field and list entry is in bounds and aligned for its dtype (`check()`:
-            // FieldOutOfBounds, FieldMisaligned, ListOutOfRange, ScalarLen; host allocation is
-            // 8-aligned), the field count and kinds match the registered codelet
-            // (`check()` FieldCount, `resolve_codelets` CodeletLayout), written fields overlap no
-            // other field (`check()`: AliasedField), and bool fields hold 0/1 (normalized above).
-            let io = unsafe { VertexIo::new(base, &v.fields, &v.lists) };
-            let workers = if rc.multi_worker { self.workers } else { 1 };
-            for id in 0..workers {
-                let w = Worker { id, count: workers };
-                let message = match panic::catch_unwind(AssertUnwindSafe(|| (rc.compute)(&io, w))) {
-                    Ok(Ok(())) => continue,
-                    Ok(Err(e)) => e.0,
-                    Err(p) => panic_message(&*p),
-                };
-                return Err(EngineError::VertexFailed {
-                    vertex: v.id,
-                    codelet: rc.desc.name.to_string(),
-                    tile: tc.tile,
-                    compute_set: self.exe.computes[cs].name.clone(),
-                    message,
-                });
-            }
-            if self.check_finite {
-                self.check_vertex_finite(cs, tc.tile, base, v, rc)?;
-            }
+    }
+
+    fn run_tile(&self, cs: usize, plan: &ComputePlan, ht: &HotTile) -> Result<(), EngineError> {
+        let base = ht.base;
+        if ht.copies {
+            Self::local_copies(
+                base,
+                &self.exe.computes[cs].tiles[ht.index as usize].pre_copies,
+            );
         }
-        for c in &tc.post_copies {
-            // SAFETY: as for the pre-copies.
-            unsafe {
-                std::ptr::copy(
-                    base.add(c.src as usize),
-                    base.add(c.dst as usize),
-                    c.bytes as usize,
+        for (k, hv) in plan.vertices[ht.first as usize..ht.end as usize]
+            .iter()
+            .enumerate()
+        {
+            if hv.slow {
+                self.normalize_bools(cs, ht, k);
+            }
+            // SAFETY: `fields`/`lists` point to `n_fields`/`n_lists` elements of a `VertexInst`
+            // owned (and never mutated) by the engine (see `ComputePlan`). `base` is this tile's
+            // memory, used only by this task for the duration of the phase (tile unique per
+            // phase: `check()` ComputeTileOrder); every field and list entry is in bounds and
+            // aligned for its dtype (`check()`: FieldOutOfBounds, FieldMisaligned,
+            // ListOutOfRange, ScalarLen; host memory is 8-aligned), the field count and kinds
+            // match the registered codelet (`check()` FieldCount, `resolve_codelets`
+            // CodeletLayout), written fields overlap no other field (`check()`: AliasedField),
+            // and bool fields hold 0/1 (`normalize_bools` above).
+            let io = unsafe {
+                VertexIo::new(
+                    base,
+                    std::slice::from_raw_parts(hv.fields, hv.n_fields as usize),
+                    std::slice::from_raw_parts(hv.lists, hv.n_lists as usize),
                 )
             };
+            for id in 0..hv.workers {
+                let w = Worker {
+                    id,
+                    count: hv.workers,
+                };
+                let message = match panic::catch_unwind(AssertUnwindSafe(|| (hv.compute)(&io, w))) {
+                    Ok(Ok(())) => continue,
+                    Ok(Err(e)) => e.0,
+                    Err(p) => panic_message(p),
+                };
+                return Err(self.vertex_failed(cs, ht, k, message));
+            }
+            if hv.slow && self.check_finite {
+                self.check_vertex_finite(cs, ht, k)?;
+            }
+        }
+        if ht.copies {
+            Self::local_copies(
+                base,
+                &self.exe.computes[cs].tiles[ht.index as usize].post_copies,
+            );
         }
         Ok(())
     }
 
-    fn check_vertex_finite(
-        &self,
-        cs: usize,
-        tile: TileId,
-        base: *mut u8,
-        v: &crate::exe::VertexInst,
-        rc: &Resolved,
-    ) -> Result<(), EngineError> {
+    #[cold]
+    #[inline(never)]
+    fn vertex_failed(&self, cs: usize, ht: &HotTile, k: usize, message: String) -> EngineError {
+        let tc = &self.exe.computes[cs].tiles[ht.index as usize];
+        let v = &tc.vertices[k];
+        EngineError::VertexFailed {
+            vertex: v.id,
+            codelet: self.codelets[v.codelet as usize].desc.name.to_string(),
+            tile: tc.tile,
+            compute_set: self.exe.computes[cs].name.clone(),
+            message,
+        }
+    }
+
+    /// Sets every byte of the vertex's bool fields to 0 or 1.
+    #[inline(never)]
+    fn normalize_bools(&self, cs: usize, ht: &HotTile, k: usize) {
+        let v = &self.exe.computes[cs].tiles[ht.index as usize].vertices[k];
+        for &(f, shape) in &self.codelets[v.codelet as usize].bool_fields {
+            for l in Self::field_ranges(v, f, shape) {
+                // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
+                // FieldOutOfBounds, ListOutOfRange); this task has exclusive access to the tile
+                // (tile unique per phase: `check()` ComputeTileOrder) and no vertex borrow is live.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(ht.base.add(l.offset as usize), l.len as usize)
+                };
+                for b in bytes {
+                    *b = u8::from(*b != 0);
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn check_vertex_finite(&self, cs: usize, ht: &HotTile, k: usize) -> Result<(), EngineError> {
+        let tc = &self.exe.computes[cs].tiles[ht.index as usize];
+        let v = &tc.vertices[k];
+        let rc = &self.codelets[v.codelet as usize];
+        let (base, tile) = (ht.base, tc.tile);
         for &(f, shape) in &rc.f32_written {
             let mut element = 0u64;
             for l in Self::field_ranges(v, f, shape) {
