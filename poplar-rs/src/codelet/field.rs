@@ -47,11 +47,23 @@ impl FieldSpec {
     /// The spec of field kind `F` named `name`.
     pub const fn of<F: Field>(name: &'static str) -> FieldSpec {
         FieldSpec {
-            name,
+            name: strip_raw(name),
             dir: F::DIR,
             shape: F::SHAPE,
             dtype: F::DTYPE,
         }
+    }
+}
+
+const fn strip_raw(s: &'static str) -> &'static str {
+    let b = s.as_bytes();
+    if b.len() > 2 && b[0] == b'r' && b[1] == b'#' {
+        match std::str::from_utf8(b.split_at(2).1) {
+            Ok(x) => x,
+            Err(_) => s,
+        }
+    } else {
+        s
     }
 }
 
