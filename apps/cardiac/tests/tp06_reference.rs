@@ -350,7 +350,7 @@ fn paced_f64_matches_myokit() {
         let (v, y) = run_f64(ct);
         assert!(y.iter().all(|x| x.is_finite()));
         for &(rct, beat, want) in reference.iter().filter(|r| r.0 == ct) {
-            let got = beat_features(&v, beat);
+            let got = beat_features(v, beat);
             if let Err(e) =
                 check_features(&format!("f64 {rct:?} beat {beat}"), &got, &want, PEAK_TOL)
             {
@@ -370,7 +370,7 @@ fn paced_f64_matches_myokit() {
             }
         }
         let col = ["V_endo", "V_mid", "V_epi"][ct as usize];
-        let (rms, max) = trace_error(&v, col);
+        let (rms, max) = trace_error(v, col);
         eprintln!("f64 {ct:?} last-beat trace vs myokit: rms {rms:.3} mV, max {max:.3} mV");
         assert!(rms < 1.0 && max < 5.0, "{ct:?}: trace rms {rms} max {max}");
     }

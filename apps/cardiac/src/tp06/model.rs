@@ -54,14 +54,16 @@ pub(crate) struct Reversal<F> {
     pub e_ca: F,
 }
 
+/// ln(c/x) is evaluated as ln c − ln x with ln c folded at compile time: one division less
+/// per potential in the kernel.
 #[inline(always)]
 pub(crate) fn reversal<F: Real>(y: &[F; N_STATES]) -> Reversal<F> {
     let rt_f = F::c(RT_F);
     Reversal {
-        e_na: rt_f * (F::c(NA_O) / y[NA_I]).ln(),
-        e_k: rt_f * (F::c(K_O) / y[K_I]).ln(),
-        e_ks: rt_f * ((F::c(K_O + P_KNA * NA_O)) / (y[K_I] + F::c(P_KNA) * y[NA_I])).ln(),
-        e_ca: F::c(0.5) * rt_f * (F::c(CA_O) / y[CA_I]).ln(),
+        e_na: rt_f * (F::c(NA_O.ln()) - y[NA_I].ln()),
+        e_k: rt_f * (F::c(K_O.ln()) - y[K_I].ln()),
+        e_ks: rt_f * (F::c((K_O + P_KNA * NA_O).ln()) - (y[K_I] + F::c(P_KNA) * y[NA_I]).ln()),
+        e_ca: F::c(0.5) * rt_f * (F::c(CA_O.ln()) - y[CA_I].ln()),
     }
 }
 
@@ -152,8 +154,8 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
             * (one + F::c(K_SAT) * e_g1u));
 
     let i_nak = F::c(P_NAK * K_O / (K_O + K_MK)) * y[NA_I]
-        / (y[NA_I] + F::c(K_MNA))
-        / (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * (-u).exp());
+        / ((y[NA_I] + F::c(K_MNA))
+            * (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * (-u).exp()));
 
     let i_pca = F::c(G_PCA) * y[CA_I] / (y[CA_I] + F::c(K_PCA));
     let i_pk = F::c(G_PK) * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
@@ -164,12 +166,13 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     let ca_ss = y[CA_SS];
     let ca_sr = y[CA_SR];
     let i_leak = F::c(V_LEAK) * (ca_sr - ca_i);
-    let i_up = F::c(VMAX_UP) / (one + F::c(K_UP * K_UP) / (ca_i * ca_i));
-    let ec_sr = F::c(EC) / ca_sr;
-    let kcasr = F::c(MAX_SR) - F::c(MAX_SR - MIN_SR) / (one + ec_sr * ec_sr);
-    let k1 = F::c(K1_PRIME) / kcasr;
-    let k1_ca2 = k1 * ca_ss * ca_ss;
-    let open = k1_ca2 * y[R_PRIME] / (F::c(K3) + k1_ca2);
+    // Vmax/(1 + K²/Ca²) = Vmax·Ca²/(Ca² + K²): one division instead of two.
+    let ca_i2 = ca_i * ca_i;
+    let i_up = F::c(VMAX_UP) * ca_i2 / (ca_i2 + F::c(K_UP * K_UP));
+    let kcasr = kcasr(ca_sr);
+    // O = k1·Ca_ss²·R′/(k3 + k1·Ca_ss²) with k1 = k1′/kcasr, multiplied through by kcasr.
+    let k1p_ca2 = F::c(K1_PRIME) * ca_ss * ca_ss;
+    let open = k1p_ca2 * y[R_PRIME] / (F::c(K3) * kcasr + k1p_ca2);
     let i_rel = F::c(V_REL) * open * (ca_sr - ca_ss);
     let i_xfer = F::c(V_XFER) * (ca_ss - ca_i);
 
@@ -193,14 +196,34 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     }
 }
 
-/// m gate: steady state and time constant (ms), needed separately for Rush–Larsen.
+/// kcasr = max_sr − (max_sr − min_sr)/(1 + (EC/Ca_SR)²), as max − (max−min)·Ca²/(Ca² + EC²).
+#[inline(always)]
+fn kcasr<F: Real>(ca_sr: F) -> F {
+    let ca2 = ca_sr * ca_sr;
+    F::c(MAX_SR) - F::c(MAX_SR - MIN_SR) * ca2 / (ca2 + F::c(EC * EC))
+}
+
+/// Rapid-equilibrium buffering factor 1/(1 + B·K/(c+K)²) = (c+K)²/((c+K)² + B·K).
+#[inline(always)]
+fn buffer_factor<F: Real>(c: F, b: f64, k: f64) -> F {
+    let ck = c + F::c(k);
+    let ck2 = ck * ck;
+    ck2 / (ck2 + F::c(b * k))
+}
+
+/// m gate: steady state m∞ and rate 1/τm (1/ms), as needed by Rush–Larsen.
+///
+/// τm = αm·βm with αm = 1/(1+a), βm = 0.1/(1+b) + 0.1/(1+c); its reciprocal is formed as one
+/// quotient (1+a)(1+b)(1+c)/(0.1·(2+b+c)) instead of four divisions.
 #[inline(always)]
 pub(crate) fn m_gate<F: Real>(v: F) -> (F, F) {
-    let alpha_m = logistic((F::c(-60.0) - v) * F::c(0.2));
-    let beta_m = F::c(0.1) * logistic((v + F::c(35.0)) * F::c(0.2))
-        + F::c(0.1) * logistic((v - F::c(50.0)) * F::c(1.0 / 200.0));
+    let one = F::c(1.0);
+    let a = ((F::c(-60.0) - v) * F::c(0.2)).exp();
+    let b = ((v + F::c(35.0)) * F::c(0.2)).exp();
+    let c = ((v - F::c(50.0)) * F::c(1.0 / 200.0)).exp();
+    let inv_tau = (one + a) * (one + b) * (one + c) / (F::c(0.1) * (F::c(2.0) + b + c));
     let l = logistic((F::c(-56.86) - v) * F::c(1.0 / 9.03));
-    (l * l, alpha_m * beta_m)
+    (l * l, inv_tau)
 }
 
 /// Time derivatives of all 19 states (ms⁻¹ units of each state), given the currents.
@@ -223,18 +246,17 @@ pub(crate) fn derivatives<F: Real>(
 
     // Gates as (inf − g)/τ; where τ = 1/(α+β) we multiply by (α+β) instead of dividing.
     let xr1_inf = logistic((F::c(-26.0) - v) * F::c(1.0 / 7.0));
-    let tau_xr1 = F::c(450.0)
-        * logistic((F::c(-45.0) - v) * F::c(0.1))
-        * F::c(6.0)
-        * logistic((v + F::c(30.0)) * F::c(1.0 / 11.5));
-    d[XR1] = (xr1_inf - y[XR1]) / tau_xr1;
+    // τ = 450/(1+a) · 6/(1+b): multiply by the reciprocal (1+a)(1+b)/2700, no division.
+    let inv_tau_xr1 = (one + ((F::c(-45.0) - v) * F::c(0.1)).exp())
+        * (one + ((v + F::c(30.0)) * F::c(1.0 / 11.5)).exp())
+        * F::c(1.0 / 2700.0);
+    d[XR1] = (xr1_inf - y[XR1]) * inv_tau_xr1;
 
     let xr2_inf = logistic((v + F::c(88.0)) * F::c(1.0 / 24.0));
-    let tau_xr2 = F::c(3.0)
-        * logistic((F::c(-60.0) - v) * F::c(0.05))
-        * F::c(1.12)
-        * logistic((v - F::c(60.0)) * F::c(0.05));
-    d[XR2] = (xr2_inf - y[XR2]) / tau_xr2;
+    let inv_tau_xr2 = (one + ((F::c(-60.0) - v) * F::c(0.05)).exp())
+        * (one + ((v - F::c(60.0)) * F::c(0.05)).exp())
+        * F::c(1.0 / 3.36);
+    d[XR2] = (xr2_inf - y[XR2]) * inv_tau_xr2;
 
     let xs_inf = logistic((F::c(-5.0) - v) * F::c(1.0 / 14.0));
     let alpha_xs = F::c(1400.0) / (one + ((F::c(5.0) - v) * F::c(1.0 / 6.0)).exp()).sqrt();
@@ -242,8 +264,8 @@ pub(crate) fn derivatives<F: Real>(
     let tau_xs = alpha_xs * beta_xs + F::c(80.0);
     d[XS] = (xs_inf - y[XS]) / tau_xs;
 
-    let (m_inf, tau_m) = m_gate(v);
-    d[M] = (m_inf - y[M]) / tau_m;
+    let (m_inf, inv_tau_m) = m_gate(v);
+    d[M] = (m_inf - y[M]) * inv_tau_m;
 
     // h and j: piecewise in V < −40 mV; both sides are evaluated and selected.
     let low = v < F::c(-40.0);
@@ -318,12 +340,9 @@ pub(crate) fn derivatives<F: Real>(
     let ca_i = y[CA_I];
     let ca_sr = y[CA_SR];
     let ca_ss = y[CA_SS];
-    let kc = ca_i + F::c(K_BUF_C);
-    let bufc = one / (one + F::c(BUF_C * K_BUF_C) / (kc * kc));
-    let ksr = ca_sr + F::c(K_BUF_SR);
-    let bufsr = one / (one + F::c(BUF_SR * K_BUF_SR) / (ksr * ksr));
-    let kss = ca_ss + F::c(K_BUF_SS);
-    let bufss = one / (one + F::c(BUF_SS * K_BUF_SS) / (kss * kss));
+    let bufc = buffer_factor(ca_i, BUF_C, K_BUF_C);
+    let bufsr = buffer_factor(ca_sr, BUF_SR, K_BUF_SR);
+    let bufss = buffer_factor(ca_ss, BUF_SS, K_BUF_SS);
 
     d[CA_I] = bufc
         * ((c.i_leak - c.i_up) * F::c(V_SR / V_C) + c.i_xfer
@@ -333,9 +352,7 @@ pub(crate) fn derivatives<F: Real>(
         * (-c.i_cal * F::c(CUR_TO_CONC_SS) + c.i_rel * F::c(V_SR / V_SS)
             - c.i_xfer * F::c(V_C / V_SS));
 
-    let ec_sr = F::c(EC) / ca_sr;
-    let kcasr = F::c(MAX_SR) - F::c(MAX_SR - MIN_SR) / (one + ec_sr * ec_sr);
-    let k2 = F::c(K2_PRIME) * kcasr;
+    let k2 = F::c(K2_PRIME) * kcasr(ca_sr);
     d[R_PRIME] = -k2 * ca_ss * y[R_PRIME] + F::c(K4) * (one - y[R_PRIME]);
 
     d[NA_I] =
@@ -350,8 +367,8 @@ pub(crate) fn derivatives<F: Real>(
 pub(crate) fn step<F: Real>(y: &mut [F; N_STATES], p: &CellParams<F>, i_stim: F, dt: F) {
     let c = currents(y, p);
     let d = derivatives(y, p, &c, i_stim);
-    let (m_inf, tau_m) = m_gate(y[V]);
-    let m_new = m_inf + (y[M] - m_inf) * (-dt / tau_m).exp();
+    let (m_inf, inv_tau_m) = m_gate(y[V]);
+    let m_new = m_inf + (y[M] - m_inf) * (-dt * inv_tau_m).exp();
     for (yk, dk) in y.iter_mut().zip(d.iter()) {
         *yk = *yk + dt * *dk;
     }

@@ -1,0 +1,178 @@
+//! Throughput of the TP06 f32 batch kernel (`tp06::step_batch`) in cell-steps per second.
+//!
+//! Run with `cargo bench -p cardiac --bench tp06` (optionally `-- --quick`). Reports the median
+//! of several repetitions, single-threaded and with rayon over independent chunks (each chunk
+//! its own state-major array, as each tile's cells would be), for 1e5 and 1e6 cells, plus the
+//! scalar f64 reference for comparison. Cells are a mix of endo/mid/epi with a spread of
+//! states so that the numbers are not those of one repeated input.
+
+use cardiac::mesh::CellType;
+use cardiac::tp06::{self, N_STATES};
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+const DT: f32 = 0.02;
+/// Cells per rayon task: big enough to amortise scheduling, small enough to balance 2 cores.
+const CHUNK: usize = 16_384;
+
+/// A batch of `n` cells in the kernel's state-major layout.
+struct Batch {
+    n: usize,
+    states: Vec<f32>,
+    cell_types: Vec<u8>,
+    stim: Vec<f32>,
+}
+
+impl Batch {
+    fn new(n: usize, seed: usize) -> Self {
+        let types = [CellType::Endo, CellType::Mid, CellType::Epi];
+        let mut states = vec![0.0f32; N_STATES * n];
+        let mut cell_types = vec![0u8; n];
+        for i in 0..n {
+            let ct = types[(i + seed) % 3];
+            cell_types[i] = ct as u8;
+            let mut y = tp06::initial_state(ct);
+            // Spread V over rest, upstroke and plateau so different branches of the piecewise
+            // gates are live in the same vector.
+            y[0] += ((i * 7919 + seed) % 120) as f64;
+            for k in 0..N_STATES {
+                states[k * n + i] = y[k] as f32;
+            }
+        }
+        let stim = (0..n)
+            .map(|i| if i % 97 == 0 { 1.0 } else { 0.0 })
+            .collect();
+        Batch {
+            n,
+            states,
+            cell_types,
+            stim,
+        }
+    }
+
+    fn step(&mut self, steps: usize) {
+        for _ in 0..steps {
+            tp06::step_batch(
+                &mut self.states,
+                self.n,
+                &self.cell_types,
+                &self.stim,
+                -52.0,
+                DT,
+            );
+        }
+    }
+
+    /// Starts every repetition from the same states (the V spread would otherwise relax).
+    fn reset_from(&mut self, other: &Batch) {
+        self.states.copy_from_slice(&other.states);
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+/// CPU time of the calling thread in seconds (Linux `/proc/thread-self/schedstat`), if known.
+/// Used to report throughput per CPU-second next to wall-clock throughput, because on a shared
+/// 2-core machine other processes can take a large share of the cores.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Median wall-clock cell-steps/s over `reps` repetitions of `steps` steps of `n_cells` cells,
+/// and the median of cell-steps per CPU-second of the calling thread (meaningful for
+/// single-threaded runs only).
+fn measure(reps: usize, n_cells: usize, steps: usize, mut run: impl FnMut()) -> (f64, Option<f64>) {
+    run(); // warm-up (page faults, caches, rayon pool)
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    for _ in 0..reps {
+        let c0 = thread_cpu_seconds();
+        let t = Instant::now();
+        run();
+        let w = t.elapsed().as_secs_f64();
+        let work = (n_cells * steps) as f64;
+        wall.push(work / w);
+        if let (Some(c0), Some(c1)) = (c0, thread_cpu_seconds()) {
+            cpu.push(work / (c1 - c0).max(1e-9));
+        }
+    }
+    let cpu = (cpu.len() == reps).then(|| median(cpu));
+    (median(wall), cpu)
+}
+
+fn fmt_cpu(rate: Option<f64>) -> String {
+    rate.map_or(String::new(), |r| {
+        format!(" ({:.2} M per CPU-second)", r / 1e6)
+    })
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 7 };
+    println!(
+        "TP06 step_batch (f32, dt = {DT} ms), median of {reps} repetitions, {} rayon threads",
+        rayon::current_num_threads()
+    );
+    for &n in &[100_000usize, 1_000_000] {
+        // Enough steps per repetition for ≈ 0.1–0.3 s of work at the target rate.
+        let steps = (4_000_000 / n).max(2);
+
+        let pristine = Batch::new(n, 0);
+        let mut single = Batch::new(n, 0);
+        let (rate1, cpu1) = measure(reps, n, steps, || {
+            single.reset_from(&pristine);
+            single.step(steps);
+            black_box(&single.states);
+        });
+
+        let mut chunks: Vec<Batch> = (0..n.div_ceil(CHUNK))
+            .map(|c| Batch::new(CHUNK.min(n - c * CHUNK), c * CHUNK))
+            .collect();
+        let pristine_chunks: Vec<Batch> = (0..chunks.len())
+            .map(|c| Batch::new(chunks[c].n, c * CHUNK))
+            .collect();
+        let (rate_par, _) = measure(reps, n, steps, || {
+            chunks
+                .par_iter_mut()
+                .zip(&pristine_chunks)
+                .for_each(|(b, p)| {
+                    b.reset_from(p);
+                    b.step(steps);
+                });
+            black_box(&chunks);
+        });
+        assert!(single.states.iter().all(|x| x.is_finite()));
+        println!(
+            "  n = {n:>9} cells: single thread {:>7.2} M cell-steps/s{}; rayon ({} chunks of ≤ {CHUNK}) {:>7.2} M cell-steps/s",
+            rate1 / 1e6,
+            fmt_cpu(cpu1),
+            chunks.len(),
+            rate_par / 1e6
+        );
+    }
+
+    // The scalar f64 reference, for scale (not a target).
+    let n = 20_000;
+    let types = [CellType::Endo, CellType::Mid, CellType::Epi];
+    let mut cells: Vec<[f64; N_STATES]> =
+        (0..n).map(|i| tp06::initial_state(types[i % 3])).collect();
+    let (rate64, cpu64) = measure(reps, n, 10, || {
+        for _ in 0..10 {
+            for (i, y) in cells.iter_mut().enumerate() {
+                tp06::step_cell_f64(y, types[i % 3], 0.0, 0.02);
+            }
+        }
+        black_box(&cells);
+    });
+    println!(
+        "  step_cell_f64 (scalar f64 reference, single thread): {:.2} M cell-steps/s{}",
+        rate64 / 1e6,
+        fmt_cpu(cpu64)
+    );
+}
