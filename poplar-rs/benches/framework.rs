@@ -1,0 +1,258 @@
+//! Framework benchmarks; prints figures (medians) rather than asserting them.
+//!
+//! `cargo bench -p poplar --bench framework [-- compile|superstep|exchange|file|all]`
+//!
+//! - compile: a halo-exchange graph of 3,000,000 f32 elements with ~20 neighbour ranges per tile,
+//!   on 1,472 and on 16 × 1,472 tiles: wall time and peak RSS;
+//! - superstep: overhead of one compute superstep of empty vertices on 1,472 tiles;
+//! - exchange: throughput of a large halo exchange as a ratio to memcpy in the same run;
+//! - file: save and load of the 1,472-tile executable, bulk payload throughput.
+
+use std::time::Instant;
+
+use poplar::codelet::*;
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target};
+
+poplar::codelet! {
+    /// Reads a halo-extended vector and writes the owned part: `out[i] = in[i]`.
+    pub struct HaloTouch as "bench::HaloTouch" {
+        input: Input<Vector<f32>>,
+        out: Output<Vector<f32>>,
+    }
+}
+impl Vertex for HaloTouch<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let n = self.out.len();
+        self.out.copy_from_slice(&self.input[..n]);
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    pub struct Nothing as "bench::Nothing" {}
+}
+impl Vertex for Nothing<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        Ok(())
+    }
+}
+
+fn peak_rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The halo graph: `n` elements of `v` spread evenly over all tiles; every tile reads its own
+/// block plus `ranges` ranges of `halo` elements from neighbouring tiles and writes `w`.
+fn halo_graph(target: &Target, n: usize, ranges: usize, halo: usize) -> (Graph, Vec<Program>) {
+    let mut g = Graph::new(target);
+    let tiles = target.num_tiles() as usize;
+    let v = g.add_variable(DType::F32, &[n], "v");
+    let w = g.add_variable(DType::F32, &[n], "w");
+    let block = n.div_ceil(tiles);
+    let cs = g.add_compute_set("halo");
+    for t in 0..tiles {
+        let (s, e) = ((t * block).min(n), ((t + 1) * block).min(n));
+        if s == e {
+            continue;
+        }
+        g.set_tile_mapping(&v.slice(s..e).unwrap(), t as u32).unwrap();
+        g.set_tile_mapping(&w.slice(s..e).unwrap(), t as u32).unwrap();
+        let mut parts = vec![v.slice(s..e).unwrap()];
+        for k in 0..ranges {
+            // Neighbours t±1, t±2, ... (wrapping), each sending `halo` elements from a place
+            // that depends on the receiver, so no two receivers share a range.
+            let d = k / 2 + 1;
+            let nb = if k % 2 == 0 { (t + d) % tiles } else { (t + tiles - d) % tiles };
+            let nblock = ((nb + 1) * block).min(n).saturating_sub(nb * block);
+            let off = if nblock > halo { (t * 131 + k * 17) % (nblock - halo) } else { 0 };
+            let ns = (nb * block + off).min(n);
+            let ne = (ns + halo).min(n).min(nb * block + nblock);
+            if ne > ns {
+                parts.push(v.slice(ns..ne).unwrap());
+            }
+        }
+        let local = poplar::concat(&parts).unwrap();
+        let vx = g.add_vertex(cs, "bench::HaloTouch");
+        g.connect(vx, "input", &local);
+        g.connect(vx, "out", &w.slice(s..e).unwrap());
+        g.set_tile_mapping(vx, t as u32).unwrap();
+    }
+    g.create_host_read_write("v", &v).unwrap();
+    g.create_host_read("w", &w).unwrap();
+    // Initial values make the executable carry a bulk payload (12 MB for 3 M elements).
+    let init: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    g.set_initial_value(&v, &init).unwrap();
+    (g, vec![Program::execute(cs)])
+}
+
+fn bench_compile() -> Option<Executable> {
+    println!("== compile: halo graph, 3,000,000 f32, 20 neighbour ranges of 32 elements per tile");
+    let mut first = None;
+    for ipus in [1u32, 16] {
+        let target = Target::gc200_multi(ipus);
+        let t0 = Instant::now();
+        let (g, progs) = halo_graph(&target, 3_000_000, 20, 32);
+        let build = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let exe = compile(&g, &progs, &CompileOptions::default()).expect("compiles");
+        let comp = t1.elapsed().as_secs_f64();
+        let transfers: usize = exe.exchanges.iter().map(|x| x.transfers.len()).sum();
+        let max_mem = exe.tiles.iter().map(|t| t.memory_bytes).max().unwrap_or(0);
+        println!(
+            "  {ipus:>2} x 1472 tiles: graph build {build:.2} s, compile {comp:.2} s, peak RSS so far {:.0} MiB, {transfers} transfers, max tile memory {max_mem} B",
+            peak_rss_mib()
+        );
+        if ipus == 1 {
+            first = Some(exe);
+        }
+        drop(g);
+    }
+    first
+}
+
+fn bench_superstep() {
+    println!("== superstep: one compute superstep of 1,472 empty vertices (one per tile)");
+    let target = Target::gc200();
+    let mut g = Graph::new(&target);
+    let cs = g.add_compute_set("empty");
+    for t in 0..target.num_tiles() {
+        let v = g.add_vertex(cs, "bench::Nothing");
+        g.set_tile_mapping(v, t).unwrap();
+    }
+    let reps = 1000u32;
+    let exe = compile(&g, &[Program::repeat(reps, Program::execute(cs))], &CompileOptions::default()).unwrap();
+    for threads in [1usize, 2] {
+        let mut e = Engine::new(&exe, EngineOptions { threads: Some(threads), ..Default::default() }).unwrap();
+        let mut samples = Vec::new();
+        for _ in 0..15 {
+            let t = Instant::now();
+            e.run(0).unwrap();
+            samples.push(t.elapsed().as_secs_f64() * 1e6 / f64::from(reps));
+        }
+        println!("  {threads} thread(s): median {:.2} µs per superstep (target <= 20 µs)", median(samples));
+    }
+}
+
+fn bench_exchange() {
+    println!("== exchange: halo exchange of 8 ranges x 4,096 f32 per tile on 1,472 tiles vs memcpy");
+    let target = Target::gc200();
+    let n = 1472 * 40_000;
+    let mut g = Graph::new(&target);
+    let v = g.add_variable(DType::F32, &[n], "v");
+    let block = n / 1472;
+    let mut dsts = Vec::new();
+    let mut srcs = Vec::new();
+    for t in 0..1472usize {
+        g.set_tile_mapping(&v.slice(t * block..(t + 1) * block).unwrap(), t as u32).unwrap();
+        for k in 0..8 {
+            let nb = (t + 1 + k) % 1472;
+            srcs.push(v.slice(nb * block..nb * block + 4096).unwrap());
+            let h = g.add_variable(DType::F32, &[4096], &format!("h{t}_{k}"));
+            g.set_tile_mapping(&h, t as u32).unwrap();
+            dsts.push(h);
+        }
+    }
+    let src = poplar::concat(&srcs).unwrap();
+    let dst = poplar::concat(&dsts).unwrap();
+    let exe = compile(&g, &[Program::copy(&src, &dst)], &CompileOptions::default()).unwrap();
+    let bytes = (src.num_elements() * 4) as f64;
+    let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
+    // memcpy of the same bytes in chunks of the same size, single-threaded and 2-threaded.
+    let chunk = 4096 * 4;
+    let count = 1472 * 8;
+    let a = vec![1u8; chunk * count];
+    let mut b = vec![0u8; chunk * count];
+    let mut ex = Vec::new();
+    let mut mc = Vec::new();
+    for _ in 0..11 {
+        let t = Instant::now();
+        e.run(0).unwrap();
+        ex.push(bytes / t.elapsed().as_secs_f64() / 1e9);
+        let t = Instant::now();
+        for (d, s) in b.chunks_mut(chunk).zip(a.chunks(chunk)) {
+            d.copy_from_slice(s);
+        }
+        std::hint::black_box(&mut b);
+        mc.push(bytes / t.elapsed().as_secs_f64() / 1e9);
+    }
+    let (ex, mc) = (median(ex), median(mc));
+    println!("  exchange {ex:.2} GB/s, memcpy {mc:.2} GB/s (1 thread), ratio {:.2} (target >= 0.5)", ex / mc);
+}
+
+fn bench_file(exe: &Executable) {
+    println!("== file: save and load of the 1,472-tile halo executable");
+    let dir = std::env::temp_dir().join(format!("poplar-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("halo.popexe");
+    let payload: usize = exe.tiles.iter().flat_map(|t| t.init.iter()).map(|b| b.data.len()).sum();
+    let mut save = Vec::new();
+    let mut load = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        exe.save(&path).unwrap();
+        save.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let back = Executable::load(&path).unwrap();
+        load.push(t.elapsed().as_secs_f64());
+        assert_eq!(back.tiles.len(), exe.tiles.len());
+    }
+    // The same executable without its initial data: the difference is the bulk payload's cost.
+    let mut bare = exe.clone();
+    for t in &mut bare.tiles {
+        t.init.clear();
+    }
+    let bare_path = dir.join("bare.popexe");
+    let mut save0 = Vec::new();
+    let mut load0 = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        bare.save(&bare_path).unwrap();
+        save0.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        Executable::load(&bare_path).unwrap();
+        load0.push(t.elapsed().as_secs_f64());
+    }
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let (s, l) = (median(save), median(load));
+    let (s0, l0) = (median(save0), median(load0));
+    println!(
+        "  bulk payload alone (full minus the same file without it): save {:.2} GB/s, load {:.2} GB/s (target >= 1 GB/s)",
+        payload as f64 / (s - s0).max(1e-9) / 1e9,
+        payload as f64 / (l - l0).max(1e-9) / 1e9
+    );
+    println!(
+        "  file {:.1} MB (bulk payload {:.1} MB): save {:.3} s ({:.2} GB/s of file), load {:.3} s ({:.2} GB/s of file)",
+        size as f64 / 1e6,
+        payload as f64 / 1e6,
+        s,
+        size as f64 / s / 1e9,
+        l,
+        size as f64 / l / 1e9
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn main() {
+    let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "all".into());
+    let all = which == "all";
+    let exe = if all || which == "compile" || which == "file" { bench_compile() } else { None };
+    if all || which == "superstep" {
+        bench_superstep();
+    }
+    if all || which == "exchange" {
+        bench_exchange();
+    }
+    if let (true, Some(exe)) = (all || which == "file", exe.as_ref()) {
+        bench_file(exe);
+    }
+}
