@@ -17,6 +17,61 @@ fn logistic<F: Real>(x: F) -> F {
     F::c(1.0) / (F::c(1.0) + x.exp())
 }
 
+/// Exponentials of V shared between gates.
+///
+/// Many TP06 rate functions are logistic in V with the same slope: e^((V+a)/5) appears in
+/// five places (m, d, s), e^((V+a)/10) in five (Xr1, f, f2, j), e^((V+a)/7) in three (Xr1, f,
+/// f2), e^((V+a)/20) in three (Xr2, d). Each is evaluated as a constant e^(a/k) (folded at
+/// compile time) times one shared e^(±V/k), the negative one as a reciprocal: 4 exponentials and
+/// 3 divisions instead of 16 exponentials, about 10 % of the kernel. This only changes rounding
+/// (≈ 1e-16 relative in f64, a few ulp in f32), and with `exp_f32`'s clamping it stays finite
+/// for any V.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VExp<F> {
+    /// e^(V/5) and e^(−V/5).
+    pub p5: F,
+    pub n5: F,
+    /// e^(V/7).
+    pub p7: F,
+    /// e^(V/10) and e^(−V/10).
+    pub p10: F,
+    pub n10: F,
+    /// e^(V/20) and e^(−V/20).
+    pub p20: F,
+    pub n20: F,
+}
+
+impl<F: Real> VExp<F> {
+    #[inline(always)]
+    pub(crate) fn new(v: F) -> Self {
+        let one = F::c(1.0);
+        let p5 = (v * F::c(0.2)).exp();
+        let p10 = (v * F::c(0.1)).exp();
+        let p20 = (v * F::c(0.05)).exp();
+        VExp {
+            p5,
+            n5: one / p5,
+            p7: (v * F::c(1.0 / 7.0)).exp(),
+            p10,
+            n10: one / p10,
+            p20,
+            n20: one / p20,
+        }
+    }
+}
+
+/// c·e^(x) for a compile-time constant c = e^(a) (`ea(a)` folds to a constant).
+#[inline(always)]
+fn ea<F: Real>(a: f64) -> F {
+    F::c(a.exp())
+}
+
+/// 1/(1 + c·e), the logistic with a precomputed exponential.
+#[inline(always)]
+fn logistic_of<F: Real>(c: f64, e: F) -> F {
+    F::c(1.0) / (F::c(1.0) + ea::<F>(c) * e)
+}
+
 /// The Bernoulli function B(x) = x/(eˣ−1), with B(0) = 1.
 ///
 /// I_CaL contains (V−15)/(e^(2(V−15)F/RT)−1), a removable 0/0 at V = 15 mV. The CellML files
@@ -216,10 +271,10 @@ fn buffer_factor<F: Real>(c: F, b: f64, k: f64) -> F {
 /// τm = αm·βm with αm = 1/(1+a), βm = 0.1/(1+b) + 0.1/(1+c); its reciprocal is formed as one
 /// quotient (1+a)(1+b)(1+c)/(0.1·(2+b+c)) instead of four divisions.
 #[inline(always)]
-pub(crate) fn m_gate<F: Real>(v: F) -> (F, F) {
+pub(crate) fn m_gate<F: Real>(v: F, ve: &VExp<F>) -> (F, F) {
     let one = F::c(1.0);
-    let a = ((F::c(-60.0) - v) * F::c(0.2)).exp();
-    let b = ((v + F::c(35.0)) * F::c(0.2)).exp();
+    let a = ea::<F>(-12.0) * ve.n5; // e^((−60−V)/5)
+    let b = ea::<F>(7.0) * ve.p5; // e^((V+35)/5)
     let c = ((v - F::c(50.0)) * F::c(1.0 / 200.0)).exp();
     let inv_tau = (one + a) * (one + b) * (one + c) / (F::c(0.1) * (F::c(2.0) + b + c));
     let l = logistic((F::c(-56.86) - v) * F::c(1.0 / 9.03));
@@ -245,17 +300,18 @@ pub(crate) fn derivatives<F: Real>(
     d[V] = -(c.i_ion() + i_stim);
 
     // Gates as (inf − g)/τ; where τ = 1/(α+β) we multiply by (α+β) instead of dividing.
-    let xr1_inf = logistic((F::c(-26.0) - v) * F::c(1.0 / 7.0));
+    let ve = VExp::new(v);
+    // 1/(1 + e^((−26−V)/7)) = p7/(p7 + e^(−26/7)).
+    let xr1_inf = ve.p7 / (ve.p7 + ea::<F>(-26.0 / 7.0));
     // τ = 450/(1+a) · 6/(1+b): multiply by the reciprocal (1+a)(1+b)/2700, no division.
-    let inv_tau_xr1 = (one + ((F::c(-45.0) - v) * F::c(0.1)).exp())
+    let inv_tau_xr1 = (one + ea::<F>(-4.5) * ve.n10)
         * (one + ((v + F::c(30.0)) * F::c(1.0 / 11.5)).exp())
         * F::c(1.0 / 2700.0);
     d[XR1] = (xr1_inf - y[XR1]) * inv_tau_xr1;
 
     let xr2_inf = logistic((v + F::c(88.0)) * F::c(1.0 / 24.0));
-    let inv_tau_xr2 = (one + ((F::c(-60.0) - v) * F::c(0.05)).exp())
-        * (one + ((v - F::c(60.0)) * F::c(0.05)).exp())
-        * F::c(1.0 / 3.36);
+    let inv_tau_xr2 =
+        (one + ea::<F>(-3.0) * ve.n20) * (one + ea::<F>(-3.0) * ve.p20) * F::c(1.0 / 3.36);
     d[XR2] = (xr2_inf - y[XR2]) * inv_tau_xr2;
 
     let xs_inf = logistic((F::c(-5.0) - v) * F::c(1.0 / 14.0));
@@ -264,7 +320,7 @@ pub(crate) fn derivatives<F: Real>(
     let tau_xs = alpha_xs * beta_xs + F::c(80.0);
     d[XS] = (xs_inf - y[XS]) / tau_xs;
 
-    let (m_inf, inv_tau_m) = m_gate(v);
+    let (m_inf, inv_tau_m) = m_gate(v, &ve);
     d[M] = (m_inf - y[M]) * inv_tau_m;
 
     // h and j: piecewise in V < −40 mV; both sides are evaluated and selected.
@@ -288,7 +344,7 @@ pub(crate) fn derivatives<F: Real>(
         * logistic(F::c(0.311) * (v + F::c(79.23)));
     let beta_j_lo =
         F::c(0.02424) * (F::c(-0.01052) * v).exp() * logistic(F::c(-0.1378) * (v + F::c(40.14)));
-    let beta_j_hi = F::c(0.6) * (F::c(0.057) * v).exp() * logistic(F::c(-0.1) * (v + F::c(32.0)));
+    let beta_j_hi = F::c(0.6) * (F::c(0.057) * v).exp() * logistic_of(-3.2, ve.n10);
     let rate_j = if low {
         alpha_j_lo + beta_j_lo
     } else {
@@ -298,23 +354,23 @@ pub(crate) fn derivatives<F: Real>(
 
     let d_inf = logistic((F::c(-8.0) - v) * F::c(1.0 / 7.5));
     let alpha_d = F::c(1.4) * logistic((F::c(-35.0) - v) * F::c(1.0 / 13.0)) + F::c(0.25);
-    let beta_d = F::c(1.4) * logistic((v + F::c(5.0)) * F::c(0.2));
-    let gamma_d = logistic((F::c(50.0) - v) * F::c(0.05));
+    let beta_d = F::c(1.4) * logistic_of(1.0, ve.p5);
+    let gamma_d = logistic_of(2.5, ve.n20);
     d[D] = (d_inf - y[D]) / (alpha_d * beta_d + gamma_d);
 
     // e^((V+30)/10) is shared by τf and τf2.
-    let l30 = logistic((v + F::c(30.0)) * F::c(0.1));
+    let l30 = logistic_of(3.0, ve.p10);
     let v27 = v + F::c(27.0);
-    let f_inf = logistic((v + F::c(20.0)) * F::c(1.0 / 7.0));
+    let f_inf = logistic_of(20.0 / 7.0, ve.p7);
     let tau_f = F::c(1102.5) * (-(v27 * v27) * F::c(1.0 / 225.0)).exp()
-        + F::c(200.0) * logistic((F::c(13.0) - v) * F::c(0.1))
+        + F::c(200.0) * logistic_of(1.3, ve.n10)
         + F::c(180.0) * l30
         + F::c(20.0);
     d[FG] = (f_inf - y[FG]) / tau_f;
 
-    let f2_inf = F::c(0.67) * logistic((v + F::c(35.0)) * F::c(1.0 / 7.0)) + F::c(0.33);
+    let f2_inf = F::c(0.67) * logistic_of(5.0, ve.p7) + F::c(0.33);
     let tau_f2 = F::c(562.0) * (-(v27 * v27) * F::c(1.0 / 240.0)).exp()
-        + F::c(31.0) * logistic((F::c(25.0) - v) * F::c(0.1))
+        + F::c(31.0) * logistic_of(2.5, ve.n10)
         + F::c(80.0) * l30;
     d[F2] = (f2_inf - y[F2]) / tau_f2;
 
@@ -324,10 +380,10 @@ pub(crate) fn derivatives<F: Real>(
     let tau_fcass = F::c(80.0) * fcass_den + F::c(2.0);
     d[FCASS] = (fcass_inf - y[FCASS]) / tau_fcass;
 
-    let s_inf = logistic((v + p.s_half) * F::c(0.2));
+    let s_inf = F::c(1.0) / (F::c(1.0) + p.s_inf_scale * ve.p5);
     let vs = v + p.tau_s_b;
     let tau_s = p.tau_s_a * (-(vs * vs) * p.tau_s_inv_c).exp()
-        + p.tau_s_d * logistic((v - F::c(20.0)) * F::c(0.2))
+        + p.tau_s_d * logistic_of(-4.0, ve.p5)
         + p.tau_s_e;
     d[S] = (s_inf - y[S]) / tau_s;
 
@@ -367,7 +423,7 @@ pub(crate) fn derivatives<F: Real>(
 pub(crate) fn step<F: Real>(y: &mut [F; N_STATES], p: &CellParams<F>, i_stim: F, dt: F) {
     let c = currents(y, p);
     let d = derivatives(y, p, &c, i_stim);
-    let (m_inf, inv_tau_m) = m_gate(y[V]);
+    let (m_inf, inv_tau_m) = m_gate(y[V], &VExp::new(y[V]));
     let m_new = m_inf + (y[M] - m_inf) * (-dt * inv_tau_m).exp();
     for (yk, dk) in y.iter_mut().zip(d.iter()) {
         *yk = *yk + dt * *dk;

@@ -93,8 +93,9 @@ pub struct CellParams<F> {
     pub g_ks: F,
     /// g_to (nS/pF): epi 0.294, endo 0.073, M 0.294.
     pub g_to: F,
-    /// s∞ = 1/(1+e^((V+s_half)/5)): 20 mV for epi/M, 28 mV for endo.
-    pub s_half: F,
+    /// s∞ = 1/(1+e^((V+h)/5)) = 1/(1 + e^(h/5)·e^(V/5)) with h = 20 mV for epi/M, 28 mV for
+    /// endo; this is e^(h/5).
+    pub s_inf_scale: F,
     pub tau_s_a: F,
     pub tau_s_b: F,
     /// 1/C of the Gaussian term of τs (so the kernel multiplies instead of dividing).
@@ -112,7 +113,7 @@ impl<F: Real> CellParams<F> {
         CellParams {
             g_ks: sel(mid, 0.098, 0.392),
             g_to: sel(endo, 0.073, 0.294),
-            s_half: sel(endo, 28.0, 20.0),
+            s_inf_scale: sel(endo, (28.0f64 / 5.0).exp(), (20.0f64 / 5.0).exp()),
             tau_s_a: sel(endo, 1000.0, 85.0),
             tau_s_b: sel(endo, 67.0, 45.0),
             tau_s_inv_c: sel(endo, 1.0 / 1000.0, 1.0 / 320.0),
