@@ -30,7 +30,10 @@ fn local_vertex_needs_no_exchange_and_no_sync() {
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     // x at 0..16, s at 16..20: both fields bound in place.
-    assert_eq!(exe.describe_program(0), "compute 'sum'\n  tile 0: test::Sum[0+4,16+1]\n");
+    assert_eq!(
+        exe.describe_program(0),
+        "compute 'sum'\n  tile 0: test::Sum[0+4,16+1]\n"
+    );
 }
 
 #[test]
@@ -73,7 +76,10 @@ fn a_region_read_by_two_vertices_of_a_tile_is_fetched_once() {
     let exe = build(&g, &[Program::execute(cs)]);
     let x_in = &exe.exchanges[0];
     assert_eq!(x_in.transfers.len(), 1, "{:?}", x_in.transfers);
-    assert_eq!(exe.tiles[1].temporary_bytes, 16, "one shared receive buffer");
+    assert_eq!(
+        exe.tiles[1].temporary_bytes, 16,
+        "one shared receive buffer"
+    );
 }
 
 #[test]
@@ -94,7 +100,11 @@ fn overlapping_reads_fetch_only_the_new_part() {
     let bytes: u32 = exe.exchanges[0].transfers.iter().map(|t| t.bytes).sum();
     assert_eq!(bytes, 32, "elements 0..8 cross the exchange once");
     let tc = &exe.computes[0].tiles[0];
-    assert_eq!(tc.pre_copies.len(), 1, "elements 4..6 are copied on-tile to the second buffer");
+    assert_eq!(
+        tc.pre_copies.len(),
+        1,
+        "elements 4..6 are copied on-tile to the second buffer"
+    );
     assert_eq!(tc.pre_copies[0].bytes, 8);
 }
 
@@ -148,11 +158,17 @@ fn halo_concat_receives_remote_ranges_in_place_and_gathers_the_local_part() {
     let mut g = Graph::new(&target(3));
     let v = g.add_variable(DType::F32, &[30], "v");
     for t in 0..3u32 {
-        g.set_tile_mapping(&v.slice(t as usize * 10..t as usize * 10 + 10).unwrap(), t).unwrap();
+        g.set_tile_mapping(&v.slice(t as usize * 10..t as usize * 10 + 10).unwrap(), t)
+            .unwrap();
     }
     let s = g.add_variable(DType::F32, &[1], "s");
     g.set_tile_mapping(&s, 1).unwrap();
-    let local = poplar::concat(&[v.slice(10..20).unwrap(), v.slice(8..10).unwrap(), v.slice(20..23).unwrap()]).unwrap();
+    let local = poplar::concat(&[
+        v.slice(10..20).unwrap(),
+        v.slice(8..10).unwrap(),
+        v.slice(20..23).unwrap(),
+    ])
+    .unwrap();
     let cs = g.add_compute_set("spmv");
     let vx = g.add_vertex(cs, "test::Sum");
     g.connect(vx, "input", &local);
@@ -195,8 +211,14 @@ fn copies_on_one_tile_need_no_sync_and_between_tiles_do() {
     g.set_tile_mapping(&b, 0).unwrap();
     g.set_tile_mapping(&c, 1).unwrap();
     let exe = build(&g, &[Program::copy(&a, &b), Program::copy(&a, &c)]);
-    assert_eq!(exe.describe_program(0), "compute 'copy'\n  tile 0: pre 0->16 16B\n");
-    assert_eq!(exe.describe_program(1), "sync Internal\nexchange 'copy'\n  0:0 16B -> 1:0\n");
+    assert_eq!(
+        exe.describe_program(0),
+        "compute 'copy'\n  tile 0: pre 0->16 16B\n"
+    );
+    assert_eq!(
+        exe.describe_program(1),
+        "sync Internal\nexchange 'copy'\n  0:0 16B -> 1:0\n"
+    );
 }
 
 #[test]
@@ -205,7 +227,13 @@ fn overlapping_copy_is_staged_through_temporaries() {
     let a = g.add_variable(DType::F32, &[5], "a");
     g.set_tile_mapping(&a, 0).unwrap();
     // Shift right by one: a[1..5] = a[0..4].
-    let exe = build(&g, &[Program::copy(&a.slice(0..4).unwrap(), &a.slice(1..5).unwrap())]);
+    let exe = build(
+        &g,
+        &[Program::copy(
+            &a.slice(0..4).unwrap(),
+            &a.slice(1..5).unwrap(),
+        )],
+    );
     let tmp = exe.tiles[0].always_live_bytes.next_multiple_of(8);
     assert_eq!(
         exe.describe_program(0),
@@ -215,7 +243,11 @@ fn overlapping_copy_is_staged_through_temporaries() {
 
 #[test]
 fn transfers_between_chips_need_a_global_sync() {
-    let t = Target { tiles_per_ipu: 2, bytes_per_tile: 64 * 1024, ..Target::gc200_multi(2) };
+    let t = Target {
+        tiles_per_ipu: 2,
+        bytes_per_tile: 64 * 1024,
+        ..Target::gc200_multi(2)
+    };
     let mut g = Graph::new(&t);
     let a = g.add_variable(DType::F32, &[4], "a");
     let b = g.add_variable(DType::F32, &[4], "b");
@@ -245,7 +277,10 @@ fn temporaries_of_different_supersteps_share_memory() {
         progs.push(Program::execute(cs));
     }
     let exe = build(&g, &[Program::seq(progs)]);
-    assert_eq!(exe.tiles[1].temporary_bytes, 128, "two 128 B receive buffers, live at different times");
+    assert_eq!(
+        exe.tiles[1].temporary_bytes, 128,
+        "two 128 B receive buffers, live at different times"
+    );
 }
 
 #[test]
@@ -266,7 +301,10 @@ fn memory_layout_of_a_tile() {
     g.set_vertex_state(v, "k", 2.0f32); // state at 48..52
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
-    assert_eq!(exe.describe_program(0), "compute 'scale'\n  tile 0: test::Scale[0+3,32+3,48+1]\n");
+    assert_eq!(
+        exe.describe_program(0),
+        "compute 'scale'\n  tile 0: test::Scale[0+3,32+3,48+1]\n"
+    );
     let t = &exe.tiles[0];
     // Descriptors: 8 + 3 fields x 4 = 20 B at 52..72; code: 512 B at 72..584.
     assert_eq!(t.always_live_bytes, 584);

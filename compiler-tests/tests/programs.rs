@@ -1,6 +1,8 @@
 //! Control flow, streams and calls, compiled and run end to end with the standard codelets.
 
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target, Tensor};
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target, Tensor,
+};
 
 fn engine(g: &Graph, progs: &[Program]) -> Engine {
     codelets::link();
@@ -10,7 +12,13 @@ fn engine(g: &Graph, progs: &[Program]) -> Engine {
 
 /// `x[i] += k` on every element, as a compute set with one vertex per tile.
 fn add_const(g: &mut Graph, x: &Tensor, k: f32, name: &str) -> poplar::ComputeSet {
-    let c = g.add_constant(&[x.num_elements()], &vec![k; x.num_elements()], &format!("{name}_k")).unwrap();
+    let c = g
+        .add_constant(
+            &[x.num_elements()],
+            &vec![k; x.num_elements()],
+            &format!("{name}_k"),
+        )
+        .unwrap();
     g.set_tile_mapping(&c, 0).unwrap();
     let cs = g.add_compute_set(name);
     let v = g.add_vertex(cs, "AddInPlace<float>");
@@ -73,13 +81,27 @@ fn if_and_switch_pick_their_branch_from_device_data() {
     g.create_host_read_write("x", &x).unwrap();
     g.create_host_write("c", &c).unwrap();
     let p_if = Program::if_else(&c, Program::execute(a1), Program::execute(a10));
-    let p_sw = Program::switch(&c, vec![(0, Program::execute(a1)), (5, Program::execute(a10))], Program::execute(a100));
+    let p_sw = Program::switch(
+        &c,
+        vec![(0, Program::execute(a1)), (5, Program::execute(a10))],
+        Program::execute(a100),
+    );
     let mut e = engine(&g, &[p_if, p_sw]);
     e.write_tensor("x", &[0.0f32, 0.0]).unwrap();
-    for (cv, prog, want) in [(0, 0, 10.0f32), (3, 0, 11.0), (5, 1, 21.0), (0, 1, 22.0), (-2, 1, 122.0)] {
+    for (cv, prog, want) in [
+        (0, 0, 10.0f32),
+        (3, 0, 11.0),
+        (5, 1, 21.0),
+        (0, 1, 22.0),
+        (-2, 1, 122.0),
+    ] {
         e.write_tensor("c", &[cv]).unwrap();
         e.run(prog).unwrap();
-        assert_eq!(e.read_tensor::<f32>("x").unwrap(), vec![want, want], "c = {cv}, program {prog}");
+        assert_eq!(
+            e.read_tensor::<f32>("x").unwrap(),
+            vec![want, want],
+            "c = {cv}, program {prog}"
+        );
     }
 }
 
@@ -94,14 +116,23 @@ fn streams_and_calls() {
     let sout = g.add_device_to_host_stream("out", DType::F32, 4).unwrap();
     let prog = Program::repeat(
         3,
-        Program::seq(vec![Program::stream_to_device(sin, &x), Program::call(f), Program::call(f), Program::stream_from_device(&x, sout)]),
+        Program::seq(vec![
+            Program::stream_to_device(sin, &x),
+            Program::call(f),
+            Program::call(f),
+            Program::stream_from_device(&x, sout),
+        ]),
     );
     let mut e = engine(&g, &[prog]);
-    e.connect_stream("in", (0..8).map(|i| i as f32).collect::<Vec<f32>>()).unwrap();
+    e.connect_stream("in", (0..8).map(|i| i as f32).collect::<Vec<f32>>())
+        .unwrap();
     e.run(0).unwrap();
     // Three chunks of four, wrapping round the 8-element host buffer: 0..4, 4..8, 0..4, each +2.
     let out: Vec<f32> = e.stream_output("out").unwrap();
-    let want: Vec<f32> = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3].iter().map(|&i| i as f32 + 2.0).collect();
+    let want: Vec<f32> = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]
+        .iter()
+        .map(|&i| i as f32 + 2.0)
+        .collect();
     assert_eq!(out, want);
 }
 
@@ -120,10 +151,14 @@ fn copies_through_views_and_between_tiles() {
     let data: Vec<i32> = (0..12).collect();
     e.write_tensor("m", &data).unwrap();
     e.run(0).unwrap();
-    let tr: Vec<i32> = (0..4).flat_map(|c| (0..3).map(move |r| r * 4 + c)).collect();
+    let tr: Vec<i32> = (0..4)
+        .flat_map(|c| (0..3).map(move |r| r * 4 + c))
+        .collect();
     assert_eq!(e.read_tensor::<i32>("t").unwrap(), tr);
     // An in-place reversal (source and destination overlap) behaves as if read first.
     e.run(1).unwrap();
-    let rv: Vec<i32> = (0..4).flat_map(|c| (0..3).rev().map(move |r| r * 4 + c)).collect();
+    let rv: Vec<i32> = (0..4)
+        .flat_map(|c| (0..3).rev().map(move |r| r * 4 + c))
+        .collect();
     assert_eq!(e.read_tensor::<i32>("t").unwrap(), rv);
 }

@@ -2,7 +2,9 @@
 //! copies) run on the simulator give exactly what a straightforward host interpretation of the
 //! same program gives. Also: results are bit-identical for 1 and 2 threads.
 
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target, Tensor};
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target, Tensor,
+};
 use proptest::prelude::*;
 
 /// A tiny deterministic generator, so that a failing seed reproduces the whole case.
@@ -29,7 +31,13 @@ type Host = Vec<Vec<f32>>;
 
 /// (variable, element) of each flat element of a view.
 fn elements(t: &Tensor) -> Vec<(usize, usize)> {
-    (0..t.num_elements() as u64).map(|i| t.element(i).map(|(v, e)| (v.0 as usize, e as usize)).unwrap()).collect()
+    (0..t.num_elements() as u64)
+        .map(|i| {
+            t.element(i)
+                .map(|(v, e)| (v.0 as usize, e as usize))
+                .unwrap()
+        })
+        .collect()
 }
 
 /// A random view over variable `var` (a whole 1-D tensor). `writable` views never repeat an
@@ -53,8 +61,15 @@ fn view(rng: &mut Rng, var: &Tensor, writable: bool) -> Tensor {
             }
             let m = 1 + rng.below(n - 1);
             let (l, r) = (var.slice(0..m).unwrap(), var.slice(m..n).unwrap());
-            let (a, b) = (l.slice(0..1 + rng.below(m)).unwrap(), r.slice(rng.below(n - m)..n - m).unwrap());
-            if rng.below(2) == 0 { poplar::concat(&[a, b]).unwrap() } else { poplar::concat(&[b, a]).unwrap() }
+            let (a, b) = (
+                l.slice(0..1 + rng.below(m)).unwrap(),
+                r.slice(rng.below(n - m)..n - m).unwrap(),
+            );
+            if rng.below(2) == 0 {
+                poplar::concat(&[a, b]).unwrap()
+            } else {
+                poplar::concat(&[b, a]).unwrap()
+            }
         }
         _ => {
             let (a, b) = rng.range(n.min(4));
@@ -84,11 +99,16 @@ fn build_case(seed: u64) -> Case {
         let mut s = 0;
         while s < n {
             let e = (s + 1 + rng.below(8)).min(n);
-            g.set_tile_mapping(&v.slice(s..e).unwrap(), rng.below(tiles as usize) as u32).unwrap();
+            g.set_tile_mapping(&v.slice(s..e).unwrap(), rng.below(tiles as usize) as u32)
+                .unwrap();
             s = e;
         }
         g.create_host_read_write(&format!("v{i}"), &v).unwrap();
-        host.push((0..n).map(|k| ((seed as usize + i * 31 + k * 7) % 13) as f32 - 6.0).collect());
+        host.push(
+            (0..n)
+                .map(|k| ((seed as usize + i * 31 + k * 7) % 13) as f32 - 6.0)
+                .collect(),
+        );
         vars.push(v);
     }
     let init = host.clone();
@@ -115,7 +135,8 @@ fn build_case(seed: u64) -> Case {
                     g.connect(v, "input", &src.slice(lo..hi).unwrap());
                     g.connect(v, "out", &dst.slice(lo..hi).unwrap());
                     g.set_vertex_state(v, "k", k);
-                    g.set_tile_mapping(v, rng.below(tiles as usize) as u32).unwrap();
+                    g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
+                        .unwrap();
                 }
                 let s = elements(&src);
                 let d = elements(&dst);
@@ -135,7 +156,8 @@ fn build_case(seed: u64) -> Case {
                     let e = (s + 1 + rng.below(6)).min(n);
                     let v = g.add_vertex(cs, "test::Inc");
                     g.connect(v, "x", &t.slice(s..e).unwrap());
-                    g.set_tile_mapping(v, rng.below(tiles as usize) as u32).unwrap();
+                    g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
+                        .unwrap();
                     s = e;
                 }
                 for (v, e) in elements(&t) {
@@ -152,7 +174,8 @@ fn build_case(seed: u64) -> Case {
                 let v = g.add_vertex(cs, "test::Sum");
                 g.connect(v, "input", &src);
                 g.connect(v, "out", &dst);
-                g.set_tile_mapping(v, rng.below(tiles as usize) as u32).unwrap();
+                g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
+                    .unwrap();
                 host[b][i] = elements(&src).iter().map(|&(v, e)| host[v][e]).sum();
                 body.push(Program::execute(cs));
             }
@@ -172,18 +195,33 @@ fn build_case(seed: u64) -> Case {
         }
     }
     let progs = vec![Program::seq(body)];
-    Case { graph: g, progs, init, expect: host }
+    Case {
+        graph: g,
+        progs,
+        init,
+        expect: host,
+    }
 }
 
 fn run(case: &Case, threads: usize) -> Host {
     compiler_tests::link();
-    let exe = compile(&case.graph, &case.progs, &CompileOptions::default()).expect("random graph compiles");
-    let mut e = Engine::new(&exe, EngineOptions { threads: Some(threads), ..Default::default() }).unwrap();
+    let exe = compile(&case.graph, &case.progs, &CompileOptions::default())
+        .expect("random graph compiles");
+    let mut e = Engine::new(
+        &exe,
+        EngineOptions {
+            threads: Some(threads),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for (i, data) in case.init.iter().enumerate() {
         e.write_tensor(&format!("v{i}"), data).unwrap();
     }
     e.run(0).unwrap();
-    (0..case.init.len()).map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap()).collect()
+    (0..case.init.len())
+        .map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap())
+        .collect()
 }
 
 proptest! {

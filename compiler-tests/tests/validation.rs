@@ -17,7 +17,13 @@ fn errors(g: &Graph, progs: &[Program]) -> Vec<V> {
 }
 
 /// A valid graph: Sum over x (tile 0) into s (tile 0), vertex on tile 0.
-fn sum_graph() -> (Graph, poplar::ComputeSet, poplar::VertexRef, poplar::Tensor, poplar::Tensor) {
+fn sum_graph() -> (
+    Graph,
+    poplar::ComputeSet,
+    poplar::VertexRef,
+    poplar::Tensor,
+    poplar::Tensor,
+) {
     let mut g = Graph::new(&target());
     let x = g.add_variable(DType::F32, &[4], "x");
     let s = g.add_variable(DType::F32, &[1], "s");
@@ -53,7 +59,14 @@ fn unknown_field() {
     g.connect(v, "out", &s);
     g.connect(v, "bogus", &x);
     let e = errors(&g, &[]);
-    assert_eq!(e, vec![V::UnknownField { vertex: 0, codelet: "test::Sum".into(), field: "bogus".into() }]);
+    assert_eq!(
+        e,
+        vec![V::UnknownField {
+            vertex: 0,
+            codelet: "test::Sum".into(),
+            field: "bogus".into()
+        }]
+    );
 }
 
 #[test]
@@ -61,7 +74,14 @@ fn unconnected_field() {
     let (mut g, _, v, x, _) = sum_graph();
     g.connect(v, "input", &x);
     let e = errors(&g, &[]);
-    assert_eq!(e, vec![V::UnconnectedField { vertex: 0, codelet: "test::Sum".into(), field: "out".into() }]);
+    assert_eq!(
+        e,
+        vec![V::UnconnectedField {
+            vertex: 0,
+            codelet: "test::Sum".into(),
+            field: "out".into()
+        }]
+    );
 }
 
 #[test]
@@ -77,7 +97,14 @@ fn missing_state() {
     g.connect(v, "out", &y);
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
-    assert_eq!(e, vec![V::MissingState { vertex: 0, codelet: "test::Scale".into(), field: "k".into() }]);
+    assert_eq!(
+        e,
+        vec![V::MissingState {
+            vertex: 0,
+            codelet: "test::Scale".into(),
+            field: "k".into()
+        }]
+    );
 }
 
 #[test]
@@ -86,7 +113,10 @@ fn list_given_for_a_vector_field() {
     g.connect_list(v, "input", &[x]);
     g.connect(v, "out", &s);
     let e = errors(&g, &[]);
-    assert!(matches!(&e[..], [V::WrongBinding { field, expected: "one tensor", .. }] if field == "input"), "{e:?}");
+    assert!(
+        matches!(&e[..], [V::WrongBinding { field, expected: "one tensor", .. }] if field == "input"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -97,7 +127,16 @@ fn dtype_mismatch() {
     g.connect(v, "input", &xi);
     g.connect(v, "out", &s);
     let e = errors(&g, &[]);
-    assert_eq!(e, vec![V::DTypeMismatch { vertex: 0, codelet: "test::Sum".into(), field: "input".into(), expected: DType::F32, got: DType::I32 }]);
+    assert_eq!(
+        e,
+        vec![V::DTypeMismatch {
+            vertex: 0,
+            codelet: "test::Sum".into(),
+            field: "input".into(),
+            expected: DType::F32,
+            got: DType::I32
+        }]
+    );
 }
 
 #[test]
@@ -108,7 +147,15 @@ fn scalar_field_given_a_vector() {
     g.connect(v, "input", &x);
     g.connect(v, "out", &y);
     let e = errors(&g, &[]);
-    assert_eq!(e, vec![V::NotScalar { vertex: 0, codelet: "test::Sum".into(), field: "out".into(), elements: 4 }]);
+    assert_eq!(
+        e,
+        vec![V::NotScalar {
+            vertex: 0,
+            codelet: "test::Sum".into(),
+            field: "out".into(),
+            elements: 4
+        }]
+    );
 }
 
 #[test]
@@ -120,7 +167,13 @@ fn unmapped_vertex() {
     g.connect(w, "input", &x);
     g.connect(w, "out", &s.slice(0..1).unwrap());
     let e = errors(&g, &[]);
-    assert!(e.contains(&V::UnmappedVertex { vertex: 1, compute_set: "cs".into() }), "{e:?}");
+    assert!(
+        e.contains(&V::UnmappedVertex {
+            vertex: 1,
+            compute_set: "cs".into()
+        }),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -133,8 +186,16 @@ fn unmapped_elements() {
     assert_eq!(
         e,
         vec![
-            V::UnmappedElements { var: "x".into(), start: 3, end: 5 },
-            V::UnmappedElements { var: "x".into(), start: 8, end: 10 }
+            V::UnmappedElements {
+                var: "x".into(),
+                start: 3,
+                end: 5
+            },
+            V::UnmappedElements {
+                var: "x".into(),
+                start: 8,
+                end: 10
+            }
         ]
     );
 }
@@ -143,10 +204,20 @@ fn unmapped_elements() {
 fn tile_out_of_range_is_refused_when_mapping() {
     let mut g = Graph::new(&target());
     let x = g.add_variable(DType::F32, &[4], "x");
-    assert!(matches!(g.set_tile_mapping(&x, 4), Err(GraphError::TileOutOfRange { tile: 4, num_tiles: 4, .. })));
+    assert!(matches!(
+        g.set_tile_mapping(&x, 4),
+        Err(GraphError::TileOutOfRange {
+            tile: 4,
+            num_tiles: 4,
+            ..
+        })
+    ));
     let cs = g.add_compute_set("cs");
     let v = g.add_vertex(cs, "test::Sum");
-    assert!(matches!(g.set_tile_mapping(v, 9), Err(GraphError::TileOutOfRange { tile: 9, .. })));
+    assert!(matches!(
+        g.set_tile_mapping(v, 9),
+        Err(GraphError::TileOutOfRange { tile: 9, .. })
+    ));
 }
 
 #[test]
@@ -161,7 +232,15 @@ fn data_race_between_two_vertices() {
     let e = errors(&g, &[]);
     assert_eq!(
         e,
-        vec![V::DataRace { compute_set: "cs".into(), writer: 1, other: 0, access: "reads", var: "x".into(), start: 2, end: 4 }]
+        vec![V::DataRace {
+            compute_set: "cs".into(),
+            writer: 1,
+            other: 0,
+            access: "reads",
+            var: "x".into(),
+            start: 2,
+            end: 4
+        }]
     );
 }
 
@@ -175,7 +254,18 @@ fn two_writers_of_one_element() {
     }
     // Vertex 0 (test::Sum) is left unconnected; only the race matters here.
     let e = errors(&g, &[]);
-    assert!(e.iter().any(|e| matches!(e, V::DataRace { access: "writes", start: 1, end: 2, .. })), "{e:?}");
+    assert!(
+        e.iter().any(|e| matches!(
+            e,
+            V::DataRace {
+                access: "writes",
+                start: 1,
+                end: 2,
+                ..
+            }
+        )),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -188,7 +278,15 @@ fn reads_in_different_compute_sets_are_not_races() {
     g.connect(w, "x", &x);
     g.set_tile_mapping(w, 0).unwrap();
     compiler_tests::link();
-    compile(&g, &[Program::seq(vec![Program::execute(cs), Program::execute(cs2)])], &CompileOptions::default()).unwrap();
+    compile(
+        &g,
+        &[Program::seq(vec![
+            Program::execute(cs),
+            Program::execute(cs2),
+        ])],
+        &CompileOptions::default(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -203,7 +301,10 @@ fn written_field_aliasing_another_field_of_the_vertex() {
     g.set_vertex_state(v, "k", 1.0f32);
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
-    assert!(matches!(&e[..], [V::AliasedField { field, other, start: 0, end: 4, .. }] if field == "out" && other == "input"), "{e:?}");
+    assert!(
+        matches!(&e[..], [V::AliasedField { field, other, start: 0, end: 4, .. }] if field == "out" && other == "input"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -216,7 +317,10 @@ fn written_broadcast_aliases_itself() {
     g.connect(v, "x", &x.broadcast(2, 0).unwrap());
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
-    assert!(matches!(&e[..], [V::AliasedField { field, other, .. }] if field == "x" && other == "x"), "{e:?}");
+    assert!(
+        matches!(&e[..], [V::AliasedField { field, other, .. }] if field == "x" && other == "x"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -231,7 +335,13 @@ fn write_to_constant() {
     let x = g.add_variable(DType::F32, &[2], "x");
     g.set_tile_mapping(&x, 0).unwrap();
     let e = errors(&g, &[Program::copy(&x, &c)]);
-    assert_eq!(e.iter().filter(|e| matches!(e, V::WriteToConstant { var, .. } if var == "c")).count(), 2, "{e:?}");
+    assert_eq!(
+        e.iter()
+            .filter(|e| matches!(e, V::WriteToConstant { var, .. } if var == "c"))
+            .count(),
+        2,
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -256,7 +366,12 @@ fn copy_to_an_aliased_destination() {
     g.set_tile_mapping(&a, 0).unwrap();
     g.set_tile_mapping(&b, 0).unwrap();
     let e = errors(&g, &[Program::copy(&a, &b.broadcast(2, 0).unwrap())]);
-    assert_eq!(e, vec![V::AliasedDestination { what: "copy destination".into() }]);
+    assert_eq!(
+        e,
+        vec![V::AliasedDestination {
+            what: "copy destination".into()
+        }]
+    );
 }
 
 #[test]
@@ -266,9 +381,21 @@ fn bad_predicate() {
     let q = g.add_variable(DType::Bool, &[2], "q");
     g.set_tile_mapping(&p, 0).unwrap();
     g.set_tile_mapping(&q, 0).unwrap();
-    let e = errors(&g, &[Program::if_else(&p, Program::nop(), Program::nop()), Program::repeat_while_true(Program::nop(), &q, Program::nop())]);
+    let e = errors(
+        &g,
+        &[
+            Program::if_else(&p, Program::nop(), Program::nop()),
+            Program::repeat_while_true(Program::nop(), &q, Program::nop()),
+        ],
+    );
     assert_eq!(e.len(), 2);
-    assert!(matches!(&e[0], V::BadPredicate { dtype: DType::F32, .. }));
+    assert!(matches!(
+        &e[0],
+        V::BadPredicate {
+            dtype: DType::F32,
+            ..
+        }
+    ));
     assert!(matches!(&e[1], V::BadPredicate { shape, .. } if shape == &vec![2]));
 }
 
@@ -279,7 +406,13 @@ fn bad_stream() {
     g.set_tile_mapping(&a, 0).unwrap();
     let s_in = g.add_host_to_device_stream("in", DType::F32, 3).unwrap();
     let s_out = g.add_device_to_host_stream("out", DType::F32, 4).unwrap();
-    let e = errors(&g, &[Program::stream_to_device(s_in, &a), Program::stream_to_device(s_out, &a)]);
+    let e = errors(
+        &g,
+        &[
+            Program::stream_to_device(s_in, &a),
+            Program::stream_to_device(s_out, &a),
+        ],
+    );
     assert_eq!(e.len(), 2, "{e:?}");
     assert!(matches!(&e[0], V::BadStream { stream, .. } if stream == "in"));
     assert!(matches!(&e[1], V::BadStream { stream, .. } if stream == "out"));
@@ -300,7 +433,13 @@ fn calls_to_missing_and_recursive_functions() {
 fn execute_of_a_missing_compute_set() {
     let g = Graph::new(&target());
     let e = errors(&g, &[Program::execute(poplar::ComputeSet(3))]);
-    assert_eq!(e, vec![V::NoSuchComputeSet { what: "execute".into(), id: 3 }]);
+    assert_eq!(
+        e,
+        vec![V::NoSuchComputeSet {
+            what: "execute".into(),
+            id: 3
+        }]
+    );
 }
 
 #[test]
@@ -310,9 +449,15 @@ fn tensor_of_another_graph() {
     let (mut g, _, v, x, _) = sum_graph();
     g.connect(v, "input", &x);
     g.connect(v, "out", &foreign);
-    assert!(matches!(g.set_tile_mapping(&foreign, 0), Err(GraphError::ForeignTensor { .. })));
+    assert!(matches!(
+        g.set_tile_mapping(&foreign, 0),
+        Err(GraphError::ForeignTensor { .. })
+    ));
     let e = errors(&g, &[]);
-    assert!(matches!(&e[..], [V::ForeignTensor { what }] if what.contains("out")), "{e:?}");
+    assert!(
+        matches!(&e[..], [V::ForeignTensor { what }] if what.contains("out")),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -334,7 +479,12 @@ fn out_of_memory_names_the_tile_and_its_largest_contributors() {
     g.set_tile_mapping(&small, 1).unwrap();
     let err = compile(&g, &[], &CompileOptions::default()).unwrap_err();
     match err {
-        CompileError::OutOfMemory { tile, total, budget, largest } => {
+        CompileError::OutOfMemory {
+            tile,
+            total,
+            budget,
+            largest,
+        } => {
             assert_eq!(tile, 1);
             assert_eq!(budget, 1024);
             assert_eq!(total, 1240);
@@ -344,6 +494,13 @@ fn out_of_memory_names_the_tile_and_its_largest_contributors() {
         e => panic!("{e:?}"),
     }
     // The report can still be produced on request.
-    let exe = compile(&g, &[], &CompileOptions { allow_out_of_memory: true }).unwrap();
+    let exe = compile(
+        &g,
+        &[],
+        &CompileOptions {
+            allow_out_of_memory: true,
+        },
+    )
+    .unwrap();
     assert_eq!(exe.tiles[1].memory_bytes, 1240);
 }

@@ -11,7 +11,9 @@
 use std::time::Instant;
 
 use poplar::codelet::*;
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target};
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target,
+};
 
 poplar::codelet! {
     /// Reads a halo-extended vector and writes the owned part: `out[i] = in[i]`.
@@ -65,16 +67,26 @@ fn halo_graph(target: &Target, n: usize, ranges: usize, halo: usize) -> (Graph, 
         if s == e {
             continue;
         }
-        g.set_tile_mapping(&v.slice(s..e).unwrap(), t as u32).unwrap();
-        g.set_tile_mapping(&w.slice(s..e).unwrap(), t as u32).unwrap();
+        g.set_tile_mapping(&v.slice(s..e).unwrap(), t as u32)
+            .unwrap();
+        g.set_tile_mapping(&w.slice(s..e).unwrap(), t as u32)
+            .unwrap();
         let mut parts = vec![v.slice(s..e).unwrap()];
         for k in 0..ranges {
             // Neighbours t±1, t±2, ... (wrapping), each sending `halo` elements from a place
             // that depends on the receiver, so no two receivers share a range.
             let d = k / 2 + 1;
-            let nb = if k % 2 == 0 { (t + d) % tiles } else { (t + tiles - d) % tiles };
+            let nb = if k % 2 == 0 {
+                (t + d) % tiles
+            } else {
+                (t + tiles - d) % tiles
+            };
             let nblock = ((nb + 1) * block).min(n).saturating_sub(nb * block);
-            let off = if nblock > halo { (t * 131 + k * 17) % (nblock - halo) } else { 0 };
+            let off = if nblock > halo {
+                (t * 131 + k * 17) % (nblock - halo)
+            } else {
+                0
+            };
             let ns = (nb * block + off).min(n);
             let ne = (ns + halo).min(n).min(nb * block + nblock);
             if ne > ns {
@@ -130,21 +142,38 @@ fn bench_superstep() {
         g.set_tile_mapping(v, t).unwrap();
     }
     let reps = 1000u32;
-    let exe = compile(&g, &[Program::repeat(reps, Program::execute(cs))], &CompileOptions::default()).unwrap();
+    let exe = compile(
+        &g,
+        &[Program::repeat(reps, Program::execute(cs))],
+        &CompileOptions::default(),
+    )
+    .unwrap();
     for threads in [1usize, 2] {
-        let mut e = Engine::new(&exe, EngineOptions { threads: Some(threads), ..Default::default() }).unwrap();
+        let mut e = Engine::new(
+            &exe,
+            EngineOptions {
+                threads: Some(threads),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut samples = Vec::new();
         for _ in 0..15 {
             let t = Instant::now();
             e.run(0).unwrap();
             samples.push(t.elapsed().as_secs_f64() * 1e6 / f64::from(reps));
         }
-        println!("  {threads} thread(s): median {:.2} µs per superstep (target <= 20 µs)", median(samples));
+        println!(
+            "  {threads} thread(s): median {:.2} µs per superstep (target <= 20 µs)",
+            median(samples)
+        );
     }
 }
 
 fn bench_exchange() {
-    println!("== exchange: halo exchange of 8 ranges x 4,096 f32 per tile on 1,472 tiles vs memcpy");
+    println!(
+        "== exchange: halo exchange of 8 ranges x 4,096 f32 per tile on 1,472 tiles vs memcpy"
+    );
     let target = Target::gc200();
     let n = 1472 * 40_000;
     let mut g = Graph::new(&target);
@@ -153,7 +182,8 @@ fn bench_exchange() {
     let mut dsts = Vec::new();
     let mut srcs = Vec::new();
     for t in 0..1472usize {
-        g.set_tile_mapping(&v.slice(t * block..(t + 1) * block).unwrap(), t as u32).unwrap();
+        g.set_tile_mapping(&v.slice(t * block..(t + 1) * block).unwrap(), t as u32)
+            .unwrap();
         for k in 0..8 {
             let nb = (t + 1 + k) % 1472;
             srcs.push(v.slice(nb * block..nb * block + 4096).unwrap());
@@ -186,7 +216,10 @@ fn bench_exchange() {
         mc.push(bytes / t.elapsed().as_secs_f64() / 1e9);
     }
     let (ex, mc) = (median(ex), median(mc));
-    println!("  exchange {ex:.2} GB/s, memcpy {mc:.2} GB/s (1 thread), ratio {:.2} (target >= 0.5)", ex / mc);
+    println!(
+        "  exchange {ex:.2} GB/s, memcpy {mc:.2} GB/s (1 thread), ratio {:.2} (target >= 0.5)",
+        ex / mc
+    );
 }
 
 fn bench_file(exe: &Executable) {
@@ -194,7 +227,12 @@ fn bench_file(exe: &Executable) {
     let dir = std::env::temp_dir().join(format!("poplar-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("halo.popexe");
-    let payload: usize = exe.tiles.iter().flat_map(|t| t.init.iter()).map(|b| b.data.len()).sum();
+    let payload: usize = exe
+        .tiles
+        .iter()
+        .flat_map(|t| t.init.iter())
+        .map(|b| b.data.len())
+        .sum();
     let mut save = Vec::new();
     let mut load = Vec::new();
     for _ in 0..5 {
@@ -243,9 +281,16 @@ fn bench_file(exe: &Executable) {
 }
 
 fn main() {
-    let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "all".into());
+    let which = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_else(|| "all".into());
     let all = which == "all";
-    let exe = if all || which == "compile" || which == "file" { bench_compile() } else { None };
+    let exe = if all || which == "compile" || which == "file" {
+        bench_compile()
+    } else {
+        None
+    };
     if all || which == "superstep" {
         bench_superstep();
     }

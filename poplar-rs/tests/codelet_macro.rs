@@ -24,10 +24,24 @@ fn registration_carries_names_kinds_and_worker_mode() {
     let d = lookup("macro_test::RawIn").expect("registered");
     let names: Vec<&str> = d.fields.iter().map(|f| f.name).collect();
     assert_eq!(names, ["in", "out", "parts", "k"]);
-    assert_eq!(d.fields[0], FieldSpec { name: "in", dir: FieldDir::Input, shape: FieldShape::Vector, dtype: DType::F32 });
+    assert_eq!(
+        d.fields[0],
+        FieldSpec {
+            name: "in",
+            dir: FieldDir::Input,
+            shape: FieldShape::Vector,
+            dtype: DType::F32
+        }
+    );
     assert_eq!(d.fields[1].shape, FieldShape::Scalar);
-    assert_eq!((d.fields[2].dir, d.fields[2].shape, d.fields[2].dtype), (FieldDir::InOut, FieldShape::VectorList, DType::I32));
-    assert_eq!((d.fields[3].dir, d.fields[3].dtype), (FieldDir::State, DType::U32));
+    assert_eq!(
+        (d.fields[2].dir, d.fields[2].shape, d.fields[2].dtype),
+        (FieldDir::InOut, FieldShape::VectorList, DType::I32)
+    );
+    assert_eq!(
+        (d.fields[3].dir, d.fields[3].dtype),
+        (FieldDir::State, DType::U32)
+    );
     assert!(d.multi_worker);
     assert_eq!(d.field_index("parts"), Some(2));
     assert!(duplicates().is_empty());

@@ -30,8 +30,16 @@ impl Executable {
                 let x = &self.exchanges[*i as usize];
                 let _ = writeln!(out, "{pad}exchange '{}'", x.name);
                 for t in &x.transfers {
-                    let dsts: Vec<String> = t.dsts.iter().map(|(d, o)| format!("{d}:{o}")).collect();
-                    let _ = writeln!(out, "{pad}  {}:{} {}B -> {}", t.src_tile, t.src_offset, t.bytes, dsts.join(" "));
+                    let dsts: Vec<String> =
+                        t.dsts.iter().map(|(d, o)| format!("{d}:{o}")).collect();
+                    let _ = writeln!(
+                        out,
+                        "{pad}  {}:{} {}B -> {}",
+                        t.src_tile,
+                        t.src_offset,
+                        t.bytes,
+                        dsts.join(" ")
+                    );
                 }
             }
             Step::Compute(i) => {
@@ -43,8 +51,16 @@ impl Executable {
                         parts.push(format!("pre {}->{} {}B", cp.src, cp.dst, cp.bytes));
                     }
                     for v in &t.vertices {
-                        let fields: Vec<String> = v.fields.iter().map(|f| format!("{}+{}", f.offset, f.len)).collect();
-                        parts.push(format!("{}[{}]", self.codelets[v.codelet as usize].name, fields.join(",")));
+                        let fields: Vec<String> = v
+                            .fields
+                            .iter()
+                            .map(|f| format!("{}+{}", f.offset, f.len))
+                            .collect();
+                        parts.push(format!(
+                            "{}[{}]",
+                            self.codelets[v.codelet as usize].name,
+                            fields.join(",")
+                        ));
                     }
                     for cp in &t.post_copies {
                         parts.push(format!("post {}->{} {}B", cp.src, cp.dst, cp.bytes));
@@ -56,20 +72,32 @@ impl Executable {
                 let _ = writeln!(out, "{pad}repeat {count}");
                 self.step(body, depth + 1, out);
             }
-            Step::While { cond, predicate, body } => {
+            Step::While {
+                cond,
+                predicate,
+                body,
+            } => {
                 let _ = writeln!(out, "{pad}while {}:{}", predicate.tile, predicate.offset);
                 let _ = writeln!(out, "{pad} cond");
                 self.step(cond, depth + 1, out);
                 let _ = writeln!(out, "{pad} body");
                 self.step(body, depth + 1, out);
             }
-            Step::If { predicate, then, else_ } => {
+            Step::If {
+                predicate,
+                then,
+                else_,
+            } => {
                 let _ = writeln!(out, "{pad}if {}:{}", predicate.tile, predicate.offset);
                 self.step(then, depth + 1, out);
                 let _ = writeln!(out, "{pad}else");
                 self.step(else_, depth + 1, out);
             }
-            Step::Switch { control, cases, default } => {
+            Step::Switch {
+                control,
+                cases,
+                default,
+            } => {
                 let _ = writeln!(out, "{pad}switch {}:{}", control.tile, control.offset);
                 for (v, c) in cases {
                     let _ = writeln!(out, "{pad}case {v}");
@@ -82,10 +110,20 @@ impl Executable {
                 let _ = writeln!(out, "{pad}call {f}");
             }
             Step::StreamIn { stream, runs } => {
-                let _ = writeln!(out, "{pad}stream-in '{}' {} runs", self.streams[*stream as usize].name, runs.len());
+                let _ = writeln!(
+                    out,
+                    "{pad}stream-in '{}' {} runs",
+                    self.streams[*stream as usize].name,
+                    runs.len()
+                );
             }
             Step::StreamOut { stream, runs } => {
-                let _ = writeln!(out, "{pad}stream-out '{}' {} runs", self.streams[*stream as usize].name, runs.len());
+                let _ = writeln!(
+                    out,
+                    "{pad}stream-out '{}' {} runs",
+                    self.streams[*stream as usize].name,
+                    runs.len()
+                );
             }
         }
     }
@@ -93,8 +131,17 @@ impl Executable {
     /// Per tile with any memory: total, always-live and temporary bytes.
     pub fn describe_memory(&self) -> String {
         let mut out = String::new();
-        for (i, t) in self.tiles.iter().enumerate().filter(|(_, t)| t.memory_bytes > 0) {
-            let _ = writeln!(out, "tile {i}: {} B (always-live {} B, temporary {} B)", t.memory_bytes, t.always_live_bytes, t.temporary_bytes);
+        for (i, t) in self
+            .tiles
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.memory_bytes > 0)
+        {
+            let _ = writeln!(
+                out,
+                "tile {i}: {} B (always-live {} B, temporary {} B)",
+                t.memory_bytes, t.always_live_bytes, t.temporary_bytes
+            );
         }
         out
     }

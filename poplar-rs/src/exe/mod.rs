@@ -12,8 +12,8 @@
 //! - codelet indices, compute and exchange indices, stream and function indices are in range.
 
 mod check;
-pub mod file;
 mod dump;
+pub mod file;
 
 pub use check::ExecutableError;
 
