@@ -20,15 +20,33 @@
 //! pacing stimulus is −52 pA/pF for 1 ms). As in the CellML, I_stim is also carried by K⁺
 //! (it appears in dK_i/dt).
 //!
-//! # Single versus double precision (measured, `tests/tp06_reference.rs`)
-//! At Δt = 0.02 ms, five beats at BCL 1000 ms, the `f32` kernel tracks the `f64` reference with
-//! a maximum |ΔV| of a few tenths of a mV, all of it in the upstroke where V moves by
-//! several mV per step; APD90 agrees within a few hundredths of a percent, and the
-//! concentrations (Ca_i ≈ 1e-4 mM; Ca_SR, Ca_ss; Na_i ≈ 9 mM; K_i ≈ 137 mM) stay within
-//! a small fraction of a percent. No compensated summation is needed: the per-step increment
-//! of K_i (≈ 1e-5 mM, about one f32 ulp of 137 mM) is rounded, but the resulting random walk is
-//! ~1e-3 mM over thousands of beats, which moves E_K by < 1e-3 mV. The exact figures are
-//! printed by the tests and reported in the crate's notes.
+//! # Accuracy (measured by `tests/tp06_reference.rs` against myokit 1.39.2 / CVODES)
+//! * Currents, fluxes and all 19 state derivatives at 69 states (23 per cell type) (rest, stimulus,
+//!   upstroke, plateau, repolarisation, and V placed on/around 15 mV): within 8e-9 relative of
+//!   myokit's evaluation of the same CellML, except inside the ±1 µV window around 15 mV where
+//!   the CellML replaces I_CaL by the average of its end values (≤ 4e-5 relative there).
+//! * Five beats at BCL 1000 ms (−52 pA/pF, 1 ms) with [`step_cell_f64`] at Δt = 0.02 ms versus
+//!   the converged CVODES solution: APD90 −0.02 … −0.06 %, plateau V ≤ 0.02 mV, resting V
+//!   ≤ 0.001 mV, activation time +0.029 ms, last-beat trace RMS 0.03–0.07 mV. Forward Euler
+//!   overshoots the peak by +1.06 … +1.32 mV at Δt = 0.02 ms (+0.29 mV at Δt = 0.005 ms: the
+//!   first-order discretisation error, not a model error).
+//!
+//! # Single versus double precision (same protocol, [`step_batch`] in f32 vs [`step_cell_f64`])
+//! * V: in the first beat (one activation, as in the Niederer benchmark) max |ΔV| is
+//!   0.003–0.03 mV. It then grows by ≈ 0.1 mV per beat (0.27–0.56 mV in beat 5), always in the
+//!   fast final repolarisation: an APD shift (0.04–0.06 % after five beats) caused by the Na_i
+//!   drift explained below.
+//! * Ca_i, Ca_ss, Ca_SR need no special care: their per-step increments are many ulp
+//!   (Ca_i ≈ 1e-4 mM has an ulp of 7e-12 mM); after five beats they differ by 0.2–6e-4 relative,
+//!   which is the consequence of the Na_i drift (via I_NaCa), not of their own rounding.
+//! * Na_i and K_i are the exception: their per-step increments at Δt = 0.02 ms are *below* one
+//!   f32 ulp for most of the cycle (at rest Na_i ≈ 10 mM moves by ≈ 0.25 ulp per step and
+//!   K_i ≈ 138 mM by ≈ 0.04 ulp), so round-to-nearest drops them and f32 only follows the large
+//!   upstroke/plateau fluxes. After five beats Na_i is 0.2–0.5 % and K_i 0.01–0.04 % off the
+//!   f64 value, i.e. E_Na by ≈ 0.1 mV and E_K by ≈ 0.01 mV. That is irrelevant for single
+//!   activations (the Niederer benchmark) and for a few beats, but long pacing towards a
+//!   steady state should use f64 (or hold Na_i/K_i fixed); fixing it in f32 would need extra
+//!   per-cell state (compensated summation), which the 19-state layout does not have.
 
 pub mod model;
 pub mod params;
