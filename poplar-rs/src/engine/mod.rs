@@ -347,7 +347,8 @@ pub struct Engine {
     exe: Executable,
     options: EngineOptions,
     threads: usize,
-    pool: rayon::ThreadPool,
+    /// Built once, reused by every run; `None` when running on one thread.
+    pool: Option<rayon::ThreadPool>,
     mem: Memory,
     codelets: Vec<Resolved>,
     exchanges: Vec<ExchangePlan>,
@@ -389,12 +390,19 @@ impl Engine {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .stack_size(8 << 20)
-            .thread_name(|i| format!("poplar-engine-{i}"))
-            .build()
-            .map_err(|e| EngineError::ThreadPool(e.to_string()))?;
+        // One thread runs everything on the caller's thread: no pool at all.
+        let pool = if threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .stack_size(8 << 20)
+                    .thread_name(|i| format!("poplar-engine-{i}"))
+                    .build()
+                    .map_err(|e| EngineError::ThreadPool(e.to_string()))?,
+            )
+        } else {
+            None
+        };
 
         let mem = Memory {
             tiles: exe
@@ -725,12 +733,11 @@ impl Engine {
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
         };
-        if self.threads == 1 {
-            ctx.step(step)
-        } else {
+        match &self.pool {
+            None => ctx.step(step),
             // Interpret on a pool thread so that each superstep's fork-join stays inside the
             // pool (no cross-thread wake-up of the caller per superstep).
-            self.pool.install(move || ctx.step(step))
+            Some(pool) => pool.install(move || ctx.step(step)),
         }
     }
 }
