@@ -200,8 +200,10 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
         * bernoulli(x)
         * (F::c(0.25) * y[CA_SS] * x.exp() - F::c(CA_O));
 
+    // e^(−u) is shared by I_NaCa (e^((γ−1)u) = e^(γu)·e^(−u)) and I_NaK.
+    let e_mu = (-u).exp();
     let e_gu = (F::c(GAMMA_NACA) * u).exp();
-    let e_g1u = (F::c(GAMMA_NACA - 1.0) * u).exp();
+    let e_g1u = e_gu * e_mu;
     let na3 = y[NA_I] * y[NA_I] * y[NA_I];
     let i_naca = F::c(K_NACA)
         * (e_gu * na3 * F::c(CA_O) - e_g1u * F::c(NA_O * NA_O * NA_O * ALPHA_NACA) * y[CA_I])
@@ -210,7 +212,7 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
 
     let i_nak = F::c(P_NAK * K_O / (K_O + K_MK)) * y[NA_I]
         / ((y[NA_I] + F::c(K_MNA))
-            * (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * (-u).exp()));
+            * (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * e_mu));
 
     let i_pca = F::c(G_PCA) * y[CA_I] / (y[CA_I] + F::c(K_PCA));
     let i_pk = F::c(G_PK) * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
