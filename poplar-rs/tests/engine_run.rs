@@ -705,3 +705,25 @@ fn default_options_use_all_cores() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 }
+
+#[test]
+fn engine_is_send_and_sync_and_can_own_its_executable() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Engine>();
+    let exe = sample_exe();
+    let mut owned = Engine::from_executable(exe.clone(), opts(2)).unwrap();
+    let mut copied = Engine::new(&exe, opts(2)).unwrap();
+    // Runs on another thread than the one that built it.
+    let owned = std::thread::spawn(move || {
+        owned.run(0).unwrap();
+        owned
+    })
+    .join()
+    .unwrap();
+    copied.run(0).unwrap();
+    assert_eq!(
+        owned.read_tensor::<f32>("all").unwrap(),
+        copied.read_tensor::<f32>("all").unwrap()
+    );
+    assert_eq!(owned.executable(), &exe);
+}

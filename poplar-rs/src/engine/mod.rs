@@ -373,8 +373,14 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// Checks the executable, resolves its codelets, allocates and initializes tile memory and
-    /// builds the thread pool.
+    /// builds the thread pool. Keeps a copy of the executable (see [`Engine::executable`]); use
+    /// [`Engine::from_executable`] to hand it over without the copy.
     pub fn new(exe: &Executable, options: EngineOptions) -> Result<Engine, EngineError> {
+        Engine::from_executable(exe.clone(), options)
+    }
+
+    /// Like [`Engine::new`], taking ownership of the executable.
+    pub fn from_executable(exe: Executable, options: EngineOptions) -> Result<Engine, EngineError> {
         exe.check()?;
         let descs = exe.resolve_codelets()?;
         for (t, img) in exe.tiles.iter().enumerate() {
@@ -487,8 +493,8 @@ impl Engine {
             })
             .collect();
 
-        // Plans point into this copy, which the engine owns from here on.
-        let exe = exe.clone();
+        // Plans point into the heap buffers of `exe`, which the engine owns from here on (moving
+        // the `Executable` value does not move them).
         let computes = exe
             .computes
             .iter()
