@@ -118,10 +118,14 @@ fn step_batch_layout_and_cell_types() {
     step_batch(&mut [], 0, &[], &[], 1.0, 0.02);
 }
 
+/// Finite results for V far outside physiology (±400 mV), on the I_CaL singularity, and with
+/// near-zero calcium (the documented range; see `model::VExp`).
 #[test]
 fn kernels_stay_finite_on_extreme_states() {
     for ct in TYPES {
-        for v in [-200.0, -40.0, 14.99999, 15.0, 15.00001, 200.0] {
+        for v in [
+            -400.0, -200.0, -40.0, 14.99999, 15.0, 15.00001, 200.0, 400.0,
+        ] {
             let mut y = initial_state(ct);
             y[V] = v;
             y[CA_I] = 1e-9;
