@@ -75,31 +75,49 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// CPU time of the calling thread in seconds (Linux `/proc/thread-self/schedstat`), if known.
-/// Used to report throughput per CPU-second next to wall-clock throughput, because on a shared
-/// 2-core machine other processes can take a large share of the cores.
-fn thread_cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns * 1e-9)
+/// CPU time in seconds, from Linux procfs, if available: of the calling thread
+/// (`/proc/thread-self/schedstat`, ns resolution) or of the whole process including rayon's
+/// workers (`/proc/self/schedstat` covers only the main thread, so `/proc/self/stat` utime+stime
+/// in clock ticks, 10 ms resolution). Used to report throughput per CPU-second next to
+/// wall-clock throughput: on a shared 2-core machine other processes can take a large share of
+/// the cores, and the per-CPU-second figure shows what the kernel does when it runs.
+fn cpu_seconds(process: bool) -> Option<f64> {
+    if process {
+        let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        let rest = &text[text.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        Some(ticks / 100.0)
+    } else {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+        Some(ns * 1e-9)
+    }
 }
 
 /// Median wall-clock cell-steps/s over `reps` repetitions of `steps` steps of `n_cells` cells,
-/// and the median of cell-steps per CPU-second of the calling thread (meaningful for
-/// single-threaded runs only).
-fn measure(reps: usize, n_cells: usize, steps: usize, mut run: impl FnMut()) -> (f64, Option<f64>) {
+/// and the median of cell-steps per CPU-second (of this thread, or of the whole process if
+/// `process`).
+fn measure(
+    reps: usize,
+    n_cells: usize,
+    steps: usize,
+    process: bool,
+    mut run: impl FnMut(),
+) -> (f64, Option<f64>) {
     run(); // warm-up (page faults, caches, rayon pool)
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
     for _ in 0..reps {
-        let c0 = thread_cpu_seconds();
+        let c0 = cpu_seconds(process);
         let t = Instant::now();
         run();
         let w = t.elapsed().as_secs_f64();
         let work = (n_cells * steps) as f64;
         wall.push(work / w);
-        if let (Some(c0), Some(c1)) = (c0, thread_cpu_seconds()) {
-            cpu.push(work / (c1 - c0).max(1e-9));
+        if let (Some(c0), Some(c1)) = (c0, cpu_seconds(process)) {
+            cpu.push(work / (c1 - c0).max(1e-3));
         }
     }
     let cpu = (cpu.len() == reps).then(|| median(cpu));
@@ -120,12 +138,12 @@ fn main() {
         rayon::current_num_threads()
     );
     for &n in &[100_000usize, 1_000_000] {
-        // Enough steps per repetition for ≈ 0.1–0.3 s of work at the target rate.
-        let steps = (4_000_000 / n).max(2);
+        // Enough steps per repetition for ≈ 0.2–0.6 s of work at the target rate.
+        let steps = (8_000_000 / n).max(2);
 
         let pristine = Batch::new(n, 0);
         let mut single = Batch::new(n, 0);
-        let (rate1, cpu1) = measure(reps, n, steps, || {
+        let (rate1, cpu1) = measure(reps, n, steps, false, || {
             single.reset_from(&pristine);
             single.step(steps);
             black_box(&single.states);
@@ -137,7 +155,7 @@ fn main() {
         let pristine_chunks: Vec<Batch> = (0..chunks.len())
             .map(|c| Batch::new(chunks[c].n, c * CHUNK))
             .collect();
-        let (rate_par, _) = measure(reps, n, steps, || {
+        let (rate_par, cpu_par) = measure(reps, n, steps, true, || {
             chunks
                 .par_iter_mut()
                 .zip(&pristine_chunks)
@@ -149,12 +167,22 @@ fn main() {
         });
         assert!(single.states.iter().all(|x| x.is_finite()));
         println!(
-            "  n = {n:>9} cells: single thread {:>7.2} M cell-steps/s{}; rayon ({} chunks of ≤ {CHUNK}) {:>7.2} M cell-steps/s",
+            "  n = {n:>9} cells: single thread {:>7.2} M cell-steps/s{}; rayon ({} chunks of ≤ {CHUNK}) {:>7.2} M cell-steps/s{}",
             rate1 / 1e6,
             fmt_cpu(cpu1),
             chunks.len(),
-            rate_par / 1e6
+            rate_par / 1e6,
+            fmt_cpu(cpu_par)
         );
+        if let Some(c) = cpu_par {
+            let threads = rayon::current_num_threads() as f64;
+            println!(
+                "      → with {threads} otherwise idle cores the rayon run would reach ≈ {:.1} M \
+                 cell-steps/s (CPU-second rate × threads; wall-clock share of CPU here {:.0} %)",
+                c * threads / 1e6,
+                100.0 * rate_par / (c * threads)
+            );
+        }
     }
 
     // The scalar f64 reference, for scale (not a target).
@@ -162,7 +190,7 @@ fn main() {
     let types = [CellType::Endo, CellType::Mid, CellType::Epi];
     let mut cells: Vec<[f64; N_STATES]> =
         (0..n).map(|i| tp06::initial_state(types[i % 3])).collect();
-    let (rate64, cpu64) = measure(reps, n, 10, || {
+    let (rate64, cpu64) = measure(reps, n, 10, false, || {
         for _ in 0..10 {
             for (i, y) in cells.iter_mut().enumerate() {
                 tp06::step_cell_f64(y, types[i % 3], 0.0, 0.02);
