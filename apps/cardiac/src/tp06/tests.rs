@@ -156,3 +156,58 @@ fn activation_time_interpolates_and_sticks() {
     assert_eq!(act[2], -1.0); // already above 0: not an upward crossing in this step
     assert_eq!(act[3], 3.0); // already activated: kept
 }
+
+/// The f32 currents (fast exp/ln, as used by `step_batch`) against myokit's f64 evaluation at
+/// the reference states of `reference/tp06/states_currents.csv`: 1e-4 relative, with absolute
+/// floors of 1e-5 pA/pF for currents and 1e-9 mM/ms for SR fluxes where the value is a
+/// near-cancelling difference (e.g. I_NaCa near its reversal).
+#[test]
+fn f32_currents_match_myokit() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/reference/tp06/states_currents.csv"
+    );
+    let text = std::fs::read_to_string(path).expect("reference CSV");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let names = [
+        "i_na", "i_k1", "i_to", "i_kr", "i_ks", "i_cal", "i_naca", "i_nak", "i_pca", "i_pk",
+        "i_bna", "i_bca", "i_leak", "i_up", "i_rel", "i_xfer",
+    ];
+    let mut n = 0;
+    let mut worst = (0.0f64, String::new());
+    for line in lines.filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        let ct: u8 = f[col("cell_type")].parse().unwrap();
+        let y32: [f32; N_STATES] = std::array::from_fn(|k| f[col(STATE_NAMES[k])].parse().unwrap());
+        if (y32[V] as f64 - 15.0).abs() <= 1e-3 {
+            continue; // inside the CellML's averaging window (see tests/tp06_reference.rs)
+        }
+        let c = model::currents(&y32, &CellParams::<f32>::from_u8(ct));
+        let got = [
+            c.i_na, c.i_k1, c.i_to, c.i_kr, c.i_ks, c.i_cal, c.i_naca, c.i_nak, c.i_pca, c.i_pk,
+            c.i_bna, c.i_bca, c.i_leak, c.i_up, c.i_rel, c.i_xfer,
+        ];
+        for (k, (name, g)) in names.iter().zip(got).enumerate() {
+            let want: f64 = f[col(name)].parse().unwrap();
+            let floor = if k < 12 { 1e-5 } else { 1e-9 };
+            let err = (g as f64 - want).abs();
+            let rel = err / (want.abs() + 1e4 * floor);
+            if rel > worst.0 {
+                worst = (rel, format!("{name} at {}", f[col("label")]));
+            }
+            assert!(
+                err <= 1e-4 * want.abs() + floor,
+                "{name} at {}: f32 {g:e}, myokit {want:e}",
+                f[col("label")]
+            );
+        }
+        n += 1;
+    }
+    assert!(n >= 50, "only {n} reference states");
+    eprintln!(
+        "f32 currents vs myokit: worst scaled error {:.1e} ({})",
+        worst.0, worst.1
+    );
+}
