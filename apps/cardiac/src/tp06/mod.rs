@@ -32,21 +32,23 @@
 //!   first-order discretisation error, not a model error).
 //!
 //! # Single versus double precision (same protocol, [`step_batch`] in f32 vs [`step_cell_f64`])
+//! * Currents: the f32 evaluation (own `exp`/`ln`) is within 4e-6 relative of myokit's f64.
 //! * V: in the first beat (one activation, as in the Niederer benchmark) max |ΔV| is
 //!   0.003–0.03 mV. It then grows by ≈ 0.1 mV per beat (0.27–0.56 mV in beat 5), always in the
-//!   fast final repolarisation: an APD shift (0.04–0.06 % after five beats) caused by the Na_i
-//!   drift explained below.
-//! * Ca_i, Ca_ss, Ca_SR need no special care: their per-step increments are many ulp
-//!   (Ca_i ≈ 1e-4 mM has an ulp of 7e-12 mM); after five beats they differ by 0.2–6e-4 relative,
-//!   which is the consequence of the Na_i drift (via I_NaCa), not of their own rounding.
-//! * Na_i and K_i are the exception: their per-step increments at Δt = 0.02 ms are *below* one
-//!   f32 ulp for most of the cycle (at rest Na_i ≈ 10 mM moves by ≈ 0.25 ulp per step and
-//!   K_i ≈ 138 mM by ≈ 0.04 ulp), so round-to-nearest drops them and f32 only follows the large
-//!   upstroke/plateau fluxes. After five beats Na_i is 0.2–0.5 % and K_i 0.01–0.04 % off the
-//!   f64 value, i.e. E_Na by ≈ 0.1 mV and E_K by ≈ 0.01 mV. That is irrelevant for single
-//!   activations (the Niederer benchmark) and for a few beats, but long pacing towards a
-//!   steady state should use f64 (or hold Na_i/K_i fixed); fixing it in f32 would need extra
-//!   per-cell state (compensated summation), which the 19-state layout does not have.
+//!   fast final repolarisation: an APD shift (0.04–0.06 % after five beats) caused by the
+//!   concentration drift below.
+//! * Ca_i and Ca_ss need no special care: their per-step increments are many ulp (Ca_i ≈ 1e-4 mM
+//!   has an ulp of 7e-12 mM).
+//! * Na_i and K_i do: their per-step increments at Δt = 0.02 ms are *below* one f32 ulp for most
+//!   of the cycle (at rest Na_i ≈ 10 mM moves by ≈ 0.25 ulp per step and K_i ≈ 138 mM by
+//!   ≈ 0.04 ulp), so round-to-nearest drops them and f32 only follows the large upstroke and
+//!   plateau fluxes; Ca_SR (≈ 4 mM) moves by only a few ulp per step in diastole, so its
+//!   rounding is a large relative error too. After five beats Na_i is 0.2–0.5 % and K_i
+//!   0.01–0.04 % off the f64 value (E_Na by ≈ 0.1 mV, E_K by ≈ 0.01 mV) and Ca_SR 2–6e-4.
+//!   Irrelevant for single activations, but it accumulates.
+//! * [`step_batch_compensated`] fixes this with compensated summation (Fast2Sum) of Na_i, K_i
+//!   and Ca_SR, at the price of 3 extra f32 per cell kept by the caller: then max |ΔV| ≤ 0.003 mV
+//!   in every one of the five beats and Na_i, K_i, Ca_SR agree with f64 to ≤ 2e-6 relative.
 
 pub mod model;
 pub mod params;
@@ -214,6 +216,59 @@ pub fn step_batch(
     stim_scale: f32,
     dt: f32,
 ) {
+    run_blocks::<false>(states, &mut [], n, cell_types, stim_current, stim_scale, dt);
+}
+
+/// Number of per-cell compensation terms of [`step_batch_compensated`] (Na_i, K_i, Ca_SR).
+pub const N_COMPENSATED: usize = 3;
+
+/// [`step_batch`] with compensated summation of Na_i, K_i and Ca_SR, for long f32 runs.
+///
+/// In plain f32 the per-step increments of Na_i and K_i are mostly below one ulp and are lost,
+/// and those of Ca_SR are only a few ulp (see the module notes), so f32 drifts from f64 by
+/// ≈ 0.1 mV per beat in V. This variant keeps each update's rounding error in `residuals`
+/// (`residuals[j * n + i]`, j = 0 Na_i, 1 K_i, 2 Ca_SR; start from zeros and keep them with the
+/// state) and adds it to the next increment. Measured over five beats at Δt = 0.02 ms: max |ΔV|
+/// to the f64 reference ≤ 0.003 mV in every beat (instead of 0.27–0.56 mV in beat 5), Na_i/K_i/
+/// Ca_SR within 3e-7/1.4e-7/1.6e-6 relative. Costs a few % of throughput
+/// (`benches/tp06.rs`).
+///
+/// # Panics
+/// As [`step_batch`], and if `residuals.len() < N_COMPENSATED * n`.
+pub fn step_batch_compensated(
+    states: &mut [f32],
+    residuals: &mut [f32],
+    n: usize,
+    cell_types: &[u8],
+    stim_current: &[f32],
+    stim_scale: f32,
+    dt: f32,
+) {
+    assert!(
+        residuals.len() >= N_COMPENSATED * n,
+        "step_batch_compensated: residuals shorter than 3·n"
+    );
+    run_blocks::<true>(
+        states,
+        residuals,
+        n,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+    );
+}
+
+/// Copies blocks of cells into fixed-size buffers, steps them, and copies them back.
+fn run_blocks<const COMPENSATE: bool>(
+    states: &mut [f32],
+    residuals: &mut [f32],
+    n: usize,
+    cell_types: &[u8],
+    stim_current: &[f32],
+    stim_scale: f32,
+    dt: f32,
+) {
     assert!(
         states.len() >= N_STATES * n,
         "step_batch: states shorter than 19·n"
@@ -227,11 +282,13 @@ pub fn step_batch(
         "step_batch: stim_current shorter than n"
     );
     let mut buf = [[0.0f32; BLOCK]; N_STATES];
+    let mut res = [[0.0f32; BLOCK]; N_COMPENSATED];
     let mut ct = [CellType::Epi as u8; BLOCK];
     let mut stim = [0.0f32; BLOCK];
     let mut start = 0;
     while start < n {
         let len = BLOCK.min(n - start);
+        let cells = start..start + len;
         if len < BLOCK {
             // Pad a partial block with a valid resting cell so padded lanes compute harmless
             // numbers (no NaN, no subnormals); their results are discarded.
@@ -239,22 +296,32 @@ pub fn step_batch(
             for (row, &p) in buf.iter_mut().zip(pad.iter()) {
                 row[len..].fill(p as f32);
             }
+            for row in res.iter_mut() {
+                row[len..].fill(0.0);
+            }
             ct[len..].fill(CellType::Epi as u8);
             stim[len..].fill(0.0);
         }
         for (k, row) in buf.iter_mut().enumerate() {
-            row[..len].copy_from_slice(&states[k * n + start..k * n + start + len]);
+            row[..len].copy_from_slice(&states[k * n..][cells.clone()]);
         }
-        ct[..len].copy_from_slice(&cell_types[start..start + len]);
-        for (s, &c) in stim[..len]
-            .iter_mut()
-            .zip(&stim_current[start..start + len])
-        {
+        if COMPENSATE {
+            for (j, row) in res.iter_mut().enumerate() {
+                row[..len].copy_from_slice(&residuals[j * n..][cells.clone()]);
+            }
+        }
+        ct[..len].copy_from_slice(&cell_types[cells.clone()]);
+        for (s, &c) in stim[..len].iter_mut().zip(&stim_current[cells.clone()]) {
             *s = c * stim_scale;
         }
-        step_block(&mut buf, &ct, &stim, dt);
+        step_block::<COMPENSATE>(&mut buf, &mut res, &ct, &stim, dt);
         for (k, row) in buf.iter().enumerate() {
-            states[k * n + start..k * n + start + len].copy_from_slice(&row[..len]);
+            states[k * n..][cells.clone()].copy_from_slice(&row[..len]);
+        }
+        if COMPENSATE {
+            for (j, row) in res.iter().enumerate() {
+                residuals[j * n..][cells.clone()].copy_from_slice(&row[..len]);
+            }
         }
         start += len;
     }
@@ -262,14 +329,28 @@ pub fn step_batch(
 
 /// The vectorised part of [`step_batch`]: one fixed-size block of cells.
 #[inline(never)]
-fn step_block(buf: &mut [[f32; BLOCK]; N_STATES], ct: &[u8; BLOCK], stim: &[f32; BLOCK], dt: f32) {
+fn step_block<const COMPENSATE: bool>(
+    buf: &mut [[f32; BLOCK]; N_STATES],
+    res: &mut [[f32; BLOCK]; N_COMPENSATED],
+    ct: &[u8; BLOCK],
+    stim: &[f32; BLOCK],
+    dt: f32,
+) {
     for i in 0..BLOCK {
         let mut y = [0.0f32; N_STATES];
         for k in 0..N_STATES {
             y[k] = buf[k][i];
         }
         let p = CellParams::<f32>::from_u8(ct[i]);
-        model::step(&mut y, &p, stim[i], dt);
+        if COMPENSATE {
+            let mut comp = [res[0][i], res[1][i], res[2][i]];
+            model::step_compensated(&mut y, &p, stim[i], dt, &mut comp);
+            res[0][i] = comp[0];
+            res[1][i] = comp[1];
+            res[2][i] = comp[2];
+        } else {
+            model::step(&mut y, &p, stim[i], dt);
+        }
         for k in 0..N_STATES {
             buf[k][i] = y[k];
         }

@@ -426,12 +426,48 @@ pub(crate) fn derivatives<F: Real>(
 /// One step of the paper's scheme: Rush–Larsen on m, forward Euler on everything else.
 #[inline(always)]
 pub(crate) fn step<F: Real>(y: &mut [F; N_STATES], p: &CellParams<F>, i_stim: F, dt: F) {
+    step_impl::<F, false>(y, p, i_stim, dt, &mut [F::c(0.0); 3]);
+}
+
+/// [`step`] with compensated (Kahan/Fast2Sum) updates of Na_i, K_i and Ca_SR: `comp` carries
+/// the rounding error of the previous update of each, so increments smaller than an ulp of the
+/// concentration accumulate instead of being rounded away (see the f32 notes in `super`).
+#[inline(always)]
+pub(crate) fn step_compensated<F: Real>(
+    y: &mut [F; N_STATES],
+    p: &CellParams<F>,
+    i_stim: F,
+    dt: F,
+    comp: &mut [F; 3],
+) {
+    step_impl::<F, true>(y, p, i_stim, dt, comp);
+}
+
+#[inline(always)]
+fn step_impl<F: Real, const COMPENSATE: bool>(
+    y: &mut [F; N_STATES],
+    p: &CellParams<F>,
+    i_stim: F,
+    dt: F,
+    comp: &mut [F; 3],
+) {
     let c = currents(y, p);
     let d = derivatives(y, p, &c, i_stim);
     let (m_inf, inv_tau_m) = m_gate(y[V], &VExp::new(y[V]));
     let m_new = m_inf + (y[M] - m_inf) * (-dt * inv_tau_m).exp();
+    let old = *y;
     for (yk, dk) in y.iter_mut().zip(d.iter()) {
         *yk = *yk + dt * *dk;
     }
     y[M] = m_new;
+    if COMPENSATE {
+        for (j, k) in [NA_I, K_I, CA_SR].into_iter().enumerate() {
+            // Fast2Sum: |old| ≫ |inc| for a concentration, so `inc − (sum − old)` is the exact
+            // rounding error of `sum` (no reassociation: Rust does not use fast-math).
+            let inc = dt * d[k] + comp[j];
+            let sum = old[k] + inc;
+            comp[j] = inc - (sum - old[k]);
+            y[k] = sum;
+        }
+    }
 }

@@ -211,3 +211,42 @@ fn f32_currents_match_myokit() {
         worst.0, worst.1
     );
 }
+
+/// One compensated step from zero residuals produces exactly the plain step's states, and the
+/// residuals it leaves are the rounding errors: at most half an ulp of the stored value.
+#[test]
+fn compensated_step_layout_and_residuals() {
+    let n = 67 + BLOCK;
+    let mut states = vec![0.0f32; N_STATES * n];
+    for i in 0..n {
+        let ct = TYPES[i % 3];
+        let all = beat_states(ct);
+        let y = all[(i * 7) % all.len()];
+        for k in 0..N_STATES {
+            states[k * n + i] = y[k] as f32;
+        }
+    }
+    let cell_types: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+    let stim = vec![1.0f32; n];
+    let mut plain = states.clone();
+    step_batch(&mut plain, n, &cell_types, &stim, -52.0, 0.02);
+    let mut res = vec![0.0f32; N_COMPENSATED * n];
+    step_batch_compensated(&mut states, &mut res, n, &cell_types, &stim, -52.0, 0.02);
+    assert_eq!(states, plain);
+    for (j, k) in [NA_I, K_I, CA_SR].into_iter().enumerate() {
+        for i in 0..n {
+            let y = states[k * n + i];
+            let half_ulp = (f32::from_bits(y.to_bits() + 1) - y) * 0.5;
+            let r = res[j * n + i];
+            assert!(
+                r.abs() <= half_ulp,
+                "{} cell {i}: residual {r} > {half_ulp}",
+                STATE_NAMES[k]
+            );
+        }
+    }
+    assert!(
+        res.iter().any(|&r| r != 0.0),
+        "some increments must have been rounded"
+    );
+}
