@@ -185,6 +185,33 @@ fn main() {
         }
     }
 
+    // The compensated variant (Na_i, K_i, Ca_SR), single thread, 1e5 cells.
+    let n = 100_000;
+    let steps = 80;
+    let pristine = Batch::new(n, 0);
+    let mut batch = Batch::new(n, 0);
+    let mut residuals = vec![0.0f32; tp06::N_COMPENSATED * n];
+    let (rate_c, cpu_c) = measure(reps, n, steps, false, || {
+        batch.reset_from(&pristine);
+        for _ in 0..steps {
+            tp06::step_batch_compensated(
+                &mut batch.states,
+                &mut residuals,
+                n,
+                &batch.cell_types,
+                &batch.stim,
+                -52.0,
+                DT,
+            );
+        }
+        black_box(&batch.states);
+    });
+    println!(
+        "  step_batch_compensated, n = {n}, single thread: {:.2} M cell-steps/s{}",
+        rate_c / 1e6,
+        fmt_cpu(cpu_c)
+    );
+
     // The scalar f64 reference, for scale (not a target).
     let n = 20_000;
     let types = [CellType::Endo, CellType::Mid, CellType::Epi];
