@@ -5,6 +5,12 @@
 //! its own state-major array, as each tile's cells would be), for 1e5 and 1e6 cells, plus the
 //! scalar f64 reference for comparison. Cells are a mix of endo/mid/epi with a spread of
 //! states so that the numbers are not those of one repeated input.
+//!
+//! On a shared machine the wall-clock figures measure the share of the cores this process gets:
+//! with another session's load running, Linux's group fair-share scheduling was observed to give
+//! this process about one core in total, so the two rayon workers ran at ≈ 50 % each and the
+//! rayon wall-clock rate equalled the single-thread one. The per-CPU-second rates (from procfs)
+//! show the kernel's own speed, and the projected 2-core figure is that rate times the threads.
 
 use cardiac::mesh::CellType;
 use cardiac::tp06::{self, N_STATES};
