@@ -1,0 +1,143 @@
+//! Cardiac solver benchmarks; prints figures.
+//!
+//! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1]`
+//!
+//! - steps: time per ODE step (with its p PDE steps), framework on one chip vs the native
+//!   reference, median of repeated chunks, and their ratio (target <= 1.05);
+//! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
+//!   0.1 mm slab on 1 and 16 chips.
+
+use std::time::Instant;
+
+use cardiac::matrix::Conductivity;
+use cardiac::mesh::TetMesh;
+use cardiac::partition::Strategy;
+use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
+use cardiac::solver::native::NativeSolver;
+use cardiac::solver::{Setup, Stimulus};
+use poplar::EngineOptions;
+
+fn peak_rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn slab(dx: f64) -> (TetMesh, Setup) {
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
+    let stim = Stimulus {
+        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
+        density: 50.0,
+        start: 0.0,
+        duration: 2.0,
+    };
+    let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).expect("setup");
+    (mesh, setup)
+}
+
+fn bench_steps(dx: f64) {
+    let t = Instant::now();
+    let (_mesh, setup) = slab(dx);
+    println!(
+        "== steps: slab dx {dx} mm, {} cells, p = {} PDE steps per ODE step (setup {:.1} s)",
+        setup.n,
+        setup.pde_steps,
+        t.elapsed().as_secs_f64()
+    );
+    let chunk = 10u32;
+    let reps = 5;
+    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+    cfg.chunk_steps = chunk;
+    let prob = device::build(&setup, &cfg).expect("build");
+    let exe = device::compile_problem(&prob).expect("compile");
+    let mut run =
+        DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
+    let mut native = NativeSolver::new(&setup);
+    // Warm up both, then alternate measurements so that both see the same machine state.
+    run.run_chunk().unwrap();
+    for _ in 0..chunk {
+        native.step();
+    }
+    let (mut fw, mut nat) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let t = Instant::now();
+        run.run_chunk().unwrap();
+        fw.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
+        let t = Instant::now();
+        for _ in 0..chunk {
+            native.step();
+        }
+        nat.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
+    }
+    let (f, n) = (median(fw), median(nat));
+    println!(
+        "  framework {f:.2} ms per ODE step, native {n:.2} ms, ratio {:.3} (target <= 1.05)",
+        f / n
+    );
+    let cells_steps = setup.n as f64 / (n * 1e-3);
+    println!(
+        "  native throughput {:.1} M cell-steps/s (ODE + PDE)",
+        cells_steps / 1e6
+    );
+}
+
+fn bench_setup(dx: f64) {
+    for chips in [1u32, 16] {
+        let t = Instant::now();
+        let (_mesh, setup) = slab(dx);
+        let t_setup = t.elapsed().as_secs_f64();
+        let cfg = DeviceConfig::chips(chips, Strategy::MixedClean);
+        let t = Instant::now();
+        let prob = device::build(&setup, &cfg).expect("build");
+        let t_build = t.elapsed().as_secs_f64();
+        let rss_build = peak_rss_mib();
+        let t = Instant::now();
+        let exe = device::compile_problem(&prob).expect("compile");
+        let t_compile = t.elapsed().as_secs_f64();
+        let rss_compile = peak_rss_mib();
+        let t = Instant::now();
+        let run =
+            DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
+        let t_engine = t.elapsed().as_secs_f64();
+        let max_mem = exe.tiles.iter().map(|t| t.memory_bytes).max().unwrap_or(0);
+        println!(
+            "== setup: slab dx {dx} mm ({} cells) on {chips} chip(s): mesh+matrix {t_setup:.1} s; partition+graph build {t_build:.1} s (peak RSS {rss_build:.0} MiB); compile {t_compile:.1} s (peak RSS {rss_compile:.0} MiB); engine set-up {t_engine:.1} s (peak RSS {:.0} MiB); max tile memory {max_mem} B of {}",
+            setup.n,
+            peak_rss_mib(),
+            cfg.target.bytes_per_tile
+        );
+        drop(run);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let which = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--dx"))
+        .map(|(_, a)| a.clone())
+        .unwrap_or_else(|| "all".into());
+    let dxs: Vec<f64> = args
+        .iter()
+        .position(|a| a == "--dx")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![0.2, 0.1]);
+    for &dx in &dxs {
+        if which == "all" || which == "steps" {
+            bench_steps(dx);
+        }
+    }
+    if which == "all" || which == "setup" {
+        bench_setup(*dxs.last().unwrap_or(&0.1));
+    }
+}
