@@ -200,6 +200,10 @@ pub fn step_cell_f64(state: &mut [f64; N_STATES], ct: CellType, i_stim: f64, dt:
 /// checks, no aliasing questions) and vectorises. 64 cells × 19 states × 4 B = 4.9 KB.
 const BLOCK: usize = 64;
 
+/// Block size for the cells left after the full blocks, so that a tile with a few dozen cells
+/// does not compute a whole padded 64-cell block.
+const TAIL_BLOCK: usize = 8;
+
 /// The fast f32 batch kernel over `n` cells in state-major layout: `states[k * n + i]` is state
 /// `k` of cell `i`. The applied stimulus of cell `i` is `stim_current[i] * stim_scale` (pA/pF,
 /// negative depolarises). `cell_types[i]` is a [`CellType`] as `u8` (0 endo, 1 mid, 2 epi; any
@@ -218,7 +222,27 @@ pub fn step_batch(
     stim_scale: f32,
     dt: f32,
 ) {
-    run_blocks::<false>(states, &mut [], n, cell_types, stim_current, stim_scale, dt);
+    let split = n / BLOCK * BLOCK;
+    run_blocks::<false, BLOCK>(
+        states,
+        &mut [],
+        n,
+        0..split,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+    );
+    run_blocks::<false, TAIL_BLOCK>(
+        states,
+        &mut [],
+        n,
+        split..n,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+    );
 }
 
 /// Number of per-cell compensation terms of [`step_batch_compensated`] (Na_i, K_i, Ca_SR).
@@ -250,10 +274,22 @@ pub fn step_batch_compensated(
         residuals.len() >= N_COMPENSATED * n,
         "step_batch_compensated: residuals shorter than 3·n"
     );
-    run_blocks::<true>(
+    let split = n / BLOCK * BLOCK;
+    run_blocks::<true, BLOCK>(
         states,
         residuals,
         n,
+        0..split,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+    );
+    run_blocks::<true, TAIL_BLOCK>(
+        states,
+        residuals,
+        n,
+        split..n,
         cell_types,
         stim_current,
         stim_scale,
@@ -261,11 +297,14 @@ pub fn step_batch_compensated(
     );
 }
 
-/// Copies blocks of cells into fixed-size buffers, steps them, and copies them back.
-fn run_blocks<const COMPENSATE: bool>(
+/// Copies blocks of `B` cells of `range` into fixed-size buffers, steps them, and copies them
+/// back. Each cell's arithmetic does not depend on the block it is in.
+#[allow(clippy::too_many_arguments)]
+fn run_blocks<const COMPENSATE: bool, const B: usize>(
     states: &mut [f32],
     residuals: &mut [f32],
     n: usize,
+    range: std::ops::Range<usize>,
     cell_types: &[u8],
     stim_current: &[f32],
     stim_scale: f32,
@@ -283,15 +322,15 @@ fn run_blocks<const COMPENSATE: bool>(
         stim_current.len() >= n,
         "step_batch: stim_current shorter than n"
     );
-    let mut buf = [[0.0f32; BLOCK]; N_STATES];
-    let mut res = [[0.0f32; BLOCK]; N_COMPENSATED];
-    let mut ct = [CellType::Epi as u8; BLOCK];
-    let mut stim = [0.0f32; BLOCK];
-    let mut start = 0;
-    while start < n {
-        let len = BLOCK.min(n - start);
+    let mut buf = [[0.0f32; B]; N_STATES];
+    let mut res = [[0.0f32; B]; N_COMPENSATED];
+    let mut ct = [CellType::Epi as u8; B];
+    let mut stim = [0.0f32; B];
+    let mut start = range.start;
+    while start < range.end {
+        let len = B.min(range.end - start);
         let cells = start..start + len;
-        if len < BLOCK {
+        if len < B {
             // Pad a partial block with a valid resting cell so padded lanes compute harmless
             // numbers (no NaN, no subnormals); their results are discarded.
             let pad = initial_state(CellType::Epi);
@@ -316,7 +355,7 @@ fn run_blocks<const COMPENSATE: bool>(
         for (s, &c) in stim[..len].iter_mut().zip(&stim_current[cells.clone()]) {
             *s = c * stim_scale;
         }
-        step_block::<COMPENSATE>(&mut buf, &mut res, &ct, &stim, dt);
+        step_block::<COMPENSATE, B>(&mut buf, &mut res, &ct, &stim, dt);
         for (k, row) in buf.iter().enumerate() {
             states[k * n..][cells.clone()].copy_from_slice(&row[..len]);
         }
@@ -331,14 +370,14 @@ fn run_blocks<const COMPENSATE: bool>(
 
 /// The vectorised part of [`step_batch`]: one fixed-size block of cells.
 #[inline(never)]
-fn step_block<const COMPENSATE: bool>(
-    buf: &mut [[f32; BLOCK]; N_STATES],
-    res: &mut [[f32; BLOCK]; N_COMPENSATED],
-    ct: &[u8; BLOCK],
-    stim: &[f32; BLOCK],
+fn step_block<const COMPENSATE: bool, const B: usize>(
+    buf: &mut [[f32; B]; N_STATES],
+    res: &mut [[f32; B]; N_COMPENSATED],
+    ct: &[u8; B],
+    stim: &[f32; B],
     dt: f32,
 ) {
-    for i in 0..BLOCK {
+    for i in 0..B {
         let mut y = [0.0f32; N_STATES];
         for k in 0..N_STATES {
             y[k] = buf[k][i];
