@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod exe;
 pub mod graph;
+pub mod profile;
 pub mod program;
 pub mod target;
 

@@ -20,8 +20,10 @@
 //! field (init blocks, exchanged bytes of a hand-made executable) the engine normalizes the bool
 //! fields of a vertex (non-zero becomes 1) before calling it.
 //!
-//! Profiling hook: every step goes through `RunCtx::step`; a profiler would add an
-//! `Option<&mut Profile>` to `RunCtx` and record there (not built yet).
+//! Profiling: with [`Engine::enable_profiling`], `RunCtx::step` tells a
+//! [`Recorder`](crate::profile::Recorder) about every compute, exchange, sync and label step
+//! (and the host wall time of each compute phase); when profiling is off the only cost is one
+//! `Option` test per step.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -34,6 +36,7 @@ use crate::codelet::{CodeletDesc, FieldDir, FieldLoc, FieldShape, VertexError, V
 use crate::dtype::{self, DType, Element};
 use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step};
 use crate::graph::StreamDir;
+use crate::profile::{Profile, ProfileOptions, Recorder};
 use crate::target::TileId;
 
 /// Options of [`Engine::new`].
@@ -359,6 +362,8 @@ pub struct Engine {
     inputs: Vec<Option<InStream>>,
     /// Per stream: bytes appended by device-to-host copies.
     outputs: Vec<Vec<u8>>,
+    /// The profiler, when profiling is on.
+    recorder: Option<Box<Recorder>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -581,12 +586,37 @@ impl Engine {
             stream_index,
             inputs: (0..n_streams).map(|_| None).collect(),
             outputs: vec![Vec::new(); n_streams],
+            recorder: None,
         })
     }
 
     /// The executable this engine runs.
     pub fn executable(&self) -> &Executable {
         &self.exe
+    }
+
+    /// Turns profiling on (off by default): later runs record modelled cycles per phase, tile
+    /// and label (see [`crate::profile`]). Enabling again starts a new profile.
+    pub fn enable_profiling(&mut self, options: ProfileOptions) {
+        self.recorder = Some(Box::new(Recorder::new(&self.exe, options)));
+    }
+
+    /// Turns profiling off and drops what was recorded.
+    pub fn disable_profiling(&mut self) {
+        self.recorder = None;
+    }
+
+    /// The profile of the runs since profiling was enabled (or last taken), if it is on.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.recorder.as_deref().map(Recorder::profile)
+    }
+
+    /// The profile so far, starting a new one (profiling stays on).
+    pub fn take_profile(&mut self) -> Option<Profile> {
+        let r = self.recorder.as_deref_mut()?;
+        let p = r.profile().clone();
+        r.clear();
+        Some(p)
     }
 
     /// Number of top-level programs.
@@ -738,13 +768,24 @@ impl Engine {
             check_finite: self.options.check_finite,
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
+            prof: self.recorder.as_deref_mut(),
         };
-        match &self.pool {
-            None => ctx.step(step),
+        let start = ctx.prof.is_some().then(|| {
+            if let Some(p) = ctx.prof.as_deref_mut() {
+                p.begin_run();
+            }
+            std::time::Instant::now()
+        });
+        let (result, prof) = match &self.pool {
+            None => (ctx.step(step), ctx.prof),
             // Interpret on a pool thread so that each superstep's fork-join stays inside the
             // pool (no cross-thread wake-up of the caller per superstep).
-            Some(pool) => pool.install(move || ctx.step(step)),
+            Some(pool) => pool.install(move || (ctx.step(step), ctx.prof)),
+        };
+        if let (Some(p), Some(start)) = (prof, start) {
+            p.end_run(start.elapsed());
         }
+        result
     }
 }
 
@@ -782,6 +823,7 @@ struct RunCtx<'e> {
     check_finite: bool,
     inputs: &'e mut [Option<InStream>],
     outputs: &'e mut [Vec<u8>],
+    prof: Option<&'e mut Recorder>,
 }
 
 impl RunCtx<'_> {
@@ -804,10 +846,39 @@ impl RunCtx<'_> {
                     self.step(s)?;
                 }
             }
-            Step::Label { body, .. } => self.step(body)?,
-            Step::Sync(_) => {}
-            Step::Exchange(i) => self.exchange(*i as usize),
-            Step::Compute(i) => self.compute(*i as usize)?,
+            Step::Label { name, body } => match self.prof.as_deref_mut() {
+                None => self.step(body)?,
+                Some(p) => {
+                    p.enter(name);
+                    self.step(body)?;
+                    if let Some(p) = self.prof.as_deref_mut() {
+                        p.exit();
+                    }
+                }
+            },
+            Step::Sync(kind) => {
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.sync(*kind);
+                }
+            }
+            Step::Exchange(i) => {
+                self.exchange(*i as usize);
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.exchange(*i as usize);
+                }
+            }
+            Step::Compute(i) => {
+                if self.prof.is_none() {
+                    self.compute(*i as usize)?;
+                } else {
+                    let start = std::time::Instant::now();
+                    let r = self.compute(*i as usize);
+                    if let Some(p) = self.prof.as_deref_mut() {
+                        p.compute(*i as usize, start.elapsed());
+                    }
+                    r?;
+                }
+            }
             Step::Repeat { count, body } => {
                 for _ in 0..*count {
                     self.step(body)?;

@@ -1,0 +1,282 @@
+//! The cycle model: a pure function of an [`Executable`] and its [`Target`] giving, for every
+//! compute and exchange phase, the modelled cycles of each tile that takes part.
+//!
+//! Formulas and constants are documented in `docs/cycle-model.md`; in brief:
+//! - compute: on-tile pre-copies, then the vertices on `workers_per_tile` worker contexts (a
+//!   single-worker vertex goes to the context that is free first, a multi-worker vertex runs its
+//!   per-worker estimate on every context), then post-copies; a copy costs
+//!   `LOCAL_COPY_SETUP_CYCLES + ceil(bytes / LOCAL_COPY_BYTES_PER_CYCLE)`;
+//! - exchange: per tile `max(send, receive)`; an on-chip message costs
+//!   `exchange_setup_cycles + ceil(bytes / exchange_bytes_per_cycle)` on each side (a broadcast is
+//!   sent once), a message to another chip `exchange_setup_cycles + ceil(bytes /
+//!   link_bytes_per_cycle)` (once per destination chip) plus, once per tile, the largest
+//!   `hops × link_hop_latency_cycles` among its inter-chip messages;
+//! - sync: `internal_sync_cycles` (per chip) or `global_sync_cycles`, after waiting for the
+//!   slowest tile of the sync's scope (see the profile's replay).
+
+use crate::exe::{ComputePhase, ExchangePhase, Executable, LocalCopy, TileCompute};
+use crate::target::{Target, TileId};
+
+/// Bytes per cycle of an on-tile copy (one 64-bit load and store per cycle).
+pub const LOCAL_COPY_BYTES_PER_CYCLE: u64 = 8;
+/// Fixed cycles of one on-tile copy (address set-up and loop entry).
+pub const LOCAL_COPY_SETUP_CYCLES: u64 = 4;
+
+/// Modelled cycles of one tile in one compute phase, and what they consist of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TileComputeCost {
+    pub tile: TileId,
+    /// Total: `pre_copies + vertices + post_copies`.
+    pub cycles: u64,
+    /// Cycles of the on-tile copies before and after the vertices.
+    pub copy_cycles: u64,
+    /// Cycles of the vertex schedule (the busiest worker context).
+    pub vertex_cycles: u64,
+    /// Sum of the vertices' worker cycles over all contexts (for worker utilisation).
+    pub worker_cycles: u64,
+}
+
+/// Static cost of one compute phase.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ComputeCost {
+    /// The compute set's name.
+    pub name: String,
+    /// Tiles with work, sorted by tile.
+    pub tiles: Vec<TileComputeCost>,
+    /// Busiest tile.
+    pub max: u64,
+    pub vertices: u64,
+    /// Vertices whose estimate is the default model's (the codelet gave none).
+    pub default_estimates: u64,
+}
+
+/// Modelled cycles of one tile in one exchange phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TileExchangeCost {
+    pub tile: TileId,
+    /// `max(send, receive)`.
+    pub cycles: u64,
+    pub send_cycles: u64,
+    pub recv_cycles: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// Static cost of one exchange phase.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExchangeCost {
+    /// The exchange's name.
+    pub name: String,
+    /// Tiles that send or receive, sorted by tile.
+    pub tiles: Vec<TileExchangeCost>,
+    pub max: u64,
+    /// Bytes leaving source tiles (a broadcast counts once).
+    pub bytes: u64,
+    /// Bytes delivered (a broadcast counts once per destination).
+    pub bytes_delivered: u64,
+    /// Bytes delivered to a tile on another chip than the source.
+    pub inter_chip_bytes: u64,
+    pub transfers: u64,
+}
+
+/// The static costs of every phase of an executable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CycleModel {
+    pub target: Target,
+    pub computes: Vec<ComputeCost>,
+    pub exchanges: Vec<ExchangeCost>,
+}
+
+/// Cycles of a list of on-tile copies.
+pub fn copy_cycles(copies: &[LocalCopy]) -> u64 {
+    copies
+        .iter()
+        .map(|c| LOCAL_COPY_SETUP_CYCLES + u64::from(c.bytes).div_ceil(LOCAL_COPY_BYTES_PER_CYCLE))
+        .sum()
+}
+
+/// The vertex schedule of one tile: `(busiest context, sum over contexts)`.
+///
+/// Vertices are taken in order. A single-worker vertex runs on the context that becomes free
+/// first (lowest index on ties), so equal vertices go round-robin; a multi-worker vertex's
+/// estimate is one context's share and runs on every context after what that context already
+/// has. `multi_worker[i]` tells whether codelet `i` is multi-worker.
+pub fn schedule_vertices(
+    vertices: impl IntoIterator<Item = (u64, bool)>,
+    workers: u32,
+) -> (u64, u64) {
+    let w = workers.max(1) as usize;
+    let mut free = vec![0u64; w];
+    let mut sum = 0u64;
+    for (cycles, multi) in vertices {
+        if multi {
+            for f in &mut free {
+                *f = f.saturating_add(cycles);
+            }
+            sum = sum.saturating_add(cycles.saturating_mul(w as u64));
+        } else {
+            let (k, _) = free
+                .iter()
+                .enumerate()
+                .min_by_key(|&(k, &f)| (f, k))
+                .expect("at least one worker");
+            free[k] = free[k].saturating_add(cycles);
+            sum = sum.saturating_add(cycles);
+        }
+    }
+    (free.into_iter().max().unwrap_or(0), sum)
+}
+
+fn tile_compute(exe: &Executable, tc: &TileCompute) -> TileComputeCost {
+    let copies = copy_cycles(&tc.pre_copies) + copy_cycles(&tc.post_copies);
+    let (vertex_cycles, worker_cycles) = schedule_vertices(
+        tc.vertices.iter().map(|v| {
+            let multi = exe
+                .codelets
+                .get(v.codelet as usize)
+                .is_some_and(|c| c.multi_worker);
+            (v.cycles, multi)
+        }),
+        exe.target.workers_per_tile,
+    );
+    TileComputeCost {
+        tile: tc.tile,
+        cycles: copies.saturating_add(vertex_cycles),
+        copy_cycles: copies,
+        vertex_cycles,
+        worker_cycles,
+    }
+}
+
+/// The static cost of one compute phase.
+pub fn compute_cost(exe: &Executable, phase: &ComputePhase) -> ComputeCost {
+    let tiles: Vec<TileComputeCost> = phase.tiles.iter().map(|t| tile_compute(exe, t)).collect();
+    let vertices = phase.tiles.iter().map(|t| t.vertices.len() as u64).sum();
+    let default_estimates = phase
+        .tiles
+        .iter()
+        .flat_map(|t| &t.vertices)
+        .filter(|v| !v.cycles_estimated)
+        .count() as u64;
+    ComputeCost {
+        name: phase.name.clone(),
+        max: tiles.iter().map(|t| t.cycles).max().unwrap_or(0),
+        tiles,
+        vertices,
+        default_estimates,
+    }
+}
+
+fn div_ceil_f(bytes: u64, per_cycle: f64) -> u64 {
+    if per_cycle <= 0.0 {
+        return u64::MAX;
+    }
+    let c = (bytes as f64 / per_cycle).ceil();
+    if c >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        c as u64
+    }
+}
+
+/// The static cost of one exchange phase.
+pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
+    #[derive(Default, Clone, Copy)]
+    struct Acc {
+        send: u64,
+        recv: u64,
+        send_lat: u64,
+        recv_lat: u64,
+        sent: u64,
+        received: u64,
+        used: bool,
+    }
+    let setup = u64::from(target.exchange_setup_cycles);
+    let on_chip = |b: u64| setup + b.div_ceil(u64::from(target.exchange_bytes_per_cycle.max(1)));
+    let link = |b: u64| setup.saturating_add(div_ceil_f(b, target.link_bytes_per_cycle));
+    let hop = u64::from(target.link_hop_latency_cycles);
+    let mut acc: std::collections::BTreeMap<TileId, Acc> = Default::default();
+    let mut cost = ExchangeCost {
+        name: phase.name.clone(),
+        transfers: phase.transfers.len() as u64,
+        ..Default::default()
+    };
+    let mut chips: Vec<u32> = Vec::new();
+    for tr in &phase.transfers {
+        let bytes = u64::from(tr.bytes);
+        let src_chip = target.ipu_of(tr.src_tile);
+        cost.bytes += bytes;
+        chips.clear();
+        let mut local = false;
+        for &(d, _) in &tr.dsts {
+            let dc = target.ipu_of(d);
+            cost.bytes_delivered += bytes;
+            let a = acc.entry(d).or_default();
+            a.used = true;
+            a.received += bytes;
+            if dc == src_chip {
+                local = true;
+                a.recv = a.recv.saturating_add(on_chip(bytes));
+            } else {
+                cost.inter_chip_bytes += bytes;
+                a.recv = a.recv.saturating_add(link(bytes));
+                a.recv_lat = a.recv_lat.max(hop * u64::from(target.hops(src_chip, dc)));
+                if !chips.contains(&dc) {
+                    chips.push(dc);
+                }
+            }
+        }
+        let s = acc.entry(tr.src_tile).or_default();
+        s.used = true;
+        s.sent += bytes;
+        if local {
+            s.send = s.send.saturating_add(on_chip(bytes));
+        }
+        for &c in &chips {
+            s.send = s.send.saturating_add(link(bytes));
+            s.send_lat = s.send_lat.max(hop * u64::from(target.hops(src_chip, c)));
+        }
+    }
+    cost.tiles = acc
+        .into_iter()
+        .filter(|(_, a)| a.used)
+        .map(|(tile, a)| {
+            let send_cycles = a.send.saturating_add(a.send_lat);
+            let recv_cycles = a.recv.saturating_add(a.recv_lat);
+            TileExchangeCost {
+                tile,
+                cycles: send_cycles.max(recv_cycles),
+                send_cycles,
+                recv_cycles,
+                bytes_sent: a.sent,
+                bytes_received: a.received,
+            }
+        })
+        .collect();
+    cost.max = cost.tiles.iter().map(|t| t.cycles).max().unwrap_or(0);
+    cost
+}
+
+impl CycleModel {
+    /// A model with no phases.
+    pub fn empty() -> CycleModel {
+        CycleModel {
+            target: Target::custom(1, 0),
+            computes: Vec::new(),
+            exchanges: Vec::new(),
+        }
+    }
+
+    /// Computes the static cost of every phase of `exe` (linear in the size of the executable).
+    pub fn new(exe: &Executable) -> CycleModel {
+        CycleModel {
+            target: exe.target.clone(),
+            computes: exe.computes.iter().map(|c| compute_cost(exe, c)).collect(),
+            exchanges: exe
+                .exchanges
+                .iter()
+                .map(|e| exchange_cost(&exe.target, e))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,711 @@
+//! Recording during a run and building the [`Profile`] afterwards.
+//!
+//! The engine calls the recorder once per step (a few integer operations each). The modelled
+//! time of tiles is not advanced during the run: the recorder keeps the step sequence of the
+//! current *segment* (the steps since the last sync after which every tile's clock is equal,
+//! i.e. a global sync, an internal sync on one chip, or the start of a run) and, at its end,
+//! counts it in a map from segment to occurrences. A loop that runs the same supersteps N
+//! times stores one segment and a count. [`Recorder::profile`] replays each distinct segment
+//! once on per-tile clocks with the [`CycleModel`]'s static costs and multiplies by its count,
+//! which gives exactly what replaying the whole run would. Segments longer than
+//! [`SEGMENT_LIMIT`] steps (long loops with no global sync) are replayed when they fill up,
+//! carrying the tiles' clocks into the next segment.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::data::*;
+use super::model::CycleModel;
+use crate::exe::{Executable, SyncKind};
+
+/// Steps after which a segment is replayed at once instead of memoised.
+pub const SEGMENT_LIMIT: usize = 4096;
+
+/// Options of [`crate::Engine::enable_profiling`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// Steps (compute, exchange, sync and label events) of the first runs kept for the
+    /// timeline (the Chrome trace); later steps are counted but not drawn.
+    pub timeline_steps: usize,
+    /// Most tracks of tiles in the timeline; tiles of a chip are grouped to fit.
+    pub timeline_tracks: u32,
+}
+
+impl Default for ProfileOptions {
+    fn default() -> Self {
+        ProfileOptions {
+            timeline_steps: 2000,
+            timeline_tracks: 64,
+        }
+    }
+}
+
+const COMPUTE: u32 = 0;
+const EXCHANGE: u32 = 1;
+const SYNC_INTERNAL: u32 = 2;
+const SYNC_GLOBAL: u32 = 3;
+const ENTER: u32 = 4;
+const EXIT: u32 = 5;
+/// Re-entering a label at the start of a segment (not an execution of the label).
+const RESUME: u32 = 6;
+const RUN_START: u32 = 7;
+
+fn ev(kind: u32, arg: u32) -> u32 {
+    debug_assert!(arg < 1 << 29);
+    (kind << 29) | (arg & ((1 << 29) - 1))
+}
+
+fn kind_of(e: u32) -> (u32, u32) {
+    (e >> 29, e & ((1 << 29) - 1))
+}
+
+/// Records a run's steps; built by `Engine::enable_profiling`.
+#[derive(Debug)]
+pub struct Recorder {
+    model: CycleModel,
+    options: ProfileOptions,
+    labels: HashMap<String, u32>,
+    label_names: Vec<String>,
+    label_exec: Vec<u64>,
+    stack: Vec<u32>,
+    seg: Vec<u32>,
+    segments: HashMap<Vec<u32>, u64>,
+    /// Replays of segments that filled up.
+    base: Option<Acc>,
+    /// The tiles' clocks at the start of the current segment, when they are not all equal.
+    clocks: Option<Vec<u64>>,
+    prefix: Vec<u32>,
+    truncated: bool,
+    compute_exec: Vec<u64>,
+    exchange_exec: Vec<u64>,
+    wall_ns: Vec<u64>,
+    syncs: SyncCounts,
+    runs: u64,
+    run_wall_ns: u64,
+    cache: OnceLock<Profile>,
+}
+
+impl Recorder {
+    /// Precomputes the static costs of `exe`.
+    pub fn new(exe: &Executable, options: ProfileOptions) -> Recorder {
+        Recorder::with_model(CycleModel::new(exe), options)
+    }
+
+    fn with_model(model: CycleModel, options: ProfileOptions) -> Recorder {
+        Recorder {
+            compute_exec: vec![0; model.computes.len()],
+            exchange_exec: vec![0; model.exchanges.len()],
+            wall_ns: vec![0; model.computes.len()],
+            model,
+            options,
+            labels: HashMap::new(),
+            label_names: Vec::new(),
+            label_exec: Vec::new(),
+            stack: Vec::new(),
+            seg: Vec::new(),
+            segments: HashMap::new(),
+            base: None,
+            clocks: None,
+            prefix: Vec::new(),
+            truncated: false,
+            syncs: SyncCounts::default(),
+            runs: 0,
+            run_wall_ns: 0,
+            cache: OnceLock::new(),
+        }
+    }
+
+    /// The static costs.
+    pub fn model(&self) -> &CycleModel {
+        &self.model
+    }
+
+    #[inline]
+    fn push(&mut self, e: u32) {
+        self.seg.push(e);
+        if self.prefix.len() < self.options.timeline_steps {
+            self.prefix.push(e);
+        } else {
+            self.truncated = true;
+        }
+        if self.seg.len() >= SEGMENT_LIMIT {
+            self.replay_now(false);
+        }
+    }
+
+    /// Replays the current segment now; `uniform_end` when it ended where every tile's clock
+    /// is equal.
+    #[cold]
+    fn replay_now(&mut self, uniform_end: bool) {
+        let n = self.model.target.num_tiles() as usize;
+        let acc = self.base.get_or_insert_with(Acc::default);
+        let mut clk = self.clocks.take().unwrap_or_else(|| vec![0; n]);
+        replay(&self.model, &self.seg, &mut clk, 1, acc, None);
+        if !uniform_end {
+            self.clocks = Some(clk);
+        }
+        self.restart_segment();
+    }
+
+    fn restart_segment(&mut self) {
+        self.seg.clear();
+        for &l in &self.stack {
+            self.seg.push(ev(RESUME, l));
+        }
+    }
+
+    /// Ends the current segment at a point where every tile's clock is equal.
+    fn boundary(&mut self) {
+        if self.clocks.is_some() {
+            self.replay_now(true);
+            return;
+        }
+        if let Some(c) = self.segments.get_mut(self.seg.as_slice()) {
+            *c += 1;
+        } else {
+            self.segments.insert(self.seg.clone(), 1);
+        }
+        self.restart_segment();
+    }
+
+    pub(crate) fn begin_run(&mut self) {
+        self.cache = OnceLock::new();
+        self.runs += 1;
+        self.stack.clear();
+        self.seg.clear();
+        if self.prefix.len() < self.options.timeline_steps {
+            self.prefix.push(ev(RUN_START, 0));
+        }
+    }
+
+    pub(crate) fn end_run(&mut self, wall: Duration) {
+        self.run_wall_ns += wall.as_nanos() as u64;
+        self.stack.clear();
+        // The next run starts with every tile's clock equal.
+        self.boundary();
+        self.seg.clear();
+    }
+
+    pub(crate) fn enter(&mut self, name: &str) {
+        let id = match self.labels.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.label_names.len() as u32;
+                self.labels.insert(name.to_string(), id);
+                self.label_names.push(name.to_string());
+                self.label_exec.push(0);
+                id
+            }
+        };
+        self.label_exec[id as usize] += 1;
+        self.stack.push(id);
+        self.push(ev(ENTER, id));
+    }
+
+    pub(crate) fn exit(&mut self) {
+        self.stack.pop();
+        self.push(ev(EXIT, 0));
+    }
+
+    pub(crate) fn sync(&mut self, kind: SyncKind) {
+        match kind {
+            SyncKind::Internal => {
+                self.syncs.internal += 1;
+                self.push(ev(SYNC_INTERNAL, 0));
+                if self.model.target.num_ipus == 1 {
+                    self.boundary();
+                }
+            }
+            SyncKind::Global => {
+                self.syncs.global += 1;
+                self.push(ev(SYNC_GLOBAL, 0));
+                self.boundary();
+            }
+        }
+    }
+
+    pub(crate) fn exchange(&mut self, i: usize) {
+        self.exchange_exec[i] += 1;
+        self.push(ev(EXCHANGE, i as u32));
+    }
+
+    pub(crate) fn compute(&mut self, i: usize, wall: Duration) {
+        self.compute_exec[i] += 1;
+        self.wall_ns[i] += wall.as_nanos() as u64;
+        self.push(ev(COMPUTE, i as u32));
+    }
+
+    /// Forgets everything recorded (keeps the static costs).
+    pub fn clear(&mut self) {
+        let model = std::mem::replace(&mut self.model, CycleModel::empty());
+        *self = Recorder::with_model(model, self.options);
+    }
+
+    /// The profile of everything recorded so far (built on first call after a run, then
+    /// cached).
+    pub fn profile(&self) -> &Profile {
+        self.cache.get_or_init(|| self.build())
+    }
+
+    fn build(&self) -> Profile {
+        let m = &self.model;
+        let n = m.target.num_tiles() as usize;
+        let mut acc = self.base.clone().unwrap_or_default();
+        acc.ensure(n, self.label_names.len());
+        let mut clk = vec![0u64; n];
+        for (seg, &count) in &self.segments {
+            clk.iter_mut().for_each(|c| *c = 0);
+            replay(m, seg, &mut clk, count, &mut acc, None);
+        }
+        let mut timeline = timeline_layout(&m.target, self.options.timeline_tracks);
+        timeline.names = self.label_names.clone();
+        timeline.truncated = self.truncated;
+        {
+            let mut tb = TraceBuilder::new(&m.target, &mut timeline);
+            let mut tacc = Acc::default();
+            clk.iter_mut().for_each(|c| *c = 0);
+            replay(m, &self.prefix, &mut clk, 1, &mut tacc, Some(&mut tb));
+        }
+
+        let mut phases = Vec::new();
+        for (i, c) in m.computes.iter().enumerate() {
+            let executions = self.compute_exec[i];
+            if executions == 0 {
+                continue;
+            }
+            let mut per = vec![0u64; n];
+            for t in &c.tiles {
+                per[t.tile as usize] = t.cycles;
+            }
+            phases.push(PhaseProfile {
+                kind: PhaseKind::Compute,
+                index: i as u32,
+                name: self.phase_name(PhaseKind::Compute, i),
+                executions,
+                tile_cycles: c
+                    .tiles
+                    .iter()
+                    .map(|t| [u64::from(t.tile), t.cycles])
+                    .collect(),
+                per_execution: Stats::of(&per),
+                cycles: executions.saturating_mul(c.max),
+                items: c.vertices,
+                default_estimates: c.default_estimates,
+                bytes: 0,
+                inter_chip_bytes: 0,
+                wall_ns: self.wall_ns[i],
+            });
+        }
+        for (i, e) in m.exchanges.iter().enumerate() {
+            let executions = self.exchange_exec[i];
+            if executions == 0 {
+                continue;
+            }
+            let mut per = vec![0u64; n];
+            for t in &e.tiles {
+                per[t.tile as usize] = t.cycles;
+            }
+            phases.push(PhaseProfile {
+                kind: PhaseKind::Exchange,
+                index: i as u32,
+                name: self.phase_name(PhaseKind::Exchange, i),
+                executions,
+                tile_cycles: e
+                    .tiles
+                    .iter()
+                    .map(|t| [u64::from(t.tile), t.cycles])
+                    .collect(),
+                per_execution: Stats::of(&per),
+                cycles: executions.saturating_mul(e.max),
+                items: e.transfers,
+                default_estimates: 0,
+                bytes: e.bytes,
+                inter_chip_bytes: e.inter_chip_bytes,
+                wall_ns: 0,
+            });
+        }
+        let labels = self
+            .label_names
+            .iter()
+            .enumerate()
+            .map(|(l, name)| {
+                let la = &acc.labels[l];
+                let elapsed = la.elapsed.total();
+                let busy: f64 = la
+                    .compute
+                    .iter()
+                    .zip(&la.exchange)
+                    .map(|(&c, &e)| (c + e) as f64)
+                    .sum::<f64>()
+                    / n.max(1) as f64;
+                LabelProfile {
+                    name: name.clone(),
+                    executions: self.label_exec[l],
+                    elapsed: la.elapsed,
+                    compute: Stats::of(&la.compute),
+                    exchange: Stats::of(&la.exchange),
+                    sync: Stats::of(&la.sync),
+                    effectiveness: if elapsed == 0 {
+                        0.0
+                    } else {
+                        busy / elapsed as f64
+                    },
+                }
+            })
+            .collect();
+        Profile {
+            schema: PROFILE_SCHEMA.to_string(),
+            version: PROFILE_SCHEMA_VERSION,
+            target: m.target.clone(),
+            runs: self.runs,
+            elapsed: acc.elapsed,
+            wall_ns: self.run_wall_ns,
+            syncs: self.syncs,
+            tiles: TileTotals {
+                compute: acc.compute,
+                exchange: acc.exchange,
+                sync: acc.sync,
+            },
+            phases,
+            labels,
+            timeline,
+        }
+    }
+
+    fn phase_name(&self, kind: PhaseKind, i: usize) -> String {
+        match kind {
+            PhaseKind::Compute => self.model.computes[i].name.clone(),
+            PhaseKind::Exchange => self.model.exchanges[i].name.clone(),
+        }
+    }
+}
+
+/// Per-label accumulators (inclusive of nested labels).
+#[derive(Debug, Clone, Default)]
+struct LabelAcc {
+    elapsed: Split,
+    compute: Vec<u64>,
+    exchange: Vec<u64>,
+    sync: Vec<u64>,
+}
+
+/// Accumulated modelled cycles.
+#[derive(Debug, Clone, Default)]
+struct Acc {
+    elapsed: Split,
+    compute: Vec<u64>,
+    exchange: Vec<u64>,
+    sync: Vec<u64>,
+    labels: Vec<LabelAcc>,
+}
+
+impl Acc {
+    fn ensure(&mut self, tiles: usize, labels: usize) {
+        for v in [&mut self.compute, &mut self.exchange, &mut self.sync] {
+            v.resize(tiles, 0);
+        }
+        if self.labels.len() < labels {
+            self.labels.resize_with(labels, || LabelAcc {
+                elapsed: Split::default(),
+                compute: vec![0; tiles],
+                exchange: vec![0; tiles],
+                sync: vec![0; tiles],
+            });
+        }
+    }
+}
+
+/// Which accumulator a phase's cycles go to.
+#[derive(Clone, Copy)]
+enum Cat {
+    Compute,
+    Exchange,
+    Sync,
+}
+
+fn add(acc: &mut Acc, stack: &[u32], cat: Cat, tile: usize, cycles: u64) {
+    let pick = |c: &mut Vec<u64>| {
+        c[tile] = c[tile].saturating_add(cycles);
+    };
+    match cat {
+        Cat::Compute => pick(&mut acc.compute),
+        Cat::Exchange => pick(&mut acc.exchange),
+        Cat::Sync => pick(&mut acc.sync),
+    }
+    for &l in stack {
+        let la = &mut acc.labels[l as usize];
+        match cat {
+            Cat::Compute => pick(&mut la.compute),
+            Cat::Exchange => pick(&mut la.exchange),
+            Cat::Sync => pick(&mut la.sync),
+        }
+    }
+}
+
+fn add_elapsed(acc: &mut Acc, stack: &[u32], cat: Cat, cycles: u64) {
+    let pick = |s: &mut Split| {
+        let f = match cat {
+            Cat::Compute => &mut s.compute,
+            Cat::Exchange => &mut s.exchange,
+            Cat::Sync => &mut s.sync,
+        };
+        *f = f.saturating_add(cycles);
+    };
+    pick(&mut acc.elapsed);
+    for &l in stack {
+        pick(&mut acc.labels[l as usize].elapsed);
+    }
+}
+
+/// Replays `events` on the tiles' clocks `clk`, adding `mult` times their cycles to `acc`
+/// (and drawing them into `trace`).
+fn replay(
+    m: &CycleModel,
+    events: &[u32],
+    clk: &mut [u64],
+    mult: u64,
+    acc: &mut Acc,
+    mut trace: Option<&mut TraceBuilder<'_>>,
+) {
+    let n = clk.len();
+    acc.ensure(n, 0);
+    let mut stack: Vec<u32> = Vec::new();
+    let mut f = clk.iter().copied().max().unwrap_or(0);
+    let tpi = m.target.tiles_per_ipu.max(1) as usize;
+    for &e in events {
+        let (k, a) = kind_of(e);
+        match k {
+            COMPUTE | EXCHANGE => {
+                let f0 = f;
+                let (cat, kind, name) = if k == COMPUTE {
+                    let c = &m.computes[a as usize];
+                    for t in &c.tiles {
+                        let i = t.tile as usize;
+                        let before = clk[i];
+                        clk[i] = before.saturating_add(t.cycles);
+                        f = f.max(clk[i]);
+                        add(acc, &stack, Cat::Compute, i, t.cycles.saturating_mul(mult));
+                        if let Some(tb) = trace.as_deref_mut() {
+                            tb.tile(i, before, clk[i]);
+                        }
+                    }
+                    (Cat::Compute, SpanKind::Compute, c.name.as_str())
+                } else {
+                    let x = &m.exchanges[a as usize];
+                    for t in &x.tiles {
+                        let i = t.tile as usize;
+                        let before = clk[i];
+                        clk[i] = before.saturating_add(t.cycles);
+                        f = f.max(clk[i]);
+                        add(acc, &stack, Cat::Exchange, i, t.cycles.saturating_mul(mult));
+                        if let Some(tb) = trace.as_deref_mut() {
+                            tb.tile(i, before, clk[i]);
+                        }
+                    }
+                    (Cat::Exchange, SpanKind::Exchange, x.name.as_str())
+                };
+                add_elapsed(acc, &stack, cat, (f - f0).saturating_mul(mult));
+                if let Some(tb) = trace.as_deref_mut() {
+                    tb.flush(kind, name);
+                }
+            }
+            SYNC_INTERNAL | SYNC_GLOBAL => {
+                let global = k == SYNC_GLOBAL;
+                let cost = u64::from(if global {
+                    m.target.global_sync_cycles
+                } else {
+                    m.target.internal_sync_cycles
+                });
+                let scope = if global { n.max(1) } else { tpi };
+                for chip in clk.chunks_mut(scope).enumerate() {
+                    let (c, tiles) = chip;
+                    let t_end = tiles
+                        .iter()
+                        .copied()
+                        .max()
+                        .unwrap_or(0)
+                        .saturating_add(cost);
+                    for (j, t) in tiles.iter_mut().enumerate() {
+                        let i = c * scope + j;
+                        add(acc, &stack, Cat::Sync, i, (t_end - *t).saturating_mul(mult));
+                        if let Some(tb) = trace.as_deref_mut() {
+                            tb.tile(i, *t, t_end);
+                        }
+                        *t = t_end;
+                    }
+                }
+                f = f.saturating_add(cost);
+                add_elapsed(acc, &stack, Cat::Sync, cost.saturating_mul(mult));
+                if let Some(tb) = trace.as_deref_mut() {
+                    tb.flush(
+                        SpanKind::Sync,
+                        if global {
+                            "sync (global)"
+                        } else {
+                            "sync (internal)"
+                        },
+                    );
+                }
+            }
+            ENTER | RESUME => {
+                acc.ensure(n, a as usize + 1);
+                stack.push(a);
+                if let Some(tb) = trace.as_deref_mut() {
+                    tb.open.push((a, f));
+                }
+            }
+            EXIT => {
+                stack.pop();
+                if let Some(tb) = trace.as_deref_mut() {
+                    tb.close(f);
+                }
+            }
+            RUN_START => {
+                clk.iter_mut().for_each(|c| *c = f);
+                if let Some(tb) = trace.as_deref_mut() {
+                    while !tb.open.is_empty() {
+                        tb.close(f);
+                    }
+                }
+            }
+            _ => unreachable!("unknown event kind"),
+        }
+    }
+    if let Some(tb) = trace {
+        while !tb.open.is_empty() {
+            tb.close(f);
+        }
+    }
+}
+
+/// The timeline's tracks: track 0 for labels, then groups of consecutive tiles of each chip.
+fn timeline_layout(target: &crate::Target, max_tracks: u32) -> Timeline {
+    let (chips, tpi) = (target.num_ipus, target.tiles_per_ipu.max(1));
+    let per_chip = (max_tracks.max(1) / chips.max(1)).clamp(1, tpi);
+    let group = tpi.div_ceil(per_chip);
+    let mut tracks = vec![Track {
+        name: "labels".into(),
+        chip: None,
+        first_tile: 0,
+        last_tile: target.num_tiles().saturating_sub(1),
+    }];
+    for c in 0..chips {
+        let mut s = 0;
+        while s < tpi {
+            let e = (s + group).min(tpi) - 1;
+            let (first, last) = (c * tpi + s, c * tpi + e);
+            tracks.push(Track {
+                name: if first == last {
+                    format!("tile {first}")
+                } else {
+                    format!("tiles {first}-{last}")
+                },
+                chip: Some(c),
+                first_tile: first,
+                last_tile: last,
+            });
+            s += group;
+        }
+    }
+    Timeline {
+        tracks,
+        ..Timeline::default()
+    }
+}
+
+/// Draws replayed phases into a [`Timeline`], one span per track per phase.
+struct TraceBuilder<'a> {
+    tl: &'a mut Timeline,
+    tiles_per_ipu: usize,
+    group: usize,
+    per_chip: usize,
+    lo: Vec<u64>,
+    hi: Vec<u64>,
+    touched: Vec<u32>,
+    names: HashMap<String, u32>,
+    /// Open labels: (name index, start).
+    open: Vec<(u32, u64)>,
+}
+
+impl<'a> TraceBuilder<'a> {
+    fn new(target: &crate::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
+        let tracks = tl.tracks.len().saturating_sub(1);
+        let tpi = target.tiles_per_ipu.max(1) as usize;
+        let per_chip = tracks / target.num_ipus.max(1) as usize;
+        let group = tpi.div_ceil(per_chip.max(1));
+        let names = tl
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i as u32))
+            .collect();
+        TraceBuilder {
+            tl,
+            tiles_per_ipu: tpi,
+            group,
+            per_chip,
+            lo: vec![u64::MAX; tracks],
+            hi: vec![0; tracks],
+            touched: Vec::new(),
+            names,
+            open: Vec::new(),
+        }
+    }
+
+    fn tile(&mut self, tile: usize, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        let (c, t) = (tile / self.tiles_per_ipu, tile % self.tiles_per_ipu);
+        let g = c * self.per_chip + t / self.group;
+        if self.lo[g] == u64::MAX {
+            self.touched.push(g as u32);
+        }
+        self.lo[g] = self.lo[g].min(start);
+        self.hi[g] = self.hi[g].max(end);
+    }
+
+    fn name(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.names.get(name) {
+            return i;
+        }
+        let i = self.tl.names.len() as u32;
+        self.tl.names.push(name.to_string());
+        self.names.insert(name.to_string(), i);
+        i
+    }
+
+    fn flush(&mut self, kind: SpanKind, name: &str) {
+        if self.touched.is_empty() {
+            return;
+        }
+        let name = self.name(name);
+        self.touched.sort_unstable();
+        for &g in &self.touched {
+            let g = g as usize;
+            self.tl.spans.push(Span {
+                track: g as u32 + 1,
+                kind,
+                name,
+                start: self.lo[g],
+                dur: self.hi[g] - self.lo[g],
+            });
+            self.lo[g] = u64::MAX;
+            self.hi[g] = 0;
+        }
+        self.touched.clear();
+    }
+
+    fn close(&mut self, end: u64) {
+        if let Some((name, start)) = self.open.pop() {
+            self.tl.spans.push(Span {
+                track: 0,
+                kind: SpanKind::Label,
+                name,
+                start,
+                dur: end - start,
+            });
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Reports of a [`Profile`]: text summary, JSON and Chrome trace.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::data::*;
+
+/// Errors of reading a profile.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read profile {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("not a poplar profile: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not a poplar profile (schema '{0}')")]
+    Schema(String),
+    #[error("profile schema version {found} is not supported (this build reads {supported})")]
+    Version { found: u32, supported: u32 },
+    #[error("inconsistent profile: {0}")]
+    Inconsistent(String),
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+impl Profile {
+    /// The profile as JSON (schema [`PROFILE_SCHEMA`], version [`PROFILE_SCHEMA_VERSION`]).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a profile always serializes")
+    }
+
+    /// Reads a profile written by [`Profile::to_json`]; checks the schema name, the version
+    /// and that per-tile arrays match the target.
+    pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
+        let v: serde_json::Value = serde_json::from_str(text)?;
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(PROFILE_SCHEMA) => {}
+            other => return Err(ProfileError::Schema(other.unwrap_or("none").to_string())),
+        }
+        let version = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0);
+        if version != u64::from(PROFILE_SCHEMA_VERSION) {
+            return Err(ProfileError::Version {
+                found: u32::try_from(version).unwrap_or(u32::MAX),
+                supported: PROFILE_SCHEMA_VERSION,
+            });
+        }
+        let p: Profile = serde_json::from_value(v)?;
+        let n = u64::from(p.target.num_ipus) * u64::from(p.target.tiles_per_ipu);
+        for (what, a) in [
+            ("compute", &p.tiles.compute),
+            ("exchange", &p.tiles.exchange),
+            ("sync", &p.tiles.sync),
+        ] {
+            if a.len() as u64 != n {
+                return Err(ProfileError::Inconsistent(format!(
+                    "tiles.{what} has {} entries for {n} tiles",
+                    a.len()
+                )));
+            }
+        }
+        let tracks = p.timeline.tracks.len() as u32;
+        let names = p.timeline.names.len() as u32;
+        if let Some(s) = p
+            .timeline
+            .spans
+            .iter()
+            .find(|s| s.track >= tracks || s.name >= names)
+        {
+            return Err(ProfileError::Inconsistent(format!(
+                "span {s:?} refers to a missing track or name"
+            )));
+        }
+        Ok(p)
+    }
+
+    /// Reads a profile file.
+    pub fn load(path: impl AsRef<std::path::Path>) -> Result<Profile, ProfileError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Profile::from_json(&text)
+    }
+
+    /// Writes the profile as JSON.
+    pub fn save(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
+        std::fs::write(path, self.to_json())
+    }
+
+    /// Modelled elapsed cycles of everything recorded.
+    pub fn total_cycles(&self) -> u64 {
+        self.elapsed.total()
+    }
+
+    /// Compute, exchange and sync cycles of each label, in order of first execution.
+    pub fn summary_by_label(&self) -> Vec<LabelSummary> {
+        self.labels
+            .iter()
+            .map(|l| LabelSummary {
+                name: l.name.clone(),
+                executions: l.executions,
+                compute: l.elapsed.compute,
+                exchange: l.elapsed.exchange,
+                sync: l.elapsed.sync,
+                total: l.elapsed.total(),
+            })
+            .collect()
+    }
+
+    /// The label named `name`.
+    pub fn label(&self, name: &str) -> Option<&LabelProfile> {
+        self.labels.iter().find(|l| l.name == name)
+    }
+
+    /// Phases of one compute set or exchange by name.
+    pub fn phases_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a PhaseProfile> {
+        self.phases.iter().filter(move |p| p.name == name)
+    }
+
+    /// A text summary in the spirit of Poplar's `printProfileSummary`.
+    pub fn text_summary(&self) -> String {
+        let mut s = String::new();
+        let t = &self.target;
+        let total = self.total_cycles();
+        let secs = total as f64 / t.clock_hz;
+        let _ = writeln!(
+            s,
+            "Profile summary (modelled cycles; schema v{})",
+            self.version
+        );
+        let _ = writeln!(
+            s,
+            "  target: {} chip(s) x {} tiles, {} workers/tile, {:.2} GHz",
+            t.num_ipus,
+            t.tiles_per_ipu,
+            t.workers_per_tile,
+            t.clock_hz / 1e9
+        );
+        let _ = writeln!(
+            s,
+            "  runs: {}, modelled {} cycles ({:.3} ms at the clock), host wall {:.3} ms",
+            self.runs,
+            total,
+            secs * 1e3,
+            self.wall_ns as f64 / 1e6
+        );
+        let e = &self.elapsed;
+        let _ = writeln!(
+            s,
+            "  elapsed: compute {} ({:.1}%), exchange {} ({:.1}%), sync {} ({:.1}%)",
+            e.compute,
+            pct(e.compute, total),
+            e.exchange,
+            pct(e.exchange, total),
+            e.sync,
+            pct(e.sync, total)
+        );
+        let _ = writeln!(
+            s,
+            "  syncs: {} internal, {} global",
+            self.syncs.internal, self.syncs.global
+        );
+        let tiles = |name: &str, v: &[u64], s: &mut String| {
+            let st = Stats::of(v);
+            let _ = writeln!(
+                s,
+                "  per tile {name:<8}: min {} median {} max {} mean {:.0} std {:.0} effectiveness {:.1}%",
+                st.min,
+                st.median,
+                st.max,
+                st.mean,
+                st.std,
+                100.0 * st.effectiveness
+            );
+        };
+        tiles("compute", &self.tiles.compute, &mut s);
+        tiles("exchange", &self.tiles.exchange, &mut s);
+        tiles("sync", &self.tiles.sync, &mut s);
+        if !self.labels.is_empty() {
+            let _ = writeln!(s, "\nPrograms by label (elapsed cycles, inclusive):");
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>8}",
+                "label", "runs", "compute", "exchange", "sync", "total", "effect."
+            );
+            for l in &self.labels {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>7.1}%",
+                    l.name,
+                    l.executions,
+                    l.elapsed.compute,
+                    l.elapsed.exchange,
+                    l.elapsed.sync,
+                    l.elapsed.total(),
+                    100.0 * l.effectiveness
+                );
+            }
+        }
+        let _ = writeln!(s, "\nPhases (cycles of the busiest tile x executions):");
+        let _ = writeln!(
+            s,
+            "  {:<9} {:<28} {:>7} {:>12} {:>9} {:>9} {:>9} {:>7} {:>11}",
+            "kind", "name", "execs", "cycles", "min", "median", "max", "effect.", "wall us"
+        );
+        let mut phases: Vec<&PhaseProfile> = self.phases.iter().collect();
+        phases.sort_by(|a, b| b.cycles.cmp(&a.cycles));
+        let mut flagged = false;
+        for p in phases {
+            let flag = if p.default_estimates > 0 {
+                flagged = true;
+                "*"
+            } else {
+                ""
+            };
+            let wall = if p.kind == PhaseKind::Compute {
+                format!("{:.1}", p.wall_ns as f64 / 1e3)
+            } else {
+                "-".into()
+            };
+            let st = &p.per_execution;
+            let _ = writeln!(
+                s,
+                "  {:<9} {:<28} {:>7} {:>12} {:>9} {:>9} {:>9} {:>6.1}% {:>11}",
+                match p.kind {
+                    PhaseKind::Compute => "compute",
+                    PhaseKind::Exchange => "exchange",
+                },
+                format!("{}{flag}", truncate(&p.name, 27)),
+                p.executions,
+                p.cycles,
+                st.min,
+                st.median,
+                st.max,
+                100.0 * st.effectiveness,
+                wall
+            );
+        }
+        if flagged {
+            let _ = writeln!(
+                s,
+                "  * some vertices use the default cycle estimate (their codelet gives none)"
+            );
+        }
+        s
+    }
+
+    /// The timeline as a Chrome trace-event JSON object (opens in Perfetto and
+    /// chrome://tracing). Time unit: one modelled cycle per microsecond of the trace.
+    pub fn chrome_trace(&self) -> serde_json::Value {
+        let tl = &self.timeline;
+        let mut events = Vec::with_capacity(tl.spans.len() + 2 * tl.tracks.len());
+        let pid_of = |t: &Track| t.chip.map_or(0, |c| c + 1);
+        let mut named_pids = std::collections::BTreeSet::new();
+        for (i, t) in tl.tracks.iter().enumerate() {
+            let pid = pid_of(t);
+            if named_pids.insert(pid) {
+                events.push(json!({
+                    "name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                    "args": {"name": match t.chip {
+                        Some(c) => format!("chip {c}"),
+                        None => "program".to_string(),
+                    }}
+                }));
+                events.push(json!({
+                    "name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+                    "args": {"sort_index": pid}
+                }));
+            }
+            events.push(json!({
+                "name": "thread_name", "ph": "M", "pid": pid, "tid": i,
+                "args": {"name": t.name}
+            }));
+        }
+        for s in &tl.spans {
+            let t = &tl.tracks[s.track as usize];
+            let cat = match s.kind {
+                SpanKind::Compute => "compute",
+                SpanKind::Exchange => "exchange",
+                SpanKind::Sync => "sync",
+                SpanKind::Label => "label",
+            };
+            events.push(json!({
+                "name": tl.names[s.name as usize],
+                "cat": cat,
+                "ph": "X",
+                "ts": s.start,
+                "dur": s.dur,
+                "pid": pid_of(t),
+                "tid": s.track,
+                "args": {"cycles": s.dur, "first_tile": t.first_tile, "last_tile": t.last_tile}
+            }));
+        }
+        json!({
+            "traceEvents": events,
+            "displayTimeUnit": "ns",
+            "otherData": {
+                "schema": "poplar-trace",
+                "version": PROFILE_SCHEMA_VERSION,
+                "time_unit": "cycle",
+                "clock_hz": self.target.clock_hz,
+                "truncated": tl.truncated,
+            }
+        })
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}

@@ -1,0 +1,323 @@
+//! Cycle model on hand-computed cases, and the recorder's replay against direct formulas.
+
+use super::model::*;
+use super::*;
+use crate::exe::*;
+use crate::target::{ChipTopology, Target};
+
+fn exe(target: Target) -> Executable {
+    let n = target.num_tiles() as usize;
+    Executable {
+        target,
+        codelets: vec![
+            CodeletRef {
+                name: "single".into(),
+                signature: String::new(),
+                fields: vec![],
+                multi_worker: false,
+            },
+            CodeletRef {
+                name: "multi".into(),
+                signature: String::new(),
+                fields: vec![],
+                multi_worker: true,
+            },
+        ],
+        tiles: vec![TileImage::default(); n],
+        computes: vec![],
+        exchanges: vec![],
+        programs: vec![],
+        functions: vec![],
+        host_tensors: vec![],
+        streams: vec![],
+        variable_names: vec![],
+    }
+}
+
+fn v(cycles: u64, multi: bool) -> VertexInst {
+    VertexInst {
+        codelet: u32::from(multi),
+        id: 0,
+        fields: vec![],
+        lists: vec![],
+        cycles,
+        cycles_estimated: true,
+    }
+}
+
+fn tile(t: u32, vertices: Vec<VertexInst>) -> TileCompute {
+    TileCompute {
+        tile: t,
+        pre_copies: vec![],
+        vertices,
+        post_copies: vec![],
+    }
+}
+
+fn phase(name: &str, tiles: Vec<TileCompute>) -> ComputePhase {
+    ComputePhase {
+        name: name.into(),
+        tiles,
+    }
+}
+
+fn xfer(src: u32, bytes: u32, dsts: &[u32]) -> Transfer {
+    Transfer {
+        src_tile: src,
+        src_offset: 0,
+        bytes,
+        dsts: dsts.iter().map(|&d| (d, 0)).collect(),
+    }
+}
+
+fn xphase(transfers: Vec<Transfer>) -> ExchangePhase {
+    ExchangePhase {
+        name: "x".into(),
+        transfers,
+    }
+}
+
+#[test]
+fn one_vertex() {
+    let e = exe(Target::custom(4, 1024));
+    let c = compute_cost(&e, &phase("a", vec![tile(2, vec![v(100, false)])]));
+    assert_eq!(c.max, 100);
+    assert_eq!(c.tiles.len(), 1);
+    assert_eq!(c.tiles[0].tile, 2);
+    assert_eq!(c.tiles[0].cycles, 100);
+    assert_eq!(c.default_estimates, 0);
+}
+
+#[test]
+fn six_vertices_on_six_workers() {
+    let e = exe(Target::custom(1, 1024));
+    let six: Vec<_> = (0..6).map(|_| v(100, false)).collect();
+    assert_eq!(compute_cost(&e, &phase("a", vec![tile(0, six)])).max, 100);
+    // A seventh waits for the first free worker.
+    let seven: Vec<_> = (0..7).map(|_| v(100, false)).collect();
+    let c = compute_cost(&e, &phase("a", vec![tile(0, seven)]));
+    assert_eq!(c.max, 200);
+    assert_eq!(c.tiles[0].worker_cycles, 700);
+    // Greedy: 300, then 100 x 5 on the other workers, then 100 goes to worker 1 → max 300.
+    let mut mixed = vec![v(300, false)];
+    mixed.extend((0..6).map(|_| v(100, false)));
+    assert_eq!(compute_cost(&e, &phase("a", vec![tile(0, mixed)])).max, 300);
+}
+
+#[test]
+fn multi_worker_vertex_runs_on_every_worker() {
+    let e = exe(Target::custom(1, 1024));
+    // The estimate is one worker's share: 50 on all six.
+    let c = compute_cost(&e, &phase("a", vec![tile(0, vec![v(50, true)])]));
+    assert_eq!(c.max, 50);
+    assert_eq!(c.tiles[0].worker_cycles, 300);
+    // After a 100-cycle vertex on worker 0, worker 0 finishes its share at 150.
+    let c = compute_cost(
+        &e,
+        &phase("a", vec![tile(0, vec![v(100, false), v(50, true)])]),
+    );
+    assert_eq!(c.max, 150);
+}
+
+#[test]
+fn copies_and_default_estimates() {
+    let e = exe(Target::custom(1, 1024));
+    let mut t = tile(0, vec![v(10, false)]);
+    t.pre_copies.push(LocalCopy {
+        src: 0,
+        dst: 64,
+        bytes: 20,
+    });
+    t.post_copies.push(LocalCopy {
+        src: 64,
+        dst: 0,
+        bytes: 8,
+    });
+    t.vertices[0].cycles_estimated = false;
+    let c = compute_cost(&e, &phase("a", vec![t]));
+    // (4 + ceil(20/8)) + 10 + (4 + 1)
+    assert_eq!(c.tiles[0].copy_cycles, 7 + 5);
+    assert_eq!(c.max, 22);
+    assert_eq!(c.default_estimates, 1);
+}
+
+#[test]
+fn one_broadcast() {
+    let t = Target::custom(4, 1024);
+    let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[1, 2, 3])]));
+    // setup 16 + ceil(100 / 4): sent once, received by each.
+    assert_eq!(c.tiles.len(), 4);
+    assert!(c.tiles.iter().all(|x| x.cycles == 41));
+    assert_eq!(c.tiles[0].bytes_sent, 100);
+    assert_eq!(c.tiles[0].recv_cycles, 0);
+    assert_eq!(c.bytes, 100);
+    assert_eq!(c.bytes_delivered, 300);
+    assert_eq!(c.inter_chip_bytes, 0);
+    // Two messages into one tile add up on the receive side.
+    let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[3]), xfer(1, 100, &[3])]));
+    assert_eq!(c.tiles[2].tile, 3);
+    assert_eq!(c.tiles[2].cycles, 82);
+    assert_eq!(c.max, 82);
+}
+
+#[test]
+fn two_chip_transfer() {
+    let mut t = Target::gc200_multi(2);
+    t.tiles_per_ipu = 4;
+    let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[5])]));
+    // setup 16 + 100 / 0.1 + 1 hop x 800.
+    assert_eq!(c.max, 16 + 1000 + 800);
+    assert!(c.tiles.iter().all(|x| x.cycles == 1816));
+    assert_eq!(c.inter_chip_bytes, 100);
+    // Ladder of 8 chips: chip 0 to chip 7 is 4 hops; on a torus 1.
+    let mut t8 = Target::gc200_multi(8);
+    t8.tiles_per_ipu = 1;
+    let c = exchange_cost(&t8, &xphase(vec![xfer(0, 10, &[7])]));
+    assert_eq!(c.max, 16 + 100 + 4 * 800);
+    t8.topology = ChipTopology::Torus;
+    let c = exchange_cost(&t8, &xphase(vec![xfer(0, 10, &[7])]));
+    assert_eq!(c.max, 16 + 100 + 800);
+    // A broadcast to a local tile and two tiles of one remote chip: one on-chip and one link
+    // message from the source.
+    let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[1, 4, 5])]));
+    assert_eq!(c.tiles[0].send_cycles, 41 + 1016 + 800);
+}
+
+/// Two compute phases: tile 0 busy 100 then idle, tile 1 busy 10 then 100.
+fn two_phase_exe() -> Executable {
+    let mut e = exe(Target::custom(2, 1024));
+    e.computes.push(phase(
+        "A",
+        vec![tile(0, vec![v(100, false)]), tile(1, vec![v(10, false)])],
+    ));
+    e.computes
+        .push(phase("B", vec![tile(1, vec![v(100, false)])]));
+    e
+}
+
+#[test]
+fn elided_sync_lets_a_phase_start_early() {
+    let e = two_phase_exe();
+    // No sync between A and B: tile 1 runs B right after its part of A.
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(0, Default::default());
+    r.compute(1, Default::default());
+    r.end_run(Default::default());
+    let p = r.profile();
+    assert_eq!(p.elapsed.compute, 110);
+    assert_eq!(p.elapsed.sync, 0);
+    assert_eq!(p.tiles.compute, vec![100, 110]);
+    // With an internal sync, B waits for tile 0: 100 + 150 + 100.
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(0, Default::default());
+    r.sync(SyncKind::Internal);
+    r.compute(1, Default::default());
+    r.end_run(Default::default());
+    let p = r.profile();
+    assert_eq!(p.total_cycles(), 350);
+    assert_eq!(p.elapsed.sync, 150);
+    assert_eq!(p.tiles.sync, vec![150, 90 + 150]);
+    assert_eq!(p.syncs.internal, 1);
+}
+
+#[test]
+fn internal_sync_waits_per_chip_global_for_all() {
+    let mut t = Target::gc200_multi(2);
+    t.tiles_per_ipu = 1;
+    let mut e = exe(t);
+    e.computes.push(phase(
+        "A",
+        vec![tile(0, vec![v(100, false)]), tile(1, vec![v(10, false)])],
+    ));
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(0, Default::default());
+    r.sync(SyncKind::Internal);
+    r.end_run(Default::default());
+    // Each chip syncs alone: no waiting across chips.
+    assert_eq!(r.profile().tiles.sync, vec![150, 150]);
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(0, Default::default());
+    r.sync(SyncKind::Global);
+    r.end_run(Default::default());
+    assert_eq!(r.profile().tiles.sync, vec![1500, 90 + 1500]);
+    assert_eq!(r.profile().total_cycles(), 1600);
+}
+
+#[test]
+fn memoised_and_long_segments_match_the_formula() {
+    let e = two_phase_exe();
+    // 1000 iterations of [A, sync, B, sync]: memoised as one segment.
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.enter("loop");
+    for _ in 0..1000 {
+        r.compute(0, Default::default());
+        r.sync(SyncKind::Internal);
+        r.compute(1, Default::default());
+        r.sync(SyncKind::Internal);
+    }
+    r.exit();
+    r.end_run(Default::default());
+    let p = r.profile().clone();
+    assert_eq!(p.total_cycles(), 1000 * 500);
+    assert_eq!(p.elapsed.compute, 1000 * 200);
+    let l = p.label("loop").unwrap();
+    assert_eq!(l.executions, 1);
+    assert_eq!(l.elapsed.total(), 1000 * 500);
+    assert_eq!(p.summary_by_label()[0].sync, 1000 * 300);
+    // Many steps without a sync: replayed in pieces of SEGMENT_LIMIT, clocks carried over.
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    let n = 3 * SEGMENT_LIMIT as u64 + 7;
+    for _ in 0..n {
+        r.compute(0, Default::default());
+        r.compute(1, Default::default());
+    }
+    r.sync(SyncKind::Internal);
+    r.compute(0, Default::default());
+    r.end_run(Default::default());
+    let p = r.profile();
+    // Tile 0: 100 per iteration; tile 1: 110 per iteration (the slowest).
+    assert_eq!(p.elapsed.compute, 110 * n + 100);
+    assert_eq!(p.tiles.sync, vec![10 * n + 150, 150]);
+    assert_eq!(p.total_cycles(), 110 * n + 150 + 100);
+}
+
+#[test]
+fn stats_and_effectiveness() {
+    let s = Stats::of(&[0, 10, 20, 30]);
+    assert_eq!((s.min, s.median, s.max), (0, 20, 30));
+    assert_eq!(s.mean, 15.0);
+    assert!((s.std - 125f64.sqrt()).abs() < 1e-12);
+    assert_eq!(s.effectiveness, 0.5);
+    assert_eq!(Stats::of(&[]).effectiveness, 0.0);
+}
+
+#[test]
+fn timeline_has_one_span_per_track_and_phase() {
+    let e = two_phase_exe();
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.enter("main");
+    r.compute(0, Default::default());
+    r.sync(SyncKind::Internal);
+    r.compute(1, Default::default());
+    r.exit();
+    r.end_run(Default::default());
+    let tl = &r.profile().timeline;
+    assert_eq!(tl.tracks.len(), 3);
+    let spans: Vec<_> = tl
+        .spans
+        .iter()
+        .map(|s| (s.track, tl.names[s.name as usize].as_str(), s.start, s.dur))
+        .collect();
+    assert!(spans.contains(&(1, "A", 0, 100)));
+    assert!(spans.contains(&(2, "A", 0, 10)));
+    assert!(spans.contains(&(2, "sync (internal)", 10, 240)));
+    assert!(spans.contains(&(2, "B", 250, 100)));
+    assert!(spans.contains(&(0, "main", 0, 350)));
+}
