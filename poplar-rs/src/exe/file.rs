@@ -286,9 +286,7 @@ impl Executable {
         let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
         self.write_to(&mut w).map_err(|e| io_err(path, e))?;
-        let file = w.into_inner().map_err(|e| io_err(path, e.into_error()))?;
-        file.sync_data().ok();
-        Ok(())
+        w.flush().map_err(|e| io_err(path, e))
     }
 
     /// Reads and verifies an executable written by [`Executable::save`]. Init blocks are read
