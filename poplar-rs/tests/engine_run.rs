@@ -98,6 +98,22 @@ fn bool_host_tensor_round_trip() {
 }
 
 #[test]
+fn u8_and_i32_host_tensors_round_trip() {
+    let mut b = Builder::new(1, 64);
+    b.host("bytes", DType::U8, vec![run(0, 1, 3), run(0, 9, 2)]);
+    b.host("ints", DType::I32, vec![run(0, 16, 8)]);
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.write_tensor("bytes", &[1u8, 2, 255, 4, 5]).unwrap();
+    e.write_tensor("ints", &[-1i32, i32::MIN]).unwrap();
+    assert_eq!(e.read_tensor::<u8>("bytes").unwrap(), vec![1, 2, 255, 4, 5]);
+    assert_eq!(e.read_tensor::<i32>("ints").unwrap(), vec![-1, i32::MIN]);
+    assert_eq!(
+        e.read_memory(0, 0, 12).unwrap(),
+        vec![0, 1, 2, 255, 0, 0, 0, 0, 0, 4, 5, 0]
+    );
+}
+
+#[test]
 fn exchange_with_broadcast() {
     let mut b = Builder::new(4, 64);
     b.init(0, 0, (1..=16).collect());

@@ -313,9 +313,9 @@ struct InStream {
 // Element <-> byte conversion
 
 fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
-    debug_assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size());
+    assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size());
     if cfg!(target_endian = "little") {
-        // SAFETY: `Element` is sealed to f32, i32, u32 and bool: no padding, size equal to the
+        // SAFETY: `Element` is sealed to f32, i32, u32, u8 and bool: no padding, size equal to the
         // dtype size, little-endian in memory on this target; every initialized value is a
         // valid sequence of bytes (bool is 0 or 1).
         Cow::Borrowed(unsafe {
@@ -328,11 +328,13 @@ fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
 
 fn bytes_to_elems<T: Element>(bytes: &[u8]) -> Vec<T> {
     let size = T::DTYPE.size();
+    assert_eq!(std::mem::size_of::<T>(), size);
     if cfg!(target_endian = "little") && T::DTYPE != DType::Bool {
         let n = bytes.len() / size;
         let mut v = vec![T::default(); n];
-        // SAFETY: T is f32, i32 or u32 (sealed `Element`, bool excluded above): 4 bytes, no
-        // padding, every bit pattern valid; `v` holds exactly n * size bytes.
+        // SAFETY: T is f32, i32, u32 or u8 (sealed `Element`, bool excluded above): size equal
+        // to the dtype size (asserted in `elems_as_bytes`' debug check, true for all of them),
+        // no padding, every bit pattern valid; `v` holds exactly n * size bytes.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * size)
         };
