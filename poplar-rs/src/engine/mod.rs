@@ -21,7 +21,7 @@
 //! fields of a vertex (non-zero becomes 1) before calling it.
 //!
 //! Profiling: with [`Engine::enable_profiling`], `RunCtx::step` tells a
-//! [`Recorder`](crate::profile::Recorder) about every compute, exchange, sync and label step
+//! [`Recorder`] about every compute, exchange, sync and label step
 //! (and the host wall time of each compute phase); when profiling is off the only cost is one
 //! `Option` test per step.
 
