@@ -280,3 +280,75 @@ impl CycleModel {
         }
     }
 }
+
+impl CycleModel {
+    /// The static model as text: cycles of one execution of each phase, over tiles.
+    pub fn text_summary(&self) -> String {
+        use std::fmt::Write as _;
+        let n = self.target.num_tiles() as usize;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Static cycle model ({} chip(s) x {} tiles): one execution of each phase",
+            self.target.num_ipus, self.target.tiles_per_ipu
+        );
+        let _ = writeln!(
+            s,
+            "  {:<9} {:>5} {:<28} {:>7} {:>9} {:>9} {:>9} {:>7} {:>10}",
+            "kind", "index", "name", "tiles", "min", "median", "max", "effect.", "bytes"
+        );
+        let mut flagged = false;
+        let mut row = |kind: &str,
+                       i: usize,
+                       name: &str,
+                       cycles: Vec<(TileId, u64)>,
+                       bytes: String,
+                       flag: bool| {
+            let mut per = vec![0u64; n];
+            for &(t, c) in &cycles {
+                if let Some(x) = per.get_mut(t as usize) {
+                    *x = c;
+                }
+            }
+            let st = super::Stats::of(&per);
+            flagged |= flag;
+            let name = format!("{name}{}", if flag { "*" } else { "" });
+            let _ = writeln!(
+                s,
+                "  {kind:<9} {i:>5} {name:<28} {:>7} {:>9} {:>9} {:>9} {:>6.1}% {bytes:>10}",
+                cycles.len(),
+                st.min,
+                st.median,
+                st.max,
+                100.0 * st.effectiveness
+            );
+        };
+        for (i, c) in self.computes.iter().enumerate() {
+            row(
+                "compute",
+                i,
+                &c.name,
+                c.tiles.iter().map(|t| (t.tile, t.cycles)).collect(),
+                "-".into(),
+                c.default_estimates > 0,
+            );
+        }
+        for (i, e) in self.exchanges.iter().enumerate() {
+            row(
+                "exchange",
+                i,
+                &e.name,
+                e.tiles.iter().map(|t| (t.tile, t.cycles)).collect(),
+                e.bytes.to_string(),
+                false,
+            );
+        }
+        if flagged {
+            let _ = writeln!(
+                s,
+                "  * some vertices use the default cycle estimate (their codelet gives none)"
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,204 @@
+//! `poplar`: reports of saved poplar-rs executables and profiles.
+//!
+//! - `poplar memory EXE`: per-tile memory report;
+//! - `poplar profile FILE`: the summary of a saved profile (JSON), or the static cycle model of
+//!   an executable (cycles of one execution of each phase);
+//! - `poplar trace PROFILE -o trace.json`: the Chrome trace (opens in Perfetto);
+//! - `poplar plot FILE... -o DIR`: SVG plots (cycles per tile, per phase, per label; memory per
+//!   tile).
+
+mod plot;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use poplar::exe::ExecutableError;
+use poplar::profile::{CycleModel, MemoryReport, Profile, ProfileError};
+use poplar::Executable;
+
+/// Errors of the CLI, each naming the file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{path}: {source}")]
+    Exe {
+        path: String,
+        source: ExecutableError,
+    },
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot draw the plot: {message}")]
+    Plot { path: String, message: String },
+}
+
+const AFTER_HELP: &str = "\
+Executables are checked on load, including that every codelet they use is registered with the \
+same layout. This binary links the standard codelet library (codelets::link()); an executable \
+that uses an application's own codelets (e.g. the cardiac app's) cannot be loaded here: \
+use that application's reporting instead, or save a profile (Profile::save) and read that.";
+
+#[derive(Parser)]
+#[command(name = "poplar", version, about = "Memory and cycle reports of poplar-rs executables and profiles", after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Memory per tile of a saved executable: always-live vs temporary, by category and item,
+    /// and the tiles closest to the limit.
+    Memory {
+        exe: PathBuf,
+        /// How many of the fullest tiles to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Summary of a saved profile (JSON), or the static cycle model of a saved executable.
+    Profile {
+        file: PathBuf,
+        /// Print the profile's JSON (normalised) instead of the summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the Chrome trace-event file of a saved profile (opens in Perfetto).
+    Trace {
+        profile: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Render SVG plots: from a profile, tiles.svg, phases.svg and labels.svg; from an
+    /// executable, memory.svg.
+    Plot {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output directory (created if missing).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Phases drawn in phases.svg.
+        #[arg(long, default_value_t = 6)]
+        top: usize,
+    },
+}
+
+/// A file given on the command line: a profile (JSON) or an executable.
+enum Input {
+    Profile(Box<Profile>),
+    Exe(Box<Executable>),
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+    move |source| CliError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn load_exe(path: &Path) -> Result<Executable, CliError> {
+    Executable::load(path).map_err(|source| CliError::Exe {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn load(path: &Path) -> Result<Input, CliError> {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(io_err(path))?;
+    let json = head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{');
+    if json {
+        Ok(Input::Profile(Box::new(Profile::load(path)?)))
+    } else {
+        Ok(Input::Exe(Box::new(load_exe(path)?)))
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(io_err(path))
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    codelets::link();
+    match cli.cmd {
+        Cmd::Memory { exe, top, json } => {
+            let report = MemoryReport::from_executable(&load_exe(&exe)?);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).expect("a report serializes")
+                );
+            } else {
+                print!("{}", report.text(top));
+            }
+        }
+        Cmd::Profile { file, json } => match load(&file)? {
+            Input::Profile(p) if json => println!("{}", p.to_json()),
+            Input::Profile(p) => print!("{}", p.text_summary()),
+            Input::Exe(e) => print!("{}", CycleModel::new(&e).text_summary()),
+        },
+        Cmd::Trace { profile, output } => {
+            let p = Profile::load(&profile)?;
+            let text = serde_json::to_string(&p.chrome_trace()).expect("a trace serializes");
+            write(&output, &text)?;
+            eprintln!(
+                "wrote {} ({} spans{})",
+                output.display(),
+                p.timeline.spans.len(),
+                if p.timeline.truncated {
+                    ", timeline truncated"
+                } else {
+                    ""
+                }
+            );
+        }
+        Cmd::Plot { files, output, top } => {
+            std::fs::create_dir_all(&output).map_err(io_err(&output))?;
+            let many = files.len() > 1;
+            for (k, f) in files.iter().enumerate() {
+                let prefix = if many { format!("{k}-") } else { String::new() };
+                let out = |name: &str| output.join(format!("{prefix}{name}"));
+                match load(f)? {
+                    Input::Profile(p) => {
+                        for (name, r) in [
+                            ("tiles.svg", plot::tiles(&p, &out("tiles.svg"))),
+                            ("phases.svg", plot::phases(&p, &out("phases.svg"), top)),
+                            ("labels.svg", plot::labels(&p, &out("labels.svg"))),
+                        ] {
+                            r?;
+                            eprintln!("wrote {}", out(name).display());
+                        }
+                    }
+                    Input::Exe(e) => {
+                        let m = MemoryReport::from_executable(&e);
+                        plot::memory(&m, &out("memory.svg"))?;
+                        eprintln!("wrote {}", out("memory.svg").display());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("poplar: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
