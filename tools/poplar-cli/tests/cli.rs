@@ -1,0 +1,135 @@
+//! The `poplar` binary on files made here: reports, trace and plots, and typed errors (exit
+//! code 1, no panic) on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codelets::ops;
+use poplar::profile::ProfileOptions;
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("poplar-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Saves a small executable and its profile in `d`.
+fn files(d: &Path) -> (PathBuf, PathBuf) {
+    codelets::link();
+    let mut g = Graph::new(&Target::custom(4, 64 * 1024));
+    let x = g.add_variable(DType::F32, &[400], "x");
+    let y = g.add_variable(DType::F32, &[400], "y");
+    g.map_linearly(&x, 16).unwrap();
+    g.map_linearly(&y, 150).unwrap();
+    g.create_host_write("x", &x).unwrap();
+    let cs = g.add_compute_set("double");
+    ops::add(&mut g, cs, &x, &x, &y).unwrap();
+    let p = Program::labelled("main", vec![Program::repeat(3, Program::execute(cs))]);
+    let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
+    let exe_path = d.join("t.popexe");
+    exe.save(&exe_path).unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
+    e.enable_profiling(ProfileOptions::default());
+    e.write_tensor("x", &[1.0f32; 400]).unwrap();
+    e.run(0).unwrap();
+    let prof_path = d.join("t.profile.json");
+    e.profile().unwrap().save(&prof_path).unwrap();
+    (exe_path, prof_path)
+}
+
+fn poplar(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_poplar"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn reports_trace_and_plots() {
+    let d = dir("ok");
+    let (exe, prof) = files(&d);
+    let (ok, out, _) = poplar(&["memory".as_ref(), exe.as_os_str()]);
+    assert!(ok);
+    assert!(out.contains("Tiles closest to the limit"), "{out}");
+    assert!(out.contains("temporaries"), "{out}");
+    let (ok, out, _) = poplar(&["profile".as_ref(), prof.as_os_str()]);
+    assert!(ok);
+    assert!(
+        out.contains("Programs by label") && out.contains("main"),
+        "{out}"
+    );
+    assert!(out.contains("double (in)"), "{out}");
+    let (ok, out, _) = poplar(&["profile".as_ref(), exe.as_os_str()]);
+    assert!(ok);
+    assert!(out.contains("Static cycle model"), "{out}");
+    let trace = d.join("trace.json");
+    let (ok, _, err) = poplar(&[
+        "trace".as_ref(),
+        prof.as_os_str(),
+        "-o".as_ref(),
+        trace.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert!(!v["traceEvents"].as_array().unwrap().is_empty());
+    let plots = d.join("plots");
+    let (ok, _, err) = poplar(&[
+        "plot".as_ref(),
+        prof.as_os_str(),
+        exe.as_os_str(),
+        "-o".as_ref(),
+        plots.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    for f in [
+        "0-tiles.svg",
+        "0-phases.svg",
+        "0-labels.svg",
+        "1-memory.svg",
+    ] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{f}"
+        );
+        assert!(
+            svg.contains("<rect") || svg.contains("<polyline"),
+            "{f} draws nothing"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let d = dir("bad");
+    let cases: [(&str, &[u8]); 4] = [
+        ("garbage.popexe", &[7u8; 100]),
+        ("empty.popexe", b""),
+        (
+            "bad.json",
+            b"{\"schema\": \"poplar-profile\", \"version\": 1}",
+        ),
+        ("other.json", b"{\"schema\": \"else\"}"),
+    ];
+    for (name, bytes) in cases {
+        let p = d.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        for cmd in ["memory", "profile"] {
+            let (ok, _, err) = poplar(&[cmd.as_ref(), p.as_os_str()]);
+            assert!(!ok, "{cmd} {name} succeeded");
+            assert!(err.starts_with("poplar: "), "{cmd} {name}: {err}");
+            assert!(!err.contains("panicked"), "{cmd} {name}: {err}");
+        }
+    }
+    let (ok, _, err) = poplar(&["memory".as_ref(), d.join("missing").as_os_str()]);
+    assert!(!ok && err.contains("missing"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
