@@ -6,7 +6,9 @@
 //!   on 1,472 and on 16 × 1,472 tiles: wall time and peak RSS;
 //! - superstep: overhead of one compute superstep of empty vertices on 1,472 tiles;
 //! - exchange: throughput of a large halo exchange as a ratio to memcpy in the same run;
-//! - file: save and load of the 1,472-tile executable, bulk payload throughput.
+//! - file: save and load of the 1,472-tile executable, bulk payload throughput;
+//! - profile: run time with profiling off and on (interleaved samples), on the `superstep`
+//!   workload and on a labelled halo loop on 2 x 1,472 tiles, and the time to build the profile.
 
 use std::time::Instant;
 
@@ -280,6 +282,81 @@ fn bench_file(exe: &Executable) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Median run times (µs per superstep) of `exe` with profiling off and on, interleaved so that
+/// machine noise hits both alike; also the time to build the profile afterwards.
+fn profile_off_on(name: &str, exe: &Executable, supersteps: f64, threads: usize) {
+    let opts = EngineOptions {
+        threads: Some(threads),
+        ..Default::default()
+    };
+    let mut off = Engine::new(exe, opts.clone()).unwrap();
+    let mut on = Engine::new(exe, opts).unwrap();
+    on.enable_profiling(poplar::profile::ProfileOptions::default());
+    let (mut t_off, mut t_on, mut t_build) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..31 {
+        // Alternate which engine runs first.
+        for profiled in [i % 2 == 0, i % 2 != 0] {
+            let (e, out) = if profiled {
+                (&mut on, &mut t_on)
+            } else {
+                (&mut off, &mut t_off)
+            };
+            let t = Instant::now();
+            e.run(0).unwrap();
+            out.push(t.elapsed().as_secs_f64() * 1e6 / supersteps);
+        }
+        let t = Instant::now();
+        std::hint::black_box(on.profile().unwrap().total_cycles());
+        t_build.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (a, b) = (median(t_off), median(t_on));
+    println!(
+        "  {name}, {threads} thread(s): off {a:.2} µs/superstep, on {b:.2} µs/superstep, on/off {:.3}; building the profile {:.2} ms",
+        b / a,
+        median(t_build)
+    );
+}
+
+fn bench_profile() {
+    println!("== profile: run time with profiling off vs on (medians of 31 interleaved runs)");
+    // The `superstep` workload: 1,000 compute supersteps of 1,472 empty vertices, no syncs.
+    let target = Target::gc200();
+    let mut g = Graph::new(&target);
+    let cs = g.add_compute_set("empty");
+    for t in 0..target.num_tiles() {
+        let v = g.add_vertex(cs, "bench::Nothing");
+        g.set_tile_mapping(v, t).unwrap();
+    }
+    let reps = 1000u32;
+    let exe = compile(
+        &g,
+        &[Program::repeat(reps, Program::execute(cs))],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    for threads in [1usize, 2] {
+        profile_off_on(
+            "empty supersteps, 1,472 tiles",
+            &exe,
+            f64::from(reps),
+            threads,
+        );
+    }
+    // A labelled halo loop on two chips: sync, exchange (some of it inter-chip) and compute.
+    let target = Target::gc200_multi(2);
+    let (g, progs) = halo_graph(&target, 2 * 1472 * 64, 4, 8);
+    let reps = 100u32;
+    let body = Program::labelled("PDE", vec![progs[0].clone()]);
+    let exe = compile(
+        &g,
+        &[Program::repeat(reps, body)],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let steps = exe.computes.len() as f64 * f64::from(reps);
+    profile_off_on("labelled halo loop, 2 x 1,472 tiles", &exe, steps, 2);
+}
+
 fn main() {
     let which = std::env::args()
         .skip(1)
@@ -299,5 +376,8 @@ fn main() {
     }
     if let (true, Some(exe)) = (all || which == "file", exe.as_ref()) {
         bench_file(exe);
+    }
+    if all || which == "profile" {
+        bench_profile();
     }
 }
