@@ -1,30 +1,10 @@
-//! Tutorial 4: looking inside a compiled executable — memory per tile and BSP phases.
+//! Tutorial 4: profiling — memory per tile, the cycle model, and a profiled run.
 //!
 //! Run: `cargo run -p codelets --example tut4_profiling`
 
 use codelets::ops;
-use poplar::exe::Step;
+use poplar::profile::{CycleModel, MemoryReport, ProfileOptions};
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
-
-/// Counts of the BSP steps in a lowered program.
-#[derive(Default, Debug)]
-struct StepCounts {
-    syncs: usize,
-    exchanges: usize,
-    computes: usize,
-}
-
-fn count(step: &Step, c: &mut StepCounts) {
-    match step {
-        Step::Seq(steps) => steps.iter().for_each(|s| count(s, c)),
-        Step::Label { body, .. } | Step::Repeat { body, .. } => count(body, c),
-        Step::Sync(_) => c.syncs += 1,
-        Step::Exchange(_) => c.exchanges += 1,
-        Step::Compute(_) => c.computes += 1,
-        // Control flow and host streams (not used here).
-        _ => {}
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     codelets::link();
@@ -35,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let y = graph.add_variable(DType::F32, &[n], "y");
     let s = graph.add_variable(DType::F32, &[1], "s");
     graph.map_linearly(&x, 64)?;
-    // y is mapped in larger blocks than x, so `y = 2x` needs an exchange.
+    // y is mapped in larger blocks than x, so `y = x + x` needs an exchange.
     graph.map_linearly(&y, 1500)?;
     graph.set_tile_mapping(&s, 0)?;
     graph.create_host_write("x", &x)?;
@@ -47,65 +27,46 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let program = Program::labelled("main", vec![Program::execute(cs), sum]);
     let exe = compile(&graph, &[program], &CompileOptions::default())?;
 
-    // Memory: every tile's total, and where it goes.
-    println!("memory per tile (budget {} B):", exe.target.bytes_per_tile);
-    for (i, t) in exe.tiles.iter().enumerate() {
-        println!(
-            "  tile {i}: {} B ({} always live, {} temporaries)",
-            t.memory_bytes, t.always_live_bytes, t.temporary_bytes
-        );
-        for item in t.breakdown.iter().take(4) {
-            println!(
-                "      {:>7} B  {:?}  {}",
-                item.bytes, item.category, item.name
-            );
-        }
-    }
+    // Memory: always-live and temporary bytes per tile, by category and item.
+    let memory = MemoryReport::from_executable(&exe);
+    print!("{}", memory.text(2));
 
-    // Phases: each compute set becomes exchange-in, compute, exchange-out supersteps.
-    let mut steps = StepCounts::default();
-    count(&exe.programs[0], &mut steps);
-    println!(
-        "program 0: {} compute, {} exchange, {} sync steps",
-        steps.computes, steps.exchanges, steps.syncs
-    );
-    for c in &exe.computes {
-        // A tile runs its vertices one after another; the phase lasts as long as the busiest
-        // tile (cycles are the codelets' estimates).
-        let busiest = c
-            .tiles
-            .iter()
-            .map(|t| t.vertices.iter().map(|v| v.cycles).sum::<u64>())
-            .max()
-            .unwrap_or(0);
-        let vertices: usize = c.tiles.iter().map(|t| t.vertices.len()).sum();
-        println!(
-            "  compute '{}': {} tiles, {vertices} vertices, busiest tile ~{busiest} cycles",
-            c.name,
-            c.tiles.len()
-        );
-    }
-    for e in &exe.exchanges {
-        let bytes: u64 = e.transfers.iter().map(|t| u64::from(t.bytes)).sum();
-        println!(
-            "  exchange '{}': {} transfers, {bytes} B",
-            e.name,
-            e.transfers.len()
-        );
-    }
+    // The cycle model alone: what one execution of each phase costs, per tile.
+    let model = CycleModel::new(&exe);
+    print!("{}", model.text_summary());
 
-    // Run it and check the result.
+    // A profiled run: the engine records which phases ran; the profile adds up their cycles.
     let mut engine = Engine::new(&exe, EngineOptions::default())?;
+    engine.enable_profiling(ProfileOptions::default());
     let xs: Vec<f32> = (0..n).map(|i| (i % 10) as f32).collect();
     engine.write_tensor("x", &xs)?;
     engine.run(0)?;
+    let profile = engine.profile().expect("profiling is on");
+    print!("{}", profile.text_summary());
+    for l in profile.summary_by_label() {
+        println!(
+            "label {}: compute {} + exchange {} + sync {} = {} cycles",
+            l.name, l.compute, l.exchange, l.sync, l.total
+        );
+    }
+
+    // Files for the `poplar` tool: `poplar profile`, `poplar trace`, `poplar plot`.
+    let dir = std::env::temp_dir().join("poplar-tut4");
+    std::fs::create_dir_all(&dir)?;
+    exe.save(dir.join("tut4.popexe"))?;
+    profile.save(dir.join("tut4.profile.json"))?;
+    let trace = profile.chrome_trace().to_string();
+    std::fs::write(dir.join("tut4.trace.json"), trace)?;
+    println!("saved {}", dir.display());
+
     let got = engine.read_tensor::<f32>("s")?[0];
     let want: f32 = xs.iter().map(|v| v + v).sum();
     println!("sum = {got} (host {want})");
-    // Small integers: every partial sum is exact in f32.
-    let used = exe.tiles.iter().all(|t| t.memory_bytes > 0);
-    if got != want || !used || steps.computes < 2 {
-        eprintln!("tut4: MISMATCH against the host computation");
+    // Small integers: every partial sum is exact in f32. The one label spans the whole run.
+    let main = profile.label("main").map(|l| l.elapsed.total());
+    let fits = memory.total.max <= memory.bytes_per_tile;
+    if got != want || main != Some(profile.total_cycles()) || !fits || profile.runs != 1 {
+        eprintln!("tut4: MISMATCH against the host computation or the profile");
         std::process::exit(1);
     }
     println!("tut4: OK");
