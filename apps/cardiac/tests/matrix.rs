@@ -179,13 +179,6 @@ fn stable_dt_coarse() {
     check_stable_dt(0.2, 100);
 }
 
-/// The 0.1 mm slab has 2.5 M cells: run with `cargo test --release -- --ignored`.
-#[test]
-#[ignore = "2.5 M cells; run in release"]
-fn stable_dt_fine() {
-    check_stable_dt(0.1, 50);
-}
-
 /// Iterating Z at the stable step from noise (the modes most at risk) does not grow.
 #[test]
 fn explicit_steps_do_not_blow_up() {

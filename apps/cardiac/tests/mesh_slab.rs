@@ -231,33 +231,3 @@ fn defaults_fill_only_missing_fields() {
     assert_eq!(m3.clone().with_default_fibres(None).unwrap().fibres, None);
 }
 
-/// The 0.1 mm Niederer slab (2.52 M tets) must build in a couple of seconds. Run with
-/// `cargo test --release -- --ignored` to time it; debug builds are much slower.
-#[test]
-#[ignore]
-fn niederer_0_1mm_timing() {
-    let t0 = std::time::Instant::now();
-    let m = TetMesh::slab(20.0, 7.0, 3.0, 0.1);
-    let gen = t0.elapsed();
-    assert_eq!(m.num_cells(), 2_520_000);
-    let t1 = std::time::Instant::now();
-    let nb = m.face_neighbours();
-    let adj = t1.elapsed();
-    let boundary = nb.iter().flatten().filter(|&&x| x == NO_NEIGHBOUR).count();
-    assert_eq!(boundary, 4 * (200 * 70 + 70 * 30 + 200 * 30));
-    let t2 = std::time::Instant::now();
-    m.validate().unwrap();
-    let val = t2.elapsed();
-    let path = std::env::temp_dir().join(format!("poplar-slab-{}.vtu", std::process::id()));
-    let act = vec![0.0f32; m.num_cells()];
-    let t3 = std::time::Instant::now();
-    cardiac::mesh::write_vtu(&path, &m, &[("activation", &act)]).unwrap();
-    let write = t3.elapsed();
-    let size = std::fs::metadata(&path).map(|md| md.len()).unwrap_or(0);
-    std::fs::remove_file(&path).ok();
-    eprintln!(
-        "slab 0.1 mm: generate {gen:?}, face_neighbours {adj:?}, validate {val:?}, \
-         write_vtu {write:?} ({} MB)",
-        size / 1_000_000
-    );
-}

@@ -259,39 +259,3 @@ fn bad_input_is_reported() {
     ));
 }
 
-/// Timing and Table-1 figures on the finer Niederer slabs (0.2 mm: 315 k cells; 0.1 mm: 2.5 M
-/// cells) over one IPU's 1472 tiles. Run with `cargo test --release -- --ignored --nocapture`.
-#[test]
-#[ignore = "large meshes; run in release"]
-fn plans_at_fine_resolution() {
-    for dx in [0.2, 0.1] {
-        let t0 = std::time::Instant::now();
-        let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
-        let op = assemble_operator(&mesh, &Conductivity::niederer()).unwrap();
-        let ell = op.to_ellpack(op.stable_dt());
-        let adjacency = mesh.face_neighbours();
-        let t1 = std::time::Instant::now();
-        let k = 1472;
-        let parts = partition_cells(&adjacency, k).unwrap();
-        let t2 = std::time::Instant::now();
-        println!(
-            "\ndx {dx} mm: {} cells, k = {k}; mesh+matrix {:.1} s, METIS {:.1} s",
-            ell.n,
-            (t1 - t0).as_secs_f64(),
-            (t2 - t1).as_secs_f64()
-        );
-        println!("{}", PartitionStats::table_header());
-        for strategy in Strategy::ALL {
-            let t3 = std::time::Instant::now();
-            let p = plan(&parts, k, &ell, strategy).unwrap();
-            let locals = localize(&ell, &p).unwrap();
-            let t4 = std::time::Instant::now();
-            assert_eq!(locals.len(), k);
-            println!(
-                "{}   (plan+localize {:.2} s)",
-                PartitionStats::new(&p).table_row(),
-                (t4 - t3).as_secs_f64()
-            );
-        }
-    }
-}
