@@ -4,5 +4,7 @@
 pub mod matrix;
 pub mod mesh;
 pub mod partition;
+pub mod plot;
+pub mod report;
 pub mod solver;
 pub mod tp06;

@@ -3,15 +3,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::{CellType, ReadOptions, TetMesh};
 use cardiac::partition::{PartitionStats, Strategy};
+use cardiac::plot::{plot_diagonal, Series};
+use cardiac::report::RunReport;
 use cardiac::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup, Stimulus};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use poplar::{EngineOptions, Executable};
+use poplar::{EngineOptions, Executable, Target};
+use serde::{Deserialize, Serialize};
 
 #[derive(Parser)]
 #[command(
@@ -34,19 +37,40 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Run a saved executable.
+    /// Run a saved executable (written by `cardiac compile`).
     Exec {
         file: PathBuf,
-        /// Simulated time to run (ms).
+        /// Simulated time to run (ms), or less when every cell has activated.
         #[arg(long, default_value_t = 5.0)]
         t_end: f64,
+        /// Write results.json here (benchmark points of a slab executable).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Simulator threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
     },
-    /// The paper's Table 1: partition and halo figures per chip count and strategy.
+    /// The paper's Table 1: partition, halo and memory figures per chip count and strategy.
     Partition {
         #[arg(long, default_value_t = 0.5)]
         dx: f64,
         #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16])]
         chips: Vec<u32>,
+    },
+    /// Plot activation time along the slab diagonal from results.json files (or the folders
+    /// holding them) of `cardiac run`, one line per file, as an SVG.
+    PlotDiagonal {
+        /// results.json files or folders, e.g. out/dx0.5 out/dx0.2 out/dx0.1.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output SVG file.
+        #[arg(short, long, default_value = "out/diagonal.svg")]
+        output: PathBuf,
+        #[arg(
+            long,
+            default_value = "Niederer slab: activation along the diagonal P1 → P8"
+        )]
+        title: String,
     },
 }
 
@@ -82,9 +106,37 @@ struct ProblemArgs {
     /// Number of chips (1,472 tiles each).
     #[arg(long, default_value_t = 1)]
     chips: u32,
+    /// Use only this many tiles (default: all tiles of the chips).
+    #[arg(long)]
+    tiles: Option<usize>,
     /// Halo strategy.
     #[arg(long, value_enum, default_value_t = StrategyArg::MixedClean)]
     strategy: StrategyArg,
+}
+
+impl ProblemArgs {
+    /// The built-in slab at `dx` with every other option at its default.
+    fn slab(dx: f64) -> ProblemArgs {
+        ProblemArgs {
+            dx,
+            mesh: None,
+            scale: 1.0,
+            fibre: None,
+            cell_type: CellKind::Epi,
+            stim_box: None,
+            stim_sphere: None,
+            stim_surface: None,
+            dt_ode: 0.02,
+            chips: 1,
+            tiles: None,
+            strategy: StrategyArg::MixedClean,
+        }
+    }
+
+    /// Slab size for reports; `None` for a user mesh.
+    fn slab_dx(&self) -> Option<f64> {
+        self.mesh.is_none().then_some(self.dx)
+    }
 }
 
 #[derive(Args)]
@@ -132,25 +184,106 @@ impl From<StrategyArg> for Strategy {
     }
 }
 
-/// Niederer benchmark points (mm).
-const POINTS: [(&str, [f64; 3]); 9] = [
-    ("P1", [0.0, 0.0, 0.0]),
-    ("P2", [0.0, 7.0, 0.0]),
-    ("P3", [20.0, 0.0, 0.0]),
-    ("P4", [20.0, 7.0, 0.0]),
-    ("P5", [0.0, 0.0, 3.0]),
-    ("P6", [0.0, 7.0, 3.0]),
-    ("P7", [20.0, 0.0, 3.0]),
-    ("P8", [20.0, 7.0, 3.0]),
-    ("P9", [10.0, 3.5, 1.5]),
-];
+/// Where `compile` records, beside the executable, which cells are the benchmark points and the
+/// diagonal samples, so that `exec` can report them (FILE.probes.json).
+#[derive(Serialize, Deserialize)]
+struct Probes {
+    dx_mm: Option<f64>,
+    dt_ode_ms: f64,
+    /// (name, point, mesh cell) of P1..P9.
+    points: Vec<(String, [f64; 3], usize)>,
+    /// (s, point, mesh cell) along the diagonal.
+    diagonal: Vec<(f64, [f64; 3], usize)>,
+}
+
+impl Probes {
+    fn new(setup: &Setup, dx_mm: Option<f64>) -> Probes {
+        // The same cells RunReport::new samples.
+        let res = Results {
+            activation: (0..setup.n).map(|i| i as f32).collect(),
+            v: Vec::new(),
+            t: 0.0,
+        };
+        let r = RunReport::new(setup, &res, dx_mm);
+        Probes {
+            dx_mm,
+            dt_ode_ms: f64::from(setup.dt_ode),
+            points: r
+                .points
+                .iter()
+                .map(|p| (p.name.clone(), p.point_mm, p.activation_ms as usize))
+                .collect(),
+            diagonal: r
+                .diagonal
+                .iter()
+                .map(|d| (d.s, d.point_mm, d.activation_ms as usize))
+                .collect(),
+        }
+    }
+
+    fn report(&self, res: &Results) -> Result<RunReport> {
+        let at = |c: usize| {
+            res.activation.get(c).copied().with_context(|| {
+                format!(
+                    "probe cell {c} is outside the {} cells",
+                    res.activation.len()
+                )
+            })
+        };
+        Ok(RunReport {
+            dx_mm: self.dx_mm,
+            dt_ode_ms: Some(self.dt_ode_ms),
+            cells: Some(res.activation.len()),
+            t_ms: res.t,
+            points: self
+                .points
+                .iter()
+                .map(|(n, p, c)| {
+                    Ok(cardiac::report::PointTime {
+                        name: n.clone(),
+                        point_mm: *p,
+                        activation_ms: at(*c)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+            diagonal: self
+                .diagonal
+                .iter()
+                .map(|(s, p, c)| {
+                    Ok(cardiac::report::DiagonalSample {
+                        s: *s,
+                        point_mm: *p,
+                        activation_ms: at(*c)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+}
 
 fn load_mesh(a: &ProblemArgs) -> Result<TetMesh> {
     let mesh = match &a.mesh {
-        None => TetMesh::slab(20.0, 7.0, 3.0, a.dx),
+        None => {
+            ensure!(
+                a.dx > 0.0 && a.dx <= 3.0,
+                "--dx {} mm: the slab needs 0 < dx <= 3 mm (the benchmark uses 0.5, 0.2, 0.1)",
+                a.dx
+            );
+            TetMesh::slab(20.0, 7.0, 3.0, a.dx)
+        }
         Some(p) => {
+            ensure!(
+                p.is_file(),
+                "mesh file {} does not exist or is not a file",
+                p.display()
+            );
+            ensure!(
+                a.scale.is_finite() && a.scale > 0.0,
+                "--scale {} must be positive",
+                a.scale
+            );
             let m = cardiac::mesh::read_mesh(p, &ReadOptions::with_scale(a.scale))
-                .with_context(|| format!("reading {}", p.display()))?;
+                .with_context(|| format!("reading mesh {}", p.display()))?;
             let ct = match a.cell_type {
                 CellKind::Endo => CellType::Endo,
                 CellKind::Mid => CellType::Mid,
@@ -158,12 +291,14 @@ fn load_mesh(a: &ProblemArgs) -> Result<TetMesh> {
             };
             let m = m.with_default_cell_type(ct);
             match &a.fibre {
-                Some(f) => m.with_default_fibres(Some([f[0], f[1], f[2]]))?,
+                Some(f) => m
+                    .with_default_fibres(Some([f[0], f[1], f[2]]))
+                    .context("--fibre")?,
                 None => m,
             }
         }
     };
-    mesh.validate()?;
+    mesh.validate().context("the mesh is not valid")?;
     Ok(mesh)
 }
 
@@ -176,17 +311,33 @@ fn setup(a: &ProblemArgs, mesh: &TetMesh) -> Result<Setup> {
     } else {
         Conductivity::niederer()
     };
-    let cells = if let Some(b) = &a.stim_box {
-        mesh.cells_in_box([b[0], b[1], b[2]], [b[3], b[4], b[5]])
+    let (cells, what) = if let Some(b) = &a.stim_box {
+        (
+            mesh.cells_in_box([b[0], b[1], b[2]], [b[3], b[4], b[5]]),
+            format!("box {b:?} mm"),
+        )
     } else if let Some(s) = &a.stim_sphere {
-        mesh.cells_in_sphere([s[0], s[1], s[2]], s[3])
+        (
+            mesh.cells_in_sphere([s[0], s[1], s[2]], s[3]),
+            format!("sphere {s:?} mm"),
+        )
     } else if let Some(tag) = &a.stim_surface {
-        mesh.cells_touching_surface(tag)?
+        (
+            mesh.cells_touching_surface(tag).context("--stim-surface")?,
+            format!("surface {tag}"),
+        )
     } else {
-        mesh.cells_in_box([0.0; 3], [1.5; 3])
+        (
+            mesh.cells_in_box([0.0; 3], [1.5; 3]),
+            "the corner cube [0, 1.5]³ mm".to_string(),
+        )
     };
     if cells.is_empty() {
-        bail!("the stimulus region contains no cell");
+        let bb = mesh
+            .bounding_box()
+            .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
+            .unwrap_or_default();
+        bail!("the stimulus region ({what}) contains no cell centroid{bb}");
     }
     let stim = Stimulus {
         cells,
@@ -197,8 +348,35 @@ fn setup(a: &ProblemArgs, mesh: &TetMesh) -> Result<Setup> {
     Ok(Setup::new(mesh, &cond, a.dt_ode, &stim)?)
 }
 
-fn device_config(a: &ProblemArgs) -> DeviceConfig {
-    DeviceConfig::chips(a.chips, a.strategy.into())
+fn device_config(a: &ProblemArgs) -> Result<DeviceConfig> {
+    ensure!(
+        (1..=64).contains(&a.chips),
+        "--chips {} must be between 1 and 64",
+        a.chips
+    );
+    let mut cfg = DeviceConfig::chips(a.chips, a.strategy.into());
+    if let Some(t) = a.tiles {
+        ensure!(
+            t >= 1 && t <= cfg.tiles,
+            "--tiles {t} must be between 1 and {}",
+            cfg.tiles
+        );
+        cfg.tiles = t;
+    }
+    Ok(cfg)
+}
+
+fn describe_machine(t: &Target, tiles_used: usize, strategy: Strategy) -> String {
+    format!(
+        "{} chip(s) × {} tiles, {} KiB per tile, {} workers per tile, {:.2} GHz; {} tiles used; halo strategy {}",
+        t.num_ipus,
+        t.tiles_per_ipu,
+        t.bytes_per_tile / 1024,
+        t.workers_per_tile,
+        t.clock_hz / 1e9,
+        tiles_used,
+        strategy.name()
+    )
 }
 
 fn run_device(
@@ -214,17 +392,20 @@ fn run_device(
             threads,
             ..Default::default()
         },
-    )?;
+    )
+    .context("setting up the engine")?;
     let t0 = Instant::now();
     loop {
-        run.run_chunk()?;
+        run.run_chunk().context("running the engine")?;
         let t = run.time()?;
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();
+        let secs = t0.elapsed().as_secs_f64();
         eprint!(
-            "\r  t = {t:7.2} ms, activated {done}/{} cells, {:.1} s",
+            "\r  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)   ",
             act.len(),
-            t0.elapsed().as_secs_f64()
+            100.0 * done as f64 / act.len().max(1) as f64,
+            secs / f64::from(t).max(1e-9)
         );
         if f64::from(t) >= t_end - 1e-6 || done == act.len() {
             break;
@@ -234,183 +415,377 @@ fn run_device(
     Ok((run.results()?, t0.elapsed().as_secs_f64()))
 }
 
-fn print_points(setup: &Setup, res: &Results) {
+fn print_points(r: &RunReport) {
+    if r.points.is_empty() {
+        return;
+    }
     println!("activation times at the benchmark points (ms; -1 = not activated):");
-    for (name, p) in POINTS {
-        let c = setup.nearest_cell(p);
+    for p in &r.points {
+        let [x, y, z] = p.point_mm;
         println!(
-            "  {name} ({:>4}, {:>3}, {:>3}) mm: {:8.3}",
-            p[0], p[1], p[2], res.activation[c]
+            "  {} ({x:>4}, {y:>3}, {z:>3}) mm  {:8.3}",
+            p.name, p.activation_ms
         );
     }
 }
 
-fn write_outputs(dir: &Path, mesh: &TetMesh, setup: &Setup, res: &Results) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
+/// Activation summary for any mesh: how many activated, earliest/median/latest.
+fn print_activation_summary(setup: &Setup, res: &Results) {
+    let mut act: Vec<f32> = res
+        .activation
+        .iter()
+        .copied()
+        .filter(|&a| a >= 0.0)
+        .collect();
+    act.sort_by(f32::total_cmp);
+    println!(
+        "activated {} of {} cells ({:.1} %)",
+        act.len(),
+        setup.n,
+        100.0 * act.len() as f64 / setup.n.max(1) as f64
+    );
+    if let (Some(first), Some(last)) = (act.first(), act.last()) {
+        println!(
+            "activation time: first {first:.3} ms, median {:.3} ms, last {last:.3} ms",
+            act[act.len() / 2]
+        );
+    }
+    let stim: Vec<f32> = (0..setup.n)
+        .filter(|&i| setup.stim_current[i] != 0.0)
+        .map(|i| res.activation[i])
+        .collect();
+    let stim_act = stim.iter().filter(|&&a| a >= 0.0).count();
+    println!(
+        "stimulated cells: {} ({} activated, latest at {:.3} ms)",
+        stim.len(),
+        stim_act,
+        stim.iter().copied().fold(-1.0f32, f32::max)
+    );
+}
+
+fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     cardiac::mesh::write_vtu(
         dir.join("activation.vtu"),
         mesh,
         &[("activation_ms", &res.activation), ("v_mV", &res.v)],
-    )?;
-    let pts: Vec<serde_json::Value> = POINTS
-        .iter()
-        .map(|(n, p)| serde_json::json!({"name": n, "point_mm": p, "activation_ms": res.activation[setup.nearest_cell(*p)]}))
-        .collect();
-    let diag: Vec<serde_json::Value> = (0..=40)
-        .map(|i| {
-            let f = f64::from(i) / 40.0;
-            let p = [20.0 * f, 7.0 * f, 3.0 * f];
-            serde_json::json!({"s": f, "point_mm": p, "activation_ms": res.activation[setup.nearest_cell(p)]})
-        })
-        .collect();
-    let j = serde_json::json!({"t_ms": res.t, "points": pts, "diagonal": diag});
-    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(&j)?)?;
+    )
+    .with_context(|| format!("writing {}/activation.vtu", dir.display()))?;
+    report
+        .save(dir.join("results.json"))
+        .with_context(|| format!("writing {}/results.json", dir.display()))?;
     Ok(())
 }
 
-fn partition_table(setup: &Setup, chips: u32, strategy: Strategy) -> Result<String> {
-    let cfg = DeviceConfig::chips(chips, strategy);
-    let p = device::build(setup, &cfg)?;
-    let exe = device::compile_problem(&p)?;
-    let stats = PartitionStats::new(&p.plan);
-    let mut mem: Vec<u32> = exe
+fn cmd_run(a: RunArgs) -> Result<()> {
+    let t_end = if a.quick { 5.0 } else { a.t_end };
+    ensure!(
+        t_end > 0.0 && t_end.is_finite(),
+        "--t-end {t_end} must be positive"
+    );
+    let t_all = Instant::now();
+    let t = Instant::now();
+    let mesh = load_mesh(&a.problem)?;
+    let setup = setup(&a.problem, &mesh)?;
+    let setup_s = t.elapsed().as_secs_f64();
+    let cfg = device_config(&a.problem)?;
+
+    println!("== cardiac run");
+    match &a.problem.mesh {
+        None => println!(
+            "problem: Niederer slab 20 × 7 × 3 mm, dx {} mm: {} tetrahedra; fibres along x; TP06 epi",
+            a.problem.dx, setup.n
+        ),
+        Some(p) => {
+            let bb = mesh
+                .bounding_box()
+                .map(|(lo, hi)| format!("{lo:.2?} to {hi:.2?} mm"))
+                .unwrap_or_default();
+            let tags: Vec<&str> = mesh.surfaces.iter().map(|s| s.name.as_str()).collect();
+            println!(
+                "problem: {} (× {}): {} tetrahedra spanning {bb}; {}; surfaces {tags:?}",
+                p.display(),
+                a.problem.scale,
+                setup.n,
+                if mesh.fibres.is_some() {
+                    "fibres from the mesh or --fibre"
+                } else {
+                    "no fibres: isotropic conduction σ = σ_l"
+                },
+            );
+        }
+    }
+    let stimulated = setup.stim_current.iter().filter(|&&s| s != 0.0).count();
+    println!(
+        "stimulus: {stimulated} cells, 50 µA/mm³ for {} ms from t = {} ms",
+        setup.stim_duration, setup.stim_start
+    );
+    println!(
+        "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {t_end} ms or all activated",
+        setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable
+    );
+    println!(
+        "machine: {}",
+        describe_machine(&cfg.target, cfg.tiles.min(setup.n), cfg.strategy)
+    );
+
+    let t = Instant::now();
+    let prob = device::build(&setup, &cfg)?;
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let exe = device::compile_problem(&prob)?;
+    let compile_s = t.elapsed().as_secs_f64();
+    let mem: Vec<u32> = exe
         .tiles
         .iter()
         .map(|t| t.memory_bytes)
         .filter(|&b| b > 0)
         .collect();
-    mem.sort_unstable();
-    Ok(format!(
-        "{:>5} {:>12} | mem/tile max {:>7} B median {:>7} B | {}",
-        chips,
-        strategy.name(),
-        mem.last().copied().unwrap_or(0),
-        mem.get(mem.len() / 2).copied().unwrap_or(0),
-        stats.table_row()
-    ))
+    let (mem_max, mem_med) = max_median(mem);
+    println!(
+        "partition and halos ({} tiles; memory per tile max {} B, median {} B of {} B):",
+        prob.plan.tiles.len(),
+        mem_max,
+        mem_med,
+        cfg.target.bytes_per_tile
+    );
+    println!("  {}", PartitionStats::table_header());
+    println!("  {}", PartitionStats::new(&prob.plan).table_row());
+    println!("progress:");
+    let (res, sim_s) = run_device(&exe, prob.info.clone(), t_end, a.threads)?;
+    let report = RunReport::new(&setup, &res, a.problem.slab_dx());
+    println!("results (simulated {:.2} ms):", res.t);
+    print_points(&report);
+    print_activation_summary(&setup, &res);
+    if a.native {
+        let t = Instant::now();
+        let mut nat = NativeSolver::new(&setup);
+        while nat.time() < res.t - 1e-6 {
+            nat.step();
+        }
+        let nr = nat.results();
+        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let same = bits(&nr.activation) == bits(&res.activation) && bits(&nr.v) == bits(&res.v);
+        println!(
+            "native reference: {:.2} s; framework == native bit for bit: {same}",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    write_outputs(&a.out, &mesh, &res, &report)?;
+    println!(
+        "timings: set-up (mesh + operator) {setup_s:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {sim_s:.2} s ({:.3} s per simulated ms), total {:.2} s",
+        sim_s / f64::from(res.t).max(1e-9),
+        t_all.elapsed().as_secs_f64()
+    );
+    println!(
+        "wrote {0}/activation.vtu and {0}/results.json",
+        a.out.display()
+    );
+    Ok(())
+}
+
+fn max_median(mut v: Vec<u32>) -> (u32, u32) {
+    v.sort_unstable();
+    (
+        v.last().copied().unwrap_or(0),
+        v.get(v.len() / 2).copied().unwrap_or(0),
+    )
+}
+
+fn meta_paths(file: &Path) -> (PathBuf, PathBuf) {
+    (
+        file.with_extension("json"),
+        file.with_extension("probes.json"),
+    )
+}
+
+fn cmd_compile(problem: ProblemArgs, output: PathBuf) -> Result<()> {
+    let mesh = load_mesh(&problem)?;
+    let setup = setup(&problem, &mesh)?;
+    let prob = device::build(&setup, &device_config(&problem)?)?;
+    let exe = device::compile_problem(&prob)?;
+    exe.save(&output)
+        .with_context(|| format!("saving {}", output.display()))?;
+    let (meta, probes) = meta_paths(&output);
+    std::fs::write(&meta, serde_json::to_string(&prob.info)?)
+        .with_context(|| format!("writing {}", meta.display()))?;
+    std::fs::write(
+        &probes,
+        serde_json::to_string(&Probes::new(&setup, problem.slab_dx()))?,
+    )
+    .with_context(|| format!("writing {}", probes.display()))?;
+    println!(
+        "wrote {}, {} and {}",
+        output.display(),
+        meta.display(),
+        probes.display()
+    );
+    Ok(())
+}
+
+fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usize>) -> Result<()> {
+    ensure!(
+        t_end > 0.0 && t_end.is_finite(),
+        "--t-end {t_end} must be positive"
+    );
+    let exe = Executable::load(&file)
+        .with_context(|| format!("loading the executable {}", file.display()))?;
+    let (meta, probes) = meta_paths(&file);
+    let info: RunInfo =
+        serde_json::from_str(&std::fs::read_to_string(&meta).with_context(|| {
+            format!("reading {} (written by `cardiac compile`)", meta.display())
+        })?)
+        .with_context(|| format!("parsing {}", meta.display()))?;
+    let act = exe
+        .host_tensors
+        .iter()
+        .find(|h| h.name == "activation")
+        .with_context(|| {
+            format!(
+                "{} has no `activation` tensor: not a cardiac executable",
+                file.display()
+            )
+        })?;
+    ensure!(
+        act.shape.iter().product::<usize>() == info.n
+            && info.new_to_old.len() == info.n
+            && info.new_to_old.iter().all(|&o| (o as usize) < info.n),
+        "{} does not describe {} ({} cells vs an activation tensor of {})",
+        meta.display(),
+        file.display(),
+        info.n,
+        act.shape.iter().product::<usize>()
+    );
+    println!(
+        "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",
+        file.display(),
+        info.n,
+        info.dt_ode,
+        info.pde_steps,
+        exe.target.num_ipus,
+        exe.target.tiles_per_ipu
+    );
+    let (res, secs) = run_device(&exe, info, t_end, threads)?;
+    let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
+    println!(
+        "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",
+        res.t,
+        secs,
+        res.activation.len()
+    );
+    if probes.is_file() {
+        let p: Probes = serde_json::from_str(
+            &std::fs::read_to_string(&probes)
+                .with_context(|| format!("reading {}", probes.display()))?,
+        )
+        .with_context(|| format!("parsing {}", probes.display()))?;
+        let report = p.report(&res)?;
+        print_points(&report);
+        if let Some(dir) = out {
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            report
+                .save(dir.join("results.json"))
+                .with_context(|| format!("writing {}/results.json", dir.display()))?;
+            println!("wrote {}/results.json", dir.display());
+        }
+    } else if out.is_some() {
+        bail!(
+            "{} is missing, so there are no benchmark points to write",
+            probes.display()
+        );
+    }
+    Ok(())
+}
+
+fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
+    let args = ProblemArgs::slab(dx);
+    let mesh = load_mesh(&args)?;
+    let setup = setup(&args, &mesh)?;
+    println!("slab dx {dx} mm: {} cells", setup.n);
+    println!(
+        "{:>5} {:>12} | {:>7} {:>7} | {}",
+        "chips",
+        "strategy",
+        "mem max",
+        "mem med",
+        PartitionStats::table_header()
+    );
+    for &c in &chips {
+        ensure!(
+            (1..=64).contains(&c),
+            "chip count {c} must be between 1 and 64"
+        );
+        for s in [Strategy::Full, Strategy::Ranged, Strategy::MixedClean] {
+            let cfg = DeviceConfig::chips(c, s);
+            let p = device::build(&setup, &cfg)?;
+            let exe = device::compile_problem(&p)?;
+            let (mx, md) = max_median(
+                exe.tiles
+                    .iter()
+                    .map(|t| t.memory_bytes)
+                    .filter(|&b| b > 0)
+                    .collect(),
+            );
+            println!(
+                "{:>5} {:>12} | {:>7} {:>7} | {}",
+                c,
+                s.name(),
+                mx,
+                md,
+                PartitionStats::new(&p.plan).table_row()
+            );
+        }
+    }
+    println!(
+        "(memory per tile in bytes, from the compiled executable: max and median over used tiles)"
+    );
+    Ok(())
+}
+
+fn cmd_plot(inputs: Vec<PathBuf>, output: PathBuf, title: String) -> Result<()> {
+    let mut series = Vec::new();
+    for p in &inputs {
+        let r = RunReport::load(p)?;
+        ensure!(
+            !r.diagonal.is_empty(),
+            "{} has no diagonal samples (a user-mesh run?)",
+            p.display()
+        );
+        let label = match (r.dx_mm, r.dt_ode_ms) {
+            (Some(dx), Some(dt)) => format!("dx {dx} mm, dt {dt} ms"),
+            (Some(dx), None) => format!("dx {dx} mm"),
+            _ => p.display().to_string(),
+        };
+        let p8 = r
+            .point("P8")
+            .map(|t| format!(" (P8 {t:.1} ms)"))
+            .unwrap_or_default();
+        series.push(Series::from_report(format!("{label}{p8}"), &r));
+    }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    plot_diagonal(&series, &title, &output)?;
+    println!("wrote {} ({} series)", output.display(), series.len());
+    Ok(())
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run(a) => {
-            let t_end = if a.quick { 5.0 } else { a.t_end };
-            let t = Instant::now();
-            let mesh = load_mesh(&a.problem)?;
-            let setup = setup(&a.problem, &mesh)?;
-            println!(
-                "mesh: {} cells; dt_ode {} ms, {} PDE steps of {:.4} ms (stable up to {:.4} ms); set-up {:.2} s",
-                setup.n,
-                setup.dt_ode,
-                setup.pde_steps,
-                setup.dt_pde,
-                setup.dt_stable,
-                t.elapsed().as_secs_f64()
-            );
-            let t = Instant::now();
-            let cfg = device_config(&a.problem);
-            let prob = device::build(&setup, &cfg)?;
-            let build_s = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let exe = device::compile_problem(&prob)?;
-            println!(
-                "graph: {} tiles used of {}, build {:.2} s, compile {:.2} s",
-                prob.plan.tiles.len(),
-                cfg.target.num_tiles(),
-                build_s,
-                t.elapsed().as_secs_f64()
-            );
-            println!(
-                "partition ({}):\n{}\n{}",
-                cfg.strategy.name(),
-                PartitionStats::table_header(),
-                PartitionStats::new(&prob.plan).table_row()
-            );
-            let (res, secs) = run_device(&exe, prob.info.clone(), t_end, a.threads)?;
-            println!(
-                "simulated {:.2} ms in {:.2} s on the tile simulator",
-                res.t, secs
-            );
-            print_points(&setup, &res);
-            if a.native {
-                let t = Instant::now();
-                let mut nat = NativeSolver::new(&setup);
-                while nat.time() < res.t - 1e-6 {
-                    nat.step();
-                }
-                let nr = nat.results();
-                let same = nr
-                    .activation
-                    .iter()
-                    .zip(&res.activation)
-                    .all(|(a, b)| a.to_bits() == b.to_bits())
-                    && nr
-                        .v
-                        .iter()
-                        .zip(&res.v)
-                        .all(|(a, b)| a.to_bits() == b.to_bits());
-                println!(
-                    "native reference: {:.2} s; framework == native bit for bit: {same}",
-                    t.elapsed().as_secs_f64()
-                );
-            }
-            write_outputs(&a.out, &mesh, &setup, &res)?;
-            println!("wrote {}/activation.vtu and results.json", a.out.display());
-        }
-        Cmd::Compile { problem, output } => {
-            let mesh = load_mesh(&problem)?;
-            let setup = setup(&problem, &mesh)?;
-            let prob = device::build(&setup, &device_config(&problem))?;
-            let exe = device::compile_problem(&prob)?;
-            exe.save(&output)?;
-            let meta = output.with_extension("json");
-            std::fs::write(&meta, serde_json::to_string(&prob.info)?)?;
-            println!("wrote {} and {}", output.display(), meta.display());
-        }
-        Cmd::Exec { file, t_end } => {
-            let exe =
-                Executable::load(&file).with_context(|| format!("loading {}", file.display()))?;
-            let meta = file.with_extension("json");
-            let info: RunInfo = serde_json::from_str(
-                &std::fs::read_to_string(&meta)
-                    .with_context(|| format!("reading {}", meta.display()))?,
-            )?;
-            let (res, secs) = run_device(&exe, info, t_end, None)?;
-            let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
-            println!(
-                "simulated {:.2} ms in {:.2} s; {done} cells activated",
-                res.t, secs
-            );
-        }
-        Cmd::Partition { dx, chips } => {
-            let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
-            let args = ProblemArgs {
-                dx,
-                mesh: None,
-                scale: 1.0,
-                fibre: None,
-                cell_type: CellKind::Epi,
-                stim_box: None,
-                stim_sphere: None,
-                stim_surface: None,
-                dt_ode: 0.02,
-                chips: 1,
-                strategy: StrategyArg::MixedClean,
-            };
-            let setup = setup(&args, &mesh)?;
-            println!("slab dx {dx} mm: {} cells", setup.n);
-            println!(
-                "{:>5} {:>12} | memory per tile              | {}",
-                "chips",
-                "strategy",
-                PartitionStats::table_header()
-            );
-            for &c in &chips {
-                for s in [Strategy::Full, Strategy::Ranged, Strategy::MixedClean] {
-                    println!("{}", partition_table(&setup, c, s)?);
-                }
-            }
-        }
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Compile { problem, output } => cmd_compile(problem, output),
+        Cmd::Exec {
+            file,
+            t_end,
+            out,
+            threads,
+        } => cmd_exec(file, t_end, out, threads),
+        Cmd::Partition { dx, chips } => cmd_partition(dx, chips),
+        Cmd::PlotDiagonal {
+            inputs,
+            output,
+            title,
+        } => cmd_plot(inputs, output, title),
     }
-    Ok(())
 }
