@@ -214,7 +214,7 @@ impl Profile {
             "kind", "name", "execs", "cycles", "min", "median", "max", "effect.", "wall us"
         );
         let mut phases: Vec<&PhaseProfile> = self.phases.iter().collect();
-        phases.sort_by(|a, b| b.cycles.cmp(&a.cycles));
+        phases.sort_by_key(|p| std::cmp::Reverse(p.cycles));
         let mut flagged = false;
         for p in phases {
             let flag = if p.default_estimates > 0 {

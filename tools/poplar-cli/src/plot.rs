@@ -160,7 +160,7 @@ pub fn phases(p: &Profile, path: &Path, top: usize) -> Result<(), CliError> {
     let err = plot_err(path);
     let n = p.tiles.compute.len();
     let mut phases: Vec<_> = p.phases.iter().collect();
-    phases.sort_by(|a, b| b.cycles.cmp(&a.cycles));
+    phases.sort_by_key(|p| std::cmp::Reverse(p.cycles));
     phases.truncate(top.min(PALETTE.len()));
     let cols = columns(n);
     let per_tile: Vec<Vec<u64>> = phases
