@@ -13,6 +13,7 @@ use cardiac::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup, Stimulus};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use poplar::profile::{Profile, ProfileOptions};
 use poplar::{EngineOptions, Executable, Target};
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +159,9 @@ struct RunArgs {
     /// Simulator threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Do not profile the run (no phase breakdown, no profile.json).
+    #[arg(long)]
+    no_profile: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -207,7 +211,7 @@ impl Probes {
         let r = RunReport::new(setup, &res, dx_mm);
         Probes {
             dx_mm,
-            dt_ode_ms: f64::from(setup.dt_ode),
+            dt_ode_ms: cardiac::report::round_f32(setup.dt_ode),
             points: r
                 .points
                 .iter()
@@ -384,7 +388,8 @@ fn run_device(
     info: RunInfo,
     t_end: f64,
     threads: Option<usize>,
-) -> Result<(Results, f64)> {
+    profile: bool,
+) -> Result<(Results, f64, Option<Profile>)> {
     let mut run = DeviceRun::new(
         exe,
         info,
@@ -394,6 +399,10 @@ fn run_device(
         },
     )
     .context("setting up the engine")?;
+    let dt = f64::from(run.info.dt_ode);
+    if profile {
+        run.engine.enable_profiling(ProfileOptions::default());
+    }
     let t0 = Instant::now();
     loop {
         run.run_chunk().context("running the engine")?;
@@ -407,12 +416,15 @@ fn run_device(
             100.0 * done as f64 / act.len().max(1) as f64,
             secs / f64::from(t).max(1e-9)
         );
-        if f64::from(t) >= t_end - 1e-6 || done == act.len() {
+        // Half a step of slack: the device's f32 clock lands just short of whole numbers.
+        if f64::from(t) >= t_end - 0.5 * dt || done == act.len() {
             break;
         }
     }
     eprintln!();
-    Ok((run.results()?, t0.elapsed().as_secs_f64()))
+    let secs = t0.elapsed().as_secs_f64();
+    let profile = run.engine.take_profile();
+    Ok((run.results()?, secs, profile))
 }
 
 fn print_points(r: &RunReport) {
@@ -552,7 +564,8 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     println!("  {}", PartitionStats::table_header());
     println!("  {}", PartitionStats::new(&prob.plan).table_row());
     println!("progress:");
-    let (res, sim_s) = run_device(&exe, prob.info.clone(), t_end, a.threads)?;
+    let (res, sim_s, profile) =
+        run_device(&exe, prob.info.clone(), t_end, a.threads, !a.no_profile)?;
     let report = RunReport::new(&setup, &res, a.problem.slab_dx());
     println!("results (simulated {:.2} ms):", res.t);
     print_points(&report);
@@ -572,6 +585,11 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         );
     }
     write_outputs(&a.out, &mesh, &res, &report)?;
+    if let Some(p) = &profile {
+        print_phase_breakdown(p, &cfg.target, setup.dt_ode, res.t);
+        p.save(a.out.join("profile.json"))
+            .with_context(|| format!("writing {}/profile.json", a.out.display()))?;
+    }
     println!(
         "timings: set-up (mesh + operator) {setup_s:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {sim_s:.2} s ({:.3} s per simulated ms), total {:.2} s",
         sim_s / f64::from(res.t).max(1e-9),
@@ -582,6 +600,41 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         a.out.display()
     );
     Ok(())
+}
+
+/// Modelled cycles per labelled block (PDE, ODE), per ODE step, split into compute, exchange
+/// and sync, from the engine's profiler.
+fn print_phase_breakdown(p: &Profile, target: &Target, dt_ode: f32, t: f32) {
+    let steps = (f64::from(t) / f64::from(dt_ode)).round().max(1.0);
+    let us = |c: f64| c / target.clock_hz * 1e6;
+    println!(
+        "phase breakdown (modelled cycles per ODE step, {steps} steps; µs at {:.2} GHz):",
+        target.clock_hz / 1e9
+    );
+    println!(
+        "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>10}",
+        "label", "compute", "exchange", "sync", "total", "µs"
+    );
+    let mut sum = 0.0;
+    for l in p.summary_by_label() {
+        let per = |c: u64| c as f64 / steps;
+        sum += per(l.total);
+        println!(
+            "  {:<8} {:>12.0} {:>12.0} {:>12.0} {:>12.0} {:>10.2}",
+            l.name,
+            per(l.compute),
+            per(l.exchange),
+            per(l.sync),
+            per(l.total),
+            us(per(l.total))
+        );
+    }
+    let total = p.total_cycles() as f64 / steps;
+    println!(
+        "  per ODE step: {total:.0} cycles = {:.2} µs modelled (labels sum {sum:.0}); {:.3} s of chip time per simulated second",
+        us(total),
+        us(total) * 1e-6 / (f64::from(dt_ode) * 1e-3)
+    );
 }
 
 fn max_median(mut v: Vec<u32>) -> (u32, u32) {
@@ -665,7 +718,7 @@ fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usi
         exe.target.num_ipus,
         exe.target.tiles_per_ipu
     );
-    let (res, secs) = run_device(&exe, info, t_end, threads)?;
+    let (res, secs, _) = run_device(&exe, info, t_end, threads, false)?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     println!(
         "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",

@@ -77,6 +77,11 @@ pub struct RunReport {
     pub diagonal: Vec<DiagonalSample>,
 }
 
+/// `x` as the f64 with the same shortest decimal form (0.02f32 → 0.02, not 0.0199999995…).
+pub fn round_f32(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
+}
+
 /// Errors reading a report.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -122,7 +127,7 @@ impl RunReport {
         };
         RunReport {
             dx_mm,
-            dt_ode_ms: Some(f64::from(setup.dt_ode)),
+            dt_ode_ms: Some(round_f32(setup.dt_ode)),
             cells: Some(setup.n),
             t_ms: res.t,
             points,
