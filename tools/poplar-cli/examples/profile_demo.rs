@@ -1,7 +1,8 @@
 //! Builds a small two-chip stencil with uneven tiles, runs it with profiling and saves the
 //! executable, the profile and the Chrome trace, for `poplar memory|profile|plot|trace`.
 //!
-//! Run: `cargo run -p poplar-cli --example profile_demo -- OUT_DIR`
+//! Run: `cargo run -p poplar-cli --example profile_demo -- OUT_DIR [CHIPS] [TILES_PER_CHIP]`
+//! (default 2 chips of 32 tiles).
 
 use codelets::ops;
 use poplar::profile::ProfileOptions;
@@ -11,14 +12,18 @@ use poplar::{
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     codelets::link();
-    let out = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "prof".into()));
+    let args: Vec<String> = std::env::args().collect();
+    let out = std::path::PathBuf::from(args.get(1).map_or("prof", String::as_str));
     std::fs::create_dir_all(&out)?;
-    let mut target = Target::gc200_multi(2);
-    target.tiles_per_ipu = 32;
+    let chips: u32 = args.get(2).map_or(Ok(2), |a| a.parse())?;
+    let mut target = Target::gc200_multi(chips);
+    target.tiles_per_ipu = args.get(3).map_or(Ok(32), |a| a.parse())?;
     let tiles = target.num_tiles() as usize;
+    // Smaller blocks on large targets.
+    let base = if tiles <= 256 { 1000 } else { 100 };
     let mut g = Graph::new(&target);
-    // Uneven blocks: tile t holds 1000 + 250 * (t % 5) elements.
-    let sizes: Vec<usize> = (0..tiles).map(|t| 1000 + 250 * (t % 5)).collect();
+    // Uneven blocks: tile t holds base * (1 + (t % 5) / 4) elements.
+    let sizes: Vec<usize> = (0..tiles).map(|t| base + base / 4 * (t % 5)).collect();
     let n: usize = sizes.iter().sum();
     let u = g.add_variable(DType::F32, &[n], "u");
     let w = g.add_variable(DType::F32, &[n], "w");

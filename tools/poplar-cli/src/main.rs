@@ -130,24 +130,28 @@ fn write(path: &Path, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text).map_err(io_err(path))
 }
 
+/// Prints to stdout; a closed pipe (`poplar profile X | head`) is not an error.
+fn out(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     codelets::link();
     match cli.cmd {
         Cmd::Memory { exe, top, json } => {
             let report = MemoryReport::from_executable(&load_exe(&exe)?);
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&report).expect("a report serializes")
-                );
+                out(&serde_json::to_string_pretty(&report).expect("a report serializes"));
+                out("\n");
             } else {
-                print!("{}", report.text(top));
+                out(&report.text(top));
             }
         }
         Cmd::Profile { file, json } => match load(&file)? {
-            Input::Profile(p) if json => println!("{}", p.to_json()),
-            Input::Profile(p) => print!("{}", p.text_summary()),
-            Input::Exe(e) => print!("{}", CycleModel::new(&e).text_summary()),
+            Input::Profile(p) if json => out(&(p.to_json() + "\n")),
+            Input::Profile(p) => out(&p.text_summary()),
+            Input::Exe(e) => out(&CycleModel::new(&e).text_summary()),
         },
         Cmd::Trace { profile, output } => {
             let p = Profile::load(&profile)?;
@@ -169,22 +173,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let many = files.len() > 1;
             for (k, f) in files.iter().enumerate() {
                 let prefix = if many { format!("{k}-") } else { String::new() };
-                let out = |name: &str| output.join(format!("{prefix}{name}"));
+                let path = |name: &str| output.join(format!("{prefix}{name}"));
                 match load(f)? {
                     Input::Profile(p) => {
                         for (name, r) in [
-                            ("tiles.svg", plot::tiles(&p, &out("tiles.svg"))),
-                            ("phases.svg", plot::phases(&p, &out("phases.svg"), top)),
-                            ("labels.svg", plot::labels(&p, &out("labels.svg"))),
+                            ("tiles.svg", plot::tiles(&p, &path("tiles.svg"))),
+                            ("phases.svg", plot::phases(&p, &path("phases.svg"), top)),
+                            ("labels.svg", plot::labels(&p, &path("labels.svg"))),
                         ] {
                             r?;
-                            eprintln!("wrote {}", out(name).display());
+                            eprintln!("wrote {}", path(name).display());
                         }
                     }
                     Input::Exe(e) => {
                         let m = MemoryReport::from_executable(&e);
-                        plot::memory(&m, &out("memory.svg"))?;
-                        eprintln!("wrote {}", out("memory.svg").display());
+                        plot::memory(&m, &path("memory.svg"))?;
+                        eprintln!("wrote {}", path("memory.svg").display());
                     }
                 }
             }

@@ -8,7 +8,8 @@ use poplar::profile::{MemoryReport, PhaseKind, Profile};
 
 use crate::CliError;
 
-/// Most columns drawn; above this many tiles, neighbouring tiles are averaged into one column.
+/// Most columns drawn; above this many tiles, a column stands for a group of neighbouring tiles
+/// and shows the busiest of them (so overloaded tiles stay visible).
 const MAX_COLUMNS: usize = 1200;
 
 const COMPUTE: RGBColor = RGBColor(31, 119, 180);
@@ -41,14 +42,26 @@ fn columns(tiles: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-fn mean(v: &[u64], r: &Range<usize>) -> f64 {
-    v[r.clone()].iter().map(|&x| x as f64).sum::<f64>() / r.len().max(1) as f64
+fn max_of(v: &[u64], r: &Range<usize>) -> f64 {
+    v[r.clone()].iter().copied().max().unwrap_or(0) as f64
+}
+
+/// The tile of `r` with the largest sum over `series`.
+fn busiest(series: &[(&str, RGBColor, &[u64])], r: &Range<usize>) -> usize {
+    r.clone()
+        .max_by_key(|&t| {
+            (
+                series.iter().map(|s| s.2[t]).sum::<u64>(),
+                std::cmp::Reverse(t),
+            )
+        })
+        .unwrap_or(r.start)
 }
 
 fn binned_note(tiles: usize) -> String {
     let per = tiles.div_ceil(MAX_COLUMNS).max(1);
     if per > 1 {
-        format!(" (mean of {per} tiles per column)")
+        format!(" (busiest of {per} tiles per column)")
     } else {
         String::new()
     }
@@ -65,10 +78,11 @@ fn stacked(
     let err = plot_err(path);
     let tiles = series.first().map_or(0, |s| s.2.len());
     let cols = columns(tiles);
+    let pick: Vec<usize> = cols.iter().map(|r| busiest(series, r)).collect();
     let mut tops = vec![0f64; cols.len()];
     for (_, _, v) in series {
-        for (k, r) in cols.iter().enumerate() {
-            tops[k] += mean(v, r);
+        for (k, &t) in pick.iter().enumerate() {
+            tops[k] += v[t] as f64;
         }
     }
     let mut ymax = tops.iter().copied().fold(0.0, f64::max);
@@ -99,7 +113,7 @@ fn stacked(
     for (name, colour, v) in series {
         let mut rects = Vec::with_capacity(cols.len());
         for (k, r) in cols.iter().enumerate() {
-            let h = mean(v, r);
+            let h = v[pick[k]] as f64;
             if h > 0.0 {
                 rects.push(Rectangle::new(
                     [(r.start as f64, base[k]), (r.end as f64, base[k] + h)],
@@ -211,7 +225,7 @@ pub fn phases(p: &Profile, path: &Path, top: usize) -> Result<(), CliError> {
         let pts: Vec<(f64, f64)> = cols
             .iter()
             .flat_map(|r| {
-                let y = mean(v, r);
+                let y = max_of(v, r);
                 [(r.start as f64, y), (r.end as f64, y)]
             })
             .collect();
