@@ -4,8 +4,8 @@
 //! - `poplar profile FILE`: the summary of a saved profile (JSON), or the static cycle model of
 //!   an executable (cycles of one execution of each phase);
 //! - `poplar trace PROFILE -o trace.json`: the Chrome trace (opens in Perfetto);
-//! - `poplar plot FILE... -o DIR`: SVG plots (cycles per tile, per phase, per label; memory per
-//!   tile).
+//! - `poplar plot FILE... -o DIR`: SVG plots (cycles per tile, per phase, per label, the
+//!   timeline; memory per tile).
 
 mod plot;
 
@@ -75,7 +75,7 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Render SVG plots: from a profile, tiles.svg, phases.svg and labels.svg; from an
+    /// Render SVG plots: from a profile, tiles.svg, phases.svg, labels.svg and timeline.svg; from an
     /// executable, memory.svg.
     Plot {
         #[arg(required = true)]
@@ -180,6 +180,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                             ("tiles.svg", plot::tiles(&p, &path("tiles.svg"))),
                             ("phases.svg", plot::phases(&p, &path("phases.svg"), top)),
                             ("labels.svg", plot::labels(&p, &path("labels.svg"))),
+                            ("timeline.svg", plot::timeline(&p, &path("timeline.svg"))),
                         ] {
                             r?;
                             eprintln!("wrote {}", path(name).display());

@@ -353,3 +353,90 @@ pub fn memory(m: &MemoryReport, path: &Path) -> Result<(), CliError> {
         limit,
     )
 }
+
+/// The timeline (what the Chrome trace shows): one row per track, spans coloured by kind.
+pub fn timeline(p: &Profile, path: &Path) -> Result<(), CliError> {
+    use poplar::profile::SpanKind;
+    let err = plot_err(path);
+    let tl = &p.timeline;
+    let rows = tl.tracks.len().max(1);
+    let end = tl
+        .spans
+        .iter()
+        .map(|s| s.start + s.dur)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let height = (140 + 14 * rows).min(2000) as u32;
+    let root = SVGBackend::new(path, (1400, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(&err)?;
+    let names: Vec<String> = tl.tracks.iter().map(|t| t.name.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Modelled timeline of the first steps{}",
+                if tl.truncated { " (truncated)" } else { "" }
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(130)
+        .build_cartesian_2d(0f64..end * 1.02, 0f64..rows as f64)
+        .map_err(&err)?;
+    let label_every = rows.div_ceil(40).max(1);
+    chart
+        .configure_mesh()
+        .x_desc("modelled cycles")
+        .disable_y_mesh()
+        .y_labels(rows * 2 + 1)
+        .y_label_formatter(&|y| {
+            let k = y.floor() as usize;
+            let row = rows - 1 - k.min(rows - 1);
+            let centred = (y - k as f64 - 0.5).abs() < 0.26;
+            if centred && (row % label_every == 0) {
+                names.get(row).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()
+        .map_err(&err)?;
+    for (kind, name, colour) in [
+        (SpanKind::Compute, "compute", COMPUTE),
+        (SpanKind::Exchange, "exchange", EXCHANGE),
+        (SpanKind::Sync, "sync", SYNC),
+        (SpanKind::Label, "label", PALETTE[2]),
+    ] {
+        let rects: Vec<_> = tl
+            .spans
+            .iter()
+            .filter(|s| s.kind == kind)
+            .map(|s| {
+                let y = (rows - 1 - (s.track as usize).min(rows - 1)) as f64;
+                Rectangle::new(
+                    [
+                        (s.start as f64, y + 0.1),
+                        ((s.start + s.dur) as f64, y + 0.9),
+                    ],
+                    colour.filled(),
+                )
+            })
+            .collect();
+        chart
+            .draw_series(rects)
+            .map_err(&err)?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(&err)?;
+    root.present().map_err(&err)?;
+    Ok(())
+}
