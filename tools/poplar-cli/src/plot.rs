@@ -394,7 +394,7 @@ pub fn timeline(p: &Profile, path: &Path) -> Result<(), CliError> {
             let k = y.floor() as usize;
             let row = rows - 1 - k.min(rows - 1);
             let centred = (y - k as f64 - 0.5).abs() < 0.26;
-            if centred && (row % label_every == 0) {
+            if centred && row / label_every * label_every == row {
                 names.get(row).cloned().unwrap_or_default()
             } else {
                 String::new()
