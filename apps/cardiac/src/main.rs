@@ -87,16 +87,16 @@ struct ProblemArgs {
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
     /// Fibre direction for meshes without fibres, e.g. 1,0,0; omit for isotropic conduction.
-    #[arg(long, value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     fibre: Option<Vec<f64>>,
     /// Cell type for meshes without cell types.
     #[arg(long, value_enum, default_value_t = CellKind::Epi)]
     cell_type: CellKind,
     /// Stimulus box min,max corners (mm): x0,y0,z0,x1,y1,z1. Default: the Niederer corner cube.
-    #[arg(long, value_delimiter = ',', num_args = 6)]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     stim_box: Option<Vec<f64>>,
     /// Stimulus sphere cx,cy,cz,r (mm).
-    #[arg(long, value_delimiter = ',', num_args = 4)]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     stim_sphere: Option<Vec<f64>>,
     /// Stimulate the cells touching this surface tag (e.g. ENDO_LV).
     #[arg(long)]
@@ -265,7 +265,21 @@ impl Probes {
     }
 }
 
+/// Checks that a comma-separated option has `n` finite numbers.
+fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<()> {
+    if let Some(v) = v {
+        ensure!(
+            v.len() == n && v.iter().all(|x| x.is_finite()),
+            "--{name} takes {n} comma-separated numbers ({what}), got {v:?}"
+        );
+    }
+    Ok(())
+}
+
 fn load_mesh(a: &ProblemArgs) -> Result<TetMesh> {
+    check_list("fibre", &a.fibre, 3, "x,y,z")?;
+    check_list("stim-box", &a.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
+    check_list("stim-sphere", &a.stim_sphere, 4, "cx,cy,cz,r in mm")?;
     let mesh = match &a.mesh {
         None => {
             ensure!(
@@ -823,7 +837,22 @@ fn cmd_plot(inputs: Vec<PathBuf>, output: PathBuf, title: String) -> Result<()> 
     Ok(())
 }
 
-fn main() -> Result<()> {
+/// Prints the error and its causes, one per line, without a backtrace (RUST_BACKTRACE is for
+/// panics; a bad input is not one).
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for c in e.chain().skip(1) {
+                eprintln!("  caused by: {c}");
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run(a) => cmd_run(a),

@@ -1,0 +1,153 @@
+//! The `cardiac` binary end to end: compile → exec gives the same benchmark-point activation
+//! times as run; bad input (mesh paths, surface tags, empty stimulus regions, corrupted
+//! executables) gives a clear error and a non-zero exit, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
+
+fn tmp() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli_{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cardiac(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run cardiac")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Fails with a message containing `want`, without panicking.
+fn fails_with(args: &[&str], want: &str) {
+    let o = cardiac(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    assert!(err.contains(want), "{args:?}: expected {want:?} in:\n{err}");
+}
+
+fn mesh() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/reference/meshes/biv_0.3.msh")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn compile_then_exec_reports_the_same_points_as_run() {
+    let d = tmp();
+    let exe = d.join("slab.popexe");
+    let (exe_s, run_out, exec_out) = (
+        exe.display().to_string(),
+        d.join("run").display().to_string(),
+        d.join("exec").display().to_string(),
+    );
+    // A 1 mm slab on 16 tiles for 5 ms: small and quick.
+    let problem = ["--dx", "1", "--tiles", "16"];
+    let o = cardiac(&[&["compile"][..], &problem, &["-o", &exe_s]].concat());
+    assert!(o.status.success(), "compile: {}", stderr(&o));
+    let o = cardiac(&["exec", &exe_s, "--t-end", "5", "--out", &exec_out]);
+    assert!(o.status.success(), "exec: {}", stderr(&o));
+    let o = cardiac(
+        &[
+            &["run"][..],
+            &problem,
+            &["--t-end", "5", "--no-profile", "--out", &run_out],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "run: {}", stderr(&o));
+    let a = cardiac::report::RunReport::load(d.join("run")).unwrap();
+    let b = cardiac::report::RunReport::load(d.join("exec")).unwrap();
+    assert_eq!(a.points.len(), 9);
+    assert!(a.point("P1").unwrap() >= 0.0, "P1 activates within 5 ms");
+    assert_eq!(a.points, b.points, "P1..P9 of run and exec");
+    assert_eq!(a.diagonal, b.diagonal, "diagonal of run and exec");
+    assert_eq!(a.t_ms.to_bits(), b.t_ms.to_bits());
+
+    // The same executable, corrupted: a clear error.
+    let mut bytes = std::fs::read(&exe).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n / 2);
+    let bad = d.join("bad.popexe");
+    std::fs::write(&bad, &bytes).unwrap();
+    std::fs::copy(exe.with_extension("json"), bad.with_extension("json")).unwrap();
+    fails_with(
+        &["exec", &bad.display().to_string()],
+        "loading the executable",
+    );
+    fails_with(
+        &["exec", &d.join("missing.popexe").display().to_string()],
+        "loading the executable",
+    );
+    // A good executable with someone else's run info.
+    std::fs::write(d.join("other.json"), "{\"n\": 3}").unwrap();
+    std::fs::copy(&exe, d.join("other.popexe")).unwrap();
+    fails_with(
+        &["exec", &d.join("other.popexe").display().to_string()],
+        "parsing",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    fails_with(&["run", "--mesh", "/no/such/mesh.msh"], "does not exist");
+    fails_with(
+        &[
+            "run",
+            "--mesh",
+            &mesh(),
+            "--scale",
+            "10",
+            "--stim-surface",
+            "ENDO_XX",
+        ],
+        "ENDO_LV",
+    );
+    fails_with(
+        &[
+            "run",
+            "--mesh",
+            &mesh(),
+            "--scale",
+            "10",
+            "--stim-sphere",
+            "1000,1000,1000,1",
+        ],
+        "contains no cell",
+    );
+    fails_with(
+        &["run", "--dx", "0.5", "--stim-box", "30,30,30,31,31,31"],
+        "contains no cell",
+    );
+    fails_with(&["run", "--dx", "0"], "0 < dx");
+    fails_with(
+        &[
+            "run",
+            "--mesh",
+            &mesh(),
+            "--scale",
+            "10",
+            "--fibre",
+            "0,0,0",
+        ],
+        "fibre",
+    );
+    fails_with(&["plot-diagonal", "/no/such/results.json"], "cannot read");
+    let d = tmp();
+    let garbage = d.join("garbage.msh");
+    std::fs::write(&garbage, "$MeshFormat\nnot a mesh\n").unwrap();
+    fails_with(
+        &["run", "--mesh", &garbage.display().to_string()],
+        "reading mesh",
+    );
+}
