@@ -37,7 +37,7 @@ fn p8_activates_within_the_published_spread_at_half_a_millimetre() {
     let (t1, t8) = (nat.activation()[p1], nat.activation()[p8]);
     eprintln!("dx 0.5 mm, dt_ode 0.02 ms: P1 {t1:.3} ms, P8 {t8:.3} ms");
     assert!(
-        t1 >= 0.0 && t1 < 3.0,
+        (0.0..3.0).contains(&t1),
         "P1 in the stimulus cube activates during the stimulus: {t1}"
     );
     assert!(
