@@ -230,4 +230,3 @@ fn defaults_fill_only_missing_fields() {
     m3.fibres = None;
     assert_eq!(m3.clone().with_default_fibres(None).unwrap().fibres, None);
 }
-

@@ -258,4 +258,3 @@ fn bad_input_is_reported() {
         Err(PartitionError::PartOutOfRange { cell: 7, .. })
     ));
 }
-

@@ -14,7 +14,12 @@ const STEPS: u32 = 75;
 
 fn slab_setup() -> Setup {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
-    let stim = Stimulus { cells: mesh.cells_in_box([0.0; 3], [1.5; 3]), density: 50.0, start: 0.0, duration: 2.0 };
+    let stim = Stimulus {
+        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
+        density: 50.0,
+        start: 0.0,
+        duration: 2.0,
+    };
     Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap()
 }
 
@@ -27,19 +32,33 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
     }
     let want = native.results();
     let activated = want.activation.iter().filter(|&&a| a >= 0.0).count();
-    assert!(activated > 50, "the comparison window must include activations ({activated})");
+    assert!(
+        activated > 50,
+        "the comparison window must include activations ({activated})"
+    );
     for chips in [1u32, 2, 4] {
         for strategy in [Strategy::Full, Strategy::Ranged, Strategy::MixedClean] {
             let mut cfg = DeviceConfig::chips(chips, strategy);
             cfg.chunk_steps = STEPS;
             let prob = device::build(&setup, &cfg).unwrap();
             let exe = device::compile_problem(&prob).unwrap();
-            let mut run = DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
+            let mut run =
+                DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
             run.run_chunk().unwrap();
             let got = run.results().unwrap();
             let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got.v), bits(&want.v), "voltage, {chips} chip(s), {}", strategy.name());
-            assert_eq!(bits(&got.activation), bits(&want.activation), "activation, {chips} chip(s), {}", strategy.name());
+            assert_eq!(
+                bits(&got.v),
+                bits(&want.v),
+                "voltage, {chips} chip(s), {}",
+                strategy.name()
+            );
+            assert_eq!(
+                bits(&got.activation),
+                bits(&want.activation),
+                "activation, {chips} chip(s), {}",
+                strategy.name()
+            );
             assert_eq!(got.t.to_bits(), want.t.to_bits());
         }
     }
@@ -49,7 +68,12 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
 fn an_odd_number_of_pde_steps_ends_in_the_state_buffer() {
     // dt_ode = 0.3 ms > stable dt (0.146 ms) forces p = 3 diffusion steps per ODE step.
     let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
-    let stim = Stimulus { cells: mesh.cells_in_box([0.0; 3], [1.0; 3]), density: 50.0, start: 0.0, duration: 2.0 };
+    let stim = Stimulus {
+        cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
+        density: 50.0,
+        start: 0.0,
+        duration: 2.0,
+    };
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.3, &stim).unwrap();
     assert_eq!(setup.pde_steps % 2, 1, "p = {}", setup.pde_steps);
     let mut native = NativeSolver::new(&setup);

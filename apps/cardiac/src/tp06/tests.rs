@@ -257,7 +257,9 @@ fn compensated_step_layout_and_residuals() {
 fn batch_results_do_not_depend_on_blocking() {
     let n = 150; // two full blocks of 64 and a tail of 22
     let types: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
-    let stim: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { -40.0 } else { 0.0 }).collect();
+    let stim: Vec<f32> = (0..n)
+        .map(|i| if i % 5 == 0 { -40.0 } else { 0.0 })
+        .collect();
     let mut states = vec![0.0f32; N_STATES * n];
     for i in 0..n {
         let ct = CellType::from_value(f64::from(types[i])).unwrap();
@@ -265,8 +267,9 @@ fn batch_results_do_not_depend_on_blocking() {
             states[k * n + i] = x as f32 + (i as f32) * 1e-3 * (k == V) as u8 as f32;
         }
     }
-    let mut single: Vec<[f32; N_STATES]> =
-        (0..n).map(|i| std::array::from_fn(|k| states[k * n + i])).collect();
+    let mut single: Vec<[f32; N_STATES]> = (0..n)
+        .map(|i| std::array::from_fn(|k| states[k * n + i]))
+        .collect();
     for _ in 0..200 {
         step_batch(&mut states, n, &types, &stim, 1.0, 0.02);
         for (i, s) in single.iter_mut().enumerate() {
@@ -275,7 +278,11 @@ fn batch_results_do_not_depend_on_blocking() {
     }
     for (i, s) in single.iter().enumerate() {
         for k in 0..N_STATES {
-            assert_eq!(states[k * n + i].to_bits(), s[k].to_bits(), "cell {i} state {k}");
+            assert_eq!(
+                states[k * n + i].to_bits(),
+                s[k].to_bits(),
+                "cell {i} state {k}"
+            );
         }
     }
 }
