@@ -770,9 +770,8 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
     let setup = setup(&args, &mesh)?;
     println!("slab dx {dx} mm: {} cells", setup.n);
     println!(
-        "{:>5} {:>12} | {:>7} {:>7} | {}",
+        "{:>5} | {:>7} {:>7} | {}",
         "chips",
-        "strategy",
         "mem max",
         "mem med",
         PartitionStats::table_header()
@@ -794,9 +793,8 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
                     .collect(),
             );
             println!(
-                "{:>5} {:>12} | {:>7} {:>7} | {}",
+                "{:>5} | {:>7} {:>7} | {}",
                 c,
-                s.name(),
                 mx,
                 md,
                 PartitionStats::new(&p.plan).table_row()

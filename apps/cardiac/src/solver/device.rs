@@ -93,7 +93,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     if k == 0 {
         return Err(DeviceError::Config("no tiles or no cells".into()));
     }
-    let parts = partition_cells(&setup.adjacency, k)?;
+    let (parts, k) = drop_empty_parts(partition_cells(&setup.adjacency, k)?, k);
     let plan = plan(&parts, k, &setup.ell, cfg.strategy)?;
     let locals = localize(&setup.ell, &plan)?;
     let n = setup.n;
@@ -219,6 +219,26 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         info,
         plan,
     })
+}
+
+/// METIS may leave parts empty when there are nearly as many parts as cells (e.g. 11,776 tiles
+/// for the 20,160-cell slab); a tile with no cells would get zero-length constants and
+/// vertices. Renumbers the non-empty parts densely, in order, and returns their count.
+fn drop_empty_parts(mut parts: Vec<u32>, k: usize) -> (Vec<u32>, usize) {
+    let mut used = vec![false; k];
+    for &p in &parts {
+        used[p as usize] = true;
+    }
+    let mut new_id = vec![0u32; k];
+    let mut next = 0u32;
+    for (p, &u) in used.iter().enumerate() {
+        new_id[p] = next;
+        next += u32::from(u);
+    }
+    for p in &mut parts {
+        *p = new_id[*p as usize];
+    }
+    (parts, next as usize)
 }
 
 /// Compiles a built problem.
