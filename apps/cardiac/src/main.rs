@@ -72,6 +72,9 @@ enum Cmd {
             default_value = "Niederer slab: activation along the diagonal P1 → P8"
         )]
         title: String,
+        /// Legend labels, comma-separated, one per input (default: dx and dt from each file).
+        #[arg(long, value_delimiter = ',')]
+        labels: Option<Vec<String>>,
     },
 }
 
@@ -807,18 +810,32 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
     Ok(())
 }
 
-fn cmd_plot(inputs: Vec<PathBuf>, output: PathBuf, title: String) -> Result<()> {
+fn cmd_plot(
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    title: String,
+    labels: Option<Vec<String>>,
+) -> Result<()> {
+    if let Some(l) = &labels {
+        ensure!(
+            l.len() == inputs.len(),
+            "--labels has {} labels for {} inputs",
+            l.len(),
+            inputs.len()
+        );
+    }
     let mut series = Vec::new();
-    for p in &inputs {
+    for (i, p) in inputs.iter().enumerate() {
         let r = RunReport::load(p)?;
         ensure!(
             !r.diagonal.is_empty(),
             "{} has no diagonal samples (a user-mesh run?)",
             p.display()
         );
-        let label = match (r.dx_mm, r.dt_ode_ms) {
-            (Some(dx), Some(dt)) => format!("dx {dx} mm, dt {dt} ms"),
-            (Some(dx), None) => format!("dx {dx} mm"),
+        let label = match (labels.as_ref().map(|l| l[i].clone()), r.dx_mm, r.dt_ode_ms) {
+            (Some(l), _, _) => l,
+            (None, Some(dx), Some(dt)) => format!("dx {dx} mm, dt {dt} ms"),
+            (None, Some(dx), None) => format!("dx {dx} mm"),
             _ => p.display().to_string(),
         };
         let p8 = r
@@ -866,6 +883,7 @@ fn real_main() -> Result<()> {
             inputs,
             output,
             title,
-        } => cmd_plot(inputs, output, title),
+            labels,
+        } => cmd_plot(inputs, output, title, labels),
     }
 }
