@@ -41,7 +41,8 @@ enum Cmd {
     /// Run a saved executable (written by `cardiac compile`).
     Exec {
         file: PathBuf,
-        /// Simulated time to run (ms), or less when every cell has activated.
+        /// Simulated time to run (ms), rounded up to whole chunks of 250 ODE steps (5 ms at
+        /// dt_ode 0.02); less when every cell has activated.
         #[arg(long, default_value_t = 5.0)]
         t_end: f64,
         /// Write results.json here (benchmark points of a slab executable).
@@ -147,7 +148,8 @@ impl ProblemArgs {
 struct RunArgs {
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Stop at this simulated time (ms), or earlier when every cell has activated.
+    /// Stop at this simulated time (ms), rounded up to whole chunks of 250 ODE steps (5 ms at
+    /// dt_ode 0.02), or earlier when every cell has activated.
     #[arg(long, default_value_t = 300.0)]
     t_end: f64,
     /// A short smoke run (5 ms) for CI.
