@@ -504,3 +504,18 @@ fn out_of_memory_names_the_tile_and_its_largest_contributors() {
     .unwrap();
     assert_eq!(exe.tiles[1].memory_bytes, 1240);
 }
+
+#[test]
+fn zero_length_constants_and_variables_are_fine() {
+    let mut g = Graph::new(&target());
+    let c = g.add_constant::<f32>(&[0], &[], "empty").unwrap();
+    let v = g.add_variable(DType::F32, &[0, 3], "none");
+    assert_eq!((c.num_elements(), v.num_elements()), (0, 0));
+    compiler_tests::link();
+    compile(
+        &g,
+        &[Program::copy(&c, &v.flatten())],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+}

@@ -852,10 +852,13 @@ impl RunCtx<'_> {
                 None => self.step(body)?,
                 Some(p) => {
                     p.enter(name);
-                    self.step(body)?;
+                    let r = self.step(body);
+                    // Leave the label even when the body failed, so the label stack stays
+                    // balanced for later runs.
                     if let Some(p) = self.prof.as_deref_mut() {
                         p.exit();
                     }
+                    r?;
                 }
             },
             Step::Sync(kind) => {

@@ -233,7 +233,8 @@ impl Graph {
             });
         }
         let t = self.add_variable(T::DTYPE, shape, name);
-        let v = &mut self.vars[t.regions[0].var.0 as usize];
+        // The new variable is the last one (a zero-length tensor has no regions to ask).
+        let v = self.vars.last_mut().expect("just added");
         v.init = Some(to_le_bytes(data));
         v.is_constant = true;
         Ok(t)
