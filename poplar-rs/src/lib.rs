@@ -1,7 +1,7 @@
 //! poplar-rs: a Poplar-style graph compiler and a multithreaded simulator of a many-tile chip.
 //!
 //! The pipeline: build a [`Graph`] (variables mapped to tiles, compute sets of vertices running
-//! [`codelet`]s) and [`Program`]s → [`compile`] (validation, exchange inference, BSP lowering,
+//! [`codelet`](mod@codelet)s) and [`Program`]s → [`compile`] (validation, exchange inference, BSP lowering,
 //! memory allocation) → an [`Executable`] (plain data, saveable) → an [`Engine`] that runs it
 //! on the tile simulator. See ARCHITECTURE.md.
 

@@ -2,7 +2,7 @@
 //!
 //! Nothing here refers to the graph IR. Every location is a byte offset into one tile's memory,
 //! assigned by the compiler's memory pass. The types are plain data so that they serialize
-//! (see [`file`]) and so that an engine can run an executable loaded from disk without the graph.
+//! (see [`file`](mod@file)) and so that an engine can run an executable loaded from disk without the graph.
 //!
 //! Invariants (checked by [`Executable::check`], which `load` and `Engine::new` run):
 //! - every offset range lies inside its tile's `memory_bytes` and is aligned to its element size;

@@ -2,9 +2,9 @@
 //! tensor views → compiled executable → engine.
 //!
 //! Device tensors (new, tile-contiguous numbering):
-//! - `s` [19·N]: each tile's TP06 states, state-major within the tile; its V rows are the
+//! - `s`, shape `[19·N]`: each tile's TP06 states, state-major within the tile; its V rows are the
 //!   voltage. `V` is the view concatenating every tile's V rows.
-//! - `w` [N]: the second voltage buffer of the diffusion ping-pong.
+//! - `w`, shape `[N]`: the second voltage buffer of the diffusion ping-pong.
 //! - per tile constants: ELLPACK diag/values/cols (columns index the local vector), cell type,
 //!   stimulus current; `v_prev`, `act`, and one `time` scalar per tile.
 //!
