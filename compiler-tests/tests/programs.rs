@@ -162,3 +162,51 @@ fn copies_through_views_and_between_tiles() {
         .collect();
     assert_eq!(e.read_tensor::<i32>("t").unwrap(), rv);
 }
+
+/// A compute phase right after an exchange must not be overlapped with it when it writes what
+/// the exchange reads (a tempting engine optimisation): here the compute increments the very
+/// tensor the copy's exchange reads, and the copy must still deliver the old values.
+#[test]
+fn a_copy_followed_by_a_compute_writing_its_source_sees_the_old_values() {
+    let mut g = Graph::new(&Target::custom(2, 1 << 16));
+    let a = g.add_variable(DType::F32, &[4], "a");
+    let b = g.add_variable(DType::F32, &[4], "b");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 1).unwrap();
+    let one = g.add_constant(&[4], &[1.0f32; 4], "one").unwrap();
+    g.set_tile_mapping(&one, 0).unwrap();
+    let cs = g.add_compute_set("inc a");
+    let v = g.add_vertex(cs, "AddInPlace<float>");
+    g.connect(v, "a", &a);
+    g.connect(v, "b", &one);
+    g.set_tile_mapping(v, 0).unwrap();
+    g.create_host_read_write("a", &a).unwrap();
+    g.create_host_read("b", &b).unwrap();
+    codelets::link();
+    let prog = Program::seq(vec![Program::copy(&a, &b), Program::execute(cs)]);
+    let exe = compile(&g, &[prog], &CompileOptions::default()).unwrap();
+    assert!(
+        exe.describe_program(0)
+            .contains("exchange 'copy'\n  0:0 16B -> 1:0\ncompute 'inc a'"),
+        "{}",
+        exe.describe_program(0)
+    );
+    for threads in [1, 2] {
+        let mut e = Engine::new(
+            &exe,
+            EngineOptions {
+                threads: Some(threads),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        e.write_tensor("a", &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        e.run(0).unwrap();
+        assert_eq!(
+            e.read_tensor::<f32>("b").unwrap(),
+            vec![1.0, 2.0, 3.0, 4.0],
+            "{threads} thread(s)"
+        );
+        assert_eq!(e.read_tensor::<f32>("a").unwrap(), vec![2.0, 3.0, 4.0, 5.0]);
+    }
+}
