@@ -26,6 +26,25 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
+/// Draws the legend at `position` and writes the file: the common ending of every chart.
+fn finish<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+    path: &Path,
+) -> Result<(), CliError> {
+    let err = plot_err(path);
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(&err)?;
+    root.present().map_err(&err)?;
+    Ok(())
+}
+
 fn plot_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> CliError + '_ {
     move |e| CliError::Plot {
         path: path.display().to_string(),
@@ -139,15 +158,7 @@ fn stacked(
             .label(name)
             .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], RED.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperRight, path)
 }
 
 /// Modelled compute, exchange and sync cycles per tile over the whole profile.
@@ -239,15 +250,7 @@ pub fn phases(p: &Profile, path: &Path, top: usize) -> Result<(), CliError> {
             .label(format!("{kind} {} (x{})", ph.name, ph.executions))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], colour.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperRight, path)
 }
 
 /// Elapsed cycles of each label split into compute, exchange and sync.
@@ -309,15 +312,7 @@ pub fn labels(p: &Profile, path: &Path) -> Result<(), CliError> {
             .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::LowerRight, path)
 }
 
 /// Memory per tile by category, with the budget.
@@ -430,13 +425,5 @@ pub fn timeline(p: &Profile, path: &Path) -> Result<(), CliError> {
             .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(&err)?;
-    root.present().map_err(&err)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::LowerRight, path)
 }
