@@ -134,8 +134,8 @@ fn bench_compile() -> Option<Executable> {
     first
 }
 
-fn bench_superstep() {
-    println!("== superstep: one compute superstep of 1,472 empty vertices (one per tile)");
+/// `reps` compute supersteps of one empty vertex on each of 1,472 tiles, with no syncs.
+fn empty_supersteps(reps: u32) -> Executable {
     let target = Target::gc200();
     let mut g = Graph::new(&target);
     let cs = g.add_compute_set("empty");
@@ -143,13 +143,14 @@ fn bench_superstep() {
         let v = g.add_vertex(cs, "bench::Nothing");
         g.set_tile_mapping(v, t).unwrap();
     }
+    let progs = [Program::repeat(reps, Program::execute(cs))];
+    compile(&g, &progs, &CompileOptions::default()).unwrap()
+}
+
+fn bench_superstep() {
+    println!("== superstep: one compute superstep of 1,472 empty vertices (one per tile)");
     let reps = 1000u32;
-    let exe = compile(
-        &g,
-        &[Program::repeat(reps, Program::execute(cs))],
-        &CompileOptions::default(),
-    )
-    .unwrap();
+    let exe = empty_supersteps(reps);
     for threads in [1usize, 2] {
         let mut e = Engine::new(
             &exe,
@@ -320,20 +321,8 @@ fn profile_off_on(name: &str, exe: &Executable, supersteps: f64, threads: usize)
 fn bench_profile() {
     println!("== profile: run time with profiling off vs on (medians of 31 interleaved runs)");
     // The `superstep` workload: 1,000 compute supersteps of 1,472 empty vertices, no syncs.
-    let target = Target::gc200();
-    let mut g = Graph::new(&target);
-    let cs = g.add_compute_set("empty");
-    for t in 0..target.num_tiles() {
-        let v = g.add_vertex(cs, "bench::Nothing");
-        g.set_tile_mapping(v, t).unwrap();
-    }
     let reps = 1000u32;
-    let exe = compile(
-        &g,
-        &[Program::repeat(reps, Program::execute(cs))],
-        &CompileOptions::default(),
-    )
-    .unwrap();
+    let exe = empty_supersteps(reps);
     for threads in [1usize, 2] {
         profile_off_on(
             "empty supersteps, 1,472 tiles",
