@@ -40,6 +40,7 @@ copy_codelets! {
     CopyU32 as "Copy<unsigned>": u32;
     CopyBool as "Copy<bool>": bool;
     CopyU8 as "Copy<unsigned char>": u8;
+    CopyU16 as "Copy<unsigned short>": u16;
 }
 
 #[cfg(test)]

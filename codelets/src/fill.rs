@@ -35,6 +35,7 @@ fill_codelets! {
     FillU32 as "Fill<unsigned>": u32;
     FillBool as "Fill<bool>": bool;
     FillU8 as "Fill<unsigned char>": u8;
+    FillU16 as "Fill<unsigned short>": u16;
 }
 
 poplar::codelet! {

@@ -199,6 +199,7 @@ fn copy_and_fill() {
         ("Copy<unsigned>", r.u32s(N).into()),
         ("Copy<bool>", r.bools(N).into()),
         ("Copy<unsigned char>", r.bytes(N).into()),
+        ("Copy<unsigned short>", r.u16s(N).into()),
     ];
     for (name, d) in cases {
         let (dtype, n) = (d.dtype(), d.len());
@@ -220,6 +221,11 @@ fn copy_and_fill() {
         ("Fill<unsigned>", 9u32.into(), vec![9u32; N].into()),
         ("Fill<bool>", true.into(), vec![true; N].into()),
         ("Fill<unsigned char>", 200u8.into(), vec![200u8; N].into()),
+        (
+            "Fill<unsigned short>",
+            60_000u16.into(),
+            vec![60_000u16; N].into(),
+        ),
     ];
     for (name, value, want) in fills {
         let got = run_vertex(

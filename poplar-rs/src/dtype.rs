@@ -13,6 +13,9 @@ pub enum DType {
     U32,
     /// Unsigned byte (Poplar's `unsigned char`), e.g. for small per-element tags.
     U8,
+    /// Unsigned 16-bit integer (Poplar's `unsigned short`), e.g. tile-local indices: a tile's
+    /// memory holds far fewer than 65,536 four-byte elements, so they halve index storage.
+    U16,
     /// One byte per element, always 0 or 1.
     Bool,
 }
@@ -22,7 +25,7 @@ impl DType {
     pub const fn size(self) -> usize {
         match self {
             DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::F16 => 2,
+            DType::F16 | DType::U16 => 2,
             DType::U8 | DType::Bool => 1,
         }
     }
@@ -35,6 +38,7 @@ impl DType {
             DType::I32 => "int",
             DType::U32 => "unsigned",
             DType::U8 => "unsigned char",
+            DType::U16 => "unsigned short",
             DType::Bool => "bool",
         }
     }
@@ -48,6 +52,7 @@ impl std::fmt::Display for DType {
             DType::I32 => "i32",
             DType::U32 => "u32",
             DType::U8 => "u8",
+            DType::U16 => "u16",
             DType::Bool => "bool",
         })
     }
@@ -59,6 +64,7 @@ mod sealed {
     impl Sealed for i32 {}
     impl Sealed for u32 {}
     impl Sealed for u8 {}
+    impl Sealed for u16 {}
     impl Sealed for bool {}
 }
 
@@ -111,6 +117,15 @@ impl Element for u8 {
     }
     fn read_le(b: &[u8]) -> Self {
         b[0]
+    }
+}
+impl Element for u16 {
+    const DTYPE: DType = DType::U16;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn read_le(b: &[u8]) -> Self {
+        u16::from_le_bytes([b[0], b[1]])
     }
 }
 impl Element for bool {

@@ -114,6 +114,26 @@ fn u8_and_i32_host_tensors_round_trip() {
 }
 
 #[test]
+fn u16_host_tensor_round_trip_is_little_endian() {
+    let mut b = Builder::new(1, 64);
+    b.host("idx", DType::U16, vec![run(0, 2, 4), run(0, 10, 2)]);
+    let mut e = Engine::new(&b.build(), opts(1)).unwrap();
+    e.write_tensor("idx", &[1u16, 0xABCD, 65_535]).unwrap();
+    assert_eq!(
+        e.read_tensor::<u16>("idx").unwrap(),
+        vec![1, 0xABCD, 65_535]
+    );
+    assert_eq!(
+        e.read_memory(0, 0, 12).unwrap(),
+        vec![0, 0, 1, 0, 0xCD, 0xAB, 0, 0, 0, 0, 0xFF, 0xFF]
+    );
+    assert!(matches!(
+        e.read_tensor::<u32>("idx"),
+        Err(EngineError::WrongDType { .. })
+    ));
+}
+
+#[test]
 fn exchange_with_broadcast() {
     let mut b = Builder::new(4, 64);
     b.init(0, 0, (1..=16).collect());

@@ -56,6 +56,15 @@ fn profiled_run_is_bit_identical() {
         assert_eq!(l.elapsed, p.elapsed);
         assert!(p.elapsed.compute > 0 && p.elapsed.exchange > 0 && p.elapsed.sync > 0);
         assert!(p.wall_ns > 0 && compute.wall_ns > 0);
+        let exchanges: Vec<_> = p
+            .phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Exchange)
+            .collect();
+        assert!(!exchanges.is_empty());
+        assert!(exchanges.iter().all(|e| e.executions > 0 && e.wall_ns > 0));
+        let phase_wall: u64 = p.phases.iter().map(|p| p.wall_ns).sum();
+        assert!(phase_wall <= p.wall_ns, "{phase_wall} > {}", p.wall_ns);
         // Every tile ran the same work: perfectly balanced compute.
         assert_eq!(compute.per_execution.min, compute.per_execution.max);
         assert!(p.text_summary().contains("scale_add"));

@@ -50,6 +50,9 @@ impl Rng {
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next_u64() as u8).collect()
     }
+    pub fn u16s(&mut self, n: usize) -> Vec<u16> {
+        (0..n).map(|_| self.next_u64() as u16).collect()
+    }
     pub fn bools(&mut self, n: usize) -> Vec<bool> {
         (0..n).map(|_| self.next_u64() & 1 == 1).collect()
     }
@@ -63,6 +66,7 @@ pub enum Data {
     U32(Vec<u32>),
     Bool(Vec<bool>),
     U8(Vec<u8>),
+    U16(Vec<u16>),
 }
 
 impl Data {
@@ -73,6 +77,7 @@ impl Data {
             Data::U32(_) => DType::U32,
             Data::Bool(_) => DType::Bool,
             Data::U8(_) => DType::U8,
+            Data::U16(_) => DType::U16,
         }
     }
     pub fn len(&self) -> usize {
@@ -82,6 +87,7 @@ impl Data {
             Data::U32(v) => v.len(),
             Data::Bool(v) => v.len(),
             Data::U8(v) => v.len(),
+            Data::U16(v) => v.len(),
         }
     }
     fn write(&self, e: &mut Engine, name: &str) {
@@ -91,6 +97,7 @@ impl Data {
             Data::U32(v) => e.write_tensor(name, v),
             Data::Bool(v) => e.write_tensor(name, v),
             Data::U8(v) => e.write_tensor(name, v),
+            Data::U16(v) => e.write_tensor(name, v),
         }
         .unwrap()
     }
@@ -101,6 +108,7 @@ impl Data {
             DType::U32 => Data::U32(e.read_tensor(name).unwrap()),
             DType::Bool => Data::Bool(e.read_tensor(name).unwrap()),
             DType::U8 => Data::U8(e.read_tensor(name).unwrap()),
+            DType::U16 => Data::U16(e.read_tensor(name).unwrap()),
             d => panic!("no test data type for {d}"),
         }
     }
@@ -131,6 +139,11 @@ impl From<Vec<u8>> for Data {
         Data::U8(v)
     }
 }
+impl From<Vec<u16>> for Data {
+    fn from(v: Vec<u16>) -> Data {
+        Data::U16(v)
+    }
+}
 
 /// Typed access to results.
 pub trait FromData: Sized {
@@ -148,7 +161,7 @@ macro_rules! from_data {
         }
     )*};
 }
-from_data!(f32 => F32, i32 => I32, u32 => U32, bool => Bool, u8 => U8);
+from_data!(f32 => F32, i32 => I32, u32 => U32, bool => Bool, u8 => U8, u16 => U16);
 
 /// How one field of the vertex under test is connected.
 pub enum Conn {

@@ -104,7 +104,7 @@ macro_rules! state_from {
         }
     )*};
 }
-state_from!(f32, i32, u32, u8, bool);
+state_from!(f32, i32, u32, u8, u16, bool);
 
 pub(crate) struct VertexInfo {
     pub cs: ComputeSet,

@@ -103,7 +103,7 @@ pub struct PhaseProfile {
     pub bytes: u64,
     /// Exchange: bytes per execution delivered to another chip.
     pub inter_chip_bytes: u64,
-    /// Compute: measured host wall time over all executions, in nanoseconds.
+    /// Measured host wall time of the simulator over all executions, in nanoseconds.
     pub wall_ns: u64,
 }
 

@@ -80,6 +80,7 @@ pub struct Recorder {
     compute_exec: Vec<u64>,
     exchange_exec: Vec<u64>,
     wall_ns: Vec<u64>,
+    exchange_wall_ns: Vec<u64>,
     syncs: SyncCounts,
     runs: u64,
     run_wall_ns: u64,
@@ -97,6 +98,7 @@ impl Recorder {
             compute_exec: vec![0; model.computes.len()],
             exchange_exec: vec![0; model.exchanges.len()],
             wall_ns: vec![0; model.computes.len()],
+            exchange_wall_ns: vec![0; model.exchanges.len()],
             model,
             options,
             labels: HashMap::new(),
@@ -225,8 +227,9 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn exchange(&mut self, i: usize) {
+    pub(crate) fn exchange(&mut self, i: usize, wall: Duration) {
         self.exchange_exec[i] += 1;
+        self.exchange_wall_ns[i] += wall.as_nanos() as u64;
         self.push(ev(EXCHANGE, i as u32));
     }
 
@@ -322,7 +325,7 @@ impl Recorder {
                 default_estimates: 0,
                 bytes: e.bytes,
                 inter_chip_bytes: e.inter_chip_bytes,
-                wall_ns: 0,
+                wall_ns: self.exchange_wall_ns[i],
             });
         }
         let labels = self

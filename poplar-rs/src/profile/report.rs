@@ -223,7 +223,8 @@ impl Profile {
             } else {
                 ""
             };
-            let wall = if p.kind == PhaseKind::Compute {
+            // Exchange wall times exist since the engine measured them (older files hold 0).
+            let wall = if p.kind == PhaseKind::Compute || p.wall_ns > 0 {
                 format!("{:.1}", p.wall_ns as f64 / 1e3)
             } else {
                 "-".into()
