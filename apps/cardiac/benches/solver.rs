@@ -1,9 +1,10 @@
 //! Cardiac solver benchmarks; prints figures.
 //!
-//! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1]`
+//! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]`
 //!
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip vs the native
-//!   reference, median of repeated chunks, and their ratio (target <= 1.05);
+//!   reference, median of repeated chunks, and their ratio (target <= 1.05), then where the
+//!   time goes on each side;
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -15,6 +16,7 @@ use cardiac::partition::Strategy;
 use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Setup, Stimulus};
+use poplar::profile::{PhaseKind, ProfileOptions};
 use poplar::EngineOptions;
 
 fn peak_rss_mib() -> f64 {
@@ -43,18 +45,18 @@ fn slab(dx: f64) -> (TetMesh, Setup) {
     (mesh, setup)
 }
 
-fn bench_steps(dx: f64) {
+fn bench_steps(dx: f64, strategy: Strategy, reps: usize) {
     let t = Instant::now();
     let (_mesh, setup) = slab(dx);
     println!(
-        "== steps: slab dx {dx} mm, {} cells, p = {} PDE steps per ODE step (setup {:.1} s)",
+        "== steps: slab dx {dx} mm, {} cells, p = {} PDE steps per ODE step, {} halos (setup {:.1} s)",
         setup.n,
         setup.pde_steps,
+        strategy.name(),
         t.elapsed().as_secs_f64()
     );
     let chunk = 10u32;
-    let reps = 5;
-    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+    let mut cfg = DeviceConfig::chips(1, strategy);
     cfg.chunk_steps = chunk;
     let prob = device::build(&setup, &cfg).expect("build");
     let exe = device::compile_problem(&prob).expect("compile");
@@ -67,25 +69,63 @@ fn bench_steps(dx: f64) {
         native.step();
     }
     let (mut fw, mut nat) = (Vec::new(), Vec::new());
+    let (mut nat_pde, mut nat_ode) = (Vec::new(), Vec::new());
     for _ in 0..reps {
         let t = Instant::now();
         run.run_chunk().unwrap();
         fw.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
         let t = Instant::now();
+        let (mut pde, mut ode) = (0.0, 0.0);
         for _ in 0..chunk {
-            native.step();
+            let st = native.step_timed();
+            pde += st.pde.as_secs_f64();
+            ode += st.ode.as_secs_f64();
         }
         nat.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
+        nat_pde.push(pde * 1e3 / f64::from(chunk));
+        nat_ode.push(ode * 1e3 / f64::from(chunk));
     }
     let (f, n) = (median(fw), median(nat));
     println!(
-        "  framework {f:.2} ms per ODE step, native {n:.2} ms, ratio {:.3} (target <= 1.05)",
+        "  framework {f:.2} ms per ODE step, native {n:.2} ms, ratio {:.3} (target <= 1.05); medians of {reps} runs of {chunk} steps",
         f / n
     );
     let cells_steps = setup.n as f64 / (n * 1e-3);
     println!(
         "  native throughput {:.1} M cell-steps/s (ODE + PDE)",
         cells_steps / 1e6
+    );
+    // Where the time goes: the native parts, and one profiled framework chunk (the profiler
+    // times each compute and exchange phase; its own overhead is outside those phases).
+    println!(
+        "  native per step: diffusion {:.2} ms, reaction {:.2} ms",
+        median(nat_pde),
+        median(nat_ode)
+    );
+    run.engine.enable_profiling(ProfileOptions::default());
+    run.run_chunk().unwrap();
+    let prof = run.engine.take_profile().expect("profile");
+    let mut parts: Vec<(String, f64)> = Vec::new();
+    for ph in &prof.phases {
+        let kind = match ph.kind {
+            PhaseKind::Compute => "compute",
+            PhaseKind::Exchange => "exchange",
+        };
+        let name = format!("{kind} {}", ph.name);
+        let ms = ph.wall_ns as f64 / 1e6 / f64::from(chunk);
+        match parts.iter_mut().find(|p| p.0 == name) {
+            Some(p) => p.1 += ms,
+            None => parts.push((name, ms)),
+        }
+    }
+    let listed: Vec<String> = parts
+        .iter()
+        .map(|(name, ms)| format!("{name} {ms:.2} ms"))
+        .collect();
+    println!(
+        "  framework per step (profiled chunk, {:.2} ms in all): {}",
+        prof.wall_ns as f64 / 1e6 / f64::from(chunk),
+        listed.join(", ")
     );
 }
 
@@ -120,21 +160,34 @@ fn bench_setup(dx: f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let takes_value = ["--dx", "--strategy", "--reps"];
     let which = args
         .iter()
         .enumerate()
-        .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--dx"))
+        .find(|(i, a)| {
+            !a.starts_with('-') && (*i == 0 || !takes_value.contains(&args[i - 1].as_str()))
+        })
         .map(|(_, a)| a.clone())
         .unwrap_or_else(|| "all".into());
-    let dxs: Vec<f64> = args
-        .iter()
-        .position(|a| a == "--dx")
-        .and_then(|i| args.get(i + 1))
+    let dxs: Vec<f64> = value("--dx")
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0.2, 0.1]);
+    let strategy = match value("--strategy").as_deref() {
+        None | Some("mixed-clean") => Strategy::MixedClean,
+        Some("ranged") => Strategy::Ranged,
+        Some("full") => Strategy::Full,
+        Some(other) => panic!("unknown --strategy {other} (full, ranged, mixed-clean)"),
+    };
+    let reps: usize = value("--reps").and_then(|r| r.parse().ok()).unwrap_or(9);
     for &dx in &dxs {
         if which == "all" || which == "steps" {
-            bench_steps(dx);
+            bench_steps(dx, strategy, reps);
         }
     }
     if which == "all" || which == "setup" {

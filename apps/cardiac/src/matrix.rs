@@ -233,13 +233,33 @@ impl Ellpack {
     }
 }
 
-/// One ELLPACK row in the canonical order; shared with the per-tile form in
-/// [`crate::partition`] so both produce identical bits.
+/// A column index of an ELLPACK row: `u32` for global rows, `u16` for a tile's local rows
+/// (a tile's local vector is far shorter than 65,536 cells, and half-width indices halve the
+/// index bytes an SpMV streams).
+pub trait ColIndex: Copy + Send + Sync + 'static {
+    fn index(self) -> usize;
+}
+impl ColIndex for u32 {
+    #[inline]
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+impl ColIndex for u16 {
+    #[inline]
+    fn index(self) -> usize {
+        usize::from(self)
+    }
+}
+
+/// One ELLPACK row in the canonical order: `D[i]·x[i]`, then the 16 slots. Every SpMV of the
+/// app (global, per-tile, native, codelet) goes through this function, whatever the index
+/// width, so all produce identical bits.
 #[inline]
-pub(crate) fn ell_row(d: f32, xi: f32, vals: &[f32], cols: &[u32], x: &[f32]) -> f32 {
+pub fn ell_row<C: ColIndex>(d: f32, xi: f32, vals: &[f32], cols: &[C], x: &[f32]) -> f32 {
     let mut acc = d * xi;
     for (&a, &c) in vals.iter().zip(cols) {
-        acc += a * x[c as usize];
+        acc += a * x[c.index()];
     }
     acc
 }

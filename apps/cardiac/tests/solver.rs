@@ -65,7 +65,7 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
 }
 
 #[test]
-fn an_odd_number_of_pde_steps_ends_in_the_state_buffer() {
+fn an_odd_number_of_pde_steps_ends_in_the_state_buffer_with_either_index_width() {
     // dt_ode = 0.3 ms > stable dt (0.146 ms) forces p = 3 diffusion steps per ODE step.
     let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
     let stim = Stimulus {
@@ -80,13 +80,26 @@ fn an_odd_number_of_pde_steps_ends_in_the_state_buffer() {
     for _ in 0..10 {
         native.step();
     }
-    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
-    cfg.tiles = 8;
-    cfg.chunk_steps = 10;
-    let prob = device::build(&setup, &cfg).unwrap();
-    let exe = device::compile_problem(&prob).unwrap();
-    let mut run = DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
-    run.run_chunk().unwrap();
-    let got = run.results().unwrap();
-    assert_eq!(got.v, native.results().v);
+    // Both column-index widths: 16-bit (the default) and 32-bit (forced).
+    for (wide, codelet) in [(false, "cardiac::EllSpmv16"), (true, "cardiac::EllSpmv")] {
+        let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+        cfg.tiles = 8;
+        cfg.chunk_steps = 10;
+        cfg.wide_indices = wide;
+        let prob = device::build(&setup, &cfg).unwrap();
+        let exe = device::compile_problem(&prob).unwrap();
+        let names: Vec<&str> = exe.codelets.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&codelet), "{names:?}");
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| n.starts_with("cardiac::EllSpmv"))
+                .count(),
+            1
+        );
+        let mut run = DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
+        run.run_chunk().unwrap();
+        let got = run.results().unwrap();
+        assert_eq!(got.v, native.results().v, "wide indices: {wide}");
+    }
 }

@@ -4,67 +4,87 @@
 use poplar::codelet::*;
 
 use super::native::ell_row;
-use crate::matrix::ELL_WIDTH;
+use crate::matrix::{ColIndex, ELL_WIDTH};
 use crate::tp06;
 
-poplar::codelet! {
-    /// `y = D∘x[..n] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x` is the
-    /// local vector `[own cells | halo]`, `I` indexes into it.
-    pub struct EllSpmv as "cardiac::EllSpmv" {
-        x: Input<Vector<f32>>,
-        y: Output<Vector<f32>>,
-        diag: Input<Vector<f32>>,
-        values: Input<Vector<f32>>,
-        cols: Input<Vector<u32>>,
-    }
+/// The ELLPACK SpMV codelets, one per column-index width: `cardiac::EllSpmv` (u32) and
+/// `cardiac::EllSpmv16` (u16, chosen by the app when the local vector is at most 65,536 long).
+macro_rules! ell_spmv_codelets {
+    ($($name:ident as $cname:literal: $idx:ty;)*) => {$(
+        poplar::codelet! {
+            /// `y = D∘x[..n] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x`
+            /// is the local vector `[own cells | halo]`, `I` indexes into it.
+            pub struct $name as $cname {
+                x: Input<Vector<f32>>,
+                y: Output<Vector<f32>>,
+                diag: Input<Vector<f32>>,
+                values: Input<Vector<f32>>,
+                cols: Input<Vector<$idx>>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                spmv(self.x, self.y, self.diag, self.values, self.cols)
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                // Per row: 17 multiply-adds with an indexed load each, ~2 cycles per slot on
+                // one worker.
+                Some(30 + ctx.elements(1) * (2 * (ELL_WIDTH as u64 + 1) + 4))
+            }
+        }
+    )*};
 }
 
-impl Vertex for EllSpmv<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let n = self.y.len();
-        if self.diag.len() != n
-            || self.values.len() != n * ELL_WIDTH
-            || self.cols.len() != n * ELL_WIDTH
-            || self.x.len() < n
-        {
-            return Err(VertexError::new(format!(
-                "field sizes disagree: y {n}, diag {}, values {}, cols {}, x {}",
-                self.diag.len(),
-                self.values.len(),
-                self.cols.len(),
-                self.x.len()
-            )));
-        }
-        // Column indices are not scanned here (that pass cost as much as the product): an index
-        // outside the local vector panics in the bounds-checked load, which the engine reports
-        // as a failure of this vertex. `partition::localize` produces only valid indices.
-        // Host-side only: the local vector was just written by the exchange for every tile and
-        // has left this core's caches; touching one element per cache line first lets the
-        // prefetcher stream it in, instead of paying a miss on each random `x[col]` below
-        // (measured 5.7 -> 4.1 ms per SpMV on the 0.2 mm slab). No effect on results or on the
-        // modelled cycles.
-        let mut warm = 0.0f32;
-        for v in self.x.iter().step_by(16) {
-            warm += v;
-        }
-        std::hint::black_box(warm);
-        // Locals, so the loop does not reload the slices through `self` after each store.
-        let (x, diag, values, cols) = (self.x, self.diag, self.values, self.cols);
-        let rows = self.y.iter_mut().zip(diag).zip(
-            values
-                .chunks_exact(ELL_WIDTH)
-                .zip(cols.chunks_exact(ELL_WIDTH)),
-        );
-        for (i, ((y, &d), (vals, cs))) in rows.enumerate() {
-            *y = ell_row(d, x[i], vals, cs, x);
-        }
-        Ok(())
-    }
+ell_spmv_codelets! {
+    EllSpmv as "cardiac::EllSpmv": u32;
+    EllSpmv16 as "cardiac::EllSpmv16": u16;
+}
 
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        // Per row: 17 multiply-adds with an indexed load each, ~2 cycles per slot on one worker.
-        Some(30 + ctx.elements(1) * (2 * (ELL_WIDTH as u64 + 1) + 4))
+/// The body of both SpMV codelets.
+fn spmv<C: ColIndex>(
+    x: &[f32],
+    y: &mut [f32],
+    diag: &[f32],
+    values: &[f32],
+    cols: &[C],
+) -> Result<(), VertexError> {
+    let n = y.len();
+    if diag.len() != n
+        || values.len() != n * ELL_WIDTH
+        || cols.len() != n * ELL_WIDTH
+        || x.len() < n
+    {
+        return Err(VertexError::new(format!(
+            "field sizes disagree: y {n}, diag {}, values {}, cols {}, x {}",
+            diag.len(),
+            values.len(),
+            cols.len(),
+            x.len()
+        )));
     }
+    // Column indices are not scanned here (that pass cost as much as the product): an index
+    // outside the local vector panics in the bounds-checked load, which the engine reports as a
+    // failure of this vertex. `partition::localize` produces only valid indices.
+    // Host-side only: the local vector was just written by the exchange for every tile and has
+    // left this core's caches; touching one element per cache line first lets the prefetcher
+    // stream it in, instead of paying a miss on each random `x[col]` below (measured 5.7 -> 4.1
+    // ms per SpMV on the 0.2 mm slab). No effect on results or on the modelled cycles.
+    let mut warm = 0.0f32;
+    for v in x.iter().step_by(16) {
+        warm += v;
+    }
+    std::hint::black_box(warm);
+    let rows = y.iter_mut().zip(diag).zip(
+        values
+            .chunks_exact(ELL_WIDTH)
+            .zip(cols.chunks_exact(ELL_WIDTH)),
+    );
+    for (i, ((y, &d), (vals, cs))) in rows.enumerate() {
+        *y = ell_row(d, x[i], vals, cs, x);
+    }
+    Ok(())
 }
 
 poplar::codelet! {

@@ -1,23 +1,25 @@
 //! The native reference: the same solver as plain Rust over global arrays, parallel with rayon.
 //! It is the correctness oracle of the framework solver and its performance baseline.
 
+use std::time::{Duration, Instant};
+
 use rayon::prelude::*;
 
 use super::{stim_scale, Results, Setup};
+pub use crate::matrix::ell_row;
 use crate::matrix::ELL_WIDTH;
 use crate::tp06;
 
 /// Cells per rayon task.
 const CHUNK: usize = 4096;
 
-/// One ELLPACK row, in the fixed order both solvers use: `D[i]·x[i]`, then the 16 slots.
-#[inline]
-pub fn ell_row(d: f32, xi: f32, vals: &[f32], cols: &[u32], x: &[f32]) -> f32 {
-    let mut acc = d * xi;
-    for (&a, &c) in vals.iter().zip(cols) {
-        acc += a * x[c as usize];
-    }
-    acc
+/// Wall time of one native ODE step, by part.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepTimes {
+    /// The `p` SpMVs and the voltage copies around them.
+    pub pde: Duration,
+    /// The TP06 step with the activation update.
+    pub ode: Duration,
 }
 
 /// State of a native run.
@@ -114,6 +116,13 @@ impl<'a> NativeSolver<'a> {
 
     /// Advances one ODE step (with its `p` diffusion steps).
     pub fn step(&mut self) {
+        self.step_timed();
+    }
+
+    /// [`Self::step`], returning the wall time of its diffusion and reaction parts (for the
+    /// benchmark's phase breakdown; two clock reads per step).
+    pub fn step_timed(&mut self) -> StepTimes {
+        let start = Instant::now();
         let p = self.setup.pde_steps;
         // Ping-pong between the V rows of the states (A) and v_tmp (B), as on the device.
         let mut v = self.voltage();
@@ -134,6 +143,7 @@ impl<'a> NativeSolver<'a> {
             }
             self.v_tmp = src;
         }
+        let pde = start.elapsed();
         let setup = self.setup;
         let (t, dt) = (self.t, setup.dt_ode);
         let scale = stim_scale(t, setup.stim_start, setup.stim_duration);
@@ -159,6 +169,10 @@ impl<'a> NativeSolver<'a> {
                 vp.copy_from_slice(&blk[..m]);
             });
         self.t = t + dt;
+        StepTimes {
+            pde,
+            ode: start.elapsed() - pde,
+        }
     }
 
     pub fn time(&self) -> f32 {
