@@ -304,6 +304,18 @@ const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
 const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.
 const PARALLEL_COMPUTE_COST: u64 = 2_000;
+/// Estimated cost (modelled cycles) worth one parallel task of a compute phase.
+const COMPUTE_CHUNK_COST: u64 = 250_000;
+
+/// Parallel tasks for a compute phase of this estimated cost: 4 per thread for light phases
+/// (each task costs a fork-join hand-off), up to 64 per thread for heavy ones, so that a
+/// thread that runs slower (a busy core, a cache-unfriendly tile) leaves little work stranded
+/// in its last task. With 4 tasks per thread, the 0.1 mm cardiac reaction phase had 12 ms
+/// tasks and ran 13 % slower than the same kernel over 4,096-cell rayon chunks.
+fn compute_parts(total_cost: u64, threads: usize) -> usize {
+    let wanted = usize::try_from(total_cost / COMPUTE_CHUNK_COST).unwrap_or(usize::MAX);
+    wanted.clamp(threads * 4, threads * 64)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Streams
@@ -558,7 +570,7 @@ impl Engine {
                 }
                 let total: u64 = costs.iter().sum();
                 let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
-                    balance(&costs, parts)
+                    balance(&costs, compute_parts(total, threads))
                 } else {
                     std::iter::once(0..ph.tiles.len()).collect()
                 };
@@ -1184,5 +1196,34 @@ impl RunCtx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn light_phases_get_four_tasks_per_thread_heavy_ones_up_to_sixty_four() {
+        assert_eq!(compute_parts(0, 2), 8);
+        assert_eq!(compute_parts(COMPUTE_CHUNK_COST * 3, 2), 8);
+        assert_eq!(compute_parts(COMPUTE_CHUNK_COST * 40, 2), 40);
+        assert_eq!(compute_parts(u64::MAX, 2), 128);
+        assert_eq!(compute_parts(u64::MAX, 1), 64);
+    }
+
+    #[test]
+    fn balance_covers_every_item_once_in_order() {
+        let costs = [5u64, 1, 1, 9, 2, 2, 2, 30, 1];
+        for parts in 1..=12 {
+            let r = balance(&costs, parts);
+            assert!(r.len() <= parts.min(costs.len()), "{parts}: {r:?}");
+            assert_eq!(r.first().map(|r| r.start), Some(0));
+            assert_eq!(r.last().map(|r| r.end), Some(costs.len()));
+            assert!(r
+                .windows(2)
+                .all(|w| w[0].end == w[1].start && w[0].start < w[0].end));
+        }
+        assert!(balance(&[], 4).is_empty());
     }
 }
