@@ -264,6 +264,44 @@ pub fn ell_row<C: ColIndex>(d: f32, xi: f32, vals: &[f32], cols: &[C], x: &[f32]
     acc
 }
 
+/// Rows ahead of the current one whose matrix slots [`ell_rows`] asks the CPU to prefetch.
+const PREFETCH_ROWS: usize = 32;
+
+/// `y[i] = ell_row(diag[i], x[own + i], row i of values/cols, x)` for every row of `y`: the
+/// SpMV loop of both solvers (native chunks, with `own` the chunk's first global row; tile
+/// codelets, with `own = 0` since a local vector starts with the tile's own cells).
+///
+/// It prefetches the slots of the row [`PREFETCH_ROWS`] ahead. On a tile's arrays (a few
+/// thousand rows between other tile data) the hardware prefetcher alone left the loop waiting
+/// on memory: per-tile blocks ran at 2.2x the time of the same rows in global arrays (0.2 mm
+/// slab, one thread, host experiment), 1.4x with this hint; global arrays are unaffected.
+///
+/// # Panics
+/// If the slices are shorter than `y` implies, or an index is outside `x` (caller bug).
+#[inline]
+pub fn ell_rows<C: ColIndex>(
+    y: &mut [f32],
+    diag: &[f32],
+    values: &[f32],
+    cols: &[C],
+    x: &[f32],
+    own: usize,
+) {
+    let rows = y.iter_mut().zip(diag).zip(
+        values
+            .chunks_exact(ELL_WIDTH)
+            .zip(cols.chunks_exact(ELL_WIDTH)),
+    );
+    for (i, ((y, &d), (vals, cs))) in rows.enumerate() {
+        let ahead = (i + PREFETCH_ROWS) * ELL_WIDTH;
+        if let (Some(v), Some(c)) = (values.get(ahead), cols.get(ahead)) {
+            poplar::codelet::prefetch(v);
+            poplar::codelet::prefetch(c);
+        }
+        *y = ell_row(d, x[own + i], vals, cs, x);
+    }
+}
+
 impl Operator {
     /// Number of cells (rows).
     pub fn n(&self) -> usize {

@@ -32,9 +32,12 @@
 //! cannot proceed returns a [`VertexError`]; a panic is caught and reported the same way.
 
 mod field;
+mod hint;
 mod registry;
 
 pub use field::*;
+pub use hint::prefetch;
+pub(crate) use hint::prefetch_ptr;
 pub use registry::*;
 
 /// Declares a codelet: a struct of fields bound to tile memory, registered under a name.

@@ -300,6 +300,8 @@ fn balance(costs: &[u64], parts: usize) -> Vec<Range<usize>> {
 
 /// Below this many bytes an exchange runs on one thread.
 const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
+/// Copies ahead whose source and destination the exchange loop prefetches.
+const EXCHANGE_PREFETCH_AHEAD: usize = 4;
 /// Fixed cost of one copy, in byte-equivalents, for balancing.
 const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.
@@ -993,7 +995,15 @@ impl RunCtx<'_> {
         let plan = &self.exchanges[i];
         let mem = self.mem;
         let run = |ops: &[CopyOp]| {
-            for o in ops {
+            for (k, o) in ops.iter().enumerate() {
+                // Host-side hint: start fetching a later copy's source while this one runs
+                // (copies are a few hundred bytes, scattered over many tiles).
+                if let Some(next) = ops.get(k + EXCHANGE_PREFETCH_AHEAD) {
+                    let src = mem.base(next.src_tile).wrapping_add(next.src as usize);
+                    let dst = mem.base(next.dst_tile).wrapping_add(next.dst as usize);
+                    crate::codelet::prefetch_ptr(src);
+                    crate::codelet::prefetch_ptr(dst);
+                }
                 // SAFETY: both ranges are in bounds of their tiles (`check()`:
                 // TransferOutOfBounds; pieces are sub-ranges of transfers), and within one
                 // exchange phase no destination range overlaps any source range or another

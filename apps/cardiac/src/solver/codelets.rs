@@ -3,8 +3,7 @@
 
 use poplar::codelet::*;
 
-use super::native::ell_row;
-use crate::matrix::{ColIndex, ELL_WIDTH};
+use crate::matrix::{ell_rows, ColIndex, ELL_WIDTH};
 use crate::tp06;
 
 /// The ELLPACK SpMV codelets, one per column-index width: `cardiac::EllSpmv` (u32) and
@@ -76,14 +75,7 @@ fn spmv<C: ColIndex>(
         warm += v;
     }
     std::hint::black_box(warm);
-    let rows = y.iter_mut().zip(diag).zip(
-        values
-            .chunks_exact(ELL_WIDTH)
-            .zip(cols.chunks_exact(ELL_WIDTH)),
-    );
-    for (i, ((y, &d), (vals, cs))) in rows.enumerate() {
-        *y = ell_row(d, x[i], vals, cs, x);
-    }
+    ell_rows(y, diag, values, cols, x, 0);
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::{stim_scale, Results, Setup};
 pub use crate::matrix::ell_row;
-use crate::matrix::ELL_WIDTH;
+use crate::matrix::{ell_rows, ELL_WIDTH};
 use crate::tp06;
 
 /// Cells per rayon task.
@@ -82,15 +82,14 @@ impl<'a> NativeSolver<'a> {
             .for_each(|(b, blk)| {
                 let s = b * CHUNK;
                 let e = (s + CHUNK).min(n);
-                for i in s..e {
-                    blk[i - s] = ell_row(
-                        ell.diag[i],
-                        x[i],
-                        &ell.values[i * ELL_WIDTH..][..ELL_WIDTH],
-                        &ell.cols[i * ELL_WIDTH..][..ELL_WIDTH],
-                        x,
-                    );
-                }
+                ell_rows(
+                    &mut blk[..e - s],
+                    &ell.diag[s..e],
+                    &ell.values[s * ELL_WIDTH..e * ELL_WIDTH],
+                    &ell.cols[s * ELL_WIDTH..e * ELL_WIDTH],
+                    x,
+                    s,
+                );
             });
     }
 
@@ -101,16 +100,15 @@ impl<'a> NativeSolver<'a> {
             .enumerate()
             .for_each(|(b, out)| {
                 let s = b * CHUNK;
-                for (j, y) in out.iter_mut().enumerate() {
-                    let i = s + j;
-                    *y = ell_row(
-                        ell.diag[i],
-                        v[i],
-                        &ell.values[i * ELL_WIDTH..][..ELL_WIDTH],
-                        &ell.cols[i * ELL_WIDTH..][..ELL_WIDTH],
-                        v,
-                    );
-                }
+                let e = s + out.len();
+                ell_rows(
+                    out,
+                    &ell.diag[s..e],
+                    &ell.values[s * ELL_WIDTH..e * ELL_WIDTH],
+                    &ell.cols[s * ELL_WIDTH..e * ELL_WIDTH],
+                    v,
+                    s,
+                );
             });
     }
 
