@@ -132,7 +132,10 @@ pub fn exp_f32(x: f32) -> f32 {
     let q = q * r + 0.166_665_21;
     let q = q * r + 0.499_999_94;
     let p = 1.0 + (r + r * r * q);
-    let scale = f32::from_bits(((k_bits + 127) as u32) << 23);
+    // k ∈ [−126, 127] after the clamp, so the biased exponent is in [1, 254]. Wrapping
+    // arithmetic (never wrapping here) keeps overflow checks in test builds from adding a
+    // branch that would stop the cell loop from vectorising.
+    let scale = f32::from_bits((k_bits.wrapping_add(127) as u32) << 23);
     p * scale
 }
 
@@ -148,8 +151,10 @@ pub fn ln_f32(x: f32) -> f32 {
     let x = x.max(f32::MIN_POSITIVE);
     // Shift the bits so that mantissas ≥ √½ fall into exponent e, smaller ones into e−1.
     let ix = x.to_bits().wrapping_add(0x3f80_0000 - SQRT_HALF_BITS);
-    let e = ((ix >> 23) as i32 - 127) as f32;
-    let m = f32::from_bits((ix & 0x007f_ffff) + SQRT_HALF_BITS);
+    // Exponent field ≤ 255 and mantissa < 2²³: no operation below can wrap; wrapping forms
+    // keep overflow checks (test builds) out of the vectorised loop, as in `exp_f32`.
+    let e = ((ix >> 23) as i32).wrapping_sub(127) as f32;
+    let m = f32::from_bits((ix & 0x007f_ffff).wrapping_add(SQRT_HALF_BITS));
     let s = (m - 1.0) / (m + 1.0);
     let s2 = s * s;
     let p = 1.0 / 9.0;
