@@ -13,7 +13,7 @@ use cardiac::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup, Stimulus};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use poplar::profile::{Profile, ProfileOptions};
+use poplar::profile::{PhaseKind, Profile, ProfileOptions};
 use poplar::{EngineOptions, Executable, Target};
 use serde::{Deserialize, Serialize};
 
@@ -653,6 +653,21 @@ fn print_phase_breakdown(p: &Profile, target: &Target, dt_ode: f32, t: f32) {
         "  per ODE step: {total:.0} cycles = {:.2} µs modelled (labels sum {sum:.0}); {:.3} s of chip time per simulated second",
         us(total),
         us(total) * 1e-6 / (f64::from(dt_ode) * 1e-3)
+    );
+    // The simulator's own cost on this host, for comparison with the native reference.
+    let wall = |kind: PhaseKind| {
+        p.phases
+            .iter()
+            .filter(|ph| ph.kind == kind)
+            .map(|ph| ph.wall_ns as f64)
+            .sum::<f64>()
+            / steps
+            / 1e6
+    };
+    println!(
+        "  simulator host time per ODE step: compute {:.3} ms, exchange {:.3} ms",
+        wall(PhaseKind::Compute),
+        wall(PhaseKind::Exchange)
     );
 }
 

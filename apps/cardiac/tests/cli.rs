@@ -151,3 +151,26 @@ fn bad_input_gives_clear_errors() {
         "reading mesh",
     );
 }
+
+#[test]
+fn a_profiled_run_prints_the_modelled_and_the_host_split() {
+    // Not inside tmp(): the other test removes that folder when it ends.
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli_profiled_{}", std::process::id()));
+    let out = d.join("run").display().to_string();
+    let o = cardiac(&[
+        "run", "--dx", "1", "--tiles", "16", "--t-end", "5", "--out", &out,
+    ]);
+    assert!(o.status.success(), "run: {}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "phase breakdown (modelled cycles per ODE step",
+        "  PDE ",
+        "  ODE ",
+        "simulator host time per ODE step: compute ",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    assert!(d.join("run").join("profile.json").is_file());
+    let _ = std::fs::remove_dir_all(&d);
+}
