@@ -153,13 +153,23 @@ fn bad_input_gives_clear_errors() {
 }
 
 #[test]
-fn a_profiled_run_prints_the_modelled_and_the_host_split() {
+fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() {
     // Not inside tmp(): the other test removes that folder when it ends.
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("cli_profiled_{}", std::process::id()));
     let out = d.join("run").display().to_string();
     let o = cardiac(&[
-        "run", "--dx", "1", "--tiles", "16", "--t-end", "5", "--out", &out,
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "10",
+        "--snapshot-every",
+        "5",
+        "--out",
+        &out,
     ]);
     assert!(o.status.success(), "run: {}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -172,5 +182,41 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split() {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
     assert!(d.join("run").join("profile.json").is_file());
+
+    // Voltage snapshots at 5 and 10 ms (one per 250-step chunk), listed in voltage.pvd.
+    let pvd = std::fs::read_to_string(d.join("run").join("voltage.pvd")).unwrap();
+    let files: Vec<&str> = pvd
+        .lines()
+        .filter_map(|l| l.split("file=\"").nth(1))
+        .map(|f| f.trim_end_matches("\"/>"))
+        .collect();
+    assert_eq!(
+        files,
+        ["voltage_00005.000ms.vtu", "voltage_00010.000ms.vtu"],
+        "{pvd}"
+    );
+    assert!(
+        pvd.contains("timestep=\"5.0000\"") && pvd.contains("timestep=\"10.0000\""),
+        "{pvd}"
+    );
+    for f in files {
+        let path = d.join("run").join(f);
+        let mesh = cardiac::mesh::read_vtu(&path, &Default::default()).unwrap();
+        assert_eq!(mesh.tets.len(), 20 * 7 * 3 * 6, "{f}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("Name=\"v_mV\""), "{f} has no voltage");
+    }
+    fails_with(
+        &[
+            "run",
+            "--dx",
+            "1",
+            "--tiles",
+            "16",
+            "--snapshot-every",
+            "-1",
+        ],
+        "--snapshot-every",
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
