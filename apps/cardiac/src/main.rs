@@ -60,13 +60,13 @@ enum Cmd {
         chips: Vec<u32>,
     },
     /// Plot activation time along the slab diagonal from results.json files (or the folders
-    /// holding them) of `cardiac run`, one line per file, as an SVG.
+    /// holding them) of `cardiac run`, one line per file, as a PNG or SVG image.
     PlotDiagonal {
         /// results.json files or folders, e.g. out/dx0.5 out/dx0.2 out/dx0.1.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
-        /// Output SVG file.
-        #[arg(short, long, default_value = "out/diagonal.svg")]
+        /// Output image: PNG if the name ends in .png, SVG otherwise.
+        #[arg(short, long, default_value = "out/diagonal.png")]
         output: PathBuf,
         #[arg(
             long,

@@ -1,6 +1,6 @@
-//! SVG plot of activation time along the slab diagonal, one line per run (`cardiac
-//! plot-diagonal`). Uses plotters' SVG backend, which needs no system libraries: text is written
-//! as SVG `<text>` elements and rendered by the viewer.
+//! Plot of activation time along the slab diagonal, one line per run (`cardiac plot-diagonal`),
+//! as SVG or PNG by the file's extension. Neither needs system libraries: SVG text is rendered
+//! by the viewer, and PNG text with the DejaVu Sans font embedded in the binary.
 
 use std::path::Path;
 
@@ -50,13 +50,59 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(0x8c, 0x56, 0x4b),
 ];
 
-/// Draws activation time against distance along the diagonal into an SVG file at `path`.
+/// Plot size in pixels.
+const SIZE: (u32, u32) = (900, 560);
+
+/// Draws activation time against distance along the diagonal into `path`: a PNG image if the
+/// file name ends in `.png` (any case), an SVG file otherwise.
 pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), PlotError> {
     let shown = path.display().to_string();
     let err = |e: &dyn std::fmt::Display| PlotError::Draw {
         path: shown.clone(),
         msg: e.to_string(),
     };
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if png {
+        register_embedded_font();
+        draw(
+            BitMapBackend::new(path, SIZE).into_drawing_area(),
+            series,
+            title,
+            &err,
+        )
+    } else {
+        draw(
+            SVGBackend::new(path, SIZE).into_drawing_area(),
+            series,
+            title,
+            &err,
+        )
+    }
+}
+
+/// Makes "sans-serif" the embedded DejaVu Sans for the bitmap backend (once per process).
+fn register_embedded_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TrueType font shipped by the `dejavu` crate; registration only
+        // fails for unparsable data, in which case text would be missing, not wrong.
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+    });
+}
+
+/// The chart itself, on any plotters backend.
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    series: &[Series],
+    title: &str,
+    err: &dyn Fn(&dyn std::fmt::Display) -> PlotError,
+) -> Result<(), PlotError> {
     let all = series.iter().flat_map(|s| s.points.iter());
     let (mut x_max, mut y_max) = (0.0f64, 0.0f64);
     let mut any = false;
@@ -71,7 +117,6 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
     let x_max = (x_max / 2.0).ceil() * 2.0;
     let y_max = (y_max * 1.08 / 10.0).ceil() * 10.0;
 
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))

@@ -99,3 +99,31 @@ fn the_diagonal_plot_is_an_svg_with_one_line_per_run() {
         Err(PlotError::Empty)
     ));
 }
+
+#[test]
+fn the_diagonal_plot_as_png_draws_every_run_in_its_colour_and_the_text() {
+    let runs = [(0.42, 0.5), (0.5, 0.2), (0.55, 0.1)];
+    let series: Vec<Series> = runs
+        .iter()
+        .map(|&(v, dx)| Series::from_report(format!("dx {dx} mm"), &fake(v, Some(dx))))
+        .collect();
+    let f = tmp("diag.PNG");
+    plot_diagonal(&series, "test", &f).unwrap();
+    let img = image::open(&f).expect("a readable PNG").to_rgb8();
+    assert_eq!(img.dimensions(), (900, 560));
+    let count = |rgb: [u8; 3]| img.pixels().filter(|p| p.0 == rgb).count();
+    // Each run's line (two pixels wide, hundreds long) in its colour.
+    for rgb in [[0xd6, 0x27, 0x28], [0x1f, 0x77, 0xb4], [0x2c, 0xa0, 0x2c]] {
+        assert!(count(rgb) > 300, "colour {rgb:?}: {} pixels", count(rgb));
+    }
+    // Text is drawn with the embedded font: dark pixels left of the y axis (the tick labels
+    // and the axis title), where no line or grid is drawn.
+    let dark_left = (0..560)
+        .flat_map(|y| (0..60).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.get_pixel(x, y).0.iter().all(|&c| c < 100))
+        .count();
+    assert!(
+        dark_left > 200,
+        "no text left of the axis ({dark_left} dark pixels)"
+    );
+}
