@@ -407,8 +407,8 @@ fn describe_machine(t: &Target, tiles_used: usize, strategy: Strategy) -> String
     )
 }
 
-/// Called after every chunk with the device's time (ms) and the run, to write snapshots.
-type ChunkHook<'a> = &'a mut dyn FnMut(f32, &DeviceRun) -> Result<()>;
+/// Called after every chunk with the run, to write snapshots.
+type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
 
 fn run_device(
     exe: &Executable,
@@ -436,7 +436,7 @@ fn run_device(
         run.run_chunk().context("running the engine")?;
         let t = run.time()?;
         if let Some(hook) = after_chunk.as_mut() {
-            hook(t, &run)?;
+            hook(&run)?;
         }
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();
@@ -513,7 +513,7 @@ struct Snapshots {
     /// ms between snapshots; 0 = none.
     every: f64,
     next: f64,
-    written: Vec<(f32, String)>,
+    written: Vec<(f64, String)>,
 }
 
 impl Snapshots {
@@ -526,13 +526,15 @@ impl Snapshots {
         }
     }
 
-    fn after_chunk(&mut self, t: f32, run: &DeviceRun, mesh: &TetMesh) -> Result<()> {
-        // Half an ODE step of slack: the device's f32 clock lands just short of whole numbers.
+    fn after_chunk(&mut self, run: &DeviceRun, mesh: &TetMesh) -> Result<()> {
+        // Nominal time (steps × dt): the device's f32 clock drifts by a few µs over a run.
+        let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+        // Half an ODE step of slack for the rounding of the product.
         let slack = 0.5 * f64::from(run.info.dt_ode);
-        if self.every <= 0.0 || f64::from(t) + slack < self.next {
+        if self.every <= 0.0 || t + slack < self.next {
             return Ok(());
         }
-        while self.next <= f64::from(t) + slack {
+        while self.next <= t + slack {
             self.next += self.every;
         }
         if self.written.is_empty() {
@@ -565,7 +567,7 @@ impl Snapshots {
         let path = self.dir.join("voltage.pvd");
         std::fs::write(&path, pvd).with_context(|| format!("writing {}", path.display()))?;
         println!(
-            "wrote {} voltage snapshots ({} … {} ms) and {}",
+            "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
             self.written.len(),
             self.written[0].0,
             self.written[self.written.len() - 1].0,
@@ -670,7 +672,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         a.snapshot_every
     );
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
-    let mut hook = |t: f32, run: &DeviceRun| snapshots.after_chunk(t, run, &mesh);
+    let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
     let (res, sim_s, profile) = run_device(
         &exe,
         prob.info.clone(),

@@ -283,6 +283,11 @@ impl DeviceRun {
         Ok(())
     }
 
+    /// ODE steps run so far (by this host object).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
     /// Simulated time (ms), as the device counts it.
     pub fn time(&self) -> Result<f32, DeviceError> {
         Ok(self.engine.read_tensor::<f32>("time")?[0])
