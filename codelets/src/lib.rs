@@ -24,12 +24,14 @@
 //! | `Fill<unsigned>` | same | same |
 //! | `Fill<bool>` | same | same |
 //! | `Fill<unsigned char>` | same | same |
+//! | `Fill<unsigned short>` | same | same |
 //! | `FillMulti<float>` | same, multi-worker | same |
 //! | `Copy<float>` | `input: Input<Vector>`, `out: Output<Vector>` | `out[i] = input[i]` |
 //! | `Copy<int>` | same | same |
 //! | `Copy<unsigned>` | same | same |
 //! | `Copy<bool>` | same | same |
 //! | `Copy<unsigned char>` | same | same |
+//! | `Copy<unsigned short>` | same | same |
 //! | `Neg<float>` | `input`, `out` | `-x` |
 //! | `Neg<int>` | same | same |
 //! | `Abs<float>` | same | `\|x\|` |

@@ -1,6 +1,6 @@
 //! Plot of activation time along the slab diagonal, one line per run (`cardiac plot-diagonal`),
-//! as SVG or PNG by the file's extension. Neither needs system libraries: SVG text is rendered
-//! by the viewer, and PNG text with the DejaVu Sans font embedded in the binary.
+//! as SVG or PNG by the file's extension. Neither needs system libraries: text is laid out (and
+//! for PNG drawn) with the DejaVu Sans font embedded in the binary.
 
 use std::path::Path;
 
@@ -64,8 +64,9 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
     let png = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    // Text layout uses the embedded font with either backend (plotters' ab_glyph feature).
+    register_embedded_font();
     if png {
-        register_embedded_font();
         draw(
             BitMapBackend::new(path, SIZE).into_drawing_area(),
             series,
@@ -82,7 +83,7 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
     }
 }
 
-/// Makes "sans-serif" the embedded DejaVu Sans for the bitmap backend (once per process).
+/// Makes "sans-serif" the embedded DejaVu Sans for plotters' text (once per process).
 fn register_embedded_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

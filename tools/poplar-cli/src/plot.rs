@@ -12,6 +12,21 @@ use crate::CliError;
 /// and shows the busiest of them (so overloaded tiles stay visible).
 const MAX_COLUMNS: usize = 1200;
 
+/// An SVG drawing area at `path`, with the embedded DejaVu Sans registered as "sans-serif" for
+/// plotters' text layout (once per process; no system fonts needed).
+fn svg_area(path: &Path, size: (u32, u32)) -> DrawingArea<SVGBackend<'_>, plotters::coord::Shift> {
+    static FONT: std::sync::Once = std::sync::Once::new();
+    FONT.call_once(|| {
+        // Valid TrueType bytes from the `dejavu` crate; a failure would only leave text out.
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+    });
+    SVGBackend::new(path, size).into_drawing_area()
+}
+
 const COMPUTE: RGBColor = RGBColor(31, 119, 180);
 const EXCHANGE: RGBColor = RGBColor(255, 127, 14);
 const SYNC: RGBColor = RGBColor(160, 160, 160);
@@ -110,7 +125,7 @@ fn stacked(
     }
     // Headroom for the legend.
     let ymax = if ymax <= 0.0 { 1.0 } else { ymax * 1.3 };
-    let root = SVGBackend::new(path, (1200, 600)).into_drawing_area();
+    let root = svg_area(path, (1200, 600));
     root.fill(&WHITE).map_err(&err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(format!("{title}{}", binned_note(tiles)), ("sans-serif", 20))
@@ -207,7 +222,7 @@ pub fn phases(p: &Profile, path: &Path, top: usize) -> Result<(), CliError> {
         .unwrap_or(1)
         .max(1) as f64
         * 1.3;
-    let root = SVGBackend::new(path, (1200, 600)).into_drawing_area();
+    let root = svg_area(path, (1200, 600));
     root.fill(&WHITE).map_err(&err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
@@ -259,7 +274,7 @@ pub fn labels(p: &Profile, path: &Path) -> Result<(), CliError> {
     let labels = p.summary_by_label();
     let xmax = labels.iter().map(|l| l.total).max().unwrap_or(1).max(1) as f64 * 1.15;
     let rows = labels.len().max(1);
-    let root = SVGBackend::new(path, (1000, 120 + 50 * rows as u32)).into_drawing_area();
+    let root = svg_area(path, (1000, 120 + 50 * rows as u32));
     root.fill(&WHITE).map_err(&err)?;
     let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
     let mut chart = ChartBuilder::on(&root)
@@ -363,7 +378,7 @@ pub fn timeline(p: &Profile, path: &Path) -> Result<(), CliError> {
         .unwrap_or(1)
         .max(1) as f64;
     let height = (140 + 14 * rows).min(2000) as u32;
-    let root = SVGBackend::new(path, (1400, height)).into_drawing_area();
+    let root = svg_area(path, (1400, height));
     root.fill(&WHITE).map_err(&err)?;
     let names: Vec<String> = tl.tracks.iter().map(|t| t.name.clone()).collect();
     let mut chart = ChartBuilder::on(&root)
