@@ -541,7 +541,7 @@ impl Snapshots {
             std::fs::create_dir_all(&self.dir)
                 .with_context(|| format!("creating {}", self.dir.display()))?;
         }
-        let v = run.results()?.v;
+        let v = run.voltage()?;
         let name = format!("voltage_{t:09.3}ms.vtu");
         let path = self.dir.join(&name);
         cardiac::mesh::write_vtu(&path, mesh, &[("v_mV", &v)])

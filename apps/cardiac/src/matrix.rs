@@ -213,15 +213,7 @@ impl Ellpack {
     pub fn spmv(&self, x: &[f32], y: &mut [f32]) {
         assert_eq!(x.len(), self.n, "Ellpack::spmv: x has the wrong length");
         assert_eq!(y.len(), self.n, "Ellpack::spmv: y has the wrong length");
-        for (i, yi) in y.iter_mut().enumerate() {
-            *yi = ell_row(
-                self.diag[i],
-                x[i],
-                &self.values[i * ELL_WIDTH..(i + 1) * ELL_WIDTH],
-                &self.cols[i * ELL_WIDTH..(i + 1) * ELL_WIDTH],
-                x,
-            );
-        }
+        ell_rows(y, &self.diag, &self.values, &self.cols, x, 0);
     }
 
     /// The off-diagonal columns of row `i` that are real couplings (padding skipped).

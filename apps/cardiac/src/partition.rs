@@ -27,7 +27,7 @@
 //! `needed ≤ ranged ≤ full` and `needed ≤ mixed-clean ≤ full`; the only unused halo values
 //! under mixed-clean are mixed-block cells. Ranged vs mixed-clean depends on the mesh.
 
-use crate::matrix::{ell_row, Ellpack, ELL_WIDTH};
+use crate::matrix::{ell_rows, Ellpack, ELL_WIDTH};
 use std::ops::Range;
 
 /// How separator values are cut into outgoing ranges (paper §4.1).
@@ -482,16 +482,7 @@ impl LocalEllpack {
             self.n_own,
             "LocalEllpack::spmv: y has the wrong length"
         );
-        for (r, yr) in y.iter_mut().enumerate() {
-            let slots = r * ELL_WIDTH..(r + 1) * ELL_WIDTH;
-            *yr = ell_row(
-                self.diag[r],
-                x[r],
-                &self.values[slots.clone()],
-                &self.cols[slots],
-                x,
-            );
-        }
+        ell_rows(y, &self.diag, &self.values, &self.cols, x, 0);
     }
 }
 

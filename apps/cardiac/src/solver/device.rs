@@ -299,11 +299,16 @@ impl DeviceRun {
         Ok(to_old(&self.info, &a))
     }
 
-    pub fn results(&self) -> Result<Results, DeviceError> {
+    /// Membrane voltage in mesh numbering.
+    pub fn voltage(&self) -> Result<Vec<f32>, DeviceError> {
         let v = self.engine.read_tensor::<f32>("v")?;
+        Ok(to_old(&self.info, &v))
+    }
+
+    pub fn results(&self) -> Result<Results, DeviceError> {
         Ok(Results {
             activation: self.activation()?,
-            v: to_old(&self.info, &v),
+            v: self.voltage()?,
             t: self.time()?,
         })
     }

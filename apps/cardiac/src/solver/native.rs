@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::{stim_scale, Results, Setup};
-pub use crate::matrix::ell_row;
 use crate::matrix::{ell_rows, ELL_WIDTH};
 use crate::tp06;
 
