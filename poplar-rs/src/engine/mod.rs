@@ -231,8 +231,8 @@ struct HotVertex {
     compute: ComputeFn,
     /// `fields` and `lists` of the `VertexInst`, copied into the phase's flat tables
     /// ([`ComputePlan::fields`], [`ComputePlan::lists`]) in execution order, so that the hot
-    /// loop reads them sequentially instead of chasing one small heap block per vertex (a cache
-    /// miss per vertex call, measured at ~3 % of the cardiac solver's step).
+    /// loop reads them sequentially instead of chasing one small heap block per vertex, and
+    /// binds them as safe sub-slices (no measurable speed-up on the cardiac solver).
     fields_at: usize,
     n_fields: usize,
     lists_at: usize,
