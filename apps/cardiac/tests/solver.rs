@@ -65,8 +65,10 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
 }
 
 #[test]
-fn an_odd_number_of_pde_steps_ends_in_the_state_buffer_with_either_index_width() {
-    // dt_ode = 0.3 ms > stable dt (0.146 ms) forces p = 3 diffusion steps per ODE step.
+fn odd_and_even_pde_step_counts_with_either_index_width() {
+    // dt_ode above the stable dt (0.146 ms) forces p = 2 (0.2 ms) and p = 3 (0.3 ms) diffusion
+    // steps per ODE step. Even p ends in the V rows of the states (`cardiac::Tp06Step`); odd p
+    // ends in the ping-pong buffer, which `cardiac::Tp06StepFrom` reads.
     let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
     let stim = Stimulus {
         cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
@@ -74,32 +76,49 @@ fn an_odd_number_of_pde_steps_ends_in_the_state_buffer_with_either_index_width()
         start: 0.0,
         duration: 2.0,
     };
-    let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.3, &stim).unwrap();
-    assert_eq!(setup.pde_steps % 2, 1, "p = {}", setup.pde_steps);
-    let mut native = NativeSolver::new(&setup);
-    for _ in 0..10 {
-        native.step();
-    }
-    // Both column-index widths: 16-bit (the default) and 32-bit (forced).
-    for (wide, codelet) in [(false, "cardiac::EllSpmv16"), (true, "cardiac::EllSpmv")] {
-        let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
-        cfg.tiles = 8;
-        cfg.chunk_steps = 10;
-        cfg.wide_indices = wide;
-        let prob = device::build(&setup, &cfg).unwrap();
-        let exe = device::compile_problem(&prob).unwrap();
-        let names: Vec<&str> = exe.codelets.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.contains(&codelet), "{names:?}");
-        assert_eq!(
-            names
-                .iter()
-                .filter(|n| n.starts_with("cardiac::EllSpmv"))
-                .count(),
-            1
+    for (dt, p, ode) in [
+        (0.2, 2, "cardiac::Tp06Step"),
+        (0.3, 3, "cardiac::Tp06StepFrom"),
+    ] {
+        let setup = Setup::new(&mesh, &Conductivity::niederer(), dt, &stim).unwrap();
+        assert_eq!(setup.pde_steps, p, "dt {dt}");
+        let mut native = NativeSolver::new(&setup);
+        for _ in 0..10 {
+            native.step();
+        }
+        let want = native.results();
+        assert!(
+            want.activation.iter().any(|&a| a >= 0.0),
+            "the window must include activations"
         );
-        let mut run = DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
-        run.run_chunk().unwrap();
-        let got = run.results().unwrap();
-        assert_eq!(got.v, native.results().v, "wide indices: {wide}");
+        // Both column-index widths: 16-bit (the default) and 32-bit (forced).
+        for (wide, spmv) in [(false, "cardiac::EllSpmv16"), (true, "cardiac::EllSpmv")] {
+            let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+            cfg.tiles = 8;
+            cfg.chunk_steps = 10;
+            cfg.wide_indices = wide;
+            let prob = device::build(&setup, &cfg).unwrap();
+            let exe = device::compile_problem(&prob).unwrap();
+            let names: Vec<&str> = exe.codelets.iter().map(|c| c.name.as_str()).collect();
+            for prefix in ["cardiac::EllSpmv", "cardiac::Tp06"] {
+                assert_eq!(
+                    names.iter().filter(|n| n.starts_with(prefix)).count(),
+                    1,
+                    "{names:?}"
+                );
+            }
+            assert!(names.contains(&spmv) && names.contains(&ode), "{names:?}");
+            let mut run =
+                DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
+            run.run_chunk().unwrap();
+            let got = run.results().unwrap();
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.v), bits(&want.v), "p {p}, wide indices: {wide}");
+            assert_eq!(
+                bits(&got.activation),
+                bits(&want.activation),
+                "p {p}, wide indices: {wide}"
+            );
+        }
     }
 }

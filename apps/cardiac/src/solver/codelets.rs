@@ -95,36 +95,132 @@ poplar::codelet! {
     }
 }
 
+poplar::codelet! {
+    /// [`Tp06Step`] whose voltage comes from a separate buffer `v_in` (the diffusion's
+    /// ping-pong buffer after an odd number of PDE steps): it is first written into the V row
+    /// of `s`. This replaces a copy program between diffusion and reaction: the tile's voltage
+    /// is copied while its states are being brought in anyway.
+    pub struct Tp06StepFrom as "cardiac::Tp06StepFrom" {
+        v_in: Input<Vector<f32>>,
+        s: InOut<Vector<f32>>,
+        v_prev: InOut<Vector<f32>>,
+        act: InOut<Vector<f32>>,
+        cell_type: Input<Vector<u8>>,
+        stim: Input<Vector<f32>>,
+        time: InOut<f32>,
+        dt: State<f32>,
+        stim_start: State<f32>,
+        stim_duration: State<f32>,
+    }
+}
+
+/// The fields of both TP06 codelets.
+struct OdeFields<'a> {
+    s: &'a mut [f32],
+    v_prev: &'a mut [f32],
+    act: &'a mut [f32],
+    cell_type: &'a [u8],
+    stim: &'a [f32],
+    time: &'a mut f32,
+    dt: f32,
+    stim_start: f32,
+    stim_duration: f32,
+}
+
+/// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
+fn tp06_step(f: OdeFields<'_>) -> Result<(), VertexError> {
+    let n = f.v_prev.len();
+    let t = *f.time;
+    let scale = super::stim_scale(t, f.stim_start, f.stim_duration);
+    tp06::step_batch(f.s, n, f.cell_type, f.stim, scale, f.dt);
+    let v = &f.s[..n];
+    tp06::update_activation(f.v_prev, v, t, f.dt, f.act);
+    f.v_prev.copy_from_slice(v);
+    *f.time = t + f.dt;
+    Ok(())
+}
+
+/// Checks the field sizes of a TP06 vertex over `n` cells.
+fn check_ode_sizes(
+    n: usize,
+    s: usize,
+    act: usize,
+    cell_type: usize,
+    stim: usize,
+    v_in: Option<usize>,
+) -> Result<(), VertexError> {
+    if s != tp06::N_STATES * n
+        || act != n
+        || cell_type != n
+        || stim != n
+        || v_in.is_some_and(|v| v != n)
+    {
+        let v_in = v_in.map_or(String::new(), |v| format!(", v_in {v}"));
+        return Err(VertexError::new(format!(
+            "field sizes disagree: {n} cells, s {s}, act {act}, cell_type {cell_type}, stim {stim}{v_in}"
+        )));
+    }
+    Ok(())
+}
+
 impl Vertex for Tp06Step<'_> {
     fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
         let n = self.v_prev.len();
-        if self.s.len() != tp06::N_STATES * n
-            || self.act.len() != n
-            || self.cell_type.len() != n
-            || self.stim.len() != n
-        {
-            return Err(VertexError::new(format!(
-                "field sizes disagree: {n} cells, s {}, act {}, cell_type {}, stim {}",
-                self.s.len(),
-                self.act.len(),
-                self.cell_type.len(),
-                self.stim.len()
-            )));
-        }
-        let t = *self.time;
-        let scale = super::stim_scale(t, self.stim_start, self.stim_duration);
-        tp06::step_batch(self.s, n, self.cell_type, self.stim, scale, self.dt);
-        let v = &self.s[..n];
-        tp06::update_activation(self.v_prev, v, t, self.dt, self.act);
-        self.v_prev.copy_from_slice(v);
-        *self.time = t + self.dt;
-        Ok(())
+        let (s, act, ct, st) = (
+            self.s.len(),
+            self.act.len(),
+            self.cell_type.len(),
+            self.stim.len(),
+        );
+        check_ode_sizes(n, s, act, ct, st, None)?;
+        tp06_step(OdeFields {
+            s: self.s,
+            v_prev: self.v_prev,
+            act: self.act,
+            cell_type: self.cell_type,
+            stim: self.stim,
+            time: self.time,
+            dt: self.dt,
+            stim_start: self.stim_start,
+            stim_duration: self.stim_duration,
+        })
     }
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         // Measured-style estimate: ~400 cycles per cell per step on one worker (19 states,
         // ~12 exponentials), plus overhead.
         Some(100 + ctx.elements(1) * 400)
+    }
+}
+
+impl Vertex for Tp06StepFrom<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let n = self.v_prev.len();
+        let (s, act, ct, st, v) = (
+            self.s.len(),
+            self.act.len(),
+            self.cell_type.len(),
+            self.stim.len(),
+            self.v_in.len(),
+        );
+        check_ode_sizes(n, s, act, ct, st, Some(v))?;
+        self.s[..n].copy_from_slice(self.v_in);
+        tp06_step(OdeFields {
+            s: self.s,
+            v_prev: self.v_prev,
+            act: self.act,
+            cell_type: self.cell_type,
+            stim: self.stim,
+            time: self.time,
+            dt: self.dt,
+            stim_start: self.stim_start,
+            stim_duration: self.stim_duration,
+        })
+    }
+
+    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+        // As Tp06Step, plus the voltage copy (~1 cycle per cell).
+        Some(100 + ctx.elements(2) * 401)
     }
 }
 

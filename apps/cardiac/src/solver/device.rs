@@ -10,6 +10,8 @@
 //!
 //! A diffusion step reads `concat([own slice, halo ranges…])` of `V` (or `w`) and writes `w` (or
 //! `V`); the framework infers the halo exchange from the views. The app writes no exchange.
+//! With an odd number of diffusion steps the last result is in `w`, and the ODE vertices
+//! (`cardiac::Tp06StepFrom`) take the voltage from there instead of a copy program.
 
 use std::ops::Range;
 
@@ -189,7 +191,15 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
             g.connect(vx, "cols", &cols);
             g.set_tile_mapping(vx, tile)?;
         }
-        let ov = g.add_vertex(cs_ode, "cardiac::Tp06Step");
+        // After an odd number of diffusion steps the voltage is in `w`: the ODE vertex takes
+        // it from there (no copy program between diffusion and reaction).
+        let ov = if setup.pde_steps % 2 == 1 {
+            let ov = g.add_vertex(cs_ode, "cardiac::Tp06StepFrom");
+            g.connect(ov, "v_in", &w.slice(tp.cells.clone())?);
+            ov
+        } else {
+            g.add_vertex(cs_ode, "cardiac::Tp06Step")
+        };
         g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?);
         g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?);
         g.connect(ov, "act", &act.slice(tp.cells.clone())?);
@@ -211,8 +221,8 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         Program::seq(vec![Program::execute(cs_a), Program::execute(cs_b)]),
     )];
     if p % 2 == 1 {
+        // The result stays in `w`; `cardiac::Tp06StepFrom` reads it from there.
         pde.push(Program::execute(cs_a));
-        pde.push(Program::copy(&w, &v_all));
     }
     let body = Program::seq(vec![
         Program::labelled("PDE", pde),

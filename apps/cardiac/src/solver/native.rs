@@ -15,7 +15,7 @@ const CHUNK: usize = 4096;
 /// Wall time of one native ODE step, by part.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StepTimes {
-    /// The `p` SpMVs and the voltage copies around them.
+    /// The `p` SpMVs and the voltage copies between them.
     pub pde: Duration,
     /// The TP06 step with the activation update.
     pub ode: Duration,
@@ -131,15 +131,9 @@ impl<'a> NativeSolver<'a> {
                 v = self.voltage();
             }
         }
-        if p % 2 == 1 {
-            // Odd p: the last result is in v_tmp; copy it into the V rows.
-            let n = self.setup.n;
-            let src = std::mem::take(&mut self.v_tmp);
-            for (s, e) in blocks(n) {
-                self.states[tp06::N_STATES * s..][..e - s].copy_from_slice(&src[s..e]);
-            }
-            self.v_tmp = src;
-        }
+        // Odd p: the last result is in v_tmp; each chunk of the reaction copies it into its V
+        // row first (as `cardiac::Tp06StepFrom` does on a tile).
+        let v_from = (p % 2 == 1).then_some(&self.v_tmp[..]);
         let pde = start.elapsed();
         let setup = self.setup;
         let (t, dt) = (self.t, setup.dt_ode);
@@ -154,6 +148,9 @@ impl<'a> NativeSolver<'a> {
                 let s = b * CHUNK;
                 let e = (s + CHUNK).min(n);
                 let m = e - s;
+                if let Some(v) = v_from {
+                    blk[..m].copy_from_slice(&v[s..e]);
+                }
                 tp06::step_batch(
                     &mut blk[..tp06::N_STATES * m],
                     m,
