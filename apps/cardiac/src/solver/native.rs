@@ -26,6 +26,8 @@ pub struct NativeSolver<'a> {
     setup: &'a Setup,
     /// TP06 states, cell-major blocks of CHUNK cells each state-major (see `blocks`).
     states: Vec<f32>,
+    /// The voltage gathered out of the state blocks: the SpMV's input vector.
+    v_gather: Vec<f32>,
     v_tmp: Vec<f32>,
     v_prev: Vec<f32>,
     act: Vec<f32>,
@@ -36,6 +38,13 @@ pub struct NativeSolver<'a> {
 /// TP06 kernel sees exactly the layout it sees on a tile.
 fn blocks(n: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..n.div_ceil(CHUNK)).map(move |b| (b * CHUNK, ((b + 1) * CHUNK).min(n)))
+}
+
+/// Copies the V row of every state block into `v` (length n).
+fn gather_voltage(states: &[f32], v: &mut [f32]) {
+    for (s, e) in blocks(v.len()) {
+        v[s..e].copy_from_slice(&states[tp06::N_STATES * s..][..e - s]);
+    }
 }
 
 impl<'a> NativeSolver<'a> {
@@ -54,6 +63,7 @@ impl<'a> NativeSolver<'a> {
         NativeSolver {
             setup,
             states,
+            v_gather: vec![0.0; n],
             v_tmp: vec![0.0; n],
             v_prev: v0,
             act: vec![-1.0; n],
@@ -64,9 +74,7 @@ impl<'a> NativeSolver<'a> {
     /// Current membrane potential per cell.
     pub fn voltage(&self) -> Vec<f32> {
         let mut v = vec![0.0f32; self.setup.n];
-        for (s, e) in blocks(self.setup.n) {
-            v[s..e].copy_from_slice(&self.states[tp06::N_STATES * s..][..e - s]);
-        }
+        gather_voltage(&self.states, &mut v);
         v
     }
 
@@ -121,16 +129,20 @@ impl<'a> NativeSolver<'a> {
     pub fn step_timed(&mut self) -> StepTimes {
         let start = Instant::now();
         let p = self.setup.pde_steps;
-        // Ping-pong between the V rows of the states (A) and v_tmp (B), as on the device.
-        let mut v = self.voltage();
+        // Ping-pong between the V rows of the states (A) and v_tmp (B), as on the device. The
+        // SpMV over A reads a contiguous copy of the V rows (the device's counterpart is the
+        // exchange that builds each tile's local vector).
+        let mut v = std::mem::take(&mut self.v_gather);
+        gather_voltage(&self.states, &mut v);
         for k in 0..p {
             if k % 2 == 0 {
                 self.spmv_from_states(&v);
             } else {
                 self.spmv_into_states();
-                v = self.voltage();
+                gather_voltage(&self.states, &mut v);
             }
         }
+        self.v_gather = v;
         // Odd p: the last result is in v_tmp; each chunk of the reaction copies it into its V
         // row first (as `cardiac::Tp06StepFrom` does on a tile).
         let v_from = (p % 2 == 1).then_some(&self.v_tmp[..]);
