@@ -279,6 +279,24 @@ pub fn ell_rows<C: ColIndex>(
     x: &[f32],
     own: usize,
 ) {
+    // The loop below prefetches 32 rows ahead; ask for the first 32 now, and for the short
+    // `diag` and `y` streams whole (a tile's are a few hundred rows, so each call would
+    // otherwise start with a run of misses).
+    for line in values.iter().take(PREFETCH_ROWS * ELL_WIDTH).step_by(16) {
+        poplar::codelet::prefetch(line);
+    }
+    let col_line = 64 / std::mem::size_of::<C>();
+    for line in cols
+        .iter()
+        .take(PREFETCH_ROWS * ELL_WIDTH)
+        .step_by(col_line)
+    {
+        poplar::codelet::prefetch(line);
+    }
+    for (d, y) in diag.iter().zip(y.iter()).step_by(16) {
+        poplar::codelet::prefetch(d);
+        poplar::codelet::prefetch(y);
+    }
     let rows = y.iter_mut().zip(diag).zip(
         values
             .chunks_exact(ELL_WIDTH)

@@ -67,14 +67,13 @@ fn spmv<C: ColIndex>(
     // outside the local vector panics in the bounds-checked load, which the engine reports as a
     // failure of this vertex. `partition::localize` produces only valid indices.
     // Host-side only: the local vector was just written by the exchange for every tile and has
-    // left this core's caches; touching one element per cache line first lets the prefetcher
-    // stream it in, instead of paying a miss on each random `x[col]` below (measured 5.7 -> 4.1
-    // ms per SpMV on the 0.2 mm slab). No effect on results or on the modelled cycles.
-    let mut warm = 0.0f32;
+    // left this core's caches; asking for every cache line of it first streams it in, instead
+    // of paying a miss on each random `x[col]` below (measured 5.7 -> 4.1 ms per SpMV on the
+    // 0.2 mm slab with a touch loop, which then stalled on its own loads; a prefetch does
+    // not wait). No effect on results or on the modelled cycles.
     for v in x.iter().step_by(16) {
-        warm += v;
+        poplar::codelet::prefetch(v);
     }
-    std::hint::black_box(warm);
     ell_rows(y, diag, values, cols, x, 0);
     Ok(())
 }
@@ -130,6 +129,13 @@ struct OdeFields<'a> {
 /// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
 fn tp06_step(f: OdeFields<'_>) -> Result<(), VertexError> {
     let n = f.v_prev.len();
+    // Host-side hint: bring in the activation inputs now, so they are cached when the check
+    // below runs (they are two short per-tile arrays the hardware prefetcher does not pick up;
+    // their loads stalled for most of the check's time).
+    for (a, v) in f.act.iter().zip(f.v_prev.iter()).step_by(16) {
+        poplar::codelet::prefetch(a);
+        poplar::codelet::prefetch(v);
+    }
     let t = *f.time;
     let scale = super::stim_scale(t, f.stim_start, f.stim_duration);
     tp06::step_batch(f.s, n, f.cell_type, f.stim, scale, f.dt);
