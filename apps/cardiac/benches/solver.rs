@@ -2,9 +2,9 @@
 //!
 //! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]`
 //!
-//! - steps: time per ODE step (with its p PDE steps), framework on one chip vs the native
-//!   reference, median of repeated chunks, and their ratio (target <= 1.05), then where the
-//!   time goes on each side;
+//! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
+//!   or the one given) vs the native reference, median of repeated chunks, and their ratio
+//!   (target <= 1.05), then where the time goes on each side;
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -45,35 +45,38 @@ fn slab(dx: f64) -> (TetMesh, Setup) {
     (mesh, setup)
 }
 
-fn bench_steps(dx: f64, strategy: Strategy, reps: usize) {
+fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
     let t = Instant::now();
     let (_mesh, setup) = slab(dx);
     println!(
-        "== steps: slab dx {dx} mm, {} cells, p = {} PDE steps per ODE step, {} halos (setup {:.1} s)",
+        "== steps: slab dx {dx} mm, {} cells, p = {} PDE steps per ODE step (setup {:.1} s)",
         setup.n,
         setup.pde_steps,
-        strategy.name(),
         t.elapsed().as_secs_f64()
     );
     let chunk = 10u32;
-    let mut cfg = DeviceConfig::chips(1, strategy);
-    cfg.chunk_steps = chunk;
-    let prob = device::build(&setup, &cfg).expect("build");
-    let exe = device::compile_problem(&prob).expect("compile");
-    let mut run =
-        DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
+    let mut runs = Vec::new();
+    for &strategy in strategies {
+        let mut cfg = DeviceConfig::chips(1, strategy);
+        cfg.chunk_steps = chunk;
+        let prob = device::build(&setup, &cfg).expect("build");
+        let exe = device::compile_problem(&prob).expect("compile");
+        let mut run =
+            DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
+        run.run_chunk().unwrap(); // warm-up
+        runs.push((strategy, run));
+    }
     let mut native = NativeSolver::new(&setup);
-    // Warm up both, then alternate measurements so that both see the same machine state.
-    run.run_chunk().unwrap();
     for _ in 0..chunk {
         native.step();
     }
-    let (mut fw, mut nat) = (Vec::new(), Vec::new());
-    let (mut nat_pde, mut nat_ode) = (Vec::new(), Vec::new());
+    // Alternate the measurements so that all see the same machine state: each round runs the
+    // native chunk, then each framework chunk, and pairs each framework time with that
+    // round's native time.
+    let mut fw = vec![Vec::new(); runs.len()];
+    let mut ratios = vec![Vec::new(); runs.len()];
+    let (mut nat, mut nat_pde, mut nat_ode) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
-        let t = Instant::now();
-        run.run_chunk().unwrap();
-        fw.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
         let t = Instant::now();
         let (mut pde, mut ode) = (0.0, 0.0);
         for _ in 0..chunk {
@@ -81,55 +84,63 @@ fn bench_steps(dx: f64, strategy: Strategy, reps: usize) {
             pde += st.pde.as_secs_f64();
             ode += st.ode.as_secs_f64();
         }
-        nat.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk));
+        let n = t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk);
+        nat.push(n);
         nat_pde.push(pde * 1e3 / f64::from(chunk));
         nat_ode.push(ode * 1e3 / f64::from(chunk));
-    }
-    // Each framework run is paired with the native run right after it; the median of the
-    // pair ratios is robust to the machine's speed drifting during the measurement.
-    let ratios: Vec<f64> = fw.iter().zip(&nat).map(|(f, n)| f / n).collect();
-    let (f, n) = (median(fw), median(nat));
-    println!(
-        "  framework {f:.2} ms per ODE step, native {n:.2} ms (medians of {reps} runs of {chunk} steps); ratio {:.3} (median of paired runs; target <= 1.05)",
-        median(ratios)
-    );
-    let cells_steps = setup.n as f64 / (n * 1e-3);
-    println!(
-        "  native throughput {:.1} M cell-steps/s (ODE + PDE)",
-        cells_steps / 1e6
-    );
-    // Where the time goes: the native parts, and one profiled framework chunk (the profiler
-    // times each compute and exchange phase; its own overhead is outside those phases).
-    println!(
-        "  native per step: diffusion {:.2} ms, reaction {:.2} ms",
-        median(nat_pde),
-        median(nat_ode)
-    );
-    run.engine.enable_profiling(ProfileOptions::default());
-    run.run_chunk().unwrap();
-    let prof = run.engine.take_profile().expect("profile");
-    let mut parts: Vec<(String, f64)> = Vec::new();
-    for ph in &prof.phases {
-        let kind = match ph.kind {
-            PhaseKind::Compute => "compute",
-            PhaseKind::Exchange => "exchange",
-        };
-        let name = format!("{kind} {}", ph.name);
-        let ms = ph.wall_ns as f64 / 1e6 / f64::from(chunk);
-        match parts.iter_mut().find(|p| p.0 == name) {
-            Some(p) => p.1 += ms,
-            None => parts.push((name, ms)),
+        for (i, (_, run)) in runs.iter_mut().enumerate() {
+            let t = Instant::now();
+            run.run_chunk().unwrap();
+            let f = t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk);
+            fw[i].push(f);
+            ratios[i].push(f / n);
         }
     }
-    let listed: Vec<String> = parts
-        .iter()
-        .map(|(name, ms)| format!("{name} {ms:.2} ms"))
-        .collect();
+    let n = median(nat.clone());
     println!(
-        "  framework per step (profiled chunk, {:.2} ms in all): {}",
-        prof.wall_ns as f64 / 1e6 / f64::from(chunk),
-        listed.join(", ")
+        "  native {n:.2} ms per ODE step (diffusion {:.2}, reaction {:.2}); {:.1} M cell-steps/s (ODE + PDE); medians of {reps} runs of {chunk} steps",
+        median(nat_pde),
+        median(nat_ode),
+        setup.n as f64 / (n * 1e-3) / 1e6
     );
+    for (i, (strategy, _)) in runs.iter().enumerate() {
+        println!(
+            "  framework, 1 chip, {:<12} {:.2} ms per ODE step; ratio {:.3} (median of paired runs; target <= 1.05)",
+            strategy.name(),
+            median(fw[i].clone()),
+            median(ratios[i].clone())
+        );
+    }
+    // Where the time goes: one profiled framework chunk per strategy (the profiler times each
+    // compute and exchange phase; its own overhead is outside those phases).
+    for (strategy, run) in &mut runs {
+        run.engine.enable_profiling(ProfileOptions::default());
+        run.run_chunk().unwrap();
+        let prof = run.engine.take_profile().expect("profile");
+        let mut parts: Vec<(String, f64)> = Vec::new();
+        for ph in &prof.phases {
+            let kind = match ph.kind {
+                PhaseKind::Compute => "compute",
+                PhaseKind::Exchange => "exchange",
+            };
+            let name = format!("{kind} {}", ph.name);
+            let ms = ph.wall_ns as f64 / 1e6 / f64::from(chunk);
+            match parts.iter_mut().find(|p| p.0 == name) {
+                Some(p) => p.1 += ms,
+                None => parts.push((name, ms)),
+            }
+        }
+        let listed: Vec<String> = parts
+            .iter()
+            .map(|(name, ms)| format!("{name} {ms:.2} ms"))
+            .collect();
+        println!(
+            "  framework {} per step (profiled chunk, {:.2} ms in all): {}",
+            strategy.name(),
+            prof.wall_ns as f64 / 1e6 / f64::from(chunk),
+            listed.join(", ")
+        );
+    }
 }
 
 fn bench_setup(dx: f64) {
@@ -181,16 +192,17 @@ fn main() {
     let dxs: Vec<f64> = value("--dx")
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0.2, 0.1]);
-    let strategy = match value("--strategy").as_deref() {
-        None | Some("mixed-clean") => Strategy::MixedClean,
-        Some("ranged") => Strategy::Ranged,
-        Some("full") => Strategy::Full,
+    let strategies = match value("--strategy").as_deref() {
+        None => vec![Strategy::Full, Strategy::Ranged, Strategy::MixedClean],
+        Some("mixed-clean") => vec![Strategy::MixedClean],
+        Some("ranged") => vec![Strategy::Ranged],
+        Some("full") => vec![Strategy::Full],
         Some(other) => panic!("unknown --strategy {other} (full, ranged, mixed-clean)"),
     };
     let reps: usize = value("--reps").and_then(|r| r.parse().ok()).unwrap_or(9);
     for &dx in &dxs {
         if which == "all" || which == "steps" {
-            bench_steps(dx, strategy, reps);
+            bench_steps(dx, &strategies, reps);
         }
     }
     if which == "all" || which == "setup" {

@@ -264,6 +264,9 @@ struct ComputePlan {
     lists: Vec<FieldLoc>,
     /// Ranges of `tiles` run as one parallel task each.
     chunks: Vec<Range<usize>>,
+    /// Prefetch the first lines of the next tile's fields while running a tile (heavy phases
+    /// only, see [`LOOKAHEAD_TILE_COST`]).
+    lookahead: bool,
 }
 
 // SAFETY: the raw pointers of a plan point into tile memories that the same `Engine` owns,
@@ -308,6 +311,17 @@ const COPY_OVERHEAD: u64 = 64;
 const PARALLEL_COMPUTE_COST: u64 = 2_000;
 /// Estimated cost (modelled cycles) worth one parallel task of a compute phase.
 const COMPUTE_CHUNK_COST: u64 = 250_000;
+
+/// Average estimated cost per tile from which a compute phase prefetches the first
+/// [`LOOKAHEAD_LINES`] cache lines of every field of the next tile's vertices while it runs a
+/// tile: a tile's fields are short arrays that start cold, and on the host each tile began with
+/// a run of misses the hardware prefetcher could not hide. Below it (light phases, e.g. a
+/// superstep of empty vertices) the hints would cost more than they save.
+const LOOKAHEAD_TILE_COST: u64 = 2_000;
+/// Cache lines per field asked for ahead of a tile.
+const LOOKAHEAD_LINES: usize = 4;
+/// Fields per tile asked for ahead (the first ones, in vertex order).
+const LOOKAHEAD_FIELDS: usize = 16;
 
 /// Parallel tasks for a compute phase of this estimated cost: 4 per thread for light phases
 /// (each task costs a fork-join hand-off), up to 64 per thread for heavy ones, so that a
@@ -576,12 +590,14 @@ impl Engine {
                 } else {
                     std::iter::once(0..ph.tiles.len()).collect()
                 };
+                let lookahead = total >= LOOKAHEAD_TILE_COST * ph.tiles.len() as u64;
                 ComputePlan {
                     tiles,
                     vertices,
                     fields,
                     lists,
                     chunks,
+                    lookahead,
                 }
             })
             .collect();
@@ -1030,7 +1046,13 @@ impl RunCtx<'_> {
     fn compute(&self, i: usize) -> Result<(), EngineError> {
         let plan = &self.computes[i];
         let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
-            for ht in &plan.tiles[r.clone()] {
+            let tiles = &plan.tiles[r.clone()];
+            for (j, ht) in tiles.iter().enumerate() {
+                if plan.lookahead {
+                    if let Some(next) = tiles.get(j + 1) {
+                        Self::prefetch_tile_heads(plan, next);
+                    }
+                }
                 self.run_tile(i, plan, ht)?;
             }
             Ok(())
@@ -1067,6 +1089,21 @@ impl RunCtx<'_> {
             _ => std::slice::from_ref(&v.fields[f]),
         };
         lists.iter().copied()
+    }
+
+    /// Asks the CPU for the first cache lines of the fields of `ht`'s vertices (a hint: no
+    /// memory is read or written, whatever the addresses; for a vector-list field the offset
+    /// is a list-table index, and the hint is merely wasted).
+    fn prefetch_tile_heads(plan: &ComputePlan, ht: &HotTile) {
+        let fields = plan.vertices[ht.first as usize..ht.end as usize]
+            .iter()
+            .flat_map(|hv| &plan.fields[hv.fields_at..][..hv.n_fields])
+            .take(LOOKAHEAD_FIELDS);
+        for f in fields {
+            for line in 0..LOOKAHEAD_LINES {
+                crate::codelet::prefetch_ptr(ht.base.wrapping_add(f.offset as usize + 64 * line));
+            }
+        }
     }
 
     fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
