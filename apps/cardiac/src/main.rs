@@ -31,7 +31,9 @@ struct Cli {
 enum Cmd {
     /// Build, compile and run a simulation; print activation times; write results.
     Run(RunArgs),
-    /// Build and compile, and save the executable (plus FILE.json with what the host needs).
+    /// Build and compile, and save the executable, plus what the host needs to run it and
+    /// report on it: FILE.json (run info), FILE.probes.json (benchmark points) and
+    /// FILE.mesh.vtu (the mesh, for activation.vtu and snapshots).
     Compile {
         #[command(flatten)]
         problem: ProblemArgs,
@@ -45,12 +47,18 @@ enum Cmd {
         /// dt_ode 0.02); less when every cell has activated.
         #[arg(long, default_value_t = 5.0)]
         t_end: f64,
-        /// Write results.json here (benchmark points of a slab executable).
+        /// Write results here: results.json (benchmark points of a slab executable), and, from
+        /// the mesh saved beside the executable, activation.vtu and voltage snapshots.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Simulator threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// With --out: a voltage snapshot (VTU) every this many simulated ms, at the first end
+        /// of a 250-step chunk at or after each multiple (the chunk is fixed in a saved
+        /// executable); 0 writes none.
+        #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+        snapshot_every: f64,
     },
     /// The paper's Table 1: partition, halo and memory figures per chip count and strategy.
     Partition {
@@ -148,8 +156,9 @@ impl ProblemArgs {
 struct RunArgs {
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Stop at this simulated time (ms), rounded up to whole chunks of 250 ODE steps (5 ms at
-    /// dt_ode 0.02), or earlier when every cell has activated.
+    /// Stop at this simulated time (ms), rounded up to whole chunks of ODE steps (250 steps,
+    /// 5 ms at dt_ode 0.02, or the snapshot interval if shorter), or earlier when every cell
+    /// has activated.
     #[arg(long, default_value_t = 300.0)]
     t_end: f64,
     /// A short smoke run (5 ms) for CI.
@@ -167,9 +176,10 @@ struct RunArgs {
     /// Do not profile the run (no phase breakdown, no profile.json).
     #[arg(long)]
     no_profile: bool,
-    /// Write the membrane voltage as a VTU snapshot every this many simulated ms (taken at the
-    /// first chunk end at or after each multiple), listed in `voltage.pvd` for ParaView's time
-    /// slider; 0 writes none. A snapshot is as large as activation.vtu (≈ 100 MB at 0.1 mm).
+    /// Write the membrane voltage as a VTU snapshot every this many simulated ms, listed in
+    /// `voltage.pvd` for ParaView's time slider; 0 writes none. The device runs in chunks of
+    /// at most 250 ODE steps, shortened to the snapshot interval when that is shorter. A
+    /// snapshot is as large as activation.vtu (≈ 100 MB at 0.1 mm).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     snapshot_every: f64,
 }
@@ -577,14 +587,19 @@ impl Snapshots {
     }
 }
 
-fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+/// `activation.vtu`: activation time and final voltage per cell.
+fn write_activation_vtu(dir: &Path, mesh: &TetMesh, res: &Results) -> Result<()> {
     cardiac::mesh::write_vtu(
         dir.join("activation.vtu"),
         mesh,
         &[("activation_ms", &res.activation), ("v_mV", &res.v)],
     )
-    .with_context(|| format!("writing {}/activation.vtu", dir.display()))?;
+    .with_context(|| format!("writing {}/activation.vtu", dir.display()))
+}
+
+fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    write_activation_vtu(dir, mesh, res)?;
     report
         .save(dir.join("results.json"))
         .with_context(|| format!("writing {}/results.json", dir.display()))?;
@@ -602,7 +617,13 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let mesh = load_mesh(&a.problem)?;
     let setup = setup(&a.problem, &mesh)?;
     let setup_s = t.elapsed().as_secs_f64();
-    let cfg = device_config(&a.problem)?;
+    let mut cfg = device_config(&a.problem)?;
+    ensure!(
+        a.snapshot_every >= 0.0 && a.snapshot_every.is_finite(),
+        "--snapshot-every {} must be 0 (none) or a positive number of ms",
+        a.snapshot_every
+    );
+    cfg.chunk_steps = chunk_steps_for(a.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
 
     println!("== cardiac run");
     match &a.problem.mesh {
@@ -666,11 +687,6 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     println!("  {}", PartitionStats::table_header());
     println!("  {}", PartitionStats::new(&prob.plan).table_row());
     println!("progress:");
-    ensure!(
-        a.snapshot_every >= 0.0 && a.snapshot_every.is_finite(),
-        "--snapshot-every {} must be 0 (none) or a positive number of ms",
-        a.snapshot_every
-    );
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
     let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
     let (res, sim_s, profile) = run_device(
@@ -776,11 +792,36 @@ fn max_median(mut v: Vec<u32>) -> (u32, u32) {
     )
 }
 
-fn meta_paths(file: &Path) -> (PathBuf, PathBuf) {
-    (
-        file.with_extension("json"),
-        file.with_extension("probes.json"),
-    )
+/// ODE steps per device run: the default chunk, or fewer so that snapshots every `every` ms
+/// fall on chunk ends (at least one step).
+fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
+    if every <= 0.0 {
+        return default;
+    }
+    let steps = (every / dt).round().max(1.0);
+    if steps < f64::from(default) {
+        steps as u32
+    } else {
+        default
+    }
+}
+
+/// The files `cardiac compile` writes beside an executable.
+struct Sidecars {
+    /// Run info ([`RunInfo`]).
+    meta: PathBuf,
+    /// Benchmark points ([`Probes`]).
+    probes: PathBuf,
+    /// The mesh, in the executable's cell numbering before partitioning (mesh order).
+    mesh: PathBuf,
+}
+
+fn sidecars(file: &Path) -> Sidecars {
+    Sidecars {
+        meta: file.with_extension("json"),
+        probes: file.with_extension("probes.json"),
+        mesh: file.with_extension("mesh.vtu"),
+    }
 }
 
 fn cmd_compile(problem: ProblemArgs, output: PathBuf) -> Result<()> {
@@ -790,31 +831,44 @@ fn cmd_compile(problem: ProblemArgs, output: PathBuf) -> Result<()> {
     let exe = device::compile_problem(&prob)?;
     exe.save(&output)
         .with_context(|| format!("saving {}", output.display()))?;
-    let (meta, probes) = meta_paths(&output);
-    std::fs::write(&meta, serde_json::to_string(&prob.info)?)
-        .with_context(|| format!("writing {}", meta.display()))?;
+    let side = sidecars(&output);
+    std::fs::write(&side.meta, serde_json::to_string(&prob.info)?)
+        .with_context(|| format!("writing {}", side.meta.display()))?;
     std::fs::write(
-        &probes,
+        &side.probes,
         serde_json::to_string(&Probes::new(&setup, problem.slab_dx()))?,
     )
-    .with_context(|| format!("writing {}", probes.display()))?;
+    .with_context(|| format!("writing {}", side.probes.display()))?;
+    cardiac::mesh::write_vtu(&side.mesh, &mesh, &[])
+        .with_context(|| format!("writing {}", side.mesh.display()))?;
     println!(
-        "wrote {}, {} and {}",
+        "wrote {}, {}, {} and {}",
         output.display(),
-        meta.display(),
-        probes.display()
+        side.meta.display(),
+        side.probes.display(),
+        side.mesh.display()
     );
     Ok(())
 }
 
-fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usize>) -> Result<()> {
+fn cmd_exec(
+    file: PathBuf,
+    t_end: f64,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    snapshot_every: f64,
+) -> Result<()> {
     ensure!(
         t_end > 0.0 && t_end.is_finite(),
         "--t-end {t_end} must be positive"
     );
+    ensure!(
+        snapshot_every >= 0.0 && snapshot_every.is_finite(),
+        "--snapshot-every {snapshot_every} must be 0 (none) or a positive number of ms"
+    );
     let exe = Executable::load(&file)
         .with_context(|| format!("loading the executable {}", file.display()))?;
-    let (meta, probes) = meta_paths(&file);
+    let Sidecars { meta, probes, mesh } = sidecars(&file);
     let info: RunInfo =
         serde_json::from_str(&std::fs::read_to_string(&meta).with_context(|| {
             format!("reading {} (written by `cardiac compile`)", meta.display())
@@ -849,7 +903,40 @@ fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usi
         exe.target.num_ipus,
         exe.target.tiles_per_ipu
     );
-    let (res, secs, _) = run_device(&exe, info, t_end, threads, false, None)?;
+    // The mesh is needed only for VTU output.
+    let mesh = match &out {
+        Some(_) if mesh.is_file() => {
+            let m = cardiac::mesh::read_vtu(&mesh, &ReadOptions::default())
+                .with_context(|| format!("reading {}", mesh.display()))?;
+            ensure!(
+                m.num_cells() == info.n,
+                "{} has {} cells but {} describes {}",
+                mesh.display(),
+                m.num_cells(),
+                meta.display(),
+                info.n
+            );
+            Some(m)
+        }
+        Some(_) => {
+            println!(
+                "no {} beside the executable: activation.vtu and voltage snapshots are not written",
+                mesh.display()
+            );
+            None
+        }
+        None => None,
+    };
+    let mut snapshots = match (&out, &mesh) {
+        (Some(dir), Some(_)) => Snapshots::new(dir, snapshot_every),
+        _ => Snapshots::new(Path::new("."), 0.0),
+    };
+    let mut hook = |run: &DeviceRun| match &mesh {
+        Some(m) => snapshots.after_chunk(run, m),
+        None => Ok(()),
+    };
+    let (res, secs, _) = run_device(&exe, info, t_end, threads, false, Some(&mut hook))?;
+    snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     println!(
         "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",
@@ -857,7 +944,7 @@ fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usi
         secs,
         res.activation.len()
     );
-    if probes.is_file() {
+    let report = if probes.is_file() {
         let p: Probes = serde_json::from_str(
             &std::fs::read_to_string(&probes)
                 .with_context(|| format!("reading {}", probes.display()))?,
@@ -865,18 +952,31 @@ fn cmd_exec(file: PathBuf, t_end: f64, out: Option<PathBuf>, threads: Option<usi
         .with_context(|| format!("parsing {}", probes.display()))?;
         let report = p.report(&res)?;
         print_points(&report);
-        if let Some(dir) = out {
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            report
-                .save(dir.join("results.json"))
-                .with_context(|| format!("writing {}/results.json", dir.display()))?;
-            println!("wrote {}/results.json", dir.display());
-        }
-    } else if out.is_some() {
+        Some(report)
+    } else {
+        None
+    };
+    let Some(dir) = out else {
+        return Ok(());
+    };
+    if report.is_none() && mesh.is_none() {
         bail!(
-            "{} is missing, so there are no benchmark points to write",
-            probes.display()
+            "neither {} nor {} is beside the executable, so there is nothing to write to {}",
+            probes.display(),
+            sidecars(&file).mesh.display(),
+            dir.display()
         );
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    if let Some(report) = &report {
+        report
+            .save(dir.join("results.json"))
+            .with_context(|| format!("writing {}/results.json", dir.display()))?;
+        println!("wrote {}/results.json", dir.display());
+    }
+    if let Some(m) = &mesh {
+        write_activation_vtu(&dir, m, &res)?;
+        println!("wrote {}/activation.vtu", dir.display());
     }
     Ok(())
 }
@@ -991,7 +1091,8 @@ fn real_main() -> Result<()> {
             t_end,
             out,
             threads,
-        } => cmd_exec(file, t_end, out, threads),
+            snapshot_every,
+        } => cmd_exec(file, t_end, out, threads, snapshot_every),
         Cmd::Partition { dx, chips } => cmd_partition(dx, chips),
         Cmd::PlotDiagonal {
             inputs,
@@ -999,5 +1100,21 @@ fn real_main() -> Result<()> {
             title,
             labels,
         } => cmd_plot(inputs, output, title, labels),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_steps_for;
+
+    #[test]
+    fn chunks_shrink_to_the_snapshot_interval_only() {
+        // dt 0.02 ms, default chunk 250 steps (5 ms).
+        assert_eq!(chunk_steps_for(0.0, 0.02, 250), 250, "no snapshots");
+        assert_eq!(chunk_steps_for(10.0, 0.02, 250), 250, "longer interval");
+        assert_eq!(chunk_steps_for(5.0, 0.02, 250), 250, "equal interval");
+        assert_eq!(chunk_steps_for(2.0, 0.02, 250), 100);
+        assert_eq!(chunk_steps_for(0.05, 0.02, 250), 3, "rounded to whole steps");
+        assert_eq!(chunk_steps_for(0.001, 0.02, 250), 1, "at least one step");
     }
 }

@@ -54,13 +54,34 @@ fn compile_then_exec_reports_the_same_points_as_run() {
     let problem = ["--dx", "1", "--tiles", "16"];
     let o = cardiac(&[&["compile"][..], &problem, &["-o", &exe_s]].concat());
     assert!(o.status.success(), "compile: {}", stderr(&o));
-    let o = cardiac(&["exec", &exe_s, "--t-end", "5", "--out", &exec_out]);
+    assert!(
+        exe.with_extension("mesh.vtu").is_file(),
+        "compile saves the mesh"
+    );
+    let o = cardiac(&[
+        "exec",
+        &exe_s,
+        "--t-end",
+        "5",
+        "--snapshot-every",
+        "5",
+        "--out",
+        &exec_out,
+    ]);
     assert!(o.status.success(), "exec: {}", stderr(&o));
     let o = cardiac(
         &[
             &["run"][..],
             &problem,
-            &["--t-end", "5", "--no-profile", "--out", &run_out],
+            &[
+                "--t-end",
+                "5",
+                "--snapshot-every",
+                "5",
+                "--no-profile",
+                "--out",
+                &run_out,
+            ],
         ]
         .concat(),
     );
@@ -72,6 +93,47 @@ fn compile_then_exec_reports_the_same_points_as_run() {
     assert_eq!(a.points, b.points, "P1..P9 of run and exec");
     assert_eq!(a.diagonal, b.diagonal, "diagonal of run and exec");
     assert_eq!(a.t_ms.to_bits(), b.t_ms.to_bits());
+    // exec writes the same activation map and voltage snapshot as run, byte for byte.
+    for f in ["activation.vtu", "voltage_00005.000ms.vtu", "voltage.pvd"] {
+        let (x, y) = (
+            std::fs::read(d.join("run").join(f)),
+            std::fs::read(d.join("exec").join(f)),
+        );
+        assert!(x.is_ok() && y.is_ok(), "{f}: run {x:?}, exec {y:?}");
+        assert!(x.unwrap() == y.unwrap(), "{f} differs between run and exec");
+    }
+    // Without the saved mesh, exec still reports the points and says what it cannot write.
+    let bare = d.join("bare.popexe");
+    for ext in ["popexe", "json", "probes.json"] {
+        std::fs::copy(exe.with_extension(ext), bare.with_extension(ext)).unwrap();
+    }
+    let bare_out = d.join("bare_out");
+    let o = cardiac(&[
+        "exec",
+        &bare.display().to_string(),
+        "--out",
+        &bare_out.display().to_string(),
+    ]);
+    assert!(o.status.success(), "exec without mesh: {}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("bare.mesh.vtu beside the executable: activation.vtu and voltage snapshots are not written"),
+        "{text}"
+    );
+    assert!(bare_out.join("results.json").is_file());
+    assert!(!bare_out.join("activation.vtu").exists());
+    // A saved mesh that does not match the executable is refused, naming both files.
+    let small = cardiac::mesh::TetMesh::slab(2.0, 1.0, 1.0, 1.0);
+    cardiac::mesh::write_vtu(bare.with_extension("mesh.vtu"), &small, &[]).unwrap();
+    fails_with(
+        &[
+            "exec",
+            &bare.display().to_string(),
+            "--out",
+            &bare_out.display().to_string(),
+        ],
+        "bare.mesh.vtu has 12 cells but",
+    );
 
     // The same executable, corrupted: a clear error.
     let mut bytes = std::fs::read(&exe).unwrap();
@@ -165,9 +227,9 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() 
         "--tiles",
         "16",
         "--t-end",
-        "10",
+        "6",
         "--snapshot-every",
-        "5",
+        "2",
         "--out",
         &out,
     ]);
@@ -183,7 +245,8 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() 
     }
     assert!(d.join("run").join("profile.json").is_file());
 
-    // Voltage snapshots at 5 and 10 ms (one per 250-step chunk), listed in voltage.pvd.
+    // Voltage snapshots at 2, 4 and 6 ms (the device runs 100-step chunks to land on them),
+    // listed in voltage.pvd.
     let pvd = std::fs::read_to_string(d.join("run").join("voltage.pvd")).unwrap();
     let files: Vec<&str> = pvd
         .lines()
@@ -192,13 +255,16 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() 
         .collect();
     assert_eq!(
         files,
-        ["voltage_00005.000ms.vtu", "voltage_00010.000ms.vtu"],
+        [
+            "voltage_00002.000ms.vtu",
+            "voltage_00004.000ms.vtu",
+            "voltage_00006.000ms.vtu"
+        ],
         "{pvd}"
     );
-    assert!(
-        pvd.contains("timestep=\"5.0000\"") && pvd.contains("timestep=\"10.0000\""),
-        "{pvd}"
-    );
+    for t in ["2.0000", "4.0000", "6.0000"] {
+        assert!(pvd.contains(&format!("timestep=\"{t}\"")), "{pvd}");
+    }
     for f in files {
         let path = d.join("run").join(f);
         let mesh = cardiac::mesh::read_vtu(&path, &Default::default()).unwrap();
