@@ -222,6 +222,11 @@ pub fn step_batch(
     stim_scale: f32,
     dt: f32,
 ) {
+    // The first block's rows, all at once (host hint; the copies below would otherwise ask
+    // for them row by row when a tile's states start cold).
+    if states.len() >= N_STATES * n {
+        prefetch_rows(states, n, 0, BLOCK);
+    }
     let split = n / BLOCK * BLOCK;
     run_blocks::<false, BLOCK>(
         states,
@@ -375,13 +380,13 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
         // Ask for the next block's rows while this one computes (≈ 60 ns per cell): on a
         // tile the 19 rows are short separate streams that the hardware prefetcher does not
         // pick up in time. Host-side hint only; no effect on results.
+        // After the last block of the range, the next cells (the tail after the full blocks)
+        // are asked for instead.
         let next = start + B;
         if next < range.end {
-            for k in 0..N_STATES {
-                for line in states[k * n + next..].iter().take(B).step_by(16) {
-                    poplar::codelet::prefetch(line);
-                }
-            }
+            prefetch_rows(states, n, next, B);
+        } else if range.end < n {
+            prefetch_rows(states, n, range.end, B);
         }
         step_block::<COMPENSATE, B>(&mut buf, &mut res, &ct, &stim, dt);
         if len == B {
@@ -404,6 +409,17 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
             }
         }
         start += len;
+    }
+}
+
+/// Asks the CPU for cells `start..start + len` (clipped to `n`) of every state row.
+#[inline]
+fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
+    let len = len.min(n.saturating_sub(start));
+    for k in 0..N_STATES {
+        for line in states[k * n + start..][..len].iter().step_by(16) {
+            poplar::codelet::prefetch(line);
+        }
     }
 }
 
