@@ -656,7 +656,26 @@ fn non_bool_bytes_are_normalized_before_a_bool_field_is_read() {
 
 #[test]
 fn results_are_identical_for_any_thread_count() {
-    let exe = sample_exe();
+    identical_for_any_thread_count(sample_exe());
+}
+
+/// The same with every vertex estimated heavy, so that compute phases are cut into many tasks
+/// and prefetch the next tile's fields (the engine's look-ahead for heavy phases).
+#[test]
+fn results_are_identical_for_any_thread_count_in_heavy_phases() {
+    let mut exe = sample_exe();
+    for v in exe
+        .computes
+        .iter_mut()
+        .flat_map(|c| c.tiles.iter_mut())
+        .flat_map(|t| t.vertices.iter_mut())
+    {
+        v.cycles = 1_000_000;
+    }
+    identical_for_any_thread_count(exe);
+}
+
+fn identical_for_any_thread_count(exe: Executable) {
     let snapshot = |threads: usize| {
         let mut e = Engine::new(&exe, opts(threads)).unwrap();
         e.run(0).unwrap();
