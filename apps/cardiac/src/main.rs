@@ -1114,7 +1114,11 @@ mod tests {
         assert_eq!(chunk_steps_for(10.0, 0.02, 250), 250, "longer interval");
         assert_eq!(chunk_steps_for(5.0, 0.02, 250), 250, "equal interval");
         assert_eq!(chunk_steps_for(2.0, 0.02, 250), 100);
-        assert_eq!(chunk_steps_for(0.05, 0.02, 250), 3, "rounded to whole steps");
+        assert_eq!(
+            chunk_steps_for(0.05, 0.02, 250),
+            3,
+            "rounded to whole steps"
+        );
         assert_eq!(chunk_steps_for(0.001, 0.02, 250), 1, "at least one step");
     }
 }
