@@ -78,39 +78,72 @@ fn spmv<C: ColIndex>(
     Ok(())
 }
 
-poplar::codelet! {
-    /// One TP06 step of the tile's cells (states state-major: `s[k * n + i]`), then the
-    /// activation check against `v_prev`, then `time += dt`.
-    pub struct Tp06Step as "cardiac::Tp06Step" {
-        s: InOut<Vector<f32>>,
-        v_prev: InOut<Vector<f32>>,
-        act: InOut<Vector<f32>>,
-        cell_type: Input<Vector<u8>>,
-        stim: Input<Vector<f32>>,
-        time: InOut<f32>,
-        dt: State<f32>,
-        stim_start: State<f32>,
-        stim_duration: State<f32>,
-    }
+/// The TP06 codelets: `cardiac::Tp06Step`, and `cardiac::Tp06StepFrom` with a `v_in` field.
+macro_rules! tp06_codelets {
+    ($($(#[$doc:meta])* $name:ident as $cname:literal $(, voltage from $vin:ident)?;)*) => {$(
+        poplar::codelet! {
+            $(#[$doc])*
+            pub struct $name as $cname {
+                s: InOut<Vector<f32>>,
+                v_prev: InOut<Vector<f32>>,
+                act: InOut<Vector<f32>>,
+                cell_type: Input<Vector<u8>>,
+                stim: Input<Vector<f32>>,
+                time: InOut<f32>,
+                dt: State<f32>,
+                stim_start: State<f32>,
+                stim_duration: State<f32>,
+                $($vin: Input<Vector<f32>>,)?
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                let n = self.v_prev.len();
+                let v_in: Option<&[f32]> = None $(.or(Some(self.$vin)))?;
+                check_ode_sizes(
+                    n,
+                    self.s.len(),
+                    self.act.len(),
+                    self.cell_type.len(),
+                    self.stim.len(),
+                    v_in.map(<[f32]>::len),
+                )?;
+                if let Some(v) = v_in {
+                    self.s[..n].copy_from_slice(v);
+                }
+                tp06_step(OdeFields {
+                    s: self.s,
+                    v_prev: self.v_prev,
+                    act: self.act,
+                    cell_type: self.cell_type,
+                    stim: self.stim,
+                    time: self.time,
+                    dt: self.dt,
+                    stim_start: self.stim_start,
+                    stim_duration: self.stim_duration,
+                })
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                // Measured-style estimate: ~400 cycles per cell per step on one worker (19
+                // states, ~12 exponentials), plus overhead; the v_in copy of Tp06StepFrom
+                // (~1 cycle per cell) is within its precision. Field 1 is v_prev (n cells).
+                Some(100 + ctx.elements(1) * 400)
+            }
+        }
+    )*};
 }
 
-poplar::codelet! {
+tp06_codelets! {
+    /// One TP06 step of the tile's cells (states state-major: `s[k * n + i]`), then the
+    /// activation check against `v_prev`, then `time += dt`.
+    Tp06Step as "cardiac::Tp06Step";
     /// [`Tp06Step`] whose voltage comes from a separate buffer `v_in` (the diffusion's
     /// ping-pong buffer after an odd number of PDE steps): it is first written into the V row
     /// of `s`. This replaces a copy program between diffusion and reaction: the tile's voltage
     /// is copied while its states are being brought in anyway.
-    pub struct Tp06StepFrom as "cardiac::Tp06StepFrom" {
-        v_in: Input<Vector<f32>>,
-        s: InOut<Vector<f32>>,
-        v_prev: InOut<Vector<f32>>,
-        act: InOut<Vector<f32>>,
-        cell_type: Input<Vector<u8>>,
-        stim: Input<Vector<f32>>,
-        time: InOut<f32>,
-        dt: State<f32>,
-        stim_start: State<f32>,
-        stim_duration: State<f32>,
-    }
+    Tp06StepFrom as "cardiac::Tp06StepFrom", voltage from v_in;
 }
 
 /// The fields of both TP06 codelets.
@@ -167,67 +200,6 @@ fn check_ode_sizes(
         )));
     }
     Ok(())
-}
-
-impl Vertex for Tp06Step<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let n = self.v_prev.len();
-        let (s, act, ct, st) = (
-            self.s.len(),
-            self.act.len(),
-            self.cell_type.len(),
-            self.stim.len(),
-        );
-        check_ode_sizes(n, s, act, ct, st, None)?;
-        tp06_step(OdeFields {
-            s: self.s,
-            v_prev: self.v_prev,
-            act: self.act,
-            cell_type: self.cell_type,
-            stim: self.stim,
-            time: self.time,
-            dt: self.dt,
-            stim_start: self.stim_start,
-            stim_duration: self.stim_duration,
-        })
-    }
-
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        // Measured-style estimate: ~400 cycles per cell per step on one worker (19 states,
-        // ~12 exponentials), plus overhead.
-        Some(100 + ctx.elements(1) * 400)
-    }
-}
-
-impl Vertex for Tp06StepFrom<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let n = self.v_prev.len();
-        let (s, act, ct, st, v) = (
-            self.s.len(),
-            self.act.len(),
-            self.cell_type.len(),
-            self.stim.len(),
-            self.v_in.len(),
-        );
-        check_ode_sizes(n, s, act, ct, st, Some(v))?;
-        self.s[..n].copy_from_slice(self.v_in);
-        tp06_step(OdeFields {
-            s: self.s,
-            v_prev: self.v_prev,
-            act: self.act,
-            cell_type: self.cell_type,
-            stim: self.stim,
-            time: self.time,
-            dt: self.dt,
-            stim_start: self.stim_start,
-            stim_duration: self.stim_duration,
-        })
-    }
-
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        // As Tp06Step, plus the voltage copy (~1 cycle per cell).
-        Some(100 + ctx.elements(2) * 401)
-    }
 }
 
 /// Keeps this module's registrations linked.
