@@ -192,14 +192,7 @@ fn a_copy_followed_by_a_compute_writing_its_source_sees_the_old_values() {
         exe.describe_program(0)
     );
     for threads in [1, 2] {
-        let mut e = Engine::new(
-            &exe,
-            EngineOptions {
-                threads: Some(threads),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
         e.write_tensor("a", &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
         e.run(0).unwrap();
         assert_eq!(

@@ -207,14 +207,7 @@ fn run(case: &Case, threads: usize) -> Host {
     compiler_tests::link();
     let exe = compile(&case.graph, &case.progs, &CompileOptions::default())
         .expect("random graph compiles");
-    let mut e = Engine::new(
-        &exe,
-        EngineOptions {
-            threads: Some(threads),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
     for (i, data) in case.init.iter().enumerate() {
         e.write_tensor(&format!("v{i}"), data).unwrap();
     }

@@ -152,14 +152,7 @@ fn bench_superstep() {
     let reps = 1000u32;
     let exe = empty_supersteps(reps);
     for threads in [1usize, 2] {
-        let mut e = Engine::new(
-            &exe,
-            EngineOptions {
-                threads: Some(threads),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
         let mut samples = Vec::new();
         for _ in 0..15 {
             let t = Instant::now();
@@ -286,10 +279,7 @@ fn bench_file(exe: &Executable) {
 /// Median run times (µs per superstep) of `exe` with profiling off and on, interleaved so that
 /// machine noise hits both alike; also the time to build the profile afterwards.
 fn profile_off_on(name: &str, exe: &Executable, supersteps: f64, threads: usize) {
-    let opts = EngineOptions {
-        threads: Some(threads),
-        ..Default::default()
-    };
+    let opts = EngineOptions::with_threads(threads);
     let mut off = Engine::new(exe, opts.clone()).unwrap();
     let mut on = Engine::new(exe, opts).unwrap();
     on.enable_profiling(poplar::profile::ProfileOptions::default());

@@ -261,14 +261,7 @@ pub fn out<T: FromData>(r: Result<Vec<(String, Data)>, String>) -> Vec<T> {
 }
 
 pub fn engine(exe: &poplar::Executable) -> Engine {
-    Engine::new(
-        exe,
-        EngineOptions {
-            threads: Some(2),
-            check_finite: false,
-        },
-    )
-    .unwrap()
+    Engine::new(exe, EngineOptions::with_threads(2)).unwrap()
 }
 
 /// Bitwise equality of float vectors (so NaN == NaN and -0 != +0 are caught).

@@ -48,6 +48,16 @@ pub struct EngineOptions {
     pub check_finite: bool,
 }
 
+impl EngineOptions {
+    /// Default options with `threads` worker threads.
+    pub fn with_threads(threads: usize) -> Self {
+        EngineOptions {
+            threads: Some(threads),
+            ..Default::default()
+        }
+    }
+}
+
 /// Errors of building or running an engine. Each names the thing at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {

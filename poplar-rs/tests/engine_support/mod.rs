@@ -388,10 +388,7 @@ pub fn scalar(tile: u32, offset: u32, dtype: DType) -> ScalarLoc {
 }
 
 pub fn opts(threads: usize) -> poplar::EngineOptions {
-    poplar::EngineOptions {
-        threads: Some(threads),
-        check_finite: false,
-    }
+    poplar::EngineOptions::with_threads(threads)
 }
 
 /// A mid-sized executable touching most features, used by determinism and file tests:
