@@ -152,9 +152,9 @@ fn adjacent_ranges_between_two_tiles_are_coalesced() {
     assert_eq!((t[0].src_offset, t[0].bytes), (0, 32));
 }
 
-#[test]
-fn halo_concat_receives_remote_ranges_in_place_and_gathers_the_local_part() {
-    // The cardiac pattern: local = concat(own slice, remote slices).
+/// The cardiac pattern on three tiles: tile 1's local vector is `v[10..20]` (its own slice)
+/// followed by halo slices of its neighbours, read by one vertex.
+fn halo_graph(own_first: bool) -> (Graph, Program) {
     let mut g = Graph::new(&target(3));
     let v = g.add_variable(DType::F32, &[30], "v");
     for t in 0..3u32 {
@@ -163,23 +163,138 @@ fn halo_concat_receives_remote_ranges_in_place_and_gathers_the_local_part() {
     }
     let s = g.add_variable(DType::F32, &[1], "s");
     g.set_tile_mapping(&s, 1).unwrap();
-    let local = poplar::concat(&[
-        v.slice(10..20).unwrap(),
-        v.slice(8..10).unwrap(),
-        v.slice(20..23).unwrap(),
-    ])
-    .unwrap();
+    let own = v.slice(10..20).unwrap();
+    let halo = [v.slice(8..10).unwrap(), v.slice(20..23).unwrap()];
+    let local = if own_first {
+        poplar::concat(&[own, halo[0].clone(), halo[1].clone()]).unwrap()
+    } else {
+        poplar::concat(&[halo[0].clone(), halo[1].clone(), own]).unwrap()
+    };
     let cs = g.add_compute_set("spmv");
     let vx = g.add_vertex(cs, "test::Sum");
     g.connect(vx, "input", &local);
     g.connect(vx, "out", &s);
     g.set_tile_mapping(vx, 1).unwrap();
-    let exe = build(&g, &[Program::execute(cs)]);
+    (g, Program::execute(cs))
+}
+
+#[test]
+fn halo_concat_is_bound_around_the_own_slice_and_receives_the_halo_beside_it() {
+    let (g, prog) = halo_graph(true);
+    let exe = build(&g, &[prog]);
+    // Tile 1: v[10..20] at 0..40, 20 bytes of receive slack after it, s at 64. The halo is
+    // received at 40 and 48, the field starts at v's own slice: no on-tile copy, no temporary.
+    assert_eq!(
+        exe.describe_program(0),
+        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:40\n  2:0 12B -> 1:48\ncompute 'spmv'\n  tile 1: test::Sum[0+15,64+1]\n"
+    );
+    let img = &exe.tiles[1];
+    assert_eq!(img.temporary_bytes, 0);
+    let slack = img
+        .breakdown
+        .iter()
+        .find(|m| m.name == "v (receive slack)")
+        .expect("slack listed in the memory report");
+    assert_eq!(slack.bytes, 20);
+}
+
+#[test]
+fn halo_before_the_own_slice_is_received_into_slack_before_it() {
+    let (g, prog) = halo_graph(false);
+    let exe = build(&g, &[prog]);
+    // Tile 1: 20 bytes of slack rounded up to 24, then v[10..20] at 24..64, s at 64. The field
+    // starts 20 bytes before v's slice, at 4.
+    assert_eq!(
+        exe.describe_program(0),
+        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:4\n  2:0 12B -> 1:12\ncompute 'spmv'\n  tile 1: test::Sum[4+15,64+1]\n"
+    );
+}
+
+#[test]
+fn without_in_place_concat_the_halo_concat_is_gathered_into_a_temporary() {
+    let (g, prog) = halo_graph(true);
+    compiler_tests::link();
+    let opts = CompileOptions {
+        in_place_concat: false,
+        ..Default::default()
+    };
+    let exe = compile(&g, &[prog], &opts).unwrap();
     let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
     let expected = format!(
         "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:{}\n  2:0 12B -> 1:{}\ncompute 'spmv'\n  tile 1: pre 0->{buf} 40B; test::Sum[{buf}+15,40+1]\n",
         buf + 40,
         buf + 48
+    );
+    assert_eq!(exe.describe_program(0), expected);
+    assert_eq!(exe.tiles[1].temporary_bytes, 60);
+}
+
+#[test]
+fn two_concats_around_one_slice_in_one_superstep_do_not_share_its_slack() {
+    // Two vertices on tile 1 read [own, different halo]: the slack is sized for the larger,
+    // the first binds in place, the second (whose halo would overwrite the first's) is
+    // gathered into a temporary.
+    let mut g = Graph::new(&target(2));
+    let v = g.add_variable(DType::F32, &[8], "v");
+    g.set_tile_mapping(&v.slice(0..4).unwrap(), 0).unwrap();
+    g.set_tile_mapping(&v.slice(4..8).unwrap(), 1).unwrap();
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&s, 1).unwrap();
+    let own = v.slice(4..8).unwrap();
+    let cs = g.add_compute_set("two");
+    for (i, halo) in [0..1, 1..3].into_iter().enumerate() {
+        let x = g.add_vertex(cs, "test::Sum");
+        let local = poplar::concat(&[own.clone(), v.slice(halo).unwrap()]).unwrap();
+        g.connect(x, "input", &local);
+        g.connect(x, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(x, 1).unwrap();
+    }
+    let exe = build(&g, &[Program::execute(cs)]);
+    // Tile 1: v[4..8] at 0..16, 8 bytes of slack, s at 24..32; the temporary above the
+    // always-live area.
+    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
+    let expected = format!(
+        "sync Internal\nexchange 'two (in)'\n  0:0 4B -> 1:16\n  0:4 8B -> 1:{}\ncompute 'two'\n  tile 1: pre 0->{buf} 16B; test::Sum[0+5,24+1]; test::Sum[{buf}+6,28+1]\n",
+        buf + 16
+    );
+    assert_eq!(exe.describe_program(0), expected);
+}
+
+#[test]
+fn concat_around_a_slice_inside_its_segment_is_gathered() {
+    // The local piece v[5..7] neither starts nor ends tile 1's segment v[4..8]: nothing can be
+    // received beside it, so the field is gathered into a temporary as before.
+    let mut g = Graph::new(&target(2));
+    let v = g.add_variable(DType::F32, &[8], "v");
+    g.set_tile_mapping(&v.slice(0..4).unwrap(), 0).unwrap();
+    g.set_tile_mapping(&v.slice(4..8).unwrap(), 1).unwrap();
+    let s = g.add_variable(DType::F32, &[1], "s");
+    g.set_tile_mapping(&s, 1).unwrap();
+    let local = poplar::concat(&[
+        v.slice(0..1).unwrap(),
+        v.slice(5..7).unwrap(),
+        v.slice(1..2).unwrap(),
+    ])
+    .unwrap();
+    let cs = g.add_compute_set("inner");
+    let x = g.add_vertex(cs, "test::Sum");
+    g.connect(x, "input", &local);
+    g.connect(x, "out", &s);
+    g.set_tile_mapping(x, 1).unwrap();
+    let exe = build(&g, &[Program::execute(cs)]);
+    assert!(
+        exe.tiles[1]
+            .breakdown
+            .iter()
+            .all(|m| !m.name.contains("slack")),
+        "{:?}",
+        exe.tiles[1].breakdown
+    );
+    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
+    let expected = format!(
+        "sync Internal\nexchange 'inner (in)'\n  0:0 4B -> 1:{buf}\n  0:4 4B -> 1:{}\ncompute 'inner'\n  tile 1: pre 4->{} 8B; test::Sum[{buf}+4,16+1]\n",
+        buf + 12,
+        buf + 4
     );
     assert_eq!(exe.describe_program(0), expected);
 }

@@ -40,11 +40,11 @@ fn elements(t: &Tensor) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// A random view over variable `var` (a whole 1-D tensor). `writable` views never repeat an
-/// element.
-fn view(rng: &mut Rng, var: &Tensor, writable: bool) -> Tensor {
+/// A random view over variable `var` (a whole 1-D tensor) mapped in the intervals `segs`.
+/// `writable` views never repeat an element.
+fn view(rng: &mut Rng, var: &Tensor, segs: &[(usize, usize)], writable: bool) -> Tensor {
     let n = var.num_elements();
-    match rng.below(if writable { 4 } else { 5 }) {
+    match rng.below(if writable { 4 } else { 6 }) {
         0 => var.clone(),
         1 => {
             let (a, b) = rng.range(n);
@@ -71,9 +71,21 @@ fn view(rng: &mut Rng, var: &Tensor, writable: bool) -> Tensor {
                 poplar::concat(&[b, a]).unwrap()
             }
         }
-        _ => {
+        4 => {
             let (a, b) = rng.range(n.min(4));
             var.slice(a..b).unwrap().broadcast(2, 0).unwrap()
+        }
+        _ => {
+            // Halo style: one mapping interval ("own slice") with random slices before and
+            // after it, the pattern the compiler binds in place around the interval.
+            let (s, e) = segs[rng.below(segs.len())];
+            let mut parts = Vec::new();
+            for _ in 0..rng.below(3) {
+                let (a, b) = rng.range(n);
+                parts.push(var.slice(a..b).unwrap());
+            }
+            parts.insert(rng.below(parts.len() + 1), var.slice(s..e).unwrap());
+            poplar::concat(&parts).unwrap()
         }
     }
 }
@@ -91,18 +103,22 @@ fn build_case(seed: u64) -> Case {
     let mut g = Graph::new(&Target::custom(tiles, 1 << 20));
     let nvars = 2 + rng.below(3);
     let mut vars = Vec::new();
+    let mut segs: Vec<Vec<(usize, usize)>> = Vec::new();
     let mut host: Host = Vec::new();
     for i in 0..nvars {
         let n = 1 + rng.below(24);
         let v = g.add_variable(DType::F32, &[n], &format!("v{i}"));
         // Random interval mapping: cut points, each piece on a random tile.
         let mut s = 0;
+        let mut cuts = Vec::new();
         while s < n {
             let e = (s + 1 + rng.below(8)).min(n);
             g.set_tile_mapping(&v.slice(s..e).unwrap(), rng.below(tiles as usize) as u32)
                 .unwrap();
+            cuts.push((s, e));
             s = e;
         }
+        segs.push(cuts);
         g.create_host_read_write(&format!("v{i}"), &v).unwrap();
         host.push(
             (0..n)
@@ -119,8 +135,8 @@ fn build_case(seed: u64) -> Case {
         match rng.below(4) {
             0 => {
                 // Scale: out (view of b) = in (view of a, same length) * k, in one or two vertices.
-                let dst = view(&mut rng, &vars[b], true);
-                let mut src = view(&mut rng, &vars[a], false);
+                let dst = view(&mut rng, &vars[b], &segs[b], true);
+                let mut src = view(&mut rng, &vars[a], &segs[a], false);
                 let len = dst.num_elements().min(src.num_elements());
                 let dst = dst.slice(0..len).unwrap();
                 src = src.slice(0..len).unwrap();
@@ -148,7 +164,7 @@ fn build_case(seed: u64) -> Case {
             }
             1 => {
                 // Inc on disjoint chunks of a view, each chunk on its own tile.
-                let t = view(&mut rng, &vars[a], true);
+                let t = view(&mut rng, &vars[a], &segs[a], true);
                 let n = t.num_elements();
                 let cs = g.add_compute_set(&format!("inc{step}"));
                 let mut s = 0;
@@ -167,7 +183,7 @@ fn build_case(seed: u64) -> Case {
             }
             2 => {
                 // Sum of a view of a into one element of b.
-                let src = view(&mut rng, &vars[a], false);
+                let src = view(&mut rng, &vars[a], &segs[a], false);
                 let i = rng.below(vars[b].num_elements());
                 let dst = vars[b].slice(i..i + 1).unwrap();
                 let cs = g.add_compute_set(&format!("sum{step}"));
@@ -182,8 +198,8 @@ fn build_case(seed: u64) -> Case {
             _ => {
                 // Copy between views, possibly of the same variable (overlapping).
                 let c = if rng.below(3) == 0 { a } else { b };
-                let dst = view(&mut rng, &vars[c], true);
-                let src = view(&mut rng, &vars[a], false);
+                let dst = view(&mut rng, &vars[c], &segs[c], true);
+                let src = view(&mut rng, &vars[a], &segs[a], false);
                 let len = dst.num_elements().min(src.num_elements());
                 let (src, dst) = (src.slice(0..len).unwrap(), dst.slice(0..len).unwrap());
                 let vals: Vec<f32> = elements(&src).iter().map(|&(v, e)| host[v][e]).collect();
@@ -204,17 +220,29 @@ fn build_case(seed: u64) -> Case {
 }
 
 fn run(case: &Case, threads: usize) -> Host {
+    run_with(case, threads, &CompileOptions::default()).0
+}
+
+/// Runs `case`; also returns the receive slack the compiler reserved, in bytes.
+fn run_with(case: &Case, threads: usize, opts: &CompileOptions) -> (Host, u64) {
     compiler_tests::link();
-    let exe = compile(&case.graph, &case.progs, &CompileOptions::default())
-        .expect("random graph compiles");
+    let exe = compile(&case.graph, &case.progs, opts).expect("random graph compiles");
+    let slack = exe
+        .tiles
+        .iter()
+        .flat_map(|t| &t.breakdown)
+        .filter(|m| m.name.ends_with("(receive slack)"))
+        .map(|m| u64::from(m.bytes))
+        .sum();
     let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
     for (i, data) in case.init.iter().enumerate() {
         e.write_tensor(&format!("v{i}"), data).unwrap();
     }
     e.run(0).unwrap();
-    (0..case.init.len())
+    let host = (0..case.init.len())
         .map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap())
-        .collect()
+        .collect();
+    (host, slack)
 }
 
 proptest! {
@@ -226,6 +254,32 @@ proptest! {
         let got = run(&case, 1);
         prop_assert_eq!(got, case.expect.clone(), "seed {}", seed);
     }
+}
+
+#[test]
+fn in_place_concat_is_exercised_and_changes_no_result() {
+    let off = CompileOptions {
+        in_place_concat: false,
+        ..Default::default()
+    };
+    let mut with_slack = 0;
+    for seed in 1..120u64 {
+        let case = build_case(seed * 104_729);
+        let (a, slack) = run_with(&case, 1, &CompileOptions::default());
+        let (b, none) = run_with(&case, 1, &off);
+        assert_eq!(
+            none, 0,
+            "seed {seed}: slack reserved with in_place_concat off"
+        );
+        assert_eq!(a, case.expect, "seed {seed}");
+        assert_eq!(a, b, "seed {seed}");
+        with_slack += usize::from(slack > 0);
+    }
+    // The halo-style views must actually reach the in-place path.
+    assert!(
+        with_slack >= 20,
+        "only {with_slack} of 119 cases bound in place"
+    );
 }
 
 #[test]

@@ -499,6 +499,7 @@ fn out_of_memory_names_the_tile_and_its_largest_contributors() {
         &[],
         &CompileOptions {
             allow_out_of_memory: true,
+            ..Default::default()
         },
     )
     .unwrap();

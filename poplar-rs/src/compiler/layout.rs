@@ -1,6 +1,7 @@
 //! Memory pass, always-live part: places every tile's variables, constants and vertex state,
 //! and accounts for vertex descriptors and code. Temporaries are placed later, per superstep,
-//! above the always-live area (see [`TempArena`]).
+//! above the always-live area (see [`TempArena`]), except the receive slack beside a variable's
+//! segment that [`super::in_place`] asks for.
 
 use std::collections::BTreeMap;
 
@@ -61,10 +62,20 @@ impl TileAlloc {
     }
 }
 
+/// Receive space reserved right before and right after one segment, in bytes (see
+/// [`super::in_place`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slack {
+    pub before: u64,
+    pub after: u64,
+}
+
 /// The always-live layout of a graph.
 pub struct Layout {
     /// Per variable: its segments sorted by `start`.
     pub segs: Vec<Vec<Seg>>,
+    /// Per variable, per segment: the receive slack reserved around it.
+    pub slack: Vec<Vec<Slack>>,
     pub tiles: Vec<TileAlloc>,
     /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
     /// element count.
@@ -76,54 +87,104 @@ impl Layout {
     /// Resolves `region` into memory pieces, in element order. Elements with no mapping are
     /// skipped (validation has already rejected unmapped elements).
     pub fn pieces(&self, region: &Region, elem: u64, out: &mut Vec<Piece>) {
-        let segs = &self.segs[region.var.0 as usize];
-        let (s, e) = (region.start, region.end());
-        let mut i = segs.partition_point(|g| g.end <= s);
-        while i < segs.len() && segs[i].start < e {
-            let g = segs[i];
-            let ps = g.start.max(s);
-            let pe = g.end.min(e);
-            let offset = g.offset + (ps - g.start) * elem;
-            match out.last_mut() {
-                Some(p)
-                    if p.tile == g.tile
-                        && p.var == region.var
-                        && p.start + p.len == ps
-                        && p.offset + p.len * elem == offset =>
-                {
-                    p.len += pe - ps;
-                }
-                _ => out.push(Piece {
-                    var: region.var,
-                    start: ps,
-                    len: pe - ps,
-                    tile: g.tile,
-                    offset,
-                }),
-            }
-            i += 1;
-        }
+        pieces(&self.segs, region, elem, out);
     }
 }
 
-/// Places all always-live data.
-pub fn layout(graph: &Graph, codelets: &[Option<&'static CodeletDesc>]) -> Layout {
+/// [`Layout::pieces`] over any segment table (also the one of [`segments`], before offsets
+/// are assigned: all offsets 0, so pieces then never merge across segments).
+pub fn pieces(segs: &[Vec<Seg>], region: &Region, elem: u64, out: &mut Vec<Piece>) {
+    let segs = &segs[region.var.0 as usize];
+    let (s, e) = (region.start, region.end());
+    let mut i = segs.partition_point(|g| g.end <= s);
+    while i < segs.len() && segs[i].start < e {
+        let g = segs[i];
+        let ps = g.start.max(s);
+        let pe = g.end.min(e);
+        let offset = g.offset + (ps - g.start) * elem;
+        match out.last_mut() {
+            Some(p)
+                if p.tile == g.tile
+                    && p.var == region.var
+                    && p.start + p.len == ps
+                    && p.offset + p.len * elem == offset =>
+            {
+                p.len += pe - ps;
+            }
+            _ => out.push(Piece {
+                var: region.var,
+                start: ps,
+                len: pe - ps,
+                tile: g.tile,
+                offset,
+            }),
+        }
+        i += 1;
+    }
+}
+
+/// The tile segments of every variable, in mapping order, with offsets not yet assigned (0).
+pub fn segments(graph: &Graph) -> Vec<Vec<Seg>> {
+    graph
+        .vars
+        .iter()
+        .map(|var| {
+            var.mapping
+                .iter()
+                .map(|(range, tile)| Seg {
+                    start: range.start,
+                    end: range.end,
+                    tile,
+                    offset: 0,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Places all always-live data: the variables' `segs` (from [`segments`]) with the receive
+/// `slack` around each (same shape as `segs`, or empty for none), vertex state, descriptors
+/// and code.
+pub fn layout(
+    graph: &Graph,
+    codelets: &[Option<&'static CodeletDesc>],
+    mut segs: Vec<Vec<Seg>>,
+    mut slack: Vec<Vec<Slack>>,
+) -> Layout {
     let nt = graph.target.num_tiles() as usize;
     let align = u64::from(graph.target.alignment);
     let mut tiles = vec![TileAlloc::default(); nt];
-    let mut segs = Vec::with_capacity(graph.vars.len());
-    for var in &graph.vars {
+    if slack.is_empty() {
+        slack = segs
+            .iter()
+            .map(|vs| vec![Slack::default(); vs.len()])
+            .collect();
+    }
+    for ((var, vs), slack) in graph.vars.iter().zip(&mut segs).zip(&slack) {
         let elem = var.dtype.size() as u64;
         let cat = if var.is_constant {
             MemoryCategory::Constant
         } else {
             MemoryCategory::Variable
         };
-        let mut vs = Vec::with_capacity(var.mapping.num_intervals());
-        for (range, tile) in var.mapping.iter() {
+        for (seg, sl) in vs.iter_mut().zip(slack) {
+            let (range, tile) = (seg.start..seg.end, seg.tile);
             let t = &mut tiles[tile as usize];
             let bytes = (range.end - range.start) * elem;
+            let slack_name = || format!("{} (receive slack)", var.name);
+            if sl.before > 0 {
+                // Rounded up so that the segment stays aligned right after it.
+                t.alloc(
+                    sl.before.next_multiple_of(align),
+                    align,
+                    &slack_name(),
+                    MemoryCategory::ReceiveSlack,
+                );
+            }
             let offset = t.alloc(bytes, align, &var.name, cat);
+            if sl.after > 0 {
+                t.alloc(sl.after, 1, &slack_name(), MemoryCategory::ReceiveSlack);
+            }
             if let Some(init) = &var.init {
                 let data =
                     init[(range.start * elem) as usize..(range.end * elem) as usize].to_vec();
@@ -133,14 +194,8 @@ pub fn layout(graph: &Graph, codelets: &[Option<&'static CodeletDesc>]) -> Layou
                     data,
                 });
             }
-            vs.push(Seg {
-                start: range.start,
-                end: range.end,
-                tile,
-                offset,
-            });
+            seg.offset = offset;
         }
-        segs.push(vs);
     }
     let mut state = Vec::with_capacity(graph.vertices.len());
     let mut code: Vec<std::collections::BTreeSet<&str>> = vec![Default::default(); nt];
@@ -195,6 +250,7 @@ pub fn layout(graph: &Graph, codelets: &[Option<&'static CodeletDesc>]) -> Layou
     }
     Layout {
         segs,
+        slack,
         tiles,
         state,
         align,

@@ -1,8 +1,10 @@
 //! Exchange inference and BSP lowering: turns programs into supersteps.
 //!
 //! An `Execute(cs)` becomes, per tile, the vertices' field bindings. A field whose elements are
-//! all on the vertex's tile and contiguous in its memory is bound in place. Any other field gets
-//! a contiguous temporary buffer on the tile: remote elements are received straight into it by
+//! all on the vertex's tile and contiguous in its memory is bound in place. So is a read-only
+//! field gathered around a local piece that has receive slack beside it (see
+//! [`super::in_place`]): the other pieces are received or copied into the slack. Any other field
+//! gets a contiguous temporary buffer on the tile: remote elements are received straight into it by
 //! the exchange before the compute phase (each remote region is fetched once per tile, however
 //! many vertices read it; later readers copy on-tile), local elements are gathered by on-tile
 //! copies, and written elements go back by on-tile copies or by an exchange after the compute
@@ -20,6 +22,7 @@ use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId};
 use crate::program::Program;
 use crate::target::TileId;
 
+use super::in_place::anchor;
 use super::layout::{Layout, Piece, TempArena};
 
 /// Default cycle estimate for a codelet that gives none: a fixed overhead plus one cycle per
@@ -381,11 +384,19 @@ impl<'a> Lowerer<'a> {
             }
         }
         let elem = t.dtype.size() as u64;
-        let buf = arena.alloc(tile, n * elem);
+        let buf = match (!writes)
+            .then(|| self.in_place(st, tile, &pieces, elem, &key))
+            .flatten()
+        {
+            Some(off) => off,
+            None => arena.alloc(tile, n * elem),
+        };
         let mut pos = buf;
         for p in pieces {
             let bytes = p.len * elem;
-            if p.tile == tile {
+            if p.tile == tile && p.offset == pos {
+                // The anchor of an in-place binding: already where the field wants it.
+            } else if p.tile == tile {
                 if reads {
                     st.tile(tile).pre_copies.push(LocalCopy {
                         src: u32_of(p.offset),
@@ -423,6 +434,38 @@ impl<'a> Lowerer<'a> {
             offset: u32_of(buf),
             len: u32_of(n),
         }
+    }
+
+    /// The offset of a read-only field bound in place around one of its local pieces, if the
+    /// layout reserved enough slack beside that piece's segment and no other field of this
+    /// superstep has claimed the same slack for different data.
+    fn in_place(
+        &self,
+        st: &mut ExecState,
+        tile: TileId,
+        pieces: &[Piece],
+        elem: u64,
+        key: &(TileId, Vec<Region>),
+    ) -> Option<u64> {
+        let a = anchor(pieces, tile, &self.layout.segs, elem)?;
+        let room = self.layout.slack[a.var][a.seg];
+        if a.before > room.before || a.after > room.after {
+            return None;
+        }
+        for (side, bytes) in [(false, a.before), (true, a.after)] {
+            if bytes > 0 {
+                let claim = st.slack_claims.get(&(a.var, a.seg, side));
+                if claim.is_some_and(|k| k != key) {
+                    return None;
+                }
+            }
+        }
+        for (side, bytes) in [(false, a.before), (true, a.after)] {
+            if bytes > 0 {
+                st.slack_claims.insert((a.var, a.seg, side), key.clone());
+            }
+        }
+        Some(pieces[a.piece].offset - a.before)
     }
 
     fn copy(&mut self, src: &Tensor, dst: &Tensor) -> Step {
@@ -535,6 +578,9 @@ struct ExecState {
     received: HashMap<(TileId, VarId), BTreeMap<u64, (u64, u64)>>,
     /// Read-only gather buffers by (tile, regions), shared by every vertex reading the same.
     buffers: HashMap<(TileId, Vec<Region>), u64>,
+    /// Receive slack in use this superstep: (variable, segment, after?) -> the field's
+    /// (tile, regions).
+    slack_claims: HashMap<(usize, usize, bool), (TileId, Vec<Region>)>,
 }
 
 impl ExecState {

@@ -3,11 +3,13 @@
 //!
 //! 1. [`validate`]: everything later passes assume (codelets registered, fields connected with
 //!    the right types, every element and vertex mapped, no data races);
-//! 2. [`layout`]: always-live memory of every tile (variables, constants, vertex state);
+//! 2. [`layout`]: always-live memory of every tile (variables, constants, vertex state, and the
+//!    receive slack that [`in_place`] asks for beside variables);
 //! 3. [`lower`]: exchange inference and lowering of programs into BSP supersteps, placing each
 //!    superstep's temporaries above the always-live area;
 //! 4. memory check against the per-tile budget, and the executable's own consistency check.
 
+pub mod in_place;
 pub mod layout;
 pub mod lower;
 pub mod validate;
@@ -18,11 +20,26 @@ use crate::graph::Graph;
 use crate::program::Program;
 
 /// Options of [`compile`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CompileOptions {
     /// Produce an executable even if a tile is over its memory budget (the engine refuses to
     /// run it), so that the memory report can still be read.
     pub allow_out_of_memory: bool,
+    /// Bind read-only concatenations such as `[halo…, own slice, halo…]` in place: reserve
+    /// always-live receive space beside the local slice's variable segment, so the exchange
+    /// fills it directly and the local slice is not copied every superstep (see
+    /// [`in_place`]). Default on. Off, every such field is gathered into a temporary: less
+    /// always-live memory when many different concatenations share one tile's temporaries.
+    pub in_place_concat: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            allow_out_of_memory: false,
+            in_place_concat: true,
+        }
+    }
 }
 
 /// Compiles `programs` (run later by index) over `graph`.
@@ -42,7 +59,13 @@ pub fn compile(
     let validated = validate::validate(graph, programs).map_err(CompileError::Invalid)?;
     let codelet_opts: Vec<_> = validated.codelets.iter().map(|&d| Some(d)).collect();
 
-    let layout = layout::layout(graph, &codelet_opts);
+    let segs = layout::segments(graph);
+    let slack = if options.in_place_concat {
+        in_place::slack_needs(graph, programs, &validated.codelets, &segs)
+    } else {
+        Vec::new()
+    };
+    let layout = layout::layout(graph, &codelet_opts, segs, slack);
     verify_layout(graph, &layout)?;
 
     let mut lw = lower::Lowerer::new(graph, &layout, &validated.codelets);

@@ -25,7 +25,7 @@ use crate::graph::StreamDir;
 use crate::target::{Target, TileId};
 
 /// Version of the executable layout; bumped on any change to these types.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A compiled graph and its programs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +112,9 @@ pub enum MemoryCategory {
     Code,
     /// Receive, gather and staging buffers of one superstep.
     Temporary,
+    /// Always-live receive space beside a variable's segment, for concatenations bound in
+    /// place (`CompileOptions::in_place_concat`).
+    ReceiveSlack,
 }
 
 /// One contributor to a tile's memory.

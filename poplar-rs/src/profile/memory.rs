@@ -22,6 +22,9 @@ pub struct CategoryBytes {
     pub code: u64,
     /// Receive, gather and staging buffers (peak over supersteps).
     pub temporaries: u64,
+    /// Always-live receive space beside variables, for concatenations bound in place.
+    #[serde(default)]
+    pub receive_slack: u64,
 }
 
 impl CategoryBytes {
@@ -33,12 +36,13 @@ impl CategoryBytes {
             MemoryCategory::VertexDescriptors => &mut self.vertex_descriptors,
             MemoryCategory::Code => &mut self.code,
             MemoryCategory::Temporary => &mut self.temporaries,
+            MemoryCategory::ReceiveSlack => &mut self.receive_slack,
         };
         *f += bytes;
     }
 
     /// `(label, bytes)` pairs in a fixed order.
-    pub fn entries(&self) -> [(&'static str, u64); 6] {
+    pub fn entries(&self) -> [(&'static str, u64); 7] {
         [
             ("variables", self.variables),
             ("constants", self.constants),
@@ -46,6 +50,7 @@ impl CategoryBytes {
             ("vertex descriptors", self.vertex_descriptors),
             ("code", self.code),
             ("temporaries", self.temporaries),
+            ("receive slack", self.receive_slack),
         ]
     }
 }

@@ -1,0 +1,155 @@
+//! In-place concatenation: a read-only field that gathers `[remote…, local piece, remote…]`
+//! can be bound around its local piece instead of into a temporary, if the layout reserves
+//! receive space ("slack") right before and after that piece's segment. The exchange then
+//! writes the remote parts straight into the slack, and the local part needs no on-tile copy.
+//!
+//! This is the halo-exchange pattern of mesh codes: a tile's local vector is its own slice of a
+//! distributed tensor plus halo slices of its neighbours. Without it, every superstep copies the
+//! own slice into a buffer next to the received halo.
+//!
+//! The rule that picks the local piece ([`anchor`]) is used twice: by [`slack_needs`] before
+//! the layout, to size the slack, and by the lowering, which binds in place only if the slack
+//! it finds is large enough and not already holding another field's data in the same
+//! superstep (otherwise the field falls back to a temporary). Slack is always-live memory,
+//! reused by every superstep that binds around the same segment; it is charged to the tile as
+//! "VAR (receive slack)" in category [`crate::exe::MemoryCategory::ReceiveSlack`].
+
+use std::collections::BTreeSet;
+
+use crate::codelet::{CodeletDesc, FieldDir};
+use crate::graph::{Binding, ComputeSet, Graph, Tensor};
+use crate::program::Program;
+use crate::target::TileId;
+
+use super::layout::{pieces, Piece, Seg, Slack};
+
+/// Where a gathered field can be bound in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Anchor {
+    /// Index of the local piece the field is bound around.
+    pub piece: usize,
+    /// The segment holding that piece: variable index and position in its segment list.
+    pub var: usize,
+    pub seg: usize,
+    /// Bytes of the field before and after the piece (they go into the slack).
+    pub before: u64,
+    pub after: u64,
+}
+
+/// Picks the local piece of a multi-piece field on `tile` to bind around: the longest piece on
+/// the tile such that everything before it in the field fits before its segment (the piece
+/// starts the segment, or nothing comes before it) and likewise after it. `None` if the field
+/// has a single piece (bound in place anyway) or no such piece.
+pub fn anchor(ps: &[Piece], tile: TileId, segs: &[Vec<Seg>], elem: u64) -> Option<Anchor> {
+    if ps.len() < 2 {
+        return None;
+    }
+    let total: u64 = ps.iter().map(|p| p.len).sum();
+    let mut best: Option<(u64, Anchor)> = None;
+    let mut before = 0;
+    for (i, p) in ps.iter().enumerate() {
+        let after = total - before - p.len;
+        if p.tile == tile {
+            let vs = &segs[p.var.0 as usize];
+            let seg = vs.partition_point(|g| g.end <= p.start);
+            let g = vs[seg];
+            let fits_before = before == 0 || p.start == g.start;
+            let fits_after = after == 0 || p.start + p.len == g.end;
+            if fits_before && fits_after && best.is_none_or(|(len, _)| p.len > len) {
+                best = Some((
+                    p.len,
+                    Anchor {
+                        piece: i,
+                        var: p.var.0 as usize,
+                        seg,
+                        before: before * elem,
+                        after: after * elem,
+                    },
+                ));
+            }
+        }
+        before += p.len;
+    }
+    best.map(|(_, a)| a)
+}
+
+/// The slack to reserve around every segment (`segs` from [`super::layout::segments`]) so that
+/// every read-only gathered field of every compute set the programs execute can be bound in
+/// place: per segment, the largest need of any such field.
+pub fn slack_needs(
+    graph: &Graph,
+    programs: &[Program],
+    codelets: &[&'static CodeletDesc],
+    segs: &[Vec<Seg>],
+) -> Vec<Vec<Slack>> {
+    let mut slack: Vec<Vec<Slack>> = segs
+        .iter()
+        .map(|vs| vec![Slack::default(); vs.len()])
+        .collect();
+    let mut executed = BTreeSet::new();
+    for p in programs.iter().chain(&graph.functions) {
+        executed_compute_sets(p, &mut executed);
+    }
+    let mut ps = Vec::new();
+    for cs in executed {
+        for &vr in &graph.compute_sets[cs.0 as usize].vertices {
+            let v = &graph.vertices[vr.0 as usize];
+            let Some(tile) = v.tile else { continue };
+            for f in codelets[vr.0 as usize].fields {
+                if f.dir == FieldDir::State || f.dir.writes() {
+                    continue;
+                }
+                let tensors: &[Tensor] = match v.conns.get(f.name) {
+                    Some(Binding::Tensor(t)) => std::slice::from_ref(t),
+                    Some(Binding::List(ts)) => ts,
+                    None => &[],
+                };
+                for t in tensors {
+                    let elem = t.dtype.size() as u64;
+                    ps.clear();
+                    for r in t.regions.iter() {
+                        pieces(segs, r, elem, &mut ps);
+                    }
+                    if let Some(a) = anchor(&ps, tile, segs, elem) {
+                        let s = &mut slack[a.var][a.seg];
+                        s.before = s.before.max(a.before);
+                        s.after = s.after.max(a.after);
+                    }
+                }
+            }
+        }
+    }
+    slack
+}
+
+/// Adds every compute set `p` executes (at any depth) to `out`.
+fn executed_compute_sets(p: &Program, out: &mut BTreeSet<ComputeSet>) {
+    match p {
+        Program::Execute(cs) => {
+            out.insert(*cs);
+        }
+        Program::Sequence { body, .. } => body.iter().for_each(|c| executed_compute_sets(c, out)),
+        // A body repeated zero times never runs: no slack for it.
+        Program::Repeat { count: 0, .. } => {}
+        Program::Repeat { body, .. } => executed_compute_sets(body, out),
+        Program::RepeatWhileTrue { cond, body, .. } => {
+            executed_compute_sets(cond, out);
+            executed_compute_sets(body, out);
+        }
+        Program::If { then, else_, .. } => {
+            executed_compute_sets(then, out);
+            executed_compute_sets(else_, out);
+        }
+        Program::Switch { cases, default, .. } => {
+            cases
+                .iter()
+                .for_each(|(_, c)| executed_compute_sets(c, out));
+            executed_compute_sets(default, out);
+        }
+        Program::Copy { .. }
+        | Program::Call(_)
+        | Program::StreamToDevice { .. }
+        | Program::StreamFromDevice { .. }
+        | Program::WriteUndef(_) => {}
+    }
+}
