@@ -399,6 +399,32 @@ fn temporaries_of_different_supersteps_share_memory() {
 }
 
 #[test]
+fn a_body_repeated_zero_times_is_not_lowered() {
+    // cs1 reads 256 B from tile 0 but only ever runs zero times: no exchange, no buffer.
+    let mut g = Graph::new(&target(2));
+    let x = g.add_variable(DType::F32, &[64], "x");
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.set_tile_mapping(&s, 1).unwrap();
+    let mut execs = Vec::new();
+    for (i, len) in [(0, 8), (1, 64)] {
+        let cs = g.add_compute_set(&format!("cs{i}"));
+        let v = g.add_vertex(cs, "test::Sum");
+        g.connect(v, "input", &x.slice(0..len).unwrap());
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(v, 1).unwrap();
+        execs.push(Program::execute(cs));
+    }
+    let dead = Program::repeat(0, execs.pop().unwrap());
+    let exe = build(&g, &[Program::seq(vec![execs.pop().unwrap(), dead])]);
+    assert_eq!(
+        exe.tiles[1].temporary_bytes, 32,
+        "only cs0's 32 B receive buffer"
+    );
+    assert!(!exe.describe_program(0).contains("cs1"));
+}
+
+#[test]
 fn memory_layout_of_a_tile() {
     let mut g = Graph::new(&target(1));
     let a = g.add_variable(DType::F32, &[3], "a"); // 0..12

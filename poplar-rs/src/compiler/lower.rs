@@ -182,6 +182,9 @@ impl<'a> Lowerer<'a> {
                 s
             }
             Program::Copy { src, dst } => self.copy(src, dst),
+            // A body repeated zero times never runs: lowering it would only reserve its
+            // temporaries (and the in-place pre-pass gives it no receive slack either).
+            Program::Repeat { count: 0, .. } => Step::Seq(Vec::new()),
             Program::Repeat { count, body } => Step::Repeat {
                 count: *count,
                 body: Box::new(self.program(body)),
