@@ -3,8 +3,9 @@
 //! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]`
 //!
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
-//!   or the one given) vs the native reference, median of repeated chunks, and their ratio
-//!   (target <= 1.05), then where the time goes on each side;
+//!   or the one given) vs the native reference, each framework step paired with a native step
+//!   of the same round; medians, and the median of the paired ratios (target <= 1.05), then
+//!   where the time goes on each side;
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -45,6 +46,11 @@ fn slab(dx: f64) -> (TetMesh, Setup) {
     (mesh, setup)
 }
 
+/// ODE steps each side runs before the measured ones.
+const WARM_UP_STEPS: usize = 10;
+/// Paired steps per `--reps` unit (`--reps 15` measures 150 rounds).
+const STEPS_PER_REP: usize = 10;
+
 fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
     let t = Instant::now();
     let (_mesh, setup) = slab(dx);
@@ -54,68 +60,79 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
         setup.pde_steps,
         t.elapsed().as_secs_f64()
     );
-    let chunk = 10u32;
     let mut runs = Vec::new();
     for &strategy in strategies {
         let mut cfg = DeviceConfig::chips(1, strategy);
-        cfg.chunk_steps = chunk;
+        // One ODE step per engine run, so that each step can be paired with a native one.
+        cfg.chunk_steps = 1;
         let prob = device::build(&setup, &cfg).expect("build");
         let exe = device::compile_problem(&prob).expect("compile");
         let mut run =
             DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
-        run.run_chunk().unwrap(); // warm-up
+        for _ in 0..WARM_UP_STEPS {
+            run.run_chunk().unwrap();
+        }
         runs.push((strategy, run));
     }
     let mut native = NativeSolver::new(&setup);
-    for _ in 0..chunk {
+    for _ in 0..WARM_UP_STEPS {
         native.step();
     }
-    // Alternate the measurements so that all see the same machine state: each round runs the
-    // native chunk, then each framework chunk, and pairs each framework time with that
-    // round's native time.
+    // Pair every framework step with a native step taken right next to it: each round runs
+    // one ODE step of the native solver and of each framework strategy, in an order that
+    // rotates from round to round. On a shared machine whose speed drifts over seconds, a
+    // round (tens to hundreds of ms) sees one machine state, and the per-round ratios are
+    // what the median is taken over.
+    let rounds = reps * STEPS_PER_REP;
     let mut fw = vec![Vec::new(); runs.len()];
     let mut ratios = vec![Vec::new(); runs.len()];
     let (mut nat, mut nat_pde, mut nat_ode) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps {
-        let t = Instant::now();
-        let (mut pde, mut ode) = (0.0, 0.0);
-        for _ in 0..chunk {
-            let st = native.step_timed();
-            pde += st.pde.as_secs_f64();
-            ode += st.ode.as_secs_f64();
+    let mut times = vec![0.0; runs.len()];
+    for round in 0..rounds {
+        let mut n = 0.0;
+        for k in 0..=runs.len() {
+            let slot = (k + round) % (runs.len() + 1);
+            if slot == runs.len() {
+                let t = Instant::now();
+                let st = native.step_timed();
+                n = t.elapsed().as_secs_f64() * 1e3;
+                nat_pde.push(st.pde.as_secs_f64() * 1e3);
+                nat_ode.push(st.ode.as_secs_f64() * 1e3);
+            } else {
+                let t = Instant::now();
+                runs[slot].1.run_chunk().unwrap();
+                times[slot] = t.elapsed().as_secs_f64() * 1e3;
+            }
         }
-        let n = t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk);
         nat.push(n);
-        nat_pde.push(pde * 1e3 / f64::from(chunk));
-        nat_ode.push(ode * 1e3 / f64::from(chunk));
-        for (i, (_, run)) in runs.iter_mut().enumerate() {
-            let t = Instant::now();
-            run.run_chunk().unwrap();
-            let f = t.elapsed().as_secs_f64() * 1e3 / f64::from(chunk);
+        for (i, &f) in times.iter().enumerate() {
             fw[i].push(f);
             ratios[i].push(f / n);
         }
     }
     let n = median(nat.clone());
     println!(
-        "  native {n:.2} ms per ODE step (diffusion {:.2}, reaction {:.2}); {:.1} M cell-steps/s (ODE + PDE); medians of {reps} runs of {chunk} steps",
+        "  native {n:.2} ms per ODE step (diffusion {:.2}, reaction {:.2}); {:.1} M cell-steps/s (ODE + PDE); medians of {rounds} steps",
         median(nat_pde),
         median(nat_ode),
         setup.n as f64 / (n * 1e-3) / 1e6
     );
     for (i, (strategy, _)) in runs.iter().enumerate() {
         println!(
-            "  framework, 1 chip, {:<12} {:.2} ms per ODE step; ratio {:.3} (median of paired runs; target <= 1.05)",
+            "  framework, 1 chip, {:<12} {:.2} ms per ODE step; ratio {:.3} (median over {rounds} paired steps; target <= 1.05)",
             strategy.name(),
             median(fw[i].clone()),
             median(ratios[i].clone())
         );
     }
-    // Where the time goes: one profiled framework chunk per strategy (the profiler times each
+    let chunk = STEPS_PER_REP as u32;
+    // Where the time goes: ten profiled framework steps per strategy (the profiler times each
     // compute and exchange phase; its own overhead is outside those phases).
     for (strategy, run) in &mut runs {
         run.engine.enable_profiling(ProfileOptions::default());
-        run.run_chunk().unwrap();
+        for _ in 0..chunk {
+            run.run_chunk().unwrap();
+        }
         let prof = run.engine.take_profile().expect("profile");
         let mut parts: Vec<(String, f64)> = Vec::new();
         for ph in &prof.phases {
@@ -135,7 +152,7 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
             .map(|(name, ms)| format!("{name} {ms:.2} ms"))
             .collect();
         println!(
-            "  framework {} per step (profiled chunk, {:.2} ms in all): {}",
+            "  framework {} per step (10 profiled steps, {:.2} ms each in all): {}",
             strategy.name(),
             prof.wall_ns as f64 / 1e6 / f64::from(chunk),
             listed.join(", ")

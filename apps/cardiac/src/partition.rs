@@ -1,6 +1,6 @@
 //! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells, a
 //! renumbering that makes every tile's cells one contiguous range laid out
-//! `[interior | separator]`, and the halo ranges each tile concatenates after its own slice
+//! `[interior | separator]`, and the halo ranges each tile concatenates before its own slice
 //! under the three separator strategies.
 //!
 //! Vocabulary (per tile): *interior* cells are read by no other tile; *separator* cells are
@@ -250,7 +250,7 @@ pub struct TilePlan {
     /// The mixed block (cells needed by ≥ 2 tiles) inside the separator, in the new numbering;
     /// the clean blocks lie on either side of it.
     pub mixed: Range<usize>,
-    /// New-numbering ranges concatenated after the own slice, sorted and disjoint.
+    /// New-numbering ranges concatenated before the own slice, sorted and disjoint.
     pub halo_ranges: Vec<Range<usize>>,
     /// Received cells some row of this tile reads.
     pub halo_used: usize,
@@ -280,15 +280,18 @@ pub struct PartitionPlan {
 }
 
 impl PartitionPlan {
-    /// Tile `tile`'s local input vector, gathered from a vector in the new numbering: own cells
-    /// followed by the halo ranges — what the framework's exchange builds on the tile.
+    /// Tile `tile`'s local input vector, gathered from a vector in the new numbering: the halo
+    /// ranges followed by the own cells — what the framework's exchange builds on the tile.
+    /// (Halo first: the own slice then starts the tile's segment of `s`, the V row, and the
+    /// compiler can receive the halo into slack right before it instead of copying the own
+    /// slice next to a received halo every step.)
     pub fn gather_local(&self, tile: usize, x_new: &[f32]) -> Vec<f32> {
         let t = &self.tiles[tile];
         let mut v = Vec::with_capacity(t.local_len());
-        v.extend_from_slice(&x_new[t.cells.clone()]);
         for r in &t.halo_ranges {
             v.extend_from_slice(&x_new[r.clone()]);
         }
+        v.extend_from_slice(&x_new[t.cells.clone()]);
         v
     }
 
@@ -453,7 +456,7 @@ pub fn plan(
 }
 
 /// One tile's share of `Z`: its rows in its new order, columns pointing into its local vector
-/// (`[own cells] ++ halo ranges`, see [`PartitionPlan::gather_local`]). Slot order is the
+/// (`halo ranges ++ [own cells]`, see [`PartitionPlan::gather_local`]). Slot order is the
 /// global row's, so [`LocalEllpack::spmv`] reproduces [`Ellpack::spmv`] bit for bit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalEllpack {
@@ -461,6 +464,8 @@ pub struct LocalEllpack {
     pub n_own: usize,
     /// Length of the local input vector.
     pub n_local: usize,
+    /// Position of the own cells in the local vector (after the halo): `n_local - n_own`.
+    pub own_offset: usize,
     pub diag: Vec<f32>,
     pub values: Vec<f32>,
     pub cols: Vec<u32>,
@@ -482,7 +487,7 @@ impl LocalEllpack {
             self.n_own,
             "LocalEllpack::spmv: y has the wrong length"
         );
-        ell_rows(y, &self.diag, &self.values, &self.cols, x, 0);
+        ell_rows(y, &self.diag, &self.values, &self.cols, x, self.own_offset);
     }
 }
 
@@ -500,14 +505,15 @@ pub fn localize(ell: &Ellpack, plan: &PartitionPlan) -> Result<Vec<LocalEllpack>
     for (tile, t) in plan.tiles.iter().enumerate() {
         // Local offset of each halo range, for binary search by start.
         let mut offsets = Vec::with_capacity(t.halo_ranges.len());
-        let mut off = t.cells.len();
+        let mut off = 0;
         for r in &t.halo_ranges {
             offsets.push(off);
             off += r.len();
         }
+        let own = off;
         let locate = |g: usize| -> Option<usize> {
             if t.cells.contains(&g) {
-                return Some(g - t.cells.start);
+                return Some(own + g - t.cells.start);
             }
             let idx = t.halo_ranges.partition_point(|r| r.start <= g);
             let r = t.halo_ranges.get(idx.checked_sub(1)?)?;
@@ -516,7 +522,8 @@ pub fn localize(ell: &Ellpack, plan: &PartitionPlan) -> Result<Vec<LocalEllpack>
         let m = t.cells.len();
         let mut le = LocalEllpack {
             n_own: m,
-            n_local: off,
+            n_local: own + m,
+            own_offset: own,
             diag: Vec::with_capacity(m),
             values: Vec::with_capacity(m * ELL_WIDTH),
             cols: Vec::with_capacity(m * ELL_WIDTH),
@@ -527,7 +534,7 @@ pub fn localize(ell: &Ellpack, plan: &PartitionPlan) -> Result<Vec<LocalEllpack>
             for s in old * ELL_WIDTH..(old + 1) * ELL_WIDTH {
                 let c = ell.cols[s] as usize;
                 let lc = if c == old {
-                    r // padding (or a self-reference) stays on the row itself
+                    own + r // padding (or a self-reference) stays on the row itself
                 } else {
                     let gc = *plan.old_to_new.get(c).ok_or(PartitionError::BadColumn {
                         cell: old,

@@ -11,8 +11,8 @@ use crate::tp06;
 macro_rules! ell_spmv_codelets {
     ($($name:ident as $cname:literal: $idx:ty;)*) => {$(
         poplar::codelet! {
-            /// `y = D∘x[..n] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x`
-            /// is the local vector `[own cells | halo]`, `I` indexes into it.
+            /// `y = D∘x[h..] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x`
+            /// is the local vector `[halo | own cells]` (`h = x.len() - n`), `I` indexes into it.
             pub struct $name as $cname {
                 x: Input<Vector<f32>>,
                 y: Output<Vector<f32>>,
@@ -74,7 +74,7 @@ fn spmv<C: ColIndex>(
     for v in x.iter().step_by(16) {
         poplar::codelet::prefetch(v);
     }
-    ell_rows(y, diag, values, cols, x, 0);
+    ell_rows(y, diag, values, cols, x, x.len() - n);
     Ok(())
 }
 

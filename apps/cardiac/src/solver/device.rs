@@ -8,8 +8,11 @@
 //! - per tile constants: ELLPACK diag/values/cols (columns index the local vector), cell type,
 //!   stimulus current; `v_prev`, `act`, and one `time` scalar per tile.
 //!
-//! A diffusion step reads `concat([own slice, halo ranges…])` of `V` (or `w`) and writes `w` (or
-//! `V`); the framework infers the halo exchange from the views. The app writes no exchange.
+//! A diffusion step reads `concat([halo ranges…, own slice])` of `V` (or `w`) and writes `w`
+//! (or `V`); the framework infers the halo exchange from the views. The app writes no exchange.
+//! With the halo first, the own slice starts the tile's segment of `s` (or `w`), and the
+//! compiler receives the halo into slack right before it (`CompileOptions::in_place_concat`):
+//! no per-step copy of the own slice.
 //! With an odd number of diffusion steps the last result is in `w`, and the ODE vertices
 //! (`cardiac::Tp06StepFrom`) take the voltage from there instead of a copy program.
 
@@ -149,10 +152,11 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let cs_ode = g.add_compute_set("ODE");
     let local_of =
         |x: &Tensor, tp: &crate::partition::TilePlan| -> Result<Tensor, poplar::GraphError> {
-            let mut parts = vec![x.slice(tp.cells.clone())?];
+            let mut parts = Vec::with_capacity(tp.halo_ranges.len() + 1);
             for r in &tp.halo_ranges {
                 parts.push(x.slice(r.clone())?);
             }
+            parts.push(x.slice(tp.cells.clone())?);
             poplar::concat(&parts)
         };
     for (t, (tp, le)) in plan.tiles.iter().zip(&locals).enumerate() {
