@@ -5,7 +5,7 @@
 //! 8-byte alignment from offset 0 of each tile, then vertex state; temporaries start above the
 //! always-live area (after the reserved vertex descriptors and code).
 
-use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
+use poplar::{compile, CompileOptions, DType, Graph, InPlaceConcat, Program, Target};
 
 fn target(tiles: u32) -> Target {
     Target::custom(tiles, 64 * 1024)
@@ -215,7 +215,7 @@ fn without_in_place_concat_the_halo_concat_is_gathered_into_a_temporary() {
     let (g, prog) = halo_graph(true);
     compiler_tests::link();
     let opts = CompileOptions {
-        in_place_concat: false,
+        in_place_concat: InPlaceConcat::Never,
         ..Default::default()
     };
     let exe = compile(&g, &[prog], &opts).unwrap();
@@ -227,6 +227,59 @@ fn without_in_place_concat_the_halo_concat_is_gathered_into_a_temporary() {
     );
     assert_eq!(exe.describe_program(0), expected);
     assert_eq!(exe.tiles[1].temporary_bytes, 60);
+}
+
+/// A ping-pong on tile 1: two variables, each read as `[own (2 elements), halo (3 from tile
+/// 0)]` by its own compute set.
+fn ping_pong_graph() -> (Graph, Vec<Program>) {
+    let mut g = Graph::new(&target(2));
+    let s = g.add_variable(DType::F32, &[2], "s");
+    g.set_tile_mapping(&s, 1).unwrap();
+    let mut progs = Vec::new();
+    for (i, name) in ["a", "b"].into_iter().enumerate() {
+        let v = g.add_variable(DType::F32, &[5], name);
+        g.set_tile_mapping(&v.slice(0..3).unwrap(), 0).unwrap();
+        g.set_tile_mapping(&v.slice(3..5).unwrap(), 1).unwrap();
+        let local = poplar::concat(&[v.slice(3..5).unwrap(), v.slice(0..3).unwrap()]).unwrap();
+        let cs = g.add_compute_set(name);
+        let x = g.add_vertex(cs, "test::Sum");
+        g.connect(x, "input", &local);
+        g.connect(x, "out", &s.slice(i..i + 1).unwrap());
+        g.set_tile_mapping(x, 1).unwrap();
+        progs.push(Program::execute(cs));
+    }
+    (g, vec![Program::seq(progs)])
+}
+
+#[test]
+fn by_default_slack_is_reserved_only_where_it_costs_no_more_than_the_temporaries() {
+    // Two slacks of 12 B (24 B always-live) would replace one 20 B temporary shared by both
+    // supersteps: by default tile 1 gathers; with `Always` it binds both in place.
+    let (g, progs) = ping_pong_graph();
+    let exe = build(&g, &progs);
+    assert_eq!(exe.tiles[1].temporary_bytes, 20);
+    assert!(
+        exe.describe_program(0).contains("pre "),
+        "own slices copied"
+    );
+    compiler_tests::link();
+    let always = CompileOptions {
+        in_place_concat: InPlaceConcat::Always,
+        ..Default::default()
+    };
+    let exe = compile(&g, &progs, &always).unwrap();
+    assert_eq!(exe.tiles[1].temporary_bytes, 0);
+    assert!(
+        !exe.describe_program(0).contains("pre "),
+        "no on-tile copies"
+    );
+    let slack: u32 = exe.tiles[1]
+        .breakdown
+        .iter()
+        .filter(|m| m.name.ends_with("(receive slack)"))
+        .map(|m| m.bytes)
+        .sum();
+    assert_eq!(slack, 24);
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! same program gives. Also: results are bit-identical for 1 and 2 threads.
 
 use poplar::{
-    compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target, Tensor,
+    compile, CompileOptions, DType, Engine, EngineOptions, Graph, InPlaceConcat, Program, Target,
+    Tensor,
 };
 use proptest::prelude::*;
 
@@ -258,27 +259,28 @@ proptest! {
 
 #[test]
 fn in_place_concat_is_exercised_and_changes_no_result() {
-    let off = CompileOptions {
-        in_place_concat: false,
+    let mode = |in_place_concat| CompileOptions {
+        in_place_concat,
         ..Default::default()
     };
-    let mut with_slack = 0;
+    let (mut by_default, mut always) = (0, 0);
     for seed in 1..120u64 {
         let case = build_case(seed * 104_729);
-        let (a, slack) = run_with(&case, 1, &CompileOptions::default());
-        let (b, none) = run_with(&case, 1, &off);
-        assert_eq!(
-            none, 0,
-            "seed {seed}: slack reserved with in_place_concat off"
-        );
+        let (a, slack_default) = run_with(&case, 1, &mode(InPlaceConcat::IfNoLarger));
+        let (b, slack_always) = run_with(&case, 1, &mode(InPlaceConcat::Always));
+        let (c, none) = run_with(&case, 1, &mode(InPlaceConcat::Never));
+        assert_eq!(none, 0, "seed {seed}: slack reserved with Never");
+        assert!(slack_default <= slack_always, "seed {seed}");
         assert_eq!(a, case.expect, "seed {seed}");
-        assert_eq!(a, b, "seed {seed}");
-        with_slack += usize::from(slack > 0);
+        assert_eq!(b, case.expect, "seed {seed}");
+        assert_eq!(c, case.expect, "seed {seed}");
+        by_default += usize::from(slack_default > 0);
+        always += usize::from(slack_always > 0);
     }
     // The halo-style views must actually reach the in-place path.
     assert!(
-        with_slack >= 20,
-        "only {with_slack} of 119 cases bound in place"
+        by_default >= 20 && always >= by_default,
+        "bound in place in {by_default} (default) and {always} (always) of 119 cases"
     );
 }
 

@@ -19,7 +19,7 @@ pub mod target;
 #[doc(hidden)]
 pub use inventory;
 
-pub use compiler::{compile, CompileOptions};
+pub use compiler::{compile, CompileOptions, InPlaceConcat};
 pub use dtype::{DType, Element};
 pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{CompileError, GraphError, ValidationError};

@@ -5,7 +5,9 @@
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
 //!   or the one given) vs the native reference, each framework step paired with a native step
 //!   of the same round; medians, and the median of the paired ratios (target <= 1.05), then
-//!   where the time goes on each side;
+//!   where the time goes on each side. The framework is compiled with in-place concatenation
+//!   wherever possible (`InPlaceConcat::Always`); `--in-place-ab` adds each strategy compiled
+//!   without it (`InPlaceConcat::Never`), paired the same way;
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -18,7 +20,7 @@ use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Setup, Stimulus};
 use poplar::profile::{PhaseKind, ProfileOptions};
-use poplar::EngineOptions;
+use poplar::{compile, CompileOptions, EngineOptions, InPlaceConcat};
 
 fn peak_rss_mib() -> f64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -51,7 +53,7 @@ const WARM_UP_STEPS: usize = 10;
 /// Paired steps per `--reps` unit (`--reps 15` measures 150 rounds).
 const STEPS_PER_REP: usize = 10;
 
-fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
+fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize, in_place_ab: bool) {
     let t = Instant::now();
     let (_mesh, setup) = slab(dx);
     println!(
@@ -66,13 +68,30 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
         // One ODE step per engine run, so that each step can be paired with a native one.
         cfg.chunk_steps = 1;
         let prob = device::build(&setup, &cfg).expect("build");
-        let exe = device::compile_problem(&prob).expect("compile");
-        let mut run =
-            DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
-        for _ in 0..WARM_UP_STEPS {
-            run.run_chunk().unwrap();
+        // With --in-place-ab, also the same problem compiled without in-place concatenation
+        // (the local vectors gathered into temporaries, the own slice copied every step).
+        for in_place in [true, false].into_iter().take(1 + usize::from(in_place_ab)) {
+            let opts = CompileOptions {
+                in_place_concat: if in_place {
+                    InPlaceConcat::Always
+                } else {
+                    InPlaceConcat::Never
+                },
+                ..Default::default()
+            };
+            let exe = compile(&prob.graph, &prob.programs, &opts).expect("compile");
+            let mut run =
+                DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).expect("engine");
+            for _ in 0..WARM_UP_STEPS {
+                run.run_chunk().unwrap();
+            }
+            let label = if in_place {
+                strategy.name().to_string()
+            } else {
+                format!("{} gathered", strategy.name())
+            };
+            runs.push((label, run));
         }
-        runs.push((strategy, run));
     }
     let mut native = NativeSolver::new(&setup);
     for _ in 0..WARM_UP_STEPS {
@@ -117,10 +136,10 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
         median(nat_ode),
         setup.n as f64 / (n * 1e-3) / 1e6
     );
-    for (i, (strategy, _)) in runs.iter().enumerate() {
+    for (i, (label, _)) in runs.iter().enumerate() {
         println!(
-            "  framework, 1 chip, {:<12} {:.2} ms per ODE step; ratio {:.3} (median over {rounds} paired steps; target <= 1.05)",
-            strategy.name(),
+            "  framework, 1 chip, {:<20} {:.2} ms per ODE step; ratio {:.3} (median over {rounds} paired steps; target <= 1.05)",
+            label,
             median(fw[i].clone()),
             median(ratios[i].clone())
         );
@@ -128,7 +147,7 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
     let chunk = STEPS_PER_REP as u32;
     // Where the time goes: ten profiled framework steps per strategy (the profiler times each
     // compute and exchange phase; its own overhead is outside those phases).
-    for (strategy, run) in &mut runs {
+    for (label, run) in &mut runs {
         run.engine.enable_profiling(ProfileOptions::default());
         for _ in 0..chunk {
             run.run_chunk().unwrap();
@@ -153,7 +172,7 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize) {
             .collect();
         println!(
             "  framework {} per step (10 profiled steps, {:.2} ms each in all): {}",
-            strategy.name(),
+            label,
             prof.wall_ns as f64 / 1e6 / f64::from(chunk),
             listed.join(", ")
         );
@@ -219,7 +238,12 @@ fn main() {
     let reps: usize = value("--reps").and_then(|r| r.parse().ok()).unwrap_or(9);
     for &dx in &dxs {
         if which == "all" || which == "steps" {
-            bench_steps(dx, &strategies, reps);
+            bench_steps(
+                dx,
+                &strategies,
+                reps,
+                args.iter().any(|a| a == "--in-place-ab"),
+            );
         }
     }
     if which == "all" || which == "setup" {

@@ -261,7 +261,7 @@ const PREFETCH_ROWS: usize = 32;
 
 /// `y[i] = ell_row(diag[i], x[own + i], row i of values/cols, x)` for every row of `y`: the
 /// SpMV loop of both solvers (native chunks, with `own` the chunk's first global row; tile
-/// codelets, with `own = 0` since a local vector starts with the tile's own cells).
+/// codelets, with `own` the halo length, since a local vector is `[halo | own cells]`).
 ///
 /// It prefetches the slots of the row 32 ahead. On a tile's arrays (a few
 /// thousand rows between other tile data) the hardware prefetcher alone left the loop waiting

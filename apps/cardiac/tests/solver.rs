@@ -122,3 +122,66 @@ fn odd_and_even_pde_step_counts_with_either_index_width() {
         }
     }
 }
+
+#[test]
+fn halos_are_received_in_place_unless_tile_memory_is_too_tight() {
+    // p = 2: both diffusion buffers are concatenated with a halo. In place, each gets receive
+    // slack beside it (always-live); gathered, they share one temporary. On a target just big
+    // enough for the gathered layout, `compile_problem` must fall back to it and still equal
+    // the native solver.
+    let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
+    let stim = Stimulus {
+        cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
+        density: 50.0,
+        start: 0.0,
+        duration: 2.0,
+    };
+    let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.2, &stim).unwrap();
+    assert_eq!(setup.pde_steps, 2);
+    let mut native = NativeSolver::new(&setup);
+    for _ in 0..10 {
+        native.step();
+    }
+    let want = native.results();
+    let slack = |exe: &poplar::Executable| -> u64 {
+        exe.tiles
+            .iter()
+            .flat_map(|t| &t.breakdown)
+            .filter(|m| m.name.ends_with("(receive slack)"))
+            .map(|m| u64::from(m.bytes))
+            .sum()
+    };
+    let max_mem = |exe: &poplar::Executable| exe.tiles.iter().map(|t| t.memory_bytes).max();
+    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+    cfg.tiles = 8;
+    cfg.chunk_steps = 10;
+    let prob = device::build(&setup, &cfg).unwrap();
+    let roomy = device::compile_problem(&prob).unwrap();
+    let gathered = poplar::compile(
+        &prob.graph,
+        &prob.programs,
+        &poplar::CompileOptions {
+            in_place_concat: poplar::InPlaceConcat::Never,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(slack(&roomy) > 0, "halos bound in place on a roomy target");
+    let tight = max_mem(&gathered).unwrap();
+    assert!(
+        max_mem(&roomy).unwrap() > tight,
+        "two slacks cost more than one shared temporary here"
+    );
+    cfg.target = poplar::Target::custom(cfg.target.num_tiles(), tight);
+    let prob = device::build(&setup, &cfg).unwrap();
+    let exe = device::compile_problem(&prob).unwrap();
+    assert!(max_mem(&exe).unwrap() <= tight);
+    for exe in [&roomy, &exe] {
+        let mut run = DeviceRun::new(exe, prob.info.clone(), EngineOptions::default()).unwrap();
+        run.run_chunk().unwrap();
+        let got = run.results().unwrap();
+        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got.v), bits(&want.v));
+        assert_eq!(bits(&got.activation), bits(&want.activation));
+    }
+}

@@ -14,10 +14,10 @@
 //! reused by every superstep that binds around the same segment; it is charged to the tile as
 //! "VAR (receive slack)" in category [`crate::exe::MemoryCategory::ReceiveSlack`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::codelet::{CodeletDesc, FieldDir};
-use crate::graph::{Binding, ComputeSet, Graph, Tensor};
+use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor};
 use crate::program::Program;
 use crate::target::TileId;
 
@@ -75,12 +75,15 @@ pub fn anchor(ps: &[Piece], tile: TileId, segs: &[Vec<Seg>], elem: u64) -> Optio
 
 /// The slack to reserve around every segment (`segs` from [`super::layout::segments`]) so that
 /// every read-only gathered field of every compute set the programs execute can be bound in
-/// place: per segment, the largest need of any such field.
+/// place: per segment, the largest need of any such field. With `no_larger`, a tile whose
+/// slack would exceed the gathered buffers it saves (the largest total over one compute set)
+/// gets none.
 pub fn slack_needs(
     graph: &Graph,
     programs: &[Program],
     codelets: &[&'static CodeletDesc],
     segs: &[Vec<Seg>],
+    no_larger: bool,
 ) -> Vec<Vec<Slack>> {
     let mut slack: Vec<Vec<Slack>> = segs
         .iter()
@@ -91,7 +94,12 @@ pub fn slack_needs(
         executed_compute_sets(p, &mut executed);
     }
     let mut ps = Vec::new();
+    // Per tile: the largest bytes of in-place-able buffers one compute set gathers.
+    let mut saved: HashMap<TileId, u64> = HashMap::new();
     for cs in executed {
+        // Buffers of this compute set by (tile, regions): a region list read by several
+        // vertices of a tile is gathered once.
+        let mut gathered: HashMap<(TileId, Vec<Region>), u64> = HashMap::new();
         for &vr in &graph.compute_sets[cs.0 as usize].vertices {
             let v = &graph.vertices[vr.0 as usize];
             let Some(tile) = v.tile else { continue };
@@ -114,7 +122,34 @@ pub fn slack_needs(
                         let s = &mut slack[a.var][a.seg];
                         s.before = s.before.max(a.before);
                         s.after = s.after.max(a.after);
+                        let bytes = t.num_elements() as u64 * elem;
+                        gathered.insert((tile, t.regions.to_vec()), bytes);
                     }
+                }
+            }
+        }
+        let mut per_tile: HashMap<TileId, u64> = HashMap::new();
+        for ((tile, _), bytes) in gathered {
+            *per_tile.entry(tile).or_default() += bytes;
+        }
+        for (tile, bytes) in per_tile {
+            let s = saved.entry(tile).or_default();
+            *s = (*s).max(bytes);
+        }
+    }
+    if no_larger {
+        let mut cost: HashMap<TileId, u64> = HashMap::new();
+        for (vs, sl) in segs.iter().zip(&slack) {
+            for (g, s) in vs.iter().zip(sl) {
+                *cost.entry(g.tile).or_default() += s.before + s.after;
+            }
+        }
+        for (vs, sl) in segs.iter().zip(&mut slack) {
+            for (g, s) in vs.iter().zip(sl) {
+                if cost.get(&g.tile).copied().unwrap_or(0)
+                    > saved.get(&g.tile).copied().unwrap_or(0)
+                {
+                    *s = Slack::default();
                 }
             }
         }

@@ -25,21 +25,37 @@ pub struct CompileOptions {
     /// Produce an executable even if a tile is over its memory budget (the engine refuses to
     /// run it), so that the memory report can still be read.
     pub allow_out_of_memory: bool,
-    /// Bind read-only concatenations such as `[halo…, own slice, halo…]` in place: reserve
-    /// always-live receive space beside the local slice's variable segment, so the exchange
-    /// fills it directly and the local slice is not copied every superstep (see
-    /// [`in_place`]). Default on. Off, every such field is gathered into a temporary: less
-    /// always-live memory when many different concatenations share one tile's temporaries.
-    pub in_place_concat: bool,
+    /// When to bind read-only concatenations such as `[halo…, own slice, halo…]` in place
+    /// (see [`InPlaceConcat`]).
+    pub in_place_concat: InPlaceConcat,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
             allow_out_of_memory: false,
-            in_place_concat: true,
+            in_place_concat: InPlaceConcat::IfNoLarger,
         }
     }
+}
+
+/// When the compiler binds a read-only concatenation around its local slice in place: it
+/// reserves always-live receive space ("slack") beside the slice's variable segment, the
+/// exchange fills it directly, and the slice is not copied next to a received halo every
+/// superstep (see [`in_place`]). Slack is always-live while temporaries are shared by all
+/// supersteps, so with several concatenations around different slices of one tile (e.g. the
+/// two buffers of a ping-pong) the slack can outgrow the temporaries it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InPlaceConcat {
+    /// Never: every such field is gathered into a temporary.
+    Never,
+    /// On each tile where the slack is no larger than the gathered buffers it replaces in the
+    /// superstep that gathers the most there (so these buffers cost the tile no more memory
+    /// than as temporaries); elsewhere gathered.
+    #[default]
+    IfNoLarger,
+    /// Wherever possible, whatever the slack costs.
+    Always,
 }
 
 /// Compiles `programs` (run later by index) over `graph`.
@@ -60,10 +76,15 @@ pub fn compile(
     let codelet_opts: Vec<_> = validated.codelets.iter().map(|&d| Some(d)).collect();
 
     let segs = layout::segments(graph);
-    let slack = if options.in_place_concat {
-        in_place::slack_needs(graph, programs, &validated.codelets, &segs)
-    } else {
-        Vec::new()
+    let slack = match options.in_place_concat {
+        InPlaceConcat::Never => Vec::new(),
+        mode => in_place::slack_needs(
+            graph,
+            programs,
+            &validated.codelets,
+            &segs,
+            mode == InPlaceConcat::IfNoLarger,
+        ),
     };
     let layout = layout::layout(graph, &codelet_opts, segs, slack);
     verify_layout(graph, &layout)?;

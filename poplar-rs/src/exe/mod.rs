@@ -113,7 +113,7 @@ pub enum MemoryCategory {
     /// Receive, gather and staging buffers of one superstep.
     Temporary,
     /// Always-live receive space beside a variable's segment, for concatenations bound in
-    /// place (`CompileOptions::in_place_concat`).
+    /// place (`CompileOptions::in_place_concat`, [`crate::InPlaceConcat`]).
     ReceiveSlack,
 }
 

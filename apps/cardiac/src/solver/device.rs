@@ -11,16 +11,16 @@
 //! A diffusion step reads `concat([halo ranges…, own slice])` of `V` (or `w`) and writes `w`
 //! (or `V`); the framework infers the halo exchange from the views. The app writes no exchange.
 //! With the halo first, the own slice starts the tile's segment of `s` (or `w`), and the
-//! compiler receives the halo into slack right before it (`CompileOptions::in_place_concat`):
-//! no per-step copy of the own slice.
+//! compiler receives the halo into slack right before it (see [`compile_problem`]): no per-step
+//! copy of the own slice.
 //! With an odd number of diffusion steps the last result is in `w`, and the ODE vertices
 //! (`cardiac::Tp06StepFrom`) take the voltage from there instead of a copy program.
 
 use std::ops::Range;
 
 use poplar::{
-    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target,
-    Tensor,
+    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, InPlaceConcat,
+    Program, Target, Tensor,
 };
 use serde::{Deserialize, Serialize};
 
@@ -269,9 +269,21 @@ fn drop_empty_parts(mut parts: Vec<u32>, k: usize) -> (Vec<u32>, usize) {
     (parts, next as usize)
 }
 
-/// Compiles a built problem.
+/// Compiles a built problem. Both diffusion buffers (`V`, `w`) are bound in place
+/// (`InPlaceConcat::Always`: halo slack beside each, no per-step copy of the own slice), unless
+/// that does not fit in tile memory; then the compiler's default (slack only where it costs no
+/// more than the temporaries) is used.
 pub fn compile_problem(p: &DeviceProblem) -> Result<Executable, DeviceError> {
-    Ok(compile(&p.graph, &p.programs, &CompileOptions::default())?)
+    let always = CompileOptions {
+        in_place_concat: InPlaceConcat::Always,
+        ..Default::default()
+    };
+    match compile(&p.graph, &p.programs, &always) {
+        Err(poplar::CompileError::OutOfMemory { .. }) => {
+            Ok(compile(&p.graph, &p.programs, &CompileOptions::default())?)
+        }
+        r => Ok(r?),
+    }
 }
 
 /// A running device simulation.
