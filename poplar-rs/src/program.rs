@@ -45,6 +45,33 @@ pub enum Program {
 }
 
 impl Program {
+    /// Calls `f` on every program nested directly in this one (sequence items, loop bodies and
+    /// conditions, branches and cases), in order; not on called functions.
+    pub fn for_each_child(&self, mut f: impl FnMut(&Program)) {
+        match self {
+            Program::Sequence { body, .. } => body.iter().for_each(f),
+            Program::Repeat { body, .. } => f(body),
+            Program::RepeatWhileTrue { cond, body, .. } => {
+                f(cond);
+                f(body);
+            }
+            Program::If { then, else_, .. } => {
+                f(then);
+                f(else_);
+            }
+            Program::Switch { cases, default, .. } => {
+                cases.iter().for_each(|(_, c)| f(c));
+                f(default);
+            }
+            Program::Execute(_)
+            | Program::Copy { .. }
+            | Program::Call(_)
+            | Program::StreamToDevice { .. }
+            | Program::StreamFromDevice { .. }
+            | Program::WriteUndef(_) => {}
+        }
+    }
+
     pub fn seq(body: Vec<Program>) -> Program {
         Program::Sequence { label: None, body }
     }

@@ -64,11 +64,8 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
     }
 }
 
-#[test]
-fn odd_and_even_pde_step_counts_with_either_index_width() {
-    // dt_ode above the stable dt (0.146 ms) forces p = 2 (0.2 ms) and p = 3 (0.3 ms) diffusion
-    // steps per ODE step. Even p ends in the V rows of the states (`cardiac::Tp06Step`); odd p
-    // ends in the ping-pong buffer, which `cardiac::Tp06StepFrom` reads.
+/// A 4 × 2 × 1 mm slab at 0.5 mm with the stimulus in its 1 mm corner cube, at `dt_ode`.
+fn small_slab_setup(dt_ode: f64) -> Setup {
     let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
     let stim = Stimulus {
         cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
@@ -76,11 +73,19 @@ fn odd_and_even_pde_step_counts_with_either_index_width() {
         start: 0.0,
         duration: 2.0,
     };
+    Setup::new(&mesh, &Conductivity::niederer(), dt_ode, &stim).unwrap()
+}
+
+#[test]
+fn odd_and_even_pde_step_counts_with_either_index_width() {
+    // dt_ode above the stable dt (0.146 ms) forces p = 2 (0.2 ms) and p = 3 (0.3 ms) diffusion
+    // steps per ODE step. Even p ends in the V rows of the states (`cardiac::Tp06Step`); odd p
+    // ends in the ping-pong buffer, which `cardiac::Tp06StepFrom` reads.
     for (dt, p, ode) in [
         (0.2, 2, "cardiac::Tp06Step"),
         (0.3, 3, "cardiac::Tp06StepFrom"),
     ] {
-        let setup = Setup::new(&mesh, &Conductivity::niederer(), dt, &stim).unwrap();
+        let setup = small_slab_setup(dt);
         assert_eq!(setup.pde_steps, p, "dt {dt}");
         let mut native = NativeSolver::new(&setup);
         for _ in 0..10 {
@@ -129,14 +134,7 @@ fn halos_are_received_in_place_unless_tile_memory_is_too_tight() {
     // slack beside it (always-live); gathered, they share one temporary. On a target just big
     // enough for the gathered layout, `compile_problem` must fall back to it and still equal
     // the native solver.
-    let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
-    let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.2, &stim).unwrap();
+    let setup = small_slab_setup(0.2);
     assert_eq!(setup.pde_steps, 2);
     let mut native = NativeSolver::new(&setup);
     for _ in 0..10 {

@@ -163,28 +163,8 @@ fn executed_compute_sets(p: &Program, out: &mut BTreeSet<ComputeSet>) {
         Program::Execute(cs) => {
             out.insert(*cs);
         }
-        Program::Sequence { body, .. } => body.iter().for_each(|c| executed_compute_sets(c, out)),
         // A body repeated zero times never runs: no slack for it.
         Program::Repeat { count: 0, .. } => {}
-        Program::Repeat { body, .. } => executed_compute_sets(body, out),
-        Program::RepeatWhileTrue { cond, body, .. } => {
-            executed_compute_sets(cond, out);
-            executed_compute_sets(body, out);
-        }
-        Program::If { then, else_, .. } => {
-            executed_compute_sets(then, out);
-            executed_compute_sets(else_, out);
-        }
-        Program::Switch { cases, default, .. } => {
-            cases
-                .iter()
-                .for_each(|(_, c)| executed_compute_sets(c, out));
-            executed_compute_sets(default, out);
-        }
-        Program::Copy { .. }
-        | Program::Call(_)
-        | Program::StreamToDevice { .. }
-        | Program::StreamFromDevice { .. }
-        | Program::WriteUndef(_) => {}
+        _ => p.for_each_child(|c| executed_compute_sets(c, out)),
     }
 }

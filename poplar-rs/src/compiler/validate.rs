@@ -551,22 +551,8 @@ impl ProgramValidator<'_> {
 fn check_recursion(graph: &Graph, _top: &[u32], errs: &mut Vec<E>) {
     fn callees(p: &Program, out: &mut Vec<u32>) {
         match p {
-            Program::Sequence { body, .. } => body.iter().for_each(|c| callees(c, out)),
-            Program::Repeat { body, .. } => callees(body, out),
-            Program::RepeatWhileTrue { cond, body, .. } => {
-                callees(cond, out);
-                callees(body, out);
-            }
-            Program::If { then, else_, .. } => {
-                callees(then, out);
-                callees(else_, out);
-            }
-            Program::Switch { cases, default, .. } => {
-                cases.iter().for_each(|(_, c)| callees(c, out));
-                callees(default, out);
-            }
             Program::Call(f) => out.push(f.0),
-            _ => {}
+            _ => p.for_each_child(|c| callees(c, out)),
         }
     }
     let n = graph.functions.len();
