@@ -675,6 +675,46 @@ fn results_are_identical_for_any_thread_count_in_heavy_phases() {
     identical_for_any_thread_count(exe);
 }
 
+/// Progress hints (`Worker::progress`, which drives the look-ahead of heavy phases) change no
+/// result: the sample with its scale codelet swapped for one that reports progress, in heavy
+/// phases, ends in the same memory as the plain one, for any thread count.
+#[test]
+fn progress_hints_change_no_result() {
+    let heavy = |mut exe: Executable| {
+        for v in exe
+            .computes
+            .iter_mut()
+            .flat_map(|c| c.tiles.iter_mut())
+            .flat_map(|t| t.vertices.iter_mut())
+        {
+            v.cycles = 1_000_000;
+        }
+        exe
+    };
+    let plain = heavy(sample_exe());
+    let mut hinted = plain.clone();
+    let scale = hinted
+        .codelets
+        .iter()
+        .position(|c| c.name == "test::Scale")
+        .unwrap();
+    hinted.codelets[scale] = cref("test::ScaleProgress");
+    let memory = |exe: &Executable, threads: usize| {
+        let mut e = Engine::new(exe, opts(threads)).unwrap();
+        e.run(0).unwrap();
+        (0..exe.tiles.len() as u32)
+            .map(|t| {
+                e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
+                    .unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected = memory(&plain, 1);
+    for threads in [1, 2, 3] {
+        assert_eq!(memory(&hinted, threads), expected, "{threads} threads");
+    }
+}
+
 fn identical_for_any_thread_count(exe: Executable) {
     let snapshot = |threads: usize| {
         let mut e = Engine::new(&exe, opts(threads)).unwrap();

@@ -32,7 +32,9 @@ use std::panic::{self, AssertUnwindSafe};
 
 use rayon::prelude::*;
 
-use crate::codelet::{CodeletDesc, FieldDir, FieldLoc, FieldShape, VertexError, VertexIo, Worker};
+use crate::codelet::{
+    self, CodeletDesc, FieldDir, FieldLoc, FieldShape, LineRun, VertexError, VertexIo, Worker,
+};
 use crate::dtype::{self, DType, Element};
 use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step};
 use crate::graph::StreamDir;
@@ -263,6 +265,8 @@ struct HotTile {
     end: u32,
     /// Has pre- or post-copies.
     copies: bool,
+    /// Range of the phase's `runs`: the cache lines of this tile's fields.
+    runs: Range<u32>,
 }
 
 struct ComputePlan {
@@ -272,10 +276,13 @@ struct ComputePlan {
     fields: Vec<FieldLoc>,
     /// Vector-list entries of all `vertices`, each vertex's run at `lists_at`.
     lists: Vec<FieldLoc>,
+    /// Cache-line runs of each tile's fields (see `HotTile::runs`).
+    runs: Vec<LineRun>,
     /// Ranges of `tiles` run as one parallel task each.
     chunks: Vec<Range<usize>>,
-    /// Prefetch the first lines of the next tile's fields while running a tile (heavy phases
-    /// only, see [`LOOKAHEAD_TILE_COST`]).
+    /// While running a tile, fetch the next one: the first lines of its fields at once, the
+    /// rest as the running vertices report progress (heavy phases only, see
+    /// [`LOOKAHEAD_TILE_COST`]).
     lookahead: bool,
 }
 
@@ -285,6 +292,30 @@ struct ComputePlan {
 unsafe impl Send for ComputePlan {}
 // SAFETY: as above.
 unsafe impl Sync for ComputePlan {}
+
+/// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's
+/// target when the tile runs next).
+fn field_line_runs(tc: &crate::exe::TileCompute, codelets: &[Resolved]) -> Vec<LineRun> {
+    let mut ranges = Vec::new();
+    for v in &tc.vertices {
+        let specs = codelets[v.codelet as usize].desc.fields;
+        for (spec, loc) in specs.iter().zip(&v.fields) {
+            let size = spec.dtype.size() as u32;
+            match spec.shape {
+                FieldShape::Scalar | FieldShape::Vector => {
+                    ranges.push((loc.offset, loc.len.saturating_mul(size)));
+                }
+                FieldShape::VectorList => {
+                    let (at, n) = (loc.offset as usize, loc.len as usize);
+                    for l in v.lists.get(at..at.saturating_add(n)).unwrap_or(&[]) {
+                        ranges.push((l.offset, l.len.saturating_mul(size)));
+                    }
+                }
+            }
+        }
+    }
+    codelet::line_runs(ranges.into_iter())
+}
 
 /// Splits items with the given costs into at most `parts` contiguous ranges of similar cost.
 fn balance(costs: &[u64], parts: usize) -> Vec<Range<usize>> {
@@ -553,8 +584,11 @@ impl Engine {
                 let mut fields = Vec::new();
                 let mut lists = Vec::new();
                 let mut costs = Vec::with_capacity(ph.tiles.len());
+                let mut runs = Vec::new();
                 for (index, tc) in ph.tiles.iter().enumerate() {
                     let first = vertices.len() as u32;
+                    let runs_at = runs.len() as u32;
+                    runs.extend(field_line_runs(tc, &codelets));
                     for v in &tc.vertices {
                         let rc: &Resolved = &codelets[v.codelet as usize];
                         vertices.push(HotVertex {
@@ -580,6 +614,7 @@ impl Engine {
                         first,
                         end: vertices.len() as u32,
                         copies: !tc.pre_copies.is_empty() || !tc.post_copies.is_empty(),
+                        runs: runs_at..runs.len() as u32,
                     });
                     let copies: u64 = tc
                         .pre_copies
@@ -606,6 +641,7 @@ impl Engine {
                     vertices,
                     fields,
                     lists,
+                    runs: if lookahead { runs } else { Vec::new() },
                     chunks,
                     lookahead,
                 }
@@ -1055,17 +1091,32 @@ impl RunCtx<'_> {
 
     fn compute(&self, i: usize) -> Result<(), EngineError> {
         let plan = &self.computes[i];
-        let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
-            let tiles = &plan.tiles[r.clone()];
-            for (j, ht) in tiles.iter().enumerate() {
+        let run_tiles = |r: &Range<usize>| -> Result<(), EngineError> {
+            for j in r.clone() {
+                let ht = &plan.tiles[j];
                 if plan.lookahead {
-                    if let Some(next) = tiles.get(j + 1) {
-                        Self::prefetch_tile_heads(plan, next);
+                    // The next tile, also across the end of this task: the thread that ran
+                    // a task usually takes the adjacent one next (rayon pops the most
+                    // recently split-off range), and a wasted hint costs little.
+                    match plan.tiles.get(j + 1) {
+                        Some(next) => {
+                            Self::prefetch_tile_heads(plan, next);
+                            let runs = &plan.runs[next.runs.start as usize..next.runs.end as usize];
+                            codelet::ahead_begin(next.base, runs, ht.end - ht.first);
+                        }
+                        None => codelet::ahead_end(),
                     }
                 }
                 self.run_tile(i, plan, ht)?;
             }
             Ok(())
+        };
+        let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
+            let result = run_tiles(r);
+            if plan.lookahead {
+                codelet::ahead_end();
+            }
+            result
         };
         if plan.chunks.len() <= 1 {
             plan.chunks.iter().try_for_each(run_chunk)
@@ -1145,6 +1196,9 @@ impl RunCtx<'_> {
         {
             if hv.slow {
                 self.normalize_bools(cs, ht, k);
+            }
+            if plan.lookahead && k > 0 {
+                codelet::ahead_vertex(k as u32);
             }
             // SAFETY: the field and list runs are copies of this vertex's `VertexInst` tables
             // (built with the plan, never mutated). `base` is this tile's

@@ -25,6 +25,29 @@ impl Vertex for Scale<'_> {
 }
 
 poplar::codelet! {
+    /// `test::Scale` reporting its progress (`Worker::progress`) before every element, plus
+    /// calls with out-of-range and zero totals: the hint must change nothing.
+    pub struct ScaleProgress as "test::ScaleProgress" {
+        a: Input<Vector<f32>>,
+        out: Output<Vector<f32>>,
+        k: State<f32>,
+    }
+}
+impl Vertex for ScaleProgress<'_> {
+    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+        let n = self.out.len();
+        w.progress(0, 0);
+        for (i, (o, a)) in self.out.iter_mut().zip(self.a.iter()).enumerate() {
+            w.progress(i + 1, n);
+            *o = a * self.k;
+        }
+        w.progress(2 * n + 7, n);
+        w.progress(usize::MAX, usize::MAX);
+        Ok(())
+    }
+}
+
+poplar::codelet! {
     /// `x[i] += y[i]`
     pub struct AddTo as "test::AddTo" {
         x: InOut<Vector<f32>>,

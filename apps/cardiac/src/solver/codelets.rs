@@ -98,7 +98,7 @@ macro_rules! tp06_codelets {
         }
 
         impl Vertex for $name<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
                 let n = self.v_prev.len();
                 let v_in: Option<&[f32]> = None $(.or(Some(self.$vin)))?;
                 check_ode_sizes(
@@ -112,7 +112,7 @@ macro_rules! tp06_codelets {
                 if let Some(v) = v_in {
                     self.s[..n].copy_from_slice(v);
                 }
-                tp06_step(OdeFields {
+                tp06_step(w, OdeFields {
                     s: self.s,
                     v_prev: self.v_prev,
                     act: self.act,
@@ -160,7 +160,7 @@ struct OdeFields<'a> {
 }
 
 /// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
-fn tp06_step(f: OdeFields<'_>) -> Result<(), VertexError> {
+fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
     let n = f.v_prev.len();
     // Host-side hint: bring in the activation inputs now, so they are cached when the check
     // below runs (they are two short per-tile arrays the hardware prefetcher does not pick up;
@@ -171,7 +171,10 @@ fn tp06_step(f: OdeFields<'_>) -> Result<(), VertexError> {
     }
     let t = *f.time;
     let scale = super::stim_scale(t, f.stim_start, f.stim_duration);
-    tp06::step_batch(f.s, n, f.cell_type, f.stim, scale, f.dt);
+    // The blocks report their progress so that the engine fetches the next tile meanwhile.
+    tp06::step_batch_with_progress(f.s, n, f.cell_type, f.stim, scale, f.dt, &mut |end| {
+        w.progress(end, n)
+    });
     let v = &f.s[..n];
     tp06::update_activation(f.v_prev, v, t, f.dt, f.act);
     f.v_prev.copy_from_slice(v);

@@ -222,32 +222,43 @@ pub fn step_batch(
     stim_scale: f32,
     dt: f32,
 ) {
+    step_batch_with_progress(
+        states,
+        n,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+        &mut |_| {},
+    );
+}
+
+/// [`step_batch`] that calls `progress(end)` before each block of cells `..end` (a codelet
+/// passes it on as `Worker::progress`, a host-side hint). Same results.
+pub fn step_batch_with_progress(
+    states: &mut [f32],
+    n: usize,
+    cell_types: &[u8],
+    stim_current: &[f32],
+    stim_scale: f32,
+    dt: f32,
+    progress: &mut dyn FnMut(usize),
+) {
     // The first block's rows, all at once (host hint; the copies below would otherwise ask
     // for them row by row when a tile's states start cold).
     if states.len() >= N_STATES * n {
         prefetch_rows(states, n, 0, BLOCK);
     }
     let split = n / BLOCK * BLOCK;
-    run_blocks::<false, BLOCK>(
-        states,
-        &mut [],
+    let cells = Cells {
         n,
-        0..split,
         cell_types,
         stim_current,
         stim_scale,
         dt,
-    );
-    run_blocks::<false, TAIL_BLOCK>(
-        states,
-        &mut [],
-        n,
-        split..n,
-        cell_types,
-        stim_current,
-        stim_scale,
-        dt,
-    );
+    };
+    run_blocks::<false, BLOCK>(states, &mut [], 0..split, &cells, progress);
+    run_blocks::<false, TAIL_BLOCK>(states, &mut [], split..n, &cells, progress);
 }
 
 /// Number of per-cell compensation terms of [`step_batch_compensated`] (Na_i, K_i, Ca_SR).
@@ -280,41 +291,43 @@ pub fn step_batch_compensated(
         "step_batch_compensated: residuals shorter than 3·n"
     );
     let split = n / BLOCK * BLOCK;
-    run_blocks::<true, BLOCK>(
-        states,
-        residuals,
+    let cells = Cells {
         n,
-        0..split,
         cell_types,
         stim_current,
         stim_scale,
         dt,
-    );
-    run_blocks::<true, TAIL_BLOCK>(
-        states,
-        residuals,
-        n,
-        split..n,
-        cell_types,
-        stim_current,
-        stim_scale,
-        dt,
-    );
+    };
+    run_blocks::<true, BLOCK>(states, residuals, 0..split, &cells, &mut |_| {});
+    run_blocks::<true, TAIL_BLOCK>(states, residuals, split..n, &cells, &mut |_| {});
+}
+
+/// The per-cell inputs of a batch step besides the states.
+struct Cells<'a> {
+    n: usize,
+    cell_types: &'a [u8],
+    stim_current: &'a [f32],
+    stim_scale: f32,
+    dt: f32,
 }
 
 /// Copies blocks of `B` cells of `range` into fixed-size buffers, steps them, and copies them
-/// back. Each cell's arithmetic does not depend on the block it is in.
-#[allow(clippy::too_many_arguments)]
+/// back, calling `progress(end)` before each. Each cell's arithmetic does not depend on the
+/// block it is in.
 fn run_blocks<const COMPENSATE: bool, const B: usize>(
     states: &mut [f32],
     residuals: &mut [f32],
-    n: usize,
     range: std::ops::Range<usize>,
-    cell_types: &[u8],
-    stim_current: &[f32],
-    stim_scale: f32,
-    dt: f32,
+    cells: &Cells<'_>,
+    progress: &mut dyn FnMut(usize),
 ) {
+    let &Cells {
+        n,
+        cell_types,
+        stim_current,
+        stim_scale,
+        dt,
+    } = cells;
     assert!(
         states.len() >= N_STATES * n,
         "step_batch: states shorter than 19·n"
@@ -388,6 +401,7 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
         } else if range.end < n {
             prefetch_rows(states, n, range.end, B);
         }
+        progress(start + len);
         step_block::<COMPENSATE, B>(&mut buf, &mut res, &ct, &stim, dt);
         if len == B {
             for (k, row) in buf.iter().enumerate() {

@@ -286,3 +286,34 @@ fn batch_results_do_not_depend_on_blocking() {
         }
     }
 }
+
+/// `step_batch_with_progress` reports each block's end, increasing up to `n`, before the block
+/// (so a caller can pace host-side prefetches), and computes exactly what `step_batch` does.
+#[test]
+fn progress_reports_every_block_end_and_changes_no_result() {
+    let n = 150; // two full blocks of 64, then tail blocks of 8 (the last one partial)
+    let types: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+    let stim: Vec<f32> = (0..n).map(|i| if i < 20 { -40.0 } else { 0.0 }).collect();
+    let mut plain = vec![0.0f32; N_STATES * n];
+    for i in 0..n {
+        let ct = CellType::from_value(f64::from(types[i])).unwrap();
+        for (k, &x) in initial_state(ct).iter().enumerate() {
+            plain[k * n + i] = x as f32;
+        }
+    }
+    let mut reported = plain.clone();
+    let mut ends = Vec::new();
+    for _ in 0..50 {
+        step_batch(&mut plain, n, &types, &stim, 1.0, 0.02);
+        ends.clear();
+        step_batch_with_progress(&mut reported, n, &types, &stim, 1.0, 0.02, &mut |e| {
+            ends.push(e)
+        });
+    }
+    let expected: Vec<usize> = [64, 128, 136, 144, 150].to_vec();
+    assert_eq!(ends, expected);
+    assert!(plain
+        .iter()
+        .zip(&reported)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+}
