@@ -20,8 +20,9 @@
 //! Loading checks magic, version, every length against the bytes actually left (so a bogus
 //! length never causes a large allocation), every checksum, the JSON, the section lengths the
 //! manifest implies, then that every codelet is registered with the same layout
-//! ([`Executable::resolve_codelets`]), then [`Executable::check`]. Any defect is an
-//! [`ExecutableError`]; nothing panics.
+//! ([`Executable::resolve_codelets`]; skipped by [`Executable::load_unlinked`], for tools that
+//! only read an executable), then [`Executable::check`]. Any defect is an [`ExecutableError`];
+//! nothing panics.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -292,6 +293,17 @@ impl Executable {
     /// Reads and verifies an executable written by [`Executable::save`]. Init blocks are read
     /// straight into their own buffers (no staging copy of the whole file).
     pub fn load(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
+        let exe = Executable::load_unlinked(path)?;
+        exe.resolve_codelets()?;
+        Ok(exe)
+    }
+
+    /// [`Executable::load`] without requiring this binary to link the executable's codelets:
+    /// everything else is verified ([`Executable::check`] uses the field layouts the file
+    /// records). For tools that only read an executable, such as memory and cycle reports of an
+    /// application's executable; running it still needs the codelets, which
+    /// [`Engine::new`](crate::Engine::new) checks before anything runs.
+    pub fn load_unlinked(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
         let len = file.metadata().map_err(|e| io_err(path, e))?.len();
@@ -302,7 +314,6 @@ impl Executable {
             len,
         };
         let exe = parse(&mut src)?;
-        exe.resolve_codelets()?;
         exe.check()?;
         Ok(exe)
     }

@@ -37,10 +37,9 @@ pub enum CliError {
 }
 
 const AFTER_HELP: &str = "\
-Executables are checked on load, including that every codelet they use is registered with the \
-same layout. This binary links the standard codelet library (codelets::link()); an executable \
-that uses an application's own codelets (e.g. the cardiac app's) cannot be loaded here: \
-use that application's reporting instead, or save a profile (Profile::save) and read that.";
+Executables are checked on load (structure, bounds, alignment, checksums). Nothing is run, so \
+the codelets they use need not be linked into this binary: the executables of an application \
+with its own codelets (e.g. `cardiac compile -o FILE`) are reported like any other.";
 
 #[derive(Parser)]
 #[command(name = "poplar", version, about = "Memory and cycle reports of poplar-rs executables and profiles", after_help = AFTER_HELP)]
@@ -103,7 +102,7 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
 }
 
 fn load_exe(path: &Path) -> Result<Executable, CliError> {
-    Executable::load(path).map_err(|source| CliError::Exe {
+    Executable::load_unlinked(path).map_err(|source| CliError::Exe {
         path: path.display().to_string(),
         source,
     })
@@ -137,7 +136,6 @@ fn out(text: &str) {
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
-    codelets::link();
     match cli.cmd {
         Cmd::Memory { exe, top, json } => {
             let report = MemoryReport::from_executable(&load_exe(&exe)?);

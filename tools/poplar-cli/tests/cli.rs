@@ -107,6 +107,38 @@ fn reports_trace_and_plots() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// An application's executable whose codelets this binary does not link (here: one renamed to
+/// a name nothing registers) is still reported; only running it needs them.
+#[test]
+fn executables_of_codelets_not_linked_here_are_reported() {
+    let d = dir("unlinked");
+    let (exe_path, _) = files(&d);
+    let mut exe = poplar::Executable::load(&exe_path).unwrap();
+    assert!(!exe.codelets.is_empty());
+    exe.codelets[0].name = "app::NotLinkedHere".into();
+    let path = d.join("app.popexe");
+    exe.save(&path).unwrap();
+
+    let (ok, out, err) = poplar(&["memory".as_ref(), path.as_os_str()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Tiles closest to the limit"), "{out}");
+    let (ok, out, err) = poplar(&["profile".as_ref(), path.as_os_str()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Static cycle model"), "{out}");
+
+    // The library still refuses to load it for running, and the engine to run it.
+    let unregistered = poplar::exe::ExecutableError::UnregisteredCodelet {
+        name: "app::NotLinkedHere".into(),
+    };
+    assert_eq!(poplar::Executable::load(&path).unwrap_err(), unregistered);
+    let loaded = poplar::Executable::load_unlinked(&path).unwrap();
+    assert_eq!(
+        Engine::new(&loaded, EngineOptions::default()).unwrap_err(),
+        poplar::EngineError::Executable(unregistered)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     let d = dir("bad");
