@@ -663,7 +663,11 @@ fn results_are_identical_for_any_thread_count() {
 /// and prefetch the next tile's fields (the engine's look-ahead for heavy phases).
 #[test]
 fn results_are_identical_for_any_thread_count_in_heavy_phases() {
-    let mut exe = sample_exe();
+    identical_for_any_thread_count(heavy(sample_exe()));
+}
+
+/// `exe` with every vertex estimated at a million cycles: its compute phases are heavy.
+fn heavy(mut exe: Executable) -> Executable {
     for v in exe
         .computes
         .iter_mut()
@@ -672,7 +676,7 @@ fn results_are_identical_for_any_thread_count_in_heavy_phases() {
     {
         v.cycles = 1_000_000;
     }
-    identical_for_any_thread_count(exe);
+    exe
 }
 
 /// Progress hints (`Worker::progress`, which drives the look-ahead of heavy phases) change no
@@ -680,17 +684,6 @@ fn results_are_identical_for_any_thread_count_in_heavy_phases() {
 /// phases, ends in the same memory as the plain one, for any thread count.
 #[test]
 fn progress_hints_change_no_result() {
-    let heavy = |mut exe: Executable| {
-        for v in exe
-            .computes
-            .iter_mut()
-            .flat_map(|c| c.tiles.iter_mut())
-            .flat_map(|t| t.vertices.iter_mut())
-        {
-            v.cycles = 1_000_000;
-        }
-        exe
-    };
     let plain = heavy(sample_exe());
     let mut hinted = plain.clone();
     let scale = hinted
