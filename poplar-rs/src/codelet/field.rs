@@ -92,8 +92,8 @@ impl Worker {
     /// that the next tile starts warm. It never changes results or modelled cycles, and costs a
     /// few nanoseconds per call. Worth calling a few times per vertex from compute-bound
     /// codelets over kilobytes of tile memory: the cardiac TP06 step (≈ 60 ns per cell) ran
-    /// 3–5 % faster with it. Not from memory-bound ones: the same fetches issued from the
-    /// cardiac SpMV (≈ 2 µs per tile) competed with its own loads and made it 15–20 % slower.
+    /// 3.6–5 % faster with it. Not from memory-bound ones: the same fetches issued from the
+    /// cardiac SpMV (≈ 2 µs per tile) competed with its own loads and made it 15–22 % slower.
     #[inline]
     pub fn progress(&self, done: usize, total: usize) {
         super::hint::ahead_progress(self.id, self.count, done, total);
