@@ -692,37 +692,34 @@ fn progress_hints_change_no_result() {
         .position(|c| c.name == "test::Scale")
         .unwrap();
     hinted.codelets[scale] = cref("test::ScaleProgress");
-    let memory = |exe: &Executable, threads: usize| {
-        let mut e = Engine::new(exe, opts(threads)).unwrap();
-        e.run(0).unwrap();
-        (0..exe.tiles.len() as u32)
-            .map(|t| {
-                e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
-                    .unwrap()
-            })
-            .collect::<Vec<_>>()
-    };
-    let expected = memory(&plain, 1);
+    let expected = memory_after_runs(&plain, 1, 1);
     for threads in [1, 2, 3] {
-        assert_eq!(memory(&hinted, threads), expected, "{threads} threads");
+        assert_eq!(
+            memory_after_runs(&hinted, threads, 1),
+            expected,
+            "{threads} threads"
+        );
     }
 }
 
+/// Every tile's memory after running program 0 `runs` times on `threads` threads.
+fn memory_after_runs(exe: &Executable, threads: usize, runs: usize) -> Vec<Vec<u8>> {
+    let mut e = Engine::new(exe, opts(threads)).unwrap();
+    for _ in 0..runs {
+        e.run(0).unwrap();
+    }
+    (0..exe.tiles.len() as u32)
+        .map(|t| {
+            e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
+                .unwrap()
+        })
+        .collect()
+}
+
 fn identical_for_any_thread_count(exe: Executable) {
-    let snapshot = |threads: usize| {
-        let mut e = Engine::new(&exe, opts(threads)).unwrap();
-        e.run(0).unwrap();
-        e.run(0).unwrap();
-        (0..exe.tiles.len() as u32)
-            .map(|t| {
-                e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
-                    .unwrap()
-            })
-            .collect::<Vec<_>>()
-    };
-    let one = snapshot(1);
-    assert_eq!(one, snapshot(2));
-    assert_eq!(one, snapshot(3));
+    let one = memory_after_runs(&exe, 1, 2);
+    assert_eq!(one, memory_after_runs(&exe, 2, 2));
+    assert_eq!(one, memory_after_runs(&exe, 3, 2));
     // And the run did something.
     assert_ne!(
         one[3][0..256],
