@@ -265,7 +265,8 @@ struct HotTile {
     end: u32,
     /// Has pre- or post-copies.
     copies: bool,
-    /// Range of the phase's `runs`: the cache lines of this tile's fields.
+    /// Range of the phase's `runs`: the cache lines of this tile's fields (empty unless the
+    /// phase looks ahead).
     runs: Range<u32>,
 }
 
@@ -584,11 +585,8 @@ impl Engine {
                 let mut fields = Vec::new();
                 let mut lists = Vec::new();
                 let mut costs = Vec::with_capacity(ph.tiles.len());
-                let mut runs = Vec::new();
                 for (index, tc) in ph.tiles.iter().enumerate() {
                     let first = vertices.len() as u32;
-                    let runs_at = runs.len() as u32;
-                    runs.extend(field_line_runs(tc, &codelets));
                     for v in &tc.vertices {
                         let rc: &Resolved = &codelets[v.codelet as usize];
                         vertices.push(HotVertex {
@@ -614,7 +612,7 @@ impl Engine {
                         first,
                         end: vertices.len() as u32,
                         copies: !tc.pre_copies.is_empty() || !tc.post_copies.is_empty(),
-                        runs: runs_at..runs.len() as u32,
+                        runs: 0..0,
                     });
                     let copies: u64 = tc
                         .pre_copies
@@ -636,12 +634,21 @@ impl Engine {
                     std::iter::once(0..ph.tiles.len()).collect()
                 };
                 let lookahead = total >= LOOKAHEAD_TILE_COST * ph.tiles.len() as u64;
+                // The field lines of every tile, only where the look-ahead will ask for them.
+                let mut runs = Vec::new();
+                if lookahead {
+                    for (ht, tc) in tiles.iter_mut().zip(&ph.tiles) {
+                        let at = runs.len() as u32;
+                        runs.extend(field_line_runs(tc, &codelets));
+                        ht.runs = at..runs.len() as u32;
+                    }
+                }
                 ComputePlan {
                     tiles,
                     vertices,
                     fields,
                     lists,
-                    runs: if lookahead { runs } else { Vec::new() },
+                    runs,
                     chunks,
                     lookahead,
                 }
