@@ -1,5 +1,6 @@
 //! `cardiac`: the monodomain simulator on poplar-rs.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -441,6 +442,7 @@ fn run_device(
     if profile {
         run.engine.enable_profiling(ProfileOptions::default());
     }
+    let tty = std::io::stderr().is_terminal();
     let t0 = Instant::now();
     loop {
         run.run_chunk().context("running the engine")?;
@@ -451,18 +453,27 @@ fn run_device(
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();
         let secs = t0.elapsed().as_secs_f64();
-        eprint!(
-            "\r  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)   ",
+        let line = format!(
+            "  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
             act.len(),
             100.0 * done as f64 / act.len().max(1) as f64,
             secs / f64::from(t).max(1e-9)
         );
+        // On a terminal, one line redrawn in place; in a log file or pipe, one line per
+        // chunk (carriage returns would pile every update onto a single line).
+        if tty {
+            eprint!("\r{line}   ");
+        } else {
+            eprintln!("{line}");
+        }
         // Half a step of slack: the device's f32 clock lands just short of whole numbers.
         if f64::from(t) >= t_end - 0.5 * dt || done == act.len() {
             break;
         }
     }
-    eprintln!();
+    if tty {
+        eprintln!();
+    }
     let secs = t0.elapsed().as_secs_f64();
     let profile = run.engine.take_profile();
     Ok((run.results()?, secs, profile))

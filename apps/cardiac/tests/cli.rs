@@ -245,6 +245,20 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() 
     }
     assert!(d.join("run").join("profile.json").is_file());
 
+    // Progress into a pipe (not a terminal): one line per chunk of 100 steps, no carriage
+    // returns piling the updates onto one line.
+    let err = stderr(&o);
+    assert!(
+        !err.contains('\r'),
+        "carriage return in piped progress:\n{err}"
+    );
+    let times: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("t = "))
+        .map(|l| l.split(" ms").next().unwrap_or("").trim())
+        .collect();
+    assert_eq!(times, ["2.00", "4.00", "6.00"], "progress lines in:\n{err}");
+
     // Voltage snapshots at 2, 4 and 6 ms (the device runs 100-step chunks to land on them),
     // listed in voltage.pvd.
     let pvd = std::fs::read_to_string(d.join("run").join("voltage.pvd")).unwrap();
