@@ -2,9 +2,10 @@
 //!
 //! Each tile's memory is one zero-initialized allocation of `memory_bytes` rounded up to whole
 //! `u64`s, so every offset aligned in the executable is aligned in host memory. Programs are
-//! interpreted step by step; a `Compute` step runs the tiles of its phase in parallel on one
-//! rayon pool built once in [`Engine::new`] (vertices of one tile in order, on one thread), an
-//! `Exchange` step copies every transfer in parallel chunks balanced by bytes.
+//! interpreted step by step on one thread of a pool built once in [`Engine::new`]; during a
+//! run the pool's other threads stay with it as a team (`engine/team.rs`). A `Compute` step hands out
+//! contiguous ranges of its phase's tiles to the team (vertices of one tile in order, on one
+//! thread), an `Exchange` step ranges of its copies.
 //!
 //! Soundness rests on [`Executable::check`], which [`Engine::new`] runs, and on
 //! [`Executable::resolve_codelets`]: every location is in bounds and aligned, a tile appears at
@@ -30,7 +31,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 
-use rayon::prelude::*;
+mod team;
+
+use team::{Job, StopOnDrop, Team};
 
 use crate::codelet::{
     self, CodeletDesc, FieldDir, FieldLoc, FieldShape, LineRun, VertexError, VertexIo, Worker,
@@ -318,27 +321,29 @@ fn field_line_runs(tc: &crate::exe::TileCompute, codelets: &[Resolved]) -> Vec<L
     codelet::line_runs(ranges.into_iter())
 }
 
-/// Splits items with the given costs into at most `parts` contiguous ranges of similar cost.
-fn balance(costs: &[u64], parts: usize) -> Vec<Range<usize>> {
+/// Guided split of items with the given costs into contiguous ranges for `threads` threads
+/// that claim them in order: each range costs `1/(2·threads)` of what is left, down to
+/// `total / smallest`. Large first tasks keep each thread on consecutive tiles (the
+/// look-ahead's next tile is usually its own); small last ones leave no thread waiting long
+/// for another. Measured against equal tasks (≈ 120 per phase) on the 0.2 mm cardiac slab:
+/// within noise, with fewer hand-offs.
+fn guided(costs: &[u64], threads: usize, smallest: u64) -> Vec<Range<usize>> {
     let total: u64 = costs.iter().sum();
-    if costs.is_empty() {
-        return Vec::new();
-    }
-    let parts = parts.clamp(1, costs.len());
-    let target = total.div_ceil(parts as u64).max(1);
-    let mut out = Vec::with_capacity(parts);
+    let floor = (total / smallest.max(1)).max(1);
+    let mut out = Vec::new();
     let mut start = 0;
-    let mut acc = 0u64;
-    for (i, &c) in costs.iter().enumerate() {
-        acc += c;
-        if acc >= target {
-            out.push(start..i + 1);
-            start = i + 1;
-            acc = 0;
+    let mut left = total;
+    while start < costs.len() {
+        let target = (left / (2 * threads as u64)).max(floor);
+        let mut acc = 0u64;
+        let mut end = start;
+        while end < costs.len() && acc < target {
+            acc += costs[end];
+            end += 1;
         }
-    }
-    if start < costs.len() {
-        out.push(start..costs.len());
+        out.push(start..end);
+        left -= acc;
+        start = end;
     }
     out
 }
@@ -351,8 +356,11 @@ const EXCHANGE_PREFETCH_AHEAD: usize = 4;
 const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.
 const PARALLEL_COMPUTE_COST: u64 = 2_000;
-/// Estimated cost (modelled cycles) worth one parallel task of a compute phase.
-const COMPUTE_CHUNK_COST: u64 = 250_000;
+/// The smallest task of a parallel compute phase is `1/(this · threads)` of the phase's cost;
+/// the last tasks handed out are that small, so the threads finish close together.
+const COMPUTE_SMALLEST_TASK: u64 = 256;
+/// As [`COMPUTE_SMALLEST_TASK`], for an exchange phase's bytes.
+const EXCHANGE_SMALLEST_TASK: u64 = 32;
 
 /// Average estimated cost per tile from which a compute phase prefetches the first
 /// [`LOOKAHEAD_LINES`] cache lines of every field of the next tile's vertices while it runs a
@@ -364,16 +372,6 @@ const LOOKAHEAD_TILE_COST: u64 = 2_000;
 const LOOKAHEAD_LINES: usize = 4;
 /// Fields per tile asked for ahead (the first ones, in vertex order).
 const LOOKAHEAD_FIELDS: usize = 16;
-
-/// Parallel tasks for a compute phase of this estimated cost: 4 per thread for light phases
-/// (each task costs a fork-join hand-off), up to 64 per thread for heavy ones, so that a
-/// thread that runs slower (a busy core, a cache-unfriendly tile) leaves little work stranded
-/// in its last task. With 4 tasks per thread, the 0.1 mm cardiac reaction phase had 12 ms
-/// tasks and ran 13 % slower than the same kernel over 4,096-cell rayon chunks.
-fn compute_parts(total_cost: u64, threads: usize) -> usize {
-    let wanted = usize::try_from(total_cost / COMPUTE_CHUNK_COST).unwrap_or(usize::MAX);
-    wanted.clamp(threads * 4, threads * 64)
-}
 
 // ---------------------------------------------------------------------------------------------
 // Streams
@@ -530,6 +528,8 @@ impl Engine {
             })
             .collect();
 
+        // A transfer larger than 1/(4·threads) of its phase is cut into pieces of that size,
+        // so that one large copy does not hold up the others.
         let parts = threads * 4;
         let exchanges = exe
             .exchanges
@@ -570,7 +570,7 @@ impl Engine {
                         .iter()
                         .map(|o| u64::from(o.bytes) + COPY_OVERHEAD)
                         .collect();
-                    balance(&costs, parts)
+                    guided(&costs, threads, EXCHANGE_SMALLEST_TASK * threads as u64)
                 };
                 ExchangePlan { ops, chunks }
             })
@@ -629,7 +629,7 @@ impl Engine {
                 }
                 let total: u64 = costs.iter().sum();
                 let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
-                    balance(&costs, compute_parts(total, threads))
+                    guided(&costs, threads, COMPUTE_SMALLEST_TASK * threads as u64)
                 } else {
                     std::iter::once(0..ph.tiles.len()).collect()
                 };
@@ -854,13 +854,18 @@ impl Engine {
             .programs
             .get(index)
             .ok_or(EngineError::NoSuchProgram { index, count })?;
-        let mut ctx = RunCtx {
+        let x = Exec {
             exe: &self.exe,
             mem: &self.mem,
             codelets: &self.codelets,
             exchanges: &self.exchanges,
             computes: &self.computes,
             check_finite: self.options.check_finite,
+        };
+        let team = Team::new(self.threads.saturating_sub(1));
+        let mut ctx = RunCtx {
+            x,
+            team: None,
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
             prof: self.recorder.as_deref_mut(),
@@ -873,9 +878,31 @@ impl Engine {
         });
         let (result, prof) = match &self.pool {
             None => (ctx.step(step), ctx.prof),
-            // Interpret on a pool thread so that each superstep's fork-join stays inside the
-            // pool (no cross-thread wake-up of the caller per superstep).
-            Some(pool) => pool.install(move || (ctx.step(step), ctx.prof)),
+            // Interpret on a pool thread; the pool's other threads help with every parallel
+            // phase until the run ends (see `team`).
+            Some(pool) => {
+                // Thread 0 of the pool interprets the program; the others help with every
+                // parallel phase until the run ends (see `team`). (Not `ThreadPool::scope`:
+                // Miri reports its scope teardown, rayon-rs/rayon#952.)
+                let interpreter = std::sync::Mutex::new(Some(ctx));
+                let mut outcomes = pool.broadcast(|b| {
+                    if b.index() != 0 {
+                        team.help(|job, t| x.work(job, t));
+                        return None;
+                    }
+                    let mut ctx = interpreter
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take()?;
+                    let _stop = StopOnDrop(&team);
+                    team.wait_joined();
+                    ctx.team = Some(&team);
+                    Some((ctx.step(step), ctx.prof))
+                });
+                outcomes
+                    .swap_remove(0)
+                    .expect("thread 0 of the pool interprets the run")
+            }
         };
         if let (Some(p), Some(start)) = (prof, start) {
             p.end_run(start.elapsed());
@@ -908,14 +935,22 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// The state of one `run`: shared plans plus the host stream buffers.
-struct RunCtx<'e> {
+/// What every thread of a run reads: the plans and tile memory.
+#[derive(Clone, Copy)]
+struct Exec<'e> {
     exe: &'e Executable,
     mem: &'e Memory,
     codelets: &'e [Resolved],
     exchanges: &'e [ExchangePlan],
     computes: &'e [ComputePlan],
     check_finite: bool,
+}
+
+/// The state of one `run` on the interpreting thread: the shared part, the helper threads
+/// (none on one thread), and the host stream buffers and profiler.
+struct RunCtx<'e> {
+    x: Exec<'e>,
+    team: Option<&'e Team>,
     inputs: &'e mut [Option<InStream>],
     outputs: &'e mut [Vec<u8>],
     prof: Option<&'e mut Recorder>,
@@ -926,7 +961,7 @@ impl RunCtx<'_> {
         let mut b = [0u8; 4];
         let n = s.dtype.size();
         // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar).
-        self.mem.read(s.tile, s.offset as usize, &mut b[..n]);
+        self.x.mem.read(s.tile, s.offset as usize, &mut b[..n]);
         match s.dtype {
             DType::I32 => i64::from(i32::from_le_bytes(b)),
             DType::U32 => i64::from(u32::from_le_bytes(b)),
@@ -1021,12 +1056,12 @@ impl RunCtx<'_> {
                 }
             }
             Step::Call(f) => {
-                let exe = self.exe;
+                let exe = self.x.exe;
                 self.step(&exe.functions[*f as usize])?;
             }
             Step::StreamIn { stream, runs } => self.stream_in(*stream as usize, runs)?,
             Step::StreamOut { stream, runs } => {
-                let data = gather_runs(self.mem, runs);
+                let data = gather_runs(self.x.mem, runs);
                 self.outputs[*stream as usize].extend_from_slice(&data);
             }
         }
@@ -1034,7 +1069,7 @@ impl RunCtx<'_> {
     }
 
     fn stream_in(&mut self, stream: usize, runs: &[MemRun]) -> Result<(), EngineError> {
-        let desc = &self.exe.streams[stream];
+        let desc = &self.x.exe.streams[stream];
         let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
         if need == 0 {
             return Ok(());
@@ -1051,7 +1086,9 @@ impl RunCtx<'_> {
             while left > 0 {
                 let n = left.min(src.data.len() - src.pos);
                 // Runs in bounds and element-aligned: `check()` (BadRun, RunTotal).
-                self.mem.write(r.tile, off, &src.data[src.pos..src.pos + n]);
+                self.x
+                    .mem
+                    .write(r.tile, off, &src.data[src.pos..src.pos + n]);
                 src.pos = (src.pos + n) % src.data.len();
                 off += n;
                 left -= n;
@@ -1061,50 +1098,89 @@ impl RunCtx<'_> {
     }
 
     fn exchange(&self, i: usize) {
-        let plan = &self.exchanges[i];
-        let mem = self.mem;
-        let run = |ops: &[CopyOp]| {
-            for (k, o) in ops.iter().enumerate() {
-                // Host-side hint: start fetching a later copy's source while this one runs
-                // (copies are a few hundred bytes, scattered over many tiles).
-                if let Some(next) = ops.get(k + EXCHANGE_PREFETCH_AHEAD) {
-                    let src = mem.base(next.src_tile).wrapping_add(next.src as usize);
-                    let dst = mem.base(next.dst_tile).wrapping_add(next.dst as usize);
-                    crate::codelet::prefetch_ptr(src);
-                    crate::codelet::prefetch_ptr(dst);
-                }
-                // SAFETY: both ranges are in bounds of their tiles (`check()`:
-                // TransferOutOfBounds; pieces are sub-ranges of transfers), and within one
-                // exchange phase no destination range overlaps any source range or another
-                // destination range (`check()`: ExchangeOverlap), so concurrent copies of this
-                // phase never write bytes another copy reads or writes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        mem.base(o.src_tile).add(o.src as usize),
-                        mem.base(o.dst_tile).add(o.dst as usize),
-                        o.bytes as usize,
-                    );
-                }
+        let x = self.x;
+        let plan = &x.exchanges[i];
+        match self.team {
+            Some(team) if plan.chunks.len() > 1 => {
+                // No exchange task fails.
+                let _ = team.run(Job::Exchange(i as u32), |job, t| x.work(job, t));
             }
-        };
-        if plan.chunks.len() <= 1 {
-            run(&plan.ops);
-        } else {
-            plan.chunks
-                .par_iter()
-                .for_each(|r| run(&plan.ops[r.clone()]));
+            _ => x.exchange_ops(&plan.ops),
         }
     }
 
     fn compute(&self, i: usize) -> Result<(), EngineError> {
+        let x = self.x;
+        let plan = &x.computes[i];
+        match self.team {
+            Some(team) if plan.chunks.len() > 1 => {
+                team.run(Job::Compute(i as u32), |job, t| x.work(job, t))
+            }
+            // Serially, the first failure ends the phase.
+            _ => plan.chunks.iter().try_for_each(|r| x.compute_tiles(i, r)),
+        }
+    }
+}
+
+impl Exec<'_> {
+    /// A thread's share of `job`: tasks claimed one by one until none is left. The tasks of
+    /// a phase are its `chunks`, balanced by cost when the executable was loaded.
+    fn work(&self, job: Job, team: &Team) {
+        match job {
+            Job::Compute(i) => {
+                let i = i as usize;
+                let chunks = &self.computes[i].chunks;
+                while let Some(c) = team.claim(chunks.len()) {
+                    if let Err(e) = self.compute_tiles(i, &chunks[c]) {
+                        team.fail(c, e);
+                    }
+                }
+            }
+            Job::Exchange(i) => {
+                let plan = &self.exchanges[i as usize];
+                while let Some(c) = team.claim(plan.chunks.len()) {
+                    self.exchange_ops(&plan.ops[plan.chunks[c].clone()]);
+                }
+            }
+            Job::Stop => {}
+        }
+    }
+
+    fn exchange_ops(&self, ops: &[CopyOp]) {
+        let mem = self.mem;
+        for (k, o) in ops.iter().enumerate() {
+            // Host-side hint: start fetching a later copy's source while this one runs
+            // (copies are a few hundred bytes, scattered over many tiles).
+            if let Some(next) = ops.get(k + EXCHANGE_PREFETCH_AHEAD) {
+                let src = mem.base(next.src_tile).wrapping_add(next.src as usize);
+                let dst = mem.base(next.dst_tile).wrapping_add(next.dst as usize);
+                crate::codelet::prefetch_ptr(src);
+                crate::codelet::prefetch_ptr(dst);
+            }
+            // SAFETY: both ranges are in bounds of their tiles (`check()`:
+            // TransferOutOfBounds; pieces are sub-ranges of transfers), and within one
+            // exchange phase no destination range overlaps any source range or another
+            // destination range (`check()`: ExchangeOverlap), so concurrent copies of this
+            // phase never write bytes another copy reads or writes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    mem.base(o.src_tile).add(o.src as usize),
+                    mem.base(o.dst_tile).add(o.dst as usize),
+                    o.bytes as usize,
+                );
+            }
+        }
+    }
+
+    /// Runs tiles `r` of compute phase `i` (one task), stopping at the first failure.
+    fn compute_tiles(&self, i: usize, r: &Range<usize>) -> Result<(), EngineError> {
         let plan = &self.computes[i];
-        let run_tiles = |r: &Range<usize>| -> Result<(), EngineError> {
+        let run_tiles = || -> Result<(), EngineError> {
             for j in r.clone() {
                 let ht = &plan.tiles[j];
                 if plan.lookahead {
-                    // The next tile, also across the end of this task: the thread that ran
-                    // a task usually takes the adjacent one next (rayon pops the most
-                    // recently split-off range), and a wasted hint costs little.
+                    // The next tile, also across the end of this task (often the next task
+                    // of this thread too; a wasted hint costs little).
                     match plan.tiles.get(j + 1) {
                         Some(next) => {
                             Self::prefetch_tile_heads(plan, next);
@@ -1118,28 +1194,11 @@ impl RunCtx<'_> {
             }
             Ok(())
         };
-        let run_chunk = |r: &Range<usize>| -> Result<(), EngineError> {
-            let result = run_tiles(r);
-            if plan.lookahead {
-                codelet::ahead_end();
-            }
-            result
-        };
-        if plan.chunks.len() <= 1 {
-            plan.chunks.iter().try_for_each(run_chunk)
-        } else {
-            // The error of the lowest failing tile wins, whatever the thread count.
-            let first = plan
-                .chunks
-                .par_iter()
-                .enumerate()
-                .filter_map(|(c, r)| run_chunk(r).err().map(|e| (c, e)))
-                .min_by_key(|(c, _)| *c);
-            match first {
-                Some((_, e)) => Err(e),
-                None => Ok(()),
-            }
+        let result = run_tiles();
+        if plan.lookahead {
+            codelet::ahead_end();
         }
+        result
     }
 
     /// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
@@ -1322,26 +1381,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn light_phases_get_four_tasks_per_thread_heavy_ones_up_to_sixty_four() {
-        assert_eq!(compute_parts(0, 2), 8);
-        assert_eq!(compute_parts(COMPUTE_CHUNK_COST * 3, 2), 8);
-        assert_eq!(compute_parts(COMPUTE_CHUNK_COST * 40, 2), 40);
-        assert_eq!(compute_parts(u64::MAX, 2), 128);
-        assert_eq!(compute_parts(u64::MAX, 1), 64);
-    }
-
-    #[test]
-    fn balance_covers_every_item_once_in_order() {
-        let costs = [5u64, 1, 1, 9, 2, 2, 2, 30, 1];
-        for parts in 1..=12 {
-            let r = balance(&costs, parts);
-            assert!(r.len() <= parts.min(costs.len()), "{parts}: {r:?}");
+    fn guided_tasks_cover_every_item_once_in_order_and_shrink() {
+        let costs: Vec<u64> = (0..1000u64).map(|i| 50 + (i * 37) % 100).collect();
+        let total: u64 = costs.iter().sum();
+        for threads in 1..=4 {
+            let r = guided(&costs, threads, 256 * threads as u64);
             assert_eq!(r.first().map(|r| r.start), Some(0));
             assert_eq!(r.last().map(|r| r.end), Some(costs.len()));
             assert!(r
                 .windows(2)
                 .all(|w| w[0].end == w[1].start && w[0].start < w[0].end));
+            let cost = |r: &Range<usize>| costs[r.clone()].iter().sum::<u64>();
+            // The first task is about half of one thread's share, ...
+            let first = cost(&r[0]);
+            let share = total / (2 * threads as u64);
+            assert!((share..share + 150).contains(&first), "{threads}: {first}");
+            // ... every task stops at the first item reaching 1/(2·threads) of what was left
+            // or the floor, and the last one is small.
+            let floor = total / (256 * threads as u64);
+            let mut left = total;
+            for t in &r {
+                let target = (left / (2 * threads as u64)).max(floor);
+                let c = cost(t);
+                assert!(
+                    c >= target.min(left) && c < target + 150,
+                    "{threads}: {t:?}"
+                );
+                left -= c;
+            }
+            assert!(cost(r.last().unwrap()) < floor + 150, "{threads}: {r:?}");
+            assert!(r.len() < 256 * threads, "{threads}: {} tasks", r.len());
         }
-        assert!(balance(&[], 4).is_empty());
+        assert!(guided(&[], 2, 512).is_empty());
+        assert_eq!(guided(&[0, 0, 0], 2, 512), vec![0..3usize]);
     }
 }
