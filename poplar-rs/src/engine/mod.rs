@@ -878,11 +878,9 @@ impl Engine {
         });
         let (result, prof) = match &self.pool {
             None => (ctx.step(step), ctx.prof),
-            // Interpret on a pool thread; the pool's other threads help with every parallel
-            // phase until the run ends (see `team`).
             Some(pool) => {
                 // Thread 0 of the pool interprets the program; the others help with every
-                // parallel phase until the run ends (see `team`). (Not `ThreadPool::scope`:
+                // parallel phase until the run ends (`team.rs`). (Not `ThreadPool::scope`:
                 // Miri reports its scope teardown, rayon-rs/rayon#952.)
                 let interpreter = std::sync::Mutex::new(Some(ctx));
                 let mut outcomes = pool.broadcast(|b| {
@@ -1124,7 +1122,7 @@ impl RunCtx<'_> {
 
 impl Exec<'_> {
     /// A thread's share of `job`: tasks claimed one by one until none is left. The tasks of
-    /// a phase are its `chunks`, balanced by cost when the executable was loaded.
+    /// a phase are its `chunks` (tile or copy ranges, split by cost in `Engine::new`).
     fn work(&self, job: Job, team: &Team) {
         match job {
             Job::Compute(i) => {
