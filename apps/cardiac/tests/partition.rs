@@ -6,7 +6,8 @@
 use cardiac::matrix::{assemble_operator, Conductivity, Ellpack};
 use cardiac::mesh::TetMesh;
 use cardiac::partition::{
-    localize, partition_cells, plan, PartitionError, PartitionPlan, PartitionStats, Strategy,
+    localize, partition_cells, plan, round_part_sizes, PartitionError, PartitionPlan,
+    PartitionStats, Strategy,
 };
 use std::collections::HashSet;
 
@@ -257,4 +258,57 @@ fn bad_input_is_reported() {
         plan(&bad, 2, &s.ell, Strategy::Full),
         Err(PartitionError::PartOutOfRange { cell: 7, .. })
     ));
+}
+
+#[test]
+fn rounded_part_sizes_are_multiples_of_eight_and_stay_close_to_metis() {
+    let s = setup();
+    let n = s.ell.n;
+    for k in [16usize, 40] {
+        let metis = partition_cells(&s.adjacency, k).unwrap();
+        let rounded = round_part_sizes(&s.adjacency, metis.clone(), k, 8);
+        assert_eq!(
+            rounded,
+            round_part_sizes(&s.adjacency, metis.clone(), k, 8),
+            "not deterministic"
+        );
+        let sizes = |p: &[u32]| {
+            let mut v = vec![0usize; k];
+            for &q in p {
+                v[q as usize] += 1;
+            }
+            v
+        };
+        let (before, after) = (sizes(&metis), sizes(&rounded));
+        assert_eq!(after.iter().sum::<usize>(), n);
+        let aligned = after.iter().filter(|&&c| c % 8 == 0).count();
+        println!("k = {k}: {aligned} of {k} parts a multiple of 8; sizes {before:?} -> {after:?}");
+        // Every part but the tree root (which keeps n mod 8 = 0 here) and the odd one a move
+        // could not settle.
+        assert!(aligned >= k - k / 8, "{aligned} of {k} aligned: {after:?}");
+        for (p, (&b, &a)) in before.iter().zip(&after).enumerate() {
+            assert!(a > 0 && a.abs_diff(b) <= 24, "part {p}: {b} -> {a}");
+        }
+        // Moved cells touch their new part: cells cut off from every cell of their own part
+        // stay rare.
+        let islands = |p: &[u32]| {
+            (0..n)
+                .filter(|&c| {
+                    !s.adjacency[c]
+                        .iter()
+                        .any(|&j| j != u32::MAX && p[j as usize] == p[c])
+                })
+                .count()
+        };
+        let moved = metis.iter().zip(&rounded).filter(|(a, b)| a != b).count();
+        let (i0, i1) = (islands(&metis), islands(&rounded));
+        println!("k = {k}: {moved} cells moved; isolated cells {i0} -> {i1}");
+        assert!(
+            i1 <= i0 + moved / 20,
+            "isolated cells {i0} -> {i1} ({moved} moved)"
+        );
+    }
+    // Multiple 1 (or one part) changes nothing.
+    let metis = partition_cells(&s.adjacency, 16).unwrap();
+    assert_eq!(round_part_sizes(&s.adjacency, metis.clone(), 16, 1), metis);
 }

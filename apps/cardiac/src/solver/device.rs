@@ -26,7 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Results, Setup};
 use crate::matrix::ELL_WIDTH;
-use crate::partition::{localize, partition_cells, plan, PartitionPlan, Strategy};
+use crate::partition::{
+    localize, partition_cells, plan, round_part_sizes, PartitionPlan, Strategy,
+};
 use crate::tp06;
 
 /// How to place the problem on the machine.
@@ -42,6 +44,11 @@ pub struct DeviceConfig {
     /// local vector is at most 65,536 long, which is every tile in practice, gets 16-bit ones
     /// (`cardiac::EllSpmv16`), so its SpMV streams a quarter fewer bytes.
     pub wide_indices: bool,
+    /// Round each tile's cell count to a multiple of this, the TP06 kernel's tail block, by
+    /// moving a few boundary cells after METIS ([`round_part_sizes`]); only when tiles average
+    /// at least 16 times as many cells, so that the sizes move by a few per cent at most. 1
+    /// keeps METIS' parts.
+    pub cell_multiple: usize,
 }
 
 impl DeviceConfig {
@@ -54,6 +61,7 @@ impl DeviceConfig {
             strategy,
             chunk_steps: 250,
             wide_indices: false,
+            cell_multiple: tp06::TAIL_BLOCK,
         }
     }
 }
@@ -103,7 +111,11 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     if k == 0 {
         return Err(DeviceError::Config("no tiles or no cells".into()));
     }
-    let (parts, k) = drop_empty_parts(partition_cells(&setup.adjacency, k)?, k);
+    let mut parts = partition_cells(&setup.adjacency, k)?;
+    if cfg.cell_multiple > 1 && setup.n / k >= 16 * cfg.cell_multiple {
+        parts = round_part_sizes(&setup.adjacency, parts, k, cfg.cell_multiple);
+    }
+    let (parts, k) = drop_empty_parts(parts, k);
     let plan = plan(&parts, k, &setup.ell, cfg.strategy)?;
     let locals = localize(&setup.ell, &plan)?;
     let n = setup.n;

@@ -202,7 +202,7 @@ const BLOCK: usize = 64;
 
 /// Block size for the cells left after the full blocks, so that a tile with a few dozen cells
 /// does not compute a whole padded 64-cell block.
-const TAIL_BLOCK: usize = 8;
+pub const TAIL_BLOCK: usize = 8;
 
 /// The fast f32 batch kernel over `n` cells in state-major layout: `states[k * n + i]` is state
 /// `k` of cell `i`. The applied stimulus of cell `i` is `stim_current[i] * stim_scale` (pA/pF,
