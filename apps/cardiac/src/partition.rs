@@ -144,9 +144,10 @@ pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, Par
 /// (`cargo bench`-style experiment, best of 7). Each part settles its remainder with its parent
 /// in a depth-first tree of the part adjacency, leaves first: it gives `r ≤ multiple / 2`
 /// cells or takes `multiple − r`, chosen among the cells touching the other part (lowest index
-/// first). A part changes by at most `multiple / 2` for itself and as much for each child, so
-/// apply this only to parts much larger than `multiple`. Deterministic; a move that finds too
-/// few candidate cells is skipped (that part keeps its remainder).
+/// first). No part grows beyond METIS' largest part or 3 % over the mean, whichever is larger;
+/// a part shrinks by at most `multiple` for itself and as much for each child, so apply this
+/// only to parts much larger than `multiple`. Deterministic; a move that would exceed that cap
+/// or finds too few candidate cells is skipped (that part keeps its remainder).
 pub fn round_part_sizes(
     adjacency: &[[u32; 4]],
     mut parts: Vec<u32>,
@@ -156,11 +157,23 @@ pub fn round_part_sizes(
     if multiple <= 1 || k <= 1 {
         return parts;
     }
+    // No part may grow beyond the larger of METIS' largest part and 3 % over the mean (the
+    // partition's load-imbalance tolerance).
+    let mut sizes = vec![0usize; k];
+    for &p in &parts {
+        sizes[p as usize] += 1;
+    }
+    let cap = sizes
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(parts.len() * 103 / (100 * k));
     // A second and third pass settle most remainders the first could not move (a part
     // touching its tree parent along too few cells); each pass rebuilds the tree.
     for _ in 0..3 {
         let before = parts.clone();
-        parts = round_part_sizes_once(adjacency, parts, k, multiple);
+        parts = round_part_sizes_once(adjacency, parts, k, multiple, cap);
         if parts == before {
             break;
         }
@@ -173,6 +186,7 @@ fn round_part_sizes_once(
     mut parts: Vec<u32>,
     k: usize,
     multiple: usize,
+    cap: usize,
 ) -> Vec<u32> {
     let mut size = vec![0usize; k];
     // Each part's cells (a moved cell is appended to its new part and skipped in its old one).
@@ -230,14 +244,21 @@ fn round_part_sizes_once(
         if r == 0 {
             continue;
         }
-        let (from, to, count) = if r <= multiple / 2 {
-            (p, q, r)
+        // Give `r` cells to the parent or take `multiple - r` from it, the smaller move first,
+        // the other if the first would push the receiving part over `cap`.
+        let give = (p, q, r);
+        let take = (q, p, multiple - r);
+        let order = if r <= multiple / 2 {
+            [give, take]
         } else {
-            (q, p, multiple - r)
+            [take, give]
         };
-        if size[from] <= count {
+        let Some((from, to, count)) = order
+            .into_iter()
+            .find(|&(from, to, count)| size[to] + count <= cap && size[from] > count)
+        else {
             continue;
-        }
+        };
         // Cells of `from` touching `to`, lowest index first.
         let mut moved: Vec<usize> = cells_of[from]
             .iter()

@@ -289,6 +289,15 @@ fn rounded_part_sizes_are_multiples_of_eight_and_stay_close_to_metis() {
         for (p, (&b, &a)) in before.iter().zip(&after).enumerate() {
             assert!(a > 0 && a.abs_diff(b) <= 24, "part {p}: {b} -> {a}");
         }
+        // The load-imbalance tolerance holds: no part beyond METIS' largest or 3 % over the
+        // mean.
+        let cap = before
+            .iter()
+            .max()
+            .unwrap()
+            .max(&(n * 103 / (100 * k)))
+            .to_owned();
+        assert!(after.iter().all(|&a| a <= cap), "cap {cap}: {after:?}");
         // Moved cells touch their new part: cells cut off from every cell of their own part
         // stay rare.
         let islands = |p: &[u32]| {
