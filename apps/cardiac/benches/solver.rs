@@ -1,7 +1,7 @@
 //! Cardiac solver benchmarks; prints figures.
 //!
 //! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]
-//! [--chunk C]`
+//! [--chunk C]`; `S` is one strategy name or several separated by commas (default: all four).
 //!
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
 //!   or the one given) vs the native reference, each framework engine run of `C` steps
@@ -239,11 +239,18 @@ fn main() {
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0.2, 0.1]);
     let strategies = match value("--strategy").as_deref() {
-        None => vec![Strategy::Full, Strategy::Ranged, Strategy::MixedClean],
-        Some("mixed-clean") => vec![Strategy::MixedClean],
-        Some("ranged") => vec![Strategy::Ranged],
-        Some("full") => vec![Strategy::Full],
-        Some(other) => panic!("unknown --strategy {other} (full, ranged, mixed-clean)"),
+        None => Strategy::ALL.to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(|name| {
+                Strategy::ALL
+                    .into_iter()
+                    .find(|s| s.name() == name)
+                    .unwrap_or_else(|| {
+                        panic!("unknown --strategy {name} (full, ranged, mixed-clean, runs)")
+                    })
+            })
+            .collect(),
     };
     let reps: usize = value("--reps").and_then(|r| r.parse().ok()).unwrap_or(9);
     let chunk: usize = value("--chunk")

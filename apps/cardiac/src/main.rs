@@ -194,9 +194,15 @@ enum CellKind {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum StrategyArg {
+    /// The whole separator to every neighbour.
     Full,
+    /// One smallest enclosing range per neighbour.
     Ranged,
+    /// A mixed range broadcast to its readers, then one clean range per neighbour (the paper's
+    /// choice).
     MixedClean,
+    /// One range per run of needed cells, gaps of up to 16 cells bridged (not in the paper).
+    Runs,
 }
 
 impl From<StrategyArg> for Strategy {
@@ -205,6 +211,7 @@ impl From<StrategyArg> for Strategy {
             StrategyArg::Full => Strategy::Full,
             StrategyArg::Ranged => Strategy::Ranged,
             StrategyArg::MixedClean => Strategy::MixedClean,
+            StrategyArg::Runs => Strategy::Runs,
         }
     }
 }
@@ -1009,7 +1016,7 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
             (1..=64).contains(&c),
             "chip count {c} must be between 1 and 64"
         );
-        for s in [Strategy::Full, Strategy::Ranged, Strategy::MixedClean] {
+        for s in Strategy::ALL {
             let cfg = DeviceConfig::chips(c, s);
             let p = device::build(&setup, &cfg)?;
             let exe = device::compile_problem(&p)?;

@@ -37,7 +37,7 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
         "the comparison window must include activations ({activated})"
     );
     for chips in [1u32, 2, 4] {
-        for strategy in [Strategy::Full, Strategy::Ranged, Strategy::MixedClean] {
+        for strategy in Strategy::ALL {
             let mut cfg = DeviceConfig::chips(chips, strategy);
             cfg.chunk_steps = STEPS;
             let prob = device::build(&setup, &cfg).unwrap();
