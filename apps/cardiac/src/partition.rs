@@ -8,13 +8,16 @@
 //! this tile reads. Coupling is the ELLPACK sparsity: a row reads its face neighbours and their
 //! neighbours, so halos are two layers deep.
 //!
-//! # Separator layout (all strategies)
-//! Separator cells are grouped by their destination set `D(c)`: the **mixed** block
-//! ([`TilePlan::mixed`]) holds the cells with `|D| ≥ 2`, and each destination `p` has one
-//! **clean** block (cells with `D = {p}`). Both constraints mixed-clean needs (mixed block
-//! contiguous, each clean block contiguous) hold for every strategy; within them the layout is
-//! chosen per tile to keep ranged ranges short (see `separator_layout`): either clean blocks on
-//! both sides of the mixed block, or mixed first then the clean blocks.
+//! # Separator layout
+//! Separator cells are grouped by their destination set `D(c)`. For the paper's three
+//! strategies, the **mixed** block ([`TilePlan::mixed`]) holds the cells with `|D| ≥ 2`, and
+//! each destination `p` has one **clean** block (cells with `D = {p}`). Both constraints
+//! mixed-clean needs (mixed block contiguous, each clean block contiguous) hold for all three;
+//! within them the layout is chosen per tile to keep ranged ranges short (see
+//! `separator_layout`): either clean blocks on both sides of the mixed block, or mixed first
+//! then the clean blocks. [`Strategy::Runs`] has no mixed block: cells with equal `D` are
+//! contiguous, and those groups are ordered so that each destination's cells form few runs
+//! (see `runs_layout`).
 //!
 //! # What a destination receives from a source tile `q`
 //! * [`Strategy::Full`]: `q`'s whole separator (mixed + all clean blocks);
@@ -26,9 +29,9 @@
 //!   needs, one range each, where runs at most [`RUN_GAP`] cells apart are bridged into one.
 //!
 //! Provable orderings, asserted in `tests/partition.rs`: per (source, destination) pair
-//! `needed ≤ runs ≤ ranged ≤ full` and `needed ≤ mixed-clean ≤ full`; the only unused halo
-//! values under mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs
-//! mixed-clean depends on the mesh.
+//! `needed ≤ ranged ≤ full` and `needed ≤ mixed-clean ≤ full`; the only unused halo values
+//! under mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs mixed-clean,
+//! and ranged vs runs (laid out differently), depend on the mesh.
 
 use crate::matrix::{ell_rows, Ellpack, ELL_WIDTH};
 use std::ops::Range;
@@ -402,6 +405,146 @@ fn separator_layout(separator: &[u32], dests: &[Vec<u32>]) -> (Vec<u32>, Range<u
     (order, mixed)
 }
 
+/// Orders one tile's separator cells for [`Strategy::Runs`]: cells with the same destination
+/// set form one group, and the groups are ordered so that consecutive groups' destination sets
+/// differ little, so that each destination's cells form few runs.
+///
+/// A destination's runs start or end wherever the order enters or leaves a group it reads, so
+/// the number of runs summed over destinations is half the summed size of the symmetric
+/// differences between consecutive destination sets, with an empty set before the first group
+/// and after the last. Ordering the groups is then a travelling-salesman tour through an empty
+/// "depot" under that Hamming distance: nearest neighbour, then 2-opt and or-opt moves until
+/// none shortens it (all deterministic).
+fn runs_layout(separator: &[u32], dests: &[Vec<u32>]) -> Vec<u32> {
+    let mut sorted = separator.to_vec();
+    sorted.sort_by(|&a, &b| dests[a as usize].cmp(&dests[b as usize]).then(a.cmp(&b)));
+    // Groups as ranges of `sorted`; node 0 is the depot (empty set).
+    let mut groups: Vec<Range<usize>> = std::iter::once(0..0).collect();
+    let mut a = 0;
+    while a < sorted.len() {
+        let sig = &dests[sorted[a] as usize];
+        let mut b = a + 1;
+        while b < sorted.len() && dests[sorted[b] as usize] == *sig {
+            b += 1;
+        }
+        groups.push(a..b);
+        a = b;
+    }
+    let m = groups.len();
+    // Up to 3 groups any order is optimal. The search below is quadratic in the groups per
+    // round (or-opt cubic); tiles have tens of destination sets (at most 109 on the 0.1 mm
+    // slab), so past 1,024 the sorted order stays, and or-opt runs up to 256.
+    if m <= 3 || m > 1024 {
+        return sorted;
+    }
+    let sig = |g: usize| -> &[u32] {
+        if g == 0 {
+            &[]
+        } else {
+            &dests[sorted[groups[g].start] as usize]
+        }
+    };
+    let mut dist = vec![0u32; m * m];
+    for i in 0..m {
+        for j in i + 1..m {
+            let d = symmetric_difference(sig(i), sig(j));
+            dist[i * m + j] = d;
+            dist[j * m + i] = d;
+        }
+    }
+    let d = |i: usize, j: usize| dist[i * m + j];
+    // Nearest neighbour from the depot (ties: lowest index).
+    let mut tour = vec![0usize];
+    let mut used = vec![false; m];
+    used[0] = true;
+    for _ in 1..m {
+        let last = *tour.last().unwrap_or(&0);
+        let next = (0..m)
+            .filter(|&j| !used[j])
+            .min_by_key(|&j| (d(last, j), j))
+            .unwrap_or(0);
+        used[next] = true;
+        tour.push(next);
+    }
+    // 2-opt and or-opt moves on the closed tour (the depot stays at position 0), until none
+    // shortens it (at most 100 rounds).
+    let mut improved = true;
+    let mut rounds = 0;
+    while improved && rounds < 100 {
+        improved = false;
+        rounds += 1;
+        // 2-opt: reverse tour[i+1..=j].
+        for i in 0..m - 1 {
+            for j in i + 2..m {
+                let (a, b) = (tour[i], tour[i + 1]);
+                let (c, e) = (tour[j], tour[(j + 1) % m]);
+                if a != e && d(a, c) + d(b, e) < d(a, b) + d(c, e) {
+                    tour[i + 1..=j].reverse();
+                    improved = true;
+                }
+            }
+        }
+        // Or-opt: move the segment tour[i..i+len] (either way round) to the best other edge.
+        let w = |a: usize, b: usize| i64::from(d(a, b));
+        for len in (1..=3usize).filter(|_| m <= 256) {
+            let mut i = 1;
+            while i + len <= m {
+                let (p, q) = (tour[i - 1], tour[(i + len) % m]);
+                let (s0, s1) = (tour[i], tour[i + len - 1]);
+                let saved = w(p, s0) + w(s1, q) - w(p, q);
+                let rest: Vec<usize> = tour[..i].iter().chain(&tour[i + len..]).copied().collect();
+                let mut best: Option<(i64, usize, bool)> = None;
+                for k in 0..rest.len() {
+                    let (x, y) = (rest[k], rest[(k + 1) % rest.len()]);
+                    for reversed in [false, true] {
+                        let (first, last) = if reversed { (s1, s0) } else { (s0, s1) };
+                        let cost = w(x, first) + w(last, y) - w(x, y);
+                        if cost < saved && best.is_none_or(|b| cost < b.0) {
+                            best = Some((cost, k, reversed));
+                        }
+                    }
+                }
+                if let Some((_, k, reversed)) = best {
+                    let mut segment = tour[i..i + len].to_vec();
+                    if reversed {
+                        segment.reverse();
+                    }
+                    let mut moved = rest[..=k].to_vec();
+                    moved.extend(segment);
+                    moved.extend_from_slice(&rest[k + 1..]);
+                    // The depot back at position 0 (it is in `rest`, never in a segment).
+                    let z = moved.iter().position(|&g| g == 0).unwrap_or(0);
+                    moved.rotate_left(z);
+                    tour = moved;
+                    improved = true;
+                }
+                i += 1;
+            }
+        }
+    }
+    tour[1..]
+        .iter()
+        .flat_map(|&g| sorted[groups[g].clone()].iter().copied())
+        .collect()
+}
+
+/// Size of the symmetric difference of two sorted, duplicate-free lists.
+fn symmetric_difference(a: &[u32], b: &[u32]) -> u32 {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (a.len() + b.len() - 2 * common) as u32
+}
+
 /// Total length of the smallest enclosing range per destination for a separator order.
 fn ranged_cost(order: &[u32], dests: &[Vec<u32>]) -> usize {
     let mut span: Vec<(u32, usize, usize)> = Vec::new();
@@ -425,7 +568,8 @@ pub struct TilePlan {
     /// Separator cells (mixed + clean), at the end of `cells`.
     pub n_separator: usize,
     /// The mixed block (cells needed by ≥ 2 tiles) inside the separator, in the new numbering;
-    /// the clean blocks lie on either side of it.
+    /// the clean blocks lie on either side of it. Empty (at the separator's start) under
+    /// [`Strategy::Runs`], whose layout has no mixed block.
     pub mixed: Range<usize>,
     /// New-numbering ranges concatenated before the own slice, sorted and disjoint.
     pub halo_ranges: Vec<Range<usize>>,
@@ -552,7 +696,12 @@ pub fn plan(
             .copied()
             .filter(|&c| !dests[c as usize].is_empty())
             .collect();
-        let (order, mixed) = separator_layout(&separator, &dests);
+        // Runs need no mixed block; their layout groups cells by destination set instead.
+        let (order, mixed) = if strategy == Strategy::Runs {
+            (runs_layout(&separator, &dests), 0..0)
+        } else {
+            separator_layout(&separator, &dests)
+        };
         new_to_old.extend_from_slice(&interior);
         let sep_start = new_to_old.len();
         new_to_old.extend_from_slice(&order);
@@ -866,5 +1015,78 @@ impl PartitionStats {
             mm(|t| t.neighbours),
             self.imbalance()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs of each destination in a separator order (no bridging).
+    fn runs_per_destination(order: &[u32], dests: &[Vec<u32>]) -> Vec<(u32, usize)> {
+        let mut all: Vec<u32> = order
+            .iter()
+            .flat_map(|&c| dests[c as usize].clone())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.iter()
+            .map(|&p| {
+                let reads = |c: &u32| dests[*c as usize].contains(&p);
+                let starts = (0..order.len())
+                    .filter(|&i| reads(&order[i]) && (i == 0 || !reads(&order[i - 1])))
+                    .count();
+                (p, starts)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_layout_makes_a_chain_of_destination_sets_one_run_each() {
+        // Destination sets forming the chain {3} {1,3} {1} {1,4} {4} {2,4} {2}, given shuffled
+        // and with several cells per set: an order exists where every destination's cells are
+        // one run, and the tour must find it (sorting the sets, where the layout starts from,
+        // gives 7 runs).
+        let sets: [&[u32]; 7] = [&[1, 3], &[2], &[3], &[1, 4], &[2, 4], &[1], &[4]];
+        let mut dests: Vec<Vec<u32>> = Vec::new();
+        for rep in 0..3 {
+            for s in sets.iter().skip(rep) {
+                dests.push(s.to_vec());
+            }
+        }
+        for s in sets {
+            dests.push(s.to_vec());
+        }
+        let separator: Vec<u32> = (0..dests.len() as u32).rev().collect();
+        let order = runs_layout(&separator, &dests);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..dests.len() as u32).collect::<Vec<_>>(),
+            "a permutation"
+        );
+        for (p, runs) in runs_per_destination(&order, &dests) {
+            assert_eq!(runs, 1, "destination {p}: {order:?}");
+        }
+        // The sorted order (what the layout starts from) is not optimal here.
+        let mut by_set = separator.clone();
+        by_set.sort_by(|&a, &b| dests[a as usize].cmp(&dests[b as usize]));
+        let total = |o: &[u32]| {
+            runs_per_destination(o, &dests)
+                .iter()
+                .map(|r| r.1)
+                .sum::<usize>()
+        };
+        assert_eq!(total(&by_set), 7);
+        assert_eq!(total(&order), 4);
+    }
+
+    #[test]
+    fn symmetric_difference_counts_elements_in_exactly_one_list() {
+        assert_eq!(symmetric_difference(&[], &[]), 0);
+        assert_eq!(symmetric_difference(&[1, 2, 3], &[]), 3);
+        assert_eq!(symmetric_difference(&[1, 2, 3], &[2, 3, 4]), 2);
+        assert_eq!(symmetric_difference(&[1, 5], &[2, 3, 4]), 5);
     }
 }
