@@ -78,10 +78,10 @@ impl Strategy {
 /// Why 16: sixteen `f32` are one 64-byte cache line, so a bridged gap costs at most about one
 /// line more to move, while every extra range is one more exchange copy (one more exchange
 /// instruction on the chip; on the host a copy costs about as much as a few lines). Measured on
-/// the slab, 1 chip, in one process (spmv + exchange per diffusion step, ranged → runs with
-/// gaps of 32 / 16 / 8): 0.1 mm 20.5 → 19.9 / 19.3 / 19.5 ms, 0.2 mm 1.62 → 1.61 / 1.59 /
-/// 1.61 ms. Runs at 0.2 mm send 886,658 halo values in 32,124 ranges per step, ranged
-/// 1,224,269 in 18,628; at 0.1 mm 1,988,328 in 69,954 against 4,659,635 in 18,262.
+/// the 0.2 mm slab, 1 chip, in one process, spmv + exchange per step with the grouped layout
+/// (`runs_layout`): gaps of 4 / 8 / 16 / 32 / 64 cells gave 1.55 / 1.63 / 1.55 / 1.55 / 1.65
+/// ms (ranged 1.71): flat from 4 to 32 within noise; 16 receives 470,281 values in 34,117
+/// ranges, 4 receives 417,894 in 39,879 and 64 883,414 in 23,433.
 pub const RUN_GAP: usize = 16;
 
 /// Errors of partitioning and planning; bad input is reported, never panicked on.
