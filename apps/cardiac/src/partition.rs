@@ -1,7 +1,7 @@
 //! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells, a
 //! renumbering that makes every tile's cells one contiguous range laid out
 //! `[interior | separator]`, and the halo ranges each tile concatenates before its own slice
-//! under the three separator strategies.
+//! under the paper's three separator strategies and a fourth, `runs`.
 //!
 //! Vocabulary (per tile): *interior* cells are read by no other tile; *separator* cells are
 //! read by at least one other tile (their *destinations*); *halo* cells are other tiles' cells
