@@ -562,7 +562,8 @@ fn ranged_cost(order: &[u32], dests: &[Vec<u32>]) -> usize {
 /// One tile's slice of the renumbered vector and what it receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TilePlan {
-    /// The tile's own cells in the new numbering: `[interior | mixed | clean blocks]`.
+    /// The tile's own cells in the new numbering: `[interior | separator]`, the separator laid
+    /// out as described in the module documentation.
     pub cells: Range<usize>,
     pub n_interior: usize,
     /// Separator cells (mixed + clean), at the end of `cells`.
@@ -1045,8 +1046,8 @@ mod tests {
     fn runs_layout_makes_a_chain_of_destination_sets_one_run_each() {
         // Destination sets forming the chain {3} {1,3} {1} {1,4} {4} {2,4} {2}, given shuffled
         // and with several cells per set: an order exists where every destination's cells are
-        // one run, and the tour must find it (sorting the sets, where the layout starts from,
-        // gives 7 runs).
+        // one run, and the tour must find it (sorting the cells by destination set would give
+        // 7 runs).
         let sets: [&[u32]; 7] = [&[1, 3], &[2], &[3], &[1, 4], &[2, 4], &[1], &[4]];
         let mut dests: Vec<Vec<u32>> = Vec::new();
         for rep in 0..3 {
@@ -1069,7 +1070,7 @@ mod tests {
         for (p, runs) in runs_per_destination(&order, &dests) {
             assert_eq!(runs, 1, "destination {p}: {order:?}");
         }
-        // The sorted order (what the layout starts from) is not optimal here.
+        // Sorting by destination set is not optimal here.
         let mut by_set = separator.clone();
         by_set.sort_by(|&a, &b| dests[a as usize].cmp(&dests[b as usize]));
         let total = |o: &[u32]| {
