@@ -65,20 +65,14 @@ fn check_plan(s: &Setup, parts: &[u32], k: usize, p: &PartitionPlan) {
     assert_eq!(next, n);
 
     let need = needed(&s.ell, parts, p, k);
-    // Which tiles need each cell (new numbering).
-    let mut dests = vec![0usize; n];
-    for nd in &need {
-        for &g in nd {
-            dests[g] += 1;
-        }
-    }
-    // The destination set of every cell (new numbering).
+    // Which tiles need each cell (new numbering), and how many.
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (t, nd) in need.iter().enumerate() {
         for &g in nd {
             readers[g].push(t);
         }
     }
+    let dests: Vec<usize> = readers.iter().map(Vec::len).collect();
     for (t, tile) in p.tiles.iter().enumerate() {
         // Interior cells are needed by nobody, separator cells by someone, mixed by ≥ 2.
         let sep = tile.cells.start + tile.n_interior;
