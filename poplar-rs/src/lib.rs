@@ -9,6 +9,7 @@ pub mod codelet;
 pub mod compiler;
 pub mod dtype;
 pub mod engine;
+pub mod entity;
 pub mod error;
 pub mod exe;
 pub mod graph;
