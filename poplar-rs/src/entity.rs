@@ -23,6 +23,7 @@ pub trait EntityId: Copy + Eq + Ord + std::hash::Hash + fmt::Debug {
 
 /// Declares a `u32` entity id type: `entity_id!(pub struct ComputePhaseId, "cp");` gives a
 /// `Copy` newtype that prints as `cp7`, serializes as `7`, and implements [`EntityId`].
+#[allow(unused_macros)]
 macro_rules! entity_id {
     ($(#[$m:meta])* $vis:vis struct $name:ident, $prefix:literal;) => {
         $(#[$m])*
@@ -71,6 +72,7 @@ macro_rules! entity_id {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use entity_id;
 
 /// A dense map that owns entities of one kind, indexed only by `K`.
