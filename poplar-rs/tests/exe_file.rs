@@ -361,3 +361,47 @@ mod mutations {
         }
     }
 }
+
+#[test]
+fn application_sections_round_trip_and_are_checked() {
+    let mut exe = small();
+    exe.app_sections
+        .insert("app.run-info".into(), br#"{"dt":0.02}"#.to_vec());
+    exe.app_sections.insert("app.empty".into(), Vec::new());
+    exe.app_sections.insert(
+        "app.bulk".into(),
+        (0..=255u8).cycle().take(10_000).collect(),
+    );
+    let bytes = exe.to_bytes();
+    let back = Executable::from_bytes(&bytes).unwrap();
+    assert_eq!(back.app_sections, exe.app_sections);
+    assert_eq!(back, exe);
+    let p = tmp_path("app");
+    exe.save(&p).unwrap();
+    let loaded = Executable::load(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    assert_eq!(loaded.app_sections, exe.app_sections);
+
+    // A flipped byte inside an application section's data is caught by its checksum.
+    let mut b = bytes.clone();
+    let at = b.len() - 5_000;
+    b[at] ^= 1;
+    assert!(matches!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::Checksum { ref section, .. } if section == "application section"
+    ));
+    // Two sections of one name are refused.
+    let mut one = small();
+    one.app_sections.insert("dup".into(), vec![1, 2, 3]);
+    let b1 = one.to_bytes();
+    let header = 16; // kind u32, length u64, crc u32
+    let sec = b1[b1.len() - (header + 4 + 3 + 3)..].to_vec();
+    let mut b2 = b1.clone();
+    b2.extend_from_slice(&sec);
+    let count_at = 24 + u64::from_le_bytes(b1[12..20].try_into().unwrap()) as usize;
+    b2[count_at..count_at + 4].copy_from_slice(&4u32.to_le_bytes());
+    assert!(matches!(
+        Executable::from_bytes(&b2).unwrap_err(),
+        E::DuplicateSection { ref section, .. } if section.contains("'dup'")
+    ));
+}

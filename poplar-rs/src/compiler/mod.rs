@@ -177,6 +177,7 @@ pub fn compile(
             })
             .collect(),
         variable_names: graph.vars.iter().map(|v| v.name.clone()).collect(),
+        app_sections: Default::default(),
     };
     exe.check().map_err(|e| CompileError::Verifier {
         pass: "lower",

@@ -15,7 +15,9 @@
 //!
 //! Sections: [`SECTION_INIT_DATA`] holds every `InitBlock::data`, concatenated in tile order then
 //! block order; [`SECTION_TARGET`] holds `clock_hz` and `link_bytes_per_cycle` as f64 bits. Each
-//! appears exactly once; nothing may follow the last section.
+//! appears exactly once. [`SECTION_APP`] (version 3) appears once per entry of
+//! [`Executable::app_sections`]: name length u32, the UTF-8 name, then the data; names are
+//! unique. Nothing may follow the last section.
 //!
 //! Loading checks magic, version, every length against the bytes actually left (so a bogus
 //! length never causes a large allocation), every checksum, the JSON, the section lengths the
@@ -41,6 +43,8 @@ pub const MAGIC: [u8; 8] = *b"POPLRSX\0";
 pub const SECTION_INIT_DATA: u32 = 1;
 /// Section kind: the target's f64 fields, bit-exact.
 pub const SECTION_TARGET: u32 = 2;
+/// Section kind: one named application section (see [`Executable::app_sections`]).
+pub const SECTION_APP: u32 = 3;
 
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
 const SECTION_HEADER_BYTES: usize = 4 + 8 + 4;
@@ -79,6 +83,7 @@ fn section_name(kind: u32) -> String {
     match kind {
         SECTION_INIT_DATA => "init data section".into(),
         SECTION_TARGET => "target section".into(),
+        SECTION_APP => "application section".into(),
         k => format!("section kind {k}"),
     }
 }
@@ -203,6 +208,7 @@ impl Executable {
             host_tensors,
             streams,
             variable_names,
+            app_sections,
         } = self;
         let json_target = Target {
             clock_hz: 0.0,
@@ -230,7 +236,8 @@ impl Executable {
         w.write_all(&head)?;
         w.write_all(&json)?;
         drop(json);
-        w.write_all(&2u32.to_le_bytes())?;
+        let count = u32::try_from(2 + app_sections.len()).map_err(std::io::Error::other)?;
+        w.write_all(&count.to_le_bytes())?;
 
         // Target section.
         let mut tbytes = [0u8; 16];
@@ -254,6 +261,20 @@ impl Executable {
         w.write_all(&section_header(SECTION_INIT_DATA, len, hasher.finalize()))?;
         for b in blocks() {
             w.write_all(&b.data)?;
+        }
+
+        // Application sections, in name order.
+        for (name, data) in app_sections {
+            let nlen = u32::try_from(name.len()).map_err(std::io::Error::other)?;
+            let mut hasher = crc32fast::Hasher::new();
+            hasher.update(&nlen.to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update(data);
+            let len = 4 + name.len() as u64 + data.len() as u64;
+            w.write_all(&section_header(SECTION_APP, len, hasher.finalize()))?;
+            w.write_all(&nlen.to_le_bytes())?;
+            w.write_all(name.as_bytes())?;
+            w.write_all(data)?;
         }
         Ok(())
     }
@@ -364,6 +385,7 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
     let count = r.u32("section table")?;
     let mut have_init = false;
     let mut have_target = false;
+    let mut app_sections = std::collections::BTreeMap::new();
     for _ in 0..count {
         let soff = r.offset();
         let kind = r.u32("section table")?;
@@ -372,6 +394,19 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
         let crc = r.u32(&name)?;
         let boff = r.offset();
         r.need(len, &name)?;
+        if kind == SECTION_APP {
+            let bytes = r.take(len, &name)?;
+            checksum(&name, boff, &bytes, crc)?;
+            let (app_name, data) = split_app_section(&bytes, boff)?;
+            if app_sections.contains_key(&app_name) {
+                return Err(ExecutableError::DuplicateSection {
+                    section: format!("application section '{app_name}'"),
+                    offset: soff,
+                });
+            }
+            app_sections.insert(app_name, data);
+            continue;
+        }
         let seen = match kind {
             SECTION_INIT_DATA => &mut have_init,
             SECTION_TARGET => &mut have_target,
@@ -462,5 +497,23 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
         host_tensors,
         streams,
         variable_names,
+        app_sections,
     })
+}
+
+/// Splits an application section's payload into its name and data.
+fn split_app_section(bytes: &[u8], offset: u64) -> Result<(String, Vec<u8>), ExecutableError> {
+    let bad = |message: String| ExecutableError::Manifest { offset, message };
+    let nlen = bytes
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or_else(|| bad("application section shorter than its name length".into()))?;
+    let name = bytes.get(4..4 + nlen).ok_or_else(|| {
+        bad(format!(
+            "application section name of {nlen} bytes runs past the section"
+        ))
+    })?;
+    let name = String::from_utf8(name.to_vec())
+        .map_err(|_| bad("application section name is not UTF-8".into()))?;
+    Ok((name, bytes[4 + nlen..].to_vec()))
 }

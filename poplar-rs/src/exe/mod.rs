@@ -25,7 +25,8 @@ use crate::graph::StreamDir;
 use crate::target::{Target, TileId};
 
 /// Version of the executable layout; bumped on any change to these types.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: application sections ([`Executable::app_sections`]).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// A compiled graph and its programs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +46,12 @@ pub struct Executable {
     pub streams: Vec<StreamDesc>,
     /// Names of the graph's variables, for reports.
     pub variable_names: Vec<String>,
+    /// Data an application carries inside the executable file, by name (for example a
+    /// simulator's run parameters or mesh), so that one file holds everything needed to run
+    /// it and nothing can be mismatched. The compiler leaves it empty; names are free-form
+    /// (use a prefix such as `"cardiac."`). Saved as raw sections, never interpreted.
+    #[serde(skip)]
+    pub app_sections: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
 /// A codelet as the executable names it: the loader checks it is registered with this layout.

@@ -31,6 +31,7 @@ fn exe(target: Target) -> Executable {
         host_tensors: vec![],
         streams: vec![],
         variable_names: vec![],
+        app_sections: Default::default(),
     }
 }
 

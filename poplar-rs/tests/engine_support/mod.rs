@@ -286,6 +286,7 @@ impl Builder {
                 host_tensors: Vec::new(),
                 streams: Vec::new(),
                 variable_names: Vec::new(),
+                app_sections: Default::default(),
             },
         }
     }
