@@ -15,7 +15,7 @@ use poplar::EngineOptions;
 const STEPS: u32 = 400;
 
 fn mesh_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/meshes/biv_0.3.msh")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/biv_0.3.msh")
 }
 
 #[test]

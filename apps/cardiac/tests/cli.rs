@@ -36,7 +36,7 @@ fn fails_with(args: &[&str], want: &str) {
 
 fn mesh() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/reference/meshes/biv_0.3.msh")
+        .join("tests/data/biv_0.3.msh")
         .display()
         .to_string()
 }

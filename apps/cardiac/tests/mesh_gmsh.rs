@@ -5,19 +5,14 @@ use cardiac::mesh::gmsh::{read_msh_bytes, write_msh_to};
 use cardiac::mesh::{read_msh, write_msh, CellType, MeshError, ReadOptions, TetMesh};
 use std::path::PathBuf;
 
-fn shared_mesh(name: &str) -> PathBuf {
+fn data_mesh(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/reference/meshes")
+        .join("tests/data")
         .join(name)
 }
 
 fn check_biv(name: &str, tets: usize) {
-    let path = shared_mesh(name);
-    assert!(
-        path.exists(),
-        "{} not found: shared/ must sit beside the repo",
-        path.display()
-    );
+    let path = data_mesh(name);
     let m = read_msh(&path, &ReadOptions::with_scale(10.0)).unwrap();
     assert_eq!(m.num_cells(), tets);
     for tag in ["BASE", "ENDO_LV", "ENDO_RV", "EPI"] {
@@ -55,10 +50,6 @@ fn reads_biv_0_3() {
     check_biv("biv_0.3.msh", 6_437);
 }
 
-#[test]
-fn reads_biv_0_15() {
-    check_biv("biv_0.15.msh", 39_714);
-}
 
 fn to_msh(m: &TetMesh) -> String {
     let mut buf = Vec::new();

@@ -1,0 +1,190 @@
+//! The doors between rooms: which module of `poplar` may import which (ARCHITECTURE.md,
+//! "Doors between rooms"). This test reads every `crate::…` path in `poplar-rs/src` and fails
+//! when a file reaches into a room its own room may not enter. A new room must be added to
+//! `ROOMS` with the rooms it may use, which is the point: a new dependency is a decision made in
+//! review, not an accident.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each room and the rooms it may import. A room always may import itself.
+const ROOMS: &[(&str, &[&str])] = &[
+    // Leaves: plain data and helpers that everything may use.
+    ("target", &[]),
+    ("dtype", &[]),
+    ("entity", &[]),
+    // Codelets are written against tile memory only: no graph, compiler, exe or engine.
+    ("codelet", &["dtype", "entity", "target"]),
+    // The IR users build (graph/, including its programs).
+    ("graph", &["codelet", "dtype", "entity", "error", "target"]),
+    // Error types of the graph and the compiler.
+    ("error", &["codelet", "dtype", "entity", "graph", "target"]),
+    // The compiler reads the graph and writes the executable; it never runs anything.
+    (
+        "compiler",
+        &[
+            "codelet", "dtype", "entity", "error", "exe", "graph", "target",
+        ],
+    ),
+    // The executable is self-contained: nothing of the graph IR or the compiler.
+    ("exe", &["codelet", "dtype", "entity", "target"]),
+    // The profile reads executables and the engine's records; it never runs or compiles.
+    ("profile", &["codelet", "dtype", "entity", "exe", "target"]),
+    // The engine runs executables: no graph IR, no compiler.
+    ("engine", &["codelet", "dtype", "entity", "exe", "profile", "target"]),
+];
+
+/// Pairs that must stay absent whatever the table above says (the issue's one-way doors),
+/// checked separately so that widening the table by mistake still fails here.
+const NEVER: &[(&str, &str)] = &[
+    ("exe", "graph"),
+    ("exe", "compiler"),
+    ("exe", "engine"),
+    ("engine", "graph"),
+    ("engine", "compiler"),
+    ("profile", "engine"),
+    ("profile", "compiler"),
+    ("profile", "graph"),
+    ("graph", "compiler"),
+    ("graph", "exe"),
+    ("graph", "engine"),
+    ("codelet", "engine"),
+    ("codelet", "graph"),
+    ("codelet", "compiler"),
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The room of a source file: its first path component under src/, without `.rs`.
+fn room_of(file: &Path) -> String {
+    let rel = file.strip_prefix(src()).unwrap();
+    let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// Every room named by a `crate::room` path in `text` (in `use` lines, braces and code),
+/// skipping line comments. `crate::{a, b::{c, d}}` names `a` and `b`, over several lines too.
+fn rooms_used(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        if let Some(inner) = after.strip_prefix('{') {
+            // Top-level items of the group: split at commas outside nested braces.
+            let mut depth = 0usize;
+            let mut item_start = 0;
+            let mut end = inner.len();
+            for (j, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        end = j;
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.insert(ident(&inner[item_start..j]));
+                        item_start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+            out.insert(ident(&inner[item_start..end]));
+            rest = &inner[end..];
+        } else {
+            out.insert(ident(after));
+            rest = after;
+        }
+    }
+    out.remove("");
+    out
+}
+
+#[test]
+fn no_room_imports_what_its_doors_do_not_allow() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let known: BTreeSet<&str> = ROOMS.iter().map(|(r, _)| *r).collect();
+    // Names that are not rooms: crate-root items and re-exports used by macros.
+    let not_rooms = ["inventory", "__codelet_multi_worker", "codelet_macro"];
+    let mut problems = Vec::new();
+    for f in &files {
+        let room = room_of(f);
+        if room == "lib" {
+            continue; // the crate root re-exports everything
+        }
+        let Some((_, allowed)) = ROOMS.iter().find(|(r, _)| *r == room) else {
+            problems.push(format!(
+                "{}: room '{room}' is not in the doors table (tests/doors.rs)",
+                f.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        for used in rooms_used(&text) {
+            if used == room || not_rooms.contains(&used.as_str()) {
+                continue;
+            }
+            if !known.contains(used.as_str()) {
+                // A crate-root item (a re-export such as crate::Tensor): resolve it by name.
+                problems.push(format!(
+                    "{}: `crate::{used}` is not a room; import from the room that defines it",
+                    f.display()
+                ));
+                continue;
+            }
+            if !allowed.contains(&used.as_str()) {
+                problems.push(format!(
+                    "{}: room '{room}' may not import '{used}' (allowed: {allowed:?})",
+                    f.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "doors crossed:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_one_way_doors_are_not_in_the_table() {
+    for (from, to) in NEVER {
+        let (_, allowed) = ROOMS.iter().find(|(r, _)| r == from).unwrap();
+        assert!(
+            !allowed.contains(to),
+            "'{from}' must never import '{to}' (ARCHITECTURE.md, doors)"
+        );
+    }
+}
+
+#[test]
+fn the_reader_sees_grouped_and_nested_paths() {
+    let text = "use crate::{graph::Tensor, exe::Step};\nuse crate::target::TileId;\n\
+                // use crate::engine::Engine;\nlet x = crate::dtype::DType::F32;\n\
+                use crate::{\n    profile::Profile,\n    codelet::{Worker, Vertex},\n};\n";
+    let got: Vec<String> = rooms_used(text).into_iter().collect();
+    assert_eq!(got, ["codelet", "dtype", "exe", "graph", "profile", "target"]);
+}
