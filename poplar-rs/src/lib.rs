@@ -13,8 +13,10 @@ pub mod entity;
 pub mod error;
 pub mod exe;
 pub mod graph;
+/// Programs: control flow over compute sets, copies and host streams (part of the graph IR,
+/// in `graph/program.rs`).
+pub use graph::program;
 pub mod profile;
-pub mod program;
 pub mod target;
 
 #[doc(hidden)]

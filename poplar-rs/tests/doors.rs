@@ -31,7 +31,10 @@ const ROOMS: &[(&str, &[&str])] = &[
     // The profile reads executables and the engine's records; it never runs or compiles.
     ("profile", &["codelet", "dtype", "entity", "exe", "target"]),
     // The engine runs executables: no graph IR, no compiler.
-    ("engine", &["codelet", "dtype", "entity", "exe", "profile", "target"]),
+    (
+        "engine",
+        &["codelet", "dtype", "entity", "exe", "profile", "target"],
+    ),
 ];
 
 /// Pairs that must stay absent whatever the table above says (the issue's one-way doors),
@@ -71,7 +74,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The room of a source file: its first path component under src/, without `.rs`.
 fn room_of(file: &Path) -> String {
     let rel = file.strip_prefix(src()).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
     first.trim_end_matches(".rs").to_string()
 }
 
@@ -166,7 +174,11 @@ fn no_room_imports_what_its_doors_do_not_allow() {
             }
         }
     }
-    assert!(problems.is_empty(), "doors crossed:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "doors crossed:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -186,5 +198,8 @@ fn the_reader_sees_grouped_and_nested_paths() {
                 // use crate::engine::Engine;\nlet x = crate::dtype::DType::F32;\n\
                 use crate::{\n    profile::Profile,\n    codelet::{Worker, Vertex},\n};\n";
     let got: Vec<String> = rooms_used(text).into_iter().collect();
-    assert_eq!(got, ["codelet", "dtype", "exe", "graph", "profile", "target"]);
+    assert_eq!(
+        got,
+        ["codelet", "dtype", "exe", "graph", "profile", "target"]
+    );
 }

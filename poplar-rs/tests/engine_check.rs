@@ -4,8 +4,8 @@
 mod support;
 
 use poplar::exe::ExecutableError as E;
+use poplar::exe::StreamDir;
 use poplar::exe::*;
-use poplar::graph::StreamDir;
 use poplar::DType;
 use support::*;
 

@@ -3,8 +3,8 @@
 #[path = "engine_support/mod.rs"]
 mod support;
 
+use poplar::exe::StreamDir;
 use poplar::exe::*;
-use poplar::graph::StreamDir;
 use poplar::{DType, Engine, EngineError, EngineOptions};
 use support::*;
 

@@ -19,7 +19,7 @@ fn small() -> Executable {
         name: "s".into(),
         dtype: poplar::DType::I32,
         len: 3,
-        dir: poplar::graph::StreamDir::HostToDevice,
+        dir: poplar::exe::StreamDir::HostToDevice,
     });
     e.tiles[5].breakdown.push(MemoryItem {
         name: "x".into(),

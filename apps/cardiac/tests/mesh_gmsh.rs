@@ -50,7 +50,6 @@ fn reads_biv_0_3() {
     check_biv("biv_0.3.msh", 6_437);
 }
 
-
 fn to_msh(m: &TetMesh) -> String {
     let mut buf = Vec::new();
     write_msh_to(&mut buf, m).unwrap();

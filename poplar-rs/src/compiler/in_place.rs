@@ -17,8 +17,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::codelet::{CodeletDesc, FieldDir};
+use crate::graph::program::Program;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor};
-use crate::program::Program;
 use crate::target::TileId;
 
 use super::layout::{pieces, Piece, Seg, Slack};

@@ -18,8 +18,8 @@ use crate::exe::{
     CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, ScalarLoc, Step, SyncKind,
     TileCompute, Transfer, VertexInst,
 };
+use crate::graph::program::Program;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId};
-use crate::program::Program;
 use crate::target::TileId;
 
 use super::in_place::anchor;

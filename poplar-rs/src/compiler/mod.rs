@@ -16,8 +16,8 @@ pub mod validate;
 
 use crate::error::CompileError;
 use crate::exe::{Executable, HostTensor, MemoryCategory, MemoryItem, StreamDesc, TileImage};
+use crate::graph::program::Program;
 use crate::graph::Graph;
-use crate::program::Program;
 
 /// Options of [`compile`].
 #[derive(Debug, Clone)]
@@ -173,7 +173,10 @@ pub fn compile(
                 name: s.name.clone(),
                 dtype: s.dtype,
                 len: s.len,
-                dir: s.dir,
+                dir: match s.dir {
+                    crate::graph::StreamDir::HostToDevice => crate::exe::StreamDir::HostToDevice,
+                    crate::graph::StreamDir::DeviceToHost => crate::exe::StreamDir::DeviceToHost,
+                },
             })
             .collect(),
         variable_names: graph.vars.iter().map(|v| v.name.clone()).collect(),

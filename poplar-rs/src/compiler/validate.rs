@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
 use crate::dtype::DType;
 use crate::error::ValidationError as E;
+use crate::graph::program::Program;
 use crate::graph::{Binding, Graph, Tensor};
-use crate::program::Program;
 
 /// What validation learned.
 pub struct Validated {

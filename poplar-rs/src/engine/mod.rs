@@ -39,8 +39,8 @@ use crate::codelet::{
     self, CodeletDesc, FieldDir, FieldLoc, FieldShape, LineRun, VertexError, VertexIo, Worker,
 };
 use crate::dtype::{self, DType, Element};
+use crate::exe::StreamDir;
 use crate::exe::{Executable, ExecutableError, MemRun, ScalarLoc, Step};
-use crate::graph::StreamDir;
 use crate::profile::{Profile, ProfileOptions, Recorder};
 use crate::target::TileId;
 

@@ -5,9 +5,9 @@
 //! soundness rests entirely on the properties verified here. Everything is computed in `u64`
 //! so that no offset arithmetic can overflow, and nothing here panics on any input.
 
+use super::StreamDir;
 use crate::codelet::{CodeletDesc, FieldLoc, FieldShape};
 use crate::dtype::DType;
-use crate::graph::StreamDir;
 use crate::target::TileId;
 
 use super::{Executable, FieldKind, MemRun, ScalarLoc, Step};

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::codelet::{FieldDir, FieldLoc, FieldShape, FieldSpec};
 use crate::dtype::DType;
-use crate::graph::StreamDir;
 use crate::target::{Target, TileId};
 
 /// Version of the executable layout; bumped on any change to these types.
@@ -273,6 +272,17 @@ pub struct HostTensor {
     pub runs: Vec<MemRun>,
     pub writable: bool,
     pub readable: bool,
+}
+
+/// Direction of a host stream in an executable (the graph has its own
+/// [`crate::graph::StreamDir`]; the compiler maps one to the other, so that the executable
+/// refers to nothing of the graph IR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StreamDir {
+    /// The host writes, the device reads (`Program::StreamToDevice`).
+    HostToDevice,
+    /// The device writes, the host reads (`Program::StreamFromDevice`).
+    DeviceToHost,
 }
 
 /// A host stream.

@@ -2,6 +2,7 @@
 //! handles and streams. Built by the user, read by the compiler, never executed directly.
 
 pub mod mapping;
+pub mod program;
 pub mod tensor;
 
 use std::ops::Range;
@@ -10,9 +11,9 @@ use indexmap::IndexMap;
 
 use crate::dtype::{to_le_bytes, DType, Element};
 use crate::error::GraphError;
-use crate::program::Program;
 use crate::target::{Target, TileId};
 pub use mapping::IntervalMap;
+use program::Program;
 pub use tensor::{concat, Region, Tensor, VarId};
 
 /// A compute set: vertices that run in the same superstep.
@@ -32,9 +33,11 @@ pub struct Function(pub u32);
 pub struct Stream(pub u32);
 
 /// Direction of a host stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamDir {
+    /// The host writes, the device reads (`Program::StreamToDevice`).
     HostToDevice,
+    /// The device writes, the host reads (`Program::StreamFromDevice`).
     DeviceToHost,
 }
 

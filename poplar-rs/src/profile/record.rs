@@ -583,7 +583,7 @@ fn replay(
 }
 
 /// The timeline's tracks: track 0 for labels, then groups of consecutive tiles of each chip.
-fn timeline_layout(target: &crate::Target, max_tracks: u32) -> Timeline {
+fn timeline_layout(target: &crate::target::Target, max_tracks: u32) -> Timeline {
     let (chips, tpi) = (target.num_ipus, target.tiles_per_ipu.max(1));
     let per_chip = (max_tracks.max(1) / chips.max(1)).clamp(1, tpi);
     let group = tpi.div_ceil(per_chip);
@@ -632,7 +632,7 @@ struct TraceBuilder<'a> {
 }
 
 impl<'a> TraceBuilder<'a> {
-    fn new(target: &crate::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
+    fn new(target: &crate::target::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
         let tracks = tl.tracks.len().saturating_sub(1);
         let tpi = target.tiles_per_ipu.max(1) as usize;
         let per_chip = tracks / target.num_ipus.max(1) as usize;

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use poplar::codelet::*;
+use poplar::exe::StreamDir;
 use poplar::exe::*;
-use poplar::graph::StreamDir;
 use poplar::{DType, Target};
 
 poplar::codelet! {

@@ -1,6 +1,6 @@
 //! Programs: the control flow that orders compute sets, copies and host transfers.
 
-use crate::graph::{ComputeSet, Function, Stream, Tensor};
+use super::{ComputeSet, Function, Stream, Tensor};
 
 /// A program tree. Build with the constructor functions; run by index after compiling.
 #[derive(Debug, Clone)]
