@@ -429,14 +429,14 @@ fn describe_machine(t: &Target, tiles_used: usize, strategy: Strategy) -> String
 type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
 
 fn run_device(
-    exe: &Executable,
+    exe: Executable,
     info: RunInfo,
     t_end: f64,
     threads: Option<usize>,
     profile: bool,
     mut after_chunk: Option<ChunkHook<'_>>,
 ) -> Result<(Results, f64, Option<Profile>)> {
-    let mut run = DeviceRun::new(
+    let mut run = DeviceRun::from_executable(
         exe,
         info,
         EngineOptions {
@@ -704,17 +704,15 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     );
     println!("  {}", PartitionStats::table_header());
     println!("  {}", PartitionStats::new(&prob.plan).table_row());
+    // The graph (with its initial values) is not needed once compiled, and the engine takes
+    // the executable over: the initial data are then held once, in tile memory.
+    let info = prob.info.clone();
+    drop(prob);
     println!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
     let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
-    let (res, sim_s, profile) = run_device(
-        &exe,
-        prob.info.clone(),
-        t_end,
-        a.threads,
-        !a.no_profile,
-        Some(&mut hook),
-    )?;
+    let (res, sim_s, profile) =
+        run_device(exe, info, t_end, a.threads, !a.no_profile, Some(&mut hook))?;
     snapshots.finish()?;
     let report = RunReport::new(&setup, &res, a.problem.slab_dx());
     println!("results (simulated {:.2} ms):", res.t);
@@ -953,7 +951,7 @@ fn cmd_exec(
         Some(m) => snapshots.after_chunk(run, m),
         None => Ok(()),
     };
-    let (res, secs, _) = run_device(&exe, info, t_end, threads, false, Some(&mut hook))?;
+    let (res, secs, _) = run_device(exe, info, t_end, threads, false, Some(&mut hook))?;
     snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     println!(

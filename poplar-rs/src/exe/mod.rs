@@ -53,6 +53,44 @@ pub struct Executable {
     pub app_sections: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
+impl Executable {
+    /// A copy without the initial data of the tile images (`InitBlock::data` empty, `len`
+    /// kept): everything a running engine or a report needs, at a fraction of the size.
+    pub fn without_init_data(&self) -> Executable {
+        Executable {
+            target: self.target.clone(),
+            codelets: self.codelets.clone(),
+            tiles: self
+                .tiles
+                .iter()
+                .map(|t| TileImage {
+                    memory_bytes: t.memory_bytes,
+                    always_live_bytes: t.always_live_bytes,
+                    temporary_bytes: t.temporary_bytes,
+                    init: t
+                        .init
+                        .iter()
+                        .map(|b| InitBlock {
+                            offset: b.offset,
+                            data: Vec::new(),
+                            len: b.len,
+                        })
+                        .collect(),
+                    breakdown: t.breakdown.clone(),
+                })
+                .collect(),
+            computes: self.computes.clone(),
+            exchanges: self.exchanges.clone(),
+            programs: self.programs.clone(),
+            functions: self.functions.clone(),
+            host_tensors: self.host_tensors.clone(),
+            streams: self.streams.clone(),
+            variable_names: self.variable_names.clone(),
+            app_sections: self.app_sections.clone(),
+        }
+    }
+}
+
 /// A codelet as the executable names it: the loader checks it is registered with this layout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeletRef {

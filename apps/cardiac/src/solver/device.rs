@@ -314,6 +314,20 @@ impl DeviceRun {
         })
     }
 
+    /// Like [`DeviceRun::new`], handing the executable over to the engine (its initial data
+    /// are freed once tile memory holds them).
+    pub fn from_executable(
+        exe: Executable,
+        info: RunInfo,
+        opts: EngineOptions,
+    ) -> Result<Self, DeviceError> {
+        Ok(DeviceRun {
+            engine: Engine::from_executable(exe, opts)?,
+            info,
+            steps: 0,
+        })
+    }
+
     /// Runs one chunk of ODE steps.
     pub fn run_chunk(&mut self) -> Result<(), DeviceError> {
         self.engine.run(0)?;

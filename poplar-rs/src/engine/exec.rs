@@ -1,0 +1,484 @@
+//! Running a program: the step interpreter (`RunCtx`) and the parallel executor of compute
+//! and exchange phases (`Exec`), which the team's threads share.
+
+use std::ops::Range;
+use std::panic::{self, AssertUnwindSafe};
+
+use super::host::InStream;
+use super::memory::{gather_runs, Memory};
+use super::plan::*;
+use super::team::{Job, Team};
+use super::EngineError;
+use crate::codelet::{self, FieldLoc, FieldShape, VertexIo, Worker};
+use crate::dtype::DType;
+use crate::exe::{Executable, MemRun, ScalarLoc, Step};
+use crate::profile::Recorder;
+
+#[cold]
+#[inline(never)]
+pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_string()
+    }
+}
+
+/// What every thread of a run reads: the plans and tile memory.
+#[derive(Clone, Copy)]
+pub(super) struct Exec<'e> {
+    pub(super) exe: &'e Executable,
+    pub(super) mem: &'e Memory,
+    pub(super) codelets: &'e [Resolved],
+    pub(super) exchanges: &'e [ExchangePlan],
+    pub(super) computes: &'e [ComputePlan],
+    pub(super) check_finite: bool,
+}
+
+/// The state of one `run` on the interpreting thread: the shared part, the helper threads
+/// (none on one thread), and the host stream buffers and profiler.
+pub(super) struct RunCtx<'e> {
+    pub(super) x: Exec<'e>,
+    pub(super) team: Option<&'e Team>,
+    pub(super) inputs: &'e mut [Option<InStream>],
+    pub(super) outputs: &'e mut [Vec<u8>],
+    pub(super) prof: Option<&'e mut Recorder>,
+}
+
+impl RunCtx<'_> {
+    pub(super) fn read_scalar(&self, s: &ScalarLoc) -> i64 {
+        let mut b = [0u8; 4];
+        let n = s.dtype.size();
+        // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar).
+        self.x.mem.read(s.tile, s.offset as usize, &mut b[..n]);
+        match s.dtype {
+            DType::I32 => i64::from(i32::from_le_bytes(b)),
+            DType::U32 => i64::from(u32::from_le_bytes(b)),
+            _ => i64::from(b[0] != 0),
+        }
+    }
+
+    pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
+        match step {
+            Step::Seq(v) => {
+                for s in v {
+                    self.step(s)?;
+                }
+            }
+            Step::Label { name, body } => match self.prof.as_deref_mut() {
+                None => self.step(body)?,
+                Some(p) => {
+                    p.enter(name);
+                    let r = self.step(body);
+                    // Leave the label even when the body failed, so the label stack stays
+                    // balanced for later runs.
+                    if let Some(p) = self.prof.as_deref_mut() {
+                        p.exit();
+                    }
+                    r?;
+                }
+            },
+            Step::Sync(kind) => {
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.sync(*kind);
+                }
+            }
+            Step::Exchange(i) => {
+                if self.prof.is_none() {
+                    self.exchange(*i as usize);
+                } else {
+                    let start = std::time::Instant::now();
+                    self.exchange(*i as usize);
+                    if let Some(p) = self.prof.as_deref_mut() {
+                        p.exchange(*i as usize, start.elapsed());
+                    }
+                }
+            }
+            Step::Compute(i) => {
+                if self.prof.is_none() {
+                    self.compute(*i as usize)?;
+                } else {
+                    let start = std::time::Instant::now();
+                    let r = self.compute(*i as usize);
+                    if let Some(p) = self.prof.as_deref_mut() {
+                        p.compute(*i as usize, start.elapsed());
+                    }
+                    r?;
+                }
+            }
+            Step::Repeat { count, body } => {
+                for _ in 0..*count {
+                    self.step(body)?;
+                }
+            }
+            Step::While {
+                cond,
+                predicate,
+                body,
+            } => {
+                self.step(cond)?;
+                while self.read_scalar(predicate) != 0 {
+                    self.step(body)?;
+                    self.step(cond)?;
+                }
+            }
+            Step::If {
+                predicate,
+                then,
+                else_,
+            } => {
+                if self.read_scalar(predicate) != 0 {
+                    self.step(then)?;
+                } else {
+                    self.step(else_)?;
+                }
+            }
+            Step::Switch {
+                control,
+                cases,
+                default,
+            } => {
+                let v = self.read_scalar(control);
+                match cases.iter().find(|(c, _)| *c == v) {
+                    Some((_, s)) => self.step(s)?,
+                    None => self.step(default)?,
+                }
+            }
+            Step::Call(f) => {
+                let exe = self.x.exe;
+                self.step(&exe.functions[*f as usize])?;
+            }
+            Step::StreamIn { stream, runs } => self.stream_in(*stream as usize, runs)?,
+            Step::StreamOut { stream, runs } => {
+                let data = gather_runs(self.x.mem, runs);
+                self.outputs[*stream as usize].extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn stream_in(&mut self, stream: usize, runs: &[MemRun]) -> Result<(), EngineError> {
+        let desc = &self.x.exe.streams[stream];
+        let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
+        if need == 0 {
+            return Ok(());
+        }
+        let Some(src) = self.inputs[stream].as_mut().filter(|s| !s.data.is_empty()) else {
+            return Err(EngineError::StreamNotConnected {
+                name: desc.name.clone(),
+            });
+        };
+        debug_assert_eq!(src.dtype, desc.dtype);
+        for r in runs {
+            let mut off = r.offset as usize;
+            let mut left = r.bytes as usize;
+            while left > 0 {
+                let n = left.min(src.data.len() - src.pos);
+                // Runs in bounds and element-aligned: `check()` (BadRun, RunTotal).
+                self.x
+                    .mem
+                    .write(r.tile, off, &src.data[src.pos..src.pos + n]);
+                src.pos = (src.pos + n) % src.data.len();
+                off += n;
+                left -= n;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn exchange(&self, i: usize) {
+        let x = self.x;
+        let plan = &x.exchanges[i];
+        match self.team {
+            Some(team) if plan.chunks.len() > 1 => {
+                // No exchange task fails.
+                let _ = team.run(Job::Exchange(i as u32), |job, t| x.work(job, t));
+            }
+            _ => x.exchange_ops(&plan.ops),
+        }
+    }
+
+    pub(super) fn compute(&self, i: usize) -> Result<(), EngineError> {
+        let x = self.x;
+        let plan = &x.computes[i];
+        match self.team {
+            Some(team) if plan.chunks.len() > 1 => {
+                team.run(Job::Compute(i as u32), |job, t| x.work(job, t))
+            }
+            // Serially, the first failure ends the phase.
+            _ => plan.chunks.iter().try_for_each(|r| x.compute_tiles(i, r)),
+        }
+    }
+}
+
+impl Exec<'_> {
+    /// A thread's share of `job`: tasks claimed one by one until none is left. The tasks of
+    /// a phase are its `chunks` (tile or copy ranges, split by cost in `Engine::new`).
+    pub(super) fn work(&self, job: Job, team: &Team) {
+        match job {
+            Job::Compute(i) => {
+                let i = i as usize;
+                let chunks = &self.computes[i].chunks;
+                while let Some(c) = team.claim(chunks.len()) {
+                    if let Err(e) = self.compute_tiles(i, &chunks[c]) {
+                        team.fail(c, e);
+                    }
+                }
+            }
+            Job::Exchange(i) => {
+                let plan = &self.exchanges[i as usize];
+                while let Some(c) = team.claim(plan.chunks.len()) {
+                    self.exchange_ops(&plan.ops[plan.chunks[c].clone()]);
+                }
+            }
+            Job::Stop => {}
+        }
+    }
+
+    pub(super) fn exchange_ops(&self, ops: &[CopyOp]) {
+        let mem = self.mem;
+        for (k, o) in ops.iter().enumerate() {
+            // Host-side hint: start fetching a later copy's source while this one runs
+            // (copies are a few hundred bytes, scattered over many tiles).
+            if let Some(next) = ops.get(k + EXCHANGE_PREFETCH_AHEAD) {
+                let src = mem.base(next.src_tile).wrapping_add(next.src as usize);
+                let dst = mem.base(next.dst_tile).wrapping_add(next.dst as usize);
+                crate::codelet::prefetch_ptr(src);
+                crate::codelet::prefetch_ptr(dst);
+            }
+            // SAFETY: both ranges are in bounds of their tiles (`check()`:
+            // TransferOutOfBounds; pieces are sub-ranges of transfers), and within one
+            // exchange phase no destination range overlaps any source range or another
+            // destination range (`check()`: ExchangeOverlap), so concurrent copies of this
+            // phase never write bytes another copy reads or writes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    mem.base(o.src_tile).add(o.src as usize),
+                    mem.base(o.dst_tile).add(o.dst as usize),
+                    o.bytes as usize,
+                );
+            }
+        }
+    }
+
+    /// Runs tiles `r` of compute phase `i` (one task), stopping at the first failure.
+    pub(super) fn compute_tiles(&self, i: usize, r: &Range<usize>) -> Result<(), EngineError> {
+        let plan = &self.computes[i];
+        let run_tiles = || -> Result<(), EngineError> {
+            for j in r.clone() {
+                let ht = &plan.tiles[j];
+                if plan.lookahead {
+                    // The next tile, also across the end of this task (often the next task
+                    // of this thread too; a wasted hint costs little).
+                    match plan.tiles.get(j + 1) {
+                        Some(next) => {
+                            Self::prefetch_tile_heads(plan, next);
+                            let runs = &plan.runs[next.runs.start as usize..next.runs.end as usize];
+                            codelet::ahead_begin(next.base, runs, ht.end - ht.first);
+                        }
+                        None => codelet::ahead_end(),
+                    }
+                }
+                self.run_tile(i, plan, ht)?;
+            }
+            Ok(())
+        };
+        let result = run_tiles();
+        if plan.lookahead {
+            codelet::ahead_end();
+        }
+        result
+    }
+
+    /// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
+    /// for lists), for element size `size`.
+    pub(super) fn field_ranges<'v>(
+        v: &'v crate::exe::VertexInst,
+        f: usize,
+        shape: FieldShape,
+    ) -> impl Iterator<Item = FieldLoc> + 'v {
+        let loc = v.fields[f];
+        let lists: &[FieldLoc] = match shape {
+            FieldShape::VectorList => {
+                &v.lists[loc.offset as usize..loc.offset as usize + loc.len as usize]
+            }
+            _ => std::slice::from_ref(&v.fields[f]),
+        };
+        lists.iter().copied()
+    }
+
+    /// Asks the CPU for the first cache lines of the fields of `ht`'s vertices (a hint: no
+    /// memory is read or written, whatever the addresses; for a vector-list field the offset
+    /// is a list-table index, and the hint is merely wasted).
+    pub(super) fn prefetch_tile_heads(plan: &ComputePlan, ht: &HotTile) {
+        let fields = plan.vertices[ht.first as usize..ht.end as usize]
+            .iter()
+            .flat_map(|hv| &plan.fields[hv.fields_at..][..hv.n_fields])
+            .take(LOOKAHEAD_FIELDS);
+        for f in fields {
+            for line in 0..LOOKAHEAD_LINES {
+                crate::codelet::prefetch_ptr(ht.base.wrapping_add(f.offset as usize + 64 * line));
+            }
+        }
+    }
+
+    pub(super) fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
+        for c in copies {
+            // SAFETY: src and dst ranges are in bounds of this tile (`check()`: CopyOutOfBounds);
+            // `ptr::copy` allows overlap; this tile is touched only by this task (a tile
+            // appears at most once per compute phase: `check()`: ComputeTileOrder).
+            unsafe {
+                std::ptr::copy(
+                    base.add(c.src as usize),
+                    base.add(c.dst as usize),
+                    c.bytes as usize,
+                )
+            };
+        }
+    }
+
+    pub(super) fn run_tile(
+        &self,
+        cs: usize,
+        plan: &ComputePlan,
+        ht: &HotTile,
+    ) -> Result<(), EngineError> {
+        let base = ht.base;
+        if ht.copies {
+            Self::local_copies(
+                base,
+                &self.exe.computes[cs].tiles[ht.index as usize].pre_copies,
+            );
+        }
+        for (k, hv) in plan.vertices[ht.first as usize..ht.end as usize]
+            .iter()
+            .enumerate()
+        {
+            if hv.slow {
+                self.normalize_bools(cs, ht, k);
+            }
+            if plan.lookahead && k > 0 {
+                codelet::ahead_vertex(k as u32);
+            }
+            // SAFETY: the field and list runs are copies of this vertex's `VertexInst` tables
+            // (built with the plan, never mutated). `base` is this tile's
+            // memory, used only by this task for the duration of the phase (tile unique per
+            // phase: `check()` ComputeTileOrder); every field and list entry is in bounds and
+            // aligned for its dtype (`check()`: FieldOutOfBounds, FieldMisaligned,
+            // ListOutOfRange, ScalarLen; host memory is 8-aligned), the field count and kinds
+            // match the registered codelet (`check()` FieldCount, `resolve_codelets`
+            // CodeletLayout), written fields overlap no other field (`check()`: AliasedField),
+            // and bool fields hold 0/1 (`normalize_bools` above).
+            let io = unsafe {
+                VertexIo::new(
+                    base,
+                    &plan.fields[hv.fields_at..][..hv.n_fields],
+                    &plan.lists[hv.lists_at..][..hv.n_lists],
+                )
+            };
+            for id in 0..hv.workers {
+                let w = Worker {
+                    id,
+                    count: hv.workers,
+                };
+                let message = match panic::catch_unwind(AssertUnwindSafe(|| (hv.compute)(&io, w))) {
+                    Ok(Ok(())) => continue,
+                    Ok(Err(e)) => e.0,
+                    Err(p) => panic_message(p),
+                };
+                return Err(self.vertex_failed(cs, ht, k, message));
+            }
+            if hv.slow && self.check_finite {
+                self.check_vertex_finite(cs, ht, k)?;
+            }
+        }
+        if ht.copies {
+            Self::local_copies(
+                base,
+                &self.exe.computes[cs].tiles[ht.index as usize].post_copies,
+            );
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn vertex_failed(
+        &self,
+        cs: usize,
+        ht: &HotTile,
+        k: usize,
+        message: String,
+    ) -> EngineError {
+        let tc = &self.exe.computes[cs].tiles[ht.index as usize];
+        let v = &tc.vertices[k];
+        EngineError::VertexFailed {
+            vertex: v.id,
+            codelet: self.codelets[v.codelet as usize].desc.name.to_string(),
+            tile: tc.tile,
+            compute_set: self.exe.computes[cs].name.clone(),
+            message,
+        }
+    }
+
+    /// Sets every byte of the vertex's bool fields to 0 or 1.
+    #[inline(never)]
+    pub(super) fn normalize_bools(&self, cs: usize, ht: &HotTile, k: usize) {
+        let v = &self.exe.computes[cs].tiles[ht.index as usize].vertices[k];
+        for &(f, shape) in &self.codelets[v.codelet as usize].bool_fields {
+            for l in Self::field_ranges(v, f, shape) {
+                // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
+                // FieldOutOfBounds, ListOutOfRange); this task has exclusive access to the tile
+                // (tile unique per phase: `check()` ComputeTileOrder) and no vertex borrow is live.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(ht.base.add(l.offset as usize), l.len as usize)
+                };
+                for b in bytes {
+                    *b = u8::from(*b != 0);
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn check_vertex_finite(
+        &self,
+        cs: usize,
+        ht: &HotTile,
+        k: usize,
+    ) -> Result<(), EngineError> {
+        let tc = &self.exe.computes[cs].tiles[ht.index as usize];
+        let v = &tc.vertices[k];
+        let rc = &self.codelets[v.codelet as usize];
+        let (base, tile) = (ht.base, tc.tile);
+        for &(f, shape) in &rc.f32_written {
+            let mut element = 0u64;
+            for l in Self::field_ranges(v, f, shape) {
+                // SAFETY: in bounds and 4-aligned for f32 (`check()`: FieldOutOfBounds,
+                // FieldMisaligned); the vertex's borrows ended when `compute` returned and this
+                // task has exclusive access to the tile.
+                let xs = unsafe {
+                    std::slice::from_raw_parts(
+                        base.add(l.offset as usize).cast::<f32>(),
+                        l.len as usize,
+                    )
+                };
+                if let Some(k) = xs.iter().position(|x| !x.is_finite()) {
+                    return Err(EngineError::NonFinite {
+                        vertex: v.id,
+                        codelet: rc.desc.name.to_string(),
+                        field: f,
+                        tile,
+                        compute_set: self.exe.computes[cs].name.clone(),
+                        element: element + k as u64,
+                        value: xs[k],
+                    });
+                }
+                element += u64::from(l.len);
+            }
+        }
+        Ok(())
+    }
+}
