@@ -26,7 +26,7 @@ pub enum GraphError {
     #[error("name '{name}' is already used by another {kind}")]
     DuplicateName { kind: &'static str, name: String },
     #[error("invalid target: {0}")]
-    BadTarget(String),
+    BadTarget(#[from] crate::target::TargetError),
 }
 
 /// One problem found by the validation pass.
@@ -162,7 +162,7 @@ pub enum CompileError {
         largest: Vec<(String, u64)>,
     },
     #[error("invalid target: {0}")]
-    BadTarget(String),
+    BadTarget(#[from] crate::target::TargetError),
     #[error("internal compiler error (verifier after pass '{pass}'): {reason}")]
     Verifier { pass: &'static str, reason: String },
 }

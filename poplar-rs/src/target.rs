@@ -104,30 +104,203 @@ impl Target {
         }
     }
 
-    /// Checks the target is usable; returns what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.num_ipus == 0 || self.tiles_per_ipu == 0 {
-            return Err("target has no tiles".into());
+    /// Checks that every field lies in the range the chip model can mean (see
+    /// [`TargetError`] and the constants `MAX_*`), so that nothing downstream (the compiler,
+    /// the cycle model, the engine) sizes an allocation or a loop from an absurd figure. Run by
+    /// the compiler, [`Executable::check`](crate::exe::Executable::check) (so by every loader)
+    /// and the engine.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        fn int(field: &'static str, v: u32, lo: u32, hi: u32) -> Result<(), TargetError> {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(TargetError {
+                    field,
+                    value: v.to_string(),
+                    allowed: format!("{lo}..={hi}"),
+                })
+            }
         }
-        if self.workers_per_tile == 0 {
-            return Err("target has no worker contexts".into());
+        fn real(field: &'static str, v: f64, hi: f64) -> Result<(), TargetError> {
+            if v.is_finite() && v > 0.0 && v <= hi {
+                Ok(())
+            } else {
+                Err(TargetError {
+                    field,
+                    value: v.to_string(),
+                    allowed: format!("finite, > 0 and <= {hi:e}"),
+                })
+            }
         }
-        if !self.alignment.is_power_of_two() || self.alignment < 8 {
-            return Err(format!(
-                "alignment {} is not a power of two >= 8",
-                self.alignment
-            ));
+        int("num_ipus", self.num_ipus, 1, MAX_CHIPS)?;
+        int("tiles_per_ipu", self.tiles_per_ipu, 1, MAX_TILES_PER_CHIP)?;
+        int("bytes_per_tile", self.bytes_per_tile, 1, MAX_BYTES_PER_TILE)?;
+        int("workers_per_tile", self.workers_per_tile, 1, MAX_WORKERS)?;
+        real("clock_hz", self.clock_hz, 1e11)?;
+        int(
+            "exchange_bytes_per_cycle",
+            self.exchange_bytes_per_cycle,
+            1,
+            1 << 16,
+        )?;
+        real("link_bytes_per_cycle", self.link_bytes_per_cycle, 1e6)?;
+        if !self.alignment.is_power_of_two() {
+            return Err(TargetError {
+                field: "alignment",
+                value: self.alignment.to_string(),
+                allowed: "a power of two from 8 to 4096".into(),
+            });
         }
-        if self.exchange_bytes_per_cycle == 0 || self.link_bytes_per_cycle <= 0.0 {
-            return Err("exchange bandwidth must be positive".into());
+        int("alignment", self.alignment, 8, 4096)?;
+        let tiles = u64::from(self.num_ipus) * u64::from(self.tiles_per_ipu);
+        if tiles > u64::from(MAX_TILES) {
+            return Err(TargetError {
+                field: "num_ipus x tiles_per_ipu",
+                value: tiles.to_string(),
+                allowed: format!("1..={MAX_TILES} tiles in all"),
+            });
         }
         Ok(())
     }
 }
 
+/// Most chips a target may have (several Pods of 64).
+pub const MAX_CHIPS: u32 = 1024;
+/// Most tiles per chip.
+pub const MAX_TILES_PER_CHIP: u32 = 1 << 16;
+/// Most tiles in all (chips × tiles per chip).
+pub const MAX_TILES: u32 = 1 << 22;
+/// Most SRAM bytes per tile (64 MiB; a GC200 tile has 624 KiB).
+pub const MAX_BYTES_PER_TILE: u32 = 64 << 20;
+/// Most hardware worker contexts per tile (a GC200 tile has 6).
+pub const MAX_WORKERS: u32 = 16;
+
+/// A field of a [`Target`] outside what the chip model can mean.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("target field `{field}` is {value}; allowed: {allowed}")]
+pub struct TargetError {
+    /// The field at fault (or the product of fields).
+    pub field: &'static str,
+    /// Its value as given.
+    pub value: String,
+    /// The range the model accepts.
+    pub allowed: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_field_is_bounded_and_named() {
+        assert_eq!(Target::gc200_multi(16).validate(), Ok(()));
+        let bad: Vec<(&str, Target)> = vec![
+            (
+                "workers_per_tile",
+                Target {
+                    workers_per_tile: u32::MAX,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "workers_per_tile",
+                Target {
+                    workers_per_tile: 0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "clock_hz",
+                Target {
+                    clock_hz: f64::NAN,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "clock_hz",
+                Target {
+                    clock_hz: -1.0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "clock_hz",
+                Target {
+                    clock_hz: f64::INFINITY,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "bytes_per_tile",
+                Target {
+                    bytes_per_tile: 0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "bytes_per_tile",
+                Target {
+                    bytes_per_tile: u32::MAX,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "num_ipus",
+                Target {
+                    num_ipus: 0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "tiles_per_ipu",
+                Target {
+                    tiles_per_ipu: u32::MAX,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "link_bytes_per_cycle",
+                Target {
+                    link_bytes_per_cycle: 0.0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "alignment",
+                Target {
+                    alignment: 12,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "alignment",
+                Target {
+                    alignment: 4,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "exchange_bytes_per_cycle",
+                Target {
+                    exchange_bytes_per_cycle: 0,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "num_ipus x tiles_per_ipu",
+                Target {
+                    num_ipus: 1024,
+                    tiles_per_ipu: 1 << 16,
+                    ..Target::gc200()
+                },
+            ),
+        ];
+        for (field, t) in bad {
+            let e = t.validate().unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.to_string().contains(field), "{e}");
+        }
+    }
 
     #[test]
     fn tile_ids_are_chip_major() {

@@ -64,7 +64,7 @@ pub fn compile(
     programs: &[Program],
     options: &CompileOptions,
 ) -> Result<Executable, CompileError> {
-    graph.target.validate().map_err(CompileError::BadTarget)?;
+    graph.target.validate()?;
     let _span = tracing::info_span!(
         "compile",
         vertices = graph.vertices.len(),

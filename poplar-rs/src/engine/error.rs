@@ -16,6 +16,9 @@ pub enum EngineError {
         bytes: u32,
         budget: u32,
     },
+    /// The host could not allocate a tile's simulated memory.
+    #[error("the host cannot allocate the {bytes} bytes of tile {tile}'s memory")]
+    HostOutOfMemory { tile: TileId, bytes: u32 },
     #[error("cannot build the engine's thread pool: {0}")]
     ThreadPool(String),
     #[error("no program {index} (the executable has {count})")]

@@ -6,33 +6,34 @@ use crate::target::TileId;
 // ---------------------------------------------------------------------------------------------
 // Tile memory
 
-/// One tile's memory: a leaked `Box<[u64]>` accessed only through its raw pointer (so that no
-/// reference to the whole buffer ever coexists with the per-field views handed to codelets).
+/// One tile's memory: a zeroed allocation of whole `u64`s accessed only through its raw pointer
+/// (so that no reference to the whole buffer ever coexists with the per-field views handed to
+/// codelets).
 pub(super) struct TileMem {
     pub(super) ptr: *mut u8,
-    pub(super) words: usize,
+    layout: std::alloc::Layout,
     pub(super) bytes: usize,
 }
 
 impl TileMem {
-    pub(super) fn new(bytes: usize) -> TileMem {
-        let words = bytes.div_ceil(8);
-        let b: Box<[u64]> = vec![0u64; words].into_boxed_slice();
-        let ptr = Box::into_raw(b).cast::<u8>();
-        TileMem { ptr, words, bytes }
+    /// `None` when the host cannot allocate it (reported as an engine error, never an abort).
+    pub(super) fn new(bytes: usize) -> Option<TileMem> {
+        // At least one word, so the allocation is never zero-sized.
+        let layout = std::alloc::Layout::array::<u64>(bytes.div_ceil(8).max(1)).ok()?;
+        // SAFETY: `layout` has a non-zero size (at least one u64) and a valid alignment.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return None;
+        }
+        Some(TileMem { ptr, layout, bytes })
     }
 }
 
 impl Drop for TileMem {
     fn drop(&mut self) {
-        // SAFETY: `ptr` came from `Box::into_raw` of a `Box<[u64]>` of `words` elements in
-        // `TileMem::new` and is freed only here, once.
-        unsafe {
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                self.ptr.cast::<u64>(),
-                self.words,
-            )));
-        }
+        // SAFETY: `ptr` came from `alloc_zeroed(self.layout)` in `TileMem::new` (non-null) and
+        // is freed only here, once, with the same layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
     }
 }
 

@@ -121,7 +121,7 @@ impl Engine {
         exe: &Executable,
         options: EngineOptions,
     ) -> Result<Engine, EngineError> {
-        exe.check()?;
+        exe.check()?; // validates the target too (every count below is bounded)
         let descs = exe.resolve_codelets()?;
         for (t, img) in exe.tiles.iter().enumerate() {
             if img.memory_bytes > exe.target.bytes_per_tile {
@@ -154,8 +154,14 @@ impl Engine {
             tiles: exe
                 .tiles
                 .iter()
-                .map(|img| TileMem::new(img.memory_bytes as usize))
-                .collect(),
+                .enumerate()
+                .map(|(t, img)| {
+                    TileMem::new(img.memory_bytes as usize).ok_or(EngineError::HostOutOfMemory {
+                        tile: t as TileId,
+                        bytes: img.memory_bytes,
+                    })
+                })
+                .collect::<Result<_, _>>()?,
         };
         for (t, img) in exe.tiles.iter().enumerate() {
             for b in &img.init {

@@ -16,8 +16,19 @@ use super::{Executable, FieldKind, MemRun, ScalarLoc, Step};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExecutableError {
     // ---- target and tiles ----
+    /// A field of the target is outside what the chip model can mean.
     #[error("invalid target: {0}")]
-    BadTarget(String),
+    BadTarget(#[from] crate::target::TargetError),
+    /// A tile image holds more always-live bytes than it allocates.
+    #[error("tile {tile}: always-live bytes {always_live} exceed its memory bytes {memory}")]
+    AlwaysLiveOverMemory {
+        tile: TileId,
+        always_live: u32,
+        memory: u32,
+    },
+    /// A stream moves more elements per copy than the whole target's memory could hold.
+    #[error("stream '{name}': {len} elements per copy cannot fit in the target's memory")]
+    StreamTooLong { name: String, len: usize },
     #[error("executable has {found} tile images but the target has {expected} tiles")]
     TileCount { expected: u64, found: usize },
     #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
@@ -310,6 +321,13 @@ impl Checker<'_> {
     fn check_tiles(&self) -> Result<(), ExecutableError> {
         for (t, img) in self.exe.tiles.iter().enumerate() {
             let tile = t as TileId;
+            if img.always_live_bytes > img.memory_bytes {
+                return Err(ExecutableError::AlwaysLiveOverMemory {
+                    tile,
+                    always_live: img.always_live_bytes,
+                    memory: img.memory_bytes,
+                });
+            }
             for (b, blk) in img.init.iter().enumerate() {
                 if blk.data.len() != blk.len as usize {
                     return Err(ExecutableError::InitLength {
@@ -771,7 +789,14 @@ impl Checker<'_> {
             }
         }
         names.clear();
+        let device_bytes = u64::from(self.num_tiles) * u64::from(self.exe.target.bytes_per_tile);
         for s in &self.exe.streams {
+            if (s.len as u64).saturating_mul(s.dtype.size() as u64) > device_bytes {
+                return Err(ExecutableError::StreamTooLong {
+                    name: s.name.clone(),
+                    len: s.len,
+                });
+            }
             if !names.insert(s.name.as_str()) {
                 return Err(ExecutableError::DuplicateName {
                     kind: "stream",
@@ -790,13 +815,8 @@ impl Executable {
     /// recursive calls. Does not consult the codelet registry (see
     /// [`Executable::resolve_codelets`]).
     pub fn check(&self) -> Result<(), ExecutableError> {
-        self.target.validate().map_err(ExecutableError::BadTarget)?;
+        self.target.validate()?;
         let num_tiles = u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu);
-        if num_tiles > u64::from(u32::MAX) {
-            return Err(ExecutableError::BadTarget(format!(
-                "{num_tiles} tiles overflow a tile id"
-            )));
-        }
         if self.tiles.len() as u64 != num_tiles {
             return Err(ExecutableError::TileCount {
                 expected: num_tiles,

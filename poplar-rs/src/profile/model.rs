@@ -105,7 +105,9 @@ pub fn schedule_vertices(
     vertices: impl IntoIterator<Item = (u64, bool)>,
     workers: u32,
 ) -> (u64, u64) {
-    let w = workers.max(1) as usize;
+    // Bounded by the target's validation (1..=MAX_WORKERS); clamped again here so that the
+    // model never allocates from an unchecked count.
+    let w = workers.clamp(1, crate::target::MAX_WORKERS) as usize;
     let mut free = vec![0u64; w];
     let mut sum = 0u64;
     for (cycles, multi) in vertices {

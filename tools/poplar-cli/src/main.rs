@@ -20,13 +20,15 @@ use poplar::Executable;
 /// Errors of the CLI, each naming the file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    #[error("{path}: {source}")]
+    /// An executable that does not load; the file is named once (I/O errors name it already).
+    #[error("{}", named(path, source, matches!(source, ExecutableError::Io { .. })))]
     Exe {
         path: String,
         source: ExecutableError,
     },
-    #[error(transparent)]
-    Profile(#[from] ProfileError),
+    /// A profile that does not load; the file is named once.
+    #[error("{}", named(path, source, matches!(source, ProfileError::Io { .. })))]
+    Profile { path: String, source: ProfileError },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -94,6 +96,22 @@ enum Input {
     Exe(Box<Executable>),
 }
 
+/// `path: error`, unless the error already names the path.
+fn named(path: &str, e: &dyn std::fmt::Display, names_path: bool) -> String {
+    if names_path {
+        e.to_string()
+    } else {
+        format!("{path}: {e}")
+    }
+}
+
+fn load_profile(path: &Path) -> Result<Profile, CliError> {
+    Profile::load(path).map_err(|source| CliError::Profile {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
     move |source| CliError::Io {
         path: path.display().to_string(),
@@ -119,7 +137,7 @@ fn load(path: &Path) -> Result<Input, CliError> {
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'{');
     if json {
-        Ok(Input::Profile(Box::new(Profile::load(path)?)))
+        Ok(Input::Profile(Box::new(load_profile(path)?)))
     } else {
         Ok(Input::Exe(Box::new(load_exe(path)?)))
     }
@@ -152,7 +170,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Input::Exe(e) => out(&CycleModel::new(&e).text_summary()),
         },
         Cmd::Trace { profile, output } => {
-            let p = Profile::load(&profile)?;
+            let p = load_profile(&profile)?;
             let text = serde_json::to_string(&p.chrome_trace()).expect("a trace serializes");
             write(&output, &text)?;
             eprintln!(

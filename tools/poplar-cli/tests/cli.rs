@@ -165,3 +165,72 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(!ok && err.contains("missing"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Rewrites a field of the target inside a saved executable's manifest, with a correct length
+/// and checksum, so that only the loader's validation can catch it.
+fn with_target_field(bytes: &[u8], field: &str, value: serde_json::Value) -> Vec<u8> {
+    let mlen = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+    let mut m: serde_json::Value = serde_json::from_slice(&bytes[24..24 + mlen]).unwrap();
+    m["target"][field] = value;
+    let json = serde_json::to_vec(&m).unwrap();
+    let mut out = bytes[..12].to_vec();
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&bytes[24 + mlen..]);
+    out
+}
+
+#[test]
+fn absurd_target_fields_are_refused_by_name_not_aborted_on() {
+    // `poplar profile` used to abort (out of memory, SIGABRT) on workers_per_tile = u32::MAX.
+    let d = dir("target");
+    let (exe, prof) = files(&d);
+    let good = std::fs::read(&exe).unwrap();
+    for (field, value) in [
+        ("workers_per_tile", serde_json::json!(u32::MAX)),
+        ("workers_per_tile", serde_json::json!(0)),
+        ("bytes_per_tile", serde_json::json!(0)),
+        ("num_ipus", serde_json::json!(1_000_000)),
+        ("alignment", serde_json::json!(3)),
+    ] {
+        let p = d.join(format!("bad-{field}.popexe"));
+        std::fs::write(&p, with_target_field(&good, field, value.clone())).unwrap();
+        for cmd in ["profile", "memory"] {
+            let (ok, _, err) = poplar(&[cmd.as_ref(), p.as_os_str()]);
+            assert!(!ok, "{cmd} {field}={value} succeeded");
+            assert!(
+                err.contains(&p.display().to_string()),
+                "file not named: {err}"
+            );
+            assert!(err.contains(field), "field not named: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    // Profile errors name the file too, and no message repeats the path.
+    let bad = d.join("broken.json");
+    let text = std::fs::read_to_string(&prof).unwrap();
+    std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
+    let (ok, _, err) = poplar(&["profile".as_ref(), bad.as_os_str()]);
+    assert!(!ok);
+    assert!(err.contains(&bad.display().to_string()), "{err}");
+    let missing = d.join("nothing-here.json");
+    for cmd in ["profile", "memory", "trace"] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![cmd.as_ref(), missing.as_os_str()];
+        if cmd == "trace" {
+            args.extend([
+                "-o".as_ref(),
+                d.join("t.json").into_os_string().leak() as &_,
+            ]);
+        }
+        let (ok, _, err) = poplar(&args);
+        assert!(!ok);
+        let name = missing.display().to_string();
+        assert_eq!(
+            err.matches(&name).count(),
+            1,
+            "{cmd}: path named once: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
