@@ -825,3 +825,68 @@ fn engine_is_send_and_sync_and_can_own_its_executable() {
         .flat_map(|t| &t.init)
         .all(|b| b.data.is_empty() && b.len > 0 || b.len == 0));
 }
+
+/// A caught codelet panic is reported in the returned error only: the engine's threads print no
+/// panic message or backtrace (run in a child process, whose stderr is checked). A panic outside
+/// the engine still reaches the previous hook.
+#[test]
+fn caught_vertex_panics_print_nothing() {
+    if std::env::var_os("POPLAR_PANIC_CHILD").is_some() {
+        for threads in [1, 2] {
+            let (exe, p) = failing_exe("test::PanicNeg");
+            let mut e = Engine::new(&exe, opts(threads)).unwrap();
+            e.write_tensor("x", &[1.0f32, 2.0, -3.0]).unwrap();
+            println!("ERR {}", e.run(p).unwrap_err());
+        }
+        let _ = std::panic::catch_unwind(|| panic!("outside the engine"));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "caught_vertex_panics_print_nothing",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("POPLAR_PANIC_CHILD", "1")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout.matches("ERR ").count(), 2, "{stdout}");
+    assert!(stdout.contains("boom on -3"), "{stdout}");
+    assert!(stdout.contains("(at "), "the error says where: {stdout}");
+    assert!(
+        !stderr.contains("boom"),
+        "engine threads printed the panic:\n{stderr}"
+    );
+    // One backtrace only: the panic outside the engine's.
+    assert_eq!(stderr.matches("stack backtrace").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("outside the engine"),
+        "other panics still print:\n{stderr}"
+    );
+}
+
+#[test]
+fn read_tensor_into_fills_the_callers_buffer() {
+    let exe = sample_exe();
+    let mut e = Engine::new(&exe, opts(2)).unwrap();
+    e.run(0).unwrap();
+    let want = e.read_tensor::<f32>("all").unwrap();
+    let mut buf = vec![f32::NAN; want.len()];
+    e.read_tensor_into("all", &mut buf).unwrap();
+    assert_eq!(buf, want);
+    let mut short = vec![0f32; want.len() - 1];
+    assert!(matches!(
+        e.read_tensor_into("all", &mut short),
+        Err(EngineError::WrongLength { expected, got, .. }) if expected == want.len() && got == want.len() - 1
+    ));
+    let mut wrong = vec![0u32; want.len()];
+    assert!(matches!(
+        e.read_tensor_into("all", &mut wrong),
+        Err(EngineError::WrongDType { .. })
+    ));
+}

@@ -2,7 +2,6 @@
 //! and exchange phases (`Exec`), which the team's threads share.
 
 use std::ops::Range;
-use std::panic::{self, AssertUnwindSafe};
 
 use super::host::InStream;
 use super::memory::{gather_runs, Memory};
@@ -13,18 +12,6 @@ use crate::codelet::{self, FieldLoc, FieldShape, VertexIo, Worker};
 use crate::dtype::DType;
 use crate::exe::{Executable, MemRun, ScalarLoc, Step};
 use crate::profile::Recorder;
-
-#[cold]
-#[inline(never)]
-pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        format!("panicked: {s}")
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        format!("panicked: {s}")
-    } else {
-        "panicked".to_string()
-    }
-}
 
 /// What every thread of a run reads: the plans and tile memory.
 #[derive(Clone, Copy)]
@@ -383,10 +370,10 @@ impl Exec<'_> {
                     id,
                     count: hv.workers,
                 };
-                let message = match panic::catch_unwind(AssertUnwindSafe(|| (hv.compute)(&io, w))) {
+                let message = match super::panics::quietly(|| (hv.compute)(&io, w)) {
                     Ok(Ok(())) => continue,
                     Ok(Err(e)) => e.0,
-                    Err(p) => panic_message(p),
+                    Err(m) => m,
                 };
                 return Err(self.vertex_failed(cs, ht, k, message));
             }

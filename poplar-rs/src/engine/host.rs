@@ -109,6 +109,47 @@ impl Engine {
         Ok(bytes_to_elems(&gather_runs(&self.mem, &h.runs)))
     }
 
+    /// Reads a whole host-readable tensor into `out`, which must have exactly its number of
+    /// elements (no allocation: for reading the same tensor every step of a long run).
+    pub fn read_tensor_into<T: Element>(
+        &self,
+        name: &str,
+        out: &mut [T],
+    ) -> Result<(), EngineError> {
+        let i = self.host_tensor::<T>(name)?;
+        let h = &self.exe.host_tensors[i];
+        if !h.readable {
+            return Err(EngineError::NotReadable { name: name.into() });
+        }
+        let size = T::DTYPE.size();
+        let total: usize = h.runs.iter().map(|r| r.bytes as usize).sum();
+        if out.len() * size != total {
+            return Err(EngineError::WrongLength {
+                name: name.into(),
+                expected: total / size,
+                got: out.len(),
+            });
+        }
+        if cfg!(target_endian = "little") && T::DTYPE != DType::Bool {
+            // SAFETY: T is f32, i32, u32, u16 or u8 (sealed `Element`, bool excluded above): no
+            // padding, every bit pattern valid, size_of::<T>() == size; the byte view covers
+            // exactly `out` and lives only for this block.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len() * size)
+            };
+            let mut pos = 0;
+            for r in &h.runs {
+                let n = r.bytes as usize;
+                self.mem
+                    .read(r.tile, r.offset as usize, &mut bytes[pos..pos + n]);
+                pos += n;
+            }
+        } else {
+            out.copy_from_slice(&bytes_to_elems(&gather_runs(&self.mem, &h.runs)));
+        }
+        Ok(())
+    }
+
     /// Raw bytes of a tile's memory (for tests and debugging).
     pub fn read_memory(
         &self,

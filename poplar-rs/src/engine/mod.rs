@@ -32,6 +32,7 @@ mod error;
 mod exec;
 mod host;
 mod memory;
+mod panics;
 mod plan;
 mod team;
 
@@ -122,6 +123,7 @@ impl Engine {
         options: EngineOptions,
     ) -> Result<Engine, EngineError> {
         exe.check()?; // validates the target too (every count below is bounded)
+        panics::install();
         let descs = exe.resolve_codelets()?;
         for (t, img) in exe.tiles.iter().enumerate() {
             if img.memory_bytes > exe.target.bytes_per_tile {
