@@ -39,7 +39,7 @@ pub(super) fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     let was = QUIET.with(|q| q.replace(true));
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(was));
-    r.map_err(|p| message(p))
+    r.map_err(message)
 }
 
 #[cold]
