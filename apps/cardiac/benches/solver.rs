@@ -40,12 +40,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn slab(dx: f64) -> (TetMesh, Setup) {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).expect("setup");
     (mesh, setup)
 }

@@ -1,6 +1,7 @@
 //! The monodomain cardiac simulator of "unstructured-mesh computations on Graphcore IPUs",
 //! written only against the public API of `poplar` and `codelets`.
 
+pub mod app;
 pub mod matrix;
 pub mod mesh;
 pub mod partition;

@@ -1,22 +1,27 @@
 //! `cardiac`: the monodomain simulator on poplar-rs.
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+//!
+//! Argument parsing and dispatch only: what each command does is library code in
+//! `cardiac::app` (problem assembly, probes, executable sections, outputs, the run loop).
+
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
-use cardiac::matrix::Conductivity;
-use cardiac::mesh::{CellType, ReadOptions, TetMesh};
+use anyhow::{ensure, Context, Result};
+use cardiac::app::output::{self, Snapshots};
+use cardiac::app::probes::Probes;
+use cardiac::app::problem::{self, ProblemSpec, StimRegion};
+use cardiac::app::{bundle, run::run_device};
+use cardiac::mesh::CellType;
 use cardiac::partition::{PartitionStats, Strategy};
 use cardiac::plot::{plot_diagonal, Series};
 use cardiac::report::RunReport;
-use cardiac::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
+use cardiac::solver::device::{self, DeviceRun};
 use cardiac::solver::native::NativeSolver;
-use cardiac::solver::{Results, Setup, Stimulus};
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use poplar::profile::{PhaseKind, Profile, ProfileOptions};
-use poplar::{EngineOptions, Executable, Target};
-use serde::{Deserialize, Serialize};
+use cardiac::solver::{Results, Setup};
+use clap::{Args, Parser, Subcommand};
+use poplar::profile::{PhaseKind, Profile};
+use poplar::{Executable, Target};
 
 #[derive(Parser)]
 #[command(
@@ -32,32 +37,38 @@ struct Cli {
 enum Cmd {
     /// Build, compile and run a simulation; print activation times; write results.
     Run(RunArgs),
-    /// Build and compile, and save the executable, plus what the host needs to run it and
-    /// report on it: FILE.json (run info), FILE.probes.json (benchmark points) and
-    /// FILE.mesh.vtu (the mesh, for activation.vtu and snapshots).
+    /// Build and compile, and save the executable: one file that also carries what the host
+    /// needs to run it and report on it (run info, benchmark points, the mesh for VTU output).
     Compile {
         #[command(flatten)]
         problem: ProblemArgs,
         #[arg(short, long)]
         output: PathBuf,
+        /// Overwrite OUTPUT if it exists (refused otherwise).
+        #[arg(long)]
+        force: bool,
     },
     /// Run a saved executable (written by `cardiac compile`).
     Exec {
         file: PathBuf,
-        /// Simulated time to run (ms), rounded up to whole chunks of 250 ODE steps (5 ms at
-        /// dt_ode 0.02); less when every cell has activated.
+        /// Simulated time to run (ms), to the nearest whole ODE step at or after it; less when
+        /// every cell has activated.
         #[arg(long, default_value_t = 5.0)]
         t_end: f64,
-        /// Write results here: results.json (benchmark points of a slab executable), and, from
-        /// the mesh saved beside the executable, activation.vtu and voltage snapshots.
+        /// Write results here: results.json (benchmark points of a slab executable),
+        /// activation.vtu and voltage snapshots. Checked before the run; a folder holding an
+        /// earlier run's files is refused unless --force.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Overwrite the files of an earlier run in --out.
+        #[arg(long)]
+        force: bool,
         /// Simulator threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
         /// With --out: a voltage snapshot (VTU) every this many simulated ms, at the first end
-        /// of a 250-step chunk at or after each multiple (the chunk is fixed in a saved
-        /// executable); 0 writes none.
+        /// of a device run (a chunk of the saved executable's steps, or a single step) at or
+        /// after each multiple; 0 writes none.
         #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
         snapshot_every: f64,
     },
@@ -103,8 +114,8 @@ struct ProblemArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     fibre: Option<Vec<f64>>,
     /// Cell type for meshes without cell types.
-    #[arg(long, value_enum, default_value_t = CellKind::Epi)]
-    cell_type: CellKind,
+    #[arg(long, value_enum, default_value_t = CellType::Epi)]
+    cell_type: CellType,
     /// Stimulus box min,max corners (mm): x0,y0,z0,x1,y1,z1. Default: the Niederer corner cube.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     stim_box: Option<Vec<f64>>,
@@ -114,7 +125,8 @@ struct ProblemArgs {
     /// Stimulate the cells touching this surface tag (e.g. ENDO_LV).
     #[arg(long)]
     stim_surface: Option<String>,
-    /// ODE time step (ms).
+    /// ODE time step (ms): at most 0.2 (the cell model's forward Euler fails beyond), with a
+    /// warning above 0.05; the Niederer benchmark uses 0.005 to 0.05.
     #[arg(long, default_value_t = 0.02)]
     dt_ode: f64,
     /// Number of chips (1,472 tiles each).
@@ -124,32 +136,62 @@ struct ProblemArgs {
     #[arg(long)]
     tiles: Option<usize>,
     /// Halo strategy.
-    #[arg(long, value_enum, default_value_t = StrategyArg::MixedClean)]
-    strategy: StrategyArg,
+    #[arg(long, value_enum, default_value_t = Strategy::MixedClean)]
+    strategy: Strategy,
 }
 
 impl ProblemArgs {
-    /// The built-in slab at `dx` with every other option at its default.
-    fn slab(dx: f64) -> ProblemArgs {
-        ProblemArgs {
-            dx,
-            mesh: None,
-            scale: 1.0,
-            fibre: None,
-            cell_type: CellKind::Epi,
-            stim_box: None,
-            stim_sphere: None,
-            stim_surface: None,
-            dt_ode: 0.02,
-            chips: 1,
-            tiles: None,
-            strategy: StrategyArg::MixedClean,
+    /// The problem these options describe (list options checked).
+    fn to_spec(&self) -> Result<ProblemSpec> {
+        check_list("fibre", &self.fibre, 3, "x,y,z")?;
+        check_list("stim-box", &self.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
+        check_list("stim-sphere", &self.stim_sphere, 4, "cx,cy,cz,r in mm")?;
+        if self.mesh.is_none() {
+            let ignored: Vec<&str> = [
+                (self.fibre.is_some(), "--fibre"),
+                (self.cell_type != CellType::Epi, "--cell-type"),
+                (self.scale != 1.0, "--scale"),
+            ]
+            .into_iter()
+            .filter_map(|(set, name)| set.then_some(name))
+            .collect();
+            ensure!(
+                ignored.is_empty(),
+                "{} only apply to a mesh read with --mesh: the built-in slab has fibres along x \
+                 and epicardial cells",
+                ignored.join(", ")
+            );
         }
-    }
-
-    /// Slab size for reports; `None` for a user mesh.
-    fn slab_dx(&self) -> Option<f64> {
-        self.mesh.is_none().then_some(self.dx)
+        let regions = [
+            self.stim_box.is_some(),
+            self.stim_sphere.is_some(),
+            self.stim_surface.is_some(),
+        ];
+        ensure!(
+            regions.iter().filter(|&&r| r).count() <= 1,
+            "give at most one of --stim-box, --stim-sphere and --stim-surface"
+        );
+        let stim = if let Some(b) = &self.stim_box {
+            StimRegion::Box([b[0], b[1], b[2]], [b[3], b[4], b[5]])
+        } else if let Some(c) = &self.stim_sphere {
+            StimRegion::Sphere([c[0], c[1], c[2]], c[3])
+        } else if let Some(tag) = &self.stim_surface {
+            StimRegion::Surface(tag.clone())
+        } else {
+            StimRegion::NiedererCube
+        };
+        Ok(ProblemSpec {
+            dx: self.dx,
+            mesh: self.mesh.clone(),
+            scale: self.scale,
+            fibre: self.fibre.as_ref().map(|f| [f[0], f[1], f[2]]),
+            cell_type: self.cell_type,
+            stim,
+            dt_ode: self.dt_ode,
+            chips: self.chips,
+            tiles: self.tiles,
+            strategy: self.strategy,
+        })
     }
 }
 
@@ -157,9 +199,8 @@ impl ProblemArgs {
 struct RunArgs {
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Stop at this simulated time (ms), rounded up to whole chunks of ODE steps (250 steps,
-    /// 5 ms at dt_ode 0.02, or the snapshot interval if shorter), or earlier when every cell
-    /// has activated.
+    /// Stop at this simulated time (ms), to the nearest whole ODE step at or after it, or
+    /// earlier when every cell has activated.
     #[arg(long, default_value_t = 300.0)]
     t_end: f64,
     /// A short smoke run (5 ms) for CI.
@@ -168,9 +209,13 @@ struct RunArgs {
     /// Also run the native reference and compare.
     #[arg(long)]
     native: bool,
-    /// Output folder.
+    /// Output folder: created if missing, checked before any work starts; a folder holding an
+    /// earlier run's files is refused unless --force.
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Overwrite the files of an earlier run in --out.
+    #[arg(long)]
+    force: bool,
     /// Simulator threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -185,114 +230,6 @@ struct RunArgs {
     snapshot_every: f64,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum CellKind {
-    Endo,
-    Mid,
-    Epi,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum StrategyArg {
-    /// The whole separator to every neighbour.
-    Full,
-    /// One smallest enclosing range per neighbour.
-    Ranged,
-    /// A mixed range broadcast to its readers, then one clean range per neighbour (the paper's
-    /// choice).
-    MixedClean,
-    /// One range per run of needed cells, gaps of up to 16 cells bridged (not in the paper).
-    Runs,
-}
-
-impl From<StrategyArg> for Strategy {
-    fn from(s: StrategyArg) -> Strategy {
-        match s {
-            StrategyArg::Full => Strategy::Full,
-            StrategyArg::Ranged => Strategy::Ranged,
-            StrategyArg::MixedClean => Strategy::MixedClean,
-            StrategyArg::Runs => Strategy::Runs,
-        }
-    }
-}
-
-/// Where `compile` records, beside the executable, which cells are the benchmark points and the
-/// diagonal samples, so that `exec` can report them (FILE.probes.json).
-#[derive(Serialize, Deserialize)]
-struct Probes {
-    dx_mm: Option<f64>,
-    dt_ode_ms: f64,
-    /// (name, point, mesh cell) of P1..P9.
-    points: Vec<(String, [f64; 3], usize)>,
-    /// (s, point, mesh cell) along the diagonal.
-    diagonal: Vec<(f64, [f64; 3], usize)>,
-}
-
-impl Probes {
-    fn new(setup: &Setup, dx_mm: Option<f64>) -> Probes {
-        // The same cells RunReport::new samples.
-        let res = Results {
-            activation: (0..setup.n).map(|i| i as f32).collect(),
-            v: Vec::new(),
-            t: 0.0,
-        };
-        let r = RunReport::new(setup, &res, dx_mm);
-        Probes {
-            dx_mm,
-            dt_ode_ms: cardiac::report::round_f32(setup.dt_ode),
-            points: r
-                .points
-                .iter()
-                .map(|p| (p.name.clone(), p.point_mm, p.activation_ms as usize))
-                .collect(),
-            diagonal: r
-                .diagonal
-                .iter()
-                .map(|d| (d.s, d.point_mm, d.activation_ms as usize))
-                .collect(),
-        }
-    }
-
-    fn report(&self, res: &Results) -> Result<RunReport> {
-        let at = |c: usize| {
-            res.activation.get(c).copied().with_context(|| {
-                format!(
-                    "probe cell {c} is outside the {} cells",
-                    res.activation.len()
-                )
-            })
-        };
-        Ok(RunReport {
-            dx_mm: self.dx_mm,
-            dt_ode_ms: Some(self.dt_ode_ms),
-            cells: Some(res.activation.len()),
-            t_ms: res.t,
-            points: self
-                .points
-                .iter()
-                .map(|(n, p, c)| {
-                    Ok(cardiac::report::PointTime {
-                        name: n.clone(),
-                        point_mm: *p,
-                        activation_ms: at(*c)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-            diagonal: self
-                .diagonal
-                .iter()
-                .map(|(s, p, c)| {
-                    Ok(cardiac::report::DiagonalSample {
-                        s: *s,
-                        point_mm: *p,
-                        activation_ms: at(*c)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-        })
-    }
-}
-
 /// Checks that a comma-separated option has `n` finite numbers.
 fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<()> {
     if let Some(v) = v {
@@ -302,114 +239,6 @@ fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<
         );
     }
     Ok(())
-}
-
-fn load_mesh(a: &ProblemArgs) -> Result<TetMesh> {
-    check_list("fibre", &a.fibre, 3, "x,y,z")?;
-    check_list("stim-box", &a.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
-    check_list("stim-sphere", &a.stim_sphere, 4, "cx,cy,cz,r in mm")?;
-    let mesh = match &a.mesh {
-        None => {
-            ensure!(
-                a.dx > 0.0 && a.dx <= 3.0,
-                "--dx {} mm: the slab needs 0 < dx <= 3 mm (the benchmark uses 0.5, 0.2, 0.1)",
-                a.dx
-            );
-            TetMesh::slab(20.0, 7.0, 3.0, a.dx)
-        }
-        Some(p) => {
-            ensure!(
-                p.is_file(),
-                "mesh file {} does not exist or is not a file",
-                p.display()
-            );
-            ensure!(
-                a.scale.is_finite() && a.scale > 0.0,
-                "--scale {} must be positive",
-                a.scale
-            );
-            let m = cardiac::mesh::read_mesh(p, &ReadOptions::with_scale(a.scale))
-                .with_context(|| format!("reading mesh {}", p.display()))?;
-            let ct = match a.cell_type {
-                CellKind::Endo => CellType::Endo,
-                CellKind::Mid => CellType::Mid,
-                CellKind::Epi => CellType::Epi,
-            };
-            let m = m.with_default_cell_type(ct);
-            match &a.fibre {
-                Some(f) => m
-                    .with_default_fibres(Some([f[0], f[1], f[2]]))
-                    .context("--fibre")?,
-                None => m,
-            }
-        }
-    };
-    mesh.validate().context("the mesh is not valid")?;
-    Ok(mesh)
-}
-
-fn setup(a: &ProblemArgs, mesh: &TetMesh) -> Result<Setup> {
-    let cond = if a.mesh.is_some() && mesh.fibres.is_none() {
-        Conductivity {
-            sigma_t: Conductivity::niederer().sigma_l,
-            ..Conductivity::niederer()
-        }
-    } else {
-        Conductivity::niederer()
-    };
-    let (cells, what) = if let Some(b) = &a.stim_box {
-        (
-            mesh.cells_in_box([b[0], b[1], b[2]], [b[3], b[4], b[5]]),
-            format!("box {b:?} mm"),
-        )
-    } else if let Some(s) = &a.stim_sphere {
-        (
-            mesh.cells_in_sphere([s[0], s[1], s[2]], s[3]),
-            format!("sphere {s:?} mm"),
-        )
-    } else if let Some(tag) = &a.stim_surface {
-        (
-            mesh.cells_touching_surface(tag).context("--stim-surface")?,
-            format!("surface {tag}"),
-        )
-    } else {
-        (
-            mesh.cells_in_box([0.0; 3], [1.5; 3]),
-            "the corner cube [0, 1.5]³ mm".to_string(),
-        )
-    };
-    if cells.is_empty() {
-        let bb = mesh
-            .bounding_box()
-            .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
-            .unwrap_or_default();
-        bail!("the stimulus region ({what}) contains no cell centroid{bb}");
-    }
-    let stim = Stimulus {
-        cells,
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
-    Ok(Setup::new(mesh, &cond, a.dt_ode, &stim)?)
-}
-
-fn device_config(a: &ProblemArgs) -> Result<DeviceConfig> {
-    ensure!(
-        (1..=64).contains(&a.chips),
-        "--chips {} must be between 1 and 64",
-        a.chips
-    );
-    let mut cfg = DeviceConfig::chips(a.chips, a.strategy.into());
-    if let Some(t) = a.tiles {
-        ensure!(
-            t >= 1 && t <= cfg.tiles,
-            "--tiles {t} must be between 1 and {}",
-            cfg.tiles
-        );
-        cfg.tiles = t;
-    }
-    Ok(cfg)
 }
 
 fn describe_machine(t: &Target, tiles_used: usize, strategy: Strategy) -> String {
@@ -423,67 +252,6 @@ fn describe_machine(t: &Target, tiles_used: usize, strategy: Strategy) -> String
         tiles_used,
         strategy.name()
     )
-}
-
-/// Called after every chunk with the run, to write snapshots.
-type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
-
-fn run_device(
-    exe: Executable,
-    info: RunInfo,
-    t_end: f64,
-    threads: Option<usize>,
-    profile: bool,
-    mut after_chunk: Option<ChunkHook<'_>>,
-) -> Result<(Results, f64, Option<Profile>)> {
-    let mut run = DeviceRun::from_executable(
-        exe,
-        info,
-        EngineOptions {
-            threads,
-            ..Default::default()
-        },
-    )
-    .context("setting up the engine")?;
-    let dt = f64::from(run.info.dt_ode);
-    if profile {
-        run.engine.enable_profiling(ProfileOptions::default());
-    }
-    let tty = std::io::stderr().is_terminal();
-    let t0 = Instant::now();
-    loop {
-        run.run_chunk().context("running the engine")?;
-        let t = run.time()?;
-        if let Some(hook) = after_chunk.as_mut() {
-            hook(&run)?;
-        }
-        let act = run.activation()?;
-        let done = act.iter().filter(|&&a| a >= 0.0).count();
-        let secs = t0.elapsed().as_secs_f64();
-        let line = format!(
-            "  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
-            act.len(),
-            100.0 * done as f64 / act.len().max(1) as f64,
-            secs / f64::from(t).max(1e-9)
-        );
-        // On a terminal, one line redrawn in place; in a log file or pipe, one line per
-        // chunk (carriage returns would pile every update onto a single line).
-        if tty {
-            eprint!("\r{line}   ");
-        } else {
-            eprintln!("{line}");
-        }
-        // Half a step of slack: the device's f32 clock lands just short of whole numbers.
-        if f64::from(t) >= t_end - 0.5 * dt || done == act.len() {
-            break;
-        }
-    }
-    if tty {
-        eprintln!();
-    }
-    let secs = t0.elapsed().as_secs_f64();
-    let profile = run.engine.take_profile();
-    Ok((run.results()?, secs, profile))
 }
 
 fn print_points(r: &RunReport) {
@@ -534,120 +302,39 @@ fn print_activation_summary(setup: &Setup, res: &Results) {
     );
 }
 
-/// Voltage snapshots of a run: `voltage_<t>ms.vtu` files and the `voltage.pvd` collection
-/// that gives ParaView their times.
-struct Snapshots {
-    dir: PathBuf,
-    /// ms between snapshots; 0 = none.
-    every: f64,
-    next: f64,
-    written: Vec<(f64, String)>,
-}
-
-impl Snapshots {
-    fn new(dir: &Path, every: f64) -> Self {
-        Snapshots {
-            dir: dir.to_path_buf(),
-            every,
-            next: every,
-            written: Vec::new(),
-        }
-    }
-
-    fn after_chunk(&mut self, run: &DeviceRun, mesh: &TetMesh) -> Result<()> {
-        // Nominal time (steps × dt): the device's f32 clock drifts by a few µs over a run.
-        let t = run.steps() as f64 * f64::from(run.info.dt_ode);
-        // Half an ODE step of slack for the rounding of the product.
-        let slack = 0.5 * f64::from(run.info.dt_ode);
-        if self.every <= 0.0 || t + slack < self.next {
-            return Ok(());
-        }
-        while self.next <= t + slack {
-            self.next += self.every;
-        }
-        if self.written.is_empty() {
-            std::fs::create_dir_all(&self.dir)
-                .with_context(|| format!("creating {}", self.dir.display()))?;
-        }
-        let v = run.voltage()?;
-        let name = format!("voltage_{t:09.3}ms.vtu");
-        let path = self.dir.join(&name);
-        cardiac::mesh::write_vtu(&path, mesh, &[("v_mV", &v)])
-            .with_context(|| format!("writing {}", path.display()))?;
-        self.written.push((t, name));
-        Ok(())
-    }
-
-    /// Writes `voltage.pvd` listing the snapshots (none written: no file).
-    fn finish(&self) -> Result<()> {
-        if self.written.is_empty() {
-            return Ok(());
-        }
-        let mut pvd = String::from(
-            "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
-        );
-        for (t, name) in &self.written {
-            pvd.push_str(&format!(
-                "    <DataSet timestep=\"{t:.4}\" part=\"0\" file=\"{name}\"/>\n"
-            ));
-        }
-        pvd.push_str("  </Collection>\n</VTKFile>\n");
-        let path = self.dir.join("voltage.pvd");
-        std::fs::write(&path, pvd).with_context(|| format!("writing {}", path.display()))?;
-        println!(
-            "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
-            self.written.len(),
-            self.written[0].0,
-            self.written[self.written.len() - 1].0,
-            path.display()
-        );
-        Ok(())
-    }
-}
-
-/// `activation.vtu`: activation time and final voltage per cell.
-fn write_activation_vtu(dir: &Path, mesh: &TetMesh, res: &Results) -> Result<()> {
-    cardiac::mesh::write_vtu(
-        dir.join("activation.vtu"),
-        mesh,
-        &[("activation_ms", &res.activation), ("v_mV", &res.v)],
-    )
-    .with_context(|| format!("writing {}/activation.vtu", dir.display()))
-}
-
-fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    write_activation_vtu(dir, mesh, res)?;
-    report
-        .save(dir.join("results.json"))
-        .with_context(|| format!("writing {}/results.json", dir.display()))?;
-    Ok(())
-}
-
 fn cmd_run(a: RunArgs) -> Result<()> {
     let t_end = if a.quick { 5.0 } else { a.t_end };
     ensure!(
         t_end > 0.0 && t_end.is_finite(),
         "--t-end {t_end} must be positive"
     );
-    let t_all = Instant::now();
-    let t = Instant::now();
-    let mesh = load_mesh(&a.problem)?;
-    let setup = setup(&a.problem, &mesh)?;
-    let setup_s = t.elapsed().as_secs_f64();
-    let mut cfg = device_config(&a.problem)?;
     ensure!(
         a.snapshot_every >= 0.0 && a.snapshot_every.is_finite(),
         "--snapshot-every {} must be 0 (none) or a positive number of ms",
         a.snapshot_every
     );
+    let spec = a.problem.to_spec()?;
+    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+        eprintln!("{w}");
+    }
+    let mut cfg = problem::device_config(&spec)?;
+    // Before any work: a run must not be lost to an unusable output folder.
+    output::prepare(&a.out, a.force)?;
+    let t_all = Instant::now();
+    let t = Instant::now();
+    let (mesh, warnings) = problem::load_mesh(&spec)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    let setup = problem::setup(&spec, &mesh)?;
+    let setup_s = t.elapsed().as_secs_f64();
     cfg.chunk_steps = chunk_steps_for(a.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
 
     println!("== cardiac run");
-    match &a.problem.mesh {
+    match &spec.mesh {
         None => println!(
             "problem: Niederer slab 20 × 7 × 3 mm, dx {} mm: {} tetrahedra; fibres along x; TP06 epi",
-            a.problem.dx, setup.n
+            spec.dx, setup.n
         ),
         Some(p) => {
             let bb = mesh
@@ -658,7 +345,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             println!(
                 "problem: {} (× {}): {} tetrahedra spanning {bb}; {}; surfaces {tags:?}",
                 p.display(),
-                a.problem.scale,
+                spec.scale,
                 setup.n,
                 if mesh.fibres.is_some() {
                     "fibres from the mesh or --fibre"
@@ -686,7 +373,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let prob = device::build(&setup, &cfg)?;
     let build_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let exe = device::compile_problem(&prob)?;
+    let exe = compile_or_hint(&prob, spec.chips)?;
     let compile_s = t.elapsed().as_secs_f64();
     let mem: Vec<u32> = exe
         .tiles
@@ -714,7 +401,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let (res, sim_s, profile) =
         run_device(exe, info, t_end, a.threads, !a.no_profile, Some(&mut hook))?;
     snapshots.finish()?;
-    let report = RunReport::new(&setup, &res, a.problem.slab_dx());
+    let report = RunReport::new(&setup, &res, spec.slab_dx());
     println!("results (simulated {:.2} ms):", res.t);
     print_points(&report);
     print_activation_summary(&setup, &res);
@@ -732,7 +419,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
             t.elapsed().as_secs_f64()
         );
     }
-    write_outputs(&a.out, &mesh, &res, &report)?;
+    output::write_outputs(&a.out, &mesh, &res, &report)?;
     if let Some(p) = &profile {
         print_phase_breakdown(p, &cfg.target, setup.dt_ode, res.t);
         p.save(a.out.join("profile.json"))
@@ -822,55 +509,58 @@ fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
     }
 }
 
-/// The files `cardiac compile` writes beside an executable.
-struct Sidecars {
-    /// Run info ([`RunInfo`]).
-    meta: PathBuf,
-    /// Benchmark points ([`Probes`]).
-    probes: PathBuf,
-    /// The mesh, in the executable's cell numbering before partitioning (mesh order).
-    mesh: PathBuf,
-}
-
-fn sidecars(file: &Path) -> Sidecars {
-    Sidecars {
-        meta: file.with_extension("json"),
-        probes: file.with_extension("probes.json"),
-        mesh: file.with_extension("mesh.vtu"),
+fn cmd_compile(problem: ProblemArgs, output: PathBuf, force: bool) -> Result<()> {
+    ensure!(
+        force || !output.exists(),
+        "{} exists: pass --force to overwrite it, or choose another -o",
+        output.display()
+    );
+    let spec = problem.to_spec()?;
+    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+        eprintln!("{w}");
     }
-}
-
-fn cmd_compile(problem: ProblemArgs, output: PathBuf) -> Result<()> {
-    let mesh = load_mesh(&problem)?;
-    let setup = setup(&problem, &mesh)?;
-    let prob = device::build(&setup, &device_config(&problem)?)?;
-    let exe = device::compile_problem(&prob)?;
+    let (mesh, warnings) = problem::load_mesh(&spec)?;
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    let setup = problem::setup(&spec, &mesh)?;
+    let cfg = problem::device_config(&spec)?;
+    let prob = device::build(&setup, &cfg)?;
+    let mut exe = compile_or_hint(&prob, spec.chips)?;
+    bundle::attach(
+        &mut exe,
+        &prob.info,
+        &Probes::select(&setup, spec.slab_dx()),
+        &mesh,
+    )?;
     exe.save(&output)
         .with_context(|| format!("saving {}", output.display()))?;
-    let side = sidecars(&output);
-    std::fs::write(&side.meta, serde_json::to_string(&prob.info)?)
-        .with_context(|| format!("writing {}", side.meta.display()))?;
-    std::fs::write(
-        &side.probes,
-        serde_json::to_string(&Probes::new(&setup, problem.slab_dx()))?,
-    )
-    .with_context(|| format!("writing {}", side.probes.display()))?;
-    cardiac::mesh::write_vtu(&side.mesh, &mesh, &[])
-        .with_context(|| format!("writing {}", side.mesh.display()))?;
     println!(
-        "wrote {}, {}, {} and {}",
-        output.display(),
-        side.meta.display(),
-        side.probes.display(),
-        side.mesh.display()
+        "wrote {} (the executable, with its run info, benchmark points and mesh)",
+        output.display()
     );
     Ok(())
+}
+
+/// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
+fn compile_or_hint(prob: &device::DeviceProblem, chips: u32) -> Result<Executable> {
+    match device::compile_problem(prob) {
+        Err(device::DeviceError::Compile(e @ poplar::CompileError::OutOfMemory { .. })) => {
+            Err(anyhow::Error::new(e).context(format!(
+                "the problem does not fit in the tile memory of {chips} chip(s): give more \
+                 tiles with --chips {} (1,472 tiles each)",
+                chips * 2
+            )))
+        }
+        r => Ok(r?),
+    }
 }
 
 fn cmd_exec(
     file: PathBuf,
     t_end: f64,
     out: Option<PathBuf>,
+    force: bool,
     threads: Option<usize>,
     snapshot_every: f64,
 ) -> Result<()> {
@@ -884,32 +574,10 @@ fn cmd_exec(
     );
     let exe = Executable::load(&file)
         .with_context(|| format!("loading the executable {}", file.display()))?;
-    let Sidecars { meta, probes, mesh } = sidecars(&file);
-    let info: RunInfo =
-        serde_json::from_str(&std::fs::read_to_string(&meta).with_context(|| {
-            format!("reading {} (written by `cardiac compile`)", meta.display())
-        })?)
-        .with_context(|| format!("parsing {}", meta.display()))?;
-    let act = exe
-        .host_tensors
-        .iter()
-        .find(|h| h.name == "activation")
-        .with_context(|| {
-            format!(
-                "{} has no `activation` tensor: not a cardiac executable",
-                file.display()
-            )
-        })?;
-    ensure!(
-        act.shape.iter().product::<usize>() == info.n
-            && info.new_to_old.len() == info.n
-            && info.new_to_old.iter().all(|&o| (o as usize) < info.n),
-        "{} does not describe {} ({} cells vs an activation tensor of {})",
-        meta.display(),
-        file.display(),
-        info.n,
-        act.shape.iter().product::<usize>()
-    );
+    let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &file)?;
+    if let Some(dir) = &out {
+        output::prepare(dir, force)?;
+    }
     println!(
         "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",
         file.display(),
@@ -919,38 +587,11 @@ fn cmd_exec(
         exe.target.num_ipus,
         exe.target.tiles_per_ipu
     );
-    // The mesh is needed only for VTU output.
-    let mesh = match &out {
-        Some(_) if mesh.is_file() => {
-            let m = cardiac::mesh::read_vtu(&mesh, &ReadOptions::default())
-                .with_context(|| format!("reading {}", mesh.display()))?;
-            ensure!(
-                m.num_cells() == info.n,
-                "{} has {} cells but {} describes {}",
-                mesh.display(),
-                m.num_cells(),
-                meta.display(),
-                info.n
-            );
-            Some(m)
-        }
-        Some(_) => {
-            println!(
-                "no {} beside the executable: activation.vtu and voltage snapshots are not written",
-                mesh.display()
-            );
-            None
-        }
-        None => None,
+    let mut snapshots = match &out {
+        Some(dir) => Snapshots::new(dir, snapshot_every),
+        None => Snapshots::none(),
     };
-    let mut snapshots = match (&out, &mesh) {
-        (Some(dir), Some(_)) => Snapshots::new(dir, snapshot_every),
-        _ => Snapshots::new(Path::new("."), 0.0),
-    };
-    let mut hook = |run: &DeviceRun| match &mesh {
-        Some(m) => snapshots.after_chunk(run, m),
-        None => Ok(()),
-    };
+    let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
     let (res, secs, _) = run_device(exe, info, t_end, threads, false, Some(&mut hook))?;
     snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
@@ -960,47 +601,22 @@ fn cmd_exec(
         secs,
         res.activation.len()
     );
-    let report = if probes.is_file() {
-        let p: Probes = serde_json::from_str(
-            &std::fs::read_to_string(&probes)
-                .with_context(|| format!("reading {}", probes.display()))?,
-        )
-        .with_context(|| format!("parsing {}", probes.display()))?;
-        let report = p.report(&res)?;
-        print_points(&report);
-        Some(report)
-    } else {
-        None
-    };
-    let Some(dir) = out else {
-        return Ok(());
-    };
-    if report.is_none() && mesh.is_none() {
-        bail!(
-            "neither {} nor {} is beside the executable, so there is nothing to write to {}",
-            probes.display(),
-            sidecars(&file).mesh.display(),
+    let report = probes.report(&res)?;
+    print_points(&report);
+    if let Some(dir) = out {
+        output::write_outputs(&dir, &mesh, &res, &report)?;
+        println!(
+            "wrote {0}/results.json and {0}/activation.vtu",
             dir.display()
         );
-    }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    if let Some(report) = &report {
-        report
-            .save(dir.join("results.json"))
-            .with_context(|| format!("writing {}/results.json", dir.display()))?;
-        println!("wrote {}/results.json", dir.display());
-    }
-    if let Some(m) = &mesh {
-        write_activation_vtu(&dir, m, &res)?;
-        println!("wrote {}/activation.vtu", dir.display());
     }
     Ok(())
 }
 
 fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
-    let args = ProblemArgs::slab(dx);
-    let mesh = load_mesh(&args)?;
-    let setup = setup(&args, &mesh)?;
+    let spec = ProblemSpec::slab(dx);
+    let (mesh, _) = problem::load_mesh(&spec)?;
+    let setup = problem::setup(&spec, &mesh)?;
     println!("slab dx {dx} mm: {} cells", setup.n);
     println!(
         "{:>5} | {:>7} {:>7} | {}",
@@ -1015,7 +631,7 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
             "chip count {c} must be between 1 and 64"
         );
         for s in Strategy::ALL {
-            let cfg = DeviceConfig::chips(c, s);
+            let cfg = device::DeviceConfig::chips(c, s);
             let p = device::build(&setup, &cfg)?;
             let exe = device::compile_problem(&p)?;
             let (mx, md) = max_median(
@@ -1101,14 +717,19 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
-        Cmd::Compile { problem, output } => cmd_compile(problem, output),
+        Cmd::Compile {
+            problem,
+            output,
+            force,
+        } => cmd_compile(problem, output, force),
         Cmd::Exec {
             file,
             t_end,
             out,
+            force,
             threads,
             snapshot_every,
-        } => cmd_exec(file, t_end, out, threads, snapshot_every),
+        } => cmd_exec(file, t_end, out, force, threads, snapshot_every),
         Cmd::Partition { dx, chips } => cmd_partition(dx, chips),
         Cmd::PlotDiagonal {
             inputs,

@@ -34,12 +34,7 @@ fn biv_mesh_on_64_tiles_activates_from_the_lv_endocardium_and_equals_native() {
         sigma_t: sigma,
         ..Conductivity::niederer()
     };
-    let stim = Stimulus {
-        cells: lv.clone(),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::protocol(lv.clone());
     let setup = Setup::new(&mesh, &cond, 0.02, &stim).expect("set-up");
 
     let mut native = NativeSolver::new(&setup);

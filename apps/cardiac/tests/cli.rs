@@ -54,10 +54,6 @@ fn compile_then_exec_reports_the_same_points_as_run() {
     let problem = ["--dx", "1", "--tiles", "16"];
     let o = cardiac(&[&["compile"][..], &problem, &["-o", &exe_s]].concat());
     assert!(o.status.success(), "compile: {}", stderr(&o));
-    assert!(
-        exe.with_extension("mesh.vtu").is_file(),
-        "compile saves the mesh"
-    );
     let o = cardiac(&[
         "exec",
         &exe_s,
@@ -102,38 +98,27 @@ fn compile_then_exec_reports_the_same_points_as_run() {
         assert!(x.is_ok() && y.is_ok(), "{f}: run {x:?}, exec {y:?}");
         assert!(x.unwrap() == y.unwrap(), "{f} differs between run and exec");
     }
-    // Without the saved mesh, exec still reports the points and says what it cannot write.
-    let bare = d.join("bare.popexe");
-    for ext in ["popexe", "json", "probes.json"] {
-        std::fs::copy(exe.with_extension(ext), bare.with_extension(ext)).unwrap();
-    }
-    let bare_out = d.join("bare_out");
-    let o = cardiac(&[
-        "exec",
-        &bare.display().to_string(),
-        "--out",
-        &bare_out.display().to_string(),
-    ]);
-    assert!(o.status.success(), "exec without mesh: {}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        text.contains("bare.mesh.vtu beside the executable: activation.vtu and voltage snapshots are not written"),
-        "{text}"
-    );
-    assert!(bare_out.join("results.json").is_file());
-    assert!(!bare_out.join("activation.vtu").exists());
-    // A saved mesh that does not match the executable is refused, naming both files.
-    let small = cardiac::mesh::TetMesh::slab(2.0, 1.0, 1.0, 1.0);
-    cardiac::mesh::write_vtu(bare.with_extension("mesh.vtu"), &small, &[]).unwrap();
+    // One file: nothing is written beside the executable.
+    let beside: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("slab."))
+        .collect();
+    assert_eq!(beside, ["slab.popexe"], "compile writes one file");
+    // Compiling over it again is refused unless --force.
     fails_with(
-        &[
-            "exec",
-            &bare.display().to_string(),
-            "--out",
-            &bare_out.display().to_string(),
-        ],
-        "bare.mesh.vtu has 12 cells but",
+        &[&["compile"][..], &problem, &["-o", &exe_s]].concat(),
+        "pass --force to overwrite it",
     );
+    let o = cardiac(&[&["compile"][..], &problem, &["-o", &exe_s, "--force"]].concat());
+    assert!(o.status.success(), "compile --force: {}", stderr(&o));
+    // exec into a folder holding an earlier run is refused before running, unless --force.
+    fails_with(
+        &["exec", &exe_s, "--out", &exec_out],
+        "already holds results of an earlier run",
+    );
+    let o = cardiac(&["exec", &exe_s, "--out", &exec_out, "--force"]);
+    assert!(o.status.success(), "exec --force: {}", stderr(&o));
 
     // The same executable, corrupted: a clear error.
     let mut bytes = std::fs::read(&exe).unwrap();
@@ -141,7 +126,6 @@ fn compile_then_exec_reports_the_same_points_as_run() {
     bytes.truncate(n / 2);
     let bad = d.join("bad.popexe");
     std::fs::write(&bad, &bytes).unwrap();
-    std::fs::copy(exe.with_extension("json"), bad.with_extension("json")).unwrap();
     fails_with(
         &["exec", &bad.display().to_string()],
         "loading the executable",
@@ -150,18 +134,102 @@ fn compile_then_exec_reports_the_same_points_as_run() {
         &["exec", &d.join("missing.popexe").display().to_string()],
         "loading the executable",
     );
-    // A good executable with someone else's run info.
-    std::fs::write(d.join("other.json"), "{\"n\": 3}").unwrap();
-    std::fs::copy(&exe, d.join("other.popexe")).unwrap();
+    // An executable without the cardiac sections (another application's) is refused, naming
+    // the file and the section.
+    cardiac::solver::codelets::link();
+    let mut foreign = poplar::Executable::load(&exe).unwrap();
+    foreign.app_sections.clear();
+    let foreign_path = d.join("foreign.popexe");
+    foreign.save(&foreign_path).unwrap();
     fails_with(
-        &["exec", &d.join("other.popexe").display().to_string()],
-        "parsing",
+        &["exec", &foreign_path.display().to_string()],
+        "has no `cardiac.run-info` section",
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `compile -o X.json` used to write its run-info sidecar (`X.with_extension("json")`) over the
+/// executable it had just written, and exit 0.
+#[test]
+fn compile_to_a_json_name_keeps_the_executable() {
+    let d = tmp().join("json-name");
+    std::fs::create_dir_all(&d).unwrap();
+    let exe = d.join("X.json").display().to_string();
+    let o = cardiac(&["compile", "--dx", "1", "--tiles", "4", "-o", &exe]);
+    assert!(o.status.success(), "compile: {}", stderr(&o));
+    let o = cardiac(&["exec", &exe, "--t-end", "0.5"]);
+    assert!(o.status.success(), "exec of X.json: {}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A `--out` that cannot take the results fails at once, before the simulation.
+#[test]
+fn unusable_output_folders_fail_before_any_work() {
+    let d = tmp().join("out-checks");
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "4",
+        "--out",
+        &file.display().to_string(),
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("progress"),
+        "the simulation ran before the output was checked"
+    );
+    let under = file.join("sub").display().to_string();
+    fails_with(
+        &["run", "--dx", "1", "--tiles", "4", "--out", &under],
+        "cannot create the output folder",
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"x", "the file is untouched");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--t-end` stops at that time, not at the end of the next 250-step chunk.
+#[test]
+fn runs_stop_at_t_end() {
+    let d = tmp().join("t-end");
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "4",
+        "--t-end",
+        "1.3",
+        "--no-profile",
+        "--out",
+        &d.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = cardiac::report::RunReport::load(&d).unwrap();
+    assert!((r.t_ms - 1.3).abs() < 1e-4, "stopped at {} ms", r.t_ms);
     let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn bad_input_gives_clear_errors() {
+    // A time step at which the cell model fails to propagate is refused with the range.
+    fails_with(&["run", "--dt-ode", "1", "--quick"], "Use at most 0.2 ms");
+    fails_with(&["run", "--dt-ode", "0", "--quick"], "must be a positive");
+    // Options the built-in slab would ignore are refused.
+    fails_with(
+        &["run", "--cell-type", "endo", "--quick"],
+        "only apply to a mesh read with --mesh",
+    );
+    fails_with(
+        &["run", "--stim-sphere", "1,1,1,-2", "--quick"],
+        "radius -2 mm must be positive",
+    );
     fails_with(&["run", "--mesh", "/no/such/mesh.msh"], "does not exist");
     fails_with(
         &[
@@ -208,10 +276,12 @@ fn bad_input_gives_clear_errors() {
     let d = tmp();
     let garbage = d.join("garbage.msh");
     std::fs::write(&garbage, "$MeshFormat\nnot a mesh\n").unwrap();
-    fails_with(
-        &["run", "--mesh", &garbage.display().to_string()],
-        "reading mesh",
-    );
+    // The error names the file once (no "reading mesh X: X: …" chain).
+    let o = cardiac(&["run", "--mesh", &garbage.display().to_string()]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.matches("garbage.msh").count(), 1, "{err}");
+    assert!(err.contains("MSH version"), "{err}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! `cardiac compile -o F` then `cardiac exec F`: the saved executable and its run info, loaded
-//! back, give the same results as running the freshly compiled executable, bit for bit; a
+//! `cardiac compile -o F` then `cardiac exec F`: the saved executable with its run info, probes
+//! and mesh (application sections), loaded back, gives the same results as running the freshly compiled executable, bit for bit; a
 //! corrupted executable is refused with an error, not a panic.
 
 use std::path::PathBuf;
@@ -29,32 +29,27 @@ fn run(exe: &Executable, info: RunInfo) -> Results {
 #[test]
 fn a_saved_and_loaded_executable_gives_the_same_bits_and_a_corrupt_one_an_error() {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap();
     let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
     cfg.chunk_steps = STEPS;
     let prob = device::build(&setup, &cfg).unwrap();
     let exe = device::compile_problem(&prob).unwrap();
 
-    // What `cardiac compile` writes: the executable and its run info as JSON.
+    // What `cardiac compile` writes: one file, the executable with its sections.
     let file = tmp("slab.popexe");
-    exe.save(&file).unwrap();
-    std::fs::write(
-        file.with_extension("json"),
-        serde_json::to_string(&prob.info).unwrap(),
-    )
-    .unwrap();
+    let mut with_sections = exe.clone();
+    let probes = cardiac::app::probes::Probes::select(&setup, Some(0.5));
+    cardiac::app::bundle::attach(&mut with_sections, &prob.info, &probes, &mesh).unwrap();
+    with_sections.save(&file).unwrap();
 
     // What `cardiac exec` reads back.
     let loaded = Executable::load(&file).unwrap();
-    let info: RunInfo =
-        serde_json::from_str(&std::fs::read_to_string(file.with_extension("json")).unwrap())
-            .unwrap();
+    let bundle = cardiac::app::bundle::read(&loaded, &file).unwrap();
+    assert_eq!(bundle.probes, probes);
+    assert_eq!(bundle.mesh.num_cells(), mesh.num_cells());
+    assert_eq!(bundle.mesh.tets, mesh.tets);
+    let info: RunInfo = bundle.info;
     let direct = run(&exe, prob.info.clone());
     let exec = run(&loaded, info);
     let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();

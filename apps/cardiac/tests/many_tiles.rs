@@ -13,12 +13,7 @@ use poplar::EngineOptions;
 fn empty_metis_parts_are_dropped_and_results_equal_native() {
     // 1 mm slab: 2,520 cells; 2 chips: 2,944 tiles, so one part per cell is asked for.
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 1.0);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap();
     let parts = partition_cells(&setup.adjacency, setup.n).unwrap();
     let mut used = vec![false; setup.n];

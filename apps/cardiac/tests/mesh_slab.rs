@@ -185,7 +185,7 @@ fn surface_triangles_are_tet_faces_wound_outwards() {
 fn region_selection() {
     let m = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
     // Niederer stimulus cube [0, 1.5]^3: 3×3×3 hexes.
-    let stim = m.cells_in_box([0.0; 3], [1.5; 3]);
+    let stim = m.cells_in_box([0.0; 3], cardiac::solver::NIEDERER_STIM_CUBE);
     assert_eq!(stim.len(), 27 * 6);
     let ball = m.cells_in_sphere([10.0, 3.5, 1.5], 1e-3);
     assert!(ball.is_empty() || ball.len() <= 6);

@@ -311,15 +311,19 @@ fn truncated_xml_never_panics() {
     let m = decorated_slab();
     for enc in [VtuEncoding::Ascii, VtuEncoding::Base64] {
         let bytes = to_vtu(&m, enc, &[]);
-        let closing = bytes.len() - "</Piece>\n</UnstructuredGrid>\n</VTKFile>\n".len();
-        for cut in (0..bytes.len()).step_by(7) {
+        let end = bytes.len() - "\n".len();
+        for cut in (0..bytes.len()).step_by(7).chain(end - 12..end) {
             let r = read(&bytes[..cut]);
-            // Cutting only closing tags may still read; anything earlier must fail.
-            assert!(
-                r.is_err() || cut >= closing,
-                "{enc:?}: cut at {cut} read fine"
-            );
+            // Even a file missing only its closing tags is refused: it was cut short.
+            assert!(r.is_err(), "{enc:?}: cut at {cut} read fine");
         }
+        assert!(read(&bytes).is_ok());
+        let cut = bytes.len() - "</VTKFile>\n".len();
+        let e = read(&bytes[..cut]).unwrap_err();
+        assert!(
+            matches!(&e, MeshError::MissingSection { section, .. } if section.contains("</VTKFile>")),
+            "{e}"
+        );
     }
     // A cut in the middle of an element is an XML error with a byte offset.
     let bytes = to_vtu(&m, VtuEncoding::Ascii, &[]);

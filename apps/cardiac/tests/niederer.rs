@@ -26,12 +26,7 @@ const SPREAD_0_2: (f32, f32) = (38.235, 54.596);
 /// end of the band has passed; returns (P1, P8) activation times.
 fn p1_p8(dx: f64, upper: f32) -> (f32, f32) {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).expect("set-up");
     let p1 = setup.nearest_cell([0.0, 0.0, 0.0]);
     let p8 = setup.nearest_cell([20.0, 7.0, 3.0]);

@@ -14,12 +14,7 @@ const STEPS: u32 = 75;
 
 fn slab_setup() -> Setup {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.5; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::niederer(&mesh);
     Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap()
 }
 
@@ -67,12 +62,7 @@ fn framework_equals_native_on_1_2_4_chips_for_all_strategies() {
 /// A 4 × 2 × 1 mm slab at 0.5 mm with the stimulus in its 1 mm corner cube, at `dt_ode`.
 fn small_slab_setup(dt_ode: f64) -> Setup {
     let mesh = TetMesh::slab(4.0, 2.0, 1.0, 0.5);
-    let stim = Stimulus {
-        cells: mesh.cells_in_box([0.0; 3], [1.0; 3]),
-        density: 50.0,
-        start: 0.0,
-        duration: 2.0,
-    };
+    let stim = Stimulus::protocol(mesh.cells_in_box([0.0; 3], [1.0; 3]));
     Setup::new(&mesh, &Conductivity::niederer(), dt_ode, &stim).unwrap()
 }
 

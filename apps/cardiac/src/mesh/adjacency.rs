@@ -144,6 +144,36 @@ impl TetMesh {
         }
     }
 
+    /// The cell counts of the face-connected components, largest first. A mesh for diffusion
+    /// should have one: cells of another component never receive current from the first.
+    pub fn component_sizes(&self) -> Vec<usize> {
+        let nb = self.face_neighbours();
+        let mut comp = vec![u32::MAX; nb.len()];
+        let mut sizes = Vec::new();
+        let mut stack = Vec::new();
+        for start in 0..nb.len() {
+            if comp[start] != u32::MAX {
+                continue;
+            }
+            let id = sizes.len() as u32;
+            comp[start] = id;
+            stack.push(start as u32);
+            let mut size = 0;
+            while let Some(t) = stack.pop() {
+                size += 1;
+                for &n in &nb[t as usize] {
+                    if n != NO_NEIGHBOUR && comp[n as usize] == u32::MAX {
+                        comp[n as usize] = id;
+                        stack.push(n);
+                    }
+                }
+            }
+            sizes.push(size);
+        }
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes
+    }
+
     /// Boundary faces as `(tet, local face)` pairs, in tet order.
     pub fn boundary_faces(&self) -> Vec<(u32, u8)> {
         self.face_neighbours()

@@ -25,7 +25,9 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Cell (tetrahedron) type of the TP06 model, stored per cell as a `u8`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum CellType {
     Endo = 0,

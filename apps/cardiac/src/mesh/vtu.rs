@@ -329,6 +329,8 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
     let mut section = Section::Other;
     let mut arrays: Vec<RawArray> = Vec::new();
     let mut current: Option<RawArray> = None;
+    // Elements opened and not yet closed: a file cut short ends with some still open.
+    let mut open: Vec<String> = Vec::new();
 
     loop {
         let pos = reader.buffer_position();
@@ -339,6 +341,9 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(ev, Event::Empty(_));
                 let tag = e.name().as_ref().to_string();
+                if !empty {
+                    open.push(tag.clone());
+                }
                 match tag.as_str() {
                     "VTKFile" => {
                         seen_vtkfile = true;
@@ -427,12 +432,26 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
             Event::GeneralRef(_) if current.is_some() => {
                 return Err(xml_err(pos, "entity reference inside a DataArray".into()));
             }
-            Event::End(e) => match e.name().as_ref() {
-                "DataArray" => arrays.extend(current.take()),
-                "Points" | "Cells" | "CellData" | "PointData" => section = Section::Other,
-                _ => {}
-            },
-            Event::Eof => break,
+            Event::End(e) => {
+                open.pop();
+                match e.name().as_ref() {
+                    "DataArray" => arrays.extend(current.take()),
+                    "Points" | "Cells" | "CellData" | "PointData" => section = Section::Other,
+                    _ => {}
+                }
+            }
+            Event::Eof => {
+                if let Some(last) = open.last() {
+                    return Err(MeshError::MissingSection {
+                        file: name.to_string(),
+                        section: format!(
+                            "closing tag </{last}> (the file ends inside {}: truncated?)",
+                            open.join(" > ")
+                        ),
+                    });
+                }
+                break;
+            }
             _ => {}
         }
     }

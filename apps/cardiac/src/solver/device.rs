@@ -66,8 +66,8 @@ impl DeviceConfig {
     }
 }
 
-/// What the host needs besides the executable to run it and read its results (saved beside a
-/// compiled executable by `cardiac compile`).
+/// What the host needs besides the executable to run it and read its results (carried inside a
+/// compiled executable by `cardiac compile`, see [`crate::app::bundle`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
     pub n: usize,
@@ -244,7 +244,8 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         Program::labelled("PDE", pde),
         Program::labelled("ODE", vec![Program::execute(cs_ode)]),
     ]);
-    let programs = vec![Program::repeat(cfg.chunk_steps, body)];
+    // Program 0 runs a chunk of steps, program 1 one step (to stop exactly at any time).
+    let programs = vec![Program::repeat(cfg.chunk_steps, body.clone()), body];
     let info = RunInfo {
         n,
         dt_ode: setup.dt_ode,
@@ -332,6 +333,13 @@ impl DeviceRun {
     pub fn run_chunk(&mut self) -> Result<(), DeviceError> {
         self.engine.run(0)?;
         self.steps += u64::from(self.info.chunk_steps);
+        Ok(())
+    }
+
+    /// Runs a single ODE step (program 1).
+    pub fn run_one_step(&mut self) -> Result<(), DeviceError> {
+        self.engine.run(1)?;
+        self.steps += 1;
         Ok(())
     }
 

@@ -51,6 +51,31 @@ pub struct Stimulus {
     pub duration: f64,
 }
 
+impl Stimulus {
+    /// The Niederer benchmark's stimulus protocol (50 µA/mm³ for 2 ms from t = 0) on `cells`.
+    pub fn protocol(cells: Vec<u32>) -> Stimulus {
+        Stimulus {
+            cells,
+            density: NIEDERER_STIM_DENSITY,
+            start: 0.0,
+            duration: NIEDERER_STIM_DURATION,
+        }
+    }
+
+    /// The Niederer benchmark's stimulus: the protocol on the cells whose centroids lie in the
+    /// corner cube [0, 1.5]³ mm of the slab.
+    pub fn niederer(mesh: &crate::mesh::TetMesh) -> Stimulus {
+        Stimulus::protocol(mesh.cells_in_box([0.0; 3], NIEDERER_STIM_CUBE))
+    }
+}
+
+/// Stimulus current density of the Niederer benchmark (µA/mm³).
+pub const NIEDERER_STIM_DENSITY: f64 = 50.0;
+/// Stimulus duration of the Niederer benchmark (ms).
+pub const NIEDERER_STIM_DURATION: f64 = 2.0;
+/// Far corner of the Niederer stimulus cube (mm); the near corner is the origin.
+pub const NIEDERER_STIM_CUBE: [f64; 3] = [1.5; 3];
+
 /// Errors of the set-up.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {

@@ -1,0 +1,16 @@
+//! The application around the solver: what `cardiac run`, `compile` and `exec` do, as library
+//! code the binary only dispatches to (and tests call directly).
+//!
+//! - [`problem`]: a problem description (mesh, stimulus, time step, machine) checked and
+//!   assembled into a [`Setup`](crate::solver::Setup) and a device configuration;
+//! - [`probes`]: which cells are the benchmark points and the diagonal samples;
+//! - [`bundle`]: what an executable carries besides the program (run info, probes, mesh) as
+//!   application sections of the executable file;
+//! - [`output`]: the output folder (checked before any work), snapshots, result files;
+//! - [`run`]: the run loop, stopping exactly at the requested time.
+
+pub mod bundle;
+pub mod output;
+pub mod probes;
+pub mod problem;
+pub mod run;

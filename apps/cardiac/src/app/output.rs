@@ -1,0 +1,159 @@
+//! The output folder of a run: checked (and created) before any work starts, so that a bad
+//! `--out` never loses a finished simulation, and never overwriting an earlier run's files
+//! unless asked (`--force`). Voltage snapshots, `activation.vtu` and `results.json`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::mesh::TetMesh;
+use crate::report::RunReport;
+use crate::solver::device::DeviceRun;
+use crate::solver::Results;
+
+/// Files a run writes (and would overwrite) in its output folder.
+pub const RESULT_FILES: [&str; 4] = [
+    "activation.vtu",
+    "results.json",
+    "profile.json",
+    "voltage.pvd",
+];
+
+/// Whether `name` is one of the files a run writes (including voltage snapshots).
+fn is_result_file(name: &str) -> bool {
+    RESULT_FILES.contains(&name) || (name.starts_with("voltage_") && name.ends_with("ms.vtu"))
+}
+
+/// Checks that `dir` can take a run's results: creates it if missing, refuses a path that is a
+/// file or a folder that cannot be written, and (unless `force`) one holding files of an
+/// earlier run, which it names.
+pub fn prepare(dir: &Path, force: bool) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "--out {} is a file, not a folder: give a folder for the results",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+    let probe = dir.join(".cardiac-write-check");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("the output folder {} is not writable", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    if !force {
+        let mut earlier: Vec<String> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| is_result_file(n))
+            .collect();
+        earlier.sort();
+        if let Some(first) = earlier.first() {
+            bail!(
+                "{} already holds results of an earlier run ({}{}); pass --force to overwrite \
+                 them, or choose another --out",
+                dir.display(),
+                dir.join(first).display(),
+                if earlier.len() > 1 {
+                    format!(" and {} more", earlier.len() - 1)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Voltage snapshots of a run: `voltage_<t>ms.vtu` files and the `voltage.pvd` collection
+/// that gives ParaView their times.
+pub struct Snapshots {
+    dir: PathBuf,
+    /// ms between snapshots; 0 = none.
+    every: f64,
+    next: f64,
+    written: Vec<(f64, String)>,
+}
+
+impl Snapshots {
+    /// Snapshots every `every` ms into `dir` (0: none).
+    pub fn new(dir: &Path, every: f64) -> Self {
+        Snapshots {
+            dir: dir.to_path_buf(),
+            every,
+            next: every,
+            written: Vec::new(),
+        }
+    }
+
+    /// No snapshots.
+    pub fn none() -> Self {
+        Snapshots::new(Path::new("."), 0.0)
+    }
+
+    /// Called after every device run: writes a snapshot when one is due.
+    pub fn after_chunk(&mut self, run: &DeviceRun, mesh: &TetMesh) -> Result<()> {
+        // Nominal time (steps × dt): the device's f32 clock drifts by a few µs over a run.
+        let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+        // Half an ODE step of slack for the rounding of the product.
+        let slack = 0.5 * f64::from(run.info.dt_ode);
+        if self.every <= 0.0 || t + slack < self.next {
+            return Ok(());
+        }
+        while self.next <= t + slack {
+            self.next += self.every;
+        }
+        let v = run.voltage()?;
+        let name = format!("voltage_{t:09.3}ms.vtu");
+        let path = self.dir.join(&name);
+        crate::mesh::write_vtu(&path, mesh, &[("v_mV", &v)])
+            .with_context(|| format!("writing {}", path.display()))?;
+        self.written.push((t, name));
+        Ok(())
+    }
+
+    /// Writes `voltage.pvd` listing the snapshots (none written: no file).
+    pub fn finish(&self) -> Result<()> {
+        if self.written.is_empty() {
+            return Ok(());
+        }
+        let mut pvd = String::from(
+            "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
+        );
+        for (t, name) in &self.written {
+            pvd.push_str(&format!(
+                "    <DataSet timestep=\"{t:.4}\" part=\"0\" file=\"{name}\"/>\n"
+            ));
+        }
+        pvd.push_str("  </Collection>\n</VTKFile>\n");
+        let path = self.dir.join("voltage.pvd");
+        std::fs::write(&path, pvd).with_context(|| format!("writing {}", path.display()))?;
+        println!(
+            "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
+            self.written.len(),
+            self.written[0].0,
+            self.written[self.written.len() - 1].0,
+            path.display()
+        );
+        Ok(())
+    }
+}
+
+/// `activation.vtu`: activation time and final voltage per cell.
+pub fn write_activation_vtu(dir: &Path, mesh: &TetMesh, res: &Results) -> Result<()> {
+    crate::mesh::write_vtu(
+        dir.join("activation.vtu"),
+        mesh,
+        &[("activation_ms", &res.activation), ("v_mV", &res.v)],
+    )
+    .with_context(|| format!("writing {}/activation.vtu", dir.display()))
+}
+
+/// `activation.vtu` and `results.json` of a run.
+pub fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
+    write_activation_vtu(dir, mesh, res)?;
+    report
+        .save(dir.join("results.json"))
+        .with_context(|| format!("writing {}/results.json", dir.display()))?;
+    Ok(())
+}

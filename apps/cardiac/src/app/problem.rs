@@ -1,0 +1,244 @@
+//! A problem as the user describes it (the slab or a mesh file, stimulus, time step, machine),
+//! checked and assembled into a [`Setup`] and a [`DeviceConfig`]. Mistakes that would give a
+//! meaningless run are refused here with the reason; doubtful choices are warned about.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::matrix::Conductivity;
+use crate::mesh::{CellType, ReadOptions, TetMesh};
+use crate::partition::Strategy;
+use crate::solver::device::DeviceConfig;
+use crate::solver::{Setup, Stimulus};
+
+/// Where the stimulus goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StimRegion {
+    /// The Niederer corner cube.
+    NiedererCube,
+    /// Cells whose centroids lie in the box (min and max corners, mm).
+    Box([f64; 3], [f64; 3]),
+    /// Cells whose centroids lie in the sphere (centre, radius, mm).
+    Sphere([f64; 3], f64),
+    /// Cells with a face on the tagged surface.
+    Surface(String),
+}
+
+/// The problem a user asks for.
+#[derive(Debug, Clone)]
+pub struct ProblemSpec {
+    /// Slab mesh size (mm) when no mesh file is given.
+    pub dx: f64,
+    pub mesh: Option<PathBuf>,
+    /// Coordinates × scale = mm.
+    pub scale: f64,
+    pub fibre: Option<[f64; 3]>,
+    pub cell_type: CellType,
+    pub stim: StimRegion,
+    pub dt_ode: f64,
+    pub chips: u32,
+    pub tiles: Option<usize>,
+    pub strategy: Strategy,
+}
+
+impl ProblemSpec {
+    /// The built-in slab at `dx` with every other option at its default.
+    pub fn slab(dx: f64) -> ProblemSpec {
+        ProblemSpec {
+            dx,
+            mesh: None,
+            scale: 1.0,
+            fibre: None,
+            cell_type: CellType::Epi,
+            stim: StimRegion::NiedererCube,
+            dt_ode: 0.02,
+            chips: 1,
+            tiles: None,
+            strategy: Strategy::MixedClean,
+        }
+    }
+
+    /// Slab size for reports; `None` for a user mesh.
+    pub fn slab_dx(&self) -> Option<f64> {
+        self.mesh.is_none().then_some(self.dx)
+    }
+}
+
+/// Largest ODE step accepted (ms). Measured on the 0.5 mm slab with forward Euler (and
+/// Rush–Larsen for m) on TP06: P8 activates at 50.9 ms at dt 0.02, 51.3 at 0.05, 51.8 at 0.1,
+/// 55.5 at 0.2, and at 0.5 ms the wave does not propagate (1.7 % of cells activate).
+pub const MAX_DT_ODE: f64 = 0.2;
+/// Above this ODE step (ms) the run is accepted with a warning: conduction slows measurably
+/// (+1.7 % on P8 at 0.1 ms, +9 % at 0.2 ms). The Niederer benchmark uses 0.005 to 0.05 ms.
+pub const WARN_DT_ODE: f64 = 0.05;
+
+/// Checks the ODE time step; returns a warning for a doubtful one.
+pub fn check_dt(dt: f64) -> Result<Option<String>> {
+    ensure!(
+        dt.is_finite() && dt > 0.0,
+        "--dt-ode {dt} ms must be a positive number of ms"
+    );
+    if dt > MAX_DT_ODE {
+        bail!(
+            "--dt-ode {dt} ms is too large for the TP06 cell model with forward Euler: the \
+             gating variables become unstable and the wave does not propagate (at 0.5 ms only \
+             1.7 % of the slab activates). Use at most {MAX_DT_ODE} ms; the Niederer benchmark \
+             uses 0.005 to 0.05 ms"
+        );
+    }
+    Ok((dt > WARN_DT_ODE).then(|| {
+        format!(
+            "warning: --dt-ode {dt} ms is above {WARN_DT_ODE} ms: conduction slows (P8 of the \
+             0.5 mm slab is 1.7 % later at 0.1 ms and 9 % later at 0.2 ms than at 0.02 ms)"
+        )
+    }))
+}
+
+/// Reads or generates the mesh and checks it. Warnings (reoriented cells, disconnected
+/// components) are returned for the caller to print.
+pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let mesh = match &spec.mesh {
+        None => {
+            ensure!(
+                spec.dx > 0.0 && spec.dx <= 3.0,
+                "--dx {} mm: the slab needs 0 < dx <= 3 mm (the benchmark uses 0.5, 0.2, 0.1)",
+                spec.dx
+            );
+            TetMesh::slab(20.0, 7.0, 3.0, spec.dx)
+        }
+        Some(p) => {
+            ensure!(
+                p.is_file(),
+                "mesh file {} does not exist or is not a file",
+                p.display()
+            );
+            ensure!(
+                spec.scale.is_finite() && spec.scale > 0.0,
+                "--scale {} must be positive",
+                spec.scale
+            );
+            let opts = ReadOptions {
+                reorient: false,
+                validate: false,
+                ..ReadOptions::with_scale(spec.scale)
+            };
+            let mut m = crate::mesh::read_mesh(p, &opts)?;
+            let flipped = m.reorient();
+            if flipped > 0 {
+                warnings.push(format!(
+                    "warning: {}: {flipped} of {} tetrahedra were inverted (negative volume) and \
+                     have been reoriented; check the mesh's node order if that is unexpected",
+                    p.display(),
+                    m.num_cells()
+                ));
+            }
+            m.validate()
+                .map_err(|e| crate::mesh::MeshError::InvalidMesh {
+                    file: p.display().to_string(),
+                    source: Box::new(e),
+                })?;
+            let m = m.with_default_cell_type(spec.cell_type);
+            match spec.fibre {
+                Some(f) => m.with_default_fibres(Some(f)).context("--fibre")?,
+                None => m,
+            }
+        }
+    };
+    mesh.validate().context("the mesh is not valid")?;
+    let comps = mesh.component_sizes();
+    if comps.len() > 1 {
+        let shown: Vec<String> = comps.iter().take(5).map(|c| c.to_string()).collect();
+        warnings.push(format!(
+            "warning: the mesh has {} disconnected parts (cells: {}{}); current does not flow \
+             between them, so parts without a stimulated cell never activate",
+            comps.len(),
+            shown.join(", "),
+            if comps.len() > 5 { ", …" } else { "" }
+        ));
+    }
+    Ok((mesh, warnings))
+}
+
+/// The stimulated cells and a description of the region.
+pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, String)> {
+    let (cells, what) = match region {
+        StimRegion::Box(lo, hi) => {
+            ensure!(
+                (0..3).all(|i| lo[i] <= hi[i]),
+                "--stim-box {lo:?}..{hi:?}: each min corner coordinate must be <= the max one"
+            );
+            (
+                mesh.cells_in_box(*lo, *hi),
+                format!("box {lo:?}..{hi:?} mm"),
+            )
+        }
+        StimRegion::Sphere(c, r) => {
+            ensure!(
+                r.is_finite() && *r > 0.0,
+                "--stim-sphere radius {r} mm must be positive"
+            );
+            (
+                mesh.cells_in_sphere(*c, *r),
+                format!("sphere {c:?} r {r} mm"),
+            )
+        }
+        StimRegion::Surface(tag) => (
+            mesh.cells_touching_surface(tag).context("--stim-surface")?,
+            format!("surface {tag}"),
+        ),
+        StimRegion::NiedererCube => (
+            Stimulus::niederer(mesh).cells,
+            "the corner cube [0, 1.5]³ mm".to_string(),
+        ),
+    };
+    if cells.is_empty() {
+        let bb = mesh
+            .bounding_box()
+            .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
+            .unwrap_or_default();
+        bail!("the stimulus region ({what}) contains no cell centroid{bb}");
+    }
+    Ok((cells, what))
+}
+
+/// The solver set-up: conductivities (isotropic σ_l for a mesh without fibres), the stimulus
+/// protocol on the region, the time steps.
+pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
+    check_dt(spec.dt_ode)?;
+    let cond = if spec.mesh.is_some() && mesh.fibres.is_none() {
+        Conductivity {
+            sigma_t: Conductivity::niederer().sigma_l,
+            ..Conductivity::niederer()
+        }
+    } else {
+        Conductivity::niederer()
+    };
+    let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
+    Ok(Setup::new(
+        mesh,
+        &cond,
+        spec.dt_ode,
+        &Stimulus::protocol(cells),
+    )?)
+}
+
+/// The machine and the partition options.
+pub fn device_config(spec: &ProblemSpec) -> Result<DeviceConfig> {
+    ensure!(
+        (1..=64).contains(&spec.chips),
+        "--chips {} must be between 1 and 64",
+        spec.chips
+    );
+    let mut cfg = DeviceConfig::chips(spec.chips, spec.strategy);
+    if let Some(t) = spec.tiles {
+        ensure!(
+            t >= 1 && t <= cfg.tiles,
+            "--tiles {t} must be between 1 and {}",
+            cfg.tiles
+        );
+        cfg.tiles = t;
+    }
+    Ok(cfg)
+}

@@ -1,0 +1,114 @@
+//! The run loop: device runs of whole chunks, then single steps, until exactly the requested
+//! simulated time (or until every cell has activated), with progress on stderr. Bounded by
+//! steps: a program that does not advance simulated time is an error, never an endless loop.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use poplar::profile::{Profile, ProfileOptions};
+use poplar::{EngineOptions, Executable};
+
+use crate::solver::device::{DeviceRun, RunInfo};
+use crate::solver::Results;
+
+/// Called after every device run with the run (to write snapshots).
+pub type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
+
+/// ODE steps that reach `t_end` ms at `dt` ms: `t_end / dt` rounded up, less a little slack
+/// for decimal time steps (50 ms at 0.02 ms is 2,500 steps, not 2,501).
+pub fn steps_for(t_end: f64, dt: f64) -> u64 {
+    (t_end / dt * (1.0 - 1e-6)).ceil().max(1.0) as u64
+}
+
+/// Runs `exe` until `t_end` ms or until every cell has activated; returns the results, the
+/// wall seconds of the loop and the profile (when `profile`).
+pub fn run_device(
+    exe: Executable,
+    info: RunInfo,
+    t_end: f64,
+    threads: Option<usize>,
+    profile: bool,
+    mut after_chunk: Option<ChunkHook<'_>>,
+) -> Result<(Results, f64, Option<Profile>)> {
+    let mut run = DeviceRun::from_executable(
+        exe,
+        info,
+        EngineOptions {
+            threads,
+            ..Default::default()
+        },
+    )
+    .context("setting up the engine")?;
+    let dt = f64::from(run.info.dt_ode);
+    let chunk = u64::from(run.info.chunk_steps);
+    let total = steps_for(t_end, dt);
+    if profile {
+        run.engine.enable_profiling(ProfileOptions::default());
+    }
+    let tty = std::io::stderr().is_terminal();
+    let t0 = Instant::now();
+    let mut last_t = f64::from(run.time()?);
+    while run.steps() < total {
+        if total - run.steps() >= chunk {
+            run.run_chunk().context("running the engine")?;
+        } else {
+            run.run_one_step().context("running the engine")?;
+        }
+        let t = f64::from(run.time()?);
+        let nominal = run.steps() as f64 * dt;
+        // The device clock is f32 sums of dt: within a step of the nominal time.
+        if t.is_nan() || t <= last_t || (t - nominal).abs() > dt.max(1e-3 * nominal) {
+            bail!(
+                "the executable's program does not advance simulated time as its run info says: \
+                 {t} ms on the device after {} steps of {dt} ms ({nominal} ms)",
+                run.steps()
+            );
+        }
+        last_t = t;
+        if let Some(hook) = after_chunk.as_mut() {
+            hook(&run)?;
+        }
+        let act = run.activation()?;
+        let done = act.iter().filter(|&&a| a >= 0.0).count();
+        // Only at chunk ends (and the last step), not after every single step.
+        if run.steps() % chunk == 0 || run.steps() == total || done == act.len() {
+            let secs = t0.elapsed().as_secs_f64();
+            let line = format!(
+                "  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
+                act.len(),
+                100.0 * done as f64 / act.len().max(1) as f64,
+                secs / t.max(1e-9)
+            );
+            // On a terminal, one line redrawn in place; in a log file or pipe, one line per
+            // chunk (carriage returns would pile every update onto a single line).
+            if tty {
+                eprint!("\r{line}   ");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+        if done == act.len() {
+            break;
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let profile = run.engine.take_profile();
+    Ok((run.results()?, secs, profile))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::steps_for;
+
+    #[test]
+    fn step_counts_reach_the_end_time_exactly() {
+        assert_eq!(steps_for(50.0, 0.02), 2_500);
+        assert_eq!(steps_for(5.0, f64::from(0.02f32)), 250);
+        assert_eq!(steps_for(0.05, 0.02), 3, "rounded up to whole steps");
+        assert_eq!(steps_for(1e-9, 0.02), 1, "at least one step");
+    }
+}
