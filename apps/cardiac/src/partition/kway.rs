@@ -1,0 +1,201 @@
+//! METIS k-way partitioning of the cells, and the rounding of part sizes to whole TP06 blocks.
+
+use super::*;
+
+/// Cuts the face-adjacency graph into `k` parts with METIS k-way (minimum edge cut), 3 %
+/// imbalance tolerance and a fixed seed so runs are reproducible. `k = 1` needs no METIS.
+pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, PartitionError> {
+    let n = adjacency.len();
+    if k == 0 {
+        return Err(PartitionError::ZeroParts);
+    }
+    if k > n {
+        return Err(PartitionError::TooManyParts { k, n });
+    }
+    let mut xadj: Vec<::metis::Idx> = Vec::with_capacity(n + 1);
+    let mut adjncy: Vec<::metis::Idx> = Vec::with_capacity(4 * n);
+    xadj.push(0);
+    for (cell, row) in adjacency.iter().enumerate() {
+        for &j in row {
+            if j == u32::MAX {
+                continue;
+            }
+            if j as usize >= n || j as usize == cell {
+                return Err(PartitionError::BadNeighbour { cell, neighbour: j });
+            }
+            if !adjacency[j as usize].contains(&(cell as u32)) {
+                return Err(PartitionError::AsymmetricAdjacency { cell, neighbour: j });
+            }
+            adjncy.push(j as ::metis::Idx);
+        }
+        let len = ::metis::Idx::try_from(adjncy.len())
+            .map_err(|_| PartitionError::TooLarge(adjncy.len()))?;
+        xadj.push(len);
+    }
+    if k == 1 {
+        return Ok(vec![0; n]);
+    }
+    let nparts = ::metis::Idx::try_from(k).map_err(|_| PartitionError::TooLarge(k))?;
+    let mut part = vec![0 as ::metis::Idx; n];
+    // METIS draws from a process-global random state (GKlib's), so two partitions computed at
+    // once on different threads (e.g. tests side by side) came out different from run to run.
+    static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = METIS.lock().unwrap_or_else(|p| p.into_inner());
+    ::metis::Graph::new(1, nparts, &xadj, &adjncy)
+        .map_err(|e| PartitionError::Metis(e.to_string()))?
+        .set_option(::metis::option::UFactor(30))
+        .set_option(::metis::option::Seed(1))
+        .part_kway(&mut part)
+        .map_err(|e| PartitionError::Metis(e.to_string()))?;
+    Ok(part.into_iter().map(|p| p as u32).collect())
+}
+
+/// Moves a few boundary cells between adjacent parts so that every part's size is a multiple
+/// of `multiple`, except one part per connected group of parts, which keeps the remainder.
+///
+/// Why: the TP06 kernel steps cells in blocks (64, then 8 for a tile's tail); a tile whose
+/// cell count is not a multiple of 8 computes a padded last block. Kernel-only on the host,
+/// tiles of 200–232 cells cost 2.3 % more per cell when their count is not a multiple of 8
+/// (`cargo bench`-style experiment, best of 7). Each part settles its remainder with its parent
+/// in a depth-first tree of the part adjacency, leaves first: it gives `r ≤ multiple / 2`
+/// cells or takes `multiple − r`, chosen among the cells touching the other part (lowest index
+/// first). No part grows beyond METIS' largest part or 3 % over the mean, whichever is larger;
+/// a part shrinks by at most `multiple` for itself and as much for each child, so apply this
+/// only to parts much larger than `multiple`. Deterministic; a move that would exceed that cap
+/// or finds too few candidate cells is skipped (that part keeps its remainder).
+pub fn round_part_sizes(
+    adjacency: &[[u32; 4]],
+    mut parts: Vec<u32>,
+    k: usize,
+    multiple: usize,
+) -> Vec<u32> {
+    if multiple <= 1 || k <= 1 {
+        return parts;
+    }
+    // No part may grow beyond the larger of METIS' largest part and 3 % over the mean (the
+    // partition's load-imbalance tolerance).
+    let mut sizes = vec![0usize; k];
+    for &p in &parts {
+        sizes[p as usize] += 1;
+    }
+    let cap = sizes
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(parts.len() * 103 / (100 * k));
+    // A second and third pass settle most remainders the first could not move (a part
+    // touching its tree parent along too few cells); each pass rebuilds the tree.
+    for _ in 0..3 {
+        let before = parts.clone();
+        parts = round_part_sizes_once(adjacency, parts, k, multiple, cap);
+        if parts == before {
+            break;
+        }
+    }
+    parts
+}
+
+pub(super) fn round_part_sizes_once(
+    adjacency: &[[u32; 4]],
+    mut parts: Vec<u32>,
+    k: usize,
+    multiple: usize,
+    cap: usize,
+) -> Vec<u32> {
+    let mut size = vec![0usize; k];
+    // Each part's cells (a moved cell is appended to its new part and skipped in its old one).
+    let mut cells_of: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (c, &p) in parts.iter().enumerate() {
+        size[p as usize] += 1;
+        cells_of[p as usize].push(c);
+    }
+    // The part adjacency, sorted for a deterministic tree.
+    let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (c, row) in adjacency.iter().enumerate() {
+        for &j in row.iter().filter(|&&j| j != u32::MAX) {
+            let (a, b) = (parts[c], parts[j as usize]);
+            if a != b {
+                nbrs[a as usize].push(b);
+            }
+        }
+    }
+    for v in &mut nbrs {
+        v.sort_unstable();
+        v.dedup();
+    }
+    // Depth-first tree over the parts (iterative), recording the post-order.
+    let mut parent = vec![u32::MAX; k];
+    let mut seen = vec![false; k];
+    let mut post = Vec::with_capacity(k);
+    for root in 0..k {
+        if seen[root] || size[root] == 0 {
+            continue;
+        }
+        seen[root] = true;
+        let mut stack = vec![(root, 0usize)];
+        while let Some((p, i)) = stack.last_mut() {
+            let p = *p;
+            if let Some(&q) = nbrs[p].get(*i) {
+                *i += 1;
+                if !seen[q as usize] {
+                    seen[q as usize] = true;
+                    parent[q as usize] = p as u32;
+                    stack.push((q as usize, 0));
+                }
+            } else {
+                post.push(p);
+                stack.pop();
+            }
+        }
+    }
+    for &p in &post {
+        let q = parent[p];
+        if q == u32::MAX {
+            continue; // a root keeps its group's remainder
+        }
+        let q = q as usize;
+        let r = size[p] % multiple;
+        if r == 0 {
+            continue;
+        }
+        // Give `r` cells to the parent or take `multiple - r` from it, the smaller move first,
+        // the other if the first would push the receiving part over `cap`.
+        let give = (p, q, r);
+        let take = (q, p, multiple - r);
+        let order = if r <= multiple / 2 {
+            [give, take]
+        } else {
+            [take, give]
+        };
+        let Some((from, to, count)) = order
+            .into_iter()
+            .find(|&(from, to, count)| size[to] + count <= cap && size[from] > count)
+        else {
+            continue;
+        };
+        // Cells of `from` touching `to`, lowest index first.
+        let mut moved: Vec<usize> = cells_of[from]
+            .iter()
+            .copied()
+            .filter(|&c| {
+                parts[c] as usize == from
+                    && adjacency[c]
+                        .iter()
+                        .any(|&j| j != u32::MAX && parts[j as usize] as usize == to)
+            })
+            .collect();
+        if moved.len() < count {
+            continue;
+        }
+        moved.sort_unstable();
+        moved.truncate(count);
+        for &c in &moved {
+            parts[c] = to as u32;
+        }
+        cells_of[to].extend(moved);
+        size[from] -= count;
+        size[to] += count;
+    }
+    parts
+}

@@ -1,0 +1,239 @@
+//! The partition plan: renumbering, interior/separator cells, and the halo ranges every tile
+//! receives under a strategy.
+
+use super::*;
+
+/// One tile's slice of the renumbered vector and what it receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TilePlan {
+    /// The tile's own cells in the new numbering: `[interior | separator]`, the separator laid
+    /// out as described in the module documentation.
+    pub cells: Range<usize>,
+    pub n_interior: usize,
+    /// Separator cells (mixed + clean), at the end of `cells`.
+    pub n_separator: usize,
+    /// The mixed block (cells needed by ≥ 2 tiles) inside the separator, in the new numbering;
+    /// the clean blocks lie on either side of it. Empty (at the separator's start) under
+    /// [`Strategy::Runs`], whose layout has no mixed block.
+    pub mixed: Range<usize>,
+    /// New-numbering ranges concatenated before the own slice, sorted and disjoint.
+    pub halo_ranges: Vec<Range<usize>>,
+    /// Received cells some row of this tile reads.
+    pub halo_used: usize,
+    /// Received cells no row of this tile reads.
+    pub halo_unused: usize,
+}
+
+impl TilePlan {
+    /// Cells received (sum of halo range lengths).
+    pub fn inbound(&self) -> usize {
+        self.halo_used + self.halo_unused
+    }
+
+    /// Length of the tile's local vector: own cells then halo.
+    pub fn local_len(&self) -> usize {
+        self.cells.len() + self.inbound()
+    }
+}
+
+/// A complete plan: the renumbering and every tile's ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionPlan {
+    pub strategy: Strategy,
+    pub new_to_old: Vec<u32>,
+    pub old_to_new: Vec<u32>,
+    pub tiles: Vec<TilePlan>,
+}
+
+impl PartitionPlan {
+    /// Tile `tile`'s local input vector, gathered from a vector in the new numbering: the halo
+    /// ranges followed by the own cells — what the framework's exchange builds on the tile.
+    /// (Halo first: the own slice then starts the tile's segment of `s`, the V row, and the
+    /// compiler can receive the halo into slack right before it instead of copying the own
+    /// slice next to a received halo every step.)
+    pub fn gather_local(&self, tile: usize, x_new: &[f32]) -> Vec<f32> {
+        let t = &self.tiles[tile];
+        let mut v = Vec::with_capacity(t.local_len());
+        for r in &t.halo_ranges {
+            v.extend_from_slice(&x_new[r.clone()]);
+        }
+        v.extend_from_slice(&x_new[t.cells.clone()]);
+        v
+    }
+
+    /// Permutes a vector in the old (mesh) numbering into the new one.
+    pub fn to_new<T: Copy>(&self, x_old: &[T]) -> Vec<T> {
+        self.new_to_old.iter().map(|&o| x_old[o as usize]).collect()
+    }
+
+    /// Permutes a vector in the new numbering back to the old one.
+    pub fn to_old<T: Copy>(&self, x_new: &[T]) -> Vec<T> {
+        self.old_to_new.iter().map(|&g| x_new[g as usize]).collect()
+    }
+}
+
+/// Builds the plan for `parts` (one part per cell, `< k`), reading coupling from the ELLPACK
+/// sparsity of `ell` (old numbering).
+pub fn plan(
+    parts: &[u32],
+    k: usize,
+    ell: &Ellpack,
+    strategy: Strategy,
+) -> Result<PartitionPlan, PartitionError> {
+    let n = parts.len();
+    if k == 0 {
+        return Err(PartitionError::ZeroParts);
+    }
+    for (what, got, expected) in [
+        ("Ellpack rows", ell.n, n),
+        ("Ellpack diag", ell.diag.len(), n),
+        ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
+        ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
+    ] {
+        if got != expected {
+            return Err(PartitionError::LengthMismatch {
+                what,
+                got,
+                expected,
+            });
+        }
+    }
+    if let Some((cell, &part)) = parts.iter().enumerate().find(|(_, &p)| p as usize >= k) {
+        return Err(PartitionError::PartOutOfRange { cell, part, k });
+    }
+    if n > u32::MAX as usize {
+        return Err(PartitionError::TooLarge(n));
+    }
+
+    // Destination set of every cell: the other tiles whose rows read it.
+    let mut dests: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for c in ell.row_cols(i) {
+            if c as usize >= n {
+                return Err(PartitionError::BadColumn { cell: i, col: c });
+            }
+            if parts[c as usize] != parts[i] {
+                dests[c as usize].push(parts[i]);
+            }
+        }
+    }
+    for d in &mut dests {
+        d.sort_unstable();
+        d.dedup();
+    }
+
+    // Cells of each tile in old order, then the layout interior | mixed | clean.
+    let mut by_tile: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (c, &p) in parts.iter().enumerate() {
+        by_tile[p as usize].push(c as u32);
+    }
+    let mut new_to_old = Vec::with_capacity(n);
+    let mut tiles = Vec::with_capacity(k);
+    for cells in &by_tile {
+        let start = new_to_old.len();
+        let interior: Vec<u32> = cells
+            .iter()
+            .copied()
+            .filter(|&c| dests[c as usize].is_empty())
+            .collect();
+        let separator: Vec<u32> = cells
+            .iter()
+            .copied()
+            .filter(|&c| !dests[c as usize].is_empty())
+            .collect();
+        // Runs need no mixed block; their layout groups cells by destination set instead.
+        let (order, mixed) = if strategy == Strategy::Runs {
+            (runs_layout(&separator, &dests), 0..0)
+        } else {
+            separator_layout(&separator, &dests)
+        };
+        new_to_old.extend_from_slice(&interior);
+        let sep_start = new_to_old.len();
+        new_to_old.extend_from_slice(&order);
+        tiles.push(TilePlan {
+            cells: start..new_to_old.len(),
+            n_interior: interior.len(),
+            n_separator: order.len(),
+            mixed: sep_start + mixed.start..sep_start + mixed.end,
+            halo_ranges: Vec::new(),
+            halo_used: 0,
+            halo_unused: 0,
+        });
+    }
+    let mut old_to_new = vec![0u32; n];
+    for (g, &o) in new_to_old.iter().enumerate() {
+        old_to_new[o as usize] = g as u32;
+    }
+
+    // Needed halo cells per (destination, source), in new numbering, from the rows' columns.
+    // Each entry is (dest, source, new index); sorting groups them per pair.
+    let mut needs: Vec<(u32, u32, u32)> = Vec::new();
+    for i in 0..n {
+        for c in ell.row_cols(i) {
+            let (pi, pc) = (parts[i], parts[c as usize]);
+            if pi != pc {
+                needs.push((pi, pc, old_to_new[c as usize]));
+            }
+        }
+    }
+    needs.sort_unstable();
+    needs.dedup();
+
+    let mut a = 0;
+    while a < needs.len() {
+        let (dest, src) = (needs[a].0, needs[a].1);
+        let mut b = a;
+        while b < needs.len() && needs[b].0 == dest && needs[b].1 == src {
+            b += 1;
+        }
+        let cells: Vec<usize> = needs[a..b].iter().map(|e| e.2 as usize).collect();
+        let s = &tiles[src as usize];
+        let sep = s.cells.end - s.n_separator..s.cells.end;
+        let mixed = s.mixed.clone();
+        let mut ranges = Vec::new();
+        match strategy {
+            Strategy::Full => ranges.push(sep),
+            Strategy::Ranged => ranges.push(cells[0]..cells[cells.len() - 1] + 1),
+            Strategy::Runs => {
+                // `cells` is sorted and duplicate-free: cut where more than RUN_GAP cells
+                // nobody here needs lie between two needed ones.
+                let mut start = cells[0];
+                for w in cells.windows(2) {
+                    if w[1] - w[0] - 1 > RUN_GAP {
+                        ranges.push(start..w[0] + 1);
+                        start = w[1];
+                    }
+                }
+                ranges.push(start..cells[cells.len() - 1] + 1);
+            }
+            Strategy::MixedClean => {
+                if cells.iter().any(|c| mixed.contains(c)) {
+                    ranges.push(mixed.clone());
+                }
+                // Clean cells for this destination form one block: find its bounds.
+                let clean: Vec<usize> = cells
+                    .iter()
+                    .copied()
+                    .filter(|&c| !mixed.contains(&c))
+                    .collect();
+                if let (Some(&lo), Some(&hi)) = (clean.first(), clean.last()) {
+                    ranges.push(lo..hi + 1);
+                }
+            }
+        }
+        // Keep a tile's halo ranges sorted (a clean block may precede the mixed block).
+        ranges.sort_by_key(|r| r.start);
+        let received: usize = ranges.iter().map(|r| r.len()).sum();
+        let t = &mut tiles[dest as usize];
+        t.halo_ranges.extend(ranges);
+        t.halo_used += cells.len();
+        t.halo_unused += received - cells.len();
+        a = b;
+    }
+    Ok(PartitionPlan {
+        strategy,
+        new_to_old,
+        old_to_new,
+        tiles,
+    })
+}
