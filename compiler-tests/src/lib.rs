@@ -54,6 +54,21 @@ impl Vertex for Inc<'_> {
 }
 
 poplar::codelet! {
+    /// `x[i] += n` for a count `n` given as state.
+    pub struct AddCount as "test::AddCount" {
+        x: InOut<Vector<f32>>,
+        n: State<u32>,
+    }
+}
+impl Vertex for AddCount<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let n = self.n as f32;
+        self.x.iter_mut().for_each(|v| *v += n);
+        Ok(())
+    }
+}
+
+poplar::codelet! {
     /// `out = sum of all sub-vectors`.
     pub struct ListSum as "test::ListSum" {
         parts: Input<VectorList<f32>>,

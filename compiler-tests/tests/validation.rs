@@ -1,11 +1,21 @@
 //! One test per validation error: a graph with exactly that mistake, and the typed error that
 //! names the thing at fault.
 
-use poplar::error::{CompileError, GraphError, ValidationError as V};
+use poplar::error::{CompileError, GraphError, ValidationError as V, VertexName};
 use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
 
 fn target() -> Target {
     Target::custom(4, 4096)
+}
+
+/// How errors name a vertex: number, codelet, compute set, tile.
+fn vn(id: u32, codelet: &str, compute_set: &str, tile: Option<u32>) -> VertexName {
+    VertexName {
+        id,
+        codelet: codelet.into(),
+        compute_set: compute_set.into(),
+        tile,
+    }
 }
 
 fn errors(g: &Graph, progs: &[Program]) -> Vec<V> {
@@ -49,7 +59,35 @@ fn unknown_codelet() {
     let (mut g, cs, _, _, _) = sum_graph();
     g.add_vertex(cs, "NoSuchCodelet");
     let e = errors(&g, &[]);
-    assert!(e.iter().any(|e| matches!(e, V::UnknownCodelet { vertex: 1, codelet, .. } if codelet == "NoSuchCodelet")), "{e:?}");
+    assert!(
+        e.contains(&V::UnknownCodelet {
+            vertex: vn(1, "NoSuchCodelet", "cs", None),
+            did_you_mean: None
+        }),
+        "{e:?}"
+    );
+    // A near miss gets a suggestion, in the message too.
+    let (mut g, cs, _, _, _) = sum_graph();
+    let w = g.add_vertex(cs, "test::Summ");
+    g.set_tile_mapping(w, 2).unwrap();
+    let e = errors(&g, &[]);
+    let hit = e
+        .iter()
+        .find(|e| matches!(e, V::UnknownCodelet { .. }))
+        .unwrap();
+    assert_eq!(
+        hit,
+        &V::UnknownCodelet {
+            vertex: vn(1, "test::Summ", "cs", Some(2)),
+            did_you_mean: Some("test::Sum".into())
+        }
+    );
+    let text = hit.to_string();
+    assert!(
+        text.contains("vertex 1 (test::Summ) in compute set 'cs' on tile 2")
+            && text.contains("did you mean 'test::Sum'?"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -62,10 +100,69 @@ fn unknown_field() {
     assert_eq!(
         e,
         vec![V::UnknownField {
-            vertex: 0,
-            codelet: "test::Sum".into(),
-            field: "bogus".into()
+            vertex: vn(0, "test::Sum", "cs", Some(0)),
+            field: "bogus".into(),
+            did_you_mean: None
         }]
+    );
+}
+
+#[test]
+fn misspelled_field_gets_a_suggestion() {
+    let (mut g, _, v, x, s) = sum_graph();
+    g.connect(v, "inptu", &x);
+    g.connect(v, "out", &s);
+    let e = errors(&g, &[]);
+    let hit = e
+        .iter()
+        .find(|e| matches!(e, V::UnknownField { .. }))
+        .unwrap();
+    assert_eq!(
+        hit,
+        &V::UnknownField {
+            vertex: vn(0, "test::Sum", "cs", Some(0)),
+            field: "inptu".into(),
+            did_you_mean: Some("input".into())
+        }
+    );
+    assert!(hit.to_string().contains("did you mean 'input'?"), "{hit}");
+}
+
+/// `set_vertex_state(v, "n", 5)` on a `State<u32>` used to fail validation with "field 'n' has
+/// type u32, connected to a i32 tensor".
+#[test]
+fn integer_literals_fit_their_state_field_and_others_say_it_is_a_state_value() {
+    compiler_tests::link();
+    let mut g = Graph::new(&target());
+    let x = g.add_variable(DType::F32, &[4], "x");
+    g.set_tile_mapping(&x, 0).unwrap();
+    g.create_host_read("x", &x).unwrap();
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex(cs, "test::AddCount");
+    g.connect(v, "x", &x);
+    g.set_tile_mapping(v, 0).unwrap();
+    g.set_vertex_state(v, "n", 5);
+    let exe = compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
+    let mut e = poplar::Engine::new(&exe, poplar::EngineOptions::default()).unwrap();
+    e.run(0).unwrap();
+    assert_eq!(e.read_tensor::<f32>("x").unwrap(), vec![5.0; 4]);
+
+    // -1 does not fit a u32: the error says it is a state value and how to write it.
+    g.set_vertex_state(v, "n", -1);
+    let errs = errors(&g, &[]);
+    assert_eq!(
+        errs,
+        vec![V::StateDType {
+            vertex: vn(0, "test::AddCount", "cs", Some(0)),
+            field: "n".into(),
+            expected: DType::U32,
+            got: DType::I32
+        }]
+    );
+    let text = errs[0].to_string();
+    assert!(
+        text.contains("state field 'n'") && text.contains("`5u32`") && !text.contains("tensor"),
+        "{text}"
     );
 }
 
@@ -77,8 +174,7 @@ fn unconnected_field() {
     assert_eq!(
         e,
         vec![V::UnconnectedField {
-            vertex: 0,
-            codelet: "test::Sum".into(),
+            vertex: vn(0, "test::Sum", "cs", Some(0)),
             field: "out".into()
         }]
     );
@@ -100,8 +196,7 @@ fn missing_state() {
     assert_eq!(
         e,
         vec![V::MissingState {
-            vertex: 0,
-            codelet: "test::Scale".into(),
+            vertex: vn(0, "test::Scale", "cs", Some(0)),
             field: "k".into()
         }]
     );
@@ -130,11 +225,11 @@ fn dtype_mismatch() {
     assert_eq!(
         e,
         vec![V::DTypeMismatch {
-            vertex: 0,
-            codelet: "test::Sum".into(),
+            vertex: vn(0, "test::Sum", "cs", Some(0)),
             field: "input".into(),
             expected: DType::F32,
-            got: DType::I32
+            got: DType::I32,
+            tensor: Some("xi".into())
         }]
     );
 }
@@ -150,10 +245,10 @@ fn scalar_field_given_a_vector() {
     assert_eq!(
         e,
         vec![V::NotScalar {
-            vertex: 0,
-            codelet: "test::Sum".into(),
+            vertex: vn(0, "test::Sum", "cs", Some(0)),
             field: "out".into(),
-            elements: 4
+            elements: 4,
+            tensor: Some("y".into())
         }]
     );
 }
@@ -169,8 +264,7 @@ fn unmapped_vertex() {
     let e = errors(&g, &[]);
     assert!(
         e.contains(&V::UnmappedVertex {
-            vertex: 1,
-            compute_set: "cs".into()
+            vertex: vn(1, "test::Sum", "cs", None)
         }),
         "{e:?}"
     );
@@ -234,8 +328,8 @@ fn data_race_between_two_vertices() {
         e,
         vec![V::DataRace {
             compute_set: "cs".into(),
-            writer: 1,
-            other: 0,
+            writer: vn(1, "test::Inc", "cs", Some(1)),
+            other: vn(0, "test::Sum", "cs", Some(0)),
             access: "reads",
             var: "x".into(),
             start: 2,

@@ -21,6 +21,18 @@ pub enum DType {
 }
 
 impl DType {
+    /// The Rust literal suffix of this type (`5u32`), for messages; empty for bool and f16.
+    pub fn rust_suffix(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::U8 => "u8",
+            DType::U16 => "u16",
+            DType::F16 | DType::Bool => "",
+        }
+    }
+
     /// Bytes per element in tile memory.
     pub const fn size(self) -> usize {
         match self {

@@ -6,16 +6,20 @@ use crate::target::TileId;
 /// Errors while building a graph.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GraphError {
+    /// A tensor view (slice, reshape, …) that does not fit its tensor.
     #[error("invalid {op}: {reason}")]
     BadView { op: &'static str, reason: String },
+    /// A tensor or id of another graph.
     #[error("{what} belongs to another graph")]
     ForeignTensor { what: String },
+    /// A tile beyond the target.
     #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
     TileOutOfRange {
         what: String,
         tile: TileId,
         num_tiles: u32,
     },
+    /// Host data of the wrong length.
     #[error("{what}: expected {expected} elements of {dtype}, got {got}")]
     BadData {
         what: String,
@@ -23,90 +27,175 @@ pub enum GraphError {
         expected: usize,
         got: usize,
     },
+    /// A host handle or stream name used twice.
     #[error("name '{name}' is already used by another {kind}")]
     DuplicateName { kind: &'static str, name: String },
+    /// The graph's target is outside the chip model.
     #[error("invalid target: {0}")]
     BadTarget(#[from] crate::target::TargetError),
+}
+
+/// A vertex as errors name it: its number in the graph, its codelet, its compute set and its
+/// tile, so that a message can be acted on without counting vertices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VertexName {
+    /// The vertex's number in its graph (order of `add_vertex`).
+    pub id: u32,
+    /// The codelet it instantiates (as registered, e.g. `Mul<float>`).
+    pub codelet: String,
+    /// The name of its compute set.
+    pub compute_set: String,
+    /// Its tile, if mapped.
+    pub tile: Option<TileId>,
+}
+
+impl std::fmt::Display for VertexName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "vertex {} ({}) in compute set '{}'",
+            self.id, self.codelet, self.compute_set
+        )?;
+        match self.tile {
+            Some(t) => write!(f, " on tile {t}"),
+            None => write!(f, " (no tile)"),
+        }
+    }
+}
+
+/// ` (did you mean 'x'?)` when there is a suggestion.
+fn suggest(s: &Option<String>) -> String {
+    match s {
+        Some(x) => format!(" (did you mean '{x}'?)"),
+        None => String::new(),
+    }
+}
+
+/// ` (tensor of 'x')` when the tensor's variable is known.
+fn of_tensor(t: &Option<String>) -> String {
+    match t {
+        Some(x) => format!(" (a view of variable '{x}')"),
+        None => String::new(),
+    }
+}
+
+/// The candidate nearest to `name` by edit distance, if it is near enough to be a likely typo
+/// (at most a third of the name's length, and at least 1 edit, apart).
+pub fn nearest_name<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    fn distance(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let sub = prev[j - 1] + usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
+                cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, c)| c.to_string())
 }
 
 /// One problem found by the validation pass.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ValidationError {
-    #[error("vertex {vertex} in compute set '{compute_set}': codelet '{codelet}' is not registered (is the crate that defines it linked? call codelets::link())")]
+    /// The vertex's codelet is not in the registry.
+    #[error("{vertex}: codelet '{}' is not registered{} (is the crate that defines it linked? call codelets::link())", .vertex.codelet, suggest(.did_you_mean))]
     UnknownCodelet {
-        vertex: u32,
-        compute_set: String,
-        codelet: String,
+        vertex: VertexName,
+        did_you_mean: Option<String>,
     },
-    #[error("vertex {vertex} ({codelet}): no field named '{field}'")]
+    /// A connection or state value names a field the codelet does not have.
+    #[error("{vertex}: no field named '{field}'{}", suggest(.did_you_mean))]
     UnknownField {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
         field: String,
+        did_you_mean: Option<String>,
     },
-    #[error("vertex {vertex} ({codelet}): field '{field}' is not connected")]
-    UnconnectedField {
-        vertex: u32,
-        codelet: String,
-        field: String,
-    },
-    #[error("vertex {vertex} ({codelet}): state field '{field}' has no initial value")]
-    MissingState {
-        vertex: u32,
-        codelet: String,
-        field: String,
-    },
-    #[error("vertex {vertex} ({codelet}): field '{field}' expects {expected} but was given {got}")]
+    /// A tensor field has no connection.
+    #[error("{vertex}: field '{field}' is not connected")]
+    UnconnectedField { vertex: VertexName, field: String },
+    /// A state field has no value (`Graph::set_vertex_state`).
+    #[error("{vertex}: state field '{field}' has no initial value")]
+    MissingState { vertex: VertexName, field: String },
+    /// A field got the wrong kind of binding (tensor, list, state value, scalar or vector).
+    #[error("{vertex}: field '{field}' expects {expected} but was given {got}")]
     WrongBinding {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
         field: String,
         expected: &'static str,
         got: &'static str,
     },
-    #[error("vertex {vertex} ({codelet}): field '{field}' has type {expected}, connected to a {got} tensor")]
+    /// A tensor of one element type is connected to a field of another.
+    #[error("{vertex}: field '{field}' has type {expected}, connected to a {got} tensor{}", of_tensor(.tensor))]
     DTypeMismatch {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
+        field: String,
+        expected: DType,
+        got: DType,
+        /// The variable the tensor views (its first region's).
+        tensor: Option<String>,
+    },
+    /// A state value of one element type is given to a state field of another.
+    #[error("{vertex}: state field '{field}' has type {expected} but its value is {got}: give the value with its type (for example `5{}` or `5.0f32`)", expected.rust_suffix())]
+    StateDType {
+        vertex: VertexName,
         field: String,
         expected: DType,
         got: DType,
     },
-    #[error(
-        "vertex {vertex} ({codelet}): scalar field '{field}' connected to {elements} elements"
-    )]
+    /// A scalar field is connected to a tensor of more or fewer than one element.
+    #[error("{vertex}: scalar field '{field}' connected to {elements} elements{}", of_tensor(.tensor))]
     NotScalar {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
         field: String,
         elements: usize,
+        tensor: Option<String>,
     },
-    #[error("vertex {vertex} in compute set '{compute_set}' has no tile mapping")]
-    UnmappedVertex { vertex: u32, compute_set: String },
+    /// A vertex was never given a tile.
+    #[error("{vertex} has no tile mapping")]
+    UnmappedVertex { vertex: VertexName },
+    /// A tile number beyond the target.
     #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
     TileOutOfRange {
         what: String,
         tile: TileId,
         num_tiles: u32,
     },
+    /// Elements of a variable have no tile.
     #[error("variable '{var}': elements {start}..{end} have no tile mapping")]
     UnmappedElements { var: String, start: u64, end: u64 },
+    /// A tensor of another graph is used.
     #[error("{what} uses a tensor of another graph")]
     ForeignTensor { what: String },
-    #[error("data race in compute set '{compute_set}': vertex {writer} writes '{var}'[{start}..{end}] which vertex {other} also {access}")]
+    /// Two vertices of one compute set touch the same elements and one of them writes.
+    #[error("data race in compute set '{compute_set}': {writer} writes '{var}'[{start}..{end}] which {other} also {access}")]
     DataRace {
         compute_set: String,
-        writer: u32,
-        other: u32,
+        writer: VertexName,
+        other: VertexName,
         access: &'static str,
         var: String,
         start: u64,
         end: u64,
     },
-    #[error("vertex {vertex} ({codelet}): written field '{field}' overlaps field '{other}' of the same vertex ('{var}'[{start}..{end}])")]
+    /// A written field of a vertex overlaps another of its fields.
+    #[error("{vertex}: written field '{field}' overlaps field '{other}' of the same vertex ('{var}'[{start}..{end}])")]
     AliasedField {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
         field: String,
         other: String,
         var: String,
@@ -124,26 +213,32 @@ pub enum ValidationError {
         dst_dtype: DType,
         dst_shape: Vec<usize>,
     },
+    /// A destination that names one element twice.
     #[error("{what}: destination aliases the same element more than once")]
     AliasedDestination { what: String },
+    /// A control-flow predicate that is not one element of bool, i32 or u32.
     #[error("{what}: predicate must be one element of bool, i32 or u32, got {dtype}{shape:?}")]
     BadPredicate {
         what: String,
         dtype: DType,
         shape: Vec<usize>,
     },
+    /// A stream used in a way its declaration does not allow.
     #[error("stream '{stream}': {reason}")]
     BadStream { stream: String, reason: String },
+    /// A program names a compute set that does not exist.
     #[error("{what}: compute set {id} does not exist")]
     NoSuchComputeSet { what: String, id: u32 },
+    /// A call names a function that does not exist.
     #[error("call: function {id} does not exist")]
     NoSuchFunction { id: u32 },
+    /// A function calls itself, directly or not.
     #[error("function {id} calls itself (recursion is not supported)")]
     RecursiveCall { id: u32 },
-    #[error("vertex {vertex} ({codelet}) field '{field}': {elements} elements exceed the 2^32-1 field limit")]
+    /// A field longer than 2^32 - 1 elements.
+    #[error("{vertex}: field '{field}': {elements} elements exceed the 2^32-1 field limit")]
     FieldTooLarge {
-        vertex: u32,
-        codelet: String,
+        vertex: VertexName,
         field: String,
         elements: u64,
     },

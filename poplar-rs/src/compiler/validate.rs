@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
 use crate::dtype::DType;
-use crate::error::ValidationError as E;
+use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
 use crate::graph::{Binding, Graph, Tensor};
 
@@ -25,6 +25,25 @@ struct Access {
     end: u64,
     vertex: u32,
     write: bool,
+}
+
+/// How errors name vertex `vi`.
+fn vertex_name(graph: &Graph, vi: usize) -> VertexName {
+    let v = &graph.vertices[vi];
+    VertexName {
+        id: vi as u32,
+        codelet: v.codelet.clone(),
+        compute_set: graph.compute_set_name(v.cs).unwrap_or("?").to_string(),
+        tile: v.tile,
+    }
+}
+
+/// The variable a tensor views (its first region's), for messages.
+fn tensor_name(graph: &Graph, t: &Tensor) -> Option<String> {
+    t.regions
+        .first()
+        .and_then(|r| graph.vars.get(r.var.0 as usize))
+        .map(|v| v.name.clone())
 }
 
 pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>> {
@@ -63,12 +82,9 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
     let mut codelets = Vec::with_capacity(graph.vertices.len());
     for (vi, v) in graph.vertices.iter().enumerate() {
         let vid = vi as u32;
-        let cs_name = graph.compute_set_name(v.cs).unwrap_or("?").to_string();
+        let vname = || vertex_name(graph, vi);
         match v.tile {
-            None => errs.push(E::UnmappedVertex {
-                vertex: vid,
-                compute_set: cs_name.clone(),
-            }),
+            None => errs.push(E::UnmappedVertex { vertex: vname() }),
             Some(t) if t >= nt => errs.push(E::TileOutOfRange {
                 what: format!("vertex {vid}"),
                 tile: t,
@@ -77,21 +93,20 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             _ => {}
         }
         let Some(desc) = lookup(&v.codelet) else {
+            let names = crate::codelet::registered();
             errs.push(E::UnknownCodelet {
-                vertex: vid,
-                compute_set: cs_name,
-                codelet: v.codelet.clone(),
+                vertex: vname(),
+                did_you_mean: nearest_name(&v.codelet, names.iter().map(|d| d.name)),
             });
             continue;
         };
         codelets.push((vi, desc));
-        let cname = || desc.name.to_string();
         for name in v.conns.keys().chain(v.state.keys()) {
             if desc.field_index(name).is_none() {
                 errs.push(E::UnknownField {
-                    vertex: vid,
-                    codelet: cname(),
+                    vertex: vname(),
                     field: name.clone(),
+                    did_you_mean: nearest_name(name, desc.fields.iter().map(|f| f.name)),
                 });
             }
         }
@@ -100,8 +115,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             if f.dir == FieldDir::State {
                 if v.conns.contains_key(f.name) {
                     errs.push(E::WrongBinding {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         expected: "a state value",
                         got: "a tensor",
@@ -109,15 +123,13 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 }
                 match v.state.get(f.name) {
                     None => errs.push(E::MissingState {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                     }),
                     Some(val) => {
                         if val.dtype != f.dtype {
-                            errs.push(E::DTypeMismatch {
-                                vertex: vid,
-                                codelet: cname(),
+                            errs.push(E::StateDType {
+                                vertex: vname(),
                                 field: field(),
                                 expected: f.dtype,
                                 got: val.dtype,
@@ -125,15 +137,13 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                         }
                         match (f.shape, val.is_vector) {
                             (FieldShape::Scalar, true) => errs.push(E::WrongBinding {
-                                vertex: vid,
-                                codelet: cname(),
+                                vertex: vname(),
                                 field: field(),
                                 expected: "a scalar",
                                 got: "a vector",
                             }),
                             (FieldShape::Vector, false) => errs.push(E::WrongBinding {
-                                vertex: vid,
-                                codelet: cname(),
+                                vertex: vname(),
                                 field: field(),
                                 expected: "a vector",
                                 got: "a scalar",
@@ -146,8 +156,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             }
             if v.state.contains_key(f.name) {
                 errs.push(E::WrongBinding {
-                    vertex: vid,
-                    codelet: cname(),
+                    vertex: vname(),
                     field: field(),
                     expected: "a tensor",
                     got: "a state value",
@@ -155,8 +164,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             }
             let Some(b) = v.conns.get(f.name) else {
                 errs.push(E::UnconnectedField {
-                    vertex: vid,
-                    codelet: cname(),
+                    vertex: vname(),
                     field: field(),
                 });
                 continue;
@@ -165,8 +173,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 (FieldShape::VectorList, Binding::List(l)) => l.iter().collect(),
                 (FieldShape::VectorList, Binding::Tensor(_)) => {
                     errs.push(E::WrongBinding {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         expected: "a list of tensors",
                         got: "one tensor",
@@ -175,8 +182,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 }
                 (_, Binding::List(_)) => {
                     errs.push(E::WrongBinding {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         expected: "one tensor",
                         got: "a list of tensors",
@@ -194,25 +200,24 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 }
                 if t.dtype != f.dtype {
                     errs.push(E::DTypeMismatch {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         expected: f.dtype,
                         got: t.dtype,
+                        tensor: tensor_name(graph, t),
                     });
                 }
                 if f.shape == FieldShape::Scalar && t.num_elements() != 1 {
                     errs.push(E::NotScalar {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         elements: t.num_elements(),
+                        tensor: tensor_name(graph, t),
                     });
                 }
                 if t.num_elements() as u64 > u64::from(u32::MAX) {
                     errs.push(E::FieldTooLarge {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: field(),
                         elements: t.num_elements() as u64,
                     });
@@ -258,8 +263,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 if (a.4 || b.4) && reported.insert((a.3.min(b.3), a.3.max(b.3))) {
                     let (w, o) = if a.4 { (a.3, b.3) } else { (b.3, a.3) };
                     errs.push(E::AliasedField {
-                        vertex: vid,
-                        codelet: cname(),
+                        vertex: vname(),
                         field: desc.fields[w].name.into(),
                         other: desc.fields[o].name.into(),
                         var: graph.vars[a.0 as usize].name.clone(),
@@ -305,8 +309,8 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
         if let Some(e) = find_race(&mut acc) {
             errs.push(E::DataRace {
                 compute_set: cs.name.clone(),
-                writer: e.0.vertex,
-                other: e.1.vertex,
+                writer: vertex_name(graph, e.0.vertex as usize),
+                other: vertex_name(graph, e.1.vertex as usize),
                 access: if e.1.write { "writes" } else { "reads" },
                 var: graph.vars[e.0.var as usize].name.clone(),
                 start: e.0.start.max(e.1.start),

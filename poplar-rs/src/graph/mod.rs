@@ -83,6 +83,22 @@ impl StateValue {
     pub fn len(&self) -> usize {
         self.bytes.len() / self.dtype.size()
     }
+
+    /// This value as `to`, if it is a scalar `i32` (an untyped integer literal) whose value
+    /// `to` represents exactly.
+    fn int_literal_as(&self, to: DType) -> Option<StateValue> {
+        if self.is_vector || self.dtype != DType::I32 {
+            return None;
+        }
+        let x = i32::from_le_bytes(self.bytes.as_slice().try_into().ok()?);
+        Some(match to {
+            DType::U32 => StateValue::from(u32::try_from(x).ok()?),
+            DType::U16 => StateValue::from(u16::try_from(x).ok()?),
+            DType::U8 => StateValue::from(u8::try_from(x).ok()?),
+            DType::F32 if x.unsigned_abs() <= 1 << 24 => StateValue::from(x as f32),
+            _ => return None,
+        })
+    }
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -420,10 +436,23 @@ impl Graph {
     }
 
     /// Sets a State field of `v`.
+    ///
+    /// An untyped integer literal (Rust infers `i32`) given to a state field of another numeric
+    /// type is converted when its value fits that type exactly: `set_vertex_state(v, "n", 5)`
+    /// sets a `State<u32>` to `5u32`. Anything else must match the field's type (validation
+    /// reports a [`StateDType`](crate::ValidationError::StateDType) error otherwise).
     pub fn set_vertex_state(&mut self, v: VertexRef, field: &str, value: impl Into<StateValue>) {
-        self.vertices[v.0 as usize]
-            .state
-            .insert(field.to_string(), value.into());
+        let mut value = value.into();
+        let vertex = &mut self.vertices[v.0 as usize];
+        let field_dtype = crate::codelet::lookup(&vertex.codelet)
+            .and_then(|d| d.fields.iter().find(|f| f.name == field))
+            .map(|f| f.dtype);
+        if let Some(to) = field_dtype.filter(|&t| t != value.dtype) {
+            if let Some(c) = value.int_literal_as(to) {
+                value = c;
+            }
+        }
+        vertex.state.insert(field.to_string(), value);
     }
 
     /// Poplar's name for [`set_vertex_state`](Self::set_vertex_state).
