@@ -85,19 +85,29 @@ pub fn nearest_name<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
+    /// Edit distance with adjacent transpositions (optimal string alignment), ASCII case
+    /// ignored: `inptu` is one edit from `input`.
     fn distance(a: &str, b: &str) -> usize {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for i in 1..=a.len() {
-            let mut cur = vec![i; b.len() + 1];
-            for j in 1..=b.len() {
-                let sub = prev[j - 1] + usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
-                cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+        let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+        let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+        let w = b.len() + 1;
+        let mut d = vec![0usize; (a.len() + 1) * w];
+        for i in 0..=a.len() {
+            for j in 0..=b.len() {
+                d[i * w + j] = if i == 0 || j == 0 {
+                    i + j
+                } else {
+                    let mut x = (d[(i - 1) * w + j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                        .min(d[(i - 1) * w + j] + 1)
+                        .min(d[i * w + j - 1] + 1);
+                    if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                        x = x.min(d[(i - 2) * w + j - 2] + 1);
+                    }
+                    x
+                };
             }
-            prev = cur;
         }
-        prev[b.len()]
+        d[a.len() * w + b.len()]
     }
     let limit = (name.chars().count() / 3).max(1);
     candidates
