@@ -26,7 +26,7 @@ impl Vertex for ScaledSum<'_> {
 
     /// 20 cycles of overhead plus one cycle per element.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(20 + ctx.elements(0))
+        Some(20 + ctx.elements(Self::input))
     }
 }
 
@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cs = graph.add_compute_set("row sums");
     for row in 0..4 {
         graph.set_tile_mapping(&m.index(row)?, row as u32)?;
-        let v = graph.add_vertex(cs, "tut3::ScaledSum");
+        let v = graph.add_vertex_of::<ScaledSum>(cs);
         graph.connect(v, "input", &m.index(row)?);
         graph.connect(v, "out", &sums.slice(row..row + 1)?);
         graph.set_vertex_state(v, "scale", 0.5f32);

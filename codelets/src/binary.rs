@@ -53,7 +53,7 @@ macro_rules! binary_codelets {
 
             /// `OVERHEAD + cost * ceil(n / width)`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(2), <$t as Element>::DTYPE, $cost))
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, $cost))
             }
         }
 
@@ -77,7 +77,7 @@ macro_rules! binary_codelets {
 
             /// `OVERHEAD + cost * ceil(n / width)`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(0), <$t as Element>::DTYPE, $cost))
+                Some(cycles::elementwise(ctx.elements(Self::a), <$t as Element>::DTYPE, $cost))
             }
         }
     )*};
@@ -131,7 +131,7 @@ impl Vertex for AddMultiF32<'_> {
     /// `OVERHEAD + ceil(ceil(n / workers) / width)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         Some(cycles::multi_worker(
-            ctx.elements(2),
+            ctx.elements(Self::out),
             ctx.workers,
             f32::DTYPE,
             1,

@@ -28,7 +28,7 @@ macro_rules! copy_codelets {
 
             /// `OVERHEAD + ceil(n / width)`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(1), <$t as Element>::DTYPE, 1))
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
             }
         }
     )*};

@@ -39,7 +39,7 @@ macro_rules! dot_codelets {
 
             /// `OVERHEAD + ceil(n / width)`: one multiply-accumulate vector per cycle.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(0), <$t as Element>::DTYPE, 1))
+                Some(cycles::elementwise(ctx.elements(Self::a), <$t as Element>::DTYPE, 1))
             }
         }
     )*};
@@ -80,7 +80,11 @@ impl Vertex for MatVecF32<'_> {
 
     /// `OVERHEAD + rows * (ROW_OVERHEAD + ceil(cols / 2))`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::rows(ctx.elements(2), ctx.elements(1), f32::DTYPE))
+        Some(cycles::rows(
+            ctx.elements(Self::out),
+            ctx.elements(Self::vec),
+            f32::DTYPE,
+        ))
     }
 }
 

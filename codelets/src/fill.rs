@@ -23,7 +23,7 @@ macro_rules! fill_codelets {
 
             /// `OVERHEAD + ceil(n / width)`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(0), <$t as Element>::DTYPE, 1))
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
             }
         }
     )*};
@@ -56,7 +56,7 @@ impl Vertex for FillMultiF32<'_> {
     /// `OVERHEAD + ceil(ceil(n / workers) / width)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         Some(cycles::multi_worker(
-            ctx.elements(0),
+            ctx.elements(Self::out),
             ctx.workers,
             f32::DTYPE,
             1,

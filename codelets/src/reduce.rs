@@ -40,7 +40,7 @@ macro_rules! reduce_codelets {
 
             /// `OVERHEAD + ceil(n / width)` over the input.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(0), <$t as Element>::DTYPE, 1))
+                Some(cycles::elementwise(ctx.elements(Self::input), <$t as Element>::DTYPE, 1))
             }
         }
     )*};
@@ -93,8 +93,8 @@ macro_rules! partials_codelets {
 
             /// `OVERHEAD + parts * (ROW_OVERHEAD + ceil(len / width))`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                let parts = u64::from(ctx.sizes.first().copied().unwrap_or(0));
-                Some(cycles::rows(parts, ctx.elements(1), <$t as Element>::DTYPE))
+                let parts = u64::from(ctx.sizes.get(Self::partials).copied().unwrap_or(0));
+                Some(cycles::rows(parts, ctx.elements(Self::out), <$t as Element>::DTYPE))
             }
         }
     )*};

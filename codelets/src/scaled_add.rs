@@ -30,7 +30,7 @@ impl Vertex for ScaledAddF32<'_> {
 
     /// `OVERHEAD + ceil(n / 2)`: one 2-wide multiply-accumulate per cycle.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(0), f32::DTYPE, 1))
+        Some(cycles::elementwise(ctx.elements(Self::a), f32::DTYPE, 1))
     }
 }
 
@@ -62,7 +62,7 @@ impl Vertex for ScaledAddMultiF32<'_> {
     /// `OVERHEAD + ceil(ceil(n / workers) / 2)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         Some(cycles::multi_worker(
-            ctx.elements(0),
+            ctx.elements(Self::a),
             ctx.workers,
             f32::DTYPE,
             1,

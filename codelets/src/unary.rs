@@ -46,7 +46,7 @@ macro_rules! unary_codelets {
 
             /// `OVERHEAD + cost * ceil(n / width)`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(1), <$t as Element>::DTYPE, $cost))
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, $cost))
             }
         }
     )*};

@@ -16,7 +16,7 @@ impl Vertex for Sum<'_> {
         Ok(())
     }
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(10 + ctx.elements(0))
+        Some(10 + ctx.elements(Self::input))
     }
 }
 

@@ -85,6 +85,12 @@ mod sealed {
 /// Sealed: tile memory is reinterpreted as slices of these types, which is sound only because
 /// every bit pattern of the stored bytes is a valid value (for `bool`, the engine and codelets
 /// only ever store 0 or 1; see the engine's invariants).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type of the chip",
+    label = "not f32, i32, u32, u16, u8 or bool",
+    note = "codelet fields and tensors hold f32, i32, u32, u16, u8 or bool (f16 is storage only): \
+            e.g. `Input<f32>`, `Output<Vector<u32>>`, `InOut<VectorList<f32>>`, `State<u8>`"
+)]
 pub trait Element:
     sealed::Sealed + Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 'static
 {

@@ -1,6 +1,6 @@
 //! Typed entity ids and the dense maps they index (after cranelift's `entity` crate).
 //!
-//! An id is a `u32` newtype declared with [`entity_id!`](crate::entity_id); a [`PrimaryMap`]
+//! An id is a `u32` newtype declared with `entity_id!` (crate-internal); a [`PrimaryMap`]
 //! owns the entities of one kind and hands out their ids, and can be indexed only by its own id
 //! type, so a compute-phase id can never index the exchange phases, and no `.0 as usize` appears
 //! outside this module. Ids serialize as plain integers and maps as plain arrays, so file formats

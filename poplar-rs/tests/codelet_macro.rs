@@ -59,3 +59,23 @@ fn worker_split_covers_the_range_once() {
         assert!(covered.iter().all(|&c| c == 1), "n = {n}");
     }
 }
+
+#[test]
+fn the_type_knows_its_name_and_its_field_indices() {
+    assert_eq!(RawIn::NAME, "macro_test::RawIn");
+    assert_eq!(<RawIn<'_> as Codelet>::NAME, "macro_test::RawIn");
+    // One constant per field, equal to its position in the registered layout.
+    let d = lookup(RawIn::NAME).unwrap();
+    for (i, idx) in [RawIn::r#in, RawIn::out, RawIn::parts, RawIn::k]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(idx, i, "{}", d.fields[i].name);
+    }
+    // The typed form of add_vertex names the same codelet.
+    let mut g = poplar::Graph::new(&poplar::Target::custom(1, 1024));
+    let cs = g.add_compute_set("cs");
+    let v = g.add_vertex_of::<RawIn>(cs);
+    let w = g.add_vertex(cs, RawIn::NAME);
+    assert_ne!(v, w);
+}

@@ -77,9 +77,20 @@ pub struct FieldLoc {
 }
 
 /// The worker context a `compute` call runs on.
+///
+/// A tile has `Target::workers_per_tile` hardware worker contexts. A single-worker codelet is
+/// called once per vertex with `Worker { id: 0, count: 1 }`; the cycle model schedules the
+/// vertices of a tile over its workers. A `multi_worker` codelet is called once per worker
+/// context, with `id` in `0..count` (`count` = the target's workers per tile), and does its
+/// share: [`Worker::split`] gives an even contiguous split of `0..n`. Its calls run one after
+/// another on the host, and their writes must be disjoint, so the result does not depend on
+/// their order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Worker {
+    /// This worker context's index, `0..count`.
     pub id: u32,
+    /// Worker contexts taking part in this call: 1 for a single-worker codelet, the tile's
+    /// worker count for a multi-worker one.
     pub count: u32,
 }
 
@@ -140,6 +151,12 @@ impl CycleCtx<'_> {
 }
 
 /// The behaviour of a codelet declared with [`codelet!`](crate::codelet!).
+#[diagnostic::on_unimplemented(
+    message = "codelet `{Self}` has no behaviour",
+    label = "needs `impl Vertex for {Self}` with a `compute` method",
+    note = "every type declared with `poplar::codelet!` implements `Vertex`: \
+            `impl Vertex for Name<'_>` with `fn compute(&mut self, w: Worker) -> Result<(), VertexError>`"
+)]
 pub trait Vertex {
     /// Runs the vertex once (or once per worker for multi-worker codelets).
     fn compute(&mut self, worker: Worker) -> Result<(), VertexError>;
@@ -188,6 +205,12 @@ impl<'a> VertexIo<'a> {
 /// # Safety
 /// Implementations must create references only of the shape and type declared by the
 /// associated constants, which is what the compiler checked the binding against.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a codelet field kind",
+    label = "not a codelet field",
+    note = "a field is `Input<T>`, `Output<T>`, `InOut<T>` or `State<T>`, where T is an element \
+            type (f32, i32, u32, u16, u8, bool), `Vector<E>` or `VectorList<E>` (not for State)"
+)]
 pub unsafe trait Field {
     const DIR: FieldDir;
     const SHAPE: FieldShape;

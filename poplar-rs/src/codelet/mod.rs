@@ -44,9 +44,33 @@ pub use registry::*;
 ///
 /// Syntax: `[attrs] vis struct Name as "registered name" [, multi_worker] { field: Kind, ... }`
 /// where each `Kind` is `Input<T>`, `Output<T>`, `InOut<T>` or `State<T>`, and `T` is an
-/// element type (`f32`, `i32`, `u32`, `bool`), `Vector<E>` or `VectorList<E>` (not for State).
-/// The type must also implement [`Vertex`]. `multi_worker` makes the engine run `compute` once
-/// per worker context of the tile, with that worker's id.
+/// element type (`f32`, `i32`, `u32`, `u16`, `u8`, `bool`), `Vector<E>` or `VectorList<E>` (not
+/// for State). The type must also implement [`Vertex`].
+///
+/// **Multi-worker codelets.** A tile has several hardware worker contexts
+/// (`Target::workers_per_tile`, six on a GC200). By default a vertex runs once, on one worker,
+/// and the cycle model lets the vertices of a tile share the workers. With `multi_worker` the
+/// engine calls `compute` once per worker context of the tile, each with its own
+/// [`Worker`] (`id` in `0..count`); the codelet splits its work by `worker.id` (for example
+/// elements `id, id + count, …`) and its cycle estimate is one worker's share. The calls of one
+/// vertex run one after another on the host, so a multi-worker codelet must give the same
+/// result whatever the order of its workers (disjoint writes per worker).
+///
+/// What the macro adds to `Name`: `Name::NAME`, the registered name (use it with
+/// [`Graph::add_vertex`](crate::Graph::add_vertex), or use
+/// [`Graph::add_vertex_of::<Name>`](crate::Graph::add_vertex_of)); one associated constant per
+/// field with the field's name and its index (`Name::out`), for
+/// [`CycleCtx::elements`] in `cycles()`, so that a renamed or reordered field is a compile
+/// error, not a wrong estimate; and an implementation of [`Codelet`].
+///
+/// Misuse gets errors that say what is allowed: an unknown flag
+/// ```compile_fail
+/// poplar::codelet! { pub struct A as "doc::A", multiworker { x: poplar::codelet::Input<f32> } }
+/// ```
+/// and an element type a field cannot hold (f64 is not a chip type)
+/// ```compile_fail
+/// poplar::codelet! { pub struct B as "doc::B" { x: poplar::codelet::Input<f64> } }
+/// ```
 #[macro_export]
 macro_rules! codelet {
     (
@@ -61,6 +85,23 @@ macro_rules! codelet {
             $( $(#[$fmeta])* pub $field: <$fty as $crate::codelet::Field>::Ref<'a>, )*
             #[doc(hidden)]
             pub __tile: ::std::marker::PhantomData<&'a mut [u8]>,
+        }
+
+        #[allow(non_upper_case_globals, dead_code)]
+        impl $name<'_> {
+            /// The name this codelet is registered under.
+            pub const NAME: &'static str = $cname;
+            #[doc(hidden)]
+            pub const __FIELD_NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+            $(
+                #[doc = concat!("Index of field `", stringify!($field), "` (for `CycleCtx`).")]
+                pub const $field: usize =
+                    $crate::codelet::field_position(Self::__FIELD_NAMES, stringify!($field));
+            )*
+        }
+
+        impl $crate::codelet::Codelet for $name<'_> {
+            const NAME: &'static str = $cname;
         }
 
         const _: () = {
@@ -115,4 +156,37 @@ macro_rules! __codelet_multi_worker {
     (multi_worker) => {
         true
     };
+    ($other:ident) => {
+        ::std::compile_error!(::std::concat!(
+            "unknown codelet flag `",
+            ::std::stringify!($other),
+            "`: the only flag is `multi_worker` (`struct Name as \"name\", multi_worker { … }`)"
+        ))
+    };
+}
+
+/// A codelet type declared with [`codelet!`](crate::codelet!): its registered name.
+pub trait Codelet {
+    /// The name it is registered under.
+    const NAME: &'static str;
+}
+
+/// The position of `name` in `names` (for the field index constants of [`codelet!`]); a name
+/// that is not there is a compile-time error.
+pub const fn field_position(names: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < names.len() {
+        let (a, b) = (names[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut k = 0;
+            while k < a.len() && a[k] == b[k] {
+                k += 1;
+            }
+            if k == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such field")
 }

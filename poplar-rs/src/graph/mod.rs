@@ -403,6 +403,13 @@ impl Graph {
         ComputeSet(self.compute_sets.len() as u32 - 1)
     }
 
+    /// A new vertex running codelet type `C` (declared with [`codelet!`](crate::codelet!)) in
+    /// compute set `cs`: `g.add_vertex_of::<Scale>(cs)`. A typo in the type is a compile
+    /// error, where a typo in a name string is found only by validation.
+    pub fn add_vertex_of<C: crate::codelet::Codelet>(&mut self, cs: ComputeSet) -> VertexRef {
+        self.add_vertex(cs, C::NAME)
+    }
+
     /// A new vertex running codelet `codelet` in compute set `cs`. The codelet name, fields and
     /// connections are checked by the compiler's validation pass.
     pub fn add_vertex(&mut self, cs: ComputeSet, codelet: &str) -> VertexRef {

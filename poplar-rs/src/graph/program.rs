@@ -136,7 +136,12 @@ impl Program {
     pub fn write_undef(t: &Tensor) -> Program {
         Program::WriteUndef(t.clone())
     }
-    /// An empty program.
+    /// Runs `then` if the predicate is non-zero, nothing otherwise (an `if` without `else`).
+    pub fn if_then(predicate: &Tensor, then: Program) -> Program {
+        Program::if_else(predicate, then, Program::nop())
+    }
+    /// An empty program: does nothing, costs nothing (no superstep, no sync). Useful as the
+    /// `else` of an `if`, a `switch` default, or a placeholder body.
     pub fn nop() -> Program {
         Program::seq(Vec::new())
     }

@@ -30,7 +30,7 @@ macro_rules! ell_spmv_codelets {
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
                 // Per row: 17 multiply-adds with an indexed load each, ~2 cycles per slot on
                 // one worker.
-                Some(30 + ctx.elements(1) * (2 * (ELL_WIDTH as u64 + 1) + 4))
+                Some(30 + ctx.elements(Self::y) * (2 * (ELL_WIDTH as u64 + 1) + 4))
             }
         }
     )*};
@@ -129,7 +129,7 @@ macro_rules! tp06_codelets {
                 // Measured-style estimate: ~400 cycles per cell per step on one worker (19
                 // states, ~12 exponentials), plus overhead; the v_in copy of Tp06StepFrom
                 // (~1 cycle per cell) is within its precision. Field 1 is v_prev (n cells).
-                Some(100 + ctx.elements(1) * 400)
+                Some(100 + ctx.elements(Self::v_prev) * 400)
             }
         }
     )*};
