@@ -107,7 +107,7 @@ impl Worker {
     /// cardiac SpMV (≈ 2 µs per tile) competed with its own loads and made it 15–22 % slower.
     #[inline]
     pub fn progress(&self, done: usize, total: usize) {
-        super::hint::ahead_progress(self.id, self.count, done, total);
+        super::hint::report_progress(self.id, self.count, done, total);
     }
 
     /// The sub-range of `0..n` this worker should handle when work is split evenly.

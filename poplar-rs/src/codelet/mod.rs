@@ -37,7 +37,8 @@ mod registry;
 
 pub use field::*;
 pub use hint::prefetch;
-pub(crate) use hint::{ahead_begin, ahead_end, ahead_vertex, line_runs, prefetch_ptr, LineRun};
+pub(crate) use hint::{prefetch_ptr, set_progress_hook};
+
 pub use registry::*;
 
 /// Declares a codelet: a struct of fields bound to tile memory, registered under a name.

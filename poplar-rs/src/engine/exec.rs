@@ -8,7 +8,7 @@ use super::memory::{gather_runs, Memory};
 use super::plan::*;
 use super::team::{Job, Team};
 use super::EngineError;
-use crate::codelet::{self, FieldLoc, FieldShape, VertexIo, Worker};
+use crate::codelet::{FieldLoc, FieldShape, VertexIo, Worker};
 use crate::dtype::DType;
 use crate::exe::{Executable, MemRun, ScalarLoc, Step};
 use crate::profile::Recorder;
@@ -263,9 +263,9 @@ impl Exec<'_> {
                         Some(next) => {
                             Self::prefetch_tile_heads(plan, next);
                             let runs = &plan.runs[next.runs.start as usize..next.runs.end as usize];
-                            codelet::ahead_begin(next.base, runs, ht.end - ht.first);
+                            super::lookahead::ahead_begin(next.base, runs, ht.end - ht.first);
                         }
-                        None => codelet::ahead_end(),
+                        None => super::lookahead::ahead_end(),
                     }
                 }
                 self.run_tile(i, plan, ht)?;
@@ -274,7 +274,7 @@ impl Exec<'_> {
         };
         let result = run_tiles();
         if plan.lookahead {
-            codelet::ahead_end();
+            super::lookahead::ahead_end();
         }
         result
     }
@@ -347,7 +347,7 @@ impl Exec<'_> {
                 self.normalize_bools(cs, ht, k);
             }
             if plan.lookahead && k > 0 {
-                codelet::ahead_vertex(k as u32);
+                super::lookahead::ahead_vertex(k as u32);
             }
             // SAFETY: the field and list runs are copies of this vertex's `VertexInst` tables
             // (built with the plan, never mutated). `base` is this tile's

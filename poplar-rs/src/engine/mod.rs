@@ -31,6 +31,7 @@ use std::collections::HashMap;
 mod error;
 mod exec;
 mod host;
+mod lookahead;
 mod memory;
 mod panics;
 mod plan;
@@ -124,6 +125,7 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         exe.check()?; // validates the target too (every count below is bounded)
         panics::install();
+        crate::codelet::set_progress_hook(lookahead::ahead_progress);
         let descs = exe.resolve_codelets()?;
         for (t, img) in exe.tiles.iter().enumerate() {
             if img.memory_bytes > exe.target.bytes_per_tile {

@@ -4,9 +4,8 @@
 
 use std::ops::Range;
 
-use crate::codelet::{
-    self, CodeletDesc, FieldLoc, FieldShape, LineRun, VertexError, VertexIo, Worker,
-};
+use super::lookahead::LineRun;
+use crate::codelet::{CodeletDesc, FieldLoc, FieldShape, VertexError, VertexIo, Worker};
 use crate::target::TileId;
 
 // ---------------------------------------------------------------------------------------------
@@ -119,7 +118,7 @@ pub(super) fn field_line_runs(tc: &crate::exe::TileCompute, codelets: &[Resolved
             }
         }
     }
-    codelet::line_runs(ranges.into_iter())
+    super::lookahead::line_runs(ranges.into_iter())
 }
 
 /// Guided split of items with the given costs into contiguous ranges for `threads` threads
