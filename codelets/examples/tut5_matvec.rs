@@ -49,13 +49,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Cost summary: bytes exchanged, and estimated cycles of the busiest tile per compute set.
     let exchanged: u64 = exe
         .exchanges
-        .iter()
+        .values()
         .flat_map(|e| &e.transfers)
         .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
         .sum();
     let cycles: Vec<u64> = exe
         .computes
-        .iter()
+        .values()
         .map(|c| {
             c.tiles
                 .iter()

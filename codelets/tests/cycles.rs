@@ -79,7 +79,7 @@ fn estimates_follow_the_documented_formulas() {
     let mut got = vec![0; want.len()];
     for v in exe
         .computes
-        .iter()
+        .values()
         .flat_map(|c| &c.tiles)
         .flat_map(|t| &t.vertices)
     {

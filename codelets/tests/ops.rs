@@ -108,7 +108,7 @@ fn scaled_add_uses_multi_worker_for_large_regions() {
         let exe = compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
         let multi = exe
             .codelets
-            .iter()
+            .values()
             .any(|c| c.name == "ScaledAddMulti<float>");
         assert_eq!(
             multi,

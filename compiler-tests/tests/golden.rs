@@ -74,7 +74,7 @@ fn a_region_read_by_two_vertices_of_a_tile_is_fetched_once() {
         g.set_tile_mapping(v, 1).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
-    let x_in = &exe.exchanges[0];
+    let x_in = &exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)];
     assert_eq!(x_in.transfers.len(), 1, "{:?}", x_in.transfers);
     assert_eq!(
         exe.tiles[1].temporary_bytes, 16,
@@ -97,9 +97,13 @@ fn overlapping_reads_fetch_only_the_new_part() {
         g.set_tile_mapping(v, 1).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
-    let bytes: u32 = exe.exchanges[0].transfers.iter().map(|t| t.bytes).sum();
+    let bytes: u32 = exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)]
+        .transfers
+        .iter()
+        .map(|t| t.bytes)
+        .sum();
     assert_eq!(bytes, 32, "elements 0..8 cross the exchange once");
-    let tc = &exe.computes[0].tiles[0];
+    let tc = &exe.computes[poplar::exe::ComputePhaseId::from_u32(0)].tiles[0];
     assert_eq!(
         tc.pre_copies.len(),
         1,
@@ -124,7 +128,7 @@ fn same_region_to_several_tiles_is_one_broadcast() {
         g.set_tile_mapping(v, t).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
-    let ex = &exe.exchanges[0];
+    let ex = &exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)];
     assert_eq!(ex.transfers.len(), 1);
     let dst_tiles: Vec<u32> = ex.transfers[0].dsts.iter().map(|d| d.0).collect();
     assert_eq!(dst_tiles, vec![1, 2, 3]);
@@ -147,7 +151,7 @@ fn adjacent_ranges_between_two_tiles_are_coalesced() {
     g.connect(v, "out", &s);
     g.set_tile_mapping(v, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
-    let t = &exe.exchanges[0].transfers;
+    let t = &exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)].transfers;
     assert_eq!(t.len(), 1, "{t:?}");
     assert_eq!((t[0].src_offset, t[0].bytes), (0, 32));
 }

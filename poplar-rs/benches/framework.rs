@@ -120,7 +120,7 @@ fn bench_compile() -> Option<Executable> {
         let t1 = Instant::now();
         let exe = compile(&g, &progs, &CompileOptions::default()).expect("compiles");
         let comp = t1.elapsed().as_secs_f64();
-        let transfers: usize = exe.exchanges.iter().map(|x| x.transfers.len()).sum();
+        let transfers: usize = exe.exchanges.values().map(|x| x.transfers.len()).sum();
         let max_mem = exe.tiles.iter().map(|t| t.memory_bytes).max().unwrap_or(0);
         println!(
             "  {ipus:>2} x 1472 tiles: graph build {build:.2} s, compile {comp:.2} s, peak RSS so far {:.0} MiB, {transfers} transfers, max tile memory {max_mem} B",

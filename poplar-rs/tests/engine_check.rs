@@ -54,7 +54,7 @@ fn base() -> Executable {
             transfer(3, 0, 8, vec![(0, 16)]),
         ],
     );
-    let f = b.function(Step::Compute(0));
+    let f = b.function(Step::Compute(poplar::exe::ComputePhaseId::from_u32(0_u32)));
     b.stream("in", DType::F32, 4, StreamDir::HostToDevice);
     b.stream("out", DType::F32, 4, StreamDir::DeviceToHost);
     b.host("h", DType::F32, vec![run(0, 0, 8), run(3, 8, 8)]);
@@ -63,8 +63,8 @@ fn base() -> Executable {
             stream: 0,
             runs: vec![run(0, 0, 16)],
         },
-        Step::Exchange(0),
-        Step::Call(f),
+        Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(0_u32)),
+        Step::Call(poplar::exe::FunctionId::from_u32(f)),
         Step::If {
             predicate: scalar(2, 100, DType::I32),
             then: Box::new(Step::Seq(vec![])),
@@ -85,7 +85,7 @@ fn err(f: impl FnOnce(&mut Executable)) -> E {
 }
 
 fn list_vertex(e: &mut Executable) -> &mut VertexInst {
-    &mut e.computes[0].tiles[1].vertices[0]
+    &mut e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[1].vertices[0]
 }
 
 fn prog(e: &mut Executable) -> &mut Vec<Step> {
@@ -96,7 +96,7 @@ fn prog(e: &mut Executable) -> &mut Vec<Step> {
 }
 
 fn scale_vertex(e: &mut Executable) -> &mut VertexInst {
-    &mut e.computes[0].tiles[0].vertices[0]
+    &mut e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0].vertices[0]
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn target_and_tiles() {
 #[test]
 fn compute_phases() {
     assert!(matches!(
-        err(|e| e.computes[0].tiles[0].tile = 9),
+        err(|e| e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0].tile = 9),
         E::TileOutOfRange {
             tile: 9,
             num_tiles: 4,
@@ -168,21 +168,26 @@ fn compute_phases() {
         }
     ));
     assert_eq!(
-        err(|e| e.computes[0].tiles[1].tile = 1),
+        err(|e| e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[1].tile = 1),
         E::ComputeTileOrder {
             compute_phase: 0,
             tile: 1
         }
     );
     assert_eq!(
-        err(|e| e.computes[0].tiles.swap(0, 1)),
+        err(|e| e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)]
+            .tiles
+            .swap(0, 1)),
         E::ComputeTileOrder {
             compute_phase: 0,
             tile: 1
         }
     );
     assert!(matches!(
-        err(|e| e.computes[0].tiles[0].pre_copies[0].src = 250),
+        err(
+            |e| e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0].pre_copies[0]
+                .src = 250
+        ),
         E::CopyOutOfBounds {
             compute_phase: 0,
             tile: 1,
@@ -192,15 +197,19 @@ fn compute_phases() {
         }
     ));
     assert!(matches!(
-        err(|e| e.computes[0].tiles[0].post_copies.push(LocalCopy {
-            src: 0,
-            dst: 255,
-            bytes: 2
-        })),
+        err(
+            |e| e.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0]
+                .post_copies
+                .push(LocalCopy {
+                    src: 0,
+                    dst: 255,
+                    bytes: 2
+                })
+        ),
         E::CopyOutOfBounds { which: "post", .. }
     ));
     assert_eq!(
-        err(|e| scale_vertex(e).codelet = 5),
+        err(|e| scale_vertex(e).codelet = poplar::exe::CodeletId::from_u32(5)),
         E::NoSuchCodelet {
             compute_phase: 0,
             tile: 1,
@@ -336,7 +345,8 @@ fn written_list_sub_vectors_must_be_disjoint() {
     let good = b.build();
     good.check().unwrap();
     let mut bad = good.clone();
-    bad.computes[0].tiles[0].vertices[0].lists[1] = loc(12, 4);
+    bad.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0].vertices[0].lists[1] =
+        loc(12, 4);
     assert_eq!(
         bad.check().unwrap_err(),
         E::AliasedField {
@@ -349,7 +359,8 @@ fn written_list_sub_vectors_must_be_disjoint() {
     );
     // Written list vs the state field.
     let mut bad = good;
-    bad.computes[0].tiles[0].vertices[0].lists[1] = loc(96, 2);
+    bad.computes[poplar::exe::ComputePhaseId::from_u32(0_u32)].tiles[0].vertices[0].lists[1] =
+        loc(96, 2);
     assert!(matches!(
         bad.check().unwrap_err(),
         E::AliasedField {
@@ -395,15 +406,24 @@ fn aliased_vertex_fields() {
 #[test]
 fn exchange_phases() {
     assert!(matches!(
-        err(|e| e.exchanges[0].transfers[0].dsts[1].0 = 4),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[0].dsts[1].0 =
+                4
+        ),
         E::TileOutOfRange { tile: 4, .. }
     ));
     assert!(matches!(
-        err(|e| e.exchanges[0].transfers[1].src_tile = 77),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[1].src_tile =
+                77
+        ),
         E::TileOutOfRange { tile: 77, .. }
     ));
     assert_eq!(
-        err(|e| e.exchanges[0].transfers[0].dsts[1].1 = 248),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[0].dsts[1].1 =
+                248
+        ),
         E::TransferOutOfBounds {
             exchange_phase: 0,
             transfer: 0,
@@ -414,12 +434,18 @@ fn exchange_phases() {
         }
     );
     assert!(matches!(
-        err(|e| e.exchanges[0].transfers[0].src_offset = u32::MAX),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[0]
+                .src_offset = u32::MAX
+        ),
         E::TransferOutOfBounds { tile: 0, .. }
     ));
     // Destination on the source range of the same tile.
     assert_eq!(
-        err(|e| e.exchanges[0].transfers[1].dsts[0] = (0, 8)),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[1].dsts[0] =
+                (0, 8)
+        ),
         E::ExchangeOverlap {
             exchange_phase: 0,
             tile: 0,
@@ -430,7 +456,10 @@ fn exchange_phases() {
     );
     // Two destinations overlap.
     assert_eq!(
-        err(|e| e.exchanges[0].transfers[1].dsts[0] = (2, 40)),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[1].dsts[0] =
+                (2, 40)
+        ),
         E::ExchangeOverlap {
             exchange_phase: 0,
             tile: 2,
@@ -441,7 +470,11 @@ fn exchange_phases() {
     );
     // A broadcast to the same place twice.
     assert!(matches!(
-        err(|e| e.exchanges[0].transfers[0].dsts.push((1, 0))),
+        err(
+            |e| e.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)].transfers[0]
+                .dsts
+                .push((1, 0))
+        ),
         E::ExchangeOverlap {
             tile: 1,
             transfer: 0,
@@ -451,10 +484,10 @@ fn exchange_phases() {
     ));
     // Two transfers reading the same source is fine; adjacent destinations are fine.
     let mut ok = base();
-    ok.exchanges[0]
+    ok.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)]
         .transfers
         .push(transfer(0, 0, 16, vec![(3, 16)]));
-    ok.exchanges[0]
+    ok.exchanges[poplar::exe::ExchangePhaseId::from_u32(0_u32)]
         .transfers
         .push(transfer(0, 4, 4, vec![(2, 48)]));
     ok.check().unwrap();
@@ -463,7 +496,7 @@ fn exchange_phases() {
 #[test]
 fn program_indices() {
     assert_eq!(
-        err(|e| prog(e).push(Step::Compute(1))),
+        err(|e| prog(e).push(Step::Compute(poplar::exe::ComputePhaseId::from_u32(1_u32)))),
         E::StepIndex {
             owner: "program 0".into(),
             what: "compute phase",
@@ -472,14 +505,18 @@ fn program_indices() {
         }
     );
     assert!(matches!(
-        err(|e| prog(e).push(Step::Exchange(3))),
+        err(
+            |e| prog(e).push(Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(
+                3_u32
+            )))
+        ),
         E::StepIndex {
             what: "exchange phase",
             ..
         }
     ));
     assert!(matches!(
-        err(|e| prog(e).push(Step::Call(1))),
+        err(|e| prog(e).push(Step::Call(poplar::exe::FunctionId::from_u32(1_u32)))),
         E::StepIndex {
             what: "function",
             ..
@@ -497,7 +534,7 @@ fn program_indices() {
         }
     ));
     assert!(matches!(
-        err(|e| e.functions[0] = Step::Repeat { count: 2, body: Box::new(Step::Compute(4)) }),
+        err(|e| e.functions[poplar::exe::FunctionId::from_u32(0_u32)] = Step::Repeat { count: 2, body: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(4_u32))) }),
         E::StepIndex { ref owner, what: "compute phase", .. } if owner == "function 0"
     ));
 }
@@ -505,26 +542,35 @@ fn program_indices() {
 #[test]
 fn recursive_calls() {
     assert_eq!(
-        err(|e| e.functions[0] = Step::Call(0)),
+        err(|e| e.functions[poplar::exe::FunctionId::from_u32(0_u32)] =
+            Step::Call(poplar::exe::FunctionId::from_u32(0_u32))),
         E::RecursiveCall { function: 0 }
     );
     let r = err(|e| {
-        e.functions[0] = Step::Seq(vec![Step::Compute(0), Step::Call(1)]);
+        e.functions[poplar::exe::FunctionId::from_u32(0_u32)] = Step::Seq(vec![
+            Step::Compute(poplar::exe::ComputePhaseId::from_u32(0_u32)),
+            Step::Call(poplar::exe::FunctionId::from_u32(1_u32)),
+        ]);
         e.functions.push(Step::Label {
             name: "g".into(),
-            body: Box::new(Step::Call(2)),
+            body: Box::new(Step::Call(poplar::exe::FunctionId::from_u32(2_u32))),
         });
         e.functions.push(Step::Repeat {
             count: 3,
-            body: Box::new(Step::Call(0)),
+            body: Box::new(Step::Call(poplar::exe::FunctionId::from_u32(0_u32))),
         });
     });
     assert!(matches!(r, E::RecursiveCall { .. }), "{r:?}");
     // A diamond (0 -> 1, 0 -> 2, 1 -> 2) is not recursion.
     let mut ok = base();
-    ok.functions[0] = Step::Seq(vec![Step::Call(1), Step::Call(2)]);
-    ok.functions.push(Step::Call(2));
-    ok.functions.push(Step::Compute(0));
+    ok.functions[poplar::exe::FunctionId::from_u32(0_u32)] = Step::Seq(vec![
+        Step::Call(poplar::exe::FunctionId::from_u32(1_u32)),
+        Step::Call(poplar::exe::FunctionId::from_u32(2_u32)),
+    ]);
+    ok.functions
+        .push(Step::Call(poplar::exe::FunctionId::from_u32(2_u32)));
+    ok.functions
+        .push(Step::Compute(poplar::exe::ComputePhaseId::from_u32(0_u32)));
     ok.check().unwrap();
 }
 

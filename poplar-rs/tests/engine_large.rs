@@ -18,7 +18,7 @@ fn empty_supersteps(reps: u32) -> Executable {
     let c = b.compute_simple("nop", vs);
     b.program(Step::Repeat {
         count: reps,
-        body: Box::new(Step::Compute(c)),
+        body: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(c))),
     });
     b.build()
 }
@@ -35,7 +35,7 @@ fn halo(tiles: u32, bytes: u32) -> Executable {
             .map(|t| transfer(t, 0, bytes, vec![((t + 1) % tiles, bytes)]))
             .collect(),
     );
-    b.program(Step::Exchange(x));
+    b.program(Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(x)));
     b.build()
 }
 

@@ -145,7 +145,9 @@ fn exchange_with_broadcast() {
             transfer(2, 32, 8, vec![(0, 40), (2, 56)]),
         ],
     );
-    let p = b.program(Step::Exchange(x));
+    let p = b.program(Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(
+        x as u32,
+    )));
     let exe = b.build();
     for threads in [1, 2] {
         let mut e = Engine::new(&exe, opts(threads)).unwrap();
@@ -182,7 +184,7 @@ fn large_parallel_exchange_is_correct() {
             .map(|t| transfer(t, 0, half, vec![((t + 1) % tiles, half)]))
             .collect(),
     );
-    let p = b.program(Step::Exchange(x));
+    let p = b.program(Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(x)));
     let exe = b.build();
     let mut e = Engine::new(&exe, opts(2)).unwrap();
     e.run(p).unwrap();
@@ -243,7 +245,9 @@ fn compute_with_gather_copies() {
             ],
         }],
     );
-    let p = b.program(Step::Compute(c));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+        c as u32,
+    )));
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
     e.run(p).unwrap();
     assert_eq!(f32s(&e.read_memory(0, 32, 8).unwrap()), vec![10.0, 20.0]);
@@ -276,7 +280,9 @@ fn vector_lists() {
             post_copies: vec![],
         }],
     );
-    let p = b.program(Step::Compute(c));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+        c as u32,
+    )));
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
     e.run(p).unwrap();
     assert_eq!(f32s(&e.read_memory(0, 0, 8).unwrap()), vec![1.0, 1.0]);
@@ -294,7 +300,9 @@ fn multi_worker_runs_each_worker_once_in_order() {
     let v0 = b.vertex("test::Workers", 0, vec![loc(0, 4), loc(16, 1)], vec![]);
     let v1 = b.vertex("test::Workers", 1, vec![loc(0, 4), loc(16, 1)], vec![]);
     let c = b.compute_simple("mw", vec![(0, v0), (1, v1)]);
-    let p = b.program(Step::Compute(c));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+        c as u32,
+    )));
     let mut e = Engine::new(&b.build(), opts(2)).unwrap();
     e.run(p).unwrap();
     for tile in 0..2 {
@@ -324,29 +332,50 @@ fn control_exe() -> (Executable, [usize; 5]) {
     b.host("c3", DType::U32, vec![run(0, 20, 4)]);
     let f = b.function(Step::Label {
         name: "f".into(),
-        body: Box::new(Step::Compute(c_inc2)),
+        body: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_inc2 as u32,
+        ))),
     });
     let repeat = b.program(Step::Repeat {
         count: 7,
-        body: Box::new(Step::Compute(c_inc)),
+        body: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_inc as u32,
+        ))),
     });
     // while: cond = countdown, body = inc
     let whilep = b.program(Step::While {
-        cond: Box::new(Step::Compute(c_cd)),
+        cond: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_cd as u32,
+        ))),
         predicate: scalar(0, 8, DType::Bool),
-        body: Box::new(Step::Compute(c_inc)),
+        body: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_inc as u32,
+        ))),
     });
     let ifp = b.program(Step::If {
         predicate: scalar(0, 4, DType::I32),
-        then: Box::new(Step::Compute(c_inc)),
-        else_: Box::new(Step::Call(f)),
+        then: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_inc as u32,
+        ))),
+        else_: Box::new(Step::Call(poplar::exe::FunctionId::from_u32(f as u32))),
     });
     let switchp = b.program(Step::Switch {
         control: scalar(0, 12, DType::I32),
-        cases: vec![(-1, Step::Compute(c_inc)), (5, Step::Call(f))],
-        default: Box::new(Step::Compute(c_inc3)),
+        cases: vec![
+            (
+                -1,
+                Step::Compute(poplar::exe::ComputePhaseId::from_u32(c_inc as u32)),
+            ),
+            (5, Step::Call(poplar::exe::FunctionId::from_u32(f as u32))),
+        ],
+        default: Box::new(Step::Compute(poplar::exe::ComputePhaseId::from_u32(
+            c_inc3 as u32,
+        ))),
     });
-    let callp = b.program(Step::Seq(vec![Step::Call(f), Step::Call(f)]));
+    let callp = b.program(Step::Seq(vec![
+        Step::Call(poplar::exe::FunctionId::from_u32(f as u32)),
+        Step::Call(poplar::exe::FunctionId::from_u32(f as u32)),
+    ]));
     (b.build(), [repeat, whilep, ifp, switchp, callp])
 }
 
@@ -408,12 +437,18 @@ fn switch_on_u32_and_bool() {
     b.host("b", DType::Bool, vec![run(0, 8, 1)]);
     let pu = b.program(Step::Switch {
         control: scalar(0, 4, DType::U32),
-        cases: vec![(4_000_000_000, Step::Compute(c_inc))],
+        cases: vec![(
+            4_000_000_000,
+            Step::Compute(poplar::exe::ComputePhaseId::from_u32(c_inc as u32)),
+        )],
         default: Box::new(Step::Seq(vec![])),
     });
     let pb = b.program(Step::Switch {
         control: scalar(0, 8, DType::Bool),
-        cases: vec![(1, Step::Compute(c_inc))],
+        cases: vec![(
+            1,
+            Step::Compute(poplar::exe::ComputePhaseId::from_u32(c_inc as u32)),
+        )],
         default: Box::new(Step::Seq(vec![])),
     });
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
@@ -503,7 +538,7 @@ fn failing_exe(codelet: &str) -> (Executable, usize) {
     b.compute("checked", tiles);
     b.host("x", DType::F32, (0..3).map(|t| run(t, 0, 4)).collect());
     b.host("count", DType::U32, (0..3).map(|t| run(t, 4, 4)).collect());
-    let p = b.program(Step::Compute(0));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(0)));
     (b.build(), p)
 }
 
@@ -582,7 +617,7 @@ fn non_finite_check() {
     b.host("a", DType::F32, vec![run(0, 0, 16), run(1, 0, 16)]);
     b.host("b", DType::F32, vec![run(0, 16, 16), run(1, 16, 16)]);
     b.host("out", DType::F32, vec![run(0, 32, 16), run(1, 32, 16)]);
-    let p = b.program(Step::Compute(0));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(0)));
     let exe = b.build();
     let a = [1.0f32; 8];
     let mut d = [1.0f32; 8];
@@ -648,7 +683,7 @@ fn non_bool_bytes_are_normalized_before_a_bool_field_is_read() {
     let v = b.vertex("test::BoolToU32", 0, vec![loc(0, 4), loc(16, 4)], vec![]);
     b.compute_simple("b", vec![(0, v)]);
     b.host("out", DType::U32, vec![run(0, 16, 16)]);
-    let p = b.program(Step::Compute(0));
+    let p = b.program(Step::Compute(poplar::exe::ComputePhaseId::from_u32(0)));
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
     e.run(p).unwrap();
     assert_eq!(e.read_tensor::<u32>("out").unwrap(), vec![0, 1, 1, 1]);
@@ -670,7 +705,7 @@ fn results_are_identical_for_any_thread_count_in_heavy_phases() {
 fn heavy(mut exe: Executable) -> Executable {
     for v in exe
         .computes
-        .iter_mut()
+        .values_mut()
         .flat_map(|c| c.tiles.iter_mut())
         .flat_map(|t| t.vertices.iter_mut())
     {
@@ -686,10 +721,10 @@ fn heavy(mut exe: Executable) -> Executable {
 fn progress_hints_change_no_result() {
     let plain = heavy(sample_exe());
     let mut hinted = plain.clone();
-    let scale = hinted
+    let (scale, _) = hinted
         .codelets
         .iter()
-        .position(|c| c.name == "test::Scale")
+        .find(|(_, c)| c.name == "test::Scale")
         .unwrap();
     hinted.codelets[scale] = cref("test::ScaleProgress");
     let expected = memory_after_runs(&plain, 1, 1);
@@ -753,13 +788,13 @@ fn new_refuses_unknown_or_changed_codelets() {
     Engine::new(&good, opts(1)).unwrap();
 
     let mut bad = good.clone();
-    bad.codelets[0].name = "test::NotThere".into();
+    bad.codelets[poplar::exe::CodeletId::from_u32(0)].name = "test::NotThere".into();
     assert!(matches!(
         Engine::new(&bad, opts(1)),
         Err(EngineError::Executable(ExecutableError::UnregisteredCodelet { name })) if name == "test::NotThere"
     ));
     let mut bad = good.clone();
-    bad.codelets[0].signature = "c:InOut:Scalar:i32;".into();
+    bad.codelets[poplar::exe::CodeletId::from_u32(0)].signature = "c:InOut:Scalar:i32;".into();
     assert!(matches!(
         Engine::new(&bad, opts(1)),
         Err(EngineError::Executable(
@@ -767,7 +802,7 @@ fn new_refuses_unknown_or_changed_codelets() {
         ))
     ));
     let mut bad = good.clone();
-    bad.codelets[0].fields[0].dtype = DType::I32;
+    bad.codelets[poplar::exe::CodeletId::from_u32(0)].fields[0].dtype = DType::I32;
     assert!(matches!(
         Engine::new(&bad, opts(1)),
         Err(EngineError::Executable(

@@ -293,7 +293,7 @@ fn init_section_length_must_match_manifest() {
 #[test]
 fn codelets_are_checked_against_the_registry() {
     let mut exe = small();
-    exe.codelets[0].name = "test::Gone".into();
+    exe.codelets[poplar::exe::CodeletId::from_u32(0)].name = "test::Gone".into();
     assert_eq!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
         E::UnregisteredCodelet {
@@ -301,7 +301,7 @@ fn codelets_are_checked_against_the_registry() {
         }
     );
     let mut exe = small();
-    exe.codelets[1]
+    exe.codelets[poplar::exe::CodeletId::from_u32(1)]
         .signature
         .push_str("extra:Input:Scalar:f32;");
     assert!(matches!(
@@ -309,7 +309,7 @@ fn codelets_are_checked_against_the_registry() {
         E::CodeletSignature { ref name, .. } if name == "test::AddTo"
     ));
     let mut exe = small();
-    exe.codelets[1].multi_worker = true;
+    exe.codelets[poplar::exe::CodeletId::from_u32(1)].multi_worker = true;
     assert!(matches!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
         E::CodeletLayout { .. }
@@ -319,7 +319,8 @@ fn codelets_are_checked_against_the_registry() {
 #[test]
 fn loading_runs_check() {
     let mut exe = small();
-    exe.computes[0].tiles[3].vertices[0].fields[1].offset = 2;
+    exe.computes[poplar::exe::ComputePhaseId::from_u32(0)].tiles[3].vertices[0].fields[1].offset =
+        2;
     assert!(matches!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
         E::FieldMisaligned { tile: 3, .. }

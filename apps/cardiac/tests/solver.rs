@@ -94,7 +94,7 @@ fn odd_and_even_pde_step_counts_with_either_index_width() {
             cfg.wide_indices = wide;
             let prob = device::build(&setup, &cfg).unwrap();
             let exe = device::compile_problem(&prob).unwrap();
-            let names: Vec<&str> = exe.codelets.iter().map(|c| c.name.as_str()).collect();
+            let names: Vec<&str> = exe.codelets.values().map(|c| c.name.as_str()).collect();
             for prefix in ["cardiac::EllSpmv", "cardiac::Tp06"] {
                 assert_eq!(
                     names.iter().filter(|n| n.starts_with(prefix)).count(),

@@ -131,7 +131,9 @@ impl<'a> Lowerer<'a> {
         }
         let transfers = group_transfers(moves);
         steps.push(Step::Sync(self.sync_kind(&transfers)));
-        steps.push(Step::Exchange(self.exchanges.len() as u32));
+        steps.push(Step::Exchange(crate::exe::ExchangePhaseId::from_u32(
+            self.exchanges.len() as u32,
+        )));
         self.exchanges.push(ExchangePhase { name, transfers });
     }
 
@@ -150,7 +152,9 @@ impl<'a> Lowerer<'a> {
         if tiles.is_empty() {
             return;
         }
-        steps.push(Step::Compute(self.computes.len() as u32));
+        steps.push(Step::Compute(crate::exe::ComputePhaseId::from_u32(
+            self.computes.len() as u32,
+        )));
         self.computes.push(ComputePhase { name, tiles });
     }
 
@@ -225,7 +229,7 @@ impl<'a> Lowerer<'a> {
                     default: Box::new(self.program(default)),
                 },
             ]),
-            Program::Call(f) => Step::Call(f.0),
+            Program::Call(f) => Step::Call(crate::exe::FunctionId::from_u32(f.0)),
             Program::StreamToDevice { stream, dst } => Step::StreamIn {
                 stream: stream.0,
                 runs: self.runs(dst),
@@ -339,7 +343,7 @@ impl<'a> Lowerer<'a> {
             };
             let codelet = self.codelet_id(desc);
             st.tile(tile).vertices.push(VertexInst {
-                codelet,
+                codelet: crate::exe::CodeletId::from_u32(codelet),
                 id: vr.0,
                 fields,
                 lists,

@@ -159,12 +159,12 @@ pub fn compile(
 
     let exe = Executable {
         target: graph.target.clone(),
-        codelets: lw.codelet_refs,
+        codelets: lw.codelet_refs.into(),
         tiles,
-        computes: lw.computes,
-        exchanges: lw.exchanges,
+        computes: lw.computes.into(),
+        exchanges: lw.exchanges.into(),
         programs: progs,
-        functions,
+        functions: functions.into(),
         host_tensors,
         streams: graph
             .streams

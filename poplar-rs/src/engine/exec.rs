@@ -10,7 +10,8 @@ use super::team::{Job, Team};
 use super::EngineError;
 use crate::codelet::{FieldLoc, FieldShape, VertexIo, Worker};
 use crate::dtype::DType;
-use crate::exe::{Executable, MemRun, ScalarLoc, Step};
+use crate::entity::PrimaryMap;
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, MemRun, ScalarLoc, Step};
 use crate::profile::Recorder;
 
 /// What every thread of a run reads: the plans and tile memory.
@@ -18,9 +19,9 @@ use crate::profile::Recorder;
 pub(super) struct Exec<'e> {
     pub(super) exe: &'e Executable,
     pub(super) mem: &'e Memory,
-    pub(super) codelets: &'e [Resolved],
-    pub(super) exchanges: &'e [ExchangePlan],
-    pub(super) computes: &'e [ComputePlan],
+    pub(super) codelets: &'e PrimaryMap<CodeletId, Resolved>,
+    pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
     pub(super) check_finite: bool,
 }
 
@@ -74,23 +75,23 @@ impl RunCtx<'_> {
             }
             Step::Exchange(i) => {
                 if self.prof.is_none() {
-                    self.exchange(*i as usize);
+                    self.exchange(*i);
                 } else {
                     let start = std::time::Instant::now();
-                    self.exchange(*i as usize);
+                    self.exchange(*i);
                     if let Some(p) = self.prof.as_deref_mut() {
-                        p.exchange(*i as usize, start.elapsed());
+                        p.exchange(*i, start.elapsed());
                     }
                 }
             }
             Step::Compute(i) => {
                 if self.prof.is_none() {
-                    self.compute(*i as usize)?;
+                    self.compute(*i)?;
                 } else {
                     let start = std::time::Instant::now();
-                    let r = self.compute(*i as usize);
+                    let r = self.compute(*i);
                     if let Some(p) = self.prof.as_deref_mut() {
-                        p.compute(*i as usize, start.elapsed());
+                        p.compute(*i, start.elapsed());
                     }
                     r?;
                 }
@@ -135,7 +136,7 @@ impl RunCtx<'_> {
             }
             Step::Call(f) => {
                 let exe = self.x.exe;
-                self.step(&exe.functions[*f as usize])?;
+                self.step(&exe.functions[*f])?;
             }
             Step::StreamIn { stream, runs } => self.stream_in(*stream as usize, runs)?,
             Step::StreamOut { stream, runs } => {
@@ -175,24 +176,24 @@ impl RunCtx<'_> {
         Ok(())
     }
 
-    pub(super) fn exchange(&self, i: usize) {
+    pub(super) fn exchange(&self, i: ExchangePhaseId) {
         let x = self.x;
         let plan = &x.exchanges[i];
         match self.team {
             Some(team) if plan.chunks.len() > 1 => {
                 // No exchange task fails.
-                let _ = team.run(Job::Exchange(i as u32), |job, t| x.work(job, t));
+                let _ = team.run(Job::Exchange(i.as_u32()), |job, t| x.work(job, t));
             }
             _ => x.exchange_ops(&plan.ops),
         }
     }
 
-    pub(super) fn compute(&self, i: usize) -> Result<(), EngineError> {
+    pub(super) fn compute(&self, i: ComputePhaseId) -> Result<(), EngineError> {
         let x = self.x;
         let plan = &x.computes[i];
         match self.team {
             Some(team) if plan.chunks.len() > 1 => {
-                team.run(Job::Compute(i as u32), |job, t| x.work(job, t))
+                team.run(Job::Compute(i.as_u32()), |job, t| x.work(job, t))
             }
             // Serially, the first failure ends the phase.
             _ => plan.chunks.iter().try_for_each(|r| x.compute_tiles(i, r)),
@@ -206,7 +207,7 @@ impl Exec<'_> {
     pub(super) fn work(&self, job: Job, team: &Team) {
         match job {
             Job::Compute(i) => {
-                let i = i as usize;
+                let i = ComputePhaseId::from_u32(i);
                 let chunks = &self.computes[i].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err(e) = self.compute_tiles(i, &chunks[c]) {
@@ -215,7 +216,7 @@ impl Exec<'_> {
                 }
             }
             Job::Exchange(i) => {
-                let plan = &self.exchanges[i as usize];
+                let plan = &self.exchanges[ExchangePhaseId::from_u32(i)];
                 while let Some(c) = team.claim(plan.chunks.len()) {
                     self.exchange_ops(&plan.ops[plan.chunks[c].clone()]);
                 }
@@ -251,7 +252,11 @@ impl Exec<'_> {
     }
 
     /// Runs tiles `r` of compute phase `i` (one task), stopping at the first failure.
-    pub(super) fn compute_tiles(&self, i: usize, r: &Range<usize>) -> Result<(), EngineError> {
+    pub(super) fn compute_tiles(
+        &self,
+        i: ComputePhaseId,
+        r: &Range<usize>,
+    ) -> Result<(), EngineError> {
         let plan = &self.computes[i];
         let run_tiles = || -> Result<(), EngineError> {
             for j in r.clone() {
@@ -328,7 +333,7 @@ impl Exec<'_> {
 
     pub(super) fn run_tile(
         &self,
-        cs: usize,
+        cs: ComputePhaseId,
         plan: &ComputePlan,
         ht: &HotTile,
     ) -> Result<(), EngineError> {
@@ -394,7 +399,7 @@ impl Exec<'_> {
     #[inline(never)]
     pub(super) fn vertex_failed(
         &self,
-        cs: usize,
+        cs: ComputePhaseId,
         ht: &HotTile,
         k: usize,
         message: String,
@@ -403,7 +408,7 @@ impl Exec<'_> {
         let v = &tc.vertices[k];
         EngineError::VertexFailed {
             vertex: v.id,
-            codelet: self.codelets[v.codelet as usize].desc.name.to_string(),
+            codelet: self.codelets[v.codelet].desc.name.to_string(),
             tile: tc.tile,
             compute_set: self.exe.computes[cs].name.clone(),
             message,
@@ -412,9 +417,9 @@ impl Exec<'_> {
 
     /// Sets every byte of the vertex's bool fields to 0 or 1.
     #[inline(never)]
-    pub(super) fn normalize_bools(&self, cs: usize, ht: &HotTile, k: usize) {
+    pub(super) fn normalize_bools(&self, cs: ComputePhaseId, ht: &HotTile, k: usize) {
         let v = &self.exe.computes[cs].tiles[ht.index as usize].vertices[k];
-        for &(f, shape) in &self.codelets[v.codelet as usize].bool_fields {
+        for &(f, shape) in &self.codelets[v.codelet].bool_fields {
             for l in Self::field_ranges(v, f, shape) {
                 // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
                 // FieldOutOfBounds, ListOutOfRange); this task has exclusive access to the tile
@@ -432,13 +437,13 @@ impl Exec<'_> {
     #[inline(never)]
     pub(super) fn check_vertex_finite(
         &self,
-        cs: usize,
+        cs: ComputePhaseId,
         ht: &HotTile,
         k: usize,
     ) -> Result<(), EngineError> {
         let tc = &self.exe.computes[cs].tiles[ht.index as usize];
         let v = &tc.vertices[k];
-        let rc = &self.codelets[v.codelet as usize];
+        let rc = &self.codelets[v.codelet];
         let (base, tile) = (ht.base, tc.tile);
         for &(f, shape) in &rc.f32_written {
             let mut element = 0u64;

@@ -46,7 +46,8 @@ use team::{StopOnDrop, Team};
 
 use crate::codelet::FieldDir;
 use crate::dtype::DType;
-use crate::exe::Executable;
+use crate::entity::PrimaryMap;
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable};
 use crate::profile::{Profile, ProfileOptions, Recorder};
 use crate::target::TileId;
 
@@ -80,9 +81,9 @@ pub struct Engine {
     /// Built once, reused by every run; `None` when running on one thread.
     pool: Option<rayon::ThreadPool>,
     mem: Memory,
-    codelets: Vec<Resolved>,
-    exchanges: Vec<ExchangePlan>,
-    computes: Vec<ComputePlan>,
+    codelets: PrimaryMap<CodeletId, Resolved>,
+    exchanges: PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    computes: PrimaryMap<ComputePhaseId, ComputePlan>,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
     /// Per stream: the connected host buffer of a host-to-device stream.
@@ -174,7 +175,7 @@ impl Engine {
             }
         }
 
-        let codelets: Vec<Resolved> = descs
+        let codelets: PrimaryMap<CodeletId, Resolved> = descs
             .iter()
             .map(|d| {
                 let pick = |f: &dyn Fn(&crate::codelet::FieldSpec) -> bool| {
@@ -202,7 +203,7 @@ impl Engine {
         let parts = threads * 4;
         let exchanges = exe
             .exchanges
-            .iter()
+            .values()
             .map(|ph| {
                 let total: u64 = ph
                     .transfers
@@ -247,7 +248,7 @@ impl Engine {
 
         let computes = exe
             .computes
-            .iter()
+            .values()
             .map(|ph| {
                 let mut tiles = Vec::with_capacity(ph.tiles.len());
                 let mut vertices = Vec::new();
@@ -257,7 +258,7 @@ impl Engine {
                 for (index, tc) in ph.tiles.iter().enumerate() {
                     let first = vertices.len() as u32;
                     for v in &tc.vertices {
-                        let rc: &Resolved = &codelets[v.codelet as usize];
+                        let rc: &Resolved = &codelets[v.codelet];
                         vertices.push(HotVertex {
                             compute: rc.compute,
                             fields_at: fields.len(),

@@ -99,10 +99,13 @@ unsafe impl Sync for ComputePlan {}
 
 /// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's
 /// target when the tile runs next).
-pub(super) fn field_line_runs(tc: &crate::exe::TileCompute, codelets: &[Resolved]) -> Vec<LineRun> {
+pub(super) fn field_line_runs(
+    tc: &crate::exe::TileCompute,
+    codelets: &crate::entity::PrimaryMap<crate::exe::CodeletId, Resolved>,
+) -> Vec<LineRun> {
     let mut ranges = Vec::new();
     for v in &tc.vertices {
-        let specs = codelets[v.codelet as usize].desc.fields;
+        let specs = codelets[v.codelet].desc.fields;
         for (spec, loc) in specs.iter().zip(&v.fields) {
             let size = spec.dtype.size() as u32;
             match spec.shape {

@@ -353,7 +353,7 @@ impl Checker<'_> {
 
     fn check_computes(&self) -> Result<(), ExecutableError> {
         let mut spans = Vec::new();
-        for (p, phase) in self.exe.computes.iter().enumerate() {
+        for (p, phase) in self.exe.computes.values().enumerate() {
             let mut prev: Option<TileId> = None;
             for tc in &phase.tiles {
                 let tile = tc.tile;
@@ -384,12 +384,12 @@ impl Checker<'_> {
                     }
                 }
                 for v in &tc.vertices {
-                    let Some(cref) = self.exe.codelets.get(v.codelet as usize) else {
+                    let Some(cref) = self.exe.codelets.get(v.codelet) else {
                         return Err(ExecutableError::NoSuchCodelet {
                             compute_phase: p,
                             tile,
                             vertex: v.id,
-                            codelet: v.codelet,
+                            codelet: v.codelet.as_u32(),
                             count: self.exe.codelets.len(),
                         });
                     };
@@ -498,7 +498,7 @@ impl Checker<'_> {
         // (tile, start, end, transfer, is_destination)
         let mut ranges: Vec<(TileId, u64, u64, usize, bool)> = Vec::new();
         let mut spans: Vec<Span> = Vec::new();
-        for (p, phase) in self.exe.exchanges.iter().enumerate() {
+        for (p, phase) in self.exe.exchanges.values().enumerate() {
             ranges.clear();
             for (i, t) in phase.transfers.iter().enumerate() {
                 let ends = std::iter::once((t.src_tile, t.src_offset, false))
@@ -647,8 +647,8 @@ impl Checker<'_> {
                 self.check_step(owner, body, calls)?
             }
             Step::Sync(_) => {}
-            Step::Exchange(i) => idx("exchange phase", *i, self.exe.exchanges.len())?,
-            Step::Compute(i) => idx("compute phase", *i, self.exe.computes.len())?,
+            Step::Exchange(i) => idx("exchange phase", i.as_u32(), self.exe.exchanges.len())?,
+            Step::Compute(i) => idx("compute phase", i.as_u32(), self.exe.computes.len())?,
             Step::While {
                 cond,
                 predicate,
@@ -679,8 +679,8 @@ impl Checker<'_> {
                 self.check_step(owner, default, calls)?;
             }
             Step::Call(f) => {
-                idx("function", *f, self.exe.functions.len())?;
-                calls.push(*f);
+                idx("function", f.as_u32(), self.exe.functions.len())?;
+                calls.push(f.as_u32());
             }
             Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs } => {
                 idx("stream", *stream, self.exe.streams.len())?;
@@ -725,7 +725,7 @@ impl Checker<'_> {
         }
         // Call graph of functions, then reject cycles.
         let mut edges: Vec<Vec<u32>> = Vec::with_capacity(self.exe.functions.len());
-        for (i, f) in self.exe.functions.iter().enumerate() {
+        for (i, f) in self.exe.functions.values().enumerate() {
             calls.clear();
             self.check_step(&format!("function {i}"), f, &mut calls)?;
             edges.push(calls.clone());
@@ -840,7 +840,7 @@ impl Executable {
     /// indexed like [`Executable::codelets`].
     pub fn resolve_codelets(&self) -> Result<Vec<&'static CodeletDesc>, ExecutableError> {
         self.codelets
-            .iter()
+            .values()
             .map(|c| {
                 let d = crate::codelet::lookup(&c.name).ok_or_else(|| {
                     ExecutableError::UnregisteredCodelet {

@@ -27,7 +27,7 @@ impl Executable {
                 let _ = writeln!(out, "{pad}sync {k:?}");
             }
             Step::Exchange(i) => {
-                let x = &self.exchanges[*i as usize];
+                let x = &self.exchanges[*i];
                 let _ = writeln!(out, "{pad}exchange '{}'", x.name);
                 for t in &x.transfers {
                     let dsts: Vec<String> =
@@ -43,7 +43,7 @@ impl Executable {
                 }
             }
             Step::Compute(i) => {
-                let c = &self.computes[*i as usize];
+                let c = &self.computes[*i];
                 let _ = writeln!(out, "{pad}compute '{}'", c.name);
                 for t in &c.tiles {
                     let mut parts = Vec::new();
@@ -58,7 +58,7 @@ impl Executable {
                             .collect();
                         parts.push(format!(
                             "{}[{}]",
-                            self.codelets[v.codelet as usize].name,
+                            self.codelets[v.codelet].name,
                             fields.join(",")
                         ));
                     }

@@ -32,9 +32,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CodeletRef, ComputePhase, ExchangePhase, Executable, ExecutableError, HostTensor, Step,
-    StreamDesc, TileImage, FORMAT_VERSION,
+    CodeletId, CodeletRef, ComputePhase, ComputePhaseId, ExchangePhase, ExchangePhaseId,
+    Executable, ExecutableError, FunctionId, HostTensor, Step, StreamDesc, TileImage,
+    FORMAT_VERSION,
 };
+use crate::entity::PrimaryMap;
 use crate::target::Target;
 
 /// First 8 bytes of every executable file.
@@ -53,12 +55,12 @@ const SECTION_HEADER_BYTES: usize = 4 + 8 + 4;
 #[derive(Serialize)]
 struct ManifestRef<'a> {
     target: &'a Target,
-    codelets: &'a [CodeletRef],
+    codelets: &'a PrimaryMap<CodeletId, CodeletRef>,
     tiles: &'a [TileImage],
-    computes: &'a [ComputePhase],
-    exchanges: &'a [ExchangePhase],
+    computes: &'a PrimaryMap<ComputePhaseId, ComputePhase>,
+    exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePhase>,
     programs: &'a [Step],
-    functions: &'a [Step],
+    functions: &'a PrimaryMap<FunctionId, Step>,
     host_tensors: &'a [HostTensor],
     streams: &'a [StreamDesc],
     variable_names: &'a [String],
@@ -488,12 +490,12 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
     }
     Ok(Executable {
         target,
-        codelets,
+        codelets: codelets.into(),
         tiles,
-        computes,
-        exchanges,
+        computes: computes.into(),
+        exchanges: exchanges.into(),
         programs,
-        functions,
+        functions: functions.into(),
         host_tensors,
         streams,
         variable_names,

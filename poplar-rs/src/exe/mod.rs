@@ -21,7 +21,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::codelet::{FieldDir, FieldLoc, FieldShape, FieldSpec};
 use crate::dtype::DType;
+use crate::entity::PrimaryMap;
 use crate::target::{Target, TileId};
+
+crate::entity::entity_id!(
+    /// A compute phase of an executable ([`Executable::computes`]).
+    pub struct ComputePhaseId, "cp";
+);
+crate::entity::entity_id!(
+    /// An exchange phase of an executable ([`Executable::exchanges`]).
+    pub struct ExchangePhaseId, "xp";
+);
+crate::entity::entity_id!(
+    /// A function body of an executable ([`Executable::functions`], run by `Step::Call`).
+    pub struct FunctionId, "fn";
+);
+crate::entity::entity_id!(
+    /// A codelet an executable uses ([`Executable::codelets`]).
+    pub struct CodeletId, "codelet";
+);
 
 /// Version of the executable layout; bumped on any change to these types.
 /// 3: application sections ([`Executable::app_sections`]).
@@ -32,15 +50,15 @@ pub const FORMAT_VERSION: u32 = 3;
 pub struct Executable {
     pub target: Target,
     /// Codelets used, referred to by index from [`VertexInst::codelet`].
-    pub codelets: Vec<CodeletRef>,
+    pub codelets: PrimaryMap<CodeletId, CodeletRef>,
     /// Per tile, `target.num_tiles()` entries.
     pub tiles: Vec<TileImage>,
-    pub computes: Vec<ComputePhase>,
-    pub exchanges: Vec<ExchangePhase>,
+    pub computes: PrimaryMap<ComputePhaseId, ComputePhase>,
+    pub exchanges: PrimaryMap<ExchangePhaseId, ExchangePhase>,
     /// Top-level programs, run by index.
     pub programs: Vec<Step>,
     /// Bodies of `Call`.
-    pub functions: Vec<Step>,
+    pub functions: PrimaryMap<FunctionId, Step>,
     pub host_tensors: Vec<HostTensor>,
     pub streams: Vec<StreamDesc>,
     /// Names of the graph's variables, for reports.
@@ -181,7 +199,7 @@ pub struct LocalCopy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VertexInst {
     /// Index into [`Executable::codelets`].
-    pub codelet: u32,
+    pub codelet: CodeletId,
     /// The graph's vertex id, for error messages.
     pub id: u32,
     /// One per declared field, in declaration order.
@@ -266,8 +284,8 @@ pub enum Step {
         body: Box<Step>,
     },
     Sync(SyncKind),
-    Exchange(u32),
-    Compute(u32),
+    Exchange(ExchangePhaseId),
+    Compute(ComputePhaseId),
     Repeat {
         count: u32,
         body: Box<Step>,
@@ -287,7 +305,7 @@ pub enum Step {
         cases: Vec<(i64, Step)>,
         default: Box<Step>,
     },
-    Call(u32),
+    Call(FunctionId),
     /// Host-to-device: the next `len` elements of the stream land in `runs`.
     StreamIn {
         stream: u32,

@@ -133,10 +133,7 @@ fn tile_compute(exe: &Executable, tc: &TileCompute) -> TileComputeCost {
     let copies = copy_cycles(&tc.pre_copies) + copy_cycles(&tc.post_copies);
     let (vertex_cycles, worker_cycles) = schedule_vertices(
         tc.vertices.iter().map(|v| {
-            let multi = exe
-                .codelets
-                .get(v.codelet as usize)
-                .is_some_and(|c| c.multi_worker);
+            let multi = exe.codelets.get(v.codelet).is_some_and(|c| c.multi_worker);
             (v.cycles, multi)
         }),
         exe.target.workers_per_tile,
@@ -273,10 +270,14 @@ impl CycleModel {
     pub fn new(exe: &Executable) -> CycleModel {
         CycleModel {
             target: exe.target.clone(),
-            computes: exe.computes.iter().map(|c| compute_cost(exe, c)).collect(),
+            computes: exe
+                .computes
+                .values()
+                .map(|c| compute_cost(exe, c))
+                .collect(),
             exchanges: exe
                 .exchanges
-                .iter()
+                .values()
                 .map(|e| exchange_cost(&exe.target, e))
                 .collect(),
         }

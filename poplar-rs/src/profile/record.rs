@@ -11,6 +11,8 @@
 //! [`SEGMENT_LIMIT`] steps (long loops with no global sync) are replayed when they fill up,
 //! carrying the tiles' clocks into the next segment.
 
+use crate::entity::PrimaryMap;
+use crate::exe::{ComputePhaseId, ExchangePhaseId};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -77,10 +79,10 @@ pub struct Recorder {
     clocks: Option<Vec<u64>>,
     prefix: Vec<u32>,
     truncated: bool,
-    compute_exec: Vec<u64>,
-    exchange_exec: Vec<u64>,
-    wall_ns: Vec<u64>,
-    exchange_wall_ns: Vec<u64>,
+    compute_exec: PrimaryMap<ComputePhaseId, u64>,
+    exchange_exec: PrimaryMap<ExchangePhaseId, u64>,
+    wall_ns: PrimaryMap<ComputePhaseId, u64>,
+    exchange_wall_ns: PrimaryMap<ExchangePhaseId, u64>,
     syncs: SyncCounts,
     runs: u64,
     run_wall_ns: u64,
@@ -95,10 +97,10 @@ impl Recorder {
 
     fn with_model(model: CycleModel, options: ProfileOptions) -> Recorder {
         Recorder {
-            compute_exec: vec![0; model.computes.len()],
-            exchange_exec: vec![0; model.exchanges.len()],
-            wall_ns: vec![0; model.computes.len()],
-            exchange_wall_ns: vec![0; model.exchanges.len()],
+            compute_exec: vec![0; model.computes.len()].into(),
+            exchange_exec: vec![0; model.exchanges.len()].into(),
+            wall_ns: vec![0; model.computes.len()].into(),
+            exchange_wall_ns: vec![0; model.exchanges.len()].into(),
             model,
             options,
             labels: HashMap::new(),
@@ -227,16 +229,16 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn exchange(&mut self, i: usize, wall: Duration) {
+    pub(crate) fn exchange(&mut self, i: crate::exe::ExchangePhaseId, wall: Duration) {
         self.exchange_exec[i] += 1;
         self.exchange_wall_ns[i] += wall.as_nanos() as u64;
-        self.push(ev(EXCHANGE, i as u32));
+        self.push(ev(EXCHANGE, i.as_u32()));
     }
 
-    pub(crate) fn compute(&mut self, i: usize, wall: Duration) {
+    pub(crate) fn compute(&mut self, i: crate::exe::ComputePhaseId, wall: Duration) {
         self.compute_exec[i] += 1;
         self.wall_ns[i] += wall.as_nanos() as u64;
-        self.push(ev(COMPUTE, i as u32));
+        self.push(ev(COMPUTE, i.as_u32()));
     }
 
     /// Forgets everything recorded (keeps the static costs).
@@ -273,7 +275,7 @@ impl Recorder {
 
         let mut phases = Vec::new();
         for (i, c) in m.computes.iter().enumerate() {
-            let executions = self.compute_exec[i];
+            let executions = self.compute_exec[ComputePhaseId::from_u32(i as u32)];
             if executions == 0 {
                 continue;
             }
@@ -297,11 +299,11 @@ impl Recorder {
                 default_estimates: c.default_estimates,
                 bytes: 0,
                 inter_chip_bytes: 0,
-                wall_ns: self.wall_ns[i],
+                wall_ns: self.wall_ns[ComputePhaseId::from_u32(i as u32)],
             });
         }
         for (i, e) in m.exchanges.iter().enumerate() {
-            let executions = self.exchange_exec[i];
+            let executions = self.exchange_exec[ExchangePhaseId::from_u32(i as u32)];
             if executions == 0 {
                 continue;
             }
@@ -325,7 +327,7 @@ impl Recorder {
                 default_estimates: 0,
                 bytes: e.bytes,
                 inter_chip_bytes: e.inter_chip_bytes,
-                wall_ns: self.exchange_wall_ns[i],
+                wall_ns: self.exchange_wall_ns[ExchangePhaseId::from_u32(i as u32)],
             });
         }
         let labels = self

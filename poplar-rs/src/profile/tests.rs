@@ -22,12 +22,13 @@ fn exe(target: Target) -> Executable {
                 fields: vec![],
                 multi_worker: true,
             },
-        ],
+        ]
+        .into(),
         tiles: vec![TileImage::default(); n],
-        computes: vec![],
-        exchanges: vec![],
+        computes: Default::default(),
+        exchanges: Default::default(),
         programs: vec![],
-        functions: vec![],
+        functions: Default::default(),
         host_tensors: vec![],
         streams: vec![],
         variable_names: vec![],
@@ -37,7 +38,7 @@ fn exe(target: Target) -> Executable {
 
 fn v(cycles: u64, multi: bool) -> VertexInst {
     VertexInst {
-        codelet: u32::from(multi),
+        codelet: crate::exe::CodeletId::from_u32(u32::from(multi)),
         id: 0,
         fields: vec![],
         lists: vec![],
@@ -202,8 +203,8 @@ fn elided_sync_lets_a_phase_start_early() {
     // No sync between A and B: tile 1 runs B right after its part of A.
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.begin_run();
-    r.compute(0, Default::default());
-    r.compute(1, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
     r.end_run(Default::default());
     let p = r.profile();
     assert_eq!(p.elapsed.compute, 110);
@@ -212,9 +213,9 @@ fn elided_sync_lets_a_phase_start_early() {
     // With an internal sync, B waits for tile 0: 100 + 150 + 100.
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.begin_run();
-    r.compute(0, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
     r.sync(SyncKind::Internal);
-    r.compute(1, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
     r.end_run(Default::default());
     let p = r.profile();
     assert_eq!(p.total_cycles(), 350);
@@ -234,14 +235,14 @@ fn internal_sync_waits_per_chip_global_for_all() {
     ));
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.begin_run();
-    r.compute(0, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
     r.sync(SyncKind::Internal);
     r.end_run(Default::default());
     // Each chip syncs alone: no waiting across chips.
     assert_eq!(r.profile().tiles.sync, vec![150, 150]);
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.begin_run();
-    r.compute(0, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
     r.sync(SyncKind::Global);
     r.end_run(Default::default());
     assert_eq!(r.profile().tiles.sync, vec![1500, 90 + 1500]);
@@ -256,9 +257,9 @@ fn memoised_and_long_segments_match_the_formula() {
     r.begin_run();
     r.enter("loop");
     for _ in 0..1000 {
-        r.compute(0, Default::default());
+        r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
         r.sync(SyncKind::Internal);
-        r.compute(1, Default::default());
+        r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
         r.sync(SyncKind::Internal);
     }
     r.exit();
@@ -275,11 +276,11 @@ fn memoised_and_long_segments_match_the_formula() {
     r.begin_run();
     let n = 3 * SEGMENT_LIMIT as u64 + 7;
     for _ in 0..n {
-        r.compute(0, Default::default());
-        r.compute(1, Default::default());
+        r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
+        r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
     }
     r.sync(SyncKind::Internal);
-    r.compute(0, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
     r.end_run(Default::default());
     let p = r.profile();
     // Tile 0: 100 per iteration; tile 1: 110 per iteration (the slowest).
@@ -304,9 +305,9 @@ fn timeline_has_one_span_per_track_and_phase() {
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.begin_run();
     r.enter("main");
-    r.compute(0, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
     r.sync(SyncKind::Internal);
-    r.compute(1, Default::default());
+    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
     r.exit();
     r.end_run(Default::default());
     let tl = &r.profile().timeline;

@@ -272,17 +272,17 @@ impl Builder {
         Builder {
             exe: Executable {
                 target,
-                codelets: Vec::new(),
+                codelets: Default::default(),
                 tiles: (0..n)
                     .map(|_| TileImage {
                         memory_bytes: mem,
                         ..Default::default()
                     })
                     .collect(),
-                computes: Vec::new(),
-                exchanges: Vec::new(),
+                computes: Default::default(),
+                exchanges: Default::default(),
                 programs: Vec::new(),
-                functions: Vec::new(),
+                functions: Default::default(),
                 host_tensors: Vec::new(),
                 streams: Vec::new(),
                 variable_names: Vec::new(),
@@ -293,7 +293,7 @@ impl Builder {
 
     /// Index of codelet `name`, adding it if new.
     pub fn codelet(&mut self, name: &str) -> u32 {
-        if let Some(i) = self.exe.codelets.iter().position(|c| c.name == name) {
+        if let Some(i) = self.exe.codelets.values().position(|c| c.name == name) {
             return i as u32;
         }
         self.exe.codelets.push(cref(name));
@@ -339,7 +339,7 @@ impl Builder {
         lists: Vec<FieldLoc>,
     ) -> VertexInst {
         VertexInst {
-            codelet: self.codelet(codelet),
+            codelet: poplar::exe::CodeletId::from_u32(self.codelet(codelet)),
             id,
             fields,
             lists,
@@ -469,10 +469,10 @@ pub fn sample_exe() -> Executable {
     b.program(Step::Repeat {
         count: 5,
         body: Box::new(Step::Seq(vec![
-            Step::Exchange(e),
+            Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(e)),
             Step::Sync(SyncKind::Internal),
-            Step::Compute(c),
-            Step::Exchange(bcast),
+            Step::Compute(poplar::exe::ComputePhaseId::from_u32(c)),
+            Step::Exchange(poplar::exe::ExchangePhaseId::from_u32(bcast as u32)),
         ])),
     });
     b.build()

@@ -115,7 +115,7 @@ fn executables_of_codelets_not_linked_here_are_reported() {
     let (exe_path, _) = files(&d);
     let mut exe = poplar::Executable::load(&exe_path).unwrap();
     assert!(!exe.codelets.is_empty());
-    exe.codelets[0].name = "app::NotLinkedHere".into();
+    exe.codelets[poplar::exe::CodeletId::from_u32(0)].name = "app::NotLinkedHere".into();
     let path = d.join("app.popexe");
     exe.save(&path).unwrap();
 
