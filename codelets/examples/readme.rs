@@ -10,10 +10,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     g.set_tile_mapping(&x, 0)?;
     g.set_tile_mapping(&y, 1)?;
     let cs = g.add_compute_set("scale");
-    let v = g.add_vertex(cs, "Mul<float>");
-    g.connect(v, "in1", &x);
-    g.connect(v, "in2", &x);
-    g.connect(v, "out", &y);
+    let v = g.add_vertex(cs, "Mul<float>")?;
+    g.connect(v, "in1", &x)?;
+    g.connect(v, "in2", &x)?;
+    g.connect(v, "out", &y)?;
     g.set_tile_mapping(v, 1)?;
     g.create_host_write("x", &x)?;
     g.create_host_read("y", &y)?;

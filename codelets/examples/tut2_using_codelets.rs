@@ -27,9 +27,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fill_cs = graph.add_compute_set("fill y");
     for (tile, ranges) in graph.tile_mapping(&y)?.into_iter().enumerate() {
         for range in ranges {
-            let v = graph.add_vertex(fill_cs, "Fill<float>");
-            graph.connect(v, "out", &y.slice(range)?);
-            graph.set_vertex_state(v, "value", 0.5f32);
+            let v = graph.add_vertex(fill_cs, "Fill<float>")?;
+            graph.connect(v, "out", &y.slice(range)?)?;
+            graph.set_vertex_state(v, "value", 0.5f32)?;
             graph.set_tile_mapping(v, tile as u32)?;
         }
     }

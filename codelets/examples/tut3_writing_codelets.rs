@@ -46,10 +46,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cs = graph.add_compute_set("row sums");
     for row in 0..4 {
         graph.set_tile_mapping(&m.index(row)?, row as u32)?;
-        let v = graph.add_vertex_of::<ScaledSum>(cs);
-        graph.connect(v, "input", &m.index(row)?);
-        graph.connect(v, "out", &sums.slice(row..row + 1)?);
-        graph.set_vertex_state(v, "scale", 0.5f32);
+        let v = graph.add_vertex_of::<ScaledSum>(cs)?;
+        graph.connect(v, "input", &m.index(row)?)?;
+        graph.connect(v, "out", &sums.slice(row..row + 1)?)?;
+        graph.set_vertex_state(v, "scale", 0.5f32)?;
         graph.set_tile_mapping(v, row as u32)?;
     }
 

@@ -37,10 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let out = y.slice(r0..r1)?;
         graph.set_tile_mapping(&block, tile)?;
         graph.set_tile_mapping(&out, tile)?;
-        let v = graph.add_vertex(cs, "MatVec<float>");
-        graph.connect(v, "matrix", &block.flatten());
-        graph.connect(v, "vec", &x);
-        graph.connect(v, "out", &out);
+        let v = graph.add_vertex(cs, "MatVec<float>")?;
+        graph.connect(v, "matrix", &block.flatten())?;
+        graph.connect(v, "vec", &x)?;
+        graph.connect(v, "out", &out)?;
         graph.set_tile_mapping(v, tile)?;
     }
 

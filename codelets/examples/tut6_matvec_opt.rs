@@ -48,10 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 // Column block j of x starts on the first tile of column j.
                 graph.set_tile_mapping(&x.slice(cols.clone())?, tile(0, j))?;
             }
-            let v = graph.add_vertex(cs1, "MatVec<float>");
-            graph.connect(v, "matrix", &block.flatten());
-            graph.connect(v, "vec", &x.slice(cols)?);
-            graph.connect(v, "out", &part);
+            let v = graph.add_vertex(cs1, "MatVec<float>")?;
+            graph.connect(v, "matrix", &block.flatten())?;
+            graph.connect(v, "vec", &x.slice(cols)?)?;
+            graph.connect(v, "out", &part)?;
             graph.set_tile_mapping(v, tile(i, j))?;
         }
     }
@@ -71,9 +71,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let parts: Vec<_> = (0..COL_BLOCKS)
                 .map(|k| partials.index(k)?.slice(r0..r1))
                 .collect::<Result<_, _>>()?;
-            let v = graph.add_vertex(cs2, "ReduceSumPartials<float>");
-            graph.connect_list(v, "partials", &parts);
-            graph.connect(v, "out", &out);
+            let v = graph.add_vertex(cs2, "ReduceSumPartials<float>")?;
+            graph.connect_list(v, "partials", &parts)?;
+            graph.connect(v, "out", &out)?;
             graph.set_tile_mapping(v, tile(i, j))?;
         }
     }

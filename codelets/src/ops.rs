@@ -170,13 +170,13 @@ pub fn elementwise(
         .collect::<Result<Vec<_>, OpError>>()?;
     let mut vertices = Vec::new();
     for (tile, range) in mapped_regions(graph, out, codelet)? {
-        let v = graph.add_vertex(cs, codelet);
-        graph.connect(v, out_field, &flat_out.slice(range.clone())?);
+        let v = graph.add_vertex(cs, codelet)?;
+        graph.connect(v, out_field, &flat_out.slice(range.clone())?)?;
         for (f, t) in &operands {
-            graph.connect(v, f, &t.slice(range.clone())?);
+            graph.connect(v, f, &t.slice(range.clone())?)?;
         }
         for (f, s) in state {
-            graph.set_vertex_state(v, f, s.clone());
+            graph.set_vertex_state(v, f, s.clone())?;
         }
         graph.set_tile_mapping(v, tile)?;
         vertices.push(v);
@@ -369,10 +369,10 @@ pub fn scaled_add(
         } else {
             "ScaledAdd<float>"
         };
-        let v = graph.add_vertex(cs, name);
-        graph.connect(v, "a", &flat_a.slice(range.clone())?);
-        graph.connect(v, "b", &flat_b.slice(range)?);
-        graph.set_vertex_state(v, "scale", scale);
+        let v = graph.add_vertex(cs, name)?;
+        graph.connect(v, "a", &flat_a.slice(range.clone())?)?;
+        graph.connect(v, "b", &flat_b.slice(range)?)?;
+        graph.set_vertex_state(v, "scale", scale)?;
         graph.set_tile_mapping(v, tile)?;
         vertices.push(v);
     }
@@ -433,11 +433,11 @@ fn two_stage(
     };
     if regions.len() <= 1 {
         let cs = graph.add_compute_set(name);
-        let v = graph.add_vertex(cs, first);
+        let v = graph.add_vertex(cs, first)?;
         for (f, t) in operands {
-            graph.connect(v, f, t);
+            graph.connect(v, f, t)?;
         }
-        graph.connect(v, "out", &out.flatten());
+        graph.connect(v, "out", &out.flatten())?;
         graph.set_tile_mapping(v, regions.first().map_or(out_tile, |r| r.0))?;
         return Ok(Program::execute(cs));
     }
@@ -446,17 +446,17 @@ fn two_stage(
     for (i, (tile, range)) in regions.into_iter().enumerate() {
         let p = partials.slice(i..i + 1)?;
         graph.set_tile_mapping(&p, tile)?;
-        let v = graph.add_vertex(cs1, first);
+        let v = graph.add_vertex(cs1, first)?;
         for (f, t) in operands {
-            graph.connect(v, f, &t.slice(range.clone())?);
+            graph.connect(v, f, &t.slice(range.clone())?)?;
         }
-        graph.connect(v, "out", &p);
+        graph.connect(v, "out", &p)?;
         graph.set_tile_mapping(v, tile)?;
     }
     let cs2 = graph.add_compute_set(&format!("{name}/final"));
-    let v = graph.add_vertex(cs2, last);
-    graph.connect(v, "input", &partials);
-    graph.connect(v, "out", &out.flatten());
+    let v = graph.add_vertex(cs2, last)?;
+    graph.connect(v, "input", &partials)?;
+    graph.connect(v, "out", &out.flatten())?;
     graph.set_tile_mapping(v, out_tile)?;
     Ok(Program::seq(vec![
         Program::execute(cs1),

@@ -28,9 +28,9 @@ fn estimates_follow_the_documented_formulas() {
 
     let cs = g.add_compute_set("cs");
     let vertex = |g: &mut Graph, codelet: &str, conns: &[(&str, &Tensor)]| {
-        let v = g.add_vertex(cs, codelet);
+        let v = g.add_vertex(cs, codelet).unwrap();
         for (f, t) in conns {
-            g.connect(v, f, t);
+            g.connect(v, f, t).unwrap();
         }
         g.set_tile_mapping(v, 1).unwrap();
         v
@@ -51,7 +51,7 @@ fn estimates_follow_the_documented_formulas() {
         &[("in1", &a), ("in2", &b), ("out", &c2)],
     );
     let sa = vertex(&mut g, "ScaledAddMulti<float>", &[("a", &c3), ("b", &b)]);
-    g.set_vertex_state(sa, "scale", 2.0f32);
+    g.set_vertex_state(sa, "scale", 2.0f32).unwrap();
     let flat_m = m.flatten();
     vertex(
         &mut g,
@@ -64,7 +64,7 @@ fn estimates_follow_the_documented_formulas() {
         b.slice(0..4).unwrap(),
         a.slice(4..8).unwrap(),
     ];
-    g.connect_list(rp, "partials", &parts);
+    g.connect_list(rp, "partials", &parts).unwrap();
 
     let want = [
         OVERHEAD + 50,                                   // Add<float>: ceil(100 / 2)

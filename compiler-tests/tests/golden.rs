@@ -24,9 +24,9 @@ fn local_vertex_needs_no_exchange_and_no_sync() {
     g.set_tile_mapping(&x, 0).unwrap();
     g.set_tile_mapping(&s, 0).unwrap();
     let cs = g.add_compute_set("sum");
-    let v = g.add_vertex(cs, "test::Sum");
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
+    let v = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     // x at 0..16, s at 16..20: both fields bound in place.
@@ -44,9 +44,9 @@ fn remote_input_is_received_into_a_buffer_after_a_sync() {
     g.set_tile_mapping(&x, 0).unwrap();
     g.set_tile_mapping(&s, 1).unwrap();
     let cs = g.add_compute_set("sum");
-    let v = g.add_vertex(cs, "test::Sum");
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
+    let v = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     g.set_tile_mapping(v, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     let t1 = &exe.tiles[1];
@@ -68,9 +68,9 @@ fn a_region_read_by_two_vertices_of_a_tile_is_fetched_once() {
     g.set_tile_mapping(&s, 1).unwrap();
     let cs = g.add_compute_set("sum");
     for i in 0..2 {
-        let v = g.add_vertex(cs, "test::Sum");
-        g.connect(v, "input", &x);
-        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        let v = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(v, "input", &x).unwrap();
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(v, 1).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
@@ -91,9 +91,9 @@ fn overlapping_reads_fetch_only_the_new_part() {
     g.set_tile_mapping(&s, 1).unwrap();
     let cs = g.add_compute_set("sum");
     for (i, r) in [(0, 0..6), (1, 4..8)] {
-        let v = g.add_vertex(cs, "test::Sum");
-        g.connect(v, "input", &x.slice(r).unwrap());
-        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        let v = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(v, "input", &x.slice(r).unwrap()).unwrap();
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(v, 1).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
@@ -122,9 +122,9 @@ fn same_region_to_several_tiles_is_one_broadcast() {
     for t in 1..4u32 {
         let si = s.slice(t as usize - 1..t as usize).unwrap();
         g.set_tile_mapping(&si, t).unwrap();
-        let v = g.add_vertex(cs, "test::Sum");
-        g.connect(v, "input", &x);
-        g.connect(v, "out", &si);
+        let v = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(v, "input", &x).unwrap();
+        g.connect(v, "out", &si).unwrap();
         g.set_tile_mapping(v, t).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
@@ -146,9 +146,10 @@ fn adjacent_ranges_between_two_tiles_are_coalesced() {
     g.set_tile_mapping(&b, 0).unwrap();
     g.set_tile_mapping(&s, 1).unwrap();
     let cs = g.add_compute_set("sum");
-    let v = g.add_vertex(cs, "test::Sum");
-    g.connect(v, "input", &poplar::concat(&[a, b]).unwrap());
-    g.connect(v, "out", &s);
+    let v = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(v, "input", &poplar::concat(&[a, b]).unwrap())
+        .unwrap();
+    g.connect(v, "out", &s).unwrap();
     g.set_tile_mapping(v, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     let t = &exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)].transfers;
@@ -175,9 +176,9 @@ fn halo_graph(own_first: bool) -> (Graph, Program) {
         poplar::concat(&[halo[0].clone(), halo[1].clone(), own]).unwrap()
     };
     let cs = g.add_compute_set("spmv");
-    let vx = g.add_vertex(cs, "test::Sum");
-    g.connect(vx, "input", &local);
-    g.connect(vx, "out", &s);
+    let vx = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(vx, "input", &local).unwrap();
+    g.connect(vx, "out", &s).unwrap();
     g.set_tile_mapping(vx, 1).unwrap();
     (g, Program::execute(cs))
 }
@@ -246,9 +247,9 @@ fn ping_pong_graph() -> (Graph, Vec<Program>) {
         g.set_tile_mapping(&v.slice(3..5).unwrap(), 1).unwrap();
         let local = poplar::concat(&[v.slice(3..5).unwrap(), v.slice(0..3).unwrap()]).unwrap();
         let cs = g.add_compute_set(name);
-        let x = g.add_vertex(cs, "test::Sum");
-        g.connect(x, "input", &local);
-        g.connect(x, "out", &s.slice(i..i + 1).unwrap());
+        let x = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(x, "input", &local).unwrap();
+        g.connect(x, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(x, 1).unwrap();
         progs.push(Program::execute(cs));
     }
@@ -300,10 +301,10 @@ fn two_concats_around_one_slice_in_one_superstep_do_not_share_its_slack() {
     let own = v.slice(4..8).unwrap();
     let cs = g.add_compute_set("two");
     for (i, halo) in [0..1, 1..3].into_iter().enumerate() {
-        let x = g.add_vertex(cs, "test::Sum");
+        let x = g.add_vertex(cs, "test::Sum").unwrap();
         let local = poplar::concat(&[own.clone(), v.slice(halo).unwrap()]).unwrap();
-        g.connect(x, "input", &local);
-        g.connect(x, "out", &s.slice(i..i + 1).unwrap());
+        g.connect(x, "input", &local).unwrap();
+        g.connect(x, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(x, 1).unwrap();
     }
     let exe = build(&g, &[Program::execute(cs)]);
@@ -334,9 +335,9 @@ fn concat_around_a_slice_inside_its_segment_is_gathered() {
     ])
     .unwrap();
     let cs = g.add_compute_set("inner");
-    let x = g.add_vertex(cs, "test::Sum");
-    g.connect(x, "input", &local);
-    g.connect(x, "out", &s);
+    let x = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(x, "input", &local).unwrap();
+    g.connect(x, "out", &s).unwrap();
     g.set_tile_mapping(x, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     assert!(
@@ -362,8 +363,8 @@ fn remote_output_is_sent_back_after_the_compute_phase() {
     let x = g.add_variable(DType::F32, &[4], "x");
     g.set_tile_mapping(&x, 0).unwrap();
     let cs = g.add_compute_set("inc");
-    let v = g.add_vertex(cs, "test::Inc");
-    g.connect(v, "x", &x);
+    let v = g.add_vertex(cs, "test::Inc").unwrap();
+    g.connect(v, "x", &x).unwrap();
     g.set_tile_mapping(v, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
@@ -442,9 +443,10 @@ fn temporaries_of_different_supersteps_share_memory() {
     let mut progs = Vec::new();
     for i in 0..2 {
         let cs = g.add_compute_set(&format!("cs{i}"));
-        let v = g.add_vertex(cs, "test::Sum");
-        g.connect(v, "input", &x.slice(i * 32..i * 32 + 32).unwrap());
-        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        let v = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(v, "input", &x.slice(i * 32..i * 32 + 32).unwrap())
+            .unwrap();
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(v, 1).unwrap();
         progs.push(Program::execute(cs));
     }
@@ -466,9 +468,9 @@ fn a_body_repeated_zero_times_is_not_lowered() {
     let mut execs = Vec::new();
     for (i, len) in [(0, 8), (1, 64)] {
         let cs = g.add_compute_set(&format!("cs{i}"));
-        let v = g.add_vertex(cs, "test::Sum");
-        g.connect(v, "input", &x.slice(0..len).unwrap());
-        g.connect(v, "out", &s.slice(i..i + 1).unwrap());
+        let v = g.add_vertex(cs, "test::Sum").unwrap();
+        g.connect(v, "input", &x.slice(0..len).unwrap()).unwrap();
+        g.connect(v, "out", &s.slice(i..i + 1).unwrap()).unwrap();
         g.set_tile_mapping(v, 1).unwrap();
         execs.push(Program::execute(cs));
     }
@@ -491,12 +493,12 @@ fn memory_layout_of_a_tile() {
         g.set_tile_mapping(t, 0).unwrap();
     }
     let cs = g.add_compute_set("scale");
-    let v = g.add_vertex(cs, "test::Scale");
-    g.connect(v, "input", &a);
+    let v = g.add_vertex(cs, "test::Scale").unwrap();
+    g.connect(v, "input", &a).unwrap();
     let out = g.add_variable(DType::F32, &[3], "out"); // 32..44
     g.set_tile_mapping(&out, 0).unwrap();
-    g.connect(v, "out", &out);
-    g.set_vertex_state(v, "k", 2.0f32); // state at 48..52
+    g.connect(v, "out", &out).unwrap();
+    g.set_vertex_state(v, "k", 2.0f32).unwrap(); // state at 48..52
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     assert_eq!(

@@ -21,9 +21,9 @@ fn add_const(g: &mut Graph, x: &Tensor, k: f32, name: &str) -> poplar::ComputeSe
         .unwrap();
     g.set_tile_mapping(&c, 0).unwrap();
     let cs = g.add_compute_set(name);
-    let v = g.add_vertex(cs, "AddInPlace<float>");
-    g.connect(v, "a", x);
-    g.connect(v, "b", &c);
+    let v = g.add_vertex(cs, "AddInPlace<float>").unwrap();
+    g.connect(v, "a", x).unwrap();
+    g.connect(v, "b", &c).unwrap();
     g.set_tile_mapping(v, 1).unwrap();
     cs
 }
@@ -44,15 +44,15 @@ fn repeat_while_true_counts_to_ten() {
     let one = g.add_constant::<i32>(&[1], &[1], "one").unwrap();
     g.set_tile_mapping(&one, 0).unwrap();
     let cs_cnt = g.add_compute_set("count");
-    let v = g.add_vertex(cs_cnt, "AddInPlace<int>");
-    g.connect(v, "a", &xi);
-    g.connect(v, "b", &one);
+    let v = g.add_vertex(cs_cnt, "AddInPlace<int>").unwrap();
+    g.connect(v, "a", &xi).unwrap();
+    g.connect(v, "b", &one).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let cs_p = g.add_compute_set("pred");
-    let v = g.add_vertex(cs_p, "Sub<int>");
-    g.connect(v, "in1", &ten);
-    g.connect(v, "in2", &xi);
-    g.connect(v, "out", &p);
+    let v = g.add_vertex(cs_p, "Sub<int>").unwrap();
+    g.connect(v, "in1", &ten).unwrap();
+    g.connect(v, "in2", &xi).unwrap();
+    g.connect(v, "out", &p).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     g.create_host_read_write("x", &x).unwrap();
     g.create_host_read("counter", &xi).unwrap();
@@ -176,9 +176,9 @@ fn a_copy_followed_by_a_compute_writing_its_source_sees_the_old_values() {
     let one = g.add_constant(&[4], &[1.0f32; 4], "one").unwrap();
     g.set_tile_mapping(&one, 0).unwrap();
     let cs = g.add_compute_set("inc a");
-    let v = g.add_vertex(cs, "AddInPlace<float>");
-    g.connect(v, "a", &a);
-    g.connect(v, "b", &one);
+    let v = g.add_vertex(cs, "AddInPlace<float>").unwrap();
+    g.connect(v, "a", &a).unwrap();
+    g.connect(v, "b", &one).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     g.create_host_read_write("a", &a).unwrap();
     g.create_host_read("b", &b).unwrap();

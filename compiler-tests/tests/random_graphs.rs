@@ -148,10 +148,10 @@ fn build_case(seed: u64) -> Case {
                     if lo == hi {
                         continue;
                     }
-                    let v = g.add_vertex(cs, "test::Scale");
-                    g.connect(v, "input", &src.slice(lo..hi).unwrap());
-                    g.connect(v, "out", &dst.slice(lo..hi).unwrap());
-                    g.set_vertex_state(v, "k", k);
+                    let v = g.add_vertex(cs, "test::Scale").unwrap();
+                    g.connect(v, "input", &src.slice(lo..hi).unwrap()).unwrap();
+                    g.connect(v, "out", &dst.slice(lo..hi).unwrap()).unwrap();
+                    g.set_vertex_state(v, "k", k).unwrap();
                     g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
                         .unwrap();
                 }
@@ -171,8 +171,8 @@ fn build_case(seed: u64) -> Case {
                 let mut s = 0;
                 while s < n {
                     let e = (s + 1 + rng.below(6)).min(n);
-                    let v = g.add_vertex(cs, "test::Inc");
-                    g.connect(v, "x", &t.slice(s..e).unwrap());
+                    let v = g.add_vertex(cs, "test::Inc").unwrap();
+                    g.connect(v, "x", &t.slice(s..e).unwrap()).unwrap();
                     g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
                         .unwrap();
                     s = e;
@@ -188,9 +188,9 @@ fn build_case(seed: u64) -> Case {
                 let i = rng.below(vars[b].num_elements());
                 let dst = vars[b].slice(i..i + 1).unwrap();
                 let cs = g.add_compute_set(&format!("sum{step}"));
-                let v = g.add_vertex(cs, "test::Sum");
-                g.connect(v, "input", &src);
-                g.connect(v, "out", &dst);
+                let v = g.add_vertex(cs, "test::Sum").unwrap();
+                g.connect(v, "input", &src).unwrap();
+                g.connect(v, "out", &dst).unwrap();
                 g.set_tile_mapping(v, rng.below(tiles as usize) as u32)
                     .unwrap();
                 host[b][i] = elements(&src).iter().map(|&(v, e)| host[v][e]).sum();

@@ -40,7 +40,7 @@ fn sum_graph() -> (
     g.set_tile_mapping(&x, 0).unwrap();
     g.set_tile_mapping(&s, 0).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Sum");
+    let v = g.add_vertex(cs, "test::Sum").unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     (g, cs, v, x, s)
 }
@@ -48,8 +48,8 @@ fn sum_graph() -> (
 #[test]
 fn the_fixture_is_valid() {
     let (mut g, cs, v, x, s) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     compiler_tests::link();
     compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
 }
@@ -57,7 +57,7 @@ fn the_fixture_is_valid() {
 #[test]
 fn unknown_codelet() {
     let (mut g, cs, _, _, _) = sum_graph();
-    g.add_vertex(cs, "NoSuchCodelet");
+    g.add_vertex(cs, "NoSuchCodelet").unwrap();
     let e = errors(&g, &[]);
     assert!(
         e.contains(&V::UnknownCodelet {
@@ -68,7 +68,7 @@ fn unknown_codelet() {
     );
     // A near miss gets a suggestion, in the message too.
     let (mut g, cs, _, _, _) = sum_graph();
-    let w = g.add_vertex(cs, "test::Summ");
+    let w = g.add_vertex(cs, "test::Summ").unwrap();
     g.set_tile_mapping(w, 2).unwrap();
     let e = errors(&g, &[]);
     let hit = e
@@ -93,9 +93,9 @@ fn unknown_codelet() {
 #[test]
 fn unknown_field() {
     let (mut g, _, v, x, s) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
-    g.connect(v, "bogus", &x);
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
+    g.connect(v, "bogus", &x).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
         e,
@@ -110,8 +110,8 @@ fn unknown_field() {
 #[test]
 fn misspelled_field_gets_a_suggestion() {
     let (mut g, _, v, x, s) = sum_graph();
-    g.connect(v, "inptu", &x);
-    g.connect(v, "out", &s);
+    g.connect(v, "inptu", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     let e = errors(&g, &[]);
     let hit = e
         .iter()
@@ -138,17 +138,17 @@ fn integer_literals_fit_their_state_field_and_others_say_it_is_a_state_value() {
     g.set_tile_mapping(&x, 0).unwrap();
     g.create_host_read("x", &x).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::AddCount");
-    g.connect(v, "x", &x);
+    let v = g.add_vertex(cs, "test::AddCount").unwrap();
+    g.connect(v, "x", &x).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
-    g.set_vertex_state(v, "n", 5);
+    g.set_vertex_state(v, "n", 5).unwrap();
     let exe = compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
     let mut e = poplar::Engine::new(&exe, poplar::EngineOptions::default()).unwrap();
     e.run(0).unwrap();
     assert_eq!(e.read_tensor::<f32>("x").unwrap(), vec![5.0; 4]);
 
     // -1 does not fit a u32: the error says it is a state value and how to write it.
-    g.set_vertex_state(v, "n", -1);
+    g.set_vertex_state(v, "n", -1).unwrap();
     let errs = errors(&g, &[]);
     assert_eq!(
         errs,
@@ -169,7 +169,7 @@ fn integer_literals_fit_their_state_field_and_others_say_it_is_a_state_value() {
 #[test]
 fn unconnected_field() {
     let (mut g, _, v, x, _) = sum_graph();
-    g.connect(v, "input", &x);
+    g.connect(v, "input", &x).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
         e,
@@ -188,9 +188,9 @@ fn missing_state() {
     let y = g.add_variable(DType::F32, &[4], "y");
     g.set_tile_mapping(&y, 0).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Scale");
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &y);
+    let v = g.add_vertex(cs, "test::Scale").unwrap();
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &y).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
@@ -205,8 +205,8 @@ fn missing_state() {
 #[test]
 fn list_given_for_a_vector_field() {
     let (mut g, _, v, x, s) = sum_graph();
-    g.connect_list(v, "input", &[x]);
-    g.connect(v, "out", &s);
+    g.connect_list(v, "input", &[x]).unwrap();
+    g.connect(v, "out", &s).unwrap();
     let e = errors(&g, &[]);
     assert!(
         matches!(&e[..], [V::WrongBinding { field, expected: "one tensor", .. }] if field == "input"),
@@ -219,8 +219,8 @@ fn dtype_mismatch() {
     let (mut g, _, v, _, s) = sum_graph();
     let xi = g.add_variable(DType::I32, &[4], "xi");
     g.set_tile_mapping(&xi, 0).unwrap();
-    g.connect(v, "input", &xi);
-    g.connect(v, "out", &s);
+    g.connect(v, "input", &xi).unwrap();
+    g.connect(v, "out", &s).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
         e,
@@ -239,8 +239,8 @@ fn scalar_field_given_a_vector() {
     let (mut g, _, v, x, _) = sum_graph();
     let y = g.add_variable(DType::F32, &[4], "y");
     g.set_tile_mapping(&y, 0).unwrap();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &y);
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &y).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
         e,
@@ -256,11 +256,11 @@ fn scalar_field_given_a_vector() {
 #[test]
 fn unmapped_vertex() {
     let (mut g, cs, v, x, s) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
-    let w = g.add_vertex(cs, "test::Sum");
-    g.connect(w, "input", &x);
-    g.connect(w, "out", &s.slice(0..1).unwrap());
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
+    let w = g.add_vertex(cs, "test::Sum").unwrap();
+    g.connect(w, "input", &x).unwrap();
+    g.connect(w, "out", &s.slice(0..1).unwrap()).unwrap();
     let e = errors(&g, &[]);
     assert!(
         e.contains(&V::UnmappedVertex {
@@ -307,7 +307,7 @@ fn tile_out_of_range_is_refused_when_mapping() {
         })
     ));
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Sum");
+    let v = g.add_vertex(cs, "test::Sum").unwrap();
     assert!(matches!(
         g.set_tile_mapping(v, 9),
         Err(GraphError::TileOutOfRange { tile: 9, .. })
@@ -317,11 +317,11 @@ fn tile_out_of_range_is_refused_when_mapping() {
 #[test]
 fn data_race_between_two_vertices() {
     let (mut g, cs, v, x, s) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     // A second vertex increments x[2..4] while the first reads x.
-    let w = g.add_vertex(cs, "test::Inc");
-    g.connect(w, "x", &x.slice(2..4).unwrap());
+    let w = g.add_vertex(cs, "test::Inc").unwrap();
+    g.connect(w, "x", &x.slice(2..4).unwrap()).unwrap();
     g.set_tile_mapping(w, 1).unwrap();
     let e = errors(&g, &[]);
     assert_eq!(
@@ -342,8 +342,8 @@ fn data_race_between_two_vertices() {
 fn two_writers_of_one_element() {
     let (mut g, cs, _, x, _) = sum_graph();
     for t in 0..2 {
-        let w = g.add_vertex(cs, "test::Inc");
-        g.connect(w, "x", &x.slice(t..t + 2).unwrap());
+        let w = g.add_vertex(cs, "test::Inc").unwrap();
+        g.connect(w, "x", &x.slice(t..t + 2).unwrap()).unwrap();
         g.set_tile_mapping(w, 0).unwrap();
     }
     // Vertex 0 (test::Sum) is left unconnected; only the race matters here.
@@ -365,11 +365,11 @@ fn two_writers_of_one_element() {
 #[test]
 fn reads_in_different_compute_sets_are_not_races() {
     let (mut g, cs, v, x, s) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &s);
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &s).unwrap();
     let cs2 = g.add_compute_set("cs2");
-    let w = g.add_vertex(cs2, "test::Inc");
-    g.connect(w, "x", &x);
+    let w = g.add_vertex(cs2, "test::Inc").unwrap();
+    g.connect(w, "x", &x).unwrap();
     g.set_tile_mapping(w, 0).unwrap();
     compiler_tests::link();
     compile(
@@ -389,10 +389,10 @@ fn written_field_aliasing_another_field_of_the_vertex() {
     let x = g.add_variable(DType::F32, &[4], "x");
     g.set_tile_mapping(&x, 0).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Scale");
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &x);
-    g.set_vertex_state(v, "k", 1.0f32);
+    let v = g.add_vertex(cs, "test::Scale").unwrap();
+    g.connect(v, "input", &x).unwrap();
+    g.connect(v, "out", &x).unwrap();
+    g.set_vertex_state(v, "k", 1.0f32).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
     assert!(
@@ -407,8 +407,8 @@ fn written_broadcast_aliases_itself() {
     let x = g.add_variable(DType::F32, &[2], "x");
     g.set_tile_mapping(&x, 0).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Inc");
-    g.connect(v, "x", &x.broadcast(2, 0).unwrap());
+    let v = g.add_vertex(cs, "test::Inc").unwrap();
+    g.connect(v, "x", &x.broadcast(2, 0).unwrap()).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let e = errors(&g, &[]);
     assert!(
@@ -423,8 +423,8 @@ fn write_to_constant() {
     let c = g.add_constant::<f32>(&[2], &[1.0, 2.0], "c").unwrap();
     g.set_tile_mapping(&c, 0).unwrap();
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex(cs, "test::Inc");
-    g.connect(v, "x", &c);
+    let v = g.add_vertex(cs, "test::Inc").unwrap();
+    g.connect(v, "x", &c).unwrap();
     g.set_tile_mapping(v, 0).unwrap();
     let x = g.add_variable(DType::F32, &[2], "x");
     g.set_tile_mapping(&x, 0).unwrap();
@@ -515,18 +515,32 @@ fn bad_stream() {
 #[test]
 fn calls_to_missing_and_recursive_functions() {
     let mut g = Graph::new(&target());
-    let f0 = poplar::Function(0);
-    let f = g.add_function(Program::call(f0));
-    assert_eq!(f, f0);
-    let e = errors(&g, &[Program::call(poplar::Function(7)), Program::call(f)]);
-    assert!(e.contains(&V::NoSuchFunction { id: 7 }));
-    assert!(e.contains(&V::RecursiveCall { id: 0 }));
+    let f = g.add_function(Program::nop());
+    g.set_function_body(f, Program::call(f)).unwrap();
+    // A function of another graph is not one of this graph's, whatever its number.
+    let mut other = Graph::new(&target());
+    let foreign = (0..8)
+        .map(|_| other.add_function(Program::nop()))
+        .last()
+        .unwrap();
+    let e = errors(&g, &[Program::call(foreign), Program::call(f)]);
+    assert!(e.contains(&V::NoSuchFunction { id: 7 }), "{e:?}");
+    assert!(e.contains(&V::RecursiveCall { id: 0 }), "{e:?}");
+    assert!(matches!(
+        g.set_function_body(foreign, Program::nop()),
+        Err(GraphError::ForeignHandle { .. })
+    ));
 }
 
 #[test]
-fn execute_of_a_missing_compute_set() {
+fn execute_of_a_compute_set_of_another_graph() {
     let g = Graph::new(&target());
-    let e = errors(&g, &[Program::execute(poplar::ComputeSet(3))]);
+    let mut other = Graph::new(&target());
+    let cs = (0..4)
+        .map(|i| other.add_compute_set(&format!("cs{i}")))
+        .last()
+        .unwrap();
+    let e = errors(&g, &[Program::execute(cs)]);
     assert_eq!(
         e,
         vec![V::NoSuchComputeSet {
@@ -536,20 +550,66 @@ fn execute_of_a_missing_compute_set() {
     );
 }
 
+/// Handles of another graph used to index into this graph's tables: `connect` panicked (index
+/// out of bounds) or silently bound a vertex of the wrong graph; now each is a typed error.
+#[test]
+fn handles_of_another_graph_are_typed_errors() {
+    let (mut g, cs, v, x, _) = sum_graph();
+    let mut other = Graph::new(&target());
+    let ocs = other.add_compute_set("other");
+    let ov = other.add_vertex(ocs, "test::Sum").unwrap();
+    let ox = other.add_variable(DType::F32, &[4], "ox");
+    assert!(matches!(
+        g.add_vertex(ocs, "test::Sum"),
+        Err(GraphError::ForeignHandle { what }) if what == "compute set 0"
+    ));
+    assert!(matches!(
+        g.connect(ov, "input", &x),
+        Err(GraphError::ForeignHandle { what }) if what == "vertex 0"
+    ));
+    assert!(matches!(
+        g.connect(v, "input", &ox),
+        Err(GraphError::ForeignTensor { what }) if what.contains("field 'input'")
+    ));
+    assert!(matches!(
+        g.set_vertex_state(ov, "k", 1.0f32),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    assert!(matches!(
+        g.set_tile_mapping(ov, 0),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    // A vertex number beyond this graph's vertices (from a bigger graph).
+    let big = (0..5)
+        .map(|_| other.add_vertex(ocs, "test::Sum").unwrap())
+        .last()
+        .unwrap();
+    assert!(matches!(
+        g.connect(big, "input", &x),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    assert_eq!(g.compute_set_name(ocs), None);
+    assert_eq!(g.compute_set_name(cs), Some("cs"));
+}
+
 #[test]
 fn tensor_of_another_graph() {
     let mut other = Graph::new(&target());
     let foreign = other.add_variable(DType::F32, &[1], "foreign");
     let (mut g, _, v, x, _) = sum_graph();
-    g.connect(v, "input", &x);
-    g.connect(v, "out", &foreign);
+    g.connect(v, "input", &x).unwrap();
+    assert!(matches!(
+        g.connect(v, "out", &foreign),
+        Err(GraphError::ForeignTensor { what }) if what.contains("out")
+    ));
     assert!(matches!(
         g.set_tile_mapping(&foreign, 0),
         Err(GraphError::ForeignTensor { .. })
     ));
-    let e = errors(&g, &[]);
+    // A program that uses it is refused by validation.
+    let e = errors(&g, &[Program::copy(&foreign, &x)]);
     assert!(
-        matches!(&e[..], [V::ForeignTensor { what }] if what.contains("out")),
+        e.iter().any(|e| matches!(e, V::ForeignTensor { .. })),
         "{e:?}"
     );
 }
@@ -557,7 +617,7 @@ fn tensor_of_another_graph() {
 #[test]
 fn every_problem_is_reported_at_once() {
     let (mut g, cs, _, _, _) = sum_graph();
-    g.add_vertex(cs, "Nope");
+    g.add_vertex(cs, "Nope").unwrap();
     g.add_variable(DType::U32, &[3], "loose");
     let e = errors(&g, &[]);
     // Vertex 0 unconnected (2 fields), vertex 1 unknown and unmapped, 'loose' unmapped.

@@ -96,9 +96,9 @@ fn halo_graph(target: &Target, n: usize, ranges: usize, halo: usize) -> (Graph, 
             }
         }
         let local = poplar::concat(&parts).unwrap();
-        let vx = g.add_vertex(cs, "bench::HaloTouch");
-        g.connect(vx, "input", &local);
-        g.connect(vx, "out", &w.slice(s..e).unwrap());
+        let vx = g.add_vertex(cs, "bench::HaloTouch").unwrap();
+        g.connect(vx, "input", &local).unwrap();
+        g.connect(vx, "out", &w.slice(s..e).unwrap()).unwrap();
         g.set_tile_mapping(vx, t as u32).unwrap();
     }
     g.create_host_read_write("v", &v).unwrap();
@@ -140,7 +140,7 @@ fn empty_supersteps(reps: u32) -> Executable {
     let mut g = Graph::new(&target);
     let cs = g.add_compute_set("empty");
     for t in 0..target.num_tiles() {
-        let v = g.add_vertex(cs, "bench::Nothing");
+        let v = g.add_vertex(cs, "bench::Nothing").unwrap();
         g.set_tile_mapping(v, t).unwrap();
     }
     let progs = [Program::repeat(reps, Program::execute(cs))];

@@ -12,6 +12,12 @@ pub enum GraphError {
     /// A tensor or id of another graph.
     #[error("{what} belongs to another graph")]
     ForeignTensor { what: String },
+    /// A handle (vertex, compute set, function, stream) of another graph.
+    #[error("{what} belongs to another graph")]
+    ForeignHandle { what: String },
+    /// A handle whose entity does not exist in this graph.
+    #[error("{what} does not exist (the graph has {count})")]
+    UnknownHandle { what: String, count: usize },
     /// A tile beyond the target.
     #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
     TileOutOfRange {

@@ -75,7 +75,7 @@ fn the_type_knows_its_name_and_its_field_indices() {
     // The typed form of add_vertex names the same codelet.
     let mut g = poplar::Graph::new(&poplar::Target::custom(1, 1024));
     let cs = g.add_compute_set("cs");
-    let v = g.add_vertex_of::<RawIn>(cs);
-    let w = g.add_vertex(cs, RawIn::NAME);
+    let v = g.add_vertex_of::<RawIn>(cs).unwrap();
+    let w = g.add_vertex(cs, RawIn::NAME).unwrap();
     assert_ne!(v, w);
 }

@@ -185,7 +185,7 @@ pub fn run_vertex(codelet: &str, fields: Vec<(&str, Conn)>) -> Result<Vec<(Strin
     codelets::link();
     let mut g = Graph::new(&target());
     let cs = g.add_compute_set("test");
-    let v = g.add_vertex(cs, codelet);
+    let v = g.add_vertex(cs, codelet).unwrap();
     g.set_tile_mapping(v, TILES - 1).unwrap();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
@@ -201,26 +201,26 @@ pub fn run_vertex(codelet: &str, fields: Vec<(&str, Conn)>) -> Result<Vec<(Strin
             Conn::In(d) => {
                 let t = var(&mut g, d.dtype(), &[d.len()], field);
                 g.create_host_write(field, &t).unwrap();
-                g.connect(v, field, &t);
+                g.connect(v, field, &t).unwrap();
                 inputs.push((field.to_string(), d));
             }
             Conn::InOut(d) => {
                 let t = var(&mut g, d.dtype(), &[d.len()], field);
                 g.create_host_read_write(field, &t).unwrap();
-                g.connect(v, field, &t);
+                g.connect(v, field, &t).unwrap();
                 outputs.push((field.to_string(), d.dtype()));
                 inputs.push((field.to_string(), d));
             }
             Conn::Out(dtype, n) => {
                 let t = var(&mut g, dtype, &[n], field);
                 g.create_host_read(field, &t).unwrap();
-                g.connect(v, field, &t);
+                g.connect(v, field, &t).unwrap();
                 outputs.push((field.to_string(), dtype));
             }
             Conn::OutScalar(dtype) => {
                 let t = var(&mut g, dtype, &[1], field);
                 g.create_host_read(field, &t).unwrap();
-                g.connect(v, field, &t);
+                g.connect(v, field, &t).unwrap();
                 outputs.push((field.to_string(), dtype));
             }
             Conn::List(ds) => {
@@ -232,9 +232,9 @@ pub fn run_vertex(codelet: &str, fields: Vec<(&str, Conn)>) -> Result<Vec<(Strin
                     ts.push(t);
                     inputs.push((name, d));
                 }
-                g.connect_list(v, field, &ts);
+                g.connect_list(v, field, &ts).unwrap();
             }
-            Conn::State(s) => g.set_vertex_state(v, field, s),
+            Conn::State(s) => g.set_vertex_state(v, field, s).unwrap(),
         }
     }
     let exe = compile(&g, &[Program::execute(cs)], &CompileOptions::default())

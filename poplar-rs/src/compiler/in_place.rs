@@ -100,10 +100,10 @@ pub fn slack_needs(
         // Buffers of this compute set by (tile, regions): a region list read by several
         // vertices of a tile is gathered once.
         let mut gathered: HashMap<(TileId, Vec<Region>), u64> = HashMap::new();
-        for &vr in &graph.compute_sets[cs.0 as usize].vertices {
-            let v = &graph.vertices[vr.0 as usize];
+        for &vr in &graph.compute_sets[cs.idx()].vertices {
+            let v = &graph.vertices[vr.idx()];
             let Some(tile) = v.tile else { continue };
-            for f in codelets[vr.0 as usize].fields {
+            for f in codelets[vr.idx()].fields {
                 if f.dir == FieldDir::State || f.dir.writes() {
                     continue;
                 }

@@ -229,13 +229,13 @@ impl<'a> Lowerer<'a> {
                     default: Box::new(self.program(default)),
                 },
             ]),
-            Program::Call(f) => Step::Call(crate::exe::FunctionId::from_u32(f.0)),
+            Program::Call(f) => Step::Call(crate::exe::FunctionId::from_u32(f.index())),
             Program::StreamToDevice { stream, dst } => Step::StreamIn {
-                stream: stream.0,
+                stream: stream.index(),
                 runs: self.runs(dst),
             },
             Program::StreamFromDevice { src, stream } => Step::StreamOut {
-                stream: stream.0,
+                stream: stream.index(),
                 runs: self.runs(src),
             },
             Program::WriteUndef(_) => Step::Seq(Vec::new()),
@@ -275,13 +275,13 @@ impl<'a> Lowerer<'a> {
 
     fn execute(&mut self, cs: ComputeSet) -> Step {
         let graph = self.graph;
-        let info = &graph.compute_sets[cs.0 as usize];
+        let info = &graph.compute_sets[cs.idx()];
         let temp_base = std::mem::take(&mut self.temp_base);
         let mut arena = TempArena::new(&temp_base, self.layout.align);
         let mut st = ExecState::default();
         for &vr in &info.vertices {
-            let v = &graph.vertices[vr.0 as usize];
-            let desc = self.codelets[vr.0 as usize];
+            let v = &graph.vertices[vr.idx()];
+            let desc = self.codelets[vr.idx()];
             let tile = v.tile.expect("validated: every vertex is mapped");
             let mut fields = Vec::with_capacity(desc.fields.len());
             let mut lists = Vec::new();
@@ -289,8 +289,7 @@ impl<'a> Lowerer<'a> {
             let mut totals = Vec::with_capacity(desc.fields.len());
             for (fi, f) in desc.fields.iter().enumerate() {
                 if f.dir == FieldDir::State {
-                    let (off, n) =
-                        self.layout.state[vr.0 as usize][fi].expect("validated: state set");
+                    let (off, n) = self.layout.state[vr.idx()][fi].expect("validated: state set");
                     fields.push(FieldLoc {
                         offset: u32_of(off),
                         len: u32_of(n),
@@ -344,7 +343,7 @@ impl<'a> Lowerer<'a> {
             let codelet = self.codelet_id(desc);
             st.tile(tile).vertices.push(VertexInst {
                 codelet: crate::exe::CodeletId::from_u32(codelet),
-                id: vr.0,
+                id: vr.index(),
                 fields,
                 lists,
                 cycles,

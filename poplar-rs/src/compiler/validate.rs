@@ -283,8 +283,8 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
     for cs in &graph.compute_sets {
         let mut acc = Vec::new();
         for &vr in &cs.vertices {
-            let v = &graph.vertices[vr.0 as usize];
-            let Some(desc) = descs[vr.0 as usize] else {
+            let v = &graph.vertices[vr.idx()];
+            let Some(desc) = descs[vr.idx()] else {
                 continue;
             };
             for f in desc.fields.iter().filter(|f| f.dir != FieldDir::State) {
@@ -299,7 +299,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                             var: r.var.0,
                             start: r.start,
                             end: r.end(),
-                            vertex: vr.0,
+                            vertex: vr.index(),
                             write: f.dir.writes(),
                         });
                     }
@@ -455,10 +455,10 @@ impl ProgramValidator<'_> {
         match p {
             Program::Sequence { body, .. } => body.iter().for_each(|c| self.program(c)),
             Program::Execute(cs) => {
-                if cs.0 as usize >= self.graph.compute_sets.len() {
+                if self.graph.check_compute_set(*cs).is_err() {
                     self.errs.push(E::NoSuchComputeSet {
                         what: "execute".into(),
-                        id: cs.0,
+                        id: cs.index(),
                     });
                 }
             }
@@ -504,19 +504,20 @@ impl ProgramValidator<'_> {
                 self.program(default);
             }
             Program::Call(f) => {
-                if f.0 as usize >= self.graph.functions.len() {
-                    self.errs.push(E::NoSuchFunction { id: f.0 });
+                if self.graph.check_function(*f).is_err() {
+                    self.errs.push(E::NoSuchFunction { id: f.index() });
+                } else {
+                    self.calls.push(f.index());
                 }
-                self.calls.push(f.0);
             }
             Program::StreamToDevice { stream, dst } => {
-                self.stream(stream.0, dst, crate::graph::StreamDir::HostToDevice);
+                self.stream(*stream, dst, crate::graph::StreamDir::HostToDevice);
                 if self.tensor(dst, "stream destination") {
                     self.destination(dst, "stream destination");
                 }
             }
             Program::StreamFromDevice { src, stream } => {
-                self.stream(stream.0, src, crate::graph::StreamDir::DeviceToHost)
+                self.stream(*stream, src, crate::graph::StreamDir::DeviceToHost)
             }
             Program::WriteUndef(t) => {
                 self.tensor(t, "write_undef");
@@ -524,14 +525,15 @@ impl ProgramValidator<'_> {
         }
     }
 
-    fn stream(&mut self, id: u32, t: &Tensor, dir: crate::graph::StreamDir) {
-        let Some(s) = self.graph.streams.get(id as usize) else {
+    fn stream(&mut self, h: crate::graph::Stream, t: &Tensor, dir: crate::graph::StreamDir) {
+        if let Err(e) = self.graph.check_stream(h) {
             self.errs.push(E::BadStream {
-                stream: format!("#{id}"),
-                reason: "does not exist".into(),
+                stream: format!("#{}", h.index()),
+                reason: e.to_string(),
             });
             return;
-        };
+        }
+        let s = &self.graph.streams[h.idx()];
         if s.dir != dir {
             self.errs.push(E::BadStream {
                 stream: s.name.clone(),
@@ -555,7 +557,7 @@ impl ProgramValidator<'_> {
 fn check_recursion(graph: &Graph, _top: &[u32], errs: &mut Vec<E>) {
     fn callees(p: &Program, out: &mut Vec<u32>) {
         match p {
-            Program::Call(f) => out.push(f.0),
+            Program::Call(f) => out.push(f.index()),
             _ => p.for_each_child(|c| callees(c, out)),
         }
     }

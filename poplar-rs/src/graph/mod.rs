@@ -16,21 +16,59 @@ pub use mapping::IntervalMap;
 use program::Program;
 pub use tensor::{concat, Region, Tensor, VarId};
 
-/// A compute set: vertices that run in the same superstep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComputeSet(pub u32);
+/// Declares a handle to an entity of one graph: its index in that graph and the graph's id, so
+/// that a handle of another graph is a typed error ([`GraphError::ForeignHandle`]), never an
+/// index into the wrong graph.
+macro_rules! graph_handle {
+    ($(#[$m:meta])* $name:ident, $what:literal) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name {
+            pub(crate) graph: u32,
+            pub(crate) index: u32,
+        }
 
-/// A vertex: one instance of a codelet, placed on one tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VertexRef(pub u32);
+        impl $name {
+            /// Its number in its graph (order of creation), for messages and reports.
+            pub fn index(self) -> u32 {
+                self.index
+            }
+            #[inline]
+            pub(crate) fn idx(self) -> usize {
+                self.index as usize
+            }
+        }
 
-/// A program registered as a callable function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Function(pub u32);
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($what, " {}"), self.index)
+            }
+        }
 
-/// A host stream: data flowing between host buffers and device tensors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Stream(pub u32);
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($what, " {}"), self.index)
+            }
+        }
+    };
+}
+
+graph_handle!(
+    /// A compute set: vertices that run in the same superstep.
+    ComputeSet, "compute set"
+);
+graph_handle!(
+    /// A vertex: one instance of a codelet, placed on one tile.
+    VertexRef, "vertex"
+);
+graph_handle!(
+    /// A program registered as a callable function.
+    Function, "function"
+);
+graph_handle!(
+    /// A host stream: data flowing between host buffers and device tensors.
+    Stream, "stream"
+);
 
 /// Direction of a host stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,17 +198,10 @@ impl Mappable for &Tensor {
 
 impl Mappable for VertexRef {
     fn map_to(self, graph: &mut Graph, tile: TileId) -> Result<(), GraphError> {
-        graph.check_tile(tile, || format!("vertex {}", self.0))?;
-        match graph.vertices.get_mut(self.0 as usize) {
-            Some(v) => {
-                v.tile = Some(tile);
-                Ok(())
-            }
-            None => Err(GraphError::BadView {
-                op: "set_tile_mapping",
-                reason: format!("vertex {} does not exist", self.0),
-            }),
-        }
+        graph.check_vertex(self)?;
+        graph.check_tile(tile, || format!("vertex {}", self.index))?;
+        graph.vertices[self.idx()].tile = Some(tile);
+        Ok(())
     }
 }
 
@@ -400,20 +431,69 @@ impl Graph {
             name: name.to_string(),
             vertices: Vec::new(),
         });
-        ComputeSet(self.compute_sets.len() as u32 - 1)
+        ComputeSet {
+            graph: self.id,
+            index: self.compute_sets.len() as u32 - 1,
+        }
+    }
+
+    /// Checks that `h` is a handle of this graph to something that exists.
+    fn check_handle(
+        &self,
+        graph: u32,
+        index: u32,
+        count: usize,
+        what: &str,
+    ) -> Result<(), GraphError> {
+        if graph != self.id {
+            return Err(GraphError::ForeignHandle {
+                what: format!("{what} {index}"),
+            });
+        }
+        if index as usize >= count {
+            return Err(GraphError::UnknownHandle {
+                what: format!("{what} {index}"),
+                count,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_vertex(&self, v: VertexRef) -> Result<(), GraphError> {
+        self.check_handle(v.graph, v.index, self.vertices.len(), "vertex")
+    }
+
+    pub(crate) fn check_compute_set(&self, cs: ComputeSet) -> Result<(), GraphError> {
+        self.check_handle(cs.graph, cs.index, self.compute_sets.len(), "compute set")
+    }
+
+    pub(crate) fn check_function(&self, f: Function) -> Result<(), GraphError> {
+        self.check_handle(f.graph, f.index, self.functions.len(), "function")
+    }
+
+    pub(crate) fn check_stream(&self, s: Stream) -> Result<(), GraphError> {
+        self.check_handle(s.graph, s.index, self.streams.len(), "stream")
     }
 
     /// A new vertex running codelet type `C` (declared with [`codelet!`](crate::codelet!)) in
     /// compute set `cs`: `g.add_vertex_of::<Scale>(cs)`. A typo in the type is a compile
     /// error, where a typo in a name string is found only by validation.
-    pub fn add_vertex_of<C: crate::codelet::Codelet>(&mut self, cs: ComputeSet) -> VertexRef {
+    pub fn add_vertex_of<C: crate::codelet::Codelet>(
+        &mut self,
+        cs: ComputeSet,
+    ) -> Result<VertexRef, GraphError> {
         self.add_vertex(cs, C::NAME)
     }
 
     /// A new vertex running codelet `codelet` in compute set `cs`. The codelet name, fields and
-    /// connections are checked by the compiler's validation pass.
-    pub fn add_vertex(&mut self, cs: ComputeSet, codelet: &str) -> VertexRef {
-        let v = VertexRef(self.vertices.len() as u32);
+    /// connections are checked by the compiler's validation pass; a compute set of another
+    /// graph, or one that does not exist, is an error here.
+    pub fn add_vertex(&mut self, cs: ComputeSet, codelet: &str) -> Result<VertexRef, GraphError> {
+        self.check_compute_set(cs)?;
+        let v = VertexRef {
+            graph: self.id,
+            index: self.vertices.len() as u32,
+        };
         self.vertices.push(VertexInfo {
             cs,
             codelet: codelet.to_string(),
@@ -422,24 +502,53 @@ impl Graph {
             state: IndexMap::new(),
             cycles: None,
         });
-        if let Some(c) = self.compute_sets.get_mut(cs.0 as usize) {
-            c.vertices.push(v);
-        }
-        v
+        self.compute_sets[cs.idx()].vertices.push(v);
+        Ok(v)
     }
 
-    /// Connects a Scalar or Vector field of `v` to `tensor` (flattened).
-    pub fn connect(&mut self, v: VertexRef, field: &str, tensor: &Tensor) {
-        self.vertices[v.0 as usize]
+    /// Connects a Scalar or Vector field of `v` to `tensor` (flattened). A vertex or tensor of
+    /// another graph is an error; the field itself is checked by validation.
+    pub fn connect(
+        &mut self,
+        v: VertexRef,
+        field: &str,
+        tensor: &Tensor,
+    ) -> Result<(), GraphError> {
+        self.check_vertex(v)?;
+        self.check_own(tensor, || {
+            format!("tensor connected to {v} field '{field}'")
+        })?;
+        self.vertices[v.idx()]
             .conns
             .insert(field.to_string(), Binding::Tensor(tensor.clone()));
+        Ok(())
     }
 
     /// Connects a VectorList field of `v`: sub-vector `i` is `tensors[i]`.
-    pub fn connect_list(&mut self, v: VertexRef, field: &str, tensors: &[Tensor]) {
-        self.vertices[v.0 as usize]
+    pub fn connect_list(
+        &mut self,
+        v: VertexRef,
+        field: &str,
+        tensors: &[Tensor],
+    ) -> Result<(), GraphError> {
+        self.check_vertex(v)?;
+        for (i, t) in tensors.iter().enumerate() {
+            self.check_own(t, || {
+                format!("tensor {i} of the list connected to {v} field '{field}'")
+            })?;
+        }
+        self.vertices[v.idx()]
             .conns
             .insert(field.to_string(), Binding::List(tensors.to_vec()));
+        Ok(())
+    }
+
+    /// A typed error if `t` belongs to another graph.
+    fn check_own(&self, t: &Tensor, what: impl FnOnce() -> String) -> Result<(), GraphError> {
+        if t.graph != self.id {
+            return Err(GraphError::ForeignTensor { what: what() });
+        }
+        Ok(())
     }
 
     /// Sets a State field of `v`.
@@ -448,9 +557,15 @@ impl Graph {
     /// type is converted when its value fits that type exactly: `set_vertex_state(v, "n", 5)`
     /// sets a `State<u32>` to `5u32`. Anything else must match the field's type (validation
     /// reports a [`StateDType`](crate::ValidationError::StateDType) error otherwise).
-    pub fn set_vertex_state(&mut self, v: VertexRef, field: &str, value: impl Into<StateValue>) {
+    pub fn set_vertex_state(
+        &mut self,
+        v: VertexRef,
+        field: &str,
+        value: impl Into<StateValue>,
+    ) -> Result<(), GraphError> {
+        self.check_vertex(v)?;
         let mut value = value.into();
-        let vertex = &mut self.vertices[v.0 as usize];
+        let vertex = &mut self.vertices[v.idx()];
         let field_dtype = crate::codelet::lookup(&vertex.codelet)
             .and_then(|d| d.fields.iter().find(|f| f.name == field))
             .map(|f| f.dtype);
@@ -460,6 +575,7 @@ impl Graph {
             }
         }
         vertex.state.insert(field.to_string(), value);
+        Ok(())
     }
 
     /// Poplar's name for [`set_vertex_state`](Self::set_vertex_state).
@@ -468,19 +584,32 @@ impl Graph {
         v: VertexRef,
         field: &str,
         value: impl Into<StateValue>,
-    ) {
-        self.set_vertex_state(v, field, value);
+    ) -> Result<(), GraphError> {
+        self.set_vertex_state(v, field, value)
     }
 
     /// Overrides the codelet's cycle estimate for this vertex.
-    pub fn set_cycle_estimate(&mut self, v: VertexRef, cycles: u64) {
-        self.vertices[v.0 as usize].cycles = Some(cycles);
+    pub fn set_cycle_estimate(&mut self, v: VertexRef, cycles: u64) -> Result<(), GraphError> {
+        self.check_vertex(v)?;
+        self.vertices[v.idx()].cycles = Some(cycles);
+        Ok(())
+    }
+
+    /// Replaces the body of function `f` (to build functions that call each other, or
+    /// themselves: recursion is then reported by validation).
+    pub fn set_function_body(&mut self, f: Function, body: Program) -> Result<(), GraphError> {
+        self.check_function(f)?;
+        self.functions[f.idx()] = body;
+        Ok(())
     }
 
     /// Registers a program that `Program::Call` can run.
     pub fn add_function(&mut self, body: Program) -> Function {
         self.functions.push(body);
-        Function(self.functions.len() as u32 - 1)
+        Function {
+            graph: self.id,
+            index: self.functions.len() as u32 - 1,
+        }
     }
 
     fn add_host_tensor(
@@ -546,7 +675,10 @@ impl Graph {
             len,
             dir,
         });
-        Ok(Stream(self.streams.len() as u32 - 1))
+        Ok(Stream {
+            graph: self.id,
+            index: self.streams.len() as u32 - 1,
+        })
     }
 
     /// A stream whose each copy moves `len` elements from the host to the device.
@@ -579,8 +711,7 @@ impl Graph {
 
     /// Name of compute set `cs`.
     pub fn compute_set_name(&self, cs: ComputeSet) -> Option<&str> {
-        self.compute_sets
-            .get(cs.0 as usize)
-            .map(|c| c.name.as_str())
+        self.check_compute_set(cs).ok()?;
+        Some(self.compute_sets[cs.idx()].name.as_str())
     }
 }

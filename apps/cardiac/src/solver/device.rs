@@ -199,32 +199,32 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
             g.set_tile_mapping(c, tile)?;
         }
         for (cs, x, y) in [(cs_a, &v_all, &w), (cs_b, &w, &v_all)] {
-            let vx = g.add_vertex(cs, spmv);
-            g.connect(vx, "x", &local_of(x, tp)?);
-            g.connect(vx, "y", &y.slice(tp.cells.clone())?);
-            g.connect(vx, "diag", &diag);
-            g.connect(vx, "values", &values);
-            g.connect(vx, "cols", &cols);
+            let vx = g.add_vertex(cs, spmv)?;
+            g.connect(vx, "x", &local_of(x, tp)?)?;
+            g.connect(vx, "y", &y.slice(tp.cells.clone())?)?;
+            g.connect(vx, "diag", &diag)?;
+            g.connect(vx, "values", &values)?;
+            g.connect(vx, "cols", &cols)?;
             g.set_tile_mapping(vx, tile)?;
         }
         // After an odd number of diffusion steps the voltage is in `w`: the ODE vertex takes
         // it from there (no copy program between diffusion and reaction).
         let ov = if setup.pde_steps % 2 == 1 {
-            let ov = g.add_vertex(cs_ode, "cardiac::Tp06StepFrom");
-            g.connect(ov, "v_in", &w.slice(tp.cells.clone())?);
+            let ov = g.add_vertex(cs_ode, "cardiac::Tp06StepFrom")?;
+            g.connect(ov, "v_in", &w.slice(tp.cells.clone())?)?;
             ov
         } else {
-            g.add_vertex(cs_ode, "cardiac::Tp06Step")
+            g.add_vertex(cs_ode, "cardiac::Tp06Step")?
         };
-        g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?);
-        g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?);
-        g.connect(ov, "act", &act.slice(tp.cells.clone())?);
-        g.connect(ov, "cell_type", &ct);
-        g.connect(ov, "stim", &st);
-        g.connect(ov, "time", &time.slice(t..t + 1)?);
-        g.set_vertex_state(ov, "dt", setup.dt_ode);
-        g.set_vertex_state(ov, "stim_start", setup.stim_start);
-        g.set_vertex_state(ov, "stim_duration", setup.stim_duration);
+        g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?)?;
+        g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?)?;
+        g.connect(ov, "act", &act.slice(tp.cells.clone())?)?;
+        g.connect(ov, "cell_type", &ct)?;
+        g.connect(ov, "stim", &st)?;
+        g.connect(ov, "time", &time.slice(t..t + 1)?)?;
+        g.set_vertex_state(ov, "dt", setup.dt_ode)?;
+        g.set_vertex_state(ov, "stim_start", setup.stim_start)?;
+        g.set_vertex_state(ov, "stim_duration", setup.stim_duration)?;
         g.set_tile_mapping(ov, tile)?;
     }
     g.create_host_read("activation", &act)?;
