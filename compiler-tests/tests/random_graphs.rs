@@ -35,7 +35,7 @@ fn elements(t: &Tensor) -> Vec<(usize, usize)> {
     (0..t.num_elements() as u64)
         .map(|i| {
             t.element(i)
-                .map(|(v, e)| (v.0 as usize, e as usize))
+                .map(|(v, e)| (v.as_u32() as usize, e as usize))
                 .unwrap()
         })
         .collect()

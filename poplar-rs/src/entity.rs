@@ -115,6 +115,10 @@ impl<K: EntityId, V> PrimaryMap<K, V> {
     pub fn get_mut(&mut self, k: K) -> Option<&mut V> {
         self.items.get_mut(k.index())
     }
+    /// The last entity added, mutably.
+    pub fn last_mut(&mut self) -> Option<&mut V> {
+        self.items.last_mut()
+    }
     /// Whether `k` is an id of this map.
     pub fn is_valid(&self, k: K) -> bool {
         k.index() < self.items.len()

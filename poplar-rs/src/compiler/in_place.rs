@@ -17,7 +17,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::codelet::{CodeletDesc, FieldDir};
+use crate::entity::PrimaryMap;
 use crate::graph::program::Program;
+use crate::graph::VarId;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor};
 use crate::target::TileId;
 
@@ -40,7 +42,12 @@ pub struct Anchor {
 /// the tile such that everything before it in the field fits before its segment (the piece
 /// starts the segment, or nothing comes before it) and likewise after it. `None` if the field
 /// has a single piece (bound in place anyway) or no such piece.
-pub fn anchor(ps: &[Piece], tile: TileId, segs: &[Vec<Seg>], elem: u64) -> Option<Anchor> {
+pub fn anchor(
+    ps: &[Piece],
+    tile: TileId,
+    segs: &PrimaryMap<VarId, Vec<Seg>>,
+    elem: u64,
+) -> Option<Anchor> {
     if ps.len() < 2 {
         return None;
     }
@@ -50,7 +57,7 @@ pub fn anchor(ps: &[Piece], tile: TileId, segs: &[Vec<Seg>], elem: u64) -> Optio
     for (i, p) in ps.iter().enumerate() {
         let after = total - before - p.len;
         if p.tile == tile {
-            let vs = &segs[p.var.0 as usize];
+            let vs = &segs[p.var];
             let seg = vs.partition_point(|g| g.end <= p.start);
             let g = vs[seg];
             let fits_before = before == 0 || p.start == g.start;
@@ -60,7 +67,7 @@ pub fn anchor(ps: &[Piece], tile: TileId, segs: &[Vec<Seg>], elem: u64) -> Optio
                     p.len,
                     Anchor {
                         piece: i,
-                        var: p.var.0 as usize,
+                        var: p.var.as_u32() as usize,
                         seg,
                         before: before * elem,
                         after: after * elem,
@@ -82,11 +89,11 @@ pub fn slack_needs(
     graph: &Graph,
     programs: &[Program],
     codelets: &[&'static CodeletDesc],
-    segs: &[Vec<Seg>],
+    segs: &PrimaryMap<VarId, Vec<Seg>>,
     no_larger: bool,
 ) -> Vec<Vec<Slack>> {
     let mut slack: Vec<Vec<Slack>> = segs
-        .iter()
+        .values()
         .map(|vs| vec![Slack::default(); vs.len()])
         .collect();
     let mut executed = BTreeSet::new();
@@ -139,12 +146,12 @@ pub fn slack_needs(
     }
     if no_larger {
         let mut cost: HashMap<TileId, u64> = HashMap::new();
-        for (vs, sl) in segs.iter().zip(&slack) {
+        for (vs, sl) in segs.values().zip(&slack) {
             for (g, s) in vs.iter().zip(sl) {
                 *cost.entry(g.tile).or_default() += s.before + s.after;
             }
         }
-        for (vs, sl) in segs.iter().zip(&mut slack) {
+        for (vs, sl) in segs.values().zip(&mut slack) {
             for (g, s) in vs.iter().zip(sl) {
                 if cost.get(&g.tile).copied().unwrap_or(0)
                     > saved.get(&g.tile).copied().unwrap_or(0)

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::codelet::{CodeletDesc, FieldDir};
+use crate::entity::PrimaryMap;
 use crate::exe::{InitBlock, MemoryCategory};
 use crate::graph::{Graph, Region, VarId};
 use crate::target::TileId;
@@ -73,7 +74,7 @@ pub struct Slack {
 /// The always-live layout of a graph.
 pub struct Layout {
     /// Per variable: its segments sorted by `start`.
-    pub segs: Vec<Vec<Seg>>,
+    pub segs: PrimaryMap<VarId, Vec<Seg>>,
     /// Per variable, per segment: the receive slack reserved around it.
     pub slack: Vec<Vec<Slack>>,
     pub tiles: Vec<TileAlloc>,
@@ -93,8 +94,13 @@ impl Layout {
 
 /// [`Layout::pieces`] over any segment table (also the one of [`segments`], before offsets
 /// are assigned: all offsets 0, so pieces then never merge across segments).
-pub fn pieces(segs: &[Vec<Seg>], region: &Region, elem: u64, out: &mut Vec<Piece>) {
-    let segs = &segs[region.var.0 as usize];
+pub fn pieces(
+    segs: &PrimaryMap<VarId, Vec<Seg>>,
+    region: &Region,
+    elem: u64,
+    out: &mut Vec<Piece>,
+) {
+    let segs = &segs[region.var];
     let (s, e) = (region.start, region.end());
     let mut i = segs.partition_point(|g| g.end <= s);
     while i < segs.len() && segs[i].start < e {
@@ -124,10 +130,10 @@ pub fn pieces(segs: &[Vec<Seg>], region: &Region, elem: u64, out: &mut Vec<Piece
 }
 
 /// The tile segments of every variable, in mapping order, with offsets not yet assigned (0).
-pub fn segments(graph: &Graph) -> Vec<Vec<Seg>> {
+pub fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
     graph
         .vars
-        .iter()
+        .values()
         .map(|var| {
             var.mapping
                 .iter()
@@ -148,7 +154,7 @@ pub fn segments(graph: &Graph) -> Vec<Vec<Seg>> {
 pub fn layout(
     graph: &Graph,
     codelets: &[Option<&'static CodeletDesc>],
-    mut segs: Vec<Vec<Seg>>,
+    mut segs: PrimaryMap<VarId, Vec<Seg>>,
     mut slack: Vec<Vec<Slack>>,
 ) -> Layout {
     let nt = graph.target.num_tiles() as usize;
@@ -156,11 +162,11 @@ pub fn layout(
     let mut tiles = vec![TileAlloc::default(); nt];
     if slack.is_empty() {
         slack = segs
-            .iter()
+            .values()
             .map(|vs| vec![Slack::default(); vs.len()])
             .collect();
     }
-    for ((var, vs), slack) in graph.vars.iter().zip(&mut segs).zip(&slack) {
+    for ((var, vs), slack) in graph.vars.values().zip(segs.values_mut()).zip(&slack) {
         let elem = var.dtype.size() as u64;
         let cat = if var.is_constant {
             MemoryCategory::Constant

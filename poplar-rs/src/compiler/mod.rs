@@ -179,7 +179,7 @@ pub fn compile(
                 },
             })
             .collect(),
-        variable_names: graph.vars.iter().map(|v| v.name.clone()).collect(),
+        variable_names: graph.vars.values().map(|v| v.name.clone()).collect(),
         app_sections: Default::default(),
     };
     exe.check().map_err(|e| CompileError::Verifier {
@@ -199,7 +199,7 @@ fn verify_layout(graph: &Graph, layout: &layout::Layout) -> Result<(), CompileEr
         })
     };
     let mut per_tile: Vec<Vec<(u64, u64)>> = vec![Vec::new(); layout.tiles.len()];
-    for (vi, segs) in layout.segs.iter().enumerate() {
+    for (vi, segs) in layout.segs.iter() {
         let var = &graph.vars[vi];
         let mut next = 0;
         for s in segs {

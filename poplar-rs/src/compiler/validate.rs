@@ -9,7 +9,7 @@ use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
 use crate::dtype::DType;
 use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
-use crate::graph::{Binding, Graph, Tensor};
+use crate::graph::{Binding, Graph, Tensor, VarId};
 
 /// What validation learned.
 pub struct Validated {
@@ -42,7 +42,7 @@ fn vertex_name(graph: &Graph, vi: usize) -> VertexName {
 fn tensor_name(graph: &Graph, t: &Tensor) -> Option<String> {
     t.regions
         .first()
-        .and_then(|r| graph.vars.get(r.var.0 as usize))
+        .and_then(|r| graph.vars.get(r.var))
         .map(|v| v.name.clone())
 }
 
@@ -223,14 +223,10 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                     });
                 }
                 if f.dir.writes() {
-                    if let Some(r) = t
-                        .regions
-                        .iter()
-                        .find(|r| graph.vars[r.var.0 as usize].is_constant)
-                    {
+                    if let Some(r) = t.regions.iter().find(|r| graph.vars[r.var].is_constant) {
                         errs.push(E::WriteToConstant {
                             what: format!("vertex {vid} field '{}'", f.name),
-                            var: graph.vars[r.var.0 as usize].name.clone(),
+                            var: graph.vars[r.var].name.clone(),
                         });
                     }
                 }
@@ -251,7 +247,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             };
             for t in ts.into_iter().filter(|t| t.graph == graph.id) {
                 for r in t.regions.iter() {
-                    acc.push((r.var.0, r.start, r.end(), fi, f.dir.writes()));
+                    acc.push((r.var.as_u32(), r.start, r.end(), fi, f.dir.writes()));
                 }
             }
         }
@@ -266,7 +262,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                         vertex: vname(),
                         field: desc.fields[w].name.into(),
                         other: desc.fields[o].name.into(),
-                        var: graph.vars[a.0 as usize].name.clone(),
+                        var: graph.vars[VarId::from_u32(a.0)].name.clone(),
                         start: b.1,
                         end: a.2.min(b.2),
                     });
@@ -296,7 +292,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 for t in ts.into_iter().filter(|t| t.graph == graph.id) {
                     for r in t.regions.iter() {
                         acc.push(Access {
-                            var: r.var.0,
+                            var: r.var.as_u32(),
                             start: r.start,
                             end: r.end(),
                             vertex: vr.index(),
@@ -312,7 +308,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
                 writer: vertex_name(graph, e.0.vertex as usize),
                 other: vertex_name(graph, e.1.vertex as usize),
                 access: if e.1.write { "writes" } else { "reads" },
-                var: graph.vars[e.0.var as usize].name.clone(),
+                var: graph.vars[VarId::from_u32(e.0.var)].name.clone(),
                 start: e.0.start.max(e.1.start),
                 end: e.0.end.min(e.1.end),
             });
@@ -442,11 +438,11 @@ impl ProgramValidator<'_> {
         if let Some(r) = t
             .regions
             .iter()
-            .find(|r| self.graph.vars[r.var.0 as usize].is_constant)
+            .find(|r| self.graph.vars[r.var].is_constant)
         {
             self.errs.push(E::WriteToConstant {
                 what: what.to_string(),
-                var: self.graph.vars[r.var.0 as usize].name.clone(),
+                var: self.graph.vars[r.var].name.clone(),
             });
         }
     }

@@ -211,7 +211,7 @@ static NEXT_GRAPH_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU3
 pub struct Graph {
     pub(crate) id: u32,
     pub(crate) target: Target,
-    pub(crate) vars: Vec<VarInfo>,
+    pub(crate) vars: crate::entity::PrimaryMap<VarId, VarInfo>,
     pub(crate) compute_sets: Vec<ComputeSetInfo>,
     pub(crate) vertices: Vec<VertexInfo>,
     pub(crate) host_tensors: IndexMap<String, HostTensorInfo>,
@@ -225,7 +225,7 @@ impl Graph {
         Graph {
             id: NEXT_GRAPH_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             target: target.clone(),
-            vars: Vec::new(),
+            vars: Default::default(),
             compute_sets: Vec::new(),
             vertices: Vec::new(),
             host_tensors: IndexMap::new(),
@@ -254,8 +254,7 @@ impl Graph {
 
     /// A new variable of `shape`; its elements must be mapped to tiles before compiling.
     pub fn add_variable(&mut self, dtype: DType, shape: &[usize], name: &str) -> Tensor {
-        let var = VarId(self.vars.len() as u32);
-        self.vars.push(VarInfo {
+        let var = self.vars.push(VarInfo {
             name: name.to_string(),
             dtype,
             len: shape.iter().product::<usize>() as u64,
@@ -309,7 +308,7 @@ impl Graph {
         let bytes = to_le_bytes(data);
         let mut off = 0usize;
         for r in tensor.regions.iter() {
-            let v = &mut self.vars[r.var.0 as usize];
+            let v = &mut self.vars[r.var];
             let len = v.len as usize * size as usize;
             let init = v.init.get_or_insert_with(|| vec![0; len]);
             let n = (r.len * size) as usize;
@@ -352,9 +351,7 @@ impl Graph {
         self.check_tensor(tensor, "set_tile_mapping")?;
         self.check_tile(tile, || format!("set_tile_mapping of {tensor:?}"))?;
         for r in tensor.regions.iter() {
-            self.vars[r.var.0 as usize]
-                .mapping
-                .assign(r.start..r.end(), tile);
+            self.vars[r.var].mapping.assign(r.start..r.end(), tile);
         }
         Ok(())
     }
@@ -406,7 +403,7 @@ impl Graph {
         let mut out = vec![Vec::<Range<usize>>::new(); self.target.num_tiles() as usize];
         let mut flat = 0u64;
         for r in tensor.regions.iter() {
-            for (piece, tile) in self.vars[r.var.0 as usize].mapping.pieces(r.start..r.end()) {
+            for (piece, tile) in self.vars[r.var].mapping.pieces(r.start..r.end()) {
                 let s = (flat + piece.start - r.start) as usize;
                 let e = s + (piece.end - piece.start) as usize;
                 let list = &mut out[tile as usize];
@@ -422,7 +419,7 @@ impl Graph {
 
     /// Name of the variable behind `var`.
     pub fn var_name(&self, var: VarId) -> &str {
-        &self.vars[var.0 as usize].name
+        &self.vars[var].name
     }
 
     /// A new, empty compute set.

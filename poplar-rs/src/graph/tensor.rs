@@ -11,9 +11,10 @@ use std::sync::Arc;
 use crate::dtype::DType;
 use crate::error::GraphError;
 
-/// Dense index of a variable (or constant) in its graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VarId(pub u32);
+crate::entity::entity_id!(
+    /// Dense index of a variable (or constant) in its graph.
+    pub struct VarId, "var";
+);
 
 /// A run of `len` consecutive elements of variable `var`, from element `start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
