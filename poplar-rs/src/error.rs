@@ -260,11 +260,53 @@ pub enum ValidationError {
     },
 }
 
+/// The passes of the pipeline, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pass {
+    Validate,
+    Layout,
+    InPlace,
+    Lower,
+    Images,
+    Check,
+}
+
+impl std::fmt::Display for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pass::Validate => "validate",
+            Pass::Layout => "layout",
+            Pass::InPlace => "in-place",
+            Pass::Lower => "lower",
+            Pass::Images => "images",
+            Pass::Check => "check",
+        })
+    }
+}
+
+/// An invariant of a pass's output that does not hold (an internal compiler error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("internal compiler error: the verifier after pass '{pass}' found {}{}: {reason}",
+    .entity.as_deref().unwrap_or("a problem"),
+    .tile.map(|t| format!(" on tile {t}")).unwrap_or_default())]
+pub struct VerifierError {
+    /// The pass whose output is wrong.
+    pub pass: Pass,
+    /// The tile concerned, when there is one.
+    pub tile: Option<TileId>,
+    /// The entity concerned (variable, phase, program), when there is one.
+    pub entity: Option<String>,
+    /// What does not hold.
+    pub reason: String,
+}
+
 /// Errors of `compile`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompileError {
+    /// Validation found problems in the graph or programs (all of them).
     #[error("graph is invalid ({} problem(s)):\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<ValidationError>),
+    /// A tile needs more memory than the target has.
     #[error("tile {tile} needs {total} bytes but has {budget}; largest: {}", .largest.iter().map(|(n, b)| format!("{n} ({b} B)")).collect::<Vec<_>>().join(", "))]
     OutOfMemory {
         tile: TileId,
@@ -272,10 +314,12 @@ pub enum CompileError {
         budget: u64,
         largest: Vec<(String, u64)>,
     },
+    /// The graph's target is outside the chip model.
     #[error("invalid target: {0}")]
     BadTarget(#[from] crate::target::TargetError),
-    #[error("internal compiler error (verifier after pass '{pass}'): {reason}")]
-    Verifier { pass: &'static str, reason: String },
+    /// A verifier between the compiler's passes found a broken invariant (a compiler bug).
+    #[error(transparent)]
+    Verifier(#[from] VerifierError),
 }
 
 impl CompileError {

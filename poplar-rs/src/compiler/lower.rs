@@ -39,16 +39,27 @@ struct Move {
     dst_off: u64,
 }
 
+/// The result of lowering (see [`Lowerer::finish`]).
+pub struct Lowered {
+    pub codelet_refs: Vec<CodeletRef>,
+    pub computes: Vec<ComputePhase>,
+    pub exchanges: Vec<ExchangePhase>,
+    /// Per tile: where temporaries start (above the always-live area, aligned).
+    pub temp_base: Vec<u64>,
+    /// Per tile: the peak bytes of temporaries.
+    pub temp_peak: Vec<u64>,
+}
+
 pub struct Lowerer<'a> {
     graph: &'a Graph,
     layout: &'a Layout,
     codelets: &'a [&'static CodeletDesc],
-    pub codelet_refs: Vec<CodeletRef>,
+    codelet_refs: Vec<CodeletRef>,
     codelet_index: HashMap<&'static str, u32>,
-    pub computes: Vec<ComputePhase>,
-    pub exchanges: Vec<ExchangePhase>,
+    computes: Vec<ComputePhase>,
+    exchanges: Vec<ExchangePhase>,
     temp_base: Vec<u64>,
-    pub temp_peak: Vec<u64>,
+    temp_peak: Vec<u64>,
     cs_cache: HashMap<ComputeSet, Step>,
 }
 
@@ -558,6 +569,18 @@ impl<'a> Lowerer<'a> {
             self.compute("copy".into(), last, &mut steps);
         }
         Step::Seq(steps)
+    }
+
+    /// What lowering produced, besides the steps it returned: the phases, the codelets used,
+    /// and per tile where temporaries start and their peak.
+    pub fn finish(self) -> Lowered {
+        Lowered {
+            codelet_refs: self.codelet_refs,
+            computes: self.computes,
+            exchanges: self.exchanges,
+            temp_base: self.temp_base,
+            temp_peak: self.temp_peak,
+        }
     }
 
     pub fn temp_base(&self) -> &[u64] {

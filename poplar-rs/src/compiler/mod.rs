@@ -5,17 +5,25 @@
 //!    the right types, every element and vertex mapped, no data races);
 //! 2. [`layout`]: always-live memory of every tile (variables, constants, vertex state, and the
 //!    receive slack that [`in_place`] asks for beside variables);
-//! 3. [`lower`]: exchange inference and lowering of programs into BSP supersteps, placing each
+//! 3. [`in_place`]: which read-only concatenations are bound around their local piece, and
+//!    the receive slack the layout reserves for them (run before the layout places segments);
+//! 4. [`lower`]: exchange inference and lowering of programs into BSP supersteps, placing each
 //!    superstep's temporaries above the always-live area;
-//! 4. memory check against the per-tile budget, and the executable's own consistency check.
+//! 5. [`images`]: the tile images and the memory check against the per-tile budget;
+//! 6. the executable's own consistency check ([`Executable::check`]).
+//!
+//! [`verify`] runs after each pass (switch: [`CompileOptions::verify`]) and reports a typed
+//! [`VerifierError`] naming the pass, tile and entity; the final check always runs.
 
+pub mod images;
 pub mod in_place;
 pub mod layout;
 pub mod lower;
 pub mod validate;
+pub mod verify;
 
-use crate::error::CompileError;
-use crate::exe::{Executable, HostTensor, MemoryCategory, MemoryItem, StreamDesc, TileImage};
+use crate::error::{CompileError, Pass, VerifierError};
+use crate::exe::{Executable, HostTensor, StreamDesc};
 use crate::graph::program::Program;
 use crate::graph::Graph;
 
@@ -28,6 +36,10 @@ pub struct CompileOptions {
     /// When to bind read-only concatenations such as `[halo…, own slice, halo…]` in place
     /// (see [`InPlaceConcat`]).
     pub in_place_concat: InPlaceConcat,
+    /// Run the verifier after each pass ([`verify`]): on by default. The final check of the
+    /// executable always runs. Turning it off saves a little compile time on very large graphs;
+    /// a verifier failure is a compiler bug, reported as [`CompileError::Verifier`].
+    pub verify: bool,
 }
 
 impl Default for CompileOptions {
@@ -35,6 +47,7 @@ impl Default for CompileOptions {
         CompileOptions {
             allow_out_of_memory: false,
             in_place_concat: InPlaceConcat::IfNoLarger,
+            verify: true,
         }
     }
 }
@@ -87,7 +100,10 @@ pub fn compile(
         ),
     };
     let layout = layout::layout(graph, &codelet_opts, segs, slack);
-    verify_layout(graph, &layout)?;
+    if options.verify {
+        verify::layout(graph, &layout)?;
+        verify::in_place(graph, &layout, &layout.slack)?;
+    }
 
     let mut lw = lower::Lowerer::new(graph, &layout, &validated.codelets);
     let progs: Vec<_> = programs.iter().map(|p| lw.program(p)).collect();
@@ -104,65 +120,25 @@ pub fn compile(
             readable: h.readable,
         })
         .collect();
+    let lowered = lw.finish();
+    if options.verify {
+        verify::lower(
+            &progs,
+            &functions,
+            lowered.computes.len(),
+            lowered.exchanges.len(),
+        )?;
+    }
 
-    // Tile images and the memory check.
-    let mut tiles = Vec::with_capacity(layout.tiles.len());
-    let mut worst: Option<(u32, u64)> = None;
-    for (i, ta) in layout.tiles.iter().enumerate() {
-        let base = lw.temp_base()[i];
-        let peak = lw.temp_peak[i];
-        let total = (base + peak).next_multiple_of(layout.align);
-        let mut breakdown: Vec<MemoryItem> = ta
-            .items
-            .iter()
-            .map(|((name, cat), &bytes)| MemoryItem {
-                name: name.clone(),
-                category: *cat,
-                bytes: bytes as u32,
-            })
-            .collect();
-        if peak > 0 {
-            breakdown.push(MemoryItem {
-                name: "temporaries (peak)".into(),
-                category: MemoryCategory::Temporary,
-                bytes: peak as u32,
-            });
-        }
-        breakdown.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
-        if total > u64::from(graph.target.bytes_per_tile) && worst.is_none_or(|(_, w)| total > w) {
-            worst = Some((i as u32, total));
-        }
-        tiles.push(TileImage {
-            memory_bytes: u32::try_from(total).unwrap_or(u32::MAX),
-            always_live_bytes: ta.next as u32,
-            temporary_bytes: peak as u32,
-            init: ta.init.clone(),
-            breakdown,
-        });
-    }
-    if let Some((tile, total)) = worst {
-        if !options.allow_out_of_memory || total > u64::from(u32::MAX) {
-            let largest = tiles[tile as usize]
-                .breakdown
-                .iter()
-                .take(5)
-                .map(|m| (m.name.clone(), u64::from(m.bytes)))
-                .collect();
-            return Err(CompileError::OutOfMemory {
-                tile,
-                total,
-                budget: u64::from(graph.target.bytes_per_tile),
-                largest,
-            });
-        }
-    }
+    // Pass 5: tile images and the memory check.
+    let tiles = images::build(graph, &layout, &lowered, options.allow_out_of_memory)?;
 
     let exe = Executable {
         target: graph.target.clone(),
-        codelets: lw.codelet_refs.into(),
+        codelets: lowered.codelet_refs.into(),
         tiles,
-        computes: lw.computes.into(),
-        exchanges: lw.exchanges.into(),
+        computes: lowered.computes.into(),
+        exchanges: lowered.exchanges.into(),
         programs: progs,
         functions: functions.into(),
         host_tensors,
@@ -182,54 +158,15 @@ pub fn compile(
         variable_names: graph.vars.values().map(|v| v.name.clone()).collect(),
         app_sections: Default::default(),
     };
-    exe.check().map_err(|e| CompileError::Verifier {
-        pass: "lower",
+    if options.verify {
+        verify::images(&exe)?;
+    }
+    // Pass 6: the executable's own consistency check, always (the engine relies on it).
+    exe.check().map_err(|e| VerifierError {
+        pass: Pass::Check,
+        tile: None,
+        entity: None,
         reason: e.to_string(),
     })?;
     Ok(exe)
-}
-
-/// Verifier after the layout pass: every variable element has exactly one location and no two
-/// allocations of a tile overlap.
-fn verify_layout(graph: &Graph, layout: &layout::Layout) -> Result<(), CompileError> {
-    let fail = |reason: String| {
-        Err(CompileError::Verifier {
-            pass: "layout",
-            reason,
-        })
-    };
-    let mut per_tile: Vec<Vec<(u64, u64)>> = vec![Vec::new(); layout.tiles.len()];
-    for (vi, segs) in layout.segs.iter() {
-        let var = &graph.vars[vi];
-        let mut next = 0;
-        for s in segs {
-            if s.start != next {
-                return fail(format!("variable '{}' has a gap at {next}", var.name));
-            }
-            next = s.end;
-            per_tile[s.tile as usize].push((
-                s.offset,
-                s.offset + (s.end - s.start) * var.dtype.size() as u64,
-            ));
-        }
-        if next != var.len {
-            return fail(format!(
-                "variable '{}' covers {next} of {} elements",
-                var.name, var.len
-            ));
-        }
-    }
-    for (t, mut v) in per_tile.into_iter().enumerate() {
-        v.sort_unstable();
-        if let Some(w) = v.windows(2).find(|w| w[0].1 > w[1].0) {
-            return fail(format!(
-                "tile {t}: allocations {:?} and {:?} overlap",
-                w[0], w[1]
-            ));
-        }
-        if v.last().is_some_and(|l| l.1 > layout.tiles[t].next) {
-            return fail(format!("tile {t}: allocation beyond the always-live area"));
-        }
-    }
-    Ok(())
 }
