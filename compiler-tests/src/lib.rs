@@ -94,3 +94,39 @@ impl Vertex for Empty<'_> {
 
 /// Forces the linker to keep this crate's registrations.
 pub fn link() {}
+
+/// Compares `actual` with the golden file `compiler-tests/golden/<name>.txt`, the expected
+/// text written out in full (offsets included: never derived from the compiler's output).
+///
+/// To regenerate the files after an intended change, run
+/// `UPDATE_GOLDEN=1 cargo test -p compiler-tests`, then review the diff of `golden/` before
+/// committing. A mismatch fails with both texts and the first differing line.
+pub fn golden(name: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "golden file {} cannot be read ({e}); create it with UPDATE_GOLDEN=1 cargo test -p compiler-tests",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{} differs from the compiler's output at line {}:\n--- expected\n{expected}--- actual\n{actual}\
+             (if the change is intended: UPDATE_GOLDEN=1 cargo test -p compiler-tests, then review the diff)",
+            path.display(),
+            first + 1
+        );
+    }
+}

@@ -1,10 +1,14 @@
 //! Golden tests: small graphs in, the supersteps, exchanges and memory layout the compiler
-//! produces out. Read each expected text as the specification of that case.
+//! produces out. Read each expected text as the specification of that case: they are in
+//! `compiler-tests/golden/<test>.txt`, written out in full. After an intended change of the
+//! compiler's output, regenerate them with `UPDATE_GOLDEN=1 cargo test -p compiler-tests` and
+//! review the diff.
 //!
 //! Layout conventions these expectations follow: variables are placed in creation order at
 //! 8-byte alignment from offset 0 of each tile, then vertex state; temporaries start above the
 //! always-live area (after the reserved vertex descriptors and code).
 
+use compiler_tests::golden;
 use poplar::{compile, CompileOptions, DType, Graph, InPlaceConcat, Program, Target};
 
 fn target(tiles: u32) -> Target {
@@ -30,9 +34,9 @@ fn local_vertex_needs_no_exchange_and_no_sync() {
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
     // x at 0..16, s at 16..20: both fields bound in place.
-    assert_eq!(
-        exe.describe_program(0),
-        "compute 'sum'\n  tile 0: test::Sum[0+4,16+1]\n"
+    golden(
+        "local_vertex_needs_no_exchange_and_no_sync",
+        &exe.describe_program(0),
     );
 }
 
@@ -51,10 +55,10 @@ fn remote_input_is_received_into_a_buffer_after_a_sync() {
     let exe = build(&g, &[Program::execute(cs)]);
     let t1 = &exe.tiles[1];
     let buf = t1.always_live_bytes.next_multiple_of(8);
-    let expected = format!(
-        "sync Internal\nexchange 'sum (in)'\n  0:0 16B -> 1:{buf}\ncompute 'sum'\n  tile 1: test::Sum[{buf}+4,0+1]\n"
+    golden(
+        "remote_input_is_received_into_a_buffer_after_a_sync",
+        &exe.describe_program(0),
     );
-    assert_eq!(exe.describe_program(0), expected);
     assert_eq!(t1.temporary_bytes, 16);
     assert_eq!(t1.memory_bytes, buf + 16);
 }
@@ -189,9 +193,9 @@ fn halo_concat_is_bound_around_the_own_slice_and_receives_the_halo_beside_it() {
     let exe = build(&g, &[prog]);
     // Tile 1: v[10..20] at 0..40, 20 bytes of receive slack after it, s at 64. The halo is
     // received at 40 and 48, the field starts at v's own slice: no on-tile copy, no temporary.
-    assert_eq!(
-        exe.describe_program(0),
-        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:40\n  2:0 12B -> 1:48\ncompute 'spmv'\n  tile 1: test::Sum[0+15,64+1]\n"
+    golden(
+        "halo_concat_is_bound_around_the_own_slice_and_receives_the_halo_beside_it",
+        &exe.describe_program(0),
     );
     let img = &exe.tiles[1];
     assert_eq!(img.temporary_bytes, 0);
@@ -209,9 +213,9 @@ fn halo_before_the_own_slice_is_received_into_slack_before_it() {
     let exe = build(&g, &[prog]);
     // Tile 1: 20 bytes of slack rounded up to 24, then v[10..20] at 24..64, s at 64. The field
     // starts 20 bytes before v's slice, at 4.
-    assert_eq!(
-        exe.describe_program(0),
-        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:4\n  2:0 12B -> 1:12\ncompute 'spmv'\n  tile 1: test::Sum[4+15,64+1]\n"
+    golden(
+        "halo_before_the_own_slice_is_received_into_slack_before_it",
+        &exe.describe_program(0),
     );
 }
 
@@ -224,13 +228,10 @@ fn without_in_place_concat_the_halo_concat_is_gathered_into_a_temporary() {
         ..Default::default()
     };
     let exe = compile(&g, &[prog], &opts).unwrap();
-    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
-    let expected = format!(
-        "sync Internal\nexchange 'spmv (in)'\n  0:32 8B -> 1:{}\n  2:0 12B -> 1:{}\ncompute 'spmv'\n  tile 1: pre 0->{buf} 40B; test::Sum[{buf}+15,40+1]\n",
-        buf + 40,
-        buf + 48
+    golden(
+        "without_in_place_concat_the_halo_concat_is_gathered_into_a_temporary",
+        &exe.describe_program(0),
     );
-    assert_eq!(exe.describe_program(0), expected);
     assert_eq!(exe.tiles[1].temporary_bytes, 60);
 }
 
@@ -310,12 +311,10 @@ fn two_concats_around_one_slice_in_one_superstep_do_not_share_its_slack() {
     let exe = build(&g, &[Program::execute(cs)]);
     // Tile 1: v[4..8] at 0..16, 8 bytes of slack, s at 24..32; the temporary above the
     // always-live area.
-    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
-    let expected = format!(
-        "sync Internal\nexchange 'two (in)'\n  0:0 4B -> 1:16\n  0:4 8B -> 1:{}\ncompute 'two'\n  tile 1: pre 0->{buf} 16B; test::Sum[0+5,24+1]; test::Sum[{buf}+6,28+1]\n",
-        buf + 16
+    golden(
+        "two_concats_around_one_slice_in_one_superstep_do_not_share_its_slack",
+        &exe.describe_program(0),
     );
-    assert_eq!(exe.describe_program(0), expected);
 }
 
 #[test]
@@ -348,13 +347,10 @@ fn concat_around_a_slice_inside_its_segment_is_gathered() {
         "{:?}",
         exe.tiles[1].breakdown
     );
-    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
-    let expected = format!(
-        "sync Internal\nexchange 'inner (in)'\n  0:0 4B -> 1:{buf}\n  0:4 4B -> 1:{}\ncompute 'inner'\n  tile 1: pre 4->{} 8B; test::Sum[{buf}+4,16+1]\n",
-        buf + 12,
-        buf + 4
+    golden(
+        "concat_around_a_slice_inside_its_segment_is_gathered",
+        &exe.describe_program(0),
     );
-    assert_eq!(exe.describe_program(0), expected);
 }
 
 #[test]
@@ -367,11 +363,10 @@ fn remote_output_is_sent_back_after_the_compute_phase() {
     g.connect(v, "x", &x).unwrap();
     g.set_tile_mapping(v, 1).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
-    let buf = exe.tiles[1].always_live_bytes.next_multiple_of(8);
-    let expected = format!(
-        "sync Internal\nexchange 'inc (in)'\n  0:0 16B -> 1:{buf}\ncompute 'inc'\n  tile 1: test::Inc[{buf}+4]\nsync Internal\nexchange 'inc (out)'\n  1:{buf} 16B -> 0:0\n"
+    golden(
+        "remote_output_is_sent_back_after_the_compute_phase",
+        &exe.describe_program(0),
     );
-    assert_eq!(exe.describe_program(0), expected);
 }
 
 #[test]
@@ -384,13 +379,13 @@ fn copies_on_one_tile_need_no_sync_and_between_tiles_do() {
     g.set_tile_mapping(&b, 0).unwrap();
     g.set_tile_mapping(&c, 1).unwrap();
     let exe = build(&g, &[Program::copy(&a, &b), Program::copy(&a, &c)]);
-    assert_eq!(
-        exe.describe_program(0),
-        "compute 'copy'\n  tile 0: pre 0->16 16B\n"
+    golden(
+        "copies_on_one_tile_need_no_sync_and_between_tiles_do",
+        &exe.describe_program(0),
     );
-    assert_eq!(
-        exe.describe_program(1),
-        "sync Internal\nexchange 'copy'\n  0:0 16B -> 1:0\n"
+    golden(
+        "copies_on_one_tile_need_no_sync_and_between_tiles_do.program1",
+        &exe.describe_program(1),
     );
 }
 
@@ -407,10 +402,9 @@ fn overlapping_copy_is_staged_through_temporaries() {
             &a.slice(1..5).unwrap(),
         )],
     );
-    let tmp = exe.tiles[0].always_live_bytes.next_multiple_of(8);
-    assert_eq!(
-        exe.describe_program(0),
-        format!("compute 'copy (stage)'\n  tile 0: pre 0->{tmp} 16B\ncompute 'copy'\n  tile 0: pre {tmp}->4 16B\n")
+    golden(
+        "overlapping_copy_is_staged_through_temporaries",
+        &exe.describe_program(0),
     );
 }
 
@@ -501,13 +495,24 @@ fn memory_layout_of_a_tile() {
     g.set_vertex_state(v, "k", 2.0f32).unwrap(); // state at 48..52
     g.set_tile_mapping(v, 0).unwrap();
     let exe = build(&g, &[Program::execute(cs)]);
-    assert_eq!(
-        exe.describe_program(0),
-        "compute 'scale'\n  tile 0: test::Scale[0+3,32+3,48+1]\n"
-    );
+    golden("memory_layout_of_a_tile", &exe.describe_program(0));
     let t = &exe.tiles[0];
     // Descriptors: 8 + 3 fields x 4 = 20 B at 52..72; code: 512 B at 72..584.
     assert_eq!(t.always_live_bytes, 584);
     let init: Vec<(u32, usize)> = t.init.iter().map(|b| (b.offset, b.data.len())).collect();
     assert_eq!(init, vec![(24, 8), (48, 4)]);
+}
+
+/// The golden comparison itself fails on a difference (and does not rewrite the file unless
+/// UPDATE_GOLDEN=1).
+#[test]
+#[should_panic(expected = "differs from the compiler's output at line 2")]
+fn a_golden_mismatch_fails_with_the_line() {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        panic!("differs from the compiler's output at line 2 (skipped while blessing)");
+    }
+    golden(
+        "local_vertex_needs_no_exchange_and_no_sync",
+        "compute 'sum'\n  tile 0: test::Sum[0+4,20+1]\n",
+    );
 }
