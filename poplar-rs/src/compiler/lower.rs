@@ -249,7 +249,6 @@ impl<'a> Lowerer<'a> {
                 stream: stream.index(),
                 runs: self.runs(src),
             },
-            Program::WriteUndef(_) => Step::Seq(Vec::new()),
         }
     }
 

@@ -515,9 +515,6 @@ impl ProgramValidator<'_> {
             Program::StreamFromDevice { src, stream } => {
                 self.stream(*stream, src, crate::graph::StreamDir::DeviceToHost)
             }
-            Program::WriteUndef(t) => {
-                self.tensor(t, "write_undef");
-            }
         }
     }
 

@@ -40,8 +40,6 @@ pub enum Program {
     StreamToDevice { stream: Stream, dst: Tensor },
     /// Copies `src` to the host through a device-to-host stream.
     StreamFromDevice { src: Tensor, stream: Stream },
-    /// Declares that `tensor`'s contents are no longer needed.
-    WriteUndef(Tensor),
 }
 
 impl Program {
@@ -67,8 +65,7 @@ impl Program {
             | Program::Copy { .. }
             | Program::Call(_)
             | Program::StreamToDevice { .. }
-            | Program::StreamFromDevice { .. }
-            | Program::WriteUndef(_) => {}
+            | Program::StreamFromDevice { .. } => {}
         }
     }
 
@@ -132,9 +129,6 @@ impl Program {
             src: src.clone(),
             stream,
         }
-    }
-    pub fn write_undef(t: &Tensor) -> Program {
-        Program::WriteUndef(t.clone())
     }
     /// Runs `then` if the predicate is non-zero, nothing otherwise (an `if` without `else`).
     pub fn if_then(predicate: &Tensor, then: Program) -> Program {
