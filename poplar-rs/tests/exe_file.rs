@@ -406,3 +406,36 @@ fn application_sections_round_trip_and_are_checked() {
         E::DuplicateSection { ref section, .. } if section.contains("'dup'")
     ));
 }
+
+/// Saving is atomic: a save that cannot complete leaves the previous file intact and no
+/// temporary file behind; a completed save replaces it.
+#[test]
+fn a_failed_save_keeps_the_previous_file() {
+    let p = tmp_path("atomic");
+    let exe = small();
+    exe.save(&p).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    // A directory where the temporary file would go makes the save fail before the rename.
+    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+    let blocker = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::create_dir_all(&blocker).unwrap();
+    assert!(exe.save(&p).is_err());
+    std::fs::remove_dir(&blocker).unwrap();
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        before,
+        "the previous file is intact"
+    );
+    let mut other = small();
+    other.app_sections.insert("x".into(), vec![1]);
+    other.save(&p).unwrap();
+    assert_eq!(Executable::load(&p).unwrap(), other);
+    let leftovers = std::fs::read_dir(p.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!(".{name}")) && n.ends_with(".tmp"))
+        .count();
+    assert_eq!(leftovers, 0);
+    std::fs::remove_file(&p).unwrap();
+}

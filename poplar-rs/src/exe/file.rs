@@ -26,7 +26,7 @@
 //! only read an executable), then [`Executable::check`]. Any defect is an [`ExecutableError`];
 //! nothing panics.
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -196,9 +196,11 @@ fn io_err(path: &Path, e: std::io::Error) -> ExecutableError {
 }
 
 impl Executable {
-    /// Writes the file image to `w`: small writes for headers, one `write_all` per init block
-    /// straight from the executable (no staging copy of the bulk data).
-    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+    /// Writes the file image to `w` in one pass: small writes for headers, one `write_all` per
+    /// init block straight from the executable (no staging copy of the bulk data), hashing the
+    /// blocks as they are written; the init section's checksum is then patched into its
+    /// header (hence `Seek`).
+    pub fn write_to<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<()> {
         let Executable {
             target,
             codelets,
@@ -254,16 +256,18 @@ impl Executable {
 
         // Init data section.
         let blocks = || tiles.iter().flat_map(|t| &t.init);
+        let len: u64 = blocks().map(|b| b.data.len() as u64).sum();
+        let header_at = w.stream_position()?;
+        w.write_all(&section_header(SECTION_INIT_DATA, len, 0))?;
         let mut hasher = crc32fast::Hasher::new();
-        let mut len = 0u64;
         for b in blocks() {
             hasher.update(&b.data);
-            len += b.data.len() as u64;
-        }
-        w.write_all(&section_header(SECTION_INIT_DATA, len, hasher.finalize()))?;
-        for b in blocks() {
             w.write_all(&b.data)?;
         }
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(header_at + 12))?;
+        w.write_all(&hasher.finalize().to_le_bytes())?;
+        w.seek(SeekFrom::Start(end))?;
 
         // Application sections, in name order.
         for (name, data) in app_sections {
@@ -289,11 +293,11 @@ impl Executable {
             .flat_map(|t| &t.init)
             .map(|b| b.data.len())
             .sum();
-        let mut out = Vec::with_capacity(init + 4096);
+        let mut out = std::io::Cursor::new(Vec::with_capacity(init + 4096));
         // Writing into a Vec cannot fail, nor can serializing these plain types to JSON.
         self.write_to(&mut out)
             .expect("serializing an executable into memory");
-        out
+        out.into_inner()
     }
 
     /// Parses and verifies an executable file image (see the module docs for what is checked).
@@ -304,13 +308,30 @@ impl Executable {
         Ok(exe)
     }
 
-    /// Writes the executable to `path`.
+    /// Writes the executable to `path`, atomically: into a temporary file beside it, then
+    /// renamed over `path`, so a failed or interrupted save never leaves a truncated file and
+    /// never destroys the file that was there before.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ExecutableError> {
         let path = path.as_ref();
-        let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-        self.write_to(&mut w).map_err(|e| io_err(path, e))?;
-        w.flush().map_err(|e| io_err(path, e))
+        let name = path.file_name().map_or_else(
+            || std::ffi::OsString::from("executable"),
+            |n| n.to_os_string(),
+        );
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(&name);
+        tmp_name.push(format!(".{}.tmp", std::process::id()));
+        let tmp = path.with_file_name(tmp_name);
+        let result = (|| {
+            let file = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            self.write_to(&mut w).map_err(|e| io_err(path, e))?;
+            w.flush().map_err(|e| io_err(path, e))?;
+            std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
     }
 
     /// Reads and verifies an executable written by [`Executable::save`]. Init blocks are read
