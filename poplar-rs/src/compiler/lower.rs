@@ -1,5 +1,9 @@
 //! Exchange inference and BSP lowering: turns programs into supersteps.
 //!
+//! (Over 600 lines, on purpose: binding a vertex's fields, inferring the exchange that fills
+//! them and placing the superstep's temporaries are one decision per field, made with one
+//! per-superstep state; split, each part would need all of that state.)
+//!
 //! An `Execute(cs)` becomes, per tile, the vertices' field bindings. A field whose elements are
 //! all on the vertex's tile and contiguous in its memory is bound in place. So is a read-only
 //! field gathered around a local piece that has receive slack beside it (see

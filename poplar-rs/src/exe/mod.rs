@@ -13,9 +13,10 @@
 
 mod check;
 mod dump;
+mod error;
 pub mod file;
 
-pub use check::ExecutableError;
+pub use error::ExecutableError;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,8 +1,10 @@
 //! The static graph: variables and constants mapped to tiles, compute sets of vertices, host
 //! handles and streams. Built by the user, read by the compiler, never executed directly.
 
+mod handles;
 pub mod mapping;
 pub mod program;
+mod state;
 pub mod tensor;
 
 use std::ops::Range;
@@ -12,72 +14,11 @@ use indexmap::IndexMap;
 use crate::dtype::{to_le_bytes, DType, Element};
 use crate::error::GraphError;
 use crate::target::{Target, TileId};
+pub use handles::{ComputeSet, Function, Stream, StreamDir, VertexRef};
 pub use mapping::IntervalMap;
 use program::Program;
+pub use state::StateValue;
 pub use tensor::{concat, Region, Tensor, VarId};
-
-/// Declares a handle to an entity of one graph: its index in that graph and the graph's id, so
-/// that a handle of another graph is a typed error ([`GraphError::ForeignHandle`]), never an
-/// index into the wrong graph.
-macro_rules! graph_handle {
-    ($(#[$m:meta])* $name:ident, $what:literal) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name {
-            pub(crate) graph: u32,
-            pub(crate) index: u32,
-        }
-
-        impl $name {
-            /// Its number in its graph (order of creation), for messages and reports.
-            pub fn index(self) -> u32 {
-                self.index
-            }
-            #[inline]
-            pub(crate) fn idx(self) -> usize {
-                self.index as usize
-            }
-        }
-
-        impl std::fmt::Debug for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, concat!($what, " {}"), self.index)
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, concat!($what, " {}"), self.index)
-            }
-        }
-    };
-}
-
-graph_handle!(
-    /// A compute set: vertices that run in the same superstep.
-    ComputeSet, "compute set"
-);
-graph_handle!(
-    /// A vertex: one instance of a codelet, placed on one tile.
-    VertexRef, "vertex"
-);
-graph_handle!(
-    /// A program registered as a callable function.
-    Function, "function"
-);
-graph_handle!(
-    /// A host stream: data flowing between host buffers and device tensors.
-    Stream, "stream"
-);
-
-/// Direction of a host stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamDir {
-    /// The host writes, the device reads (`Program::StreamToDevice`).
-    HostToDevice,
-    /// The device writes, the host reads (`Program::StreamFromDevice`).
-    DeviceToHost,
-}
 
 pub(crate) struct VarInfo {
     pub name: String,
@@ -100,68 +41,6 @@ pub(crate) enum Binding {
     Tensor(Tensor),
     List(Vec<Tensor>),
 }
-
-/// The initial value of a state field.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StateValue {
-    pub(crate) dtype: DType,
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) is_vector: bool,
-}
-
-impl StateValue {
-    /// A vector state value.
-    pub fn vector<T: Element>(data: &[T]) -> StateValue {
-        StateValue {
-            dtype: T::DTYPE,
-            bytes: to_le_bytes(data),
-            is_vector: true,
-        }
-    }
-    pub fn len(&self) -> usize {
-        self.bytes.len() / self.dtype.size()
-    }
-
-    /// This value as `to`, if it is a scalar `i32` (an untyped integer literal) whose value
-    /// `to` represents exactly.
-    fn int_literal_as(&self, to: DType) -> Option<StateValue> {
-        if self.is_vector || self.dtype != DType::I32 {
-            return None;
-        }
-        let x = i32::from_le_bytes(self.bytes.as_slice().try_into().ok()?);
-        Some(match to {
-            DType::U32 => StateValue::from(u32::try_from(x).ok()?),
-            DType::U16 => StateValue::from(u16::try_from(x).ok()?),
-            DType::U8 => StateValue::from(u8::try_from(x).ok()?),
-            DType::F32 if x.unsigned_abs() <= 1 << 24 => StateValue::from(x as f32),
-            _ => return None,
-        })
-    }
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-}
-
-macro_rules! state_from {
-    ($($t:ty),*) => {$(
-        impl From<$t> for StateValue {
-            fn from(x: $t) -> StateValue {
-                StateValue { dtype: <$t as Element>::DTYPE, bytes: to_le_bytes(&[x]), is_vector: false }
-            }
-        }
-        impl From<Vec<$t>> for StateValue {
-            fn from(x: Vec<$t>) -> StateValue {
-                StateValue::vector(&x)
-            }
-        }
-        impl From<&[$t]> for StateValue {
-            fn from(x: &[$t]) -> StateValue {
-                StateValue::vector(x)
-            }
-        }
-    )*};
-}
-state_from!(f32, i32, u32, u8, u16, bool);
 
 pub(crate) struct VertexInfo {
     pub cs: ComputeSet,

@@ -14,6 +14,7 @@ mod memory;
 pub mod model;
 mod record;
 mod report;
+mod timeline;
 
 pub use data::*;
 pub use memory::{CategoryBytes, MemoryReport, TileMemory};

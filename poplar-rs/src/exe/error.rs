@@ -1,0 +1,242 @@
+//! The typed errors of checking, saving and loading executables.
+
+use crate::dtype::DType;
+use crate::target::TileId;
+
+/// What is wrong with an executable or an executable file. Each variant names the thing at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecutableError {
+    // ---- target and tiles ----
+    /// A field of the target is outside what the chip model can mean.
+    #[error("invalid target: {0}")]
+    BadTarget(#[from] crate::target::TargetError),
+    /// A tile image holds more always-live bytes than it allocates.
+    #[error("tile {tile}: always-live bytes {always_live} exceed its memory bytes {memory}")]
+    AlwaysLiveOverMemory {
+        tile: TileId,
+        always_live: u32,
+        memory: u32,
+    },
+    /// A stream moves more elements per copy than the whole target's memory could hold.
+    #[error("stream '{name}': {len} elements per copy cannot fit in the target's memory")]
+    StreamTooLong { name: String, len: usize },
+    #[error("executable has {found} tile images but the target has {expected} tiles")]
+    TileCount { expected: u64, found: usize },
+    #[error("{what}: tile {tile} is out of range (target has {num_tiles} tiles)")]
+    TileOutOfRange {
+        what: String,
+        tile: TileId,
+        num_tiles: u32,
+    },
+    #[error("tile {tile}: init block {block} ({offset}+{len} bytes) exceeds the tile's {memory_bytes} bytes")]
+    InitOutOfBounds {
+        tile: TileId,
+        block: usize,
+        offset: u32,
+        len: u32,
+        memory_bytes: u32,
+    },
+    #[error("tile {tile}: init block {block} declares {len} bytes but holds {data_len}")]
+    InitLength {
+        tile: TileId,
+        block: usize,
+        len: u32,
+        data_len: usize,
+    },
+
+    // ---- compute phases ----
+    #[error("compute phase {compute_phase}: tile {tile} is not in strictly increasing tile order (duplicate or unsorted)")]
+    ComputeTileOrder { compute_phase: usize, tile: TileId },
+    #[error("compute phase {compute_phase}, tile {tile}: {which} copy {index} ({src}->{dst}, {bytes} bytes) exceeds the tile's {memory_bytes} bytes")]
+    CopyOutOfBounds {
+        compute_phase: usize,
+        tile: TileId,
+        which: &'static str,
+        index: usize,
+        src: u32,
+        dst: u32,
+        bytes: u32,
+        memory_bytes: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}: codelet index {codelet} out of range ({count} codelets)")]
+    NoSuchCodelet {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        codelet: u32,
+        count: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex} ({codelet}): {found} fields, codelet declares {expected}")]
+    FieldCount {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        codelet: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: scalar field bound to {len} elements")]
+    ScalarLen {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        len: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: list entries {start}..{start}+{len} out of range ({lists} entries)")]
+    ListOutOfRange {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        start: u32,
+        len: u32,
+        lists: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: bytes {offset}..{offset}+{bytes} exceed the tile's {memory_bytes} bytes")]
+    FieldOutOfBounds {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        offset: u64,
+        bytes: u64,
+        memory_bytes: u32,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}, field {field}: offset {offset} is not aligned to {align}")]
+    FieldMisaligned {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        offset: u64,
+        align: usize,
+    },
+    #[error("compute phase {compute_phase}, tile {tile}, vertex {vertex}: written field {field} overlaps field {other}")]
+    AliasedField {
+        compute_phase: usize,
+        tile: TileId,
+        vertex: u32,
+        field: usize,
+        other: usize,
+    },
+
+    // ---- exchange phases ----
+    #[error("exchange phase {exchange_phase}, transfer {transfer}: tile {tile} bytes {offset}..{offset}+{bytes} exceed the tile's {memory_bytes} bytes")]
+    TransferOutOfBounds {
+        exchange_phase: usize,
+        transfer: usize,
+        tile: TileId,
+        offset: u32,
+        bytes: u32,
+        memory_bytes: u32,
+    },
+    #[error("exchange phase {exchange_phase}, tile {tile}: a destination of transfer {transfer} overlaps {what} of transfer {other}")]
+    ExchangeOverlap {
+        exchange_phase: usize,
+        tile: TileId,
+        transfer: usize,
+        other: usize,
+        what: &'static str,
+    },
+
+    // ---- programs ----
+    #[error("{owner}: {what} index {index} out of range ({count})")]
+    StepIndex {
+        owner: String,
+        what: &'static str,
+        index: u32,
+        count: usize,
+    },
+    #[error("function {function} calls itself (directly or indirectly)")]
+    RecursiveCall { function: u32 },
+    #[error("{owner}: {what} at tile {tile} offset {offset} ({dtype}): {reason}")]
+    BadScalar {
+        owner: String,
+        what: &'static str,
+        tile: TileId,
+        offset: u32,
+        dtype: DType,
+        reason: String,
+    },
+    #[error("{owner}: run {run} (tile {tile}, {offset}+{bytes} bytes): {reason}")]
+    BadRun {
+        owner: String,
+        run: usize,
+        tile: TileId,
+        offset: u32,
+        bytes: u32,
+        reason: String,
+    },
+    #[error("{owner}: runs hold {found} bytes, expected {expected}")]
+    RunTotal {
+        owner: String,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{owner}: stream {stream} ('{name}') has the wrong direction for this step")]
+    StreamDirection {
+        owner: String,
+        stream: u32,
+        name: String,
+    },
+    #[error("{kind} name '{name}' is used more than once")]
+    DuplicateName { kind: &'static str, name: String },
+    #[error("{what} '{name}': element count overflows")]
+    SizeOverflow { what: &'static str, name: String },
+
+    // ---- codelets against the registry ----
+    #[error("codelet '{name}' is not registered (is the crate that defines it linked?)")]
+    UnregisteredCodelet { name: String },
+    #[error("codelet '{name}': executable expects signature '{expected}', registered codelet has '{registered}'")]
+    CodeletSignature {
+        name: String,
+        expected: String,
+        registered: String,
+    },
+    #[error("codelet '{name}': the executable's field kinds or multi_worker flag disagree with the registered codelet")]
+    CodeletLayout { name: String },
+
+    // ---- files ----
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("not an executable file (bad magic)")]
+    BadMagic,
+    #[error("unsupported executable format version {found} (this build reads {supported})")]
+    UnsupportedVersion { found: u32, supported: u32 },
+    #[error(
+        "file truncated in {section} at offset {offset}: need {needed} bytes, {available} left"
+    )]
+    Truncated {
+        section: String,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+    #[error("checksum mismatch in {section} at offset {offset}: stored {stored:#010x}, computed {computed:#010x}")]
+    Checksum {
+        section: String,
+        offset: u64,
+        stored: u32,
+        computed: u32,
+    },
+    #[error("manifest at offset {offset}: {message}")]
+    Manifest { offset: u64, message: String },
+    #[error("unknown section kind {kind} at offset {offset}")]
+    UnknownSection { kind: u32, offset: u64 },
+    #[error("section {section} at offset {offset} appears more than once")]
+    DuplicateSection { section: String, offset: u64 },
+    #[error("section {section} is missing")]
+    MissingSection { section: String },
+    #[error(
+        "section {section} at offset {offset}: holds {found} bytes, manifest expects {expected}"
+    )]
+    SectionLength {
+        section: String,
+        offset: u64,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{count} unexpected trailing bytes at offset {offset}")]
+    TrailingBytes { offset: u64, count: u64 },
+}

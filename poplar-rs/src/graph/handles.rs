@@ -1,0 +1,65 @@
+//! Handles to the entities of a graph (compute sets, vertices, functions, streams): an index
+//! and the id of the graph it belongs to.
+
+/// Declares a handle to an entity of one graph: its index in that graph and the graph's id, so
+/// that a handle of another graph is a typed error ([`GraphError::ForeignHandle`]), never an
+/// index into the wrong graph.
+macro_rules! graph_handle {
+    ($(#[$m:meta])* $name:ident, $what:literal) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name {
+            pub(crate) graph: u32,
+            pub(crate) index: u32,
+        }
+
+        impl $name {
+            /// Its number in its graph (order of creation), for messages and reports.
+            pub fn index(self) -> u32 {
+                self.index
+            }
+            #[inline]
+            pub(crate) fn idx(self) -> usize {
+                self.index as usize
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($what, " {}"), self.index)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($what, " {}"), self.index)
+            }
+        }
+    };
+}
+
+graph_handle!(
+    /// A compute set: vertices that run in the same superstep.
+    ComputeSet, "compute set"
+);
+graph_handle!(
+    /// A vertex: one instance of a codelet, placed on one tile.
+    VertexRef, "vertex"
+);
+graph_handle!(
+    /// A program registered as a callable function.
+    Function, "function"
+);
+graph_handle!(
+    /// A host stream: data flowing between host buffers and device tensors.
+    Stream, "stream"
+);
+
+/// Direction of a host stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamDir {
+    /// The host writes, the device reads (`Program::StreamToDevice`).
+    HostToDevice,
+    /// The device writes, the host reads (`Program::StreamFromDevice`).
+    DeviceToHost,
+}
