@@ -232,9 +232,9 @@ mod tests {
     /// Two variables on tile 1, laid out; then the layout is corrupted three ways.
     #[test]
     fn a_broken_layout_is_caught_naming_the_pass_tile_and_variable() {
-        let mut g = crate::Graph::new(&crate::Target::custom(2, 4096));
-        let a = g.add_variable(crate::DType::F32, &[8], "a");
-        let b = g.add_variable(crate::DType::F32, &[8], "b");
+        let mut g = crate::graph::Graph::new(&crate::target::Target::custom(2, 4096));
+        let a = g.add_variable(crate::dtype::DType::F32, &[8], "a");
+        let b = g.add_variable(crate::dtype::DType::F32, &[8], "b");
         g.set_tile_mapping(&a, 1).unwrap();
         g.set_tile_mapping(&b, 1).unwrap();
         let segs = super::super::layout::segments(&g);
