@@ -8,8 +8,10 @@ use crate::target::TileId;
 /// Errors of building or running an engine. Each names the thing at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
+    /// The executable fails its checks (`Executable::check`, codelet resolution).
     #[error("invalid executable: {0}")]
     Executable(#[from] ExecutableError),
+    /// A tile needs more memory than the target has (compiled with `allow_out_of_memory`).
     #[error("tile {tile} needs {bytes} bytes but the target has {budget} bytes per tile")]
     TileOutOfMemory {
         tile: TileId,
@@ -19,14 +21,19 @@ pub enum EngineError {
     /// The host could not allocate a tile's simulated memory.
     #[error("the host cannot allocate the {bytes} bytes of tile {tile}'s memory")]
     HostOutOfMemory { tile: TileId, bytes: u32 },
+    /// The engine's thread pool could not be started.
     #[error("cannot build the engine's thread pool: {0}")]
     ThreadPool(String),
+    /// `run` was given a program index the executable does not have.
     #[error("no program {index} (the executable has {count})")]
     NoSuchProgram { index: usize, count: usize },
+    /// No host tensor has this name.
     #[error("no host tensor named '{name}'")]
     UnknownTensor { name: String },
+    /// No stream has this name.
     #[error("no stream named '{name}'")]
     UnknownStream { name: String },
+    /// A host tensor or stream was accessed with another element type.
     #[error("{what} '{name}' holds {expected}, accessed as {got}")]
     WrongDType {
         what: &'static str,
@@ -34,20 +41,26 @@ pub enum EngineError {
         expected: DType,
         got: DType,
     },
+    /// Host data of the wrong number of elements.
     #[error("host tensor '{name}' has {expected} elements, given {got}")]
     WrongLength {
         name: String,
         expected: usize,
         got: usize,
     },
+    /// The host tensor was created for reading only.
     #[error("host tensor '{name}' is not writable")]
     NotWritable { name: String },
+    /// The host tensor was created for writing only.
     #[error("host tensor '{name}' is not readable")]
     NotReadable { name: String },
+    /// A stream was used in the other direction than declared.
     #[error("stream '{name}' is {dir:?}, not usable this way")]
     WrongStreamDirection { name: String, dir: StreamDir },
+    /// A program reads a host-to-device stream that has no host buffer.
     #[error("stream '{name}' is not connected (or connected to an empty buffer) but the program reads it")]
     StreamNotConnected { name: String },
+    /// A vertex returned an error or panicked (the message says which and where).
     #[error("vertex {vertex} ({codelet}) on tile {tile} in compute set '{compute_set}' failed: {message}")]
     VertexFailed {
         vertex: u32,
@@ -56,6 +69,7 @@ pub enum EngineError {
         compute_set: String,
         message: String,
     },
+    /// With `check_finite`, a vertex wrote NaN or infinity.
     #[error("vertex {vertex} ({codelet}) on tile {tile} in compute set '{compute_set}' wrote {value} to element {element} of field {field}")]
     NonFinite {
         vertex: u32,
@@ -66,6 +80,7 @@ pub enum EngineError {
         element: u64,
         value: f32,
     },
+    /// `read_memory` outside a tile's memory.
     #[error("tile {tile}: bytes {offset}..{offset}+{len} are outside its memory")]
     MemoryRange {
         tile: TileId,
