@@ -7,8 +7,12 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
 
+/// A fresh folder for one test (tests run in parallel and clean up after themselves).
 fn tmp() -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli_{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli_{}_{n}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

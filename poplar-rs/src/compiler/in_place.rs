@@ -91,7 +91,8 @@ pub fn slack_needs(
     codelets: &[&'static CodeletDesc],
     segs: &PrimaryMap<VarId, Vec<Seg>>,
     no_larger: bool,
-) -> Vec<Vec<Slack>> {
+) -> (Vec<Vec<Slack>>, Anchors) {
+    let mut anchors = Anchors::new();
     let mut slack: Vec<Vec<Slack>> = segs
         .values()
         .map(|vs| vec![Slack::default(); vs.len()])
@@ -126,6 +127,7 @@ pub fn slack_needs(
                         pieces(segs, r, elem, &mut ps);
                     }
                     if let Some(a) = anchor(&ps, tile, segs, elem) {
+                        anchors.insert((tile, t.regions.to_vec()), a);
                         let s = &mut slack[a.var][a.seg];
                         s.before = s.before.max(a.before);
                         s.after = s.after.max(a.after);
@@ -161,8 +163,12 @@ pub fn slack_needs(
             }
         }
     }
-    slack
+    (slack, anchors)
 }
+
+/// The anchors the in-place pass chose, by (tile, regions of the field): the lowerer binds a
+/// field around the recorded anchor instead of choosing again.
+pub type Anchors = HashMap<(TileId, Vec<Region>), Anchor>;
 
 /// Adds every compute set `p` executes (at any depth) to `out`.
 fn executed_compute_sets(p: &Program, out: &mut BTreeSet<ComputeSet>) {

@@ -77,6 +77,8 @@ pub struct Layout {
     pub segs: PrimaryMap<VarId, Vec<Seg>>,
     /// Per variable, per segment: the receive slack reserved around it.
     pub slack: Vec<Vec<Slack>>,
+    /// The in-place anchors chosen by the in-place pass (empty when it did not run).
+    pub anchors: super::in_place::Anchors,
     pub tiles: Vec<TileAlloc>,
     /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
     /// element count.
@@ -257,6 +259,7 @@ pub fn layout(
     Layout {
         segs,
         slack,
+        anchors: Default::default(),
         tiles,
         state,
         align,

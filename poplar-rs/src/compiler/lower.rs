@@ -467,7 +467,9 @@ impl<'a> Lowerer<'a> {
         elem: u64,
         key: &(TileId, Vec<Region>),
     ) -> Option<u64> {
-        let a = anchor(pieces, tile, &self.layout.segs, elem)?;
+        // The anchor the in-place pass chose for this field (recorded in the layout).
+        let a = *self.layout.anchors.get(key)?;
+        debug_assert_eq!(Some(a), anchor(pieces, tile, &self.layout.segs, elem));
         let room = self.layout.slack[a.var][a.seg];
         if a.before > room.before || a.after > room.after {
             return None;

@@ -89,8 +89,8 @@ pub fn compile(
     let codelet_opts: Vec<_> = validated.codelets.iter().map(|&d| Some(d)).collect();
 
     let segs = layout::segments(graph);
-    let slack = match options.in_place_concat {
-        InPlaceConcat::Never => Vec::new(),
+    let (slack, anchors) = match options.in_place_concat {
+        InPlaceConcat::Never => (Vec::new(), Default::default()),
         mode => in_place::slack_needs(
             graph,
             programs,
@@ -99,7 +99,8 @@ pub fn compile(
             mode == InPlaceConcat::IfNoLarger,
         ),
     };
-    let layout = layout::layout(graph, &codelet_opts, segs, slack);
+    let mut layout = layout::layout(graph, &codelet_opts, segs, slack);
+    layout.anchors = anchors;
     if options.verify {
         verify::layout(graph, &layout)?;
         verify::in_place(graph, &layout, &layout.slack)?;

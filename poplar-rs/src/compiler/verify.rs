@@ -108,6 +108,21 @@ pub fn in_place(graph: &Graph, layout: &Layout, slack: &[Vec<Slack>]) -> Result<
             ),
         ));
     }
+    for ((tile, _), a) in &layout.anchors {
+        let seg = layout
+            .segs
+            .values()
+            .nth(a.var)
+            .and_then(|segs| segs.get(a.seg));
+        if seg.is_none_or(|g| g.tile != *tile) {
+            return Err(err(
+                Pass::InPlace,
+                Some(*tile),
+                Some(format!("variable {} segment {}", a.var, a.seg)),
+                "an anchor names a segment that is not on its tile".into(),
+            ));
+        }
+    }
     for ((vi, segs), sl) in layout.segs.iter().zip(slack) {
         let var = &graph.vars[vi];
         if segs.len() != sl.len() {

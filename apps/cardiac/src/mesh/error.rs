@@ -29,12 +29,10 @@ impl fmt::Display for Pos {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MeshError {
-    #[error("{file}: {source}")]
-    Io {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Reading or writing `file` failed. The I/O error is in the message, not in the error
+    /// chain, so that a report does not say it twice.
+    #[error("{file}: {error}")]
+    Io { file: String, error: std::io::Error },
     #[error("{file}: unexpected end of file at {pos} while reading {field}")]
     Truncated {
         file: String,

@@ -288,7 +288,7 @@ pub fn read_msh(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, M
     let file = path.display().to_string();
     let data = std::fs::read(path).map_err(|source| MeshError::Io {
         file: file.clone(),
-        source,
+        error: source,
     })?;
     read_msh_bytes(&data, &file, opts)
 }
@@ -777,7 +777,7 @@ pub fn write_msh(path: impl AsRef<Path>, mesh: &TetMesh) -> Result<(), MeshError
     let file = path.display().to_string();
     let io = |source| MeshError::Io {
         file: file.clone(),
-        source,
+        error: source,
     };
     let f = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(f);

@@ -289,7 +289,7 @@ pub fn read_vtu(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, M
     let file = path.display().to_string();
     let data = std::fs::read(path).map_err(|source| MeshError::Io {
         file: file.clone(),
-        source,
+        error: source,
     })?;
     read_vtu_bytes(&data, &file, opts)
 }
@@ -667,7 +667,7 @@ pub fn write_vtu_with(
     check_lengths(mesh, cell_data, point_data)?;
     let io = |source| MeshError::Io {
         file: file.clone(),
-        source,
+        error: source,
     };
     let f = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(f);
