@@ -277,7 +277,11 @@ impl Exec<'_> {
             }
             Ok(())
         };
-        let result = run_tiles();
+        // Codelet panics in this task are caught per vertex and reported; the hook stays silent.
+        let result = {
+            let _quiet = super::panics::Quiet::begin();
+            run_tiles()
+        };
         if plan.lookahead {
             super::lookahead::ahead_end();
         }
@@ -375,10 +379,12 @@ impl Exec<'_> {
                     id,
                     count: hv.workers,
                 };
-                let message = match super::panics::quietly(|| (hv.compute)(&io, w)) {
+                let message = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    (hv.compute)(&io, w)
+                })) {
                     Ok(Ok(())) => continue,
                     Ok(Err(e)) => e.0,
-                    Err(m) => m,
+                    Err(p) => super::panics::message(p),
                 };
                 return Err(self.vertex_failed(cs, ht, k, message));
             }
