@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::data::*;
 
 /// The timeline's tracks: track 0 for labels, then groups of consecutive tiles of each chip.
+#[inline]
 pub(super) fn timeline_layout(target: &crate::target::Target, max_tracks: u32) -> Timeline {
     let (chips, tpi) = (target.num_ipus, target.tiles_per_ipu.max(1));
     let per_chip = (max_tracks.max(1) / chips.max(1)).clamp(1, tpi);
@@ -55,6 +56,7 @@ pub(super) struct TraceBuilder<'a> {
 }
 
 impl<'a> TraceBuilder<'a> {
+    #[inline]
     pub(super) fn new(target: &crate::target::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
         let tracks = tl.tracks.len().saturating_sub(1);
         let tpi = target.tiles_per_ipu.max(1) as usize;
@@ -79,6 +81,7 @@ impl<'a> TraceBuilder<'a> {
         }
     }
 
+    #[inline]
     pub(super) fn tile(&mut self, tile: usize, start: u64, end: u64) {
         if end <= start {
             return;
@@ -92,6 +95,7 @@ impl<'a> TraceBuilder<'a> {
         self.hi[g] = self.hi[g].max(end);
     }
 
+    #[inline]
     pub(super) fn name(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.names.get(name) {
             return i;
@@ -102,6 +106,7 @@ impl<'a> TraceBuilder<'a> {
         i
     }
 
+    #[inline]
     pub(super) fn flush(&mut self, kind: SpanKind, name: &str) {
         if self.touched.is_empty() {
             return;
@@ -123,6 +128,7 @@ impl<'a> TraceBuilder<'a> {
         self.touched.clear();
     }
 
+    #[inline]
     pub(super) fn close(&mut self, end: u64) {
         if let Some((name, start)) = self.open.pop() {
             self.tl.spans.push(Span {
