@@ -19,8 +19,8 @@ use std::collections::{BTreeSet, HashMap};
 use crate::codelet::{CodeletDesc, FieldDir};
 use crate::entity::PrimaryMap;
 use crate::graph::program::Program;
-use crate::graph::VarId;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor};
+use crate::graph::{VarId, VertexKey};
 use crate::target::TileId;
 
 use super::layout::{pieces, Piece, Seg, Slack};
@@ -88,7 +88,7 @@ pub fn anchor(
 pub fn slack_needs(
     graph: &Graph,
     programs: &[Program],
-    codelets: &[&'static CodeletDesc],
+    codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
     segs: &PrimaryMap<VarId, Vec<Seg>>,
     no_larger: bool,
 ) -> (Vec<Vec<Slack>>, Anchors) {
@@ -108,10 +108,10 @@ pub fn slack_needs(
         // Buffers of this compute set by (tile, regions): a region list read by several
         // vertices of a tile is gathered once.
         let mut gathered: HashMap<(TileId, Vec<Region>), u64> = HashMap::new();
-        for &vr in &graph.compute_sets[cs.idx()].vertices {
-            let v = &graph.vertices[vr.idx()];
+        for &vr in &graph.compute_sets[cs.key()].vertices {
+            let v = &graph.vertices[vr.key()];
             let Some(tile) = v.tile else { continue };
-            for f in codelets[vr.idx()].fields {
+            for f in codelets[vr.key()].fields {
                 if f.dir == FieldDir::State || f.dir.writes() {
                     continue;
                 }

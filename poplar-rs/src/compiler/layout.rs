@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::codelet::{CodeletDesc, FieldDir};
 use crate::entity::PrimaryMap;
 use crate::exe::{InitBlock, MemoryCategory};
+use crate::graph::VertexKey;
 use crate::graph::{Graph, Region, VarId};
 use crate::target::TileId;
 
@@ -82,7 +83,7 @@ pub struct Layout {
     pub tiles: Vec<TileAlloc>,
     /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
     /// element count.
-    pub state: Vec<Vec<Option<(u64, u64)>>>,
+    pub state: PrimaryMap<VertexKey, Vec<Option<(u64, u64)>>>,
     pub align: u64,
 }
 
@@ -155,7 +156,7 @@ pub fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
 /// and code.
 pub fn layout(
     graph: &Graph,
-    codelets: &[Option<&'static CodeletDesc>],
+    codelets: &PrimaryMap<VertexKey, Option<&'static CodeletDesc>>,
     mut segs: PrimaryMap<VarId, Vec<Seg>>,
     mut slack: Vec<Vec<Slack>>,
 ) -> Layout {
@@ -205,10 +206,10 @@ pub fn layout(
             seg.offset = offset;
         }
     }
-    let mut state = Vec::with_capacity(graph.vertices.len());
+    let mut state = PrimaryMap::with_capacity(graph.vertices.len());
     let mut code: Vec<std::collections::BTreeSet<&str>> = vec![Default::default(); nt];
-    for (vi, v) in graph.vertices.iter().enumerate() {
-        let (Some(desc), Some(tile)) = (codelets[vi], v.tile) else {
+    for (vi, v) in graph.vertices.iter() {
+        let (Some(desc), Some(tile)) = (codelets.get(vi).copied().flatten(), v.tile) else {
             state.push(Vec::new());
             continue;
         };

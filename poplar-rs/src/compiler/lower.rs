@@ -18,12 +18,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::codelet::{CodeletDesc, CycleCtx, FieldDir, FieldLoc, FieldShape};
+use crate::entity::PrimaryMap;
 use crate::exe::{
     CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, ScalarLoc, Step, SyncKind,
     TileCompute, Transfer, VertexInst,
 };
 use crate::graph::program::Program;
-use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId};
+use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId, VertexKey};
 use crate::target::TileId;
 
 use super::in_place::anchor;
@@ -57,7 +58,7 @@ pub struct Lowered {
 pub struct Lowerer<'a> {
     graph: &'a Graph,
     layout: &'a Layout,
-    codelets: &'a [&'static CodeletDesc],
+    codelets: &'a PrimaryMap<VertexKey, &'static CodeletDesc>,
     codelet_refs: Vec<CodeletRef>,
     codelet_index: HashMap<&'static str, u32>,
     computes: Vec<ComputePhase>,
@@ -74,7 +75,11 @@ fn u32_of(x: u64) -> u32 {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(graph: &'a Graph, layout: &'a Layout, codelets: &'a [&'static CodeletDesc]) -> Self {
+    pub fn new(
+        graph: &'a Graph,
+        layout: &'a Layout,
+        codelets: &'a PrimaryMap<VertexKey, &'static CodeletDesc>,
+    ) -> Self {
         let temp_base = layout
             .tiles
             .iter()
@@ -289,13 +294,13 @@ impl<'a> Lowerer<'a> {
 
     fn execute(&mut self, cs: ComputeSet) -> Step {
         let graph = self.graph;
-        let info = &graph.compute_sets[cs.idx()];
+        let info = &graph.compute_sets[cs.key()];
         let temp_base = std::mem::take(&mut self.temp_base);
         let mut arena = TempArena::new(&temp_base, self.layout.align);
         let mut st = ExecState::default();
         for &vr in &info.vertices {
-            let v = &graph.vertices[vr.idx()];
-            let desc = self.codelets[vr.idx()];
+            let v = &graph.vertices[vr.key()];
+            let desc = self.codelets[vr.key()];
             let tile = v.tile.expect("validated: every vertex is mapped");
             let mut fields = Vec::with_capacity(desc.fields.len());
             let mut lists = Vec::new();
@@ -303,7 +308,7 @@ impl<'a> Lowerer<'a> {
             let mut totals = Vec::with_capacity(desc.fields.len());
             for (fi, f) in desc.fields.iter().enumerate() {
                 if f.dir == FieldDir::State {
-                    let (off, n) = self.layout.state[vr.idx()][fi].expect("validated: state set");
+                    let (off, n) = self.layout.state[vr.key()][fi].expect("validated: state set");
                     fields.push(FieldLoc {
                         offset: u32_of(off),
                         len: u32_of(n),

@@ -86,7 +86,8 @@ pub fn compile(
     .entered();
 
     let validated = validate::validate(graph, programs).map_err(CompileError::Invalid)?;
-    let codelet_opts: Vec<_> = validated.codelets.iter().map(|&d| Some(d)).collect();
+    let codelet_opts: crate::entity::PrimaryMap<_, _> =
+        validated.codelets.values().map(|&d| Some(d)).collect();
 
     let segs = layout::segments(graph);
     let (slack, anchors) = match options.in_place_concat {
@@ -108,7 +109,7 @@ pub fn compile(
 
     let mut lw = lower::Lowerer::new(graph, &layout, &validated.codelets);
     let progs: Vec<_> = programs.iter().map(|p| lw.program(p)).collect();
-    let functions: Vec<_> = graph.functions.iter().map(|p| lw.program(p)).collect();
+    let functions: Vec<_> = graph.functions.values().map(|p| lw.program(p)).collect();
     let host_tensors = graph
         .host_tensors
         .iter()
@@ -145,7 +146,7 @@ pub fn compile(
         host_tensors,
         streams: graph
             .streams
-            .iter()
+            .values()
             .map(|s| StreamDesc {
                 name: s.name.clone(),
                 dtype: s.dtype,

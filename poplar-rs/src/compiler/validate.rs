@@ -7,14 +7,15 @@ use std::collections::HashSet;
 
 use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
 use crate::dtype::DType;
+use crate::entity::PrimaryMap;
 use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
-use crate::graph::{Binding, Graph, Tensor, VarId};
+use crate::graph::{Binding, Graph, Tensor, VarId, VertexKey};
 
 /// What validation learned.
 pub struct Validated {
     /// Per vertex, its codelet.
-    pub codelets: Vec<&'static CodeletDesc>,
+    pub codelets: PrimaryMap<VertexKey, &'static CodeletDesc>,
 }
 
 /// One field access of a vertex, for race checks.
@@ -28,10 +29,10 @@ struct Access {
 }
 
 /// How errors name vertex `vi`.
-fn vertex_name(graph: &Graph, vi: usize) -> VertexName {
+fn vertex_name(graph: &Graph, vi: VertexKey) -> VertexName {
     let v = &graph.vertices[vi];
     VertexName {
-        id: vi as u32,
+        id: vi.as_u32(),
         codelet: v.codelet.clone(),
         compute_set: graph.compute_set_name(v.cs).unwrap_or("?").to_string(),
         tile: v.tile,
@@ -80,8 +81,8 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
     }
 
     let mut codelets = Vec::with_capacity(graph.vertices.len());
-    for (vi, v) in graph.vertices.iter().enumerate() {
-        let vid = vi as u32;
+    for (vi, v) in graph.vertices.iter() {
+        let vid = vi.as_u32();
         let vname = || vertex_name(graph, vi);
         match v.tile {
             None => errs.push(E::UnmappedVertex { vertex: vname() }),
@@ -272,15 +273,16 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
     }
 
     // Data races between vertices of one compute set.
-    let mut descs: Vec<Option<&'static CodeletDesc>> = vec![None; graph.vertices.len()];
+    let mut descs: PrimaryMap<VertexKey, Option<&'static CodeletDesc>> =
+        vec![None; graph.vertices.len()].into();
     for &(vi, d) in &codelets {
         descs[vi] = Some(d);
     }
-    for cs in &graph.compute_sets {
+    for cs in graph.compute_sets.values() {
         let mut acc = Vec::new();
         for &vr in &cs.vertices {
-            let v = &graph.vertices[vr.idx()];
-            let Some(desc) = descs[vr.idx()] else {
+            let v = &graph.vertices[vr.key()];
+            let Some(desc) = descs[vr.key()] else {
                 continue;
             };
             for f in desc.fields.iter().filter(|f| f.dir != FieldDir::State) {
@@ -305,8 +307,8 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
         if let Some(e) = find_race(&mut acc) {
             errs.push(E::DataRace {
                 compute_set: cs.name.clone(),
-                writer: vertex_name(graph, e.0.vertex as usize),
-                other: vertex_name(graph, e.1.vertex as usize),
+                writer: vertex_name(graph, VertexKey::from_u32(e.0.vertex)),
+                other: vertex_name(graph, VertexKey::from_u32(e.1.vertex)),
                 access: if e.1.write { "writes" } else { "reads" },
                 var: graph.vars[VarId::from_u32(e.0.var)].name.clone(),
                 start: e.0.start.max(e.1.start),
@@ -526,7 +528,7 @@ impl ProgramValidator<'_> {
             });
             return;
         }
-        let s = &self.graph.streams[h.idx()];
+        let s = &self.graph.streams[h.key()];
         if s.dir != dir {
             self.errs.push(E::BadStream {
                 stream: s.name.clone(),
@@ -557,7 +559,7 @@ fn check_recursion(graph: &Graph, _top: &[u32], errs: &mut Vec<E>) {
     let n = graph.functions.len();
     let edges: Vec<Vec<u32>> = graph
         .functions
-        .iter()
+        .values()
         .map(|f| {
             let mut v = Vec::new();
             callees(f, &mut v);

@@ -253,12 +253,16 @@ mod tests {
         g.set_tile_mapping(&a, 1).unwrap();
         g.set_tile_mapping(&b, 1).unwrap();
         let segs = super::super::layout::segments(&g);
-        let good = super::super::layout::layout(&g, &[], segs, Vec::new());
+        let good = super::super::layout::layout(&g, &Default::default(), segs, Vec::new());
         layout(&g, &good).unwrap();
         in_place(&g, &good, &good.slack).unwrap();
 
-        let mut overlap =
-            super::super::layout::layout(&g, &[], super::super::layout::segments(&g), Vec::new());
+        let mut overlap = super::super::layout::layout(
+            &g,
+            &Default::default(),
+            super::super::layout::segments(&g),
+            Vec::new(),
+        );
         let first = overlap.segs.keys().next().unwrap();
         let second = overlap.segs.keys().nth(1).unwrap();
         overlap.segs[second][0].offset = overlap.segs[first][0].offset + 8;
@@ -266,8 +270,12 @@ mod tests {
         assert_eq!((e.pass, e.tile), (Pass::Layout, Some(1)));
         assert!(e.entity.as_deref().unwrap().contains("'a'"), "{e}");
 
-        let mut gap =
-            super::super::layout::layout(&g, &[], super::super::layout::segments(&g), Vec::new());
+        let mut gap = super::super::layout::layout(
+            &g,
+            &Default::default(),
+            super::super::layout::segments(&g),
+            Vec::new(),
+        );
         gap.segs[first][0].end = 4;
         let e = layout(&g, &gap).unwrap_err();
         assert_eq!(e.entity.as_deref(), Some("variable 'a'"));

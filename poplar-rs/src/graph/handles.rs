@@ -5,7 +5,12 @@
 /// that a handle of another graph is a typed error ([`GraphError::ForeignHandle`]), never an
 /// index into the wrong graph.
 macro_rules! graph_handle {
-    ($(#[$m:meta])* $name:ident, $what:literal) => {
+    ($(#[$m:meta])* $name:ident, $key:ident, $what:literal) => {
+        crate::entity::entity_id!(
+            #[doc = concat!("Dense index of a ", $what, " in its graph's table (the graph checks a [`", stringify!($name), "`] and turns it into this key).")]
+            pub struct $key, $what;
+        );
+
         $(#[$m])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name {
@@ -18,9 +23,10 @@ macro_rules! graph_handle {
             pub fn index(self) -> u32 {
                 self.index
             }
+            /// The key of this handle in its graph's table (after the graph has checked it).
             #[inline]
-            pub(crate) fn idx(self) -> usize {
-                self.index as usize
+            pub(crate) fn key(self) -> $key {
+                <$key as crate::entity::EntityId>::new(self.index as usize)
             }
         }
 
@@ -40,19 +46,19 @@ macro_rules! graph_handle {
 
 graph_handle!(
     /// A compute set: vertices that run in the same superstep.
-    ComputeSet, "compute set"
+    ComputeSet, ComputeSetKey, "compute set"
 );
 graph_handle!(
     /// A vertex: one instance of a codelet, placed on one tile.
-    VertexRef, "vertex"
+    VertexRef, VertexKey, "vertex"
 );
 graph_handle!(
     /// A program registered as a callable function.
-    Function, "function"
+    Function, FunctionKey, "function"
 );
 graph_handle!(
     /// A host stream: data flowing between host buffers and device tensors.
-    Stream, "stream"
+    Stream, StreamKey, "stream"
 );
 
 /// Direction of a host stream.

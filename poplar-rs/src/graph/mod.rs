@@ -12,9 +12,11 @@ use std::ops::Range;
 use indexmap::IndexMap;
 
 use crate::dtype::{to_le_bytes, DType, Element};
+use crate::entity::PrimaryMap;
 use crate::error::GraphError;
 use crate::target::{Target, TileId};
 pub use handles::{ComputeSet, Function, Stream, StreamDir, VertexRef};
+pub use handles::{ComputeSetKey, FunctionKey, StreamKey, VertexKey};
 pub use mapping::IntervalMap;
 use program::Program;
 pub use state::StateValue;
@@ -79,7 +81,7 @@ impl Mappable for VertexRef {
     fn map_to(self, graph: &mut Graph, tile: TileId) -> Result<(), GraphError> {
         graph.check_vertex(self)?;
         graph.check_tile(tile, || format!("vertex {}", self.index))?;
-        graph.vertices[self.idx()].tile = Some(tile);
+        graph.vertices[self.key()].tile = Some(tile);
         Ok(())
     }
 }
@@ -91,11 +93,11 @@ pub struct Graph {
     pub(crate) id: u32,
     pub(crate) target: Target,
     pub(crate) vars: crate::entity::PrimaryMap<VarId, VarInfo>,
-    pub(crate) compute_sets: Vec<ComputeSetInfo>,
-    pub(crate) vertices: Vec<VertexInfo>,
+    pub(crate) compute_sets: PrimaryMap<ComputeSetKey, ComputeSetInfo>,
+    pub(crate) vertices: PrimaryMap<VertexKey, VertexInfo>,
     pub(crate) host_tensors: IndexMap<String, HostTensorInfo>,
-    pub(crate) streams: Vec<StreamInfo>,
-    pub(crate) functions: Vec<Program>,
+    pub(crate) streams: PrimaryMap<StreamKey, StreamInfo>,
+    pub(crate) functions: PrimaryMap<FunctionKey, Program>,
 }
 
 impl Graph {
@@ -105,11 +107,11 @@ impl Graph {
             id: NEXT_GRAPH_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             target: target.clone(),
             vars: Default::default(),
-            compute_sets: Vec::new(),
-            vertices: Vec::new(),
+            compute_sets: Default::default(),
+            vertices: Default::default(),
             host_tensors: IndexMap::new(),
-            streams: Vec::new(),
-            functions: Vec::new(),
+            streams: Default::default(),
+            functions: Default::default(),
         }
     }
 
@@ -305,7 +307,7 @@ impl Graph {
     pub fn add_compute_set(&mut self, name: &str) -> ComputeSet {
         self.compute_sets.push(ComputeSetInfo {
             name: name.to_string(),
-            vertices: Vec::new(),
+            vertices: Default::default(),
         });
         ComputeSet {
             graph: self.id,
@@ -378,7 +380,7 @@ impl Graph {
             state: IndexMap::new(),
             cycles: None,
         });
-        self.compute_sets[cs.idx()].vertices.push(v);
+        self.compute_sets[cs.key()].vertices.push(v);
         Ok(v)
     }
 
@@ -394,7 +396,7 @@ impl Graph {
         self.check_own(tensor, || {
             format!("tensor connected to {v} field '{field}'")
         })?;
-        self.vertices[v.idx()]
+        self.vertices[v.key()]
             .conns
             .insert(field.to_string(), Binding::Tensor(tensor.clone()));
         Ok(())
@@ -413,7 +415,7 @@ impl Graph {
                 format!("tensor {i} of the list connected to {v} field '{field}'")
             })?;
         }
-        self.vertices[v.idx()]
+        self.vertices[v.key()]
             .conns
             .insert(field.to_string(), Binding::List(tensors.to_vec()));
         Ok(())
@@ -441,7 +443,7 @@ impl Graph {
     ) -> Result<(), GraphError> {
         self.check_vertex(v)?;
         let mut value = value.into();
-        let vertex = &mut self.vertices[v.idx()];
+        let vertex = &mut self.vertices[v.key()];
         let field_dtype = crate::codelet::lookup(&vertex.codelet)
             .and_then(|d| d.fields.iter().find(|f| f.name == field))
             .map(|f| f.dtype);
@@ -467,7 +469,7 @@ impl Graph {
     /// Overrides the codelet's cycle estimate for this vertex.
     pub fn set_cycle_estimate(&mut self, v: VertexRef, cycles: u64) -> Result<(), GraphError> {
         self.check_vertex(v)?;
-        self.vertices[v.idx()].cycles = Some(cycles);
+        self.vertices[v.key()].cycles = Some(cycles);
         Ok(())
     }
 
@@ -475,7 +477,7 @@ impl Graph {
     /// themselves: recursion is then reported by validation).
     pub fn set_function_body(&mut self, f: Function, body: Program) -> Result<(), GraphError> {
         self.check_function(f)?;
-        self.functions[f.idx()] = body;
+        self.functions[f.key()] = body;
         Ok(())
     }
 
@@ -539,7 +541,7 @@ impl Graph {
         len: usize,
         dir: StreamDir,
     ) -> Result<Stream, GraphError> {
-        if self.streams.iter().any(|s| s.name == name) {
+        if self.streams.values().any(|s| s.name == name) {
             return Err(GraphError::DuplicateName {
                 kind: "stream",
                 name: name.into(),
@@ -588,6 +590,6 @@ impl Graph {
     /// Name of compute set `cs`.
     pub fn compute_set_name(&self, cs: ComputeSet) -> Option<&str> {
         self.check_compute_set(cs).ok()?;
-        Some(self.compute_sets[cs.idx()].name.as_str())
+        Some(self.compute_sets[cs.key()].name.as_str())
     }
 }
