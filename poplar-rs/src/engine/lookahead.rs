@@ -50,6 +50,7 @@ thread_local! {
 
 /// Makes `runs` of the tile at `base` the look-ahead target of the calling thread while it runs
 /// a tile of `vertices` vertices; `runs` empty means none (the last tile of a task).
+#[inline]
 pub(super) fn ahead_begin(base: *const u8, runs: &[LineRun], vertices: u32) {
     AHEAD.with_borrow_mut(|a| {
         a.base = base as usize;
@@ -65,11 +66,13 @@ pub(super) fn ahead_begin(base: *const u8, runs: &[LineRun], vertices: u32) {
 }
 
 /// Vertex `k` of the current tile is about to run.
+#[inline]
 pub(super) fn ahead_vertex(k: u32) {
     AHEAD.with_borrow_mut(|a| a.vertex = k);
 }
 
 /// No look-ahead target (end of a task; also after a failed tile).
+#[inline]
 pub(super) fn ahead_end() {
     AHEAD.with_borrow_mut(|a| {
         a.runs.clear();

@@ -56,6 +56,7 @@ impl Memory {
         self.tiles[tile as usize].ptr
     }
 
+    #[inline]
     pub(super) fn in_bounds(&self, tile: TileId, offset: usize, len: usize) -> bool {
         self.tiles
             .get(tile as usize)
@@ -63,6 +64,7 @@ impl Memory {
     }
 
     /// Copies bytes out of a tile. Caller guarantees the range is in bounds and no writer runs.
+    #[inline]
     pub(super) fn read(&self, tile: TileId, offset: usize, out: &mut [u8]) {
         assert!(self.in_bounds(tile, offset, out.len()));
         // SAFETY: range checked just above; no concurrent writer (callers hold `&Engine` outside
@@ -73,6 +75,7 @@ impl Memory {
     }
 
     /// Copies bytes into a tile. Caller guarantees no other access runs.
+    #[inline]
     pub(super) fn write(&self, tile: TileId, offset: usize, data: &[u8]) {
         assert!(self.in_bounds(tile, offset, data.len()));
         // SAFETY: range checked just above; callers hold `&mut Engine` or are the single thread
