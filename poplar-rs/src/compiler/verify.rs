@@ -22,14 +22,16 @@ fn err(pass: Pass, tile: Option<TileId>, entity: Option<String>, reason: String)
 }
 
 /// After layout: every variable element has exactly one location, and no two always-live
-/// allocations of a tile overlap or lie beyond its always-live area.
+/// allocations of a tile overlap or lie beyond its always-live area, counting the receive slack
+/// reserved before and after each segment (slack is never part of another allocation).
 pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
     let mut per_tile: Vec<Vec<(u64, u64, String)>> = vec![Vec::new(); layout.tiles.len()];
-    for (vi, segs) in layout.segs.iter() {
+    for (k, (vi, segs)) in layout.segs.iter().enumerate() {
         let var = &graph.vars[vi];
         let entity = || Some(format!("variable '{}'", var.name));
+        let slack = layout.slack.get(k);
         let mut next = 0;
-        for s in segs {
+        for (j, s) in segs.iter().enumerate() {
             if s.start != next {
                 return Err(err(
                     Pass::Layout,
@@ -50,9 +52,18 @@ pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
                 ));
             }
             next = s.end;
+            let sl = slack.and_then(|v| v.get(j)).copied().unwrap_or_default();
+            if sl.before > s.offset {
+                return Err(err(
+                    Pass::Layout,
+                    Some(s.tile),
+                    entity(),
+                    format!("{} bytes of slack before offset {}", sl.before, s.offset),
+                ));
+            }
             per_tile[s.tile as usize].push((
-                s.offset,
-                s.offset + (s.end - s.start) * var.dtype.size() as u64,
+                s.offset - sl.before,
+                s.offset + (s.end - s.start) * var.dtype.size() as u64 + sl.after,
                 var.name.clone(),
             ));
         }
