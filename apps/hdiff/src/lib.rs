@@ -19,6 +19,7 @@ pub mod grid;
 pub mod output;
 pub mod plan;
 pub mod reference;
+pub mod run;
 pub mod stencil;
 
 pub use error::HdiffError;

@@ -188,7 +188,7 @@ impl Plan {
                 c
             }
         };
-        let mut best: Option<Plan> = None;
+        let mut best: Option<(u64, usize, usize, usize)> = None;
         for &g in &candidates {
             let blocks_per_group = max_units / g;
             let choices: Vec<(usize, usize)> = match request.blocks {
@@ -200,16 +200,14 @@ impl Plan {
                     .collect(),
             };
             for (bj, bi) in choices {
-                let plan = Plan::build(grid, target, request.mapping, g, bj, bi);
-                if best
-                    .as_ref()
-                    .is_none_or(|b| plan.estimate_cycles < b.estimate_cycles)
-                {
-                    best = Some(plan);
+                let cost = estimate(&grid, target, request.mapping, g, bj, bi);
+                if best.is_none_or(|b| cost < b.0) {
+                    best = Some((cost, g, bj, bi));
                 }
             }
         }
-        let plan = best.expect("at least one candidate");
+        let (_, g, bj, bi) = best.expect("at least one candidate");
+        let plan = Plan::build(grid, target, request.mapping, g, bj, bi);
         let needed = plan.units.len() * stages;
         let fits = plan.units.len().div_ceil(chips) <= units_per_chip;
         if !fits || needed > target.num_tiles() as usize {
@@ -253,61 +251,14 @@ impl Plan {
                 tiles: (0..stages).map(|s| (base + s) as TileId).collect(),
             });
         }
-        let mut plan = Plan {
+        Plan {
             grid,
             mapping,
             groups,
             blocks_j,
             blocks_i,
             units,
-            estimate_cycles: 0,
-        };
-        plan.estimate_cycles = plan.estimate(target);
-        plan
-    }
-
-    /// A rough model of one iteration (the busiest unit): compute of the largest block, the
-    /// halo it receives at the on-chip (or, when groups straddle chips, the link) rate, the
-    /// on-tile gathers of two-dimensional blocks, and a sync per exchange. Used only to choose
-    /// among decompositions.
-    fn estimate(&self, target: &Target) -> u64 {
-        let w = target.workers_per_tile;
-        let kb = self.groups.iter().map(|r| r.len()).max().unwrap_or(0) as u64;
-        let rows = self.blocks_j.iter().map(|r| r.len()).max().unwrap_or(0);
-        let cols = self.blocks_i.iter().map(|r| r.len()).max().unwrap_or(0);
-        let stages = self.mapping.stages();
-        let two_d = self.blocks_i.len() > 1;
-        let halo = ((rows + 4) * (cols + 4) - rows * cols) as u64;
-        let straddles = self.groups.len() < target.num_ipus as usize;
-        let bytes_per_cycle = if straddles {
-            target.link_bytes_per_cycle
-        } else {
-            f64::from(target.exchange_bytes_per_cycle)
-        };
-        let exchange = (halo as f64 * 4.0 / bytes_per_cycle) as u64 + 4 * 16;
-        let gather = if two_d {
-            ((rows + 4) * (cols + 4) + 2 * rows * cols) as u64 * 4 / 8
-        } else {
-            0
-        };
-        let sync = u64::from(target.internal_sync_cycles);
-        if stages.len() == 1 {
-            let per_plane = Stage::Fused.vertex_cycles(rows, cols, w) + gather;
-            kb * (per_plane + exchange) + sync
-        } else {
-            let lap = ((rows + 2) * (cols + 2)) as u64;
-            let forward = lap as f64 * 4.0 / f64::from(target.exchange_bytes_per_cycle);
-            let slowest = stages
-                .iter()
-                .map(|s| match s {
-                    Stage::Lap => s.vertex_cycles(rows + 2, cols + 2, w),
-                    Stage::Flx => s.vertex_cycles(rows, cols + 1, w),
-                    _ => s.vertex_cycles(rows, cols, w),
-                })
-                .max()
-                .unwrap_or(0);
-            let steps = kb + stages.len() as u64 - 1;
-            steps * (slowest + gather + exchange + forward as u64 + sync)
+            estimate_cycles: estimate(&grid, target, mapping, g, bj, bi),
         }
     }
 
@@ -350,6 +301,51 @@ impl Plan {
             rows(&self.blocks_i),
             self.tiles_used()
         )
+    }
+}
+
+/// A rough model of one iteration (the busiest unit): compute of the largest block, the
+/// halo it receives at the on-chip (or, when groups straddle chips, the link) rate, the
+/// on-tile gathers of two-dimensional blocks, and a sync per exchange. Used only to choose
+/// among decompositions.
+fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize, bi: usize) -> u64 {
+    let kb = grid.nk.div_ceil(g) as u64;
+    let rows = grid.interior_j().div_ceil(bj);
+    let cols = grid.interior_i().div_ceil(bi);
+    let stages = mapping.stages();
+    let two_d = bi > 1;
+    let straddles = g < target.num_ipus as usize;
+    let w = target.workers_per_tile;
+    let halo = ((rows + 4) * (cols + 4) - rows * cols) as u64;
+    let bytes_per_cycle = if straddles {
+        target.link_bytes_per_cycle
+    } else {
+        f64::from(target.exchange_bytes_per_cycle)
+    };
+    let exchange = (halo as f64 * 4.0 / bytes_per_cycle) as u64 + 4 * 16;
+    let gather = if two_d {
+        ((rows + 4) * (cols + 4) + 2 * rows * cols) as u64 * 4 / 8
+    } else {
+        0
+    };
+    let sync = u64::from(target.internal_sync_cycles);
+    if stages.len() == 1 {
+        let per_plane = Stage::Fused.vertex_cycles(rows, cols, w) + gather;
+        kb * (per_plane + exchange) + sync
+    } else {
+        let lap = ((rows + 2) * (cols + 2)) as u64;
+        let forward = lap as f64 * 4.0 / f64::from(target.exchange_bytes_per_cycle);
+        let slowest = stages
+            .iter()
+            .map(|s| match s {
+                Stage::Lap => s.vertex_cycles(rows + 2, cols + 2, w),
+                Stage::Flx => s.vertex_cycles(rows, cols + 1, w),
+                _ => s.vertex_cycles(rows, cols, w),
+            })
+            .max()
+            .unwrap_or(0);
+        let steps = kb + stages.len() as u64 - 1;
+        steps * (slowest + gather + exchange + forward as u64 + sync)
     }
 }
 

@@ -1,0 +1,183 @@
+//! `hdiff`: the horizontal diffusion stencil on the simulated chip.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use hdiff::grid::{test_input, Coefficient, Grid};
+use hdiff::output::{prepare, write_npy, write_vti};
+use hdiff::plan::{Mapping, PlanRequest, Planes};
+use poplar::Target;
+
+#[derive(Parser)]
+#[command(
+    name = "hdiff",
+    about = "The weather-model horizontal diffusion stencil on a simulated many-tile chip"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Builds, compiles and runs the stencil; checks it against the host reference and prints
+    /// memory, modelled cycles and throughput, and host speed.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Grid size I×J×K, halo included (the output is the interior (I−4)×(J−4)×K).
+    #[arg(long, default_value = "256x256x64", value_parser = parse_grid)]
+    grid: Grid,
+    /// The mapping of the stencil's stages onto tiles.
+    #[arg(long, value_enum, default_value_t = Mapping::Single)]
+    mapping: Mapping,
+    /// Chips (GC200, 1472 tiles each).
+    #[arg(long, default_value_t = 1)]
+    chips: u32,
+    /// Planes per tile: `all` (each tile holds all planes of its block), `spread` (planes over
+    /// tiles), a number of plane groups, or `auto` (the planner's choice).
+    #[arg(long, default_value = "auto")]
+    planes: Planes,
+    /// Blocks per plane as J×I (default: the planner's choice).
+    #[arg(long, value_parser = parse_blocks)]
+    blocks: Option<(usize, usize)>,
+    /// Applications of the stencil (each reads the previous one's output; the halo is fixed).
+    #[arg(long, default_value_t = 10)]
+    iterations: u64,
+    /// Host threads of the simulator and of the native loop (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The diffusion coefficient: a number, or `varying` (a field that varies per point).
+    #[arg(long, default_value = "0.025")]
+    coeff: Coefficient,
+    /// Skip the comparison with the host reference (the native loop).
+    #[arg(long)]
+    no_check: bool,
+    /// Output folder for input/output fields (.npy, .vti) and results.json.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Overwrite an earlier run's files in --out.
+    #[arg(long)]
+    force: bool,
+}
+
+fn parse_dims(s: &str, n: usize) -> Result<Vec<usize>, String> {
+    let parts: Vec<&str> = s.split(['x', '×']).collect();
+    if parts.len() != n {
+        return Err(format!("`{s}`: expected {n} numbers separated by `x`"));
+    }
+    parts
+        .iter()
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("`{p}` in `{s}` is not a whole number"))
+        })
+        .collect()
+}
+
+fn parse_grid(s: &str) -> Result<Grid, String> {
+    let d = parse_dims(s, 3)?;
+    Grid::new(d[0], d[1], d[2]).map_err(|e| e.to_string())
+}
+
+fn parse_blocks(s: &str) -> Result<(usize, usize), String> {
+    let d = parse_dims(s, 2)?;
+    Ok((d[0], d[1]))
+}
+
+fn main() -> Result<()> {
+    hdiff::codelets::link();
+    match Cli::parse().command {
+        Command::Run(args) => run(args),
+    }
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    if let Some(dir) = &args.out {
+        prepare(dir, args.force)?;
+    }
+    if args.chips == 0 {
+        anyhow::bail!("--chips must be at least 1");
+    }
+    let target = Target::gc200_multi(args.chips);
+    let grid = args.grid;
+    let request = PlanRequest {
+        mapping: args.mapping,
+        planes: args.planes,
+        blocks: args.blocks,
+    };
+    eprintln!(
+        "hdiff: {grid}, {} on {} chip(s): planning and compiling…",
+        args.mapping, args.chips
+    );
+    let compiled = hdiff::run::compile(grid, &target, request)?;
+    eprintln!(
+        "hdiff: {} ({:.1} s to compile)",
+        compiled.plan.describe(),
+        compiled.compile_s
+    );
+    let input = test_input(&grid);
+    let coeff = args.coeff.field(&grid);
+    let tty = std::io::stderr().is_terminal();
+    let total = args.iterations.max(1);
+    let mut last = 0.0f64;
+    let (figures, out) = hdiff::run::run(
+        &compiled,
+        &target,
+        (&input, &coeff),
+        hdiff::run::RunOptions {
+            iterations: total,
+            threads: args.threads,
+            compare: !args.no_check,
+        },
+        |done, secs| {
+            // Progress at most once a second, on long runs.
+            if secs - last >= 1.0 || (done == total && secs > 1.0) {
+                last = secs;
+                let line = format!("  iteration {done}/{total}  {secs:7.1} s");
+                if tty {
+                    eprint!("\r{line}   ");
+                } else {
+                    eprintln!("{line}");
+                }
+            }
+        },
+    )?;
+    if tty && last > 0.0 {
+        eprintln!();
+    }
+    print!("{}", figures.text());
+    if let Some(dir) = &args.out {
+        write_npy(&dir.join("input.npy"), &grid, &input)?;
+        write_npy(&dir.join("output.npy"), &grid, &out)?;
+        write_vti(
+            &dir.join("input.vti"),
+            &grid,
+            &[("in", &input), ("coeff", &coeff)],
+        )?;
+        write_vti(&dir.join("output.vti"), &grid, &[("out", &out)])?;
+        let json = serde_json::json!({
+            "coefficient": args.coeff.to_string(),
+            "figures": figures,
+        });
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::to_string_pretty(&json)?,
+        )
+        .with_context(|| format!("cannot write {}", dir.join("results.json").display()))?;
+        println!(
+            "wrote input/output .npy and .vti and results.json to {}",
+            dir.display()
+        );
+    }
+    if figures.bit_identical == Some(false) {
+        anyhow::bail!("the device result differs from the host reference");
+    }
+    Ok(())
+}
