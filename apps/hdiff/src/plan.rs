@@ -333,8 +333,20 @@ fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize,
         let per_plane = Stage::Fused.vertex_cycles(rows, cols, w) + gather;
         kb * (per_plane + exchange) + sync
     } else {
+        // Per superstep, the busiest receiver: the Laplacian tile receives its whole input
+        // block (it holds no field), the flux-x tile (tri) the Laplacian block and its whole
+        // input, the last tile the Laplacian block (and flux-x block) and its input halo.
         let lap = ((rows + 2) * (cols + 2)) as u64;
-        let forward = lap as f64 * 4.0 / f64::from(target.exchange_bytes_per_cycle);
+        let in2 = ((rows + 4) * (cols + 4)) as u64;
+        let in1 = ((rows + 2) * (cols + 2)) as u64;
+        let halo1 = in1 - (rows * cols) as u64;
+        let receive = if stages.len() == 2 {
+            in2.max(lap + halo1)
+        } else {
+            in2.max(lap + in1)
+                .max(lap + (rows * (cols + 1)) as u64 + halo1)
+        };
+        let exchange = (receive as f64 * 4.0 / bytes_per_cycle) as u64 + 4 * 16;
         let slowest = stages
             .iter()
             .map(|s| match s {
@@ -345,7 +357,7 @@ fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize,
             .max()
             .unwrap_or(0);
         let steps = kb + stages.len() as u64 - 1;
-        steps * (slowest + gather + exchange + forward as u64 + sync)
+        steps * (slowest + gather + exchange + sync)
     }
 }
 
