@@ -5,10 +5,11 @@
 //! - [`grid`]: the grid, its fields, gridtools' test data;
 //! - [`stencil`]: the arithmetic, as row functions shared by every implementation, the block
 //!   kernels, the cycle model of each stage;
-//! - [`reference`]: the point-wise oracle and the native loop;
+//! - [`reference`](mod@reference): the point-wise oracle and the native loop;
 //! - [`plan`]: mappings and their decomposition of the grid over tiles;
 //! - [`codelets`]: the vertices of each stage;
 //! - [`device`]: the graph of a plan, compiled, and the engine that runs it;
+//! - [`run`](mod@run): a run and the figures it reports;
 //! - [`output`]: `.npy` and VTK image data (`.vti`) files;
 //! - [`error`]: typed errors.
 
