@@ -220,9 +220,9 @@ impl<'p> Builder<'p> {
         let mut sets: Vec<ComputeSet> = Vec::with_capacity(steps);
         for s in 0..steps {
             let name = if stages.len() == 1 {
-                format!("hdiff {}→{}", src_letter(src), src_letter(dst))
+                format!("hdiff {}→{}", letter(src), letter(dst))
             } else {
-                format!("hdiff {}→{} step {s}", src_letter(src), src_letter(dst))
+                format!("hdiff {}→{} step {s}", letter(src), letter(dst))
             };
             sets.push(self.graph.add_compute_set(&name));
         }
@@ -331,7 +331,7 @@ impl<'p> Builder<'p> {
     }
 }
 
-fn src_letter(b: Buffer) -> &'static str {
+fn letter(b: Buffer) -> &'static str {
     match b {
         Buffer::A => "a",
         Buffer::B => "b",

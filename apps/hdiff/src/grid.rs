@@ -36,12 +36,10 @@ impl Grid {
                 min: 1,
             });
         }
-        let points = ni
-            .checked_mul(nj)
+        ni.checked_mul(nj)
             .and_then(|p| p.checked_mul(nk))
             .filter(|&p| p <= u32::MAX as usize)
             .ok_or(HdiffError::GridTooLarge { ni, nj, nk })?;
-        let _ = points;
         Ok(Grid { ni, nj, nk })
     }
 
