@@ -12,6 +12,7 @@ pub mod engine;
 pub mod entity;
 pub mod error;
 pub mod exe;
+pub mod fp;
 pub mod graph;
 /// Programs: control flow over compute sets, copies and host streams (part of the graph IR,
 /// in `graph/program.rs`).

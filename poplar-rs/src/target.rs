@@ -40,6 +40,11 @@ pub struct Target {
     pub global_sync_cycles: u32,
     /// Memory alignment of every allocation, in bytes (power of two, at least 8).
     pub alignment: u32,
+    /// Subnormal f32 inputs read as zero and subnormal results become zero, as on the chip
+    /// (on for the GC200 presets; see [`crate::fp`]). Executables saved before this field
+    /// existed load with it off, so they keep computing as they did.
+    #[serde(default)]
+    pub flush_subnormals: bool,
 }
 
 /// Identifies one tile of the target: `0..num_tiles()`, chip-major.
@@ -67,6 +72,7 @@ impl Target {
             internal_sync_cycles: 150,
             global_sync_cycles: 1500,
             alignment: 8,
+            flush_subnormals: true,
         }
     }
 

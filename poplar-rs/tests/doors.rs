@@ -13,6 +13,8 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("target", &[]),
     ("dtype", &[]),
     ("entity", &[]),
+    // Floating-point modes of host threads (subnormal flushing).
+    ("fp", &[]),
     // Codelets are written against tile memory only: no graph, compiler, exe or engine.
     ("codelet", &["dtype", "entity", "target"]),
     // The IR users build (graph/, including its programs).
@@ -33,7 +35,9 @@ const ROOMS: &[(&str, &[&str])] = &[
     // The engine runs executables: no graph IR, no compiler.
     (
         "engine",
-        &["codelet", "dtype", "entity", "exe", "profile", "target"],
+        &[
+            "codelet", "dtype", "entity", "exe", "fp", "profile", "target",
+        ],
     ),
 ];
 

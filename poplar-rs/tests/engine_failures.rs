@@ -115,6 +115,7 @@ fn non_finite_check() {
             EngineOptions {
                 threads: Some(2),
                 check_finite: check,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -147,6 +148,7 @@ fn non_finite_check() {
         EngineOptions {
             threads: Some(1),
             check_finite: true,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -23,6 +23,8 @@ pub(super) struct Exec<'e> {
     pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
     pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
     pub(super) check_finite: bool,
+    /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
+    pub(super) soft_flush: bool,
 }
 
 /// The state of one `run` on the interpreting thread: the shared part, the helper threads
@@ -388,6 +390,9 @@ impl Exec<'_> {
                 };
                 return Err(self.vertex_failed(cs, ht, k, message));
             }
+            if hv.slow && self.soft_flush {
+                self.flush_vertex(cs, ht, k);
+            }
             if hv.slow && self.check_finite {
                 self.check_vertex_finite(cs, ht, k)?;
             }
@@ -441,6 +446,29 @@ impl Exec<'_> {
     }
 
     #[inline(never)]
+    /// The software fallback of subnormal flushing: the subnormals the vertex wrote to its f32
+    /// fields become zeros of the same sign.
+    #[cold]
+    pub(super) fn flush_vertex(&self, cs: ComputePhaseId, ht: &HotTile, k: usize) {
+        let tc = &self.exe.computes[cs].tiles[ht.index as usize];
+        let v = &tc.vertices[k];
+        let rc = &self.codelets[v.codelet];
+        for &(f, shape) in &rc.f32_written {
+            for l in Self::field_ranges(v, f, shape) {
+                // SAFETY: in bounds and 4-aligned for f32 (`check()`: FieldOutOfBounds,
+                // FieldMisaligned); the vertex's borrows ended when `compute` returned and this
+                // task has exclusive access to the tile (tile unique per phase).
+                let xs = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        ht.base.add(l.offset as usize).cast::<f32>(),
+                        l.len as usize,
+                    )
+                };
+                crate::fp::flush_slice(xs);
+            }
+        }
+    }
+
     pub(super) fn check_vertex_finite(
         &self,
         cs: ComputePhaseId,

@@ -58,6 +58,10 @@ pub struct EngineOptions {
     pub threads: Option<usize>,
     /// After each vertex, check its written `f32` fields for NaN and infinity.
     pub check_finite: bool,
+    /// Flush subnormals as the chip does (`Some(true)`), keep IEEE arithmetic (`Some(false)`),
+    /// or follow the executable's target (`None`, the default; on for the GC200 presets). See
+    /// [`crate::fp`]: hardware modes on x86-64 and aarch64, a software fallback elsewhere.
+    pub flush_subnormals: Option<bool>,
 }
 
 impl EngineOptions {
@@ -246,6 +250,11 @@ impl Engine {
             })
             .collect();
 
+        // Vertices writing f32 fields take the slow path when flushing falls back to software.
+        let soft_flush = options
+            .flush_subnormals
+            .unwrap_or(exe.target.flush_subnormals)
+            && !crate::fp::hardware_flush();
         let computes = exe
             .computes
             .values()
@@ -271,7 +280,8 @@ impl Engine {
                                 1
                             },
                             slow: !rc.bool_fields.is_empty()
-                                || (options.check_finite && !rc.f32_written.is_empty()),
+                                || ((options.check_finite || soft_flush)
+                                    && !rc.f32_written.is_empty()),
                         });
                         fields.extend_from_slice(&v.fields);
                         lists.extend_from_slice(&v.lists);
@@ -397,6 +407,18 @@ impl Engine {
 
     /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
     /// was computed up to that point, and the engine can run again.
+    /// Whether runs flush subnormals (the option, else the executable's target).
+    pub fn flushes(&self) -> bool {
+        self.options
+            .flush_subnormals
+            .unwrap_or(self.exe.target.flush_subnormals)
+    }
+
+    /// Whether flushing falls back to software (no hardware modes on this host).
+    fn soft_flush(&self) -> bool {
+        self.flushes() && !crate::fp::hardware_flush()
+    }
+
     pub fn run(&mut self, index: usize) -> Result<(), EngineError> {
         let count = self.exe.programs.len();
         let step = self
@@ -411,7 +433,9 @@ impl Engine {
             exchanges: &self.exchanges,
             computes: &self.computes,
             check_finite: self.options.check_finite,
+            soft_flush: self.soft_flush(),
         };
+        let flush = self.flushes();
         let team = Team::new(self.threads.saturating_sub(1));
         let mut ctx = RunCtx {
             x,
@@ -427,13 +451,19 @@ impl Engine {
             std::time::Instant::now()
         });
         let (result, prof) = match &self.pool {
-            None => (ctx.step(step), ctx.prof),
+            None => {
+                let _fp = crate::fp::FlushGuard::new(flush);
+                (ctx.step(step), ctx.prof)
+            }
             Some(pool) => {
                 // Thread 0 of the pool interprets the program; the others help with every
                 // parallel phase until the run ends (`team.rs`). (Not `ThreadPool::scope`:
                 // Miri reports its scope teardown, rayon-rs/rayon#952.)
                 let interpreter = std::sync::Mutex::new(Some(ctx));
                 let mut outcomes = pool.broadcast(|b| {
+                    // Every thread that runs codelets computes with the chip's rule; the modes
+                    // are restored when the run ends.
+                    let _fp = crate::fp::FlushGuard::new(flush);
                     if b.index() != 0 {
                         team.help(|job, t| x.work(job, t));
                         return None;
