@@ -1,6 +1,6 @@
 //! Cardiac solver benchmarks; prints figures.
 //!
-//! `cargo bench -p cardiac --bench solver [-- steps|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]
+//! `cargo bench -p cardiac --bench solver [-- steps|flush|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]
 //! [--chunk C]`; `S` is one strategy name or several separated by commas (default: all four).
 //!
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
@@ -10,6 +10,8 @@
 //!   where the time goes on each side. The framework is compiled with in-place concatenation
 //!   wherever possible (`InPlaceConcat::Always`); `--in-place-ab` adds each strategy compiled
 //!   without it (`InPlaceConcat::Never`), paired the same way;
+//! - flush: the cost of subnormal flushing on the ODE step, one executable on a flushing and
+//!   an IEEE engine, alternating (median of paired ratios; goal <= 1.02);
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -184,6 +186,64 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize, chunk: usize, in_p
     }
 }
 
+/// The cost of subnormal flushing (`poplar::fp`): the same executable on two engines, one
+/// flushing (the GC200 default) and one with IEEE arithmetic, alternating rounds of `chunk` ODE
+/// steps; medians and the median of the paired ratios (goal <= 1.02).
+fn bench_flush(dx: f64, reps: usize, chunk: usize) {
+    let (_mesh, setup) = slab(dx);
+    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+    cfg.chunk_steps = chunk as u32;
+    let prob = device::build(&setup, &cfg).expect("build");
+    let exe = device::compile_problem(&prob).expect("compile");
+    let engine = |flush: bool| {
+        let mut run = DeviceRun::new(
+            &exe,
+            prob.info.clone(),
+            EngineOptions {
+                flush_subnormals: Some(flush),
+                ..Default::default()
+            },
+        )
+        .expect("engine");
+        for _ in 0..WARM_UP_STEPS.div_ceil(chunk) {
+            run.run_chunk().unwrap();
+        }
+        run
+    };
+    let mut on = engine(true);
+    let mut off = engine(false);
+    let rounds = (reps * STEPS_PER_REP).div_ceil(chunk);
+    let (mut t_on, mut t_off, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let time = |run: &mut DeviceRun| {
+            let t = Instant::now();
+            run.run_chunk().unwrap();
+            t.elapsed().as_secs_f64() * 1e3 / chunk as f64
+        };
+        let (a, b) = if round % 2 == 0 {
+            let a = time(&mut on);
+            (a, time(&mut off))
+        } else {
+            let b = time(&mut off);
+            (time(&mut on), b)
+        };
+        t_on.push(a);
+        t_off.push(b);
+        ratio.push(a / b);
+    }
+    println!(
+        "== flush: slab dx {dx} mm, {} cells, mixed-clean, {rounds} alternating rounds of {chunk} ODE steps",
+        setup.n
+    );
+    println!(
+        "  flushing {:.3} ms per ODE step, IEEE {:.3} ms (medians); median paired ratio on/off {:.4} (goal <= 1.02); hardware modes: {}",
+        median(t_on),
+        median(t_off),
+        median(ratio),
+        poplar::fp::hardware_flush()
+    );
+}
+
 fn bench_setup(dx: f64) {
     for chips in [1u32, 16] {
         let t = Instant::now();
@@ -262,6 +322,9 @@ fn main() {
                 args.iter().any(|a| a == "--in-place-ab"),
             );
         }
+    }
+    if which == "all" || which == "flush" {
+        bench_flush(dxs[0], reps, chunk);
     }
     if which == "all" || which == "setup" {
         bench_setup(*dxs.last().unwrap_or(&0.1));

@@ -114,7 +114,7 @@ fn bench_host(reps: usize) {
         let coeff = Coefficient::Constant(0.025).field(&grid);
         let mut dev = Device::new(&compiled.exe, grid, None).expect("engine");
         let threads = dev.engine.threads();
-        let native = Native::new(grid, threads);
+        let native = Native::with_flush(grid, threads, dev.engine.flushes());
         dev.load(&input, &coeff).expect("load");
         // Warm up both sides.
         dev.iterate(2, |_| {}).expect("run");

@@ -70,15 +70,23 @@ pub fn naive(grid: &Grid, input: &[f32], coeff: &[f32], iterations: usize) -> Ve
 pub struct Native {
     grid: Grid,
     pool: rayon::ThreadPool,
+    flush: bool,
 }
 
 impl Native {
+    /// The native loop with IEEE arithmetic.
     pub fn new(grid: Grid, threads: usize) -> Native {
+        Native::with_flush(grid, threads, false)
+    }
+
+    /// The native loop flushing subnormals as the chip does (`flush`), to compare bit for bit
+    /// with a simulation whose target flushes (`poplar::fp`).
+    pub fn with_flush(grid: Grid, threads: usize, flush: bool) -> Native {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
             .expect("a rayon pool of a few threads");
-        Native { grid, pool }
+        Native { grid, pool, flush }
     }
 
     /// One application: the interior of every plane of `out` from `inp`.
@@ -87,10 +95,12 @@ impl Native {
         let plane = g.ni * g.nj;
         let origin = HALO * g.ni + HALO;
         let rect = Rect::whole(g.interior_j(), g.interior_i());
+        let flush = self.flush;
         self.pool.install(|| {
             out.par_chunks_mut(plane)
                 .zip(inp.par_chunks(plane).zip(coeff.par_chunks(plane)))
                 .for_each(|(o, (i, c))| {
+                    let _fp = poplar::fp::FlushGuard::new(flush);
                     let view = |d| Plane {
                         data: d,
                         stride: g.ni,

@@ -145,6 +145,7 @@ pub fn run(
     let grid = compiled.plan.grid;
     let mut dev = Device::new(&compiled.exe, grid, threads)?;
     let threads = dev.engine.threads();
+    let flush = dev.engine.flushes();
     dev.load(input, coeff)?;
     let iterations = iterations.max(1);
     // The first iteration with profiling on (modelled figures), the rest timed.
@@ -210,7 +211,7 @@ pub fn run(
 
     let (mut native_s, mut bit_identical, mut max_abs) = (None, None, None);
     if compare {
-        let native = Native::new(grid, threads);
+        let native = Native::with_flush(grid, threads, flush);
         let t0 = Instant::now();
         let want = native.run(input, coeff, iterations as usize);
         native_s = Some(t0.elapsed().as_secs_f64() / iterations as f64);

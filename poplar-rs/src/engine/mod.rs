@@ -62,6 +62,9 @@ pub struct EngineOptions {
     /// or follow the executable's target (`None`, the default; on for the GC200 presets). See
     /// [`crate::fp`]: hardware modes on x86-64 and aarch64, a software fallback elsewhere.
     pub flush_subnormals: Option<bool>,
+    /// When flushing, use the software fallback even where the host has hardware modes (it
+    /// flushes only what vertices write: a way to see what the fallback changes).
+    pub flush_in_software: bool,
 }
 
 impl EngineOptions {
@@ -254,7 +257,7 @@ impl Engine {
         let soft_flush = options
             .flush_subnormals
             .unwrap_or(exe.target.flush_subnormals)
-            && !crate::fp::hardware_flush();
+            && (options.flush_in_software || !crate::fp::hardware_flush());
         let computes = exe
             .computes
             .values()
@@ -414,9 +417,9 @@ impl Engine {
             .unwrap_or(self.exe.target.flush_subnormals)
     }
 
-    /// Whether flushing falls back to software (no hardware modes on this host).
+    /// Whether flushing falls back to software (no hardware modes on this host, or asked).
     fn soft_flush(&self) -> bool {
-        self.flushes() && !crate::fp::hardware_flush()
+        self.flushes() && (self.options.flush_in_software || !crate::fp::hardware_flush())
     }
 
     pub fn run(&mut self, index: usize) -> Result<(), EngineError> {
@@ -435,7 +438,8 @@ impl Engine {
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
         };
-        let flush = self.flushes();
+        // The hardware modes, unless the software fallback does the flushing.
+        let flush = self.flushes() && !self.soft_flush();
         let team = Team::new(self.threads.saturating_sub(1));
         let mut ctx = RunCtx {
             x,

@@ -32,6 +32,8 @@ pub struct NativeSolver<'a> {
     v_prev: Vec<f32>,
     act: Vec<f32>,
     t: f32,
+    /// Flush subnormals as the chip does (`poplar::fp`), in every rayon task.
+    flush: bool,
 }
 
 /// Splits `0..n` into blocks of CHUNK cells; each block's states are stored state-major so the
@@ -68,7 +70,15 @@ impl<'a> NativeSolver<'a> {
             v_prev: v0,
             act: vec![-1.0; n],
             t: 0.0,
+            flush: true,
         }
+    }
+
+    /// Flush subnormals (`true`, the default: as the framework on the GC200 targets, so that the
+    /// two agree bit for bit) or compute with IEEE arithmetic (`false`).
+    pub fn with_flush(mut self, flush: bool) -> Self {
+        self.flush = flush;
+        self
     }
 
     /// Current membrane potential per cell.
@@ -83,10 +93,12 @@ impl<'a> NativeSolver<'a> {
         let ell = &self.setup.ell;
         let x = &self.v_tmp;
         let n = self.setup.n;
+        let flush = self.flush;
         self.states
             .par_chunks_mut(tp06::N_STATES * CHUNK)
             .enumerate()
             .for_each(|(b, blk)| {
+                let _fp = poplar::fp::FlushGuard::new(flush);
                 let s = b * CHUNK;
                 let e = (s + CHUNK).min(n);
                 ell_rows(
@@ -102,10 +114,12 @@ impl<'a> NativeSolver<'a> {
 
     fn spmv_from_states(&mut self, v: &[f32]) {
         let ell = &self.setup.ell;
+        let flush = self.flush;
         self.v_tmp
             .par_chunks_mut(CHUNK)
             .enumerate()
             .for_each(|(b, out)| {
+                let _fp = poplar::fp::FlushGuard::new(flush);
                 let s = b * CHUNK;
                 let e = s + out.len();
                 ell_rows(
@@ -151,12 +165,14 @@ impl<'a> NativeSolver<'a> {
         let (t, dt) = (self.t, setup.dt_ode);
         let scale = stim_scale(t, setup.stim_start, setup.stim_duration);
         let n = setup.n;
+        let flush = self.flush;
         self.states
             .par_chunks_mut(tp06::N_STATES * CHUNK)
             .zip(self.v_prev.par_chunks_mut(CHUNK))
             .zip(self.act.par_chunks_mut(CHUNK))
             .enumerate()
             .for_each(|(b, ((blk, vp), act))| {
+                let _fp = poplar::fp::FlushGuard::new(flush);
                 let s = b * CHUNK;
                 let e = (s + CHUNK).min(n);
                 let m = e - s;
