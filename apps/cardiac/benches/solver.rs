@@ -1,6 +1,6 @@
 //! Cardiac solver benchmarks; prints figures.
 //!
-//! `cargo bench -p cardiac --bench solver [-- steps|flush|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]
+//! `cargo bench -p cardiac --bench solver [-- steps|flush|precision|setup] [--dx 0.2,0.1] [--strategy S] [--reps N]
 //! [--chunk C]`; `S` is one strategy name or several separated by commas (default: all four).
 //!
 //! - steps: time per ODE step (with its p PDE steps), framework on one chip (each halo strategy,
@@ -12,6 +12,9 @@
 //!   without it (`InPlaceConcat::Never`), paired the same way;
 //! - flush: the cost of subnormal flushing on the ODE step, one executable on a flushing and
 //!   an IEEE engine, alternating (median of paired ratios; goal <= 1.02);
+//! - precision (not in `all`; `--t-end T`, default 100 ms): the framework in f32 with
+//!   flushing on and off against the f64 baseline on the slab: largest |dv| over the run
+//!   (every 1 ms) and largest activation-time difference;
 //! - setup: wall time and peak RSS of partition, graph build + compile, and engine set-up for the
 //!   0.1 mm slab on 1 and 16 chips.
 
@@ -244,6 +247,39 @@ fn bench_flush(dx: f64, reps: usize, chunk: usize) {
     );
 }
 
+/// The f32 framework (flushing on and off) against the f64 baseline on the Niederer slab.
+fn bench_precision(dx: f64, t_end: f64) {
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
+    let stim = Stimulus::niederer(&mesh);
+    let r = cardiac::solver::precision::compare(
+        &mesh,
+        &Conductivity::niederer(),
+        &stim,
+        0.02,
+        t_end,
+        1.0,
+    )
+    .expect("precision run");
+    println!(
+        "== precision: slab dx {dx} mm, {} cells, dt {:.3} ms, to {:.1} ms, v compared every {:.3} ms ({:.1} s)",
+        r.cells, r.dt_ode, r.t_end, r.sample_ms, r.wall_s
+    );
+    for (name, d) in [
+        ("f32 flushing (chip) vs f64", &r.flush),
+        ("f32 IEEE vs f64", &r.ieee),
+        ("f32 flushing vs f32 IEEE", &r.flush_vs_ieee),
+    ] {
+        println!(
+            "  {name:<28} max |dv| {:.4} mV (t = {:.1} ms, cell {}), max |d activation| {:.4} ms, {} activation mismatches",
+            d.max_v, d.max_v_at.0, d.max_v_at.1, d.max_activation, d.activation_mismatches
+        );
+    }
+    println!(
+        "  the two f32 runs ended bit-identical: {}",
+        r.f32_runs_identical
+    );
+}
+
 fn bench_setup(dx: f64) {
     for chips in [1u32, 16] {
         let t = Instant::now();
@@ -281,7 +317,7 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let takes_value = ["--dx", "--strategy", "--reps", "--chunk"];
+    let takes_value = ["--dx", "--strategy", "--reps", "--chunk", "--t-end"];
     let which = args
         .iter()
         .enumerate()
@@ -321,6 +357,14 @@ fn main() {
                 chunk,
                 args.iter().any(|a| a == "--in-place-ab"),
             );
+        }
+    }
+    if which == "precision" {
+        let t_end = value("--t-end")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(100.0);
+        for &dx in &dxs {
+            bench_precision(dx, t_end);
         }
     }
     if which == "all" || which == "flush" {

@@ -11,6 +11,8 @@
 pub mod codelets;
 pub mod device;
 pub mod native;
+pub mod native64;
+pub mod precision;
 
 use crate::matrix::{assemble_operator, Conductivity, Ellpack, MatrixError};
 use crate::mesh::{CellType, TetMesh};
