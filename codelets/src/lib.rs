@@ -94,6 +94,21 @@
 //! | `Dot<float>` | `a`, `b`: `Input<Vector>`, `out: Output` (scalar) | `sum_i a[i] * b[i]` |
 //! | `Dot<int>` | same | same |
 //! | `MatVec<float>` | `matrix`, `vec`: `Input<Vector>`, `out: Output<Vector>` | `out[r] = sum_c matrix[r*cols+c] * vec[c]` |
+//! | `Add<half>` | `in1`, `in2`: `Input<Vector<f16>>`, `out: Output<Vector<f16>>` | `round(in1 + in2)`, see [`half`](mod@half) |
+//! | `Sub<half>` | same | `round(in1 - in2)` |
+//! | `Mul<half>` | same | `round(in1 * in2)` |
+//! | `Max<half>` | same | `max(in1, in2)` |
+//! | `Min<half>` | same | `min(in1, in2)` |
+//! | `AddInPlace<half>` | `a: InOut<Vector<f16>>`, `b: Input<Vector<f16>>` | `a = round(a + b)` |
+//! | `SubInPlace<half>` | same | `a = round(a - b)` |
+//! | `MulInPlace<half>` | same | `a = round(a * b)` |
+//! | `MaxInPlace<half>` | same | `a = max(a, b)` |
+//! | `MinInPlace<half>` | same | `a = min(a, b)` |
+//! | `ScaledAdd<half>` | `a: InOut<Vector<f16>>`, `b: Input<Vector<f16>>`, `scale: State<f32>` | `a = round(a + scale * b)` |
+//! | `ReduceSum<half>` | `input: Input<Vector<f16>>`, `out: Output<f32>` | `sum(input)` in f32 |
+//! | `Dot<half>` | `a`, `b`: `Input<Vector<f16>>`, `out: Output<f32>` | `sum_i a[i] * b[i]` in f32 |
+//! | `Cast<float,half>` | `input: Input<Vector<f32>>`, `out: Output<Vector<f16>>` | `round(input)` |
+//! | `Cast<half,float>` | `input: Input<Vector<f16>>`, `out: Output<Vector<f32>>` | `input` |
 
 #[macro_use]
 mod util;
@@ -103,6 +118,7 @@ pub mod copy;
 pub mod cycles;
 pub mod dot;
 pub mod fill;
+pub mod half;
 pub mod ops;
 pub mod reduce;
 pub mod scaled_add;

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 pub enum DType {
     F32,
-    /// Half precision: storage and exchange are supported; no codelet in the standard library
-    /// computes in it yet.
+    /// Half precision (IEEE binary16, [`half::f16`], re-exported as `poplar::f16`): the
+    /// standard library's `<half>` codelets compute in it, rounding each result to nearest or
+    /// stochastically (`codelet::rounding`).
     F16,
     I32,
     U32,
@@ -78,6 +79,7 @@ mod sealed {
     impl Sealed for u8 {}
     impl Sealed for u16 {}
     impl Sealed for bool {}
+    impl Sealed for half::f16 {}
 }
 
 /// A Rust type that is the element of tensors of one [`DType`].
@@ -87,8 +89,8 @@ mod sealed {
 /// only ever store 0 or 1; see the engine's invariants).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an element type of the chip",
-    label = "not f32, i32, u32, u16, u8 or bool",
-    note = "codelet fields and tensors hold f32, i32, u32, u16, u8 or bool (f16 is storage only): \
+    label = "not f32, f16, i32, u32, u16, u8 or bool",
+    note = "codelet fields and tensors hold f32, f16 (`poplar::f16`), i32, u32, u16, u8 or bool: \
             e.g. `Input<f32>`, `Output<Vector<u32>>`, `InOut<VectorList<f32>>`, `State<u8>`"
 )]
 pub trait Element:
@@ -144,6 +146,15 @@ impl Element for u16 {
     }
     fn read_le(b: &[u8]) -> Self {
         u16::from_le_bytes([b[0], b[1]])
+    }
+}
+impl Element for half::f16 {
+    const DTYPE: DType = DType::F16;
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits().to_le_bytes());
+    }
+    fn read_le(b: &[u8]) -> Self {
+        half::f16::from_bits(u16::from_le_bytes([b[0], b[1]]))
     }
 }
 impl Element for bool {

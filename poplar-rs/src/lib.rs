@@ -29,5 +29,7 @@ pub use engine::{Engine, EngineError, EngineOptions};
 pub use error::{CompileError, GraphError, ValidationError};
 pub use exe::Executable;
 pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};
+/// IEEE binary16, the chip's half-precision element type (`DType::F16`, `half` in codelet names).
+pub use half::f16;
 pub use program::Program;
 pub use target::{Target, TileId};

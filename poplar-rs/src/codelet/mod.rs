@@ -34,12 +34,14 @@
 mod field;
 mod hint;
 mod registry;
+pub mod rounding;
 
 pub use field::*;
 pub use hint::prefetch;
 pub(crate) use hint::{prefetch_ptr, set_progress_hook};
 
 pub use registry::*;
+pub use rounding::to_f16;
 
 /// Declares a codelet: a struct of fields bound to tile memory, registered under a name.
 ///

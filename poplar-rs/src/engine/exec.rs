@@ -8,7 +8,7 @@ use super::memory::{gather_runs, Memory};
 use super::plan::*;
 use super::team::{Job, Team};
 use super::EngineError;
-use crate::codelet::{FieldLoc, FieldShape, VertexIo, Worker};
+use crate::codelet::{rounding, FieldLoc, FieldShape, VertexIo, Worker};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
 use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, MemRun, ScalarLoc, Step};
@@ -25,6 +25,11 @@ pub(super) struct Exec<'e> {
     pub(super) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
     pub(super) soft_flush: bool,
+    /// The seed of stochastic rounding to f16, if on (`codelet::rounding`).
+    pub(super) sr_seed: Option<u64>,
+    /// Compute phases run by this engine so far (the current one included while it runs):
+    /// part of each vertex execution's rounding key.
+    pub(super) epoch: &'e std::sync::atomic::AtomicU64,
 }
 
 /// The state of one `run` on the interpreting thread: the shared part, the helper threads
@@ -192,6 +197,8 @@ impl RunCtx<'_> {
 
     pub(super) fn compute(&self, i: ComputePhaseId) -> Result<(), EngineError> {
         let x = self.x;
+        // Before the phase is published to the team: every task of it reads the same value.
+        x.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let plan = &x.computes[i];
         match self.team {
             Some(team) if plan.chunks.len() > 1 => {
@@ -350,6 +357,19 @@ impl Exec<'_> {
                 &self.exe.computes[cs].tiles[ht.index as usize].pre_copies,
             );
         }
+        let sr = self.sr_seed.map(|seed| {
+            let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
+            let tile = self.exe.computes[cs].tiles[ht.index as usize].tile;
+            (seed, epoch, tile)
+        });
+        // Back to rounding to nearest when the tile is done, also when a vertex fails.
+        struct Nearest;
+        impl Drop for Nearest {
+            fn drop(&mut self) {
+                rounding::set_rounding(rounding::Rounding::Nearest);
+            }
+        }
+        let _nearest = sr.map(|_| Nearest);
         for (k, hv) in plan.vertices[ht.first as usize..ht.end as usize]
             .iter()
             .enumerate()
@@ -376,6 +396,11 @@ impl Exec<'_> {
                     &plan.lists[hv.lists_at..][..hv.n_lists],
                 )
             };
+            if let Some((seed, epoch, tile)) = sr {
+                rounding::set_rounding(rounding::Rounding::Stochastic {
+                    key: rounding::vertex_key(seed, epoch, tile, k as u32),
+                });
+            }
             for id in 0..hv.workers {
                 let w = Worker {
                     id,

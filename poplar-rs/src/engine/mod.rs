@@ -65,6 +65,10 @@ pub struct EngineOptions {
     /// When flushing, use the software fallback even where the host has hardware modes (it
     /// flushes only what vertices write: a way to see what the fallback changes).
     pub flush_in_software: bool,
+    /// Round f32 results to f16 stochastically, with this seed (`codelet::rounding`); `None`
+    /// (the default) rounds to nearest. The same seed, program and inputs give the same bits
+    /// for any thread count.
+    pub stochastic_rounding: Option<u64>,
 }
 
 impl EngineOptions {
@@ -99,6 +103,8 @@ pub struct Engine {
     outputs: Vec<Vec<u8>>,
     /// The profiler, when profiling is on.
     recorder: Option<Box<Recorder>>,
+    /// Compute phases run so far (stochastic rounding's keys depend on it).
+    epoch: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Engine {
@@ -365,6 +371,7 @@ impl Engine {
             inputs: (0..n_streams).map(|_| None).collect(),
             outputs: vec![Vec::new(); n_streams],
             recorder: None,
+            epoch: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -437,6 +444,8 @@ impl Engine {
             computes: &self.computes,
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
+            sr_seed: self.options.stochastic_rounding,
+            epoch: &self.epoch,
         };
         // The hardware modes, unless the software fallback does the flushing.
         let flush = self.flushes() && !self.soft_flush();
