@@ -24,10 +24,10 @@ pub struct Unary {
     pub domain: Option<fn(f32) -> bool>,
 }
 
-/// Inputs whose exponential is a normal f32: the range the TP06 kernel's `exp_f32` serves (it
-/// clamps outside it, by design, to keep the cell model's loop branch-free and finite).
+/// [−87, 88]: the range the TP06 kernel's `exp_f32` serves (it clamps its argument to it, by
+/// design, so that the cell model's loop stays branch-free and every result finite and normal).
 fn exp_domain(x: f32) -> bool {
-    (-87.33..=88.72).contains(&x)
+    (-87.0..=88.0).contains(&x)
 }
 
 /// Positive normal inputs, finite: the range of the TP06 kernel's `ln_f32`.
