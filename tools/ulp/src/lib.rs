@@ -173,67 +173,37 @@ const CHUNK: u64 = 1 << 20;
 
 /// `f` over the f32 bit patterns in `bits`, in parallel, against its reference.
 pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
-    sweep_group(std::slice::from_ref(u), bits, flush)
-        .pop()
-        .expect("one sweep per function")
-}
-
-/// Several functions that share one reference (the standard library's and the TP06 kernel's
-/// exponential, say), swept together so that the reference — most of the time of a sweep — is
-/// computed once per input. Returns one sweep per function, in order; each sweep's time is the
-/// group's.
-///
-/// # Panics
-/// If the functions do not all have the same reference.
-pub fn sweep_group(group: &[Unary], bits: Range<u64>, flush: bool) -> Vec<Sweep> {
-    assert!(
-        group
-            .iter()
-            .all(|u| std::ptr::fn_addr_eq(u.reference, group[0].reference)),
-        "a group shares one reference"
-    );
     let t0 = Instant::now();
-    let reference = group[0].reference;
     let chunks = (bits.end - bits.start).div_ceil(CHUNK);
-    let empty = || vec![Sweep::default(); group.len()];
-    let mut sweeps = (0..chunks)
+    let mut s = (0..chunks)
         .into_par_iter()
         .map(|c| {
             let _fp = FlushGuard::new(flush);
             let lo = bits.start + c * CHUNK;
             let hi = (lo + CHUNK).min(bits.end);
-            let mut out = empty();
+            let mut s = Sweep::default();
             for b in lo..hi {
                 let x = f32::from_bits(b as u32);
-                let mut want = None;
-                for (u, s) in group.iter().zip(out.iter_mut()) {
-                    if u.domain.is_some_and(|d| !d(x)) {
-                        s.outside_domain += 1;
-                        continue;
-                    }
-                    let got = (u.f)(std::hint::black_box(x));
-                    let want = *want.get_or_insert_with(|| {
-                        if flush {
-                            flush_f32(reference(f64::from(flush_f32(x))) as f32)
-                        } else {
-                            reference(f64::from(x)) as f32
-                        }
-                    });
-                    s.record(x, got, want);
+                if u.domain.is_some_and(|d| !d(x)) {
+                    s.outside_domain += 1;
+                    continue;
                 }
+                let got = (u.f)(std::hint::black_box(x));
+                let want = if flush {
+                    let xr = flush_f32(x);
+                    flush_f32((u.reference)(f64::from(xr)) as f32)
+                } else {
+                    (u.reference)(f64::from(x)) as f32
+                };
+                s.record(x, got, want);
             }
-            out
+            s
         })
-        .reduce(empty, |a, b| {
-            a.into_iter().zip(b).map(|(a, b)| a.merge(b)).collect()
-        });
-    let seconds = t0.elapsed().as_secs_f64();
-    for (u, s) in group.iter().zip(sweeps.iter_mut()) {
-        s.function = u.name.to_string();
-        s.mode = mode_name(flush).to_string();
-        s.seconds = seconds;
-    }
-    sweeps
+        .reduce(Sweep::default, Sweep::merge);
+    s.function = u.name.to_string();
+    s.mode = mode_name(flush).to_string();
+    s.seconds = t0.elapsed().as_secs_f64();
+    s
 }
 
 /// Every f32 input.
@@ -401,30 +371,5 @@ mod tests {
         let s = sweep_unary(&u, neg..neg + 1000, false);
         assert_eq!(s.outside_domain, 1000);
         assert_eq!(s.inputs, 0);
-    }
-
-    #[test]
-    fn a_group_sweep_equals_separate_sweeps() {
-        let all = unary_functions();
-        let exps: Vec<Unary> = all
-            .iter()
-            .filter(|u| u.name == "exp" || u.name == "tp06-exp")
-            .copied()
-            .collect();
-        let one = u64::from(0.5f32.to_bits());
-        let r = one..one + (1 << 22);
-        for flush in [false, true] {
-            let group = sweep_group(&exps, r.clone(), flush);
-            for (u, g) in exps.iter().zip(&group) {
-                let alone = sweep_unary(u, r.clone(), flush);
-                assert_eq!(
-                    (g.histogram, g.max_ulp, g.outside_domain),
-                    (alone.histogram, alone.max_ulp, alone.outside_domain),
-                    "{}",
-                    u.name
-                );
-                assert_eq!(g.function, u.name);
-            }
-        }
     }
 }

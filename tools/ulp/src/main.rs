@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use ulp::{sweep_division, sweep_group, unary_functions, Sweep, Unary, ALL, BUCKETS};
+use ulp::{sweep_division, sweep_unary, unary_functions, Sweep, ALL, BUCKETS};
 
 #[derive(Parser)]
 #[command(
@@ -84,36 +84,18 @@ fn main() -> Result<()> {
         rayon::current_num_threads(),
         poplar::fp::hardware_flush()
     );
-    // The chosen unary functions, grouped by reference (computed once per input for a group).
-    let mut groups: Vec<Vec<Unary>> = Vec::new();
-    let mut div = false;
     for name in args.functions.split(',').map(str::trim) {
-        if name == "div" {
-            div = true;
-            continue;
-        }
-        let u = *all.iter().find(|u| u.name == name).with_context(|| {
-            format!("unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div")
-        })?;
-        match groups
-            .iter_mut()
-            .find(|g| std::ptr::fn_addr_eq(g[0].reference, u.reference))
-        {
-            Some(g) => g.push(u),
-            None => groups.push(vec![u]),
-        }
-    }
-    for group in &groups {
         for &flush in &modes {
-            for s in sweep_group(group, ALL, flush) {
-                print(&s);
-                sweeps.push(s);
-            }
-        }
-    }
-    if div {
-        for &flush in &modes {
-            let s = sweep_division(args.div_samples, args.seed, flush, ulp::f32_div);
+            let s = if name == "div" {
+                sweep_division(args.div_samples, args.seed, flush, ulp::f32_div)
+            } else {
+                let u = all.iter().find(|u| u.name == name).with_context(|| {
+                    format!(
+                        "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div"
+                    )
+                })?;
+                sweep_unary(u, ALL, flush)
+            };
             print(&s);
             sweeps.push(s);
         }
