@@ -6,7 +6,8 @@
 //! throughout: `L` as assembled (f64, not rounded to f32), each of the `p` diffusion steps
 //! `v ← v + Δt_pde · L v`, then the reaction with [`tp06::step_cell_f64`] (the f64 reference
 //! of the TP06 model, the standard library's `exp`/`ln`), then the activation update. It is
-//! not bit-comparable with the f32 solvers by design; [`compare`] measures how far they are.
+//! not bit-comparable with the f32 solvers by design; [`compare`](super::precision::compare)
+//! measures how far they are.
 
 use rayon::prelude::*;
 
