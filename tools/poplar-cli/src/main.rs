@@ -5,7 +5,9 @@
 //!   an executable (cycles of one execution of each phase);
 //! - `poplar trace PROFILE -o trace.json`: the Chrome trace (opens in Perfetto);
 //! - `poplar plot FILE... -o DIR`: SVG plots (cycles per tile, per phase, per label, the
-//!   timeline; memory per tile).
+//!   timeline; memory per tile);
+//! - `poplar report EXE [PROFILE] -o report.html`: one self-contained HTML page (memory per
+//!   tile, program tree, liveness, execution), opened in any browser without a network.
 
 mod plot;
 
@@ -36,6 +38,14 @@ pub enum CliError {
     },
     #[error("{path}: cannot draw the plot: {message}")]
     Plot { path: String, message: String },
+    #[error("{0}")]
+    Report(#[from] poplar_viewer::ReportError),
+    /// A profile that is not of the executable it is reported with.
+    #[error("{path}: {source}")]
+    ProfileOf {
+        path: String,
+        source: poplar_viewer::ReportError,
+    },
 }
 
 const AFTER_HELP: &str = "\
@@ -87,6 +97,22 @@ enum Cmd {
         /// Phases drawn in phases.svg.
         #[arg(long, default_value_t = 6)]
         top: usize,
+    },
+    /// Write one self-contained HTML page of an executable and, optionally, a profile of it:
+    /// memory per tile (heat map, categories, items), the program tree, liveness per step and,
+    /// with the profile, the execution (timeline, labels, phases, exchange matrices).
+    Report {
+        exe: PathBuf,
+        /// A profile of a run of this executable (`profile.json`).
+        profile: Option<PathBuf>,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The page's title (default: the executable's file name).
+        #[arg(long)]
+        title: Option<String>,
+        /// Replace the output file if it exists.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -209,6 +235,34 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     }
                 }
             }
+        }
+        Cmd::Report {
+            exe,
+            profile,
+            output,
+            title,
+            force,
+        } => {
+            let e = load_exe(&exe)?;
+            let title = title.unwrap_or_else(|| {
+                exe.file_name()
+                    .map_or("executable".into(), |n| n.to_string_lossy().into_owned())
+            });
+            let mut data = poplar_viewer::ReportData::from_executable(&e, &title);
+            drop(e);
+            let mut inputs = vec![exe.as_path()];
+            if let Some(p) = &profile {
+                data =
+                    data.with_profile(&load_profile(p)?)
+                        .map_err(|source| CliError::ProfileOf {
+                            path: p.display().to_string(),
+                            source,
+                        })?;
+                inputs.push(p);
+            }
+            poplar_viewer::write_checked(&output, &data, force, &inputs)?;
+            let size = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
+            eprintln!("wrote {} ({:.1} MB)", output.display(), size as f64 / 1e6);
         }
     }
     Ok(())

@@ -234,3 +234,118 @@ fn absurd_target_fields_are_refused_by_name_not_aborted_on() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The report's embedded data.
+fn report_data(html: &str) -> serde_json::Value {
+    let open = "<script id=\"report-data\" type=\"application/json\">";
+    let at = html.find(open).expect("the data element") + open.len();
+    let end = at + html[at..].find("</script>").expect("its end");
+    serde_json::from_str(&html[at..end]).expect("the data parse")
+}
+
+#[test]
+fn the_report_holds_the_numbers_of_poplar_memory_and_poplar_profile() {
+    let d = dir("report");
+    let (exe, prof) = files(&d);
+    let out = d.join("report.html");
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let (ok, _, err) = poplar(&[
+        "report".as_ref(),
+        &os(&exe),
+        &os(&prof),
+        "-o".as_ref(),
+        &os(&out),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("wrote"), "{err}");
+    let page = report_data(&std::fs::read_to_string(&out).unwrap());
+
+    let (ok, mem, err) = poplar(&["memory".as_ref(), &os(&exe), "--json".as_ref()]);
+    assert!(ok, "{err}");
+    let mem: serde_json::Value = serde_json::from_str(&mem).unwrap();
+    let tiles = mem["tiles"].as_array().unwrap();
+    assert_eq!(tiles.len(), 4);
+    for (t, tm) in tiles.iter().enumerate() {
+        assert_eq!(page["memory"]["total"][t], tm["total"], "tile {t}");
+        assert_eq!(page["memory"]["always_live"][t], tm["always_live"]);
+        assert_eq!(page["memory"]["temporary"][t], tm["temporary"]);
+        assert_eq!(
+            page["memory"]["by_category"][0][t],
+            tm["by_category"]["variables"]
+        );
+        assert_eq!(
+            page["memory"]["by_category"][4][t],
+            tm["by_category"]["code"]
+        );
+    }
+    assert_eq!(page["memory"]["total_stats"], mem["total"]);
+
+    let (ok, prof_json, err) = poplar(&["profile".as_ref(), &os(&prof), "--json".as_ref()]);
+    assert!(ok, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&prof_json).unwrap();
+    assert_eq!(page["profile"]["elapsed"], p["elapsed"]);
+    assert_eq!(page["profile"]["labels"], p["labels"]);
+    assert_eq!(page["profile"]["tile_exchange"], p["tiles"]["exchange"]);
+    let phases = p["phases"].as_array().unwrap();
+    assert_eq!(
+        page["profile"]["phases"].as_array().unwrap().len(),
+        phases.len()
+    );
+    for (a, b) in page["profile"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(phases)
+    {
+        for f in [
+            "kind",
+            "index",
+            "name",
+            "executions",
+            "cycles",
+            "per_execution",
+            "wall_ns",
+        ] {
+            assert_eq!(a[f], b[f], "{f} of phase {}", b["name"]);
+        }
+    }
+
+    // Run again: the earlier report is kept unless --force; the executable is never replaced.
+    let before = std::fs::read(&out).unwrap();
+    let (ok, _, err) = poplar(&["report".as_ref(), &os(&exe), "-o".as_ref(), &os(&out)]);
+    assert!(
+        !ok && err.contains("exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    let exe_bytes = std::fs::read(&exe).unwrap();
+    let (ok, _, err) = poplar(&[
+        "report".as_ref(),
+        &os(&exe),
+        "-o".as_ref(),
+        &os(&exe),
+        "--force".as_ref(),
+    ]);
+    assert!(!ok && err.contains("is an input"), "{err}");
+    assert_eq!(std::fs::read(&exe).unwrap(), exe_bytes);
+    // A profile of another executable is named and refused.
+    let mut other: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    other["phases"][0]["name"] = "something else".into();
+    let other_path = d.join("other.profile.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let (ok, _, err) = poplar(&[
+        "report".as_ref(),
+        &os(&exe),
+        &os(&other_path),
+        "-o".as_ref(),
+        &os(&d.join("r2.html")),
+    ]);
+    assert!(!ok, "a foreign profile is refused");
+    assert!(
+        err.contains("other.profile.json") && err.contains("something else"),
+        "{err}"
+    );
+    assert!(!d.join("r2.html").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -1,0 +1,123 @@
+//! A graph and execution viewer in the browser: one self-contained HTML file showing a compiled
+//! executable (memory per tile, program tree, liveness) and, with a profile, its execution
+//! (phase timeline, cycles per label and phase, exchange matrices).
+//!
+//! The file needs no server and no network: the page's script and style are inlined, and no
+//! third-party library is used (the charts are drawn on canvases by `assets/viewer.js`). The
+//! data are embedded as JSON ([`ReportData`], described in `docs/viewer.md`), built from the
+//! same functions as `poplar memory` and `poplar profile`.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let exe = poplar::Executable::load_unlinked("model.exe")?;
+//! let profile = poplar::profile::Profile::load("profile.json")?;
+//! let data = poplar_viewer::ReportData::from_executable(&exe, "model").with_profile(&profile)?;
+//! poplar_viewer::write(std::path::Path::new("report.html"), &data, false)?;
+//! # Ok(()) }
+//! ```
+
+#[cfg(feature = "browser")]
+pub mod browser;
+pub mod data;
+pub mod liveness;
+
+use std::path::{Path, PathBuf};
+
+pub use data::{ReportData, REPORT_VERSION};
+
+const TEMPLATE: &str = include_str!("../assets/viewer.html");
+const STYLE: &str = include_str!("../assets/viewer.css");
+const SCRIPT: &str = include_str!("../assets/viewer.js");
+
+/// What can go wrong making a report; each names the file or the thing at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The profile is not of this executable.
+    #[error("the profile does not belong to this executable: {what}")]
+    ProfileMismatch { what: String },
+    /// The output exists and overwriting was not asked for.
+    #[error("{}: exists; give --force to replace it, or another output", path.display())]
+    Exists { path: PathBuf },
+    /// The output would replace one of the report's own inputs.
+    #[error("{}: is an input of this report; choose another output", path.display())]
+    OutputIsInput { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The report as one HTML document.
+pub fn html(data: &ReportData) -> String {
+    // `<` only occurs inside JSON strings, where `\u003c` means the same: the data can then
+    // never close its <script> element.
+    let json = serde_json::to_string(data)
+        .expect("report data serialize")
+        .replace('<', "\\u003c");
+    let mut out = String::with_capacity(TEMPLATE.len() + STYLE.len() + SCRIPT.len() + json.len());
+    let mut rest = TEMPLATE;
+    for (marker, value) in [
+        ("{{TITLE}}", escape_html(&data.title)),
+        ("{{STYLE}}", STYLE.to_string()),
+        ("{{DATA}}", json),
+        ("{{SCRIPT}}", SCRIPT.to_string()),
+    ] {
+        let at = rest
+            .find(marker)
+            .expect("the template holds every marker once");
+        out.push_str(&rest[..at]);
+        out.push_str(&value);
+        rest = &rest[at + marker.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Writes the report to `path`, atomically (a temporary file beside it, then renamed), refusing
+/// to replace an existing file unless `force`, and never replacing one of `inputs`.
+pub fn write_checked(
+    path: &Path,
+    data: &ReportData,
+    force: bool,
+    inputs: &[&Path],
+) -> Result<(), ReportError> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    if let Some(out) = canon(path) {
+        if inputs.iter().any(|i| canon(i).as_ref() == Some(&out)) {
+            return Err(ReportError::OutputIsInput { path: path.into() });
+        }
+        if !force {
+            return Err(ReportError::Exists { path: path.into() });
+        }
+    }
+    let io = |source| ReportError::Io {
+        path: path.into(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report.html".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, html(data)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(e)
+    })?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(e)
+    })
+}
+
+/// [`write_checked`] with no inputs to protect.
+pub fn write(path: &Path, data: &ReportData, force: bool) -> Result<(), ReportError> {
+    write_checked(path, data, force, &[])
+}

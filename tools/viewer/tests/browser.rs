@@ -1,0 +1,318 @@
+//! The report in a real browser: headless Chromium (the distribution's package; `.ci/run`
+//! installs it, `CHROMIUM` may name another) opens the page of a small two-chip executable.
+//! Any console error or uncaught exception fails the test; the memory view must show every
+//! tile, and a real click on a tile must show that tile's bytes as `poplar memory` reports them.
+//! Screenshots of the four views are kept in `target/tmp/viewer/` (printed at the end).
+
+mod common;
+
+use std::path::PathBuf;
+
+use poplar::profile::MemoryReport;
+use poplar_viewer::browser::Browser;
+use poplar_viewer::ReportData;
+use serde_json::Value;
+
+fn artefacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+    std::fs::create_dir_all(&dir).expect("artefact folder");
+    dir
+}
+
+fn num(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.parse().unwrap_or_else(|_| panic!("not a number: {s}")),
+        Value::Number(n) => n.as_u64().expect("an unsigned number"),
+        other => panic!("not a number: {other}"),
+    }
+}
+
+fn no_errors(b: &Browser, when: &str) {
+    let errors = b.errors();
+    assert!(errors.is_empty(), "console errors {when}: {errors:#?}");
+}
+
+/// Polls `expr` until it is true (events such as a `<details>` toggle are delivered after the
+/// click that causes them).
+fn wait_for(b: &mut Browser, expr: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if b.eval(expr).unwrap() == Value::Bool(true) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// Clicks the centre of the element `selector`.
+fn click_element(b: &mut Browser, selector: &str) {
+    let r = b
+        .eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); \
+             return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+        ))
+        .expect("element position");
+    b.click(r[0].as_f64().unwrap(), r[1].as_f64().unwrap())
+        .expect("click");
+}
+
+fn screenshot(b: &mut Browser, name: &str) -> PathBuf {
+    let png = b.screenshot().expect("screenshot");
+    assert_eq!(&png[1..4], b"PNG", "a PNG");
+    let path = artefacts().join(name);
+    std::fs::write(&path, png).expect("write screenshot");
+    path
+}
+
+/// Compute and exchange steps of the programs in order, a loop's body once, a function's body
+/// at its first call (as the liveness view walks them).
+fn program_steps(exe: &poplar::Executable) -> u64 {
+    use poplar::exe::Step;
+    fn walk(exe: &poplar::Executable, s: &Step, seen: &mut Vec<u32>) -> u64 {
+        match s {
+            Step::Compute(_) | Step::Exchange(_) => 1,
+            Step::Seq(v) => v.iter().map(|x| walk(exe, x, seen)).sum(),
+            Step::Label { body, .. } | Step::Repeat { body, .. } => walk(exe, body, seen),
+            Step::While { cond, body, .. } => walk(exe, cond, seen) + walk(exe, body, seen),
+            Step::If { then, else_, .. } => walk(exe, then, seen) + walk(exe, else_, seen),
+            Step::Switch { cases, default, .. } => {
+                cases.iter().map(|(_, x)| walk(exe, x, seen)).sum::<u64>()
+                    + walk(exe, default, seen)
+            }
+            Step::Call(f) if !seen.contains(&f.as_u32()) => {
+                seen.push(f.as_u32());
+                walk(exe, &exe.functions[*f], seen)
+            }
+            _ => 0,
+        }
+    }
+    let mut seen = Vec::new();
+    exe.programs.iter().map(|p| walk(exe, p, &mut seen)).sum()
+}
+
+#[test]
+fn the_report_opens_without_errors_shows_every_tile_and_a_clicked_tiles_bytes() {
+    let (exe, profile) = common::sample();
+    let memory = MemoryReport::from_executable(&exe);
+    let data = ReportData::from_executable(&exe, "two chips")
+        .with_profile(&profile)
+        .expect("the profile is of this executable");
+    let page = artefacts().join("two-chips.html");
+    let _ = std::fs::remove_file(&page);
+    poplar_viewer::write(&page, &data, false).expect("write the report");
+
+    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    b.open_report(&page).expect("the report renders");
+    no_errors(&b, "after loading");
+
+    // Every tile is in the memory view: the summary counts them, and each tile's square on the
+    // map leads back to it.
+    let tiles = exe.target.num_tiles();
+    assert_eq!(tiles, 32);
+    assert_eq!(
+        num(&b
+            .eval("document.getElementById('memory-summary').dataset.tiles")
+            .unwrap()),
+        u64::from(tiles)
+    );
+    let on_map = b
+        .eval(
+            "(() => { const r = window.poplarReport; const n = r.data.target.tiles; \
+             let ok = 0; for (let t = 0; t < n; t++) { const p = r.mapPos(t); \
+             if (r.mapTileAt(p[0] + 1, p[1] + 1) === t) ok++; } return ok; })()",
+        )
+        .unwrap();
+    assert_eq!(num(&on_map), u64::from(tiles), "tiles found on the map");
+
+    // A real click on the square of a tile of the second chip shows its bytes.
+    let tile = 21u32;
+    let m = &memory.tiles[tile as usize];
+    assert!(m.total > 0, "the chosen tile holds data");
+    let xy = b
+        .eval(&format!(
+            "(() => {{ const c = document.getElementById('memory-map').getBoundingClientRect(); \
+             const p = window.poplarReport.mapPos({tile}); \
+             return [c.left + p[0] + 2, c.top + p[1] + 2]; }})()"
+        ))
+        .unwrap();
+    b.click(xy[0].as_f64().unwrap(), xy[1].as_f64().unwrap())
+        .unwrap();
+    let detail = b
+        .eval(
+            "(() => { const d = document.getElementById('tile-detail'); \
+             return {tile: d.dataset.tile, total: d.dataset.total, live: d.dataset.alwaysLive, \
+             temp: d.dataset.temporary, \
+             cats: Array.from(d.querySelectorAll('tr[data-category]')).map(r => [r.dataset.category, Number(r.dataset.bytes)]), \
+             items: Array.from(d.querySelectorAll('#tile-items tr[data-bytes]')).map(r => Number(r.dataset.bytes)) }; })()",
+        )
+        .unwrap();
+    assert_eq!(
+        num(&detail["tile"]),
+        u64::from(tile),
+        "the clicked tile is shown"
+    );
+    assert_eq!(num(&detail["total"]), m.total);
+    assert_eq!(num(&detail["live"]), m.always_live);
+    assert_eq!(num(&detail["temp"]), m.temporary);
+    let cats: Vec<(String, u64)> = detail["cats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c[0].as_str().unwrap().to_string(), c[1].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64)> = m
+        .by_category
+        .entries()
+        .iter()
+        .map(|(n, b)| (n.to_string(), *b))
+        .collect();
+    assert_eq!(cats, want, "categories of tile {tile}");
+    let items: u64 = detail["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let breakdown: u64 = exe.tiles[tile as usize]
+        .breakdown
+        .iter()
+        .map(|i| u64::from(i.bytes))
+        .sum();
+    assert_eq!(items, breakdown, "items of tile {tile}");
+    // The fullest tile heads the table.
+    let first = b
+        .eval("document.querySelector('#fullest tr[data-tile]').dataset.tile")
+        .unwrap();
+    assert_eq!(num(&first), u64::from(memory.fullest(1)[0].tile));
+    no_errors(&b, "after clicking a tile");
+    let mut shots = vec![screenshot(&mut b, "memory.png")];
+
+    // The other views, opened by clicking their tabs.
+    click_element(&mut b, "button[data-view=programs]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'programs'"
+    ));
+    // Expand the loop, then the label inside it, by clicking them.
+    for caption in ["repeat × 3", "add"] {
+        let found = wait_for(
+            &mut b,
+            &format!(
+                "(() => {{ const s = Array.from(document.querySelectorAll('#program-tree summary')) \
+                 .find(s => s.textContent === {caption:?}); \
+                 if (!s) return false; s.id = 'to-click'; return true; }})()"
+            ),
+        );
+        assert!(found, "'{caption}' is in the tree");
+        click_element(&mut b, "#to-click");
+        b.eval("document.getElementById('to-click').removeAttribute('id')")
+            .unwrap();
+    }
+    assert!(wait_for(
+        &mut b,
+        "document.getElementById('program-tree').textContent.includes('compute y = x + x')"
+    ));
+    let tree = b
+        .eval("document.getElementById('program-tree').textContent")
+        .unwrap();
+    let tree = tree.as_str().unwrap();
+    for name in ["main", "repeat × 3", "compute y = x + x"] {
+        assert!(
+            tree.contains(name),
+            "the program tree shows '{name}': {tree}"
+        );
+    }
+    no_errors(&b, "in the program tree");
+    shots.push(screenshot(&mut b, "programs.png"));
+
+    click_element(&mut b, "button[data-view=liveness]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'liveness'"
+    ));
+    let steps = b
+        .eval("document.getElementById('live-chart').dataset.steps")
+        .unwrap();
+    assert_eq!(num(&steps), program_steps(&exe), "liveness steps");
+    no_errors(&b, "in the liveness view");
+    shots.push(screenshot(&mut b, "liveness.png"));
+
+    click_element(&mut b, "button[data-view=execution]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'execution'"
+    ));
+    let cycles = b
+        .eval("document.getElementById('exec-summary').dataset.cycles")
+        .unwrap();
+    assert_eq!(num(&cycles), profile.total_cycles(), "the run's cycles");
+    let rows = b
+        .eval("document.querySelectorAll('#phase-table tr[data-phase]').length")
+        .unwrap();
+    assert_eq!(
+        num(&rows) as usize,
+        profile.phases.len(),
+        "one row per phase"
+    );
+    // Bytes from chip 0 to chip 1 over the run, computed here from the executable's transfers.
+    let mut want01 = 0u64;
+    for ph in profile
+        .phases
+        .iter()
+        .filter(|p| p.kind == poplar::profile::PhaseKind::Exchange)
+    {
+        let x = &exe.exchanges.as_slice()[ph.index as usize];
+        for tr in &x.transfers {
+            for &(d, _) in &tr.dsts {
+                if exe.target.ipu_of(tr.src_tile) == 0 && exe.target.ipu_of(d) == 1 {
+                    want01 += ph.executions * u64::from(tr.bytes);
+                }
+            }
+        }
+    }
+    assert!(want01 > 0, "the sample sends between the chips");
+    let got01 = b
+        .eval("document.querySelectorAll('#chip-matrix tr')[1].querySelectorAll('td')[1].dataset.bytes")
+        .unwrap();
+    assert_eq!(num(&got01), want01, "chip 0 → chip 1 bytes");
+    no_errors(&b, "in the execution view");
+    shots.push(screenshot(&mut b, "execution.png"));
+    for s in shots {
+        println!("screenshot: {}", s.display());
+    }
+}
+
+#[test]
+fn a_report_without_profile_and_with_hostile_names_renders_safely() {
+    let (exe, _) = common::sample();
+    let title = "</script><script>window.pwned = 1</script> & <b>bold</b>";
+    let data = ReportData::from_executable(&exe, title);
+    let page = artefacts().join("no-profile.html");
+    let _ = std::fs::remove_file(&page);
+    poplar_viewer::write(&page, &data, false).expect("write the report");
+    let mut b = Browser::start(1200, 900).expect("start Chromium");
+    b.open_report(&page).expect("the report renders");
+    assert_eq!(
+        b.eval("window.pwned === undefined").unwrap(),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        b.eval("document.getElementById('title').textContent")
+            .unwrap(),
+        Value::String(title.to_string())
+    );
+    click_element(&mut b, "button[data-view=execution]");
+    // Without a profile, the phases are the static model, one row per phase.
+    let rows = b
+        .eval("document.querySelectorAll('#phase-table tr[data-phase]').length")
+        .unwrap();
+    assert_eq!(
+        num(&rows) as usize,
+        exe.computes.len() + exe.exchanges.len()
+    );
+    for view in ["programs", "liveness"] {
+        click_element(&mut b, &format!("button[data-view={view}]"));
+    }
+    no_errors(&b, "without a profile");
+}

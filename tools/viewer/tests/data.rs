@@ -1,0 +1,227 @@
+//! The report's data against the reports they come from: the memory report
+//! (`poplar memory --json`), the cycle model and the profile (`poplar profile --json`), and
+//! the liveness against the compiler's temporaries peak.
+
+mod common;
+
+use poplar::profile::{CycleModel, MemoryReport, PhaseKind};
+use poplar_viewer::{ReportData, ReportError};
+
+/// The JSON embedded in a report page.
+fn embedded(html: &str) -> ReportData {
+    let open = "<script id=\"report-data\" type=\"application/json\">";
+    let at = html.find(open).expect("the data element") + open.len();
+    let end = at + html[at..].find("</script>").expect("its end");
+    serde_json::from_str(&html[at..end]).expect("the data parse")
+}
+
+#[test]
+fn memory_columns_equal_the_memory_report() {
+    let (exe, profile) = common::sample();
+    let m = MemoryReport::from_executable(&exe);
+    let d = embedded(&poplar_viewer::html(
+        &ReportData::from_executable(&exe, "t")
+            .with_profile(&profile)
+            .unwrap(),
+    ));
+    let mm = &d.memory;
+    assert_eq!(mm.total.len(), m.tiles.len());
+    for (t, tm) in m.tiles.iter().enumerate() {
+        assert_eq!(mm.total[t], tm.total, "tile {t}");
+        assert_eq!(mm.always_live[t], tm.always_live, "tile {t}");
+        assert_eq!(mm.temporary[t], tm.temporary, "tile {t}");
+        for (c, (name, b)) in tm.by_category.entries().iter().enumerate() {
+            assert_eq!(mm.categories[c], *name);
+            assert_eq!(mm.by_category[c][t], *b, "tile {t} {name}");
+        }
+        // The items of a tile add up to its categories.
+        let mut per_cat = vec![0u64; mm.categories.len()];
+        for pair in mm.tile_items[t].chunks(2) {
+            per_cat[mm.item_categories[pair[0] as usize] as usize] += pair[1];
+        }
+        let want: Vec<u64> = tm.by_category.entries().iter().map(|e| e.1).collect();
+        assert_eq!(per_cat, want, "items of tile {t}");
+    }
+    assert_eq!(mm.total_stats, m.total);
+    assert_eq!(mm.always_live_stats, m.always_live);
+    assert_eq!(mm.temporary_stats, m.temporary);
+    // Items: the same names in the same order with the same totals.
+    let mut totals = vec![0u64; mm.item_names.len()];
+    for list in &mm.tile_items {
+        for pair in list.chunks(2) {
+            totals[pair[0] as usize] += pair[1];
+        }
+    }
+    let got: Vec<(&str, u64)> = mm
+        .item_names
+        .iter()
+        .map(|s| s.as_str())
+        .zip(totals)
+        .collect();
+    let want: Vec<(&str, u64)> = m.items.iter().map(|i| (i.name.as_str(), i.total)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn phases_equal_the_cycle_model_and_the_profile() {
+    let (exe, profile) = common::sample();
+    let model = CycleModel::new(&exe);
+    let d = ReportData::from_executable(&exe, "t")
+        .with_profile(&profile)
+        .unwrap();
+    assert_eq!(d.computes.len(), model.computes.len());
+    for (c, m) in d.computes.iter().zip(&model.computes) {
+        assert_eq!(
+            (c.name.as_str(), c.cycles, c.vertices),
+            (m.name.as_str(), m.max, m.vertices)
+        );
+        assert_eq!(c.codelets.iter().map(|p| p[1]).sum::<u64>(), c.vertices);
+    }
+    for (x, m) in d.exchanges.iter().zip(&model.exchanges) {
+        assert_eq!(
+            (
+                x.name.as_str(),
+                x.cycles,
+                x.bytes,
+                x.inter_chip_bytes,
+                x.transfers
+            ),
+            (
+                m.name.as_str(),
+                m.max,
+                m.bytes,
+                m.inter_chip_bytes,
+                m.transfers
+            )
+        );
+        // The range matrix holds every delivered byte.
+        let in_matrix: u64 = x.matrix.chunks(3).map(|e| e[2]).sum();
+        assert_eq!(in_matrix, m.bytes_delivered, "{}", x.name);
+    }
+    let p = d.profile.as_ref().expect("a profile");
+    assert_eq!(p.elapsed, profile.elapsed);
+    assert_eq!(p.elapsed.total(), profile.total_cycles());
+    assert_eq!(p.labels, profile.labels);
+    assert_eq!(p.phases.len(), profile.phases.len());
+    for (a, b) in p.phases.iter().zip(&profile.phases) {
+        let kind = match b.kind {
+            PhaseKind::Compute => "compute",
+            PhaseKind::Exchange => "exchange",
+        };
+        assert_eq!(
+            (
+                a.kind.as_str(),
+                a.index,
+                &a.name,
+                a.executions,
+                a.cycles,
+                a.per_execution,
+                a.wall_ns
+            ),
+            (
+                kind,
+                b.index,
+                &b.name,
+                b.executions,
+                b.cycles,
+                b.per_execution,
+                b.wall_ns
+            )
+        );
+    }
+    assert_eq!(p.tile_compute, profile.tiles.compute);
+    assert_eq!(p.timeline.start.len(), profile.timeline.spans.len());
+}
+
+#[test]
+fn liveness_stays_within_the_compilers_temporaries_peak_and_reaches_it() {
+    let (exe, _) = common::sample();
+    let t = poplar_viewer::liveness::phase_temporaries(&exe);
+    let mut peak = vec![0u64; exe.tiles.len()];
+    for m in t.computes.iter().chain(&t.exchanges) {
+        for (&tile, &b) in m {
+            peak[tile as usize] = peak[tile as usize].max(b);
+        }
+    }
+    let mut reached = 0;
+    for (tile, img) in exe.tiles.iter().enumerate() {
+        let compiler = u64::from(img.temporary_bytes);
+        assert!(
+            peak[tile] <= compiler,
+            "tile {tile}: {} > {compiler}",
+            peak[tile]
+        );
+        if compiler > 0 && peak[tile] == compiler {
+            reached += 1;
+        }
+    }
+    let with_temps = exe.tiles.iter().filter(|i| i.temporary_bytes > 0).count();
+    assert!(with_temps > 0, "the sample has temporaries");
+    assert_eq!(
+        reached, with_temps,
+        "every tile's peak is a phase's high-water mark"
+    );
+}
+
+#[test]
+fn a_profile_of_another_executable_is_refused() {
+    let (exe, profile) = common::sample();
+    let mut other = profile.clone();
+    other.phases[0].name = "not this one".into();
+    let e = ReportData::from_executable(&exe, "t")
+        .with_profile(&other)
+        .unwrap_err();
+    assert!(
+        matches!(&e, ReportError::ProfileMismatch { what } if what.contains("not this one")),
+        "{e}"
+    );
+    let mut other = profile;
+    other.target.tiles_per_ipu = 8;
+    let e = ReportData::from_executable(&exe, "t")
+        .with_profile(&other)
+        .unwrap_err();
+    assert!(e.to_string().contains("2 chips × 8 tiles"), "{e}");
+}
+
+#[test]
+fn writing_refuses_to_replace_files_unless_asked_and_never_an_input() {
+    let (exe, _) = common::sample();
+    let d = ReportData::from_executable(&exe, "t");
+    let dir = std::env::temp_dir().join(format!("viewer-write-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("r.html");
+    std::fs::write(&out, "earlier").unwrap();
+    let e = poplar_viewer::write(&out, &d, false).unwrap_err();
+    assert!(matches!(e, ReportError::Exists { .. }), "{e}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier");
+    poplar_viewer::write(&out, &d, true).unwrap();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    let input = dir.join("model.exe");
+    std::fs::write(&input, "exe").unwrap();
+    let e = poplar_viewer::write_checked(&input, &d, true, &[&input]).unwrap_err();
+    assert!(matches!(e, ReportError::OutputIsInput { .. }), "{e}");
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), "exe");
+    // A folder that does not exist: an I/O error naming the file, nothing left behind.
+    let e = poplar_viewer::write(&dir.join("missing/r.html"), &d, false).unwrap_err();
+    assert!(e.to_string().contains("missing/r.html"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 2, "only r.html and model.exe");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn names_cannot_close_the_data_element() {
+    let (exe, _) = common::sample();
+    let mut d = ReportData::from_executable(&exe, "</script><script>x()</script>");
+    d.computes[0].name = "</SCRIPT>".into();
+    let html = poplar_viewer::html(&d);
+    let back = embedded(&html);
+    assert_eq!(back, d, "the data survive the page");
+    assert_eq!(
+        html.matches("</script>").count(),
+        2,
+        "only the page's own two scripts close"
+    );
+}
