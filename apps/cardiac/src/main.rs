@@ -222,6 +222,9 @@ struct RunArgs {
     /// Do not profile the run (no phase breakdown, no profile.json).
     #[arg(long)]
     no_profile: bool,
+    /// Do not write report.html (the browser view of the executable and its profile).
+    #[arg(long)]
+    no_report: bool,
     /// Write the membrane voltage as a VTU snapshot every this many simulated ms, listed in
     /// `voltage.pvd` for ParaView's time slider; 0 writes none. The device runs in chunks of
     /// at most 250 ODE steps, shortened to the snapshot interval when that is shorter. A
@@ -375,6 +378,19 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     let t = Instant::now();
     let exe = compile_or_hint(&prob, spec.chips)?;
     let compile_s = t.elapsed().as_secs_f64();
+    // The page's static part is taken now: the engine takes the executable over.
+    let page = (!a.no_report).then(|| {
+        let title = format!(
+            "cardiac run: {}, {} chip(s), {} strategy",
+            match &spec.mesh {
+                None => format!("slab dx {} mm", spec.dx),
+                Some(p) => p.display().to_string(),
+            },
+            spec.chips,
+            cfg.strategy.name()
+        );
+        poplar_viewer::ReportData::from_executable(&exe, &title)
+    });
     let mem: Vec<u32> = exe
         .tiles
         .iter()
@@ -424,6 +440,17 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         print_phase_breakdown(p, &cfg.target, setup.dt_ode, res.t);
         p.save(a.out.join("profile.json"))
             .with_context(|| format!("writing {}/profile.json", a.out.display()))?;
+    }
+    if let Some(mut page) = page {
+        if let Some(p) = &profile {
+            page = page.with_profile(p)?;
+        }
+        // The folder was checked for earlier results (`output::prepare`) before the run.
+        poplar_viewer::write(&a.out.join("report.html"), &page, true)?;
+        println!(
+            "wrote {}/report.html (open it in a browser: memory per tile, program tree, liveness, execution)",
+            a.out.display()
+        );
     }
     println!(
         "timings: set-up (mesh + operator) {setup_s:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {sim_s:.2} s ({:.3} s per simulated ms), total {:.2} s",

@@ -104,6 +104,8 @@
       const tot = M.by_category[i].reduce((a, b) => a + b, 0);
       return el("span", {}, el("i", { style: `background:${CAT_COLOURS[i]}` }), `${c} ${bytes(tot)}`);
     }));
+    $("memory-scale").value = M.total_stats.max * 2 < T.bytes_per_tile ? "fullest" : "budget";
+    $("memory-scale").addEventListener("change", () => { drawMap(); drawStrip(); });
     drawMap();
     drawStrip();
     const order = M.total.map((_, i) => i).sort((a, b) => M.total[b] - M.total[a] || a - b).slice(0, 20);
@@ -140,6 +142,8 @@
     const cw = cols * cell, ch = rows * cell;
     const H = chipRows * (ch + gap + 14);
     const g = canvas(c, Math.min(W, chipCols * (cw + gap)), H);
+    const full = scaleTop();
+    $("map-caption").textContent = `(colour: bytes against ${$("memory-scale").value === "budget" ? "the budget" : "the fullest tile"}, ${bytes(full)}; red: over the budget; click a tile)`;
     g.font = "11px system-ui, sans-serif";
     mapGeom = { cols, rows, cell, cw, ch, gap, chipCols };
     for (let chip = 0; chip < T.chips; chip++) {
@@ -148,7 +152,7 @@
       g.fillText(`chip ${chip}`, ox, oy + 10);
       for (let k = 0; k < T.tiles_per_chip; k++) {
         const t = chip * T.tiles_per_chip + k;
-        g.fillStyle = ramp(M.total[t] / T.bytes_per_tile);
+        g.fillStyle = M.total[t] > T.bytes_per_tile ? ramp(2) : ramp(M.total[t] / full);
         g.fillRect(ox + (k % cols) * cell, oy + 14 + Math.floor(k / cols) * cell, cell > 3 ? cell - 1 : cell, cell > 3 ? cell - 1 : cell);
       }
     }
@@ -185,19 +189,24 @@
     return chip * T.tiles_per_chip + k;
   }
 
+  // The byte count at the top of the memory charts' scale.
+  function scaleTop() {
+    return Math.max(1, $("memory-scale").value === "budget" ? Math.max(T.bytes_per_tile, M.total_stats.max) : M.total_stats.max);
+  }
+
   function drawStrip() {
     const c = $("memory-strip");
     const W = widthOf(c), H = 220, pad = 46;
     const g = canvas(c, W, H);
     const plotW = W - pad - 4, plotH = H - 24;
-    const top = Math.max(T.bytes_per_tile, M.total_stats.max) * 1.05;
+    const top = scaleTop() * 1.05;
     const per = Math.max(1, Math.ceil(NT / plotW));
-    const colW = Math.max(1, Math.floor(plotW / Math.ceil(NT / per)));
+    const colW = plotW / Math.ceil(NT / per);
     const y = (b) => 4 + plotH - (b / top) * plotH;
     g.font = "11px system-ui, sans-serif";
     g.fillStyle = "#5f6b76";
     for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-      const b = f * T.bytes_per_tile;
+      const b = (f * top) / 1.05;
       g.fillText(kib(b).replace(" KiB", "K"), 2, y(b) + 4);
     }
     const reps = [];
@@ -210,7 +219,7 @@
         const b = M.by_category[k][best];
         if (!b) continue;
         g.fillStyle = CAT_COLOURS[k];
-        g.fillRect(x, y(acc + b), colW, y(acc) - y(acc + b));
+        g.fillRect(x, y(acc + b), colW + 0.5, y(acc) - y(acc + b));
         acc += b;
       }
       if (best === selected) {
@@ -218,13 +227,18 @@
         g.fillRect(x, 4, Math.max(colW, 2), plotH);
       }
     }
-    g.strokeStyle = "#d7301f";
-    g.setLineDash([5, 3]);
-    g.beginPath();
-    g.moveTo(pad, y(T.bytes_per_tile));
-    g.lineTo(W - 2, y(T.bytes_per_tile));
-    g.stroke();
-    g.setLineDash([]);
+    if (T.bytes_per_tile <= top) {
+      g.strokeStyle = "#d7301f";
+      g.setLineDash([5, 3]);
+      g.beginPath();
+      g.moveTo(pad, y(T.bytes_per_tile));
+      g.lineTo(W - 2, y(T.bytes_per_tile));
+      g.stroke();
+      g.setLineDash([]);
+    } else {
+      g.fillStyle = "#d7301f";
+      g.fillText(`budget ${kib(T.bytes_per_tile)} is above the scale`, W - 200, 14);
+    }
     g.fillStyle = "#5f6b76";
     g.fillText(`tile 0`, pad, H - 6);
     g.fillText(`tile ${NT - 1}`, Math.max(pad, pad + reps.length * colW - 60), H - 6);
@@ -640,7 +654,9 @@
 
   // ---------------------------------------------------------------- start
   show("memory");
+  // Script time of the first view, and time since navigation started (parse + script).
   document.documentElement.dataset.renderMs = (performance.now() - t0).toFixed(1);
+  document.documentElement.dataset.firstRenderMs = performance.now().toFixed(1);
   document.documentElement.dataset.rendered = "1";
   window.poplarReport = { data: D, selectTile, show, mapPos, mapTileAt };
 })();

@@ -12,10 +12,11 @@ use crate::solver::device::DeviceRun;
 use crate::solver::Results;
 
 /// Files a run writes (and would overwrite) in its output folder.
-pub const RESULT_FILES: [&str; 4] = [
+pub const RESULT_FILES: [&str; 5] = [
     "activation.vtu",
     "results.json",
     "profile.json",
+    "report.html",
     "voltage.pvd",
 ];
 
