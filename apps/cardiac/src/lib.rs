@@ -2,6 +2,7 @@
 //! written only against the public API of `poplar` and `codelets`.
 
 pub mod app;
+pub mod cell;
 pub mod matrix;
 pub mod mesh;
 pub mod partition;

@@ -37,6 +37,10 @@ struct Cli {
 enum Cmd {
     /// Build, compile and run a simulation; print activation times; write results.
     Run(RunArgs),
+    /// Pace one TP06 cell (the tissue solver's f32 kernel): upstroke, Vmax and APD30/50/90 per
+    /// beat, and with --s2 the S1-S2 restitution curve; writes trace.csv, beats.csv,
+    /// restitution.csv and cell.json.
+    Cell(CellArgs),
     /// Build and compile, and save the executable: one file that also carries what the host
     /// needs to run it and report on it (run info, benchmark points, the mesh for VTU output).
     Compile {
@@ -138,6 +142,15 @@ struct ProblemArgs {
     /// Halo strategy.
     #[arg(long, value_enum, default_value_t = Strategy::MixedClean)]
     strategy: Strategy,
+    /// Stimulus current density (µA/mm³); the benchmark's is 50.
+    #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
+    stim_amplitude: f64,
+    /// Stimulus length (ms); the benchmark's is 2.
+    #[arg(long, default_value_t = 2.0)]
+    stim_duration: f64,
+    /// Stimulus start (ms); the benchmark's is 0.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    stim_start: f64,
 }
 
 impl ProblemArgs {
@@ -191,6 +204,9 @@ impl ProblemArgs {
             chips: self.chips,
             tiles: self.tiles,
             strategy: self.strategy,
+            stim_density: self.stim_amplitude,
+            stim_duration: self.stim_duration,
+            stim_start: self.stim_start,
         })
     }
 }
@@ -360,9 +376,12 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     }
     let stimulated = setup.stim_current.iter().filter(|&&s| s != 0.0).count();
     println!(
-        "stimulus: {stimulated} cells, 50 µA/mm³ for {} ms from t = {} ms",
-        setup.stim_duration, setup.stim_start
+        "stimulus: {stimulated} cells, {} µA/mm³ for {} ms from t = {} ms",
+        spec.stim_density, setup.stim_duration, setup.stim_start
     );
+    for line in problem::advice(&spec, &mesh, &problem::conductivity(&spec, &mesh)) {
+        eprintln!("{line}");
+    }
     println!(
         "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {t_end} ms or all activated",
         setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable
@@ -414,12 +433,26 @@ fn cmd_run(a: RunArgs) -> Result<()> {
     println!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
     let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
-    let (res, sim_s, profile) =
-        run_device(exe, info, t_end, a.threads, !a.no_profile, Some(&mut hook))?;
+    let (res, sim_s, profile) = run_device(
+        exe,
+        info,
+        t_end,
+        a.threads,
+        !a.no_profile,
+        Some(&mut hook),
+        Some(&setup.centroids),
+    )?;
     snapshots.finish()?;
     let report = RunReport::new(&setup, &res, spec.slab_dx());
     println!("results (simulated {:.2} ms):", res.t);
     print_points(&report);
+    if let (Some(dx), true) = (spec.slab_dx(), spec.benchmark_stimulus()) {
+        if let Some((lo, hi)) = problem::published_p8_spread(dx) {
+            println!(
+                "  published codes put P8 at {lo}–{hi} ms at dx {dx} mm (docs/cardiac.md, Niederer check)"
+            );
+        }
+    }
     print_activation_summary(&setup, &res);
     if a.native {
         let t = Instant::now();
@@ -619,7 +652,7 @@ fn cmd_exec(
         None => Snapshots::none(),
     };
     let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
-    let (res, secs, _) = run_device(exe, info, t_end, threads, false, Some(&mut hook))?;
+    let (res, secs, _) = run_device(exe, info, t_end, threads, false, Some(&mut hook), None)?;
     snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     println!(
@@ -740,10 +773,142 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+#[derive(Args)]
+struct CellArgs {
+    #[arg(long, value_enum, default_value_t = CellType::Epi)]
+    cell_type: CellType,
+    /// Time step (ms), at most 0.2.
+    #[arg(long, default_value_t = 0.02)]
+    dt: f64,
+    /// Basic cycle length (ms).
+    #[arg(long, default_value_t = 1000.0)]
+    bcl: f64,
+    /// S1 beats.
+    #[arg(long, default_value_t = 5)]
+    beats: usize,
+    /// Stimulus current (pA/pF; negative depolarises, the TP06 convention).
+    #[arg(long, default_value_t = -52.0, allow_negative_numbers = true)]
+    stim_amplitude: f64,
+    /// Pulse length (ms).
+    #[arg(long, default_value_t = 1.0)]
+    stim_duration: f64,
+    /// First pulse (ms).
+    #[arg(long, default_value_t = 10.0)]
+    stim_start: f64,
+    /// S1-S2 restitution: S2 coupling intervals after the last S1 pulse (ms), as a list
+    /// (300,350,400) or a range start:stop:step (250:1000:25).
+    #[arg(long)]
+    s2: Option<String>,
+    /// Sampling interval of trace.csv (ms).
+    #[arg(long, default_value_t = 0.1)]
+    trace_every: f64,
+    /// Output folder (checked before any work; an earlier run's files are kept unless --force).
+    #[arg(long, default_value = "cell-out")]
+    out: PathBuf,
+    #[arg(long)]
+    force: bool,
+}
+
+/// `300,350` or `250:1000:25` (inclusive).
+fn parse_s2(text: &str) -> Result<Vec<f64>> {
+    let bad = || {
+        anyhow::anyhow!("--s2 {text}: give intervals in ms as a list (300,350,400) or a range start:stop:step (250:1000:25)")
+    };
+    if let Some((a, rest)) = text.split_once(':') {
+        let (b, c) = rest.split_once(':').ok_or_else(bad)?;
+        let (a, b, c): (f64, f64, f64) = (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+            c.trim().parse().map_err(|_| bad())?,
+        );
+        ensure!(c > 0.0 && a <= b && a.is_finite() && b.is_finite(), bad());
+        let n = ((b - a) / c + 1e-9).floor() as usize + 1;
+        ensure!(n <= 10_000, "--s2 {text}: {n} intervals, at most 10,000");
+        Ok((0..n).map(|k| a + c * k as f64).collect())
+    } else {
+        text.split(',')
+            .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
+            .collect()
+    }
+}
+
+fn cmd_cell(a: CellArgs) -> Result<()> {
+    use cardiac::app::single;
+    use cardiac::cell::{self, Protocol};
+    let p = Protocol {
+        cell_type: a.cell_type,
+        dt: a.dt,
+        bcl: a.bcl,
+        beats: a.beats,
+        amplitude: a.stim_amplitude,
+        duration: a.stim_duration,
+        start: a.stim_start,
+        tail: None,
+    };
+    p.check()?;
+    ensure!(
+        a.trace_every.is_finite() && a.trace_every > 0.0,
+        "--trace-every {} must be positive",
+        a.trace_every
+    );
+    let s2 = a.s2.as_deref().map(parse_s2).transpose()?;
+    single::prepare(&a.out, a.force)?;
+    println!(
+        "== cardiac cell: TP06 {:?}, dt {} ms; {} beats at {} ms, {} pA/pF for {} ms from {} ms",
+        p.cell_type, p.dt, p.beats, p.bcl, p.amplitude, p.duration, p.start
+    );
+    let t = Instant::now();
+    let run = cell::pace(&p)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!("  beat  v_rest   v_max  dV/dt_max  upstroke  APD30   APD50   APD90 (mV, mV/ms, ms)");
+    for (k, b) in run.beats.iter().enumerate() {
+        match b {
+            Some(f) => println!(
+                "  {:>4} {:7.2} {:7.2} {:10.1} {:9.3} {:7.2} {:7.2} {:7.2}",
+                f.beat, f.v_rest, f.v_max, f.dvdt_max, f.t_upstroke, f.apd30, f.apd50, f.apd90
+            ),
+            None => println!("  {:>4}  no capture (V stayed below 0 mV)", k + 1),
+        }
+    }
+    println!(
+        "  {:.2} s for {} beats ({:.1} beats/s)",
+        secs,
+        p.beats,
+        p.beats as f64 / secs.max(1e-9)
+    );
+    let rest = match &s2 {
+        Some(s2) => {
+            let r = cell::restitution(&p, s2)?;
+            println!("S1-S2 restitution (S2 after the last S1 pulse):");
+            println!("  S2 (ms)  DI (ms)  APD90 (ms)");
+            for c in &r.1 {
+                match &c.features {
+                    Some(f) => println!("  {:7.1} {:8.1} {:10.2}", c.s2, c.di, f.apd90),
+                    None => println!("  {:7.1} {:8.1}  no capture (refractory)", c.s2, c.di),
+                }
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    single::write(&a.out, &p, &run, rest.as_ref(), a.trace_every)?;
+    println!(
+        "wrote {0}/trace.csv, {0}/beats.csv{1} and {0}/cell.json",
+        a.out.display(),
+        if rest.is_some() {
+            format!(", {}/restitution.csv", a.out.display())
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
+        Cmd::Cell(a) => cmd_cell(a),
         Cmd::Compile {
             problem,
             output,

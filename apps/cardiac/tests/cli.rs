@@ -374,3 +374,199 @@ fn a_profiled_run_prints_the_modelled_and_the_host_split_and_writes_snapshots() 
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_diverging_run_stops_with_the_time_and_a_cell_and_writes_no_results() {
+    // 10^6 µA/mm³ (20,000 times the benchmark's stimulus) drives V to infinity in one step.
+    let d = tmp();
+    let out = d.join("div").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "3",
+        "--stim-amplitude",
+        "1000000",
+        "--out",
+        &out,
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "a diverged run exited 0:\n{err}");
+    for want in [
+        "diverged by t = ",
+        "cell ",
+        " mm has V = ",
+        "smaller --dt-ode",
+        "no result files",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    for f in ["results.json", "activation.vtu", "report.html"] {
+        assert!(
+            !d.join("div").join(f).exists(),
+            "{f} written by a diverged run"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn doubtful_problems_are_told_what_to_do() {
+    let d = tmp();
+    let out = d.join("o").display().to_string();
+    // A heart mesh in cm read as mm: a 5 mm heart.
+    let o = cardiac(&[
+        "run",
+        "--mesh",
+        &mesh(),
+        "--stim-surface",
+        "ENDO_LV",
+        "--t-end",
+        "0.1",
+        "--tiles",
+        "8",
+        "--out",
+        &out,
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("the mesh spans only 5.00 mm") && err.contains("--scale 10"),
+        "{err}"
+    );
+    // Read with --scale 10 it is 50 mm across: no units warning, but its 3 mm cells are coarse.
+    let o = cardiac(&[
+        "run",
+        "--mesh",
+        &mesh(),
+        "--scale",
+        "10",
+        "--stim-surface",
+        "ENDO_LV",
+        "--t-end",
+        "0.1",
+        "--tiles",
+        "8",
+        "--out",
+        &out,
+        "--force",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("the mesh spans only"), "{err}");
+    assert!(err.contains("are coarse against the wavefront"), "{err}");
+    // A slab resolution and a stimulus that are not the benchmark's.
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "0.3",
+        "--stim-duration",
+        "1",
+        "--t-end",
+        "0.1",
+        "--out",
+        &out,
+        "--force",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("dx 0.3 mm is not a resolution of the Niederer benchmark"),
+        "{err}"
+    );
+    assert!(err.contains("the stimulus is not the benchmark's"), "{err}");
+    assert!(
+        !err.contains("coarse"),
+        "0.3 mm is finer than the front: {err}"
+    );
+    // The benchmark at 0.5 mm: coarse, and the published spread is printed with the points.
+    let o = cardiac(&[
+        "run", "--t-end", "0.1", "--tiles", "16", "--out", &out, "--force",
+    ]);
+    let err = stderr(&o);
+    assert!(err.contains("cells of 0.50 mm are coarse"), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("published codes put P8 at 41.68–143.067 ms"),
+        "{text}"
+    );
+    // Options the slab ignores are an error, and a bad stimulus is named.
+    let fresh = d.join("fresh").display().to_string();
+    fails_with(
+        &["run", "--cell-type", "mid", "--out", &fresh],
+        "--cell-type",
+    );
+    fails_with(
+        &["run", "--stim-amplitude", "-5", "--out", &fresh],
+        "--stim-amplitude",
+    );
+    fails_with(
+        &["run", "--stim-duration", "0.001", "--out", &fresh],
+        "--stim-duration",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn cell_mode_writes_its_files_and_keeps_earlier_ones() {
+    let d = tmp();
+    let out = d.join("cell").display().to_string();
+    let o = cardiac(&[
+        "cell",
+        "--beats",
+        "2",
+        "--bcl",
+        "800",
+        "--s2",
+        "250:800:50",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let beats = std::fs::read_to_string(d.join("cell/beats.csv")).unwrap();
+    assert_eq!(beats.lines().count(), 3, "header and two beats:\n{beats}");
+    let apd90: f64 = beats
+        .lines()
+        .nth(2)
+        .unwrap()
+        .rsplit(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((200.0..400.0).contains(&apd90), "{beats}");
+    let rest = std::fs::read_to_string(d.join("cell/restitution.csv")).unwrap();
+    assert_eq!(rest.lines().count(), 1 + 12, "{rest}");
+    assert!(
+        rest.lines().nth(1).unwrap().contains(",0,"),
+        "250 ms is refractory:\n{rest}"
+    );
+    let trace = std::fs::read_to_string(d.join("cell/trace.csv")).unwrap();
+    assert_eq!(
+        trace.lines().count(),
+        // Pulses at 10 and 810 ms, then one BCL: 1,610 ms, a row every 0.1 ms from t = 0.
+        1 + 16_101,
+        "one row every 0.1 ms"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("cell/cell.json")).unwrap()).unwrap();
+    assert_eq!(json["protocol"]["bcl_ms"], 800.0);
+    assert_eq!(
+        json["beats"][1]["apd90"].as_f64().unwrap().round(),
+        apd90.round()
+    );
+    // Again without --force: refused, files kept.
+    fails_with(&["cell", "--out", &out], "--force");
+    assert_eq!(
+        std::fs::read_to_string(d.join("cell/beats.csv")).unwrap(),
+        beats
+    );
+    fails_with(&["cell", "--dt", "0.5", "--out", &out], "--dt");
+    fails_with(&["cell", "--s2", "abc", "--out", &out, "--force"], "--s2");
+    let _ = std::fs::remove_dir_all(&d);
+}

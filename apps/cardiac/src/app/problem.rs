@@ -40,6 +40,10 @@ pub struct ProblemSpec {
     pub chips: u32,
     pub tiles: Option<usize>,
     pub strategy: Strategy,
+    /// Stimulus current density (µA/mm³), pulse length and start (ms).
+    pub stim_density: f64,
+    pub stim_duration: f64,
+    pub stim_start: f64,
 }
 
 impl ProblemSpec {
@@ -56,7 +60,18 @@ impl ProblemSpec {
             chips: 1,
             tiles: None,
             strategy: Strategy::MixedClean,
+            stim_density: crate::solver::NIEDERER_STIM_DENSITY,
+            stim_duration: crate::solver::NIEDERER_STIM_DURATION,
+            stim_start: 0.0,
         }
+    }
+
+    /// Whether the stimulus is the Niederer benchmark's (50 µA/mm³ for 2 ms from 0 ms).
+    pub fn benchmark_stimulus(&self) -> bool {
+        self.stim_density == crate::solver::NIEDERER_STIM_DENSITY
+            && self.stim_duration == crate::solver::NIEDERER_STIM_DURATION
+            && self.stim_start == 0.0
+            && self.stim == StimRegion::NiedererCube
     }
 
     /// Slab size for reports; `None` for a user mesh.
@@ -207,21 +222,135 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
 /// protocol on the region, the time steps.
 pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
     check_dt(spec.dt_ode)?;
-    let cond = if spec.mesh.is_some() && mesh.fibres.is_none() {
+    let cond = conductivity(spec, mesh);
+    let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
+    ensure!(
+        spec.stim_density.is_finite() && spec.stim_density > 0.0,
+        "--stim-amplitude {} µA/mm³ must be positive (it depolarises)",
+        spec.stim_density
+    );
+    ensure!(
+        spec.stim_duration.is_finite() && spec.stim_duration >= spec.dt_ode,
+        "--stim-duration {} ms must be at least one ODE step ({} ms)",
+        spec.stim_duration,
+        spec.dt_ode
+    );
+    ensure!(
+        spec.stim_start.is_finite() && spec.stim_start >= 0.0,
+        "--stim-start {} ms must be 0 or later",
+        spec.stim_start
+    );
+    Ok(Setup::new(
+        mesh,
+        &cond,
+        spec.dt_ode,
+        &Stimulus {
+            cells,
+            density: spec.stim_density,
+            start: spec.stim_start,
+            duration: spec.stim_duration,
+        },
+    )?)
+}
+
+/// Published spread of the Niederer benchmark's P8 activation time (ms) at a benchmark
+/// resolution: the lowest and highest of the open codes in `docs/cardiac.md` (Macchiato.jl,
+/// fenicsx-beat, cardiacFoam).
+pub fn published_p8_spread(dx: f64) -> Option<(f64, f64)> {
+    [
+        (0.5, (41.68, 143.067)),
+        (0.2, (38.235, 54.596)),
+        (0.1, (37.93, 45.631)),
+    ]
+    .into_iter()
+    .find(|(d, _)| (dx - d).abs() < 1e-9)
+    .map(|(_, s)| s)
+}
+
+/// The wavefront's foot width (mm) for a conductivity: `sqrt(D · 1 ms)` with
+/// `D = σ_l / (χ Cm)`, the distance diffusion spreads the upstroke's current in the ~1 ms a TP06
+/// upstroke lasts (0.31 mm for the Niederer conductivity).
+pub fn front_width_mm(cond: &Conductivity) -> f64 {
+    // σ in S/m = 1e-3 S/mm; χ in 1/mm; Cm in µF/mm² = 1e-6 F/mm²: D in mm²/s, then per ms.
+    let d_mm2_per_ms = cond.sigma_l * 1e-3 / (cond.chi * cond.cm * 1e-6) * 1e-3;
+    d_mm2_per_ms.sqrt()
+}
+
+/// Characteristic cell size (mm): `(6 · mean tet volume)^(1/3)`, which is dx for the
+/// Kuhn-split slab (six tetrahedra per cube).
+pub fn cell_size_mm(mesh: &TetMesh) -> f64 {
+    let n = mesh.num_cells().max(1);
+    let mean = (0..mesh.num_cells())
+        .map(|t| mesh.tet_volume(t))
+        .sum::<f64>()
+        / n as f64;
+    (6.0 * mean).cbrt()
+}
+
+/// What a modeller should know about a problem before trusting its results: a mesh whose
+/// extent suggests centimetres read as millimetres, cells coarse against the wavefront, a slab
+/// resolution or stimulus that is not the benchmark's. Each line says what to do.
+pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<String> {
+    let mut out = Vec::new();
+    if spec.mesh.is_some() {
+        if let Some((lo, hi)) = mesh.bounding_box() {
+            let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
+            if extent < 15.0 {
+                out.push(format!(
+                    "warning: the mesh spans only {extent:.2} mm at --scale {}: a human heart is \
+                    about 50–120 mm across. If its coordinates are in cm, give --scale {}; in m, \
+                    --scale {}",
+                    spec.scale,
+                    spec.scale * 10.0,
+                    spec.scale * 1000.0
+                ));
+            }
+        }
+    }
+    let h = cell_size_mm(mesh);
+    let front = front_width_mm(cond);
+    if h > front {
+        let spread = published_p8_spread(0.5)
+            .map(|(a, b)| {
+                format!(" (the Niederer slab's P8 at 0.5 mm: published codes spread {a}–{b} ms)")
+            })
+            .unwrap_or_default();
+        out.push(format!(
+            "warning: cells of {h:.2} mm are coarse against the wavefront's foot ({front:.2} mm for \
+            σ_l = {:.4} S/m): conduction will be slower than converged, and activation times \
+            depend on the mesh{spread}. Refine to {front:.2} mm or finer (the benchmark's published codes agree \
+             within 8 ms from 0.1 mm)",
+            cond.sigma_l
+        ));
+    }
+    if let Some(dx) = spec.slab_dx() {
+        if published_p8_spread(dx).is_none() {
+            out.push(format!(
+                "note: dx {dx} mm is not a resolution of the Niederer benchmark (0.5, 0.2, 0.1 mm): \
+                P1–P9 cannot be compared with published values"
+            ));
+        }
+        if !spec.benchmark_stimulus() {
+            out.push(
+                "note: the stimulus is not the benchmark's (50 µA/mm³ for 2 ms from 0 ms in the \
+                corner cube): P1–P9 cannot be compared with published values"
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+/// The conductivity a problem uses (isotropic σ_l for a mesh without fibres).
+pub fn conductivity(spec: &ProblemSpec, mesh: &TetMesh) -> Conductivity {
+    if spec.mesh.is_some() && mesh.fibres.is_none() {
         Conductivity {
             sigma_t: Conductivity::niederer().sigma_l,
             ..Conductivity::niederer()
         }
     } else {
         Conductivity::niederer()
-    };
-    let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
-    Ok(Setup::new(
-        mesh,
-        &cond,
-        spec.dt_ode,
-        &Stimulus::protocol(cells),
-    )?)
+    }
 }
 
 /// The machine and the partition options.

@@ -21,8 +21,22 @@ pub fn steps_for(t_end: f64, dt: f64) -> u64 {
     (t_end / dt * (1.0 - 1e-6)).ceil().max(1.0) as u64
 }
 
+/// Largest |V| (mV) a run may reach: TP06 stays within about −95..+60 mV; beyond this the
+/// integration has diverged (a too large time step, stimulus or conductivity).
+pub const V_BOUND_MV: f32 = 200.0;
+
+/// The first cell whose V is not finite or beyond [`V_BOUND_MV`].
+pub fn diverged_cell(v: &[f32]) -> Option<(usize, f32)> {
+    v.iter()
+        .position(|x| !x.is_finite() || x.abs() > V_BOUND_MV)
+        .map(|i| (i, v[i]))
+}
+
 /// Runs `exe` until `t_end` ms or until every cell has activated; returns the results, the
-/// wall seconds of the loop and the profile (when `profile`).
+/// wall seconds of the loop and the profile (when `profile`). After every device run V is
+/// checked: a cell with V not finite or beyond ±[`V_BOUND_MV`] stops the run with an error
+/// naming the time and the cell (with its centroid when `centroids` are given), so that a
+/// diverging run never ends in NaN files.
 pub fn run_device(
     exe: Executable,
     info: RunInfo,
@@ -30,6 +44,7 @@ pub fn run_device(
     threads: Option<usize>,
     profile: bool,
     mut after_chunk: Option<ChunkHook<'_>>,
+    centroids: Option<&[[f64; 3]]>,
 ) -> Result<(Results, f64, Option<Profile>)> {
     let mut run = DeviceRun::from_executable(
         exe,
@@ -66,6 +81,18 @@ pub fn run_device(
             );
         }
         last_t = t;
+        if let Some((cell, v)) = diverged_cell(&run.voltage()?) {
+            let at = centroids
+                .and_then(|c| c.get(cell))
+                .map(|c| format!(" at ({:.2}, {:.2}, {:.2}) mm", c[0], c[1], c[2]))
+                .unwrap_or_default();
+            bail!(
+                "the simulation diverged by t = {t:.3} ms: cell {cell}{at} has V = {v} mV (TP06 \
+                 stays within about -95..60 mV). Use a smaller --dt-ode (this run: {} ms), or \
+                 check the stimulus and the conductivities; no result files were written",
+                run.info.dt_ode
+            );
+        }
         if let Some(hook) = after_chunk.as_mut() {
             hook(&run)?;
         }
