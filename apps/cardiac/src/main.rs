@@ -12,6 +12,7 @@ use cardiac::app::output::{self, Snapshots};
 use cardiac::app::probes::Probes;
 use cardiac::app::problem::{self, ProblemSpec, StimRegion};
 use cardiac::app::{bundle, run::run_device};
+use cardiac::matrix::Conductivity;
 use cardiac::mesh::CellType;
 use cardiac::partition::{PartitionStats, Strategy};
 use cardiac::plot::{plot_diagonal, Series};
@@ -151,10 +152,81 @@ struct ProblemArgs {
     /// Stimulus start (ms); the benchmark's is 0.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     stim_start: f64,
+    /// Monodomain conductivity along the fibres (S/m); the benchmark's is 0.1334.
+    #[arg(long, default_value_t = Conductivity::niederer().sigma_l)]
+    sigma_l: f64,
+    /// Monodomain conductivity across the fibres (S/m); the benchmark's is 0.0176.
+    #[arg(long, default_value_t = Conductivity::niederer().sigma_t)]
+    sigma_t: f64,
+    /// Surface-to-volume ratio χ (1/mm); the benchmark's is 140.
+    #[arg(long, default_value_t = Conductivity::niederer().chi)]
+    chi: f64,
+    /// Membrane capacitance Cm (µF/mm²); the benchmark's is 0.01.
+    #[arg(long, default_value_t = Conductivity::niederer().cm)]
+    cm: f64,
+    /// Read the problem from a JSON file: a results.json of an earlier run (its `parameters`)
+    /// or a parameters object of the same form. Options given on the command line override it.
+    #[arg(long)]
+    params: Option<PathBuf>,
+}
+
+/// The problem options a user gave on the command line (not defaults).
+fn given(m: Option<&clap::ArgMatches>, id: &str) -> bool {
+    m.and_then(|m| m.try_get_raw(id).ok().flatten().map(|_| m.value_source(id)))
+        .flatten()
+        == Some(clap::parser::ValueSource::CommandLine)
+}
+
+/// The `parameters` of a results.json, or a parameters object: the problem and `t_end`.
+fn read_params(path: &std::path::Path) -> Result<(ProblemSpec, Option<f64>)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the parameter file {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let params = v.get("parameters").cloned().unwrap_or(v);
+    let problem = params.get("problem").cloned().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no `problem` record (expected a results.json of `cardiac run`, or {{\"problem\": {{...}}, \"t_end\": ...}})",
+            path.display()
+        )
+    })?;
+    let spec: ProblemSpec = serde_json::from_value(problem)
+        .with_context(|| format!("{}: in `problem`", path.display()))?;
+    Ok((spec, params.get("t_end").and_then(|t| t.as_f64())))
 }
 
 impl ProblemArgs {
     /// The problem these options describe (list options checked).
+    /// The problem: from `--params` if given, with the options given on the command line
+    /// (per `matches`) on top; else from the options.
+    fn to_spec_with(&self, matches: Option<&clap::ArgMatches>) -> Result<ProblemSpec> {
+        let from_args = self.to_spec()?;
+        let Some(path) = &self.params else {
+            return Ok(from_args);
+        };
+        let (mut spec, _) = read_params(path)?;
+        let a = from_args;
+        macro_rules! over {
+            ($($id:literal => $field:ident),* $(,)?) => {
+                $(if given(matches, $id) { spec.$field = a.$field.clone(); })*
+            };
+        }
+        over!(
+            "dx" => dx, "mesh" => mesh, "scale" => scale, "fibre" => fibre,
+            "cell_type" => cell_type, "dt_ode" => dt_ode, "chips" => chips, "tiles" => tiles,
+            "strategy" => strategy, "stim_amplitude" => stim_density,
+            "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
+            "sigma_t" => sigma_t, "chi" => chi, "cm" => cm,
+        );
+        if ["stim_box", "stim_sphere", "stim_surface"]
+            .iter()
+            .any(|id| given(matches, id))
+        {
+            spec.stim = a.stim.clone();
+        }
+        Ok(spec)
+    }
+
     fn to_spec(&self) -> Result<ProblemSpec> {
         check_list("fibre", &self.fibre, 3, "x,y,z")?;
         check_list("stim-box", &self.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
@@ -207,6 +279,10 @@ impl ProblemArgs {
             stim_density: self.stim_amplitude,
             stim_duration: self.stim_duration,
             stim_start: self.stim_start,
+            sigma_l: self.sigma_l,
+            sigma_t: self.sigma_t,
+            chi: self.chi,
+            cm: self.cm,
         })
     }
 }
@@ -321,8 +397,17 @@ fn print_activation_summary(setup: &Setup, res: &Results) {
     );
 }
 
-fn cmd_run(a: RunArgs) -> Result<()> {
-    let t_end = if a.quick { 5.0 } else { a.t_end };
+fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
+    // `--params`: the earlier run's t_end too, unless given here.
+    let file_t_end = match &a.problem.params {
+        Some(p) if !given(matches, "t_end") => read_params(p)?.1,
+        _ => None,
+    };
+    let t_end = if a.quick {
+        5.0
+    } else {
+        file_t_end.unwrap_or(a.t_end)
+    };
     ensure!(
         t_end > 0.0 && t_end.is_finite(),
         "--t-end {t_end} must be positive"
@@ -332,7 +417,7 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         "--snapshot-every {} must be 0 (none) or a positive number of ms",
         a.snapshot_every
     );
-    let spec = a.problem.to_spec()?;
+    let spec = a.problem.to_spec_with(matches)?;
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
         eprintln!("{w}");
     }
@@ -443,7 +528,17 @@ fn cmd_run(a: RunArgs) -> Result<()> {
         Some(&setup.centroids),
     )?;
     snapshots.finish()?;
-    let report = RunReport::new(&setup, &res, spec.slab_dx());
+    let mut report = RunReport::new(&setup, &res, spec.slab_dx());
+    // The mesh as an absolute path, so that the record works from any folder.
+    let mut recorded = spec.clone();
+    if let Some(m) = &spec.mesh {
+        recorded.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
+    }
+    report.parameters = Some(serde_json::json!({
+        "problem": recorded,
+        "t_end": t_end,
+        "note": "repeat this run with `cardiac run --params results.json`",
+    }));
     println!("results (simulated {:.2} ms):", res.t);
     print_points(&report);
     if let (Some(dx), true) = (spec.slab_dx(), spec.benchmark_stimulus()) {
@@ -569,13 +664,18 @@ fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
     }
 }
 
-fn cmd_compile(problem: ProblemArgs, output: PathBuf, force: bool) -> Result<()> {
+fn cmd_compile(
+    problem: ProblemArgs,
+    output: PathBuf,
+    force: bool,
+    matches: Option<&clap::ArgMatches>,
+) -> Result<()> {
     ensure!(
         force || !output.exists(),
         "{} exists: pass --force to overwrite it, or choose another -o",
         output.display()
     );
-    let spec = problem.to_spec()?;
+    let spec = problem.to_spec_with(matches)?;
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
         eprintln!("{w}");
     }
@@ -905,15 +1005,18 @@ fn cmd_cell(a: CellArgs) -> Result<()> {
 }
 
 fn real_main() -> Result<()> {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
     match cli.cmd {
-        Cmd::Run(a) => cmd_run(a),
+        Cmd::Run(a) => cmd_run(a, sub),
         Cmd::Cell(a) => cmd_cell(a),
         Cmd::Compile {
             problem,
             output,
             force,
-        } => cmd_compile(problem, output, force),
+        } => cmd_compile(problem, output, force, sub),
         Cmd::Exec {
             file,
             t_end,

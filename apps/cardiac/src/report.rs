@@ -75,6 +75,11 @@ pub struct RunReport {
     #[serde(default)]
     pub points: Vec<PointTime>,
     pub diagonal: Vec<DiagonalSample>,
+    /// The run's parameters (`cardiac run`): the problem and `t_end`, so that the run can be
+    /// repeated from this file (`cardiac run --params results.json`). Absent in files of older
+    /// builds and of `cardiac exec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<serde_json::Value>,
 }
 
 /// `x` as the f64 with the same shortest decimal form (0.02f32 → 0.02, not 0.0199999995…).
@@ -132,6 +137,7 @@ impl RunReport {
             t_ms: res.t,
             points,
             diagonal,
+            parameters: None,
         }
     }
 

@@ -570,3 +570,97 @@ fn cell_mode_writes_its_files_and_keeps_earlier_ones() {
     fails_with(&["cell", "--s2", "abc", "--out", &out, "--force"], "--s2");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_run_repeated_from_its_results_json_gives_identical_results() {
+    let d = tmp();
+    let first = d.join("first").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "6",
+        "--sigma-l",
+        "0.2",
+        "--chi",
+        "120",
+        "--stim-duration",
+        "1.5",
+        "--snapshot-every",
+        "0",
+        "--out",
+        &first,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("tissue parameters (σ_l, σ_t, χ, Cm) are not the benchmark's"));
+    let results = d.join("first/results.json");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    let p = &record["parameters"]["problem"];
+    assert_eq!(
+        (p["sigma_l"].as_f64(), p["chi"].as_f64()),
+        (Some(0.2), Some(120.0))
+    );
+    assert_eq!(record["parameters"]["t_end"].as_f64(), Some(6.0));
+    // Repeated from the record alone: the same files, byte for byte.
+    let again = d.join("again").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--params",
+        &results.display().to_string(),
+        "--snapshot-every",
+        "0",
+        "--out",
+        &again,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["results.json", "activation.vtu"] {
+        assert_eq!(
+            std::fs::read(d.join("first").join(f)).unwrap(),
+            std::fs::read(d.join("again").join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    // An option given on the command line overrides the record.
+    let over = d.join("over").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--params",
+        &results.display().to_string(),
+        "--t-end",
+        "2",
+        "--snapshot-every",
+        "0",
+        "--out",
+        &over,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("over/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(r["parameters"]["t_end"].as_f64(), Some(2.0));
+    assert_eq!(r["parameters"]["problem"]["sigma_l"].as_f64(), Some(0.2));
+    // A misspelt field is named; bad tissue values are named.
+    let bad = d.join("bad.json");
+    std::fs::write(&bad, r#"{"problem": {"sigma_L": 0.2}}"#).unwrap();
+    let fresh = d.join("fresh").display().to_string();
+    fails_with(
+        &[
+            "run",
+            "--params",
+            &bad.display().to_string(),
+            "--out",
+            &fresh,
+        ],
+        "sigma_L",
+    );
+    fails_with(
+        &["run", "--sigma-t", "0.5", "--out", &fresh],
+        "--sigma-t 0.5 S/m is larger than --sigma-l",
+    );
+    fails_with(&["run", "--chi", "0", "--out", &fresh], "--chi 0");
+    let _ = std::fs::remove_dir_all(&d);
+}

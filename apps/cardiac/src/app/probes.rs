@@ -84,6 +84,7 @@ impl Probes {
                     })
                 })
                 .collect::<Result<_>>()?,
+            parameters: None,
         })
     }
 }

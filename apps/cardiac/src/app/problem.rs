@@ -13,7 +13,8 @@ use crate::solver::device::DeviceConfig;
 use crate::solver::{Setup, Stimulus};
 
 /// Where the stimulus goes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StimRegion {
     /// The Niederer corner cube.
     NiedererCube,
@@ -25,8 +26,11 @@ pub enum StimRegion {
     Surface(String),
 }
 
-/// The problem a user asks for.
-#[derive(Debug, Clone)]
+/// The problem a user asks for. Serialised as the `parameters.problem` record of
+/// `results.json` and read back by `cardiac run --params` (unknown fields are refused by name;
+/// missing ones take the defaults of [`ProblemSpec::slab`] at 0.5 mm).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ProblemSpec {
     /// Slab mesh size (mm) when no mesh file is given.
     pub dx: f64,
@@ -44,6 +48,19 @@ pub struct ProblemSpec {
     pub stim_density: f64,
     pub stim_duration: f64,
     pub stim_start: f64,
+    /// Monodomain conductivities along and across the fibres (S/m), surface-to-volume ratio
+    /// (1/mm) and membrane capacitance (µF/mm²); the Niederer values by default. A mesh without
+    /// fibres conducts isotropically with `sigma_l`.
+    pub sigma_l: f64,
+    pub sigma_t: f64,
+    pub chi: f64,
+    pub cm: f64,
+}
+
+impl Default for ProblemSpec {
+    fn default() -> Self {
+        ProblemSpec::slab(0.5)
+    }
 }
 
 impl ProblemSpec {
@@ -63,7 +80,20 @@ impl ProblemSpec {
             stim_density: crate::solver::NIEDERER_STIM_DENSITY,
             stim_duration: crate::solver::NIEDERER_STIM_DURATION,
             stim_start: 0.0,
+            sigma_l: Conductivity::niederer().sigma_l,
+            sigma_t: Conductivity::niederer().sigma_t,
+            chi: Conductivity::niederer().chi,
+            cm: Conductivity::niederer().cm,
         }
+    }
+
+    /// Whether the tissue parameters are the Niederer benchmark's.
+    pub fn benchmark_tissue(&self) -> bool {
+        let n = Conductivity::niederer();
+        self.sigma_l == n.sigma_l
+            && self.sigma_t == n.sigma_t
+            && self.chi == n.chi
+            && self.cm == n.cm
     }
 
     /// Whether the stimulus is the Niederer benchmark's (50 µA/mm³ for 2 ms from 0 ms).
@@ -222,6 +252,7 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
 /// protocol on the region, the time steps.
 pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
     check_dt(spec.dt_ode)?;
+    check_tissue(spec)?;
     let cond = conductivity(spec, mesh);
     let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
     ensure!(
@@ -330,6 +361,13 @@ pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<St
                 P1–P9 cannot be compared with published values"
             ));
         }
+        if !spec.benchmark_tissue() {
+            out.push(
+                "note: the tissue parameters (σ_l, σ_t, χ, Cm) are not the benchmark's: P1–P9 \
+                 cannot be compared with published values"
+                    .to_string(),
+            );
+        }
         if !spec.benchmark_stimulus() {
             out.push(
                 "note: the stimulus is not the benchmark's (50 µA/mm³ for 2 ms from 0 ms in the \
@@ -343,14 +381,43 @@ pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<St
 
 /// The conductivity a problem uses (isotropic σ_l for a mesh without fibres).
 pub fn conductivity(spec: &ProblemSpec, mesh: &TetMesh) -> Conductivity {
+    let c = Conductivity {
+        sigma_l: spec.sigma_l,
+        sigma_t: spec.sigma_t,
+        chi: spec.chi,
+        cm: spec.cm,
+    };
     if spec.mesh.is_some() && mesh.fibres.is_none() {
         Conductivity {
-            sigma_t: Conductivity::niederer().sigma_l,
-            ..Conductivity::niederer()
+            sigma_t: c.sigma_l,
+            ..c
         }
     } else {
-        Conductivity::niederer()
+        c
     }
+}
+
+/// Checks the tissue parameters; the error names the option.
+pub fn check_tissue(spec: &ProblemSpec) -> Result<()> {
+    for (name, v, unit) in [
+        ("--sigma-l", spec.sigma_l, "S/m"),
+        ("--sigma-t", spec.sigma_t, "S/m"),
+        ("--chi", spec.chi, "1/mm"),
+        ("--cm", spec.cm, "µF/mm²"),
+    ] {
+        ensure!(
+            v.is_finite() && v > 0.0,
+            "{name} {v} {unit} must be a positive number"
+        );
+    }
+    ensure!(
+        spec.sigma_t <= spec.sigma_l,
+        "--sigma-t {} S/m is larger than --sigma-l {} S/m: conduction across the fibres is \
+         slower than along them (swap them, or change the fibre direction)",
+        spec.sigma_t,
+        spec.sigma_l
+    );
+    Ok(())
 }
 
 /// The machine and the partition options.
