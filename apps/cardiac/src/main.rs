@@ -317,6 +317,13 @@ struct RunArgs {
     /// Do not write report.html (the browser view of the executable and its profile).
     #[arg(long)]
     no_report: bool,
+    /// Record V at this point (x,y,z in mm; the nearest cell) into traces.csv; repeat for
+    /// several points.
+    #[arg(long, allow_negative_numbers = true)]
+    trace_point: Vec<String>,
+    /// Sampling interval of traces.csv (ms): device runs are shortened to it.
+    #[arg(long, default_value_t = 0.5)]
+    trace_every: f64,
     /// Write the membrane voltage as a VTU snapshot every this many simulated ms, listed in
     /// `voltage.pvd` for ParaView's time slider; 0 writes none. The device runs in chunks of
     /// at most 250 ODE steps, shortened to the snapshot interval when that is shorter. A
@@ -433,6 +440,46 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let setup = problem::setup(&spec, &mesh)?;
     let setup_s = t.elapsed().as_secs_f64();
     cfg.chunk_steps = chunk_steps_for(a.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
+    let trace_points = a
+        .trace_point
+        .iter()
+        .map(|t| {
+            let v: Vec<f64> = t
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| anyhow::anyhow!("--trace-point {t}: give x,y,z in mm"))?;
+            ensure!(
+                v.len() == 3 && v.iter().all(|x| x.is_finite()),
+                "--trace-point {t}: give x,y,z in mm"
+            );
+            Ok([v[0], v[1], v[2]])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !trace_points.is_empty() {
+        ensure!(
+            a.trace_every.is_finite() && a.trace_every > 0.0,
+            "--trace-every {} must be a positive number of ms",
+            a.trace_every
+        );
+        cfg.chunk_steps = cfg.chunk_steps.min(chunk_steps_for(
+            a.trace_every,
+            f64::from(setup.dt_ode),
+            cfg.chunk_steps,
+        ));
+    }
+    let mut traces = output::Traces::new(&trace_points, &setup);
+    for (p, (_, c)) in trace_points
+        .iter()
+        .zip(trace_points.iter().map(|&p| (p, setup.nearest_cell(p))))
+    {
+        let d = setup.centroids[c];
+        println!(
+            "trace point ({} {} {}) mm: cell {c}, centroid ({:.3} {:.3} {:.3}) mm",
+            p[0], p[1], p[2], d[0], d[1], d[2]
+        );
+    }
+    traces.record(0.0, &setup.initial_states()[..setup.n]);
 
     println!("== cardiac run");
     match &spec.mesh {
@@ -517,7 +564,13 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     drop(prob);
     println!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
-    let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
+    let mut hook = |run: &DeviceRun| {
+        if !traces.is_empty() {
+            let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+            traces.record(t, &run.voltage()?);
+        }
+        snapshots.after_chunk(run, &mesh)
+    };
     let (res, sim_s, profile) = run_device(
         exe,
         info,
@@ -528,6 +581,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         Some(&setup.centroids),
     )?;
     snapshots.finish()?;
+    traces.write(&a.out)?;
     let mut report = RunReport::new(&setup, &res, spec.slab_dx());
     // The mesh as an absolute path, so that the record works from any folder.
     let mut recorded = spec.clone();

@@ -664,3 +664,54 @@ fn a_run_repeated_from_its_results_json_gives_identical_results() {
     fails_with(&["run", "--chi", "0", "--out", &fresh], "--chi 0");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn point_traces_sample_v_at_the_nearest_cells() {
+    let d = tmp();
+    let out = d.join("tr").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "6",
+        "--trace-point",
+        "0,0,0",
+        "--trace-point",
+        "20,7,3",
+        "--trace-every",
+        "0.5",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.join("tr/traces.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(text.starts_with("t_ms,v_mV at (0 0 0) mm cell "), "{text}");
+    // t = 0, 0.5, ..., 6 ms.
+    assert_eq!(rows.len(), 13, "{text}");
+    for (k, r) in rows.iter().enumerate() {
+        assert!((r[0] - 0.5 * k as f64).abs() < 1e-9, "{text}");
+    }
+    // The stimulated corner fires within the 2 ms stimulus; the far corner is still at rest.
+    assert!(rows[0][1] < -80.0 && rows[4][1] > 0.0, "{text}");
+    assert!(rows.iter().all(|r| r[2] < -80.0), "{text}");
+    // A malformed point is named.
+    fails_with(
+        &[
+            "run",
+            "--trace-point",
+            "1,2",
+            "--out",
+            &d.join("x").display().to_string(),
+        ],
+        "--trace-point 1,2: give x,y,z in mm",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

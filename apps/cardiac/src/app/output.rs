@@ -12,13 +12,69 @@ use crate::solver::device::DeviceRun;
 use crate::solver::Results;
 
 /// Files a run writes (and would overwrite) in its output folder.
-pub const RESULT_FILES: [&str; 5] = [
+pub const RESULT_FILES: [&str; 6] = [
     "activation.vtu",
     "results.json",
     "profile.json",
     "report.html",
+    "traces.csv",
     "voltage.pvd",
 ];
+
+/// V over time at chosen points (`--trace-point`), sampled after every device run, written as
+/// `traces.csv` (a column per point, named with its coordinates and the cell nearest to it).
+pub struct Traces {
+    points: Vec<([f64; 3], usize)>,
+    rows: Vec<(f64, Vec<f32>)>,
+}
+
+impl Traces {
+    /// Traces at `points` (mm), each read at the cell whose centroid is nearest.
+    pub fn new(points: &[[f64; 3]], setup: &crate::solver::Setup) -> Traces {
+        Traces {
+            points: points.iter().map(|&p| (p, setup.nearest_cell(p))).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Whether any point is traced.
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Records V at the points (call after every device run, and once before the first).
+    pub fn record(&mut self, t: f64, v: &[f32]) {
+        if self.points.is_empty() {
+            return;
+        }
+        self.rows
+            .push((t, self.points.iter().map(|&(_, c)| v[c]).collect()));
+    }
+
+    /// Writes `dir/traces.csv` (nothing if no point is traced).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        use std::fmt::Write as _;
+        if self.points.is_empty() {
+            return Ok(());
+        }
+        let mut out = String::from("t_ms");
+        for (p, c) in &self.points {
+            let _ = write!(out, ",v_mV at ({} {} {}) mm cell {c}", p[0], p[1], p[2]);
+        }
+        out.push('\n');
+        for (t, vs) in &self.rows {
+            let _ = write!(out, "{t:.4}");
+            for v in vs {
+                let _ = write!(out, ",{v}");
+            }
+            out.push('\n');
+        }
+        let path = dir.join("traces.csv");
+        let tmp = dir.join(".traces.csv.tmp");
+        std::fs::write(&tmp, out).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+}
 
 /// Whether `name` is one of the files a run writes (including voltage snapshots).
 fn is_result_file(name: &str) -> bool {
