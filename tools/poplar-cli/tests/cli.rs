@@ -235,12 +235,9 @@ fn absurd_target_fields_are_refused_by_name_not_aborted_on() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// The report's embedded data.
+/// The report's embedded data, as JSON.
 fn report_data(html: &str) -> serde_json::Value {
-    let open = "<script id=\"report-data\" type=\"application/json\">";
-    let at = html.find(open).expect("the data element") + open.len();
-    let end = at + html[at..].find("</script>").expect("its end");
-    serde_json::from_str(&html[at..end]).expect("the data parse")
+    serde_json::to_value(poplar_viewer::embedded(html).expect("report data")).unwrap()
 }
 
 #[test]

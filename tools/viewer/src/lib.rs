@@ -41,6 +41,9 @@ pub enum ReportError {
     /// The output would replace one of the report's own inputs.
     #[error("{}: is an input of this report; choose another output", path.display())]
     OutputIsInput { path: PathBuf },
+    /// A page that is not a report of this version.
+    #[error("not a poplar report: {what}")]
+    NotAReport { what: String },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -79,6 +82,25 @@ pub fn html(data: &ReportData) -> String {
     }
     out.push_str(rest);
     out
+}
+
+const DATA_OPEN: &str = "<script id=\"report-data\" type=\"application/json\">";
+
+/// The data embedded in a report page written by [`html`]: to read a report's numbers back
+/// (in tests, or to compare two reports) without a browser.
+pub fn embedded(page: &str) -> Result<ReportData, ReportError> {
+    let bad = |what: &str| ReportError::NotAReport {
+        what: what.to_string(),
+    };
+    let at = page
+        .find(DATA_OPEN)
+        .ok_or_else(|| bad("no report-data element"))?
+        + DATA_OPEN.len();
+    let end = at
+        + page[at..]
+            .find("</script>")
+            .ok_or_else(|| bad("the report-data element is not closed"))?;
+    serde_json::from_str(&page[at..end]).map_err(|e| bad(&format!("its data do not parse: {e}")))
 }
 
 /// Writes the report to `path`, atomically (a temporary file beside it, then renamed), refusing

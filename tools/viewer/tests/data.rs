@@ -9,10 +9,7 @@ use poplar_viewer::{ReportData, ReportError};
 
 /// The JSON embedded in a report page.
 fn embedded(html: &str) -> ReportData {
-    let open = "<script id=\"report-data\" type=\"application/json\">";
-    let at = html.find(open).expect("the data element") + open.len();
-    let end = at + html[at..].find("</script>").expect("its end");
-    serde_json::from_str(&html[at..end]).expect("the data parse")
+    poplar_viewer::embedded(html).expect("the page holds report data")
 }
 
 #[test]
