@@ -11,7 +11,10 @@ use anyhow::{ensure, Context, Result};
 use cardiac::app::output::{self, Snapshots};
 use cardiac::app::probes::Probes;
 use cardiac::app::problem::{self, ProblemSpec, StimRegion};
-use cardiac::app::{bundle, run::run_device};
+use cardiac::app::{
+    bundle,
+    run::{run_device, LoopOptions},
+};
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::CellType;
 use cardiac::partition::{PartitionStats, Strategy};
@@ -164,6 +167,14 @@ struct ProblemArgs {
     /// Membrane capacitance Cm (µF/mm²); the benchmark's is 0.01.
     #[arg(long, default_value_t = Conductivity::niederer().cm)]
     cm: f64,
+    /// Pace: this many stimulus pulses, one every --bcl ms (1: the single benchmark pulse).
+    /// Activation, repolarisation (downward through -70 mV) and APD per beat go into
+    /// activation.vtu and results.json.
+    #[arg(long, default_value_t = 1)]
+    beats: u32,
+    /// Basic cycle length of pacing (ms).
+    #[arg(long, default_value_t = 1000.0)]
+    bcl: f64,
     /// Read the problem from a JSON file: a results.json of an earlier run (its `parameters`)
     /// or a parameters object of the same form. Options given on the command line override it.
     #[arg(long)]
@@ -216,7 +227,7 @@ impl ProblemArgs {
             "cell_type" => cell_type, "dt_ode" => dt_ode, "chips" => chips, "tiles" => tiles,
             "strategy" => strategy, "stim_amplitude" => stim_density,
             "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
-            "sigma_t" => sigma_t, "chi" => chi, "cm" => cm,
+            "sigma_t" => sigma_t, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
         );
         if ["stim_box", "stim_sphere", "stim_surface"]
             .iter()
@@ -283,6 +294,8 @@ impl ProblemArgs {
             sigma_t: self.sigma_t,
             chi: self.chi,
             cm: self.cm,
+            beats: self.beats,
+            bcl: self.bcl,
         })
     }
 }
@@ -410,6 +423,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         Some(p) if !given(matches, "t_end") => read_params(p)?.1,
         _ => None,
     };
+    let t_end_given = given(matches, "t_end");
     let t_end = if a.quick {
         5.0
     } else {
@@ -425,6 +439,12 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         a.snapshot_every
     );
     let spec = a.problem.to_spec_with(matches)?;
+    // A paced run lasts its beats unless --t-end says otherwise.
+    let t_end = if spec.beats > 1 && !t_end_given && file_t_end.is_none() && !a.quick {
+        spec.stim_start + f64::from(spec.beats) * spec.bcl
+    } else {
+        t_end
+    };
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
         eprintln!("{w}");
     }
@@ -564,7 +584,13 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     drop(prob);
     println!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
+    let mut beats = (spec.beats > 1)
+        .then(|| output::Beats::new(spec.beats as usize, setup.n, spec.stim_start, spec.bcl));
     let mut hook = |run: &DeviceRun| {
+        if let Some(b) = beats.as_mut() {
+            let (up, down) = run.last_crossings()?;
+            b.record(&up, &down);
+        }
         if !traces.is_empty() {
             let t = run.steps() as f64 * f64::from(run.info.dt_ode);
             traces.record(t, &run.voltage()?);
@@ -578,7 +604,10 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         a.threads,
         !a.no_profile,
         Some(&mut hook),
-        Some(&setup.centroids),
+        LoopOptions {
+            centroids: Some(&setup.centroids),
+            to_t_end: spec.beats > 1,
+        },
     )?;
     snapshots.finish()?;
     traces.write(&a.out)?;
@@ -617,7 +646,29 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
             t.elapsed().as_secs_f64()
         );
     }
-    output::write_outputs(&a.out, &mesh, &res, &report)?;
+    if let Some(b) = &beats {
+        println!("beats (activation, repolarisation through -70 mV, APD = their difference):");
+        let summary = b.summary();
+        for (k, (act, rep, apd)) in summary.iter().enumerate() {
+            println!(
+                "  beat {:>3}: {act} cells activated, {rep} repolarised, median APD {apd:.1} ms",
+                k + 1
+            );
+        }
+        report.beats = Some(
+            summary
+                .iter()
+                .enumerate()
+                .map(|(k, &(a, r, apd))| cardiac::report::BeatSummary {
+                    beat: k + 1,
+                    activated: a,
+                    repolarised: r,
+                    median_apd_ms: if apd.is_finite() { Some(apd) } else { None },
+                })
+                .collect(),
+        );
+    }
+    output::write_outputs_with(&a.out, &mesh, &res, &report, beats.as_ref())?;
     if let Some(p) = &profile {
         print_phase_breakdown(p, &cfg.target, setup.dt_ode, res.t);
         p.save(a.out.join("profile.json"))
@@ -806,7 +857,15 @@ fn cmd_exec(
         None => Snapshots::none(),
     };
     let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
-    let (res, secs, _) = run_device(exe, info, t_end, threads, false, Some(&mut hook), None)?;
+    let (res, secs, _) = run_device(
+        exe,
+        info,
+        t_end,
+        threads,
+        false,
+        Some(&mut hook),
+        LoopOptions::default(),
+    )?;
     snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     println!(

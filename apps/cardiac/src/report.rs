@@ -80,6 +80,18 @@ pub struct RunReport {
     /// builds and of `cardiac exec`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<serde_json::Value>,
+    /// Per beat of a paced run (`--beats`): cells activated and repolarised, median APD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beats: Option<Vec<BeatSummary>>,
+}
+
+/// One beat of a paced tissue run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BeatSummary {
+    pub beat: usize,
+    pub activated: usize,
+    pub repolarised: usize,
+    pub median_apd_ms: Option<f64>,
 }
 
 /// `x` as the f64 with the same shortest decimal form (0.02f32 → 0.02, not 0.0199999995…).
@@ -138,6 +150,7 @@ impl RunReport {
             points,
             diagonal,
             parameters: None,
+            beats: None,
         }
     }
 

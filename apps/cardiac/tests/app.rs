@@ -48,7 +48,16 @@ fn small() -> (Setup, DeviceProblem, Executable) {
 fn the_run_stops_exactly_at_t_end() {
     let (_, prob, exe) = small();
     // 1.3 ms = 65 steps: one chunk of 50, then 15 single steps (not a second chunk: 2 ms).
-    let (res, _, _) = run_device(exe, prob.info.clone(), 1.3, Some(1), false, None, None).unwrap();
+    let (res, _, _) = run_device(
+        exe,
+        prob.info.clone(),
+        1.3,
+        Some(1),
+        false,
+        None,
+        Default::default(),
+    )
+    .unwrap();
     assert!((res.t - 1.3).abs() < 1e-4, "stopped at {} ms", res.t);
 }
 
@@ -87,9 +96,17 @@ fn executables_the_loop_cannot_run_are_refused_not_panicked_on_or_looped_on() {
     let mut idle = exe.clone();
     idle.programs = vec![Step::Seq(vec![]), Step::Seq(vec![])];
     let start = Instant::now();
-    let e = run_device(idle, prob.info.clone(), 50.0, Some(1), false, None, None)
-        .unwrap_err()
-        .to_string();
+    let e = run_device(
+        idle,
+        prob.info.clone(),
+        50.0,
+        Some(1),
+        false,
+        None,
+        Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("does not advance simulated time"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(30));
 }

@@ -715,3 +715,78 @@ fn point_traces_sample_v_at_the_nearest_cells() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_paced_run_writes_activation_repolarisation_and_apd_per_beat() {
+    let d = tmp();
+    let out = d.join("pace").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--beats",
+        "2",
+        "--bcl",
+        "400",
+        "--dt-ode",
+        "0.1",
+        "--snapshot-every",
+        "0",
+        "--no-profile",
+        "--no-report",
+        "--out",
+        &out,
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    // Paced: the run lasts both beats (800 ms), not until every cell has activated once.
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("pace/results.json")).unwrap())
+            .unwrap();
+    assert!(
+        (r["t_ms"].as_f64().unwrap() - 800.0).abs() < 0.2,
+        "{}",
+        r["t_ms"]
+    );
+    let beats = r["beats"].as_array().expect("per-beat summary");
+    assert_eq!(beats.len(), 2);
+    let n = r["cells"].as_u64().unwrap();
+    for b in beats {
+        assert_eq!(b["activated"].as_u64(), Some(n), "{b}");
+        assert_eq!(b["repolarised"].as_u64(), Some(n), "{b}");
+    }
+    let apd = |k: usize| beats[k]["median_apd_ms"].as_f64().unwrap();
+    assert!((250.0..330.0).contains(&apd(0)), "{beats:?}");
+    assert!(
+        apd(1) < apd(0) - 10.0,
+        "APD shortens at a 400 ms cycle: {beats:?}"
+    );
+    let vtu = std::fs::read_to_string(d.join("pace/activation.vtu")).unwrap();
+    for f in [
+        "activation_beat2_ms",
+        "repolarisation_beat2_ms",
+        "apd_beat2_ms",
+    ] {
+        assert!(
+            vtu.contains(&format!("Name=\"{f}\"")),
+            "{f} missing from activation.vtu"
+        );
+    }
+    assert_eq!(r["parameters"]["problem"]["beats"].as_u64(), Some(2));
+    assert!(err.contains("the stimulus is not the benchmark's"), "{err}");
+    fails_with(
+        &[
+            "run",
+            "--beats",
+            "3",
+            "--bcl",
+            "1",
+            "--out",
+            &d.join("x").display().to_string(),
+        ],
+        "--bcl 1 ms must be longer than the pulse",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

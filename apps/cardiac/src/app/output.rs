@@ -208,9 +208,115 @@ pub fn write_activation_vtu(dir: &Path, mesh: &TetMesh, res: &Results) -> Result
 
 /// `activation.vtu` and `results.json` of a run.
 pub fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
-    write_activation_vtu(dir, mesh, res)?;
+    write_outputs_with(dir, mesh, res, report, None)
+}
+
+/// [`write_outputs`] with the per-beat maps of a paced run in `activation.vtu`.
+pub fn write_outputs_with(
+    dir: &Path,
+    mesh: &TetMesh,
+    res: &Results,
+    report: &RunReport,
+    beats: Option<&Beats>,
+) -> Result<()> {
+    match beats {
+        None => write_activation_vtu(dir, mesh, res)?,
+        Some(b) => {
+            let maps = b.maps();
+            let mut fields: Vec<(&str, &[f32])> =
+                vec![("activation_ms", &res.activation), ("v_mV", &res.v)];
+            for (name, data) in &maps {
+                fields.push((name.as_str(), data));
+            }
+            crate::mesh::write_vtu(dir.join("activation.vtu"), mesh, &fields)
+                .with_context(|| format!("writing {}/activation.vtu", dir.display()))?;
+        }
+    }
     report
         .save(dir.join("results.json"))
         .with_context(|| format!("writing {}/results.json", dir.display()))?;
     Ok(())
+}
+
+/// Activation and repolarisation times per beat of a paced run, gathered between device runs
+/// from the latest crossings (`DeviceRun::last_crossings`): an upstroke at `t` belongs to beat
+/// `floor((t - start) / bcl)`, so conduction must take less than a cycle; a repolarisation
+/// belongs to the beat of the upstroke before it. The device runs must be shorter than an
+/// action potential (they are at most 250 ODE steps, 5 ms at the default step).
+#[derive(Debug, Clone)]
+pub struct Beats {
+    start: f64,
+    bcl: f64,
+    /// `activation[beat][cell]`, -1 where the cell did not activate in that beat.
+    pub activation: Vec<Vec<f32>>,
+    /// `repolarisation[beat][cell]`, -1 where it did not repolarise (yet).
+    pub repolarisation: Vec<Vec<f32>>,
+}
+
+impl Beats {
+    pub fn new(beats: usize, n: usize, start: f64, bcl: f64) -> Beats {
+        Beats {
+            start,
+            bcl,
+            activation: vec![vec![-1.0; n]; beats],
+            repolarisation: vec![vec![-1.0; n]; beats],
+        }
+    }
+
+    fn beat_of(&self, t: f32) -> usize {
+        let k = ((f64::from(t) - self.start) / self.bcl).floor().max(0.0) as usize;
+        k.min(self.activation.len() - 1)
+    }
+
+    /// Takes the latest crossings of every cell (mesh numbering).
+    pub fn record(&mut self, last_up: &[f32], last_down: &[f32]) {
+        for (i, (&up, &down)) in last_up.iter().zip(last_down).enumerate() {
+            if up < 0.0 {
+                continue;
+            }
+            let k = self.beat_of(up);
+            if self.activation[k][i] < 0.0 {
+                self.activation[k][i] = up;
+            }
+            if down > up && self.repolarisation[k][i] < 0.0 {
+                self.repolarisation[k][i] = down;
+            }
+        }
+    }
+
+    /// Per beat: `activation_beat{k}_ms`, `repolarisation_beat{k}_ms` and `apd_beat{k}_ms`
+    /// (repolarisation − activation; -1 where either is missing), beats from 1.
+    pub fn maps(&self) -> Vec<(String, Vec<f32>)> {
+        let mut out = Vec::new();
+        for (k, (a, r)) in self.activation.iter().zip(&self.repolarisation).enumerate() {
+            let apd: Vec<f32> = a
+                .iter()
+                .zip(r)
+                .map(|(&a, &r)| if a >= 0.0 && r >= 0.0 { r - a } else { -1.0 })
+                .collect();
+            out.push((format!("activation_beat{}_ms", k + 1), a.clone()));
+            out.push((format!("repolarisation_beat{}_ms", k + 1), r.clone()));
+            out.push((format!("apd_beat{}_ms", k + 1), apd));
+        }
+        out
+    }
+
+    /// Per beat: cells activated, cells repolarised, and the median APD (ms) of those.
+    pub fn summary(&self) -> Vec<(usize, usize, f64)> {
+        self.activation
+            .iter()
+            .zip(&self.repolarisation)
+            .map(|(a, r)| {
+                let mut apd: Vec<f32> = a
+                    .iter()
+                    .zip(r)
+                    .filter(|(&a, &r)| a >= 0.0 && r >= 0.0)
+                    .map(|(&a, &r)| r - a)
+                    .collect();
+                apd.sort_by(f32::total_cmp);
+                let med = apd.get(apd.len() / 2).map_or(f64::NAN, |&x| f64::from(x));
+                (a.iter().filter(|&&x| x >= 0.0).count(), apd.len(), med)
+            })
+            .collect()
+    }
 }

@@ -85,6 +85,7 @@ impl Probes {
                 })
                 .collect::<Result<_>>()?,
             parameters: None,
+            beats: None,
         })
     }
 }

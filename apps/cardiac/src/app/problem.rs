@@ -55,6 +55,9 @@ pub struct ProblemSpec {
     pub sigma_t: f64,
     pub chi: f64,
     pub cm: f64,
+    /// Pacing: `beats` pulses every `bcl` ms (1 beat: the single benchmark pulse).
+    pub beats: u32,
+    pub bcl: f64,
 }
 
 impl Default for ProblemSpec {
@@ -84,6 +87,8 @@ impl ProblemSpec {
             sigma_t: Conductivity::niederer().sigma_t,
             chi: Conductivity::niederer().chi,
             cm: Conductivity::niederer().cm,
+            beats: 1,
+            bcl: 1000.0,
         }
     }
 
@@ -101,6 +106,7 @@ impl ProblemSpec {
         self.stim_density == crate::solver::NIEDERER_STIM_DENSITY
             && self.stim_duration == crate::solver::NIEDERER_STIM_DURATION
             && self.stim_start == 0.0
+            && self.beats == 1
             && self.stim == StimRegion::NiedererCube
     }
 
@@ -267,6 +273,17 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
         spec.dt_ode
     );
     ensure!(
+        (1..=10_000).contains(&spec.beats),
+        "--beats {} must be 1 to 10,000",
+        spec.beats
+    );
+    ensure!(
+        spec.beats == 1 || (spec.bcl.is_finite() && spec.bcl > spec.stim_duration),
+        "--bcl {} ms must be longer than the pulse ({} ms)",
+        spec.bcl,
+        spec.stim_duration
+    );
+    ensure!(
         spec.stim_start.is_finite() && spec.stim_start >= 0.0,
         "--stim-start {} ms must be 0 or later",
         spec.stim_start
@@ -280,6 +297,8 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
             density: spec.stim_density,
             start: spec.stim_start,
             duration: spec.stim_duration,
+            period: if spec.beats > 1 { spec.bcl } else { 0.0 },
+            count: spec.beats,
         },
     )?)
 }

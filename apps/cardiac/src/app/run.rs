@@ -37,6 +37,15 @@ pub fn diverged_cell(v: &[f32]) -> Option<(usize, f32)> {
 /// checked: a cell with V not finite or beyond ±[`V_BOUND_MV`] stops the run with an error
 /// naming the time and the cell (with its centroid when `centroids` are given), so that a
 /// diverging run never ends in NaN files.
+/// How the run loop ends and reports divergence.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoopOptions<'a> {
+    /// Cell centroids (mm), to name where a run diverged.
+    pub centroids: Option<&'a [[f64; 3]]>,
+    /// Run to `t_end` even when every cell has activated (paced runs).
+    pub to_t_end: bool,
+}
+
 pub fn run_device(
     exe: Executable,
     info: RunInfo,
@@ -44,8 +53,9 @@ pub fn run_device(
     threads: Option<usize>,
     profile: bool,
     mut after_chunk: Option<ChunkHook<'_>>,
-    centroids: Option<&[[f64; 3]]>,
+    opts: LoopOptions<'_>,
 ) -> Result<(Results, f64, Option<Profile>)> {
+    let centroids = opts.centroids;
     let mut run = DeviceRun::from_executable(
         exe,
         info,
@@ -115,7 +125,7 @@ pub fn run_device(
                 eprintln!("{line}");
             }
         }
-        if done == act.len() {
+        if done == act.len() && !opts.to_t_end {
             break;
         }
     }

@@ -87,12 +87,17 @@ macro_rules! tp06_codelets {
                 s: InOut<Vector<f32>>,
                 v_prev: InOut<Vector<f32>>,
                 act: InOut<Vector<f32>>,
+                last_up: InOut<Vector<f32>>,
+                last_down: InOut<Vector<f32>>,
                 cell_type: Input<Vector<u8>>,
                 stim: Input<Vector<f32>>,
                 time: InOut<f32>,
                 dt: State<f32>,
                 stim_start: State<f32>,
                 stim_duration: State<f32>,
+                stim_period: State<f32>,
+                stim_count: State<f32>,
+                repol_level: State<f32>,
                 $($vin: Input<Vector<f32>>,)?
             }
         }
@@ -104,7 +109,7 @@ macro_rules! tp06_codelets {
                 check_ode_sizes(
                     n,
                     self.s.len(),
-                    self.act.len(),
+                    self.act.len().min(self.last_up.len()).min(self.last_down.len()),
                     self.cell_type.len(),
                     self.stim.len(),
                     v_in.map(<[f32]>::len),
@@ -116,12 +121,17 @@ macro_rules! tp06_codelets {
                     s: self.s,
                     v_prev: self.v_prev,
                     act: self.act,
+                    last_up: self.last_up,
+                    last_down: self.last_down,
                     cell_type: self.cell_type,
                     stim: self.stim,
                     time: self.time,
                     dt: self.dt,
                     stim_start: self.stim_start,
                     stim_duration: self.stim_duration,
+                    stim_period: self.stim_period,
+                    stim_count: self.stim_count,
+                    repol_level: self.repol_level,
                 })
             }
 
@@ -151,12 +161,17 @@ struct OdeFields<'a> {
     s: &'a mut [f32],
     v_prev: &'a mut [f32],
     act: &'a mut [f32],
+    last_up: &'a mut [f32],
+    last_down: &'a mut [f32],
     cell_type: &'a [u8],
     stim: &'a [f32],
     time: &'a mut f32,
     dt: f32,
     stim_start: f32,
     stim_duration: f32,
+    stim_period: f32,
+    stim_count: f32,
+    repol_level: f32,
 }
 
 /// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
@@ -170,13 +185,20 @@ fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
         poplar::codelet::prefetch(v);
     }
     let t = *f.time;
-    let scale = super::stim_scale(t, f.stim_start, f.stim_duration);
+    let scale = super::stim_scale_paced(
+        t,
+        f.stim_start,
+        f.stim_duration,
+        f.stim_period,
+        f.stim_count,
+    );
     // The blocks report their progress so that the engine fetches the next tile meanwhile.
     tp06::step_batch_with_progress(f.s, n, f.cell_type, f.stim, scale, f.dt, &mut |end| {
         w.progress(end, n)
     });
     let v = &f.s[..n];
     tp06::update_activation(f.v_prev, v, t, f.dt, f.act);
+    tp06::update_crossings(f.v_prev, v, t, f.dt, f.repol_level, f.last_up, f.last_down);
     f.v_prev.copy_from_slice(v);
     *f.time = t + f.dt;
     Ok(())

@@ -126,6 +126,8 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let w = g.add_variable(DType::F32, &[n], "v_tmp");
     let v_prev = g.add_variable(DType::F32, &[n], "v_prev");
     let act = g.add_variable(DType::F32, &[n], "activation");
+    let last_up = g.add_variable(DType::F32, &[n], "last_up");
+    let last_down = g.add_variable(DType::F32, &[n], "last_down");
     let time = g.add_variable(DType::F32, &[k], "time");
 
     // Per-tile views of the voltage rows, and the global voltage view in device order.
@@ -134,7 +136,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         let c = &tp.cells;
         let tile = t as u32;
         g.set_tile_mapping(&s.slice(ns * c.start..ns * c.end)?, tile)?;
-        for x in [&w, &v_prev, &act] {
+        for x in [&w, &v_prev, &act, &last_up, &last_down] {
             g.set_tile_mapping(&x.slice(c.clone())?, tile)?;
         }
         g.set_tile_mapping(&time.slice(t..t + 1)?, tile)?;
@@ -157,6 +159,8 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let v0: Vec<f32> = plan.new_to_old.iter().map(|&o| init[o as usize]).collect();
     g.set_initial_value(&v_prev, &v0)?;
     g.set_initial_value(&act, &vec![-1.0f32; n])?;
+    g.set_initial_value(&last_up, &vec![-1.0f32; n])?;
+    g.set_initial_value(&last_down, &vec![-1.0f32; n])?;
     g.set_initial_value(&time, &vec![0.0f32; k])?;
 
     let cs_a = g.add_compute_set("PDE V->w");
@@ -219,15 +223,22 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?)?;
         g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?)?;
         g.connect(ov, "act", &act.slice(tp.cells.clone())?)?;
+        g.connect(ov, "last_up", &last_up.slice(tp.cells.clone())?)?;
+        g.connect(ov, "last_down", &last_down.slice(tp.cells.clone())?)?;
         g.connect(ov, "cell_type", &ct)?;
         g.connect(ov, "stim", &st)?;
         g.connect(ov, "time", &time.slice(t..t + 1)?)?;
         g.set_vertex_state(ov, "dt", setup.dt_ode)?;
         g.set_vertex_state(ov, "stim_start", setup.stim_start)?;
         g.set_vertex_state(ov, "stim_duration", setup.stim_duration)?;
+        g.set_vertex_state(ov, "stim_period", setup.stim_period)?;
+        g.set_vertex_state(ov, "stim_count", setup.stim_count)?;
+        g.set_vertex_state(ov, "repol_level", setup.repol_level)?;
         g.set_tile_mapping(ov, tile)?;
     }
     g.create_host_read("activation", &act)?;
+    g.create_host_read("last_up", &last_up)?;
+    g.create_host_read("last_down", &last_down)?;
     g.create_host_read("v", &v_all)?;
     g.create_host_read("time", &time.slice(0..1)?)?;
 
@@ -357,6 +368,14 @@ impl DeviceRun {
     pub fn activation(&self) -> Result<Vec<f32>, DeviceError> {
         let a = self.engine.read_tensor::<f32>("activation")?;
         Ok(to_old(&self.info, &a))
+    }
+
+    /// The latest upstroke and repolarisation times of every cell in mesh numbering (-1
+    /// before the first); see [`tp06::update_crossings`].
+    pub fn last_crossings(&self) -> Result<(Vec<f32>, Vec<f32>), DeviceError> {
+        let u = self.engine.read_tensor::<f32>("last_up")?;
+        let d = self.engine.read_tensor::<f32>("last_down")?;
+        Ok((to_old(&self.info, &u), to_old(&self.info, &d)))
     }
 
     /// Membrane voltage in mesh numbering.

@@ -36,6 +36,11 @@ pub struct Setup {
     pub stim_current: Vec<f32>,
     pub stim_start: f32,
     pub stim_duration: f32,
+    /// Pacing: a pulse every `stim_period` ms (0: one pulse), `stim_count` pulses in all.
+    pub stim_period: f32,
+    pub stim_count: f32,
+    /// Repolarisation level (mV): the downward crossing that ends an action potential.
+    pub repol_level: f32,
     /// Face neighbours per cell (for partitioning).
     pub adjacency: Vec<[u32; 4]>,
     /// Cell centroids (mm).
@@ -51,7 +56,15 @@ pub struct Stimulus {
     pub density: f64,
     pub start: f64,
     pub duration: f64,
+    /// Pacing cycle length (ms); 0 for a single pulse.
+    pub period: f64,
+    /// Pulses delivered (beats); at least 1.
+    pub count: u32,
 }
+
+/// Default repolarisation level (mV): TP06 rests near −86 mV and peaks near +40 mV, so −70 mV
+/// is about 87 % repolarisation (openCARP's usual threshold for repolarisation times).
+pub const REPOL_LEVEL_MV: f64 = -70.0;
 
 impl Stimulus {
     /// The Niederer benchmark's stimulus protocol (50 µA/mm³ for 2 ms from t = 0) on `cells`.
@@ -61,6 +74,8 @@ impl Stimulus {
             density: NIEDERER_STIM_DENSITY,
             start: 0.0,
             duration: NIEDERER_STIM_DURATION,
+            period: 0.0,
+            count: 1,
         }
     }
 
@@ -129,6 +144,9 @@ impl Setup {
             stim_current,
             stim_start: stim.start as f32,
             stim_duration: stim.duration as f32,
+            stim_period: stim.period as f32,
+            stim_count: stim.count.max(1) as f32,
+            repol_level: REPOL_LEVEL_MV as f32,
             adjacency: mesh.face_neighbours(),
             centroids: (0..n).map(|t| mesh.centroid(t)).collect(),
         })
@@ -153,6 +171,25 @@ impl Setup {
         (0..self.n)
             .min_by(|&a, &b| d2(&self.centroids[a]).total_cmp(&d2(&self.centroids[b])))
             .unwrap_or(0)
+    }
+}
+
+/// The stimulus of a pacing protocol during an ODE step that starts at `t`: 1 while one of the
+/// `count` pulses of `duration` ms, every `period` ms from `start`, is on, else 0. With
+/// `period <= 0` it is [`stim_scale`] (one pulse), bit for bit.
+pub fn stim_scale_paced(t: f32, start: f32, duration: f32, period: f32, count: f32) -> f32 {
+    if period <= 0.0 {
+        return stim_scale(t, start, duration);
+    }
+    if t < start {
+        return 0.0;
+    }
+    let beat = ((t - start) / period).floor();
+    let within = t - (start + beat * period);
+    if beat < count && within < duration {
+        1.0
+    } else {
+        0.0
     }
 }
 

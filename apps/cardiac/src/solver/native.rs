@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::{stim_scale, Results, Setup};
+use super::{stim_scale_paced, Results, Setup};
 use crate::matrix::{ell_rows, ELL_WIDTH};
 use crate::tp06;
 
@@ -31,6 +31,8 @@ pub struct NativeSolver<'a> {
     v_tmp: Vec<f32>,
     v_prev: Vec<f32>,
     act: Vec<f32>,
+    last_up: Vec<f32>,
+    last_down: Vec<f32>,
     t: f32,
     /// Flush subnormals as the chip does (`poplar::fp`), in every rayon task.
     flush: bool,
@@ -69,6 +71,8 @@ impl<'a> NativeSolver<'a> {
             v_tmp: vec![0.0; n],
             v_prev: v0,
             act: vec![-1.0; n],
+            last_up: vec![-1.0; n],
+            last_down: vec![-1.0; n],
             t: 0.0,
             flush: true,
         }
@@ -163,15 +167,23 @@ impl<'a> NativeSolver<'a> {
         let pde = start.elapsed();
         let setup = self.setup;
         let (t, dt) = (self.t, setup.dt_ode);
-        let scale = stim_scale(t, setup.stim_start, setup.stim_duration);
+        let scale = stim_scale_paced(
+            t,
+            setup.stim_start,
+            setup.stim_duration,
+            setup.stim_period,
+            setup.stim_count,
+        );
         let n = setup.n;
         let flush = self.flush;
         self.states
             .par_chunks_mut(tp06::N_STATES * CHUNK)
             .zip(self.v_prev.par_chunks_mut(CHUNK))
             .zip(self.act.par_chunks_mut(CHUNK))
+            .zip(self.last_up.par_chunks_mut(CHUNK))
+            .zip(self.last_down.par_chunks_mut(CHUNK))
             .enumerate()
-            .for_each(|(b, ((blk, vp), act))| {
+            .for_each(|(b, ((((blk, vp), act), up), down))| {
                 let _fp = poplar::fp::FlushGuard::new(flush);
                 let s = b * CHUNK;
                 let e = (s + CHUNK).min(n);
@@ -188,6 +200,7 @@ impl<'a> NativeSolver<'a> {
                     dt,
                 );
                 tp06::update_activation(vp, &blk[..m], t, dt, act);
+                tp06::update_crossings(vp, &blk[..m], t, dt, setup.repol_level, up, down);
                 vp.copy_from_slice(&blk[..m]);
             });
         self.t = t + dt;
@@ -203,6 +216,12 @@ impl<'a> NativeSolver<'a> {
 
     pub fn activation(&self) -> &[f32] {
         &self.act
+    }
+
+    /// The latest upstroke (0 mV upwards) and repolarisation (downwards through the set-up's
+    /// level) of every cell, -1 before the first.
+    pub fn last_crossings(&self) -> (&[f32], &[f32]) {
+        (&self.last_up, &self.last_down)
     }
 
     pub fn results(&self) -> Results {

@@ -482,5 +482,36 @@ pub fn update_activation(v_old: &[f32], v_new: &[f32], t_old: f32, dt: f32, act:
     }
 }
 
+/// The latest upstroke and repolarisation of every cell, for paced runs: `last_up` is set to
+/// the time of each upward crossing of 0 mV and `last_down` to the time of each downward
+/// crossing of `level`, both interpolated linearly inside the step from `t_old` to
+/// `t_old + dt` (so a beat's activation and repolarisation times can be read between device
+/// runs). Processes `min` of the lengths; branch-free so it vectorises.
+pub fn update_crossings(
+    v_old: &[f32],
+    v_new: &[f32],
+    t_old: f32,
+    dt: f32,
+    level: f32,
+    last_up: &mut [f32],
+    last_down: &mut [f32],
+) {
+    for (((u, d), &v0), &v1) in last_up
+        .iter_mut()
+        .zip(last_down.iter_mut())
+        .zip(v_old)
+        .zip(v_new)
+    {
+        let up = v0 < 0.0 && v1 >= 0.0;
+        let denom = if up { v1 - v0 } else { 1.0 };
+        let tu = t_old + dt * (-v0 / denom);
+        *u = if up { tu } else { *u };
+        let down = v0 > level && v1 <= level;
+        let denom = if down { v0 - v1 } else { 1.0 };
+        let td = t_old + dt * ((v0 - level) / denom);
+        *d = if down { td } else { *d };
+    }
+}
+
 #[cfg(test)]
 mod tests;
