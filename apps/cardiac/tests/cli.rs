@@ -776,6 +776,10 @@ fn a_paced_run_writes_activation_repolarisation_and_apd_per_beat() {
     }
     assert_eq!(r["parameters"]["problem"]["beats"].as_u64(), Some(2));
     assert!(err.contains("the stimulus is not the benchmark's"), "{err}");
+    assert!(
+        err.contains("host outside the engine"),
+        "the loop's host share: {err}"
+    );
     fails_with(
         &[
             "run",

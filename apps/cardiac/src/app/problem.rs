@@ -389,7 +389,7 @@ pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<St
         }
         if !spec.benchmark_stimulus() {
             out.push(
-                "note: the stimulus is not the benchmark's (50 µA/mm³ for 2 ms from 0 ms in the \
+                "note: the stimulus is not the benchmark's (one pulse of 50 µA/mm³ for 2 ms from 0 ms in the \
                 corner cube): P1–P9 cannot be compared with published values"
                     .to_string(),
             );

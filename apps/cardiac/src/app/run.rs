@@ -74,12 +74,17 @@ pub fn run_device(
     let tty = std::io::stderr().is_terminal();
     let t0 = Instant::now();
     let mut last_t = f64::from(run.time()?);
+    // Wall time inside the engine's runs; the rest of the loop (reading time, V and
+    // activation, the divergence check, snapshots, traces, beats, progress) is the host's share.
+    let mut engine_s = 0.0f64;
     while run.steps() < total {
+        let te = Instant::now();
         if total - run.steps() >= chunk {
             run.run_chunk().context("running the engine")?;
         } else {
             run.run_one_step().context("running the engine")?;
         }
+        engine_s += te.elapsed().as_secs_f64();
         let t = f64::from(run.time()?);
         let nominal = run.steps() as f64 * dt;
         // The device clock is f32 sums of dt: within a step of the nominal time.
@@ -133,6 +138,11 @@ pub fn run_device(
         eprintln!();
     }
     let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "  run loop {secs:.2} s: engine {engine_s:.2} s, host outside the engine {:.2} s ({:.1} %)",
+        secs - engine_s,
+        100.0 * (secs - engine_s) / secs.max(1e-9)
+    );
     let profile = run.engine.take_profile();
     Ok((run.results()?, secs, profile))
 }

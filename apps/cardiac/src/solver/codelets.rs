@@ -186,7 +186,7 @@ fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
     }
     let t = *f.time;
     let scale = super::stim_scale_paced(
-        t,
+        super::stim_time(t, f.dt),
         f.stim_start,
         f.stim_duration,
         f.stim_period,
@@ -200,7 +200,7 @@ fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
     tp06::update_activation(f.v_prev, v, t, f.dt, f.act);
     tp06::update_crossings(f.v_prev, v, t, f.dt, f.repol_level, f.last_up, f.last_down);
     f.v_prev.copy_from_slice(v);
-    *f.time = t + f.dt;
+    *f.time = super::next_time(t, f.dt);
     Ok(())
 }
 

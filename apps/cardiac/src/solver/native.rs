@@ -168,7 +168,7 @@ impl<'a> NativeSolver<'a> {
         let setup = self.setup;
         let (t, dt) = (self.t, setup.dt_ode);
         let scale = stim_scale_paced(
-            t,
+            super::stim_time(t, dt),
             setup.stim_start,
             setup.stim_duration,
             setup.stim_period,
@@ -203,7 +203,7 @@ impl<'a> NativeSolver<'a> {
                 tp06::update_crossings(vp, &blk[..m], t, dt, setup.repol_level, up, down);
                 vp.copy_from_slice(&blk[..m]);
             });
-        self.t = t + dt;
+        self.t = super::next_time(t, dt);
         StepTimes {
             pde,
             ode: start.elapsed() - pde,

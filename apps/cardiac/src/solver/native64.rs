@@ -99,7 +99,9 @@ impl NativeF64 {
                 .for_each(|(v, &lv)| *v += dt * lv);
         }
         let (t, dt) = (self.t, self.dt);
-        let on = t >= self.stim_start && t < self.stim_start + self.stim_duration;
+        // Decided at the step's midpoint, as `solver::stim_time` does for the f32 solvers.
+        let tm = t + 0.5 * dt;
+        let on = tm >= self.stim_start && tm < self.stim_start + self.stim_duration;
         let stim = &self.stim;
         let cell_types = &self.cell_types;
         let v_prev = &self.v_prev;
