@@ -11,6 +11,7 @@ use anyhow::{ensure, Context, Result};
 use cardiac::app::output::{self, Snapshots};
 use cardiac::app::probes::Probes;
 use cardiac::app::problem::{self, ProblemSpec, StimRegion};
+use cardiac::app::protocol;
 use cardiac::app::{
     bundle,
     run::{run_device, LoopOptions},
@@ -23,6 +24,7 @@ use cardiac::report::RunReport;
 use cardiac::solver::device::{self, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup};
+use cardiac::tp06::Scalings;
 use clap::{Args, Parser, Subcommand};
 use poplar::profile::{PhaseKind, Profile};
 use poplar::{Executable, Target};
@@ -175,6 +177,32 @@ struct ProblemArgs {
     /// Basic cycle length of pacing (ms).
     #[arg(long, default_value_t = 1000.0)]
     bcl: f64,
+    /// S1–S2: one more pulse this many ms after the last of the --beats (the S2 coupling
+    /// interval).
+    #[arg(long)]
+    s2: Option<f64>,
+    /// Stimulate the cells listed in this file (0-based cell indices, whitespace or comma
+    /// separated, # comments) instead of a box, sphere or surface.
+    #[arg(long)]
+    stim_cells: Option<PathBuf>,
+    /// Another stimulus site with its own timing (repeat for more):
+    /// REGION[;amplitude=µA/mm³][;duration=ms][;start=ms][;beats=N][;bcl=ms][;s2=ms], REGION
+    /// being box:x0,y0,z0,x1,y1,z1, sphere:cx,cy,cz,r, surface:TAG, cells:FILE or corner.
+    /// Example: --stim-site "sphere:20,7,3,1;start=300"
+    #[arg(long)]
+    stim_site: Vec<String>,
+    /// TP06 conductance scalings of every cell, e.g. GKr*0.5,GCaL*1.2 (drug block, disease):
+    /// g_na, g_k1, g_to, g_kr, g_ks, g_cal, g_bna, g_bca, g_pca, g_pk, k_naca, p_nak.
+    #[arg(long)]
+    tp06: Option<String>,
+    /// A region with its own cell type and/or TP06 scalings (repeat for more; later regions
+    /// win): REGION[;cell-type=endo|mid|epi][;GKr*0.5,...]. Example:
+    /// --region "box:0,0,0,20,7,1;cell-type=endo" --region "sphere:10,3.5,1.5,2;GNa*0.3"
+    #[arg(long)]
+    region: Vec<String>,
+    /// Activation threshold (mV): activation is the first upward crossing of it (default 0).
+    #[arg(long, default_value_t = cardiac::solver::ACTIVATION_THRESHOLD_MV, allow_negative_numbers = true)]
+    act_threshold: f64,
     /// Read the problem from a JSON file: a results.json of an earlier run (its `parameters`)
     /// or a parameters object of the same form. Options given on the command line override it.
     #[arg(long)]
@@ -228,8 +256,10 @@ impl ProblemArgs {
             "strategy" => strategy, "stim_amplitude" => stim_density,
             "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
             "sigma_t" => sigma_t, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
+            "s2" => s2, "stim_site" => sites, "tp06" => tp06, "region" => regions,
+            "act_threshold" => act_threshold,
         );
-        if ["stim_box", "stim_sphere", "stim_surface"]
+        if ["stim_box", "stim_sphere", "stim_surface", "stim_cells"]
             .iter()
             .any(|id| given(matches, id))
         {
@@ -262,10 +292,11 @@ impl ProblemArgs {
             self.stim_box.is_some(),
             self.stim_sphere.is_some(),
             self.stim_surface.is_some(),
+            self.stim_cells.is_some(),
         ];
         ensure!(
             regions.iter().filter(|&&r| r).count() <= 1,
-            "give at most one of --stim-box, --stim-sphere and --stim-surface"
+            "give at most one of --stim-box, --stim-sphere, --stim-surface and --stim-cells"
         );
         let stim = if let Some(b) = &self.stim_box {
             StimRegion::Box([b[0], b[1], b[2]], [b[3], b[4], b[5]])
@@ -273,6 +304,8 @@ impl ProblemArgs {
             StimRegion::Sphere([c[0], c[1], c[2]], c[3])
         } else if let Some(tag) = &self.stim_surface {
             StimRegion::Surface(tag.clone())
+        } else if let Some(path) = &self.stim_cells {
+            StimRegion::Cells(path.clone())
         } else {
             StimRegion::NiedererCube
         };
@@ -296,6 +329,24 @@ impl ProblemArgs {
             cm: self.cm,
             beats: self.beats,
             bcl: self.bcl,
+            s2: self.s2,
+            sites: self
+                .stim_site
+                .iter()
+                .map(|t| protocol::parse_site(t))
+                .collect::<Result<_>>()?,
+            tp06: match &self.tp06 {
+                Some(t) => Scalings::ONE
+                    .parse_onto(t)
+                    .map_err(|e| anyhow::anyhow!("--tp06: {e}"))?,
+                None => Scalings::ONE,
+            },
+            regions: self
+                .region
+                .iter()
+                .map(|t| protocol::parse_region_spec(t))
+                .collect::<Result<_>>()?,
+            act_threshold: self.act_threshold,
         })
     }
 }
@@ -405,7 +456,7 @@ fn print_activation_summary(setup: &Setup, res: &Results) {
         );
     }
     let stim: Vec<f32> = (0..setup.n)
-        .filter(|&i| setup.stim_current[i] != 0.0)
+        .filter(|&i| setup.stimulated(i))
         .map(|i| res.activation[i])
         .collect();
     let stim_act = stim.iter().filter(|&&a| a >= 0.0).count();
@@ -439,12 +490,6 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         a.snapshot_every
     );
     let spec = a.problem.to_spec_with(matches)?;
-    // A paced run lasts its beats unless --t-end says otherwise.
-    let t_end = if spec.beats > 1 && !t_end_given && file_t_end.is_none() && !a.quick {
-        spec.stim_start + f64::from(spec.beats) * spec.bcl
-    } else {
-        t_end
-    };
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
         eprintln!("{w}");
     }
@@ -458,6 +503,22 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         eprintln!("{w}");
     }
     let setup = problem::setup(&spec, &mesh)?;
+    // A paced run lasts its beats (a cycle after the last pulse: --bcl when the main site
+    // paces, else the longest interval between pulses and at least 500 ms) unless --t-end
+    // says otherwise.
+    let paced = problem::paced(&setup);
+    let starts = problem::pulse_starts(&setup);
+    let t_end = match starts.last() {
+        Some(&last) if paced && !t_end_given && file_t_end.is_none() && !a.quick => {
+            let cycle = if spec.beats > 1 {
+                spec.bcl
+            } else {
+                starts.windows(2).map(|w| w[1] - w[0]).fold(500.0, f64::max)
+            };
+            last + cycle
+        }
+        _ => t_end,
+    };
     let setup_s = t.elapsed().as_secs_f64();
     cfg.chunk_steps = chunk_steps_for(a.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
     let trace_points = a
@@ -526,11 +587,9 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
             );
         }
     }
-    let stimulated = setup.stim_current.iter().filter(|&&s| s != 0.0).count();
-    println!(
-        "stimulus: {stimulated} cells, {} µA/mm³ for {} ms from t = {} ms",
-        spec.stim_density, setup.stim_duration, setup.stim_start
-    );
+    for line in problem::describe_stimulus(&spec, &setup) {
+        println!("{line}");
+    }
     for line in problem::advice(&spec, &mesh, &problem::conductivity(&spec, &mesh)) {
         eprintln!("{line}");
     }
@@ -584,8 +643,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     drop(prob);
     println!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
-    let mut beats = (spec.beats > 1)
-        .then(|| output::Beats::new(spec.beats as usize, setup.n, spec.stim_start, spec.bcl));
+    let mut beats = paced.then(|| output::Beats::from_starts(starts.clone(), setup.n));
     let mut hook = |run: &DeviceRun| {
         if let Some(b) = beats.as_mut() {
             let (up, down) = run.last_crossings()?;
@@ -606,7 +664,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         Some(&mut hook),
         LoopOptions {
             centroids: Some(&setup.centroids),
-            to_t_end: spec.beats > 1,
+            to_t_end: paced,
         },
     )?;
     snapshots.finish()?;

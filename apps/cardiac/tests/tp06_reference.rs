@@ -221,6 +221,7 @@ fn run_f32(compensated: bool) -> (Vec<Vec<f64>>, Vec<[f64; N_STATES]>, Vec<f32>)
             &states[..n],
             (k as f64 * DT) as f32,
             DT as f32,
+            0.0,
             &mut act,
         );
         for (i, vi) in v.iter_mut().enumerate() {

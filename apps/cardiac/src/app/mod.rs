@@ -3,6 +3,8 @@
 //!
 //! - [`problem`]: a problem description (mesh, stimulus, time step, machine) checked and
 //!   assembled into a [`Setup`](crate::solver::Setup) and a device configuration;
+//! - [`protocol`]: stimulus sites with their own timing, S1–S2, cell lists, and regions with
+//!   their own cell type and TP06 scalings;
 //! - [`probes`]: which cells are the benchmark points and the diagonal samples;
 //! - [`bundle`]: what an executable carries besides the program (run info, probes, mesh) as
 //!   application sections of the executable file;
@@ -13,5 +15,6 @@ pub mod bundle;
 pub mod output;
 pub mod probes;
 pub mod problem;
+pub mod protocol;
 pub mod run;
 pub mod single;

@@ -239,33 +239,59 @@ pub fn write_outputs_with(
 }
 
 /// Activation and repolarisation times per beat of a paced run, gathered between device runs
-/// from the latest crossings (`DeviceRun::last_crossings`): an upstroke at `t` belongs to beat
-/// `floor((t - start) / bcl)`, so conduction must take less than a cycle; a repolarisation
-/// belongs to the beat of the upstroke before it. The device runs must be shorter than an
-/// action potential (they are at most 250 ODE steps, 5 ms at the default step).
+/// from the latest crossings (`DeviceRun::last_crossings`): a beat starts with a pulse (of any
+/// site; pulses closer than `MERGE_MS` are one beat), an upstroke at `t` belongs to the last
+/// beat started at or before `t`, so conduction must take less than the interval to the next
+/// pulse; a repolarisation belongs to the beat of the upstroke before it. The device runs must
+/// be shorter than an action potential (they are at most 250 ODE steps, 5 ms at the default
+/// step).
 #[derive(Debug, Clone)]
 pub struct Beats {
-    start: f64,
-    bcl: f64,
+    /// Start of each beat (ms), rising.
+    starts: Vec<f64>,
     /// `activation[beat][cell]`, -1 where the cell did not activate in that beat.
     pub activation: Vec<Vec<f32>>,
     /// `repolarisation[beat][cell]`, -1 where it did not repolarise (yet).
     pub repolarisation: Vec<Vec<f32>>,
 }
 
+/// Pulses that start within this many ms of a beat's first pulse belong to that beat.
+pub const MERGE_MS: f64 = 10.0;
+
 impl Beats {
+    /// `beats` beats every `bcl` ms from `start`.
     pub fn new(beats: usize, n: usize, start: f64, bcl: f64) -> Beats {
+        Beats::from_starts((0..beats).map(|k| start + k as f64 * bcl).collect(), n)
+    }
+
+    /// One beat per pulse start (in any order; starts within [`MERGE_MS`] are one beat).
+    pub fn from_starts(mut starts: Vec<f64>, n: usize) -> Beats {
+        starts.sort_by(f64::total_cmp);
+        let mut merged: Vec<f64> = Vec::new();
+        for s in starts {
+            if merged.last().is_none_or(|&l| s - l >= MERGE_MS) {
+                merged.push(s);
+            }
+        }
+        if merged.is_empty() {
+            merged.push(0.0);
+        }
+        let beats = merged.len();
         Beats {
-            start,
-            bcl,
+            starts: merged,
             activation: vec![vec![-1.0; n]; beats],
             repolarisation: vec![vec![-1.0; n]; beats],
         }
     }
 
+    /// Beat start times (ms).
+    pub fn starts(&self) -> &[f64] {
+        &self.starts
+    }
+
     fn beat_of(&self, t: f32) -> usize {
-        let k = ((f64::from(t) - self.start) / self.bcl).floor().max(0.0) as usize;
-        k.min(self.activation.len() - 1)
+        let t = f64::from(t);
+        self.starts.partition_point(|&s| s <= t).saturating_sub(1)
     }
 
     /// Takes the latest crossings of every cell (mesh numbering).

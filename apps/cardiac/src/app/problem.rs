@@ -6,11 +6,13 @@ use std::path::PathBuf;
 
 use anyhow::{bail, ensure, Context, Result};
 
+use super::protocol::{self, RegionSpec, SiteSpec};
 use crate::matrix::Conductivity;
 use crate::mesh::{CellType, ReadOptions, TetMesh};
 use crate::partition::Strategy;
 use crate::solver::device::DeviceConfig;
-use crate::solver::{Setup, Stimulus};
+use crate::solver::{Setup, SetupOptions, Stimulus};
+use crate::tp06::Scalings;
 
 /// Where the stimulus goes.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +26,8 @@ pub enum StimRegion {
     Sphere([f64; 3], f64),
     /// Cells with a face on the tagged surface.
     Surface(String),
+    /// The cells listed in a text file (0-based indices; [`super::protocol::read_cell_list`]).
+    Cells(PathBuf),
 }
 
 /// The problem a user asks for. Serialised as the `parameters.problem` record of
@@ -58,6 +62,16 @@ pub struct ProblemSpec {
     /// Pacing: `beats` pulses every `bcl` ms (1 beat: the single benchmark pulse).
     pub beats: u32,
     pub bcl: f64,
+    /// S1–S2: one more pulse of the main site this many ms after the last of the `beats`.
+    pub s2: Option<f64>,
+    /// More stimulus sites, each with its own region and timing.
+    pub sites: Vec<SiteSpec>,
+    /// TP06 conductance scalings of every cell (1: the published model).
+    pub tp06: Scalings,
+    /// Regions with their own cell type and/or scalings, applied in order.
+    pub regions: Vec<RegionSpec>,
+    /// Activation threshold (mV): a cell activates when it first crosses it upwards.
+    pub act_threshold: f64,
 }
 
 impl Default for ProblemSpec {
@@ -89,6 +103,11 @@ impl ProblemSpec {
             cm: Conductivity::niederer().cm,
             beats: 1,
             bcl: 1000.0,
+            s2: None,
+            sites: Vec::new(),
+            tp06: Scalings::ONE,
+            regions: Vec::new(),
+            act_threshold: crate::solver::ACTIVATION_THRESHOLD_MV,
         }
     }
 
@@ -107,7 +126,17 @@ impl ProblemSpec {
             && self.stim_duration == crate::solver::NIEDERER_STIM_DURATION
             && self.stim_start == 0.0
             && self.beats == 1
+            && self.s2.is_none()
+            && self.sites.is_empty()
             && self.stim == StimRegion::NiedererCube
+    }
+
+    /// Whether the cells are the benchmark's: published TP06 (no scalings, no regions) and
+    /// activation at 0 mV.
+    pub fn benchmark_cells(&self) -> bool {
+        self.tp06.is_one()
+            && self.regions.is_empty()
+            && self.act_threshold == crate::solver::ACTIVATION_THRESHOLD_MV
     }
 
     /// Slab size for reports; `None` for a user mesh.
@@ -243,6 +272,10 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
             Stimulus::niederer(mesh).cells,
             "the corner cube [0, 1.5]³ mm".to_string(),
         ),
+        StimRegion::Cells(path) => (
+            super::protocol::read_cell_list(path, mesh.num_cells())?,
+            format!("cells listed in {}", path.display()),
+        ),
     };
     if cells.is_empty() {
         let bb = mesh
@@ -261,46 +294,126 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
     check_tissue(spec)?;
     let cond = conductivity(spec, mesh);
     let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
+    let main = SiteSpec {
+        region: spec.stim.clone(),
+        density: spec.stim_density,
+        duration: spec.stim_duration,
+        start: spec.stim_start,
+        beats: spec.beats,
+        bcl: spec.bcl,
+        s2: spec.s2,
+    };
+    let main = protocol::site_stimulus(&main, cells, spec.dt_ode, "--stim")?;
+    let mut more_sites = Vec::new();
+    for (k, site) in spec.sites.iter().enumerate() {
+        let what = format!("--stim-site {}", k + 1);
+        let (cells, _) = stimulus_cells(mesh, &site.region).with_context(|| what.clone())?;
+        more_sites.push(protocol::site_stimulus(site, cells, spec.dt_ode, &what)?);
+    }
+    let mut regions = Vec::new();
+    for (k, r) in spec.regions.iter().enumerate() {
+        let (cells, _) =
+            stimulus_cells(mesh, &r.region).with_context(|| format!("--region {}", k + 1))?;
+        regions.push((r.clone(), cells));
+    }
+    let models = protocol::cell_models(mesh, &spec.tp06, &regions)?;
     ensure!(
-        spec.stim_density.is_finite() && spec.stim_density > 0.0,
-        "--stim-amplitude {} µA/mm³ must be positive (it depolarises)",
-        spec.stim_density
+        spec.act_threshold.is_finite() && (-80.0..=20.0).contains(&spec.act_threshold),
+        "--act-threshold {} mV must lie between -80 mV (above rest, about -86 mV) and 20 mV \
+         (below the upstroke's peak, about 40 mV)",
+        spec.act_threshold
     );
-    ensure!(
-        spec.stim_duration.is_finite() && spec.stim_duration >= spec.dt_ode,
-        "--stim-duration {} ms must be at least one ODE step ({} ms)",
-        spec.stim_duration,
-        spec.dt_ode
-    );
-    ensure!(
-        (1..=10_000).contains(&spec.beats),
-        "--beats {} must be 1 to 10,000",
-        spec.beats
-    );
-    ensure!(
-        spec.beats == 1 || (spec.bcl.is_finite() && spec.bcl > spec.stim_duration),
-        "--bcl {} ms must be longer than the pulse ({} ms)",
-        spec.bcl,
-        spec.stim_duration
-    );
-    ensure!(
-        spec.stim_start.is_finite() && spec.stim_start >= 0.0,
-        "--stim-start {} ms must be 0 or later",
-        spec.stim_start
-    );
-    Ok(Setup::new(
+    Ok(Setup::with_options(
         mesh,
         &cond,
         spec.dt_ode,
-        &Stimulus {
-            cells,
-            density: spec.stim_density,
-            start: spec.stim_start,
-            duration: spec.stim_duration,
-            period: if spec.beats > 1 { spec.bcl } else { 0.0 },
-            count: spec.beats,
+        &main,
+        &SetupOptions {
+            more_sites,
+            models: Some(models),
+            act_threshold: Some(spec.act_threshold),
         },
     )?)
+}
+
+/// The pulse starts of every site of a problem (ms, rising), for per-beat outputs and the
+/// length of a paced run.
+pub fn pulse_starts(setup: &Setup) -> Vec<f64> {
+    let mut v: Vec<f64> = setup.sites.iter().flat_map(|s| s.pulse_starts()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Whether the problem paces (more than one pulse in all), so that per-beat outputs are kept.
+pub fn paced(setup: &Setup) -> bool {
+    pulse_starts(setup).len() > 1
+}
+
+/// Lines describing the stimulus sites and the cell models, for the run's header.
+pub fn describe_stimulus(spec: &ProblemSpec, setup: &Setup) -> Vec<String> {
+    let mut out = Vec::new();
+    let stimulated = (0..setup.n).filter(|&i| setup.stimulated(i)).count();
+    let densities: Vec<f64> = std::iter::once(spec.stim_density)
+        .chain(spec.sites.iter().map(|s| s.density))
+        .collect();
+    for (k, (site, density)) in setup.sites.iter().zip(densities).enumerate() {
+        let cells = (0..setup.n)
+            .filter(|&i| setup.classes[usize::from(setup.stim_class[i])].contains(&(k as u8)))
+            .count();
+        let mut line = format!(
+            "stimulus{}: {cells} cells, {density} µA/mm³ for {} ms from t = {} ms",
+            if setup.sites.len() > 1 {
+                format!(" site {}", k + 1)
+            } else {
+                String::new()
+            },
+            site.duration,
+            site.start
+        );
+        if site.period > 0.0 {
+            line += &format!(", {} beats every {} ms", site.count, site.period);
+        }
+        if site.s2_start >= 0.0 {
+            line += &format!(", S2 at {} ms", site.s2_start);
+        }
+        out.push(line);
+    }
+    if setup.sites.len() > 1 {
+        out.push(format!("stimulated cells in all: {stimulated}"));
+    }
+    if setup.models.len() > 1 || !spec.benchmark_cells() {
+        for (k, m) in setup.models.iter().enumerate() {
+            let cells = setup
+                .cell_model
+                .iter()
+                .filter(|&&c| usize::from(c) == k)
+                .count();
+            if cells == 0 {
+                continue;
+            }
+            let scaled: Vec<String> = m
+                .scale
+                .entries()
+                .iter()
+                .filter(|(_, v)| *v != 1.0)
+                .map(|(n, v)| format!("{n}×{v}"))
+                .collect();
+            out.push(format!(
+                "cell model {}: TP06 {:?}{}: {cells} cells",
+                k + 1,
+                m.cell_type,
+                if scaled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", scaled.join(", "))
+                }
+            ));
+        }
+    }
+    if spec.act_threshold != crate::solver::ACTIVATION_THRESHOLD_MV {
+        out.push(format!("activation threshold: {} mV", spec.act_threshold));
+    }
+    out
 }
 
 /// Published spread of the Niederer benchmark's P8 activation time (ms) at a benchmark
@@ -391,6 +504,13 @@ pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<St
             out.push(
                 "note: the stimulus is not the benchmark's (one pulse of 50 µA/mm³ for 2 ms from 0 ms in the \
                 corner cube): P1–P9 cannot be compared with published values"
+                    .to_string(),
+            );
+        }
+        if !spec.benchmark_cells() {
+            out.push(
+                "note: the cells are not the benchmark's (published TP06 epi, activation at 0 mV): \
+                 P1–P9 cannot be compared with published values"
                     .to_string(),
             );
         }

@@ -89,14 +89,15 @@ macro_rules! tp06_codelets {
                 act: InOut<Vector<f32>>,
                 last_up: InOut<Vector<f32>>,
                 last_down: InOut<Vector<f32>>,
-                cell_type: Input<Vector<u8>>,
-                stim: Input<Vector<f32>>,
+                cell_model: Input<Vector<u8>>,
+                models: Input<Vector<f32>>,
+                stim_class: Input<Vector<u8>>,
+                sites: Input<Vector<f32>>,
+                class_start: Input<Vector<u32>>,
+                class_sites: Input<Vector<u8>>,
                 time: InOut<f32>,
                 dt: State<f32>,
-                stim_start: State<f32>,
-                stim_duration: State<f32>,
-                stim_period: State<f32>,
-                stim_count: State<f32>,
+                act_threshold: State<f32>,
                 repol_level: State<f32>,
                 $($vin: Input<Vector<f32>>,)?
             }
@@ -110,9 +111,15 @@ macro_rules! tp06_codelets {
                     n,
                     self.s.len(),
                     self.act.len().min(self.last_up.len()).min(self.last_down.len()),
-                    self.cell_type.len(),
-                    self.stim.len(),
+                    self.cell_model.len(),
+                    self.stim_class.len(),
                     v_in.map(<[f32]>::len),
+                )?;
+                check_tables(
+                    self.models.len(),
+                    self.sites.len(),
+                    self.class_start,
+                    self.class_sites.len(),
                 )?;
                 if let Some(v) = v_in {
                     self.s[..n].copy_from_slice(v);
@@ -123,14 +130,15 @@ macro_rules! tp06_codelets {
                     act: self.act,
                     last_up: self.last_up,
                     last_down: self.last_down,
-                    cell_type: self.cell_type,
-                    stim: self.stim,
+                    cell_model: self.cell_model,
+                    models: self.models,
+                    stim_class: self.stim_class,
+                    sites: self.sites,
+                    class_start: self.class_start,
+                    class_sites: self.class_sites,
                     time: self.time,
                     dt: self.dt,
-                    stim_start: self.stim_start,
-                    stim_duration: self.stim_duration,
-                    stim_period: self.stim_period,
-                    stim_count: self.stim_count,
+                    act_threshold: self.act_threshold,
                     repol_level: self.repol_level,
                 })
             }
@@ -163,16 +171,20 @@ struct OdeFields<'a> {
     act: &'a mut [f32],
     last_up: &'a mut [f32],
     last_down: &'a mut [f32],
-    cell_type: &'a [u8],
-    stim: &'a [f32],
+    cell_model: &'a [u8],
+    models: &'a [f32],
+    stim_class: &'a [u8],
+    sites: &'a [f32],
+    class_start: &'a [u32],
+    class_sites: &'a [u8],
     time: &'a mut f32,
     dt: f32,
-    stim_start: f32,
-    stim_duration: f32,
-    stim_period: f32,
-    stim_count: f32,
+    act_threshold: f32,
     repol_level: f32,
 }
+
+/// Most stimulus classes a TP06 vertex computes currents for (class ids are `u8`).
+const MAX_CLASSES: usize = 256;
 
 /// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
 fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
@@ -185,20 +197,49 @@ fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
         poplar::codelet::prefetch(v);
     }
     let t = *f.time;
-    let scale = super::stim_scale_paced(
+    let classes = (f.class_start.len() - 1).min(MAX_CLASSES);
+    // A few classes in practice: a small stack buffer (zeroing 256 floats per tile and step
+    // cost measurably on tiles of a dozen cells).
+    let mut small = [0.0f32; 8];
+    let mut large = Vec::new();
+    let class_current: &mut [f32] = if classes <= small.len() {
+        &mut small[..classes]
+    } else {
+        large.resize(classes, 0.0);
+        &mut large
+    };
+    super::class_currents(
         super::stim_time(t, f.dt),
-        f.stim_start,
-        f.stim_duration,
-        f.stim_period,
-        f.stim_count,
+        f.sites,
+        f.class_start,
+        f.class_sites,
+        class_current,
     );
+    let (models, _) = f.models.as_chunks::<{ tp06::params::N_PARAMS }>();
+    let batch = tp06::Batch {
+        models,
+        model: f.cell_model,
+        stim: tp06::Stim::Classes {
+            class: f.stim_class,
+            current: class_current,
+        },
+        dt: f.dt,
+    };
     // The blocks report their progress so that the engine fetches the next tile meanwhile.
-    tp06::step_batch_with_progress(f.s, n, f.cell_type, f.stim, scale, f.dt, &mut |end| {
-        w.progress(end, n)
-    });
+    tp06::step_batch_of(f.s, n, &batch, &mut |end| w.progress(end, n));
     let v = &f.s[..n];
-    tp06::update_activation(f.v_prev, v, t, f.dt, f.act);
-    tp06::update_crossings(f.v_prev, v, t, f.dt, f.repol_level, f.last_up, f.last_down);
+    let th = f.act_threshold;
+    tp06::update_activation(f.v_prev, v, t, f.dt, th, f.act);
+    tp06::update_crossings(
+        f.v_prev,
+        v,
+        t,
+        f.dt,
+        th,
+        f.repol_level,
+        f.last_up,
+        f.last_down,
+    );
     f.v_prev.copy_from_slice(v);
     *f.time = super::next_time(t, f.dt);
     Ok(())
@@ -209,19 +250,47 @@ fn check_ode_sizes(
     n: usize,
     s: usize,
     act: usize,
-    cell_type: usize,
-    stim: usize,
+    cell_model: usize,
+    stim_class: usize,
     v_in: Option<usize>,
 ) -> Result<(), VertexError> {
     if s != tp06::N_STATES * n
         || act != n
-        || cell_type != n
-        || stim != n
+        || cell_model != n
+        || stim_class != n
         || v_in.is_some_and(|v| v != n)
     {
         let v_in = v_in.map_or(String::new(), |v| format!(", v_in {v}"));
         return Err(VertexError::new(format!(
-            "field sizes disagree: {n} cells, s {s}, act {act}, cell_type {cell_type}, stim {stim}{v_in}"
+            "field sizes disagree: {n} cells, s {s}, act {act}, cell_model {cell_model}, stim_class {stim_class}{v_in}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the model and stimulus tables of a TP06 vertex: whole models and sites, at least
+/// one model, class starts that rise from 0 to the class sites' length (at most 256 classes).
+fn check_tables(
+    models: usize,
+    sites: usize,
+    class_start: &[u32],
+    class_sites: usize,
+) -> Result<(), VertexError> {
+    let np = tp06::params::N_PARAMS;
+    let sf = super::SITE_FIELDS;
+    let starts_ok = class_start.first() == Some(&0)
+        && class_start
+            .last()
+            .is_some_and(|&e| e as usize <= class_sites)
+        && class_start.windows(2).all(|w| w[0] <= w[1])
+        && class_start.len() <= MAX_CLASSES + 1;
+    if models == 0 || !models.is_multiple_of(np) || !sites.is_multiple_of(sf) || !starts_ok {
+        return Err(VertexError::new(format!(
+            "tables disagree: models {models} (a multiple of {np}, not 0), sites {sites} (a \
+             multiple of {sf}), class_start {} entries (rising from 0 to at most class_sites' {class_sites}, \
+             at most {} entries)",
+            class_start.len(),
+            MAX_CLASSES + 1
         )));
     }
     Ok(())

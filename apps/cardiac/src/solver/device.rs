@@ -132,6 +132,14 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
 
     // Per-tile views of the voltage rows, and the global voltage view in device order.
     let mut v_rows = Vec::with_capacity(k);
+    // The cell-model and stimulus tables, the same on every tile (a few hundred bytes).
+    let model_table = setup.model_table();
+    let (site_table, class_start, mut class_sites) = setup.stim_tables();
+    if class_sites.is_empty() {
+        // No stimulated cell: a one-entry table that no class reaches (no zero-length
+        // constants).
+        class_sites.push(0);
+    }
     for (t, tp) in plan.tiles.iter().enumerate() {
         let c = &tp.cells;
         let tile = t as u32;
@@ -195,11 +203,25 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
             .clone()
             .map(|gi| plan.new_to_old[gi] as usize)
             .collect();
-        let ct: Vec<u8> = old.iter().map(|&o| setup.cell_types[o]).collect();
-        let st: Vec<f32> = old.iter().map(|&o| setup.stim_current[o]).collect();
-        let ct = g.add_constant(&[m], &ct, &format!("cell_type{t}"))?;
-        let st = g.add_constant(&[m], &st, &format!("stim{t}"))?;
-        for c in [&diag, &values, &cols, &ct, &st] {
+        let ct: Vec<u8> = old.iter().map(|&o| setup.cell_model[o]).collect();
+        let st: Vec<u8> = old.iter().map(|&o| setup.stim_class[o]).collect();
+        let ct = g.add_constant(&[m], &ct, &format!("cell_model{t}"))?;
+        let st = g.add_constant(&[m], &st, &format!("stim_class{t}"))?;
+        let models = g.add_constant(&[model_table.len()], &model_table, &format!("models{t}"))?;
+        let sites = g.add_constant(&[site_table.len()], &site_table, &format!("sites{t}"))?;
+        let cstart = g.add_constant(
+            &[class_start.len()],
+            &class_start,
+            &format!("class_start{t}"),
+        )?;
+        let csites = g.add_constant(
+            &[class_sites.len()],
+            &class_sites,
+            &format!("class_sites{t}"),
+        )?;
+        for c in [
+            &diag, &values, &cols, &ct, &st, &models, &sites, &cstart, &csites,
+        ] {
             g.set_tile_mapping(c, tile)?;
         }
         for (cs, x, y) in [(cs_a, &v_all, &w), (cs_b, &w, &v_all)] {
@@ -225,14 +247,15 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         g.connect(ov, "act", &act.slice(tp.cells.clone())?)?;
         g.connect(ov, "last_up", &last_up.slice(tp.cells.clone())?)?;
         g.connect(ov, "last_down", &last_down.slice(tp.cells.clone())?)?;
-        g.connect(ov, "cell_type", &ct)?;
-        g.connect(ov, "stim", &st)?;
+        g.connect(ov, "cell_model", &ct)?;
+        g.connect(ov, "models", &models)?;
+        g.connect(ov, "stim_class", &st)?;
+        g.connect(ov, "sites", &sites)?;
+        g.connect(ov, "class_start", &cstart)?;
+        g.connect(ov, "class_sites", &csites)?;
         g.connect(ov, "time", &time.slice(t..t + 1)?)?;
         g.set_vertex_state(ov, "dt", setup.dt_ode)?;
-        g.set_vertex_state(ov, "stim_start", setup.stim_start)?;
-        g.set_vertex_state(ov, "stim_duration", setup.stim_duration)?;
-        g.set_vertex_state(ov, "stim_period", setup.stim_period)?;
-        g.set_vertex_state(ov, "stim_count", setup.stim_count)?;
+        g.set_vertex_state(ov, "act_threshold", setup.act_threshold)?;
         g.set_vertex_state(ov, "repol_level", setup.repol_level)?;
         g.set_tile_mapping(ov, tile)?;
     }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::{stim_scale_paced, Results, Setup};
+use super::{class_currents, Results, Setup};
 use crate::matrix::{ell_rows, ELL_WIDTH};
 use crate::tp06;
 
@@ -36,6 +36,11 @@ pub struct NativeSolver<'a> {
     t: f32,
     /// Flush subnormals as the chip does (`poplar::fp`), in every rayon task.
     flush: bool,
+    /// The stimulus and cell-model tables in the device's layout (`Setup::stim_tables`,
+    /// `Setup::model_table`), and the class currents of the current step.
+    stim_tables: (Vec<f32>, Vec<u32>, Vec<u8>),
+    models: Vec<[f32; tp06::params::N_PARAMS]>,
+    class_current: Vec<f32>,
 }
 
 /// Splits `0..n` into blocks of CHUNK cells; each block's states are stored state-major so the
@@ -75,6 +80,13 @@ impl<'a> NativeSolver<'a> {
             last_down: vec![-1.0; n],
             t: 0.0,
             flush: true,
+            stim_tables: setup.stim_tables(),
+            models: setup
+                .models
+                .iter()
+                .map(|m| tp06::CellParams::<f32>::from_model(m).to_array())
+                .collect(),
+            class_current: vec![0.0; setup.classes.len()],
         }
     }
 
@@ -167,13 +179,15 @@ impl<'a> NativeSolver<'a> {
         let pde = start.elapsed();
         let setup = self.setup;
         let (t, dt) = (self.t, setup.dt_ode);
-        let scale = stim_scale_paced(
+        let (sites, starts, flat) = &self.stim_tables;
+        class_currents(
             super::stim_time(t, dt),
-            setup.stim_start,
-            setup.stim_duration,
-            setup.stim_period,
-            setup.stim_count,
+            sites,
+            starts,
+            flat,
+            &mut self.class_current,
         );
+        let (models, class_current) = (&self.models[..], &self.class_current[..]);
         let n = setup.n;
         let flush = self.flush;
         self.states
@@ -191,16 +205,19 @@ impl<'a> NativeSolver<'a> {
                 if let Some(v) = v_from {
                     blk[..m].copy_from_slice(&v[s..e]);
                 }
-                tp06::step_batch(
-                    &mut blk[..tp06::N_STATES * m],
-                    m,
-                    &setup.cell_types[s..e],
-                    &setup.stim_current[s..e],
-                    scale,
+                let batch = tp06::Batch {
+                    models,
+                    model: &setup.cell_model[s..e],
+                    stim: tp06::Stim::Classes {
+                        class: &setup.stim_class[s..e],
+                        current: class_current,
+                    },
                     dt,
-                );
-                tp06::update_activation(vp, &blk[..m], t, dt, act);
-                tp06::update_crossings(vp, &blk[..m], t, dt, setup.repol_level, up, down);
+                };
+                tp06::step_batch_of(&mut blk[..tp06::N_STATES * m], m, &batch, &mut |_| {});
+                let th = setup.act_threshold;
+                tp06::update_activation(vp, &blk[..m], t, dt, th, act);
+                tp06::update_crossings(vp, &blk[..m], t, dt, th, setup.repol_level, up, down);
                 vp.copy_from_slice(&blk[..m]);
             });
         self.t = super::next_time(t, dt);

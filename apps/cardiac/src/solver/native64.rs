@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::{Setup, SetupError, Stimulus};
 use crate::matrix::{assemble_operator, Conductivity, Operator};
-use crate::mesh::{CellType, TetMesh};
+use crate::mesh::TetMesh;
 use crate::tp06;
 
 /// State of an f64 run.
@@ -23,7 +23,9 @@ pub struct NativeF64 {
     dt_pde: f64,
     pde_steps: usize,
     states: Vec<[f64; tp06::N_STATES]>,
-    cell_types: Vec<CellType>,
+    /// The set-up's cell models in f64, and each cell's index into them.
+    models: Vec<tp06::CellParams<f64>>,
+    cell_model: Vec<u8>,
     /// Stimulus current (pA/pF) of each cell while the stimulus is on.
     stim: Vec<f64>,
     stim_start: f64,
@@ -38,14 +40,6 @@ pub struct NativeF64 {
     steps: u64,
 }
 
-fn cell_type(c: u8) -> CellType {
-    match c {
-        0 => CellType::Endo,
-        1 => CellType::Mid,
-        _ => CellType::Epi,
-    }
-}
-
 impl NativeF64 {
     /// The f64 baseline of the problem `setup` was built from (the same mesh, conductivity and
     /// stimulus).
@@ -57,10 +51,13 @@ impl NativeF64 {
     ) -> Result<NativeF64, SetupError> {
         let op = assemble_operator(mesh, cond)?;
         let n = setup.n;
-        let cell_types: Vec<CellType> = setup.cell_types.iter().map(|&c| cell_type(c)).collect();
-        let states: Vec<[f64; tp06::N_STATES]> = cell_types
+        let states: Vec<[f64; tp06::N_STATES]> = (0..n)
+            .map(|i| tp06::initial_state(setup.cell_type(i)))
+            .collect();
+        let models = setup
+            .models
             .iter()
-            .map(|&ct| tp06::initial_state(ct))
+            .map(tp06::CellParams::<f64>::from_model)
             .collect();
         let amp = -(stim.density / (cond.chi * cond.cm));
         let mut stim_current = vec![0.0; n];
@@ -74,7 +71,8 @@ impl NativeF64 {
             dt_pde: setup.dt_pde,
             pde_steps: setup.pde_steps,
             states,
-            cell_types,
+            models,
+            cell_model: setup.cell_model.clone(),
             stim: stim_current,
             stim_start: stim.start,
             stim_duration: stim.duration,
@@ -103,7 +101,7 @@ impl NativeF64 {
         let tm = t + 0.5 * dt;
         let on = tm >= self.stim_start && tm < self.stim_start + self.stim_duration;
         let stim = &self.stim;
-        let cell_types = &self.cell_types;
+        let (models, cell_model) = (&self.models, &self.cell_model);
         let v_prev = &self.v_prev;
         self.states
             .par_iter_mut()
@@ -113,7 +111,7 @@ impl NativeF64 {
             .for_each(|(i, ((s, v), act))| {
                 s[tp06::V] = *v;
                 let i_stim = if on { stim[i] } else { 0.0 };
-                tp06::step_cell_f64(s, cell_types[i], i_stim, dt);
+                tp06::step_cell_f64_with(s, &models[usize::from(cell_model[i])], i_stim, dt);
                 let (v0, v1) = (v_prev[i], s[tp06::V]);
                 if *act < 0.0 && v0 < 0.0 && v1 >= 0.0 {
                     *act = t + dt * (-v0 / (v1 - v0));

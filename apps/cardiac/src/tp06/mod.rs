@@ -56,7 +56,7 @@ pub mod real;
 
 use crate::mesh::CellType;
 pub use model::Currents;
-use params::CellParams;
+pub use params::{CellModel, CellParams, Scalings};
 
 /// Number of state variables per cell: V plus 18 gates and concentrations.
 pub const N_STATES: usize = 19;
@@ -195,6 +195,11 @@ pub fn step_cell_f64(state: &mut [f64; N_STATES], ct: CellType, i_stim: f64, dt:
     model::step(state, &CellParams::new(ct), i_stim, dt);
 }
 
+/// [`step_cell_f64`] of a cell model given by its parameters ([`CellParams::from_model`]).
+pub fn step_cell_f64_with(state: &mut [f64; N_STATES], p: &CellParams<f64>, i_stim: f64, dt: f64) {
+    model::step(state, p, i_stim, dt);
+}
+
 /// Cells per block of [`step_batch`]: the kernel copies a block of cells into a fixed-size,
 /// stack-resident state-major buffer, so the inner loop has compile-time bounds (no bounds
 /// checks, no aliasing questions) and vectorises. 64 cells × 19 states × 4 B = 4.9 KB.
@@ -204,13 +209,42 @@ const BLOCK: usize = 64;
 /// does not compute a whole padded 64-cell block.
 pub const TAIL_BLOCK: usize = 8;
 
+/// The stimulus of a batch step (pA/pF, TP06's sign: negative depolarises).
+#[derive(Debug, Clone, Copy)]
+pub enum Stim<'a> {
+    /// Cell `i` gets `current[i] * scale`.
+    PerCell { current: &'a [f32], scale: f32 },
+    /// Cell `i` gets `current[class[i]]`; a class past the end of `current` gets none. A tissue
+    /// run gives each distinct set of stimulus sites a class and computes the class currents
+    /// once per step.
+    Classes { class: &'a [u8], current: &'a [f32] },
+}
+
+/// What a batch step needs besides the states.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    /// The run's cell models ([`CellParams::to_array`] of [`CellParams::from_model`]);
+    /// `model[i]` indexes it, and an index past the end means the last model (the kernel has
+    /// no error path; set-ups check).
+    pub models: &'a [[f32; params::N_PARAMS]],
+    pub model: &'a [u8],
+    pub stim: Stim<'a>,
+    pub dt: f32,
+}
+
+/// The published endo, mid and epi models, indexed by `CellType as u8`, as [`Batch::models`].
+pub fn published_models() -> [[f32; params::N_PARAMS]; 3] {
+    [CellType::Endo, CellType::Mid, CellType::Epi].map(|c| CellParams::<f32>::new(c).to_array())
+}
+
 /// The fast f32 batch kernel over `n` cells in state-major layout: `states[k * n + i]` is state
 /// `k` of cell `i`. The applied stimulus of cell `i` is `stim_current[i] * stim_scale` (pA/pF,
 /// negative depolarises). `cell_types[i]` is a [`CellType`] as `u8` (0 endo, 1 mid, 2 epi; any
 /// other value is treated as epi). Same numerics as [`step_cell_f64`], in `f32`; the loop over
 /// cells has no per-cell branches and auto-vectorises (≈ 20 M cell-steps per CPU-second with
 /// SSE2, `benches/tp06.rs`). For runs over many beats see [`step_batch_compensated`]: plain f32
-/// loses the sub-ulp increments of Na_i, K_i and Ca_SR (module notes).
+/// loses the sub-ulp increments of Na_i, K_i and Ca_SR (module notes). [`step_batch_of`] takes
+/// a table of cell models (scaled conductances) and stimulus classes instead.
 ///
 /// # Panics
 /// If `states.len() < N_STATES * n`, `cell_types.len() < n` or `stim_current.len() < n`.
@@ -244,21 +278,41 @@ pub fn step_batch_with_progress(
     dt: f32,
     progress: &mut dyn FnMut(usize),
 ) {
+    let models = published_models();
+    let batch = Batch {
+        models: &models,
+        model: cell_types,
+        stim: Stim::PerCell {
+            current: stim_current,
+            scale: stim_scale,
+        },
+        dt,
+    };
+    step_batch_of(states, n, &batch, progress);
+}
+
+/// The batch kernel with a table of cell models and any [`Stim`]: cell `i` runs
+/// `batch.models[batch.model[i]]`. Calls `progress(end)` before each block of cells `..end`.
+/// With [`published_models`] and [`Stim::PerCell`] it is [`step_batch`], bit for bit.
+///
+/// # Panics
+/// If `states.len() < N_STATES * n`, `batch.model.len() < n`, `batch.models` is empty, or the
+/// stimulus's per-cell slice is shorter than `n`.
+pub fn step_batch_of(
+    states: &mut [f32],
+    n: usize,
+    batch: &Batch<'_>,
+    progress: &mut dyn FnMut(usize),
+) {
     // The first block's rows, all at once (host hint; the copies below would otherwise ask
     // for them row by row when a tile's states start cold).
     if states.len() >= N_STATES * n {
         prefetch_rows(states, n, 0, BLOCK);
     }
     let split = n / BLOCK * BLOCK;
-    let cells = Cells {
-        n,
-        cell_types,
-        stim_current,
-        stim_scale,
-        dt,
-    };
-    run_blocks::<false, BLOCK>(states, &mut [], 0..split, &cells, progress);
-    run_blocks::<false, TAIL_BLOCK>(states, &mut [], split..n, &cells, progress);
+    let table = ModelTable::new(batch.models);
+    run_blocks::<false, BLOCK>(states, &mut [], 0..split, n, batch, &table, progress);
+    run_blocks::<false, TAIL_BLOCK>(states, &mut [], split..n, n, batch, &table, progress);
 }
 
 /// Number of per-cell compensation terms of [`step_batch_compensated`] (Na_i, K_i, Ca_SR).
@@ -286,64 +340,164 @@ pub fn step_batch_compensated(
     stim_scale: f32,
     dt: f32,
 ) {
+    let models = published_models();
+    let batch = Batch {
+        models: &models,
+        model: cell_types,
+        stim: Stim::PerCell {
+            current: stim_current,
+            scale: stim_scale,
+        },
+        dt,
+    };
+    step_batch_compensated_of(states, residuals, n, &batch);
+}
+
+/// [`step_batch_compensated`] with a table of cell models and any [`Stim`] (as
+/// [`step_batch_of`]).
+pub fn step_batch_compensated_of(
+    states: &mut [f32],
+    residuals: &mut [f32],
+    n: usize,
+    batch: &Batch<'_>,
+) {
     assert!(
         residuals.len() >= N_COMPENSATED * n,
         "step_batch_compensated: residuals shorter than 3·n"
     );
     let split = n / BLOCK * BLOCK;
-    let cells = Cells {
-        n,
-        cell_types,
-        stim_current,
-        stim_scale,
-        dt,
-    };
-    run_blocks::<true, BLOCK>(states, residuals, 0..split, &cells, &mut |_| {});
-    run_blocks::<true, TAIL_BLOCK>(states, residuals, split..n, &cells, &mut |_| {});
+    let table = ModelTable::new(batch.models);
+    run_blocks::<true, BLOCK>(states, residuals, 0..split, n, batch, &table, &mut |_| {});
+    run_blocks::<true, TAIL_BLOCK>(states, residuals, split..n, n, batch, &table, &mut |_| {});
 }
 
-/// The per-cell inputs of a batch step besides the states.
-struct Cells<'a> {
-    n: usize,
-    cell_types: &'a [u8],
-    stim_current: &'a [f32],
-    stim_scale: f32,
-    dt: f32,
+/// Fills a block's per-lane stimulus from cells `start..start + len` (lanes past `len`: 0).
+#[inline]
+fn fill_stim<const B: usize>(stim: &mut [f32; B], s: &Stim<'_>, start: usize, len: usize) {
+    match *s {
+        Stim::PerCell { current, scale } => {
+            for (x, &c) in stim[..len].iter_mut().zip(&current[start..start + len]) {
+                *x = c * scale;
+            }
+        }
+        Stim::Classes { class, current } => {
+            for (x, &c) in stim[..len].iter_mut().zip(&class[start..start + len]) {
+                *x = current.get(usize::from(c)).copied().unwrap_or(0.0);
+            }
+        }
+    }
+    stim[len..].fill(0.0);
+}
+
+/// The cell models of a batch as the block fill reads them: each model's parameters as an
+/// array, and which parameters differ between models (only those are gathered per lane in a
+/// block of mixed models; the published endo/mid/epi share 10 of 18).
+struct ModelTable<'a> {
+    arrays: &'a [[f32; params::N_PARAMS]],
+    varying: [usize; params::N_PARAMS],
+    n_varying: usize,
+}
+
+impl<'a> ModelTable<'a> {
+    fn new(arrays: &'a [[f32; params::N_PARAMS]]) -> ModelTable<'a> {
+        let mut varying = [0; params::N_PARAMS];
+        let mut n_varying = 0;
+        for k in 0..params::N_PARAMS {
+            if arrays
+                .iter()
+                .any(|a| a[k].to_bits() != arrays[0][k].to_bits())
+            {
+                varying[n_varying] = k;
+                n_varying += 1;
+            }
+        }
+        ModelTable {
+            arrays,
+            varying,
+            n_varying,
+        }
+    }
+
+    #[inline]
+    fn get(&self, m: u8) -> &[f32; params::N_PARAMS] {
+        &self.arrays[usize::from(m).min(self.arrays.len() - 1)]
+    }
+
+    /// Fills a block's per-lane parameters from the models of cells `start..start + len`
+    /// (lanes past `len`: the first cell's model). The rows of parameters that no model
+    /// changes are filled once per call ([`ModelTable::fill_common`]) and left alone here.
+    #[inline]
+    fn fill<const B: usize>(
+        &self,
+        pa: &mut [[f32; B]; params::N_PARAMS],
+        model: &[u8],
+        start: usize,
+        len: usize,
+    ) {
+        let ids = &model[start..start + len];
+        let first = ids[0];
+        if ids.iter().all(|&m| m == first) {
+            let a = self.get(first);
+            for &k in &self.varying[..self.n_varying] {
+                pa[k].fill(a[k]);
+            }
+            return;
+        }
+        for &k in &self.varying[..self.n_varying] {
+            let row = &mut pa[k];
+            for (x, &m) in row.iter_mut().zip(ids) {
+                *x = self.get(m)[k];
+            }
+            row[len..].fill(self.get(first)[k]);
+        }
+    }
+
+    /// Fills the rows of the parameters every model shares.
+    fn fill_common<const B: usize>(&self, pa: &mut [[f32; B]; params::N_PARAMS]) {
+        for (k, row) in pa.iter_mut().enumerate() {
+            row.fill(self.arrays[0][k]);
+        }
+    }
 }
 
 /// Copies blocks of `B` cells of `range` into fixed-size buffers, steps them, and copies them
 /// back, calling `progress(end)` before each. Each cell's arithmetic does not depend on the
 /// block it is in.
+#[allow(clippy::too_many_arguments)]
 fn run_blocks<const COMPENSATE: bool, const B: usize>(
     states: &mut [f32],
     residuals: &mut [f32],
     range: std::ops::Range<usize>,
-    cells: &Cells<'_>,
+    n: usize,
+    batch: &Batch<'_>,
+    table: &ModelTable<'_>,
     progress: &mut dyn FnMut(usize),
 ) {
-    let &Cells {
-        n,
-        cell_types,
-        stim_current,
-        stim_scale,
+    let &Batch {
+        models,
+        model,
+        ref stim,
         dt,
-    } = cells;
+    } = batch;
     assert!(
         states.len() >= N_STATES * n,
         "step_batch: states shorter than 19·n"
     );
-    assert!(
-        cell_types.len() >= n,
-        "step_batch: cell_types shorter than n"
-    );
-    assert!(
-        stim_current.len() >= n,
-        "step_batch: stim_current shorter than n"
-    );
+    assert!(model.len() >= n, "step_batch: cell_types shorter than n");
+    assert!(!models.is_empty(), "step_batch: no cell models");
+    let stim_len = match *stim {
+        Stim::PerCell { current, .. } => current.len(),
+        Stim::Classes { class, .. } => class.len(),
+    };
+    assert!(stim_len >= n, "step_batch: stim_current shorter than n");
     let mut buf = [[0.0f32; B]; N_STATES];
     let mut res = [[0.0f32; B]; N_COMPENSATED];
-    let mut ct = [CellType::Epi as u8; B];
-    let mut stim = [0.0f32; B];
+    if range.is_empty() {
+        return;
+    }
+    let mut pa = [[0.0f32; B]; params::N_PARAMS];
+    table.fill_common(&mut pa);
+    let mut stim_lanes = [0.0f32; B];
     let mut start = range.start;
     while start < range.end {
         let len = B.min(range.end - start);
@@ -362,10 +516,6 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
                     row.copy_from_slice(&residuals[j * n + start..][..B]);
                 }
             }
-            ct.copy_from_slice(&cell_types[start..start + B]);
-            for (s, &c) in stim.iter_mut().zip(&stim_current[start..start + B]) {
-                *s = c * stim_scale;
-            }
         } else {
             // Partial last block: pad with a valid resting cell so padded lanes compute
             // harmless numbers (no NaN, no subnormals); their results are discarded.
@@ -380,16 +530,9 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
                     row[len..].fill(0.0);
                 }
             }
-            ct[..len].copy_from_slice(&cell_types[start..start + len]);
-            ct[len..].fill(CellType::Epi as u8);
-            for (s, &c) in stim[..len]
-                .iter_mut()
-                .zip(&stim_current[start..start + len])
-            {
-                *s = c * stim_scale;
-            }
-            stim[len..].fill(0.0);
         }
+        table.fill(&mut pa, model, start, len);
+        fill_stim(&mut stim_lanes, stim, start, len);
         // Ask for the next block's rows while this one computes (≈ 60 ns per cell): on a
         // tile the 19 rows are short separate streams that the hardware prefetcher does not
         // pick up in time. Host-side hint only; no effect on results.
@@ -402,7 +545,7 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
             prefetch_rows(states, n, range.end, B);
         }
         progress(start + len);
-        step_block::<COMPENSATE, B>(&mut buf, &mut res, &ct, &stim, dt);
+        step_block::<COMPENSATE, B>(&mut buf, &mut res, &pa, &stim_lanes, dt);
         if len == B {
             for (k, row) in buf.iter().enumerate() {
                 states[k * n + start..][..B].copy_from_slice(row);
@@ -442,7 +585,7 @@ fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
 fn step_block<const COMPENSATE: bool, const B: usize>(
     buf: &mut [[f32; B]; N_STATES],
     res: &mut [[f32; B]; N_COMPENSATED],
-    ct: &[u8; B],
+    pa: &[[f32; B]; params::N_PARAMS],
     stim: &[f32; B],
     dt: f32,
 ) {
@@ -451,7 +594,7 @@ fn step_block<const COMPENSATE: bool, const B: usize>(
         for k in 0..N_STATES {
             y[k] = buf[k][i];
         }
-        let p = CellParams::<f32>::from_u8(ct[i]);
+        let p = CellParams::<f32>::from_lane(pa, i);
         if COMPENSATE {
             let mut comp = [res[0][i], res[1][i], res[2][i]];
             model::step_compensated(&mut y, &p, stim[i], dt, &mut comp);
@@ -467,31 +610,41 @@ fn step_block<const COMPENSATE: bool, const B: usize>(
     }
 }
 
-/// Activation time: the first time `v` crosses 0 mV upwards, linearly interpolated inside the
-/// step from `t_old` to `t_old + dt`. `act[i] < 0` means "not activated yet" and is the only
-/// case that is written, so an activation time, once set, is kept. Processes
-/// `min(v_old.len(), v_new.len(), act.len())` cells; branch-free so it vectorises.
-pub fn update_activation(v_old: &[f32], v_new: &[f32], t_old: f32, dt: f32, act: &mut [f32]) {
+/// Activation time: the first time `v` crosses `threshold` (mV; 0 is the usual choice)
+/// upwards, linearly interpolated inside the step from `t_old` to `t_old + dt`. `act[i] < 0`
+/// means "not activated yet" and is the only case that is written, so an activation time, once
+/// set, is kept. Processes `min(v_old.len(), v_new.len(), act.len())` cells; branch-free so it
+/// vectorises.
+pub fn update_activation(
+    v_old: &[f32],
+    v_new: &[f32],
+    t_old: f32,
+    dt: f32,
+    threshold: f32,
+    act: &mut [f32],
+) {
     for ((a, &v0), &v1) in act.iter_mut().zip(v_old).zip(v_new) {
-        let crossed = *a < 0.0 && v0 < 0.0 && v1 >= 0.0;
+        let crossed = *a < 0.0 && v0 < threshold && v1 >= threshold;
         // v1 > v0 whenever `crossed`, so the denominator is positive there; elsewhere it is
         // replaced by 1 to keep the discarded lane finite.
         let denom = if crossed { v1 - v0 } else { 1.0 };
-        let t = t_old + dt * (-v0 / denom);
+        let t = t_old + dt * ((threshold - v0) / denom);
         *a = if crossed { t } else { *a };
     }
 }
 
 /// The latest upstroke and repolarisation of every cell, for paced runs: `last_up` is set to
-/// the time of each upward crossing of 0 mV and `last_down` to the time of each downward
-/// crossing of `level`, both interpolated linearly inside the step from `t_old` to
+/// the time of each upward crossing of `threshold` and `last_down` to the time of each
+/// downward crossing of `level`, both interpolated linearly inside the step from `t_old` to
 /// `t_old + dt` (so a beat's activation and repolarisation times can be read between device
 /// runs). Processes `min` of the lengths; branch-free so it vectorises.
+#[allow(clippy::too_many_arguments)]
 pub fn update_crossings(
     v_old: &[f32],
     v_new: &[f32],
     t_old: f32,
     dt: f32,
+    threshold: f32,
     level: f32,
     last_up: &mut [f32],
     last_down: &mut [f32],
@@ -502,9 +655,9 @@ pub fn update_crossings(
         .zip(v_old)
         .zip(v_new)
     {
-        let up = v0 < 0.0 && v1 >= 0.0;
+        let up = v0 < threshold && v1 >= threshold;
         let denom = if up { v1 - v0 } else { 1.0 };
-        let tu = t_old + dt * (-v0 / denom);
+        let tu = t_old + dt * ((threshold - v0) / denom);
         *u = if up { tu } else { *u };
         let down = v0 > level && v1 <= level;
         let denom = if down { v0 - v1 } else { 1.0 };

@@ -176,7 +176,7 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     let rev = reversal(y);
     let u = v * F::c(F_RT); // V·F/(RT)
 
-    let i_na = F::c(G_NA) * y[M] * y[M] * y[M] * y[H] * y[J] * (v - rev.e_na);
+    let i_na = p.g_na * y[M] * y[M] * y[M] * y[H] * y[J] * (v - rev.e_na);
 
     let vk = v - rev.e_k;
     let alpha_k1 = F::c(0.1) * logistic(F::c(0.06) * (vk - F::c(200.0)));
@@ -186,16 +186,16 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     let xk1_inf = alpha_k1 / (alpha_k1 + beta_k1);
     // sqrt(K_o/5.4) = 1 for the published K_o, but kept as in the CellML.
     let sqrt_ko = F::c((K_O / 5.4_f64).sqrt());
-    let i_k1 = F::c(G_K1) * sqrt_ko * xk1_inf * vk;
+    let i_k1 = p.g_k1 * sqrt_ko * xk1_inf * vk;
 
     let i_to = p.g_to * y[R_GATE] * y[S] * vk;
-    let i_kr = F::c(G_KR) * sqrt_ko * y[XR1] * y[XR2] * vk;
+    let i_kr = p.g_kr * sqrt_ko * y[XR1] * y[XR2] * vk;
     let i_ks = p.g_ks * y[XS] * y[XS] * (v - rev.e_ks);
 
     // I_CaL = g·d·f·f2·fCass·4F²/(RT)·(V−15)(¼Ca_ss·eˣ − Ca_o)/(eˣ−1), x = 2(V−15)F/(RT);
     // (V−15)/(eˣ−1) = (RT/2F)·B(x), so I_CaL = g·d·f·f2·fCass·2F·B(x)·(¼Ca_ss·eˣ − Ca_o).
     let x = F::c(2.0 * F_RT) * (v - F::c(15.0));
-    let i_cal = F::c(G_CAL * 2.0 * FARADAY)
+    let i_cal = p.g_cal_2f
         * y[D]
         * y[FG]
         * y[F2]
@@ -208,19 +208,19 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     let e_gu = (F::c(GAMMA_NACA) * u).exp();
     let e_g1u = e_gu * e_mu;
     let na3 = y[NA_I] * y[NA_I] * y[NA_I];
-    let i_naca = F::c(K_NACA)
+    let i_naca = p.k_naca
         * (e_gu * na3 * F::c(CA_O) - e_g1u * F::c(NA_O * NA_O * NA_O * ALPHA_NACA) * y[CA_I])
         / (F::c((KM_NAI * KM_NAI * KM_NAI + NA_O * NA_O * NA_O) * (KM_CA + CA_O))
             * (one + F::c(K_SAT) * e_g1u));
 
-    let i_nak = F::c(P_NAK * K_O / (K_O + K_MK)) * y[NA_I]
+    let i_nak = p.p_nak_ko * y[NA_I]
         / ((y[NA_I] + F::c(K_MNA))
             * (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * e_mu));
 
-    let i_pca = F::c(G_PCA) * y[CA_I] / (y[CA_I] + F::c(K_PCA));
-    let i_pk = F::c(G_PK) * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
-    let i_bna = F::c(G_BNA) * (v - rev.e_na);
-    let i_bca = F::c(G_BCA) * (v - rev.e_ca);
+    let i_pca = p.g_pca * y[CA_I] / (y[CA_I] + F::c(K_PCA));
+    let i_pk = p.g_pk * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
+    let i_bna = p.g_bna * (v - rev.e_na);
+    let i_bca = p.g_bca * (v - rev.e_ca);
 
     let ca_i = y[CA_I];
     let ca_ss = y[CA_SS];

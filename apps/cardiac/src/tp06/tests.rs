@@ -150,11 +150,131 @@ fn activation_time_interpolates_and_sticks() {
     let v_old = [-10.0f32, -10.0, 5.0, -10.0];
     let v_new = [10.0f32, -1.0, 20.0, 30.0];
     let mut act = [-1.0f32, -1.0, -1.0, 3.0];
-    update_activation(&v_old, &v_new, 100.0, 0.02, &mut act);
+    update_activation(&v_old, &v_new, 100.0, 0.02, 0.0, &mut act);
     assert!((act[0] - 100.01).abs() < 1e-4, "{}", act[0]); // crosses half-way
     assert_eq!(act[1], -1.0); // no crossing
     assert_eq!(act[2], -1.0); // already above 0: not an upward crossing in this step
     assert_eq!(act[3], 3.0); // already activated: kept
+}
+
+#[test]
+fn activation_threshold_moves_the_crossing() {
+    // -10 -> 10 mV in 0.02 ms crosses -5 mV a quarter of the way, 0 mV half-way; a cell that
+    // only reaches -6 mV never crosses -5 mV.
+    let v_old = [-10.0f32, -10.0];
+    let v_new = [10.0f32, -6.0];
+    let mut at_minus5 = [-1.0f32; 2];
+    update_activation(&v_old, &v_new, 100.0, 0.02, -5.0, &mut at_minus5);
+    assert!((at_minus5[0] - 100.005).abs() < 1e-4, "{}", at_minus5[0]);
+    assert_eq!(at_minus5[1], -1.0);
+    let (mut up, mut down) = ([-1.0f32; 2], [-1.0f32; 2]);
+    update_crossings(&v_old, &v_new, 100.0, 0.02, -5.0, -70.0, &mut up, &mut down);
+    assert_eq!(up[0].to_bits(), at_minus5[0].to_bits());
+}
+
+#[test]
+fn scaled_conductances_scale_their_currents_only() {
+    // g_Kr × 0.5 halves I_Kr and leaves every other current alone, bit for bit; unit scalings
+    // give the published parameters' bits.
+    let y = initial_state(CellType::Epi);
+    let published = CellParams::<f64>::new(CellType::Epi);
+    assert_eq!(
+        CellParams::<f64>::from_model(&CellModel::published(CellType::Epi)),
+        published
+    );
+    let mut scale = Scalings::ONE;
+    scale.set("GKr", 0.5).unwrap();
+    let half = CellParams::<f64>::from_model(&CellModel {
+        cell_type: CellType::Epi,
+        scale,
+    });
+    let (a, b) = (model::currents(&y, &published), model::currents(&y, &half));
+    assert!(
+        (b.i_kr - 0.5 * a.i_kr).abs() <= 1e-15 * a.i_kr.abs(),
+        "{} {}",
+        a.i_kr,
+        b.i_kr
+    );
+    assert_ne!(a.i_kr, 0.0);
+    assert_eq!(
+        (a.i_na, a.i_k1, a.i_ks, a.i_cal, a.i_to, a.i_naca, a.i_nak),
+        (b.i_na, b.i_k1, b.i_ks, b.i_cal, b.i_to, b.i_naca, b.i_nak)
+    );
+    // Every name in NAMES is accepted, in either spelling; unknown names and bad factors
+    // are refused with the name.
+    for n in Scalings::NAMES {
+        assert!(Scalings::ONE.parse_onto(&format!("{n}*2")).is_ok(), "{n}");
+    }
+    let e = Scalings::ONE.parse_onto("GKq*0.5").unwrap_err();
+    assert!(e.contains("GKq") && e.contains("g_kr"), "{e}");
+    assert!(Scalings::ONE
+        .parse_onto("GKr*-1")
+        .unwrap_err()
+        .contains("GKr"));
+    assert!(Scalings::ONE.parse_onto("GKr*nan").is_err());
+}
+
+#[test]
+fn a_table_of_models_equals_one_call_per_model() {
+    // Mixed blocks (three models interleaved) give each cell exactly what a batch of its own
+    // model gives: the per-lane parameter gather does not mix lanes.
+    let mut scale = Scalings::ONE;
+    scale.set("g_cal", 1.5).unwrap();
+    scale.set("g_ks", 0.2).unwrap();
+    let models = [
+        CellModel::published(CellType::Endo),
+        CellModel {
+            cell_type: CellType::Mid,
+            scale,
+        },
+        CellModel::published(CellType::Epi),
+    ];
+    let table: Vec<_> = models
+        .iter()
+        .map(|m| CellParams::<f32>::from_model(m).to_array())
+        .collect();
+    let n = 150;
+    let model: Vec<u8> = (0..n).map(|i| (i * 7 % 3) as u8).collect();
+    let mut states = vec![0.0f32; N_STATES * n];
+    for i in 0..n {
+        let y = initial_state(models[usize::from(model[i])].cell_type);
+        for k in 0..N_STATES {
+            states[k * n + i] = y[k] as f32 + if k == 0 { (i % 50) as f32 } else { 0.0 };
+        }
+    }
+    let class: Vec<u8> = (0..n).map(|i| u8::from(i % 5 == 0)).collect();
+    let current = [0.0f32, -52.0];
+    let mut together = states.clone();
+    for _ in 0..50 {
+        let batch = Batch {
+            models: &table,
+            model: &model,
+            stim: Stim::Classes {
+                class: &class,
+                current: &current,
+            },
+            dt: 0.02,
+        };
+        step_batch_of(&mut together, n, &batch, &mut |_| {});
+    }
+    for i in 0..n {
+        let m = usize::from(model[i]);
+        let mut y: Vec<f32> = (0..N_STATES).map(|k| states[k * n + i]).collect();
+        let p = CellParams::<f32>::from_model(&models[m]);
+        let mut yy = [0.0f32; N_STATES];
+        yy.copy_from_slice(&y);
+        for _ in 0..50 {
+            model::step(&mut yy, &p, current[usize::from(class[i])], 0.02);
+        }
+        y.copy_from_slice(&yy);
+        for k in 0..N_STATES {
+            assert_eq!(
+                together[k * n + i].to_bits(),
+                y[k].to_bits(),
+                "cell {i} state {k}"
+            );
+        }
+    }
 }
 
 /// The f32 currents (fast exp/ln, as used by `step_batch`) against myokit's f64 evaluation at
