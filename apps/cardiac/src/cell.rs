@@ -25,6 +25,7 @@
 
 use crate::mesh::CellType;
 use crate::tp06;
+use crate::tp06::Scalings;
 
 /// Errors in a protocol, each naming the option at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -60,6 +61,8 @@ pub struct Protocol {
     pub start: f64,
     /// Time simulated after the last pulse (ms); `None`: one `bcl`.
     pub tail: Option<f64>,
+    /// TP06 conductance scalings (1: the published model), as in tissue (`--tp06`).
+    pub scale: Scalings,
 }
 
 impl Protocol {
@@ -75,6 +78,7 @@ impl Protocol {
             duration: 1.0,
             start: 10.0,
             tail: None,
+            scale: Scalings::ONE,
         }
     }
 
@@ -234,7 +238,12 @@ fn simulate(p: &Protocol, onsets: &[Vec<f64>], steps: usize) -> Result<Vec<Trace
             states[k * n + i] = x as f32;
         }
     }
-    let types = vec![p.cell_type as u8; n];
+    let types = vec![0u8; n];
+    let models = [tp06::CellParams::<f32>::from_model(&tp06::CellModel {
+        cell_type: p.cell_type,
+        scale: p.scale,
+    })
+    .to_array()];
     // Pulses as step ranges, per cell.
     let pulse_steps = (p.duration / p.dt).round().max(1.0) as usize;
     let windows: Vec<Vec<(usize, usize)>> = onsets
@@ -263,7 +272,16 @@ fn simulate(p: &Protocol, onsets: &[Vec<f64>], steps: usize) -> Result<Vec<Trace
             let on = next[i] < w.len() && w[next[i]].0 <= k;
             stim[i] = if on { p.amplitude as f32 } else { 0.0 };
         }
-        tp06::step_batch(&mut states, n, &types, &stim, 1.0, dt);
+        let batch = tp06::Batch {
+            models: &models,
+            model: &types,
+            stim: tp06::Stim::PerCell {
+                current: &stim,
+                scale: 1.0,
+            },
+            dt,
+        };
+        tp06::step_batch_of(&mut states, n, &batch, &mut |_| {});
         for (i, vi) in v.iter_mut().enumerate() {
             let x = states[i];
             if !x.is_finite() || x.abs() > 500.0 {

@@ -1073,6 +1073,9 @@ struct CellArgs {
     /// Sampling interval of trace.csv (ms).
     #[arg(long, default_value_t = 0.1)]
     trace_every: f64,
+    /// TP06 conductance scalings, e.g. GKr*0.5,GCaL*1.2 (as `cardiac run --tp06`).
+    #[arg(long)]
+    tp06: Option<String>,
     /// Output folder (checked before any work; an earlier run's files are kept unless --force).
     #[arg(long, default_value = "cell-out")]
     out: PathBuf,
@@ -1115,6 +1118,12 @@ fn cmd_cell(a: CellArgs) -> Result<()> {
         duration: a.stim_duration,
         start: a.stim_start,
         tail: None,
+        scale: match &a.tp06 {
+            Some(t) => Scalings::ONE
+                .parse_onto(t)
+                .map_err(|e| anyhow::anyhow!("--tp06: {e}"))?,
+            None => Scalings::ONE,
+        },
     };
     p.check()?;
     ensure!(

@@ -794,3 +794,111 @@ fn a_paced_run_writes_activation_repolarisation_and_apd_per_beat() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn sites_regions_scalings_and_s2_are_recorded_and_a_run_repeats_from_its_record() {
+    let d = tmp();
+    let first = d.join("first").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "8",
+        "--dt-ode",
+        "0.05",
+        "--stim-site",
+        "sphere:20,7,3,1.5;start=3;amplitude=60",
+        "--region",
+        "box:0,0,0,10,7,3;cell-type=endo;GKr*0.5",
+        "--tp06",
+        "GCaL*1.1",
+        "--act-threshold",
+        "-20",
+        "--snapshot-every",
+        "0",
+        "--no-report",
+        "--out",
+        &first,
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("stimulus site 2:") && out.contains("from t = 3 ms"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cell model") && out.contains("g_kr×0.5"),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("the cells are not the benchmark's"));
+    let results = d.join("first/results.json");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    let p = &record["parameters"]["problem"];
+    assert_eq!(p["sites"][0]["start"].as_f64(), Some(3.0));
+    assert_eq!(p["regions"][0]["cell_type"].as_str(), Some("Endo"));
+    assert_eq!(p["regions"][0]["scale"]["g_kr"].as_f64(), Some(0.5));
+    assert_eq!(p["tp06"]["g_cal"].as_f64(), Some(1.1));
+    assert_eq!(p["act_threshold"].as_f64(), Some(-20.0));
+    let again = d.join("again").display().to_string();
+    let o = cardiac(&[
+        "run",
+        "--params",
+        &results.display().to_string(),
+        "--snapshot-every",
+        "0",
+        "--no-report",
+        "--out",
+        &again,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["results.json", "activation.vtu"] {
+        assert_eq!(
+            std::fs::read(d.join("first").join(f)).unwrap(),
+            std::fs::read(d.join("again").join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    // Mistakes are named, before any work.
+    let fresh = d.join("fresh").display().to_string();
+    fails_with(
+        &["run", "--tp06", "GKq*0.5", "--out", &fresh],
+        "unknown TP06 parameter \"GKq\"",
+    );
+    fails_with(
+        &["run", "--region", "box:0,0,0,1,1,1", "--out", &fresh],
+        "changes nothing",
+    );
+    fails_with(
+        &["run", "--act-threshold", "-90", "--out", &fresh],
+        "--act-threshold -90 mV",
+    );
+    fails_with(
+        &["run", "--s2", "1", "--out", &fresh],
+        "--s2 1 ms (the S2 coupling interval) must be longer than the pulse",
+    );
+    fails_with(
+        &[
+            "run",
+            "--stim-site",
+            "box:30,30,30,31,31,31",
+            "--out",
+            &fresh,
+        ],
+        "--stim-site 1",
+    );
+    fails_with(
+        &[
+            "run",
+            "--stim-cells",
+            "/nonexistent/cells.txt",
+            "--out",
+            &fresh,
+        ],
+        "/nonexistent/cells.txt",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

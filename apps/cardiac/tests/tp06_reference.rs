@@ -513,3 +513,57 @@ fn compensated_f32_tracks_f64() {
         }
     }
 }
+
+/// TP06 with scaled conductances (`--tp06`, `--region`) against myokit's evaluation of the
+/// CellML with the same factors applied to its own parameters
+/// (`reference/tp06/make_scaled_reference.py`): every current at the reference states, for a
+/// scaling of each of the 12 parameters, a combination, and I_Kr block on every cell type.
+/// A factor applied to the wrong current or wrongly would differ by far more than 1e-8.
+#[test]
+fn scaled_conductances_match_myokit() {
+    let rows = read_csv("scaled_currents.csv");
+    assert!(rows.len() >= 200, "{} rows", rows.len());
+    // The states are those of states_currents.csv, by cell type and label.
+    let states: HashMap<(String, String), HashMap<String, String>> =
+        read_csv("states_currents.csv")
+            .into_iter()
+            .map(|r| ((r["cell_type"].clone(), r["label"].clone()), r))
+            .collect();
+    let names = [
+        "i_na", "i_k1", "i_to", "i_kr", "i_ks", "i_cal", "i_naca", "i_nak", "i_pca", "i_pk",
+        "i_bna", "i_bca", "i_leak", "i_up", "i_rel", "i_xfer",
+    ];
+    let mut cases = std::collections::HashSet::new();
+    for row in &rows {
+        let ct = cell_type(num(row, "cell_type") as u8);
+        let scaling = row["scaling"].replace('|', ",");
+        cases.insert(scaling.clone());
+        let scale = tp06::Scalings::ONE.parse_onto(&scaling).unwrap();
+        let st = &states[&(row["cell_type"].clone(), row["label"].clone())];
+        let y: [f64; N_STATES] = std::array::from_fn(|k| num(st, STATE_NAMES[k]));
+        let c = tp06::currents_of_model(
+            &y,
+            &tp06::CellModel {
+                cell_type: ct,
+                scale,
+            },
+        );
+        let got = [
+            c.i_na, c.i_k1, c.i_to, c.i_kr, c.i_ks, c.i_cal, c.i_naca, c.i_nak, c.i_pca, c.i_pk,
+            c.i_bna, c.i_bca, c.i_leak, c.i_up, c.i_rel, c.i_xfer,
+        ];
+        for (n, g) in names.iter().zip(got) {
+            let want = num(row, n);
+            let rel = (g - want).abs() / want.abs().max(1e-12);
+            assert!(
+                rel < 1e-8,
+                "{ct:?} {} {scaling}: {n} {g} vs myokit {want} ({rel:.2e})",
+                row["label"]
+            );
+        }
+    }
+    // Every scalable parameter is exercised.
+    for n in tp06::Scalings::NAMES {
+        assert!(cases.iter().any(|c| c.contains(n)), "{n} not covered");
+    }
+}

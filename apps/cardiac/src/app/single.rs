@@ -124,6 +124,7 @@ pub fn write(
             "stim_duration_ms": p.duration,
             "stim_start_ms": p.start,
             "tail_ms": p.tail,
+            "tp06_scale": p.scale,
             "s2_ms": restitution.map(|(_, c)| c.iter().map(|x| x.s2).collect::<Vec<_>>()),
         },
         "apd_definition": "APDx: from the upward to the downward crossing of v_max - x/100 (v_max - v_rest), v_rest = V at the pulse onset",

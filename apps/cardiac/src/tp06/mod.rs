@@ -130,6 +130,11 @@ pub fn currents(state: &[f64; N_STATES], ct: CellType) -> Currents<f64> {
     model::currents(state, &CellParams::new(ct))
 }
 
+/// Every current and flux of a cell model (scaled conductances) at `state`.
+pub fn currents_of_model(state: &[f64; N_STATES], m: &CellModel) -> Currents<f64> {
+    model::currents(state, &CellParams::from_model(m))
+}
+
 /// Time derivatives of all states at `state` (per ms), in `f64`, as defined by the CellML
 /// (including dm/dt, although the integrators use Rush–Larsen for m).
 pub fn derivatives(state: &[f64; N_STATES], ct: CellType, i_stim: f64) -> [f64; N_STATES] {
