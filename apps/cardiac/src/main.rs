@@ -163,6 +163,10 @@ struct ProblemArgs {
     /// Monodomain conductivity across the fibres (S/m); the benchmark's is 0.0176.
     #[arg(long, default_value_t = Conductivity::niederer().sigma_t)]
     sigma_t: f64,
+    /// Conductivity along the sheet normal (S/m), for orthotropic tissue on a mesh with sheet
+    /// directions; default σ_t (the same across the fibres in every direction).
+    #[arg(long)]
+    sigma_n: Option<f64>,
     /// Surface-to-volume ratio χ (1/mm); the benchmark's is 140.
     #[arg(long, default_value_t = Conductivity::niederer().chi)]
     chi: f64,
@@ -255,7 +259,7 @@ impl ProblemArgs {
             "cell_type" => cell_type, "dt_ode" => dt_ode, "chips" => chips, "tiles" => tiles,
             "strategy" => strategy, "stim_amplitude" => stim_density,
             "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
-            "sigma_t" => sigma_t, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
+            "sigma_t" => sigma_t, "sigma_n" => sigma_n, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
             "s2" => s2, "stim_site" => sites, "tp06" => tp06, "region" => regions,
             "act_threshold" => act_threshold,
         );
@@ -325,6 +329,7 @@ impl ProblemArgs {
             stim_start: self.stim_start,
             sigma_l: self.sigma_l,
             sigma_t: self.sigma_t,
+            sigma_n: self.sigma_n,
             chi: self.chi,
             cm: self.cm,
             beats: self.beats,

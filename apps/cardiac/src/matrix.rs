@@ -60,6 +60,8 @@ pub const STABILITY_SAFETY: f64 = 0.9;
 pub enum MatrixError {
     #[error("conductivity parameters must be finite and > 0: {0}")]
     BadConductivity(String),
+    #[error("orthotropic conductivity (σn ≠ σt) needs sheet directions, but the mesh has none")]
+    MissingSheets,
     #[error("anisotropic conductivity (σl ≠ σt) needs fibres, but the mesh has none")]
     MissingFibres,
     #[error("mesh has {got} {what} for {cells} cells")]
@@ -95,8 +97,11 @@ pub enum MatrixError {
 pub struct Conductivity {
     /// Monodomain conductivity along the fibre.
     pub sigma_l: f64,
-    /// Monodomain conductivity across the fibre.
+    /// Monodomain conductivity across the fibre (along the sheet when the mesh has sheets).
     pub sigma_t: f64,
+    /// Monodomain conductivity along the sheet normal (orthotropic tissue; needs a mesh with
+    /// sheets unless it equals `sigma_t`, the transversely isotropic case).
+    pub sigma_n: f64,
     /// Surface-to-volume ratio χ.
     pub chi: f64,
     /// Membrane capacitance per area Cm.
@@ -113,6 +118,7 @@ impl Conductivity {
         Conductivity {
             sigma_l: harmonic(0.17, 0.62),
             sigma_t: harmonic(0.019, 0.24),
+            sigma_n: harmonic(0.019, 0.24),
             chi: 140.0,
             cm: 0.01,
         }
@@ -123,13 +129,33 @@ impl Conductivity {
         Conductivity {
             sigma_l: sigma,
             sigma_t: sigma,
+            sigma_n: sigma,
             ..Self::niederer()
         }
     }
 
-    /// True when `σl == σt`, i.e. fibres do not matter.
+    /// True when `σl == σt == σn`, i.e. fibres do not matter.
     pub fn is_isotropic(&self) -> bool {
-        self.sigma_l == self.sigma_t
+        self.sigma_l == self.sigma_t && self.sigma_t == self.sigma_n
+    }
+
+    /// True when `σn ≠ σt`: the tensor needs sheets.
+    pub fn is_orthotropic(&self) -> bool {
+        self.sigma_n != self.sigma_t
+    }
+
+    /// The orthotropic tensor `σt·I + (σl − σt) f fᵀ + (σn − σt) n nᵀ` for a unit fibre `f`
+    /// and a unit sheet `s` orthogonal to it, `n = f × s`: `M f = σl f`, `M s = σt s`,
+    /// `M n = σn n`. With `σn = σt` it is [`Conductivity::tensor`], bit for bit.
+    pub fn tensor_orthotropic(&self, f: [f64; 3], s: [f64; 3]) -> [[f64; 3]; 3] {
+        let mut m = self.tensor(f);
+        let n = cross(f, s);
+        for (a, row) in m.iter_mut().enumerate() {
+            for (b, e) in row.iter_mut().enumerate() {
+                *e += (self.sigma_n - self.sigma_t) * n[a] * n[b];
+            }
+        }
+        m
     }
 
     /// The conductivity tensor `σt·I + (σl − σt) f fᵀ` for a unit fibre `f`.
@@ -150,6 +176,7 @@ impl Conductivity {
         for (name, v) in [
             ("sigma_l", self.sigma_l),
             ("sigma_t", self.sigma_t),
+            ("sigma_n", self.sigma_n),
             ("chi", self.chi),
             ("cm", self.cm),
         ] {
@@ -576,6 +603,20 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
         vec![c.tensor([0.0; 3]); n]
     } else {
         let fibres = mesh.fibres.as_ref().ok_or(MatrixError::MissingFibres)?;
+        // Sheets only matter (and are only required) when σn ≠ σt.
+        let sheets = if c.is_orthotropic() {
+            let sh = mesh.sheets.as_ref().ok_or(MatrixError::MissingSheets)?;
+            if sh.len() != n {
+                return Err(MatrixError::LengthMismatch {
+                    what: "sheets",
+                    got: sh.len(),
+                    cells: n,
+                });
+            }
+            Some(sh)
+        } else {
+            None
+        };
         if fibres.len() != n {
             return Err(MatrixError::LengthMismatch {
                 what: "fibres",
@@ -591,7 +632,11 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
                 if !(len.is_finite() && len > 0.0) {
                     return Err(MatrixError::BadFibre { cell, fibre: f });
                 }
-                Ok(c.tensor(scale(1.0 / len, f)))
+                let f = scale(1.0 / len, f);
+                Ok(match sheets {
+                    Some(sh) => c.tensor_orthotropic(f, sh[cell]),
+                    None => c.tensor(f),
+                })
             })
             .collect::<Result<_, _>>()?
     };

@@ -32,6 +32,7 @@ fn biv_mesh_on_64_tiles_activates_from_the_lv_endocardium_and_equals_native() {
     let sigma = Conductivity::niederer().sigma_l;
     let cond = Conductivity {
         sigma_t: sigma,
+        sigma_n: sigma,
         ..Conductivity::niederer()
     };
     let stim = Stimulus::protocol(lv.clone());

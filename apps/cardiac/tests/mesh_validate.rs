@@ -12,6 +12,7 @@ fn one_tet() -> TetMesh {
         ],
         tets: vec![[0, 1, 2, 3]],
         fibres: Some(vec![[1.0, 0.0, 0.0]]),
+        sheets: None,
         cell_types: Some(vec![CellType::Epi]),
         surfaces: vec![SurfaceTag {
             name: "S".into(),
@@ -183,4 +184,31 @@ fn non_manifold_face() {
     // The infallible form reports the over-shared face as boundary everywhere.
     let nb = m.face_neighbours();
     assert!(nb.iter().all(|n| n[3] == u32::MAX));
+}
+
+#[test]
+fn sheets_must_be_unit_orthogonal_to_the_fibre_and_need_fibres() {
+    let mut m = one_tet();
+    m.sheets = Some(vec![[0.0, 1.0, 0.0]]);
+    m.validate().unwrap();
+    m.sheets = Some(vec![[0.6, 0.8, 0.0]]);
+    match m.validate() {
+        Err(MeshError::NonOrthonormalSheet { cell: 0, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    m.sheets = Some(vec![[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]);
+    match m.validate() {
+        Err(MeshError::FieldLength {
+            expected: 1,
+            found: 2,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    m.sheets = Some(vec![[0.0, 1.0, 0.0]]);
+    m.fibres = None;
+    match m.validate() {
+        Err(MeshError::SheetsWithoutFibres { .. }) => {}
+        other => panic!("{other:?}"),
+    }
 }

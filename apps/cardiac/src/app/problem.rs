@@ -57,6 +57,9 @@ pub struct ProblemSpec {
     /// fibres conducts isotropically with `sigma_l`.
     pub sigma_l: f64,
     pub sigma_t: f64,
+    /// Conductivity along the sheet normal (S/m) for orthotropic tissue, which needs a mesh
+    /// with sheets; `None`: σ_t (transversely isotropic).
+    pub sigma_n: Option<f64>,
     pub chi: f64,
     pub cm: f64,
     /// Pacing: `beats` pulses every `bcl` ms (1 beat: the single benchmark pulse).
@@ -99,6 +102,7 @@ impl ProblemSpec {
             stim_start: 0.0,
             sigma_l: Conductivity::niederer().sigma_l,
             sigma_t: Conductivity::niederer().sigma_t,
+            sigma_n: None,
             chi: Conductivity::niederer().chi,
             cm: Conductivity::niederer().cm,
             beats: 1,
@@ -116,6 +120,7 @@ impl ProblemSpec {
         let n = Conductivity::niederer();
         self.sigma_l == n.sigma_l
             && self.sigma_t == n.sigma_t
+            && self.sigma_n.is_none()
             && self.chi == n.chi
             && self.cm == n.cm
     }
@@ -292,6 +297,20 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
 pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
     check_dt(spec.dt_ode)?;
     check_tissue(spec)?;
+    if let Some(sn) = spec.sigma_n {
+        ensure!(
+            mesh.sheets.is_some(),
+            "--sigma-n {sn} S/m needs sheet directions (orthotropic tissue), but the mesh has \
+             none{}: give a mesh with a `sheets` cell field (VTU) or an $ElementData field named \
+             `sheets` (Gmsh), or leave --sigma-n out (conduction across the fibres is then σ_t \
+             in every direction)",
+            if spec.mesh.is_none() {
+                " (the built-in slab has fibres only)"
+            } else {
+                ""
+            }
+        );
+    }
     let cond = conductivity(spec, mesh);
     let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
     let main = SiteSpec {
@@ -518,17 +537,20 @@ pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<St
     out
 }
 
-/// The conductivity a problem uses (isotropic σ_l for a mesh without fibres).
+/// The conductivity a problem uses (isotropic σ_l for a mesh without fibres; σ_n = σ_t unless
+/// given).
 pub fn conductivity(spec: &ProblemSpec, mesh: &TetMesh) -> Conductivity {
     let c = Conductivity {
         sigma_l: spec.sigma_l,
         sigma_t: spec.sigma_t,
+        sigma_n: spec.sigma_n.unwrap_or(spec.sigma_t),
         chi: spec.chi,
         cm: spec.cm,
     };
     if spec.mesh.is_some() && mesh.fibres.is_none() {
         Conductivity {
             sigma_t: c.sigma_l,
+            sigma_n: c.sigma_l,
             ..c
         }
     } else {
@@ -541,6 +563,7 @@ pub fn check_tissue(spec: &ProblemSpec) -> Result<()> {
     for (name, v, unit) in [
         ("--sigma-l", spec.sigma_l, "S/m"),
         ("--sigma-t", spec.sigma_t, "S/m"),
+        ("--sigma-n", spec.sigma_n.unwrap_or(spec.sigma_t), "S/m"),
         ("--chi", spec.chi, "1/mm"),
         ("--cm", spec.cm, "µF/mm²"),
     ] {

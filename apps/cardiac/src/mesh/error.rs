@@ -84,6 +84,18 @@ pub enum MeshError {
     },
     #[error("{file}: cell {cell}: fibre direction has zero or non-finite length")]
     ZeroFibre { file: String, cell: usize },
+    #[error(
+        "{file}: the mesh has sheet directions but no fibres: sheets only make sense across fibres"
+    )]
+    SheetsWithoutFibres { file: String },
+    #[error(
+        "{file}: cell {cell}: sheet direction {sheet:?} is zero, not finite or along the fibre"
+    )]
+    BadSheet {
+        file: String,
+        cell: usize,
+        sheet: [f64; 3],
+    },
     #[error("{file}: cell {cell}: cell type {value} is not 0 (endo), 1 (mid) or 2 (epi)")]
     InvalidCellType {
         file: String,
@@ -128,6 +140,8 @@ pub enum MeshError {
         expected: usize,
         found: usize,
     },
+    #[error("cell {cell}: sheet is not a unit vector orthogonal to the fibre (|s| = {norm}, s·f = {dot})")]
+    NonOrthonormalSheet { cell: usize, norm: f64, dot: f64 },
     #[error("cell {cell}: fibre has length {norm}, expected 1")]
     NonUnitFibre { cell: usize, norm: f64 },
     #[error("cell {cell}: face {face} is shared by more than two tetrahedra")]

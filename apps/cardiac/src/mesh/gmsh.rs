@@ -2,8 +2,8 @@
 //!
 //! Only what a tetrahedral monodomain mesh needs is interpreted: nodes, 4-node tetrahedra,
 //! triangles on physical surfaces (→ [`SurfaceTag`]s named by `$PhysicalNames`), and optional
-//! `$ElementData` fields for fibres (3 components, name containing "fib") and cell types
-//! (`cell_type`). Other 3-D element types are rejected — silently dropping hexes or 10-node tets
+//! `$ElementData` fields for fibres (3 components, name containing "fib"), sheets (3
+//! components, name containing "sheet") and cell types (`cell_type`). Other 3-D element types are rejected — silently dropping hexes or 10-node tets
 //! would leave holes in the tissue — while points, lines and other surface elements are skipped.
 //! Unknown sections are skipped.
 //!
@@ -686,6 +686,7 @@ fn assemble(p: Parsed, file: &str) -> Result<TetMesh, MeshError> {
         nodes: p.nodes,
         tets: p.tets,
         fibres: None,
+        sheets: None,
         cell_types: None,
         surfaces: Vec::new(),
     };
@@ -737,6 +738,31 @@ fn assemble(p: Parsed, file: &str) -> Result<TetMesh, MeshError> {
             });
         }
         mesh.fibres = Some(fibres);
+    }
+    let sheet_field = p
+        .fields
+        .iter()
+        .find(|f| f.components == 3 && f.name.to_ascii_lowercase().contains("sheet"));
+    if let Some(f) = sheet_field {
+        let mut sheets = vec![[f64::NAN; 3]; ncells];
+        let mut filled = 0;
+        for (i, &tag) in f.entries.iter().enumerate() {
+            if let Some(&cell) = p.tet_tags.get(&tag) {
+                let slot = &mut sheets[cell as usize];
+                if slot[0].is_nan() {
+                    filled += 1;
+                }
+                slot.copy_from_slice(&f.values[3 * i..3 * i + 3]);
+            }
+        }
+        if filled != ncells {
+            return Err(MeshError::FieldLength {
+                field: format!("sheets ($ElementData {:?})", f.name),
+                expected: ncells,
+                found: filled,
+            });
+        }
+        mesh = super::with_sheets(mesh, Some(sheets), file)?;
     }
     let ct_field = p
         .fields
@@ -858,6 +884,13 @@ pub fn write_msh_to(w: &mut impl Write, mesh: &TetMesh) -> std::io::Result<()> {
     if let Some(f) = &mesh.fibres {
         header(w, "fibres", 3)?;
         for (i, d) in f.iter().enumerate() {
+            writeln!(w, "{} {} {} {}", first_tet + i, d[0], d[1], d[2])?;
+        }
+        writeln!(w, "$EndElementData")?;
+    }
+    if let Some(sh) = &mesh.sheets {
+        header(w, "sheets", 3)?;
+        for (i, d) in sh.iter().enumerate() {
             writeln!(w, "{} {} {} {}", first_tet + i, d[0], d[1], d[2])?;
         }
         writeln!(w, "$EndElementData")?;

@@ -67,6 +67,9 @@ pub struct TetMesh {
     pub tets: Vec<[u32; 4]>,
     /// Unit fibre direction per tet.
     pub fibres: Option<Vec<[f64; 3]>>,
+    /// Unit sheet direction per tet (orthotropic tissue: conductivity σ_t along the sheet,
+    /// σ_n along the sheet normal `fibre × sheet`). Readers make it orthogonal to the fibre.
+    pub sheets: Option<Vec<[f64; 3]>>,
     pub cell_types: Option<Vec<CellType>>,
     pub surfaces: Vec<SurfaceTag>,
 }
@@ -252,6 +255,30 @@ impl TetMesh {
                 }
             }
         }
+        if let Some(sh) = &self.sheets {
+            if sh.len() != self.tets.len() {
+                return Err(MeshError::FieldLength {
+                    field: "sheets".into(),
+                    expected: self.tets.len(),
+                    found: sh.len(),
+                });
+            }
+            let Some(f) = &self.fibres else {
+                return Err(MeshError::SheetsWithoutFibres {
+                    file: "the mesh".into(),
+                });
+            };
+            for (cell, (s, f)) in sh.iter().zip(f).enumerate() {
+                let (n, d) = (norm(*s), geometry::dot(*s, *f));
+                if n.is_nan() || (n - 1.0).abs() > FIBRE_NORM_TOL || d.abs() > FIBRE_NORM_TOL {
+                    return Err(MeshError::NonOrthonormalSheet {
+                        cell,
+                        norm: n,
+                        dot: d,
+                    });
+                }
+            }
+        }
         if let Some(f) = &self.fibres {
             if f.len() != self.tets.len() {
                 return Err(MeshError::FieldLength {
@@ -379,6 +406,42 @@ fn tet_quality(volume: f64, p: &[[f64; 3]; 4]) -> f64 {
 }
 
 /// Normalise a fibre read from a file, rejecting zero or non-finite vectors.
+/// Attaches sheet directions to a mesh with fibres: each sheet is made orthogonal to its
+/// cell's fibre (Gram–Schmidt) and unit; a sheet along the fibre, zero or not finite is an
+/// error naming the cell.
+pub(crate) fn with_sheets(
+    mut mesh: TetMesh,
+    sheets: Option<Vec<[f64; 3]>>,
+    file: &str,
+) -> Result<TetMesh, MeshError> {
+    let Some(sheets) = sheets else {
+        return Ok(mesh);
+    };
+    let fibres = mesh.fibres.as_ref().ok_or(MeshError::SheetsWithoutFibres {
+        file: file.to_string(),
+    })?;
+    let mut out = Vec::with_capacity(sheets.len());
+    for (cell, (&s, &f)) in sheets.iter().zip(fibres).enumerate() {
+        let along = geometry::dot(s, f);
+        let o = [
+            s[0] - along * f[0],
+            s[1] - along * f[1],
+            s[2] - along * f[2],
+        ];
+        let n = norm(o);
+        if !(n.is_finite() && n > 1e-6 * norm(s)) || norm(s) == 0.0 {
+            return Err(MeshError::BadSheet {
+                file: file.to_string(),
+                cell,
+                sheet: s,
+            });
+        }
+        out.push(o.map(|x| x / n));
+    }
+    mesh.sheets = Some(out);
+    Ok(mesh)
+}
+
 pub(crate) fn normalise_fibre(d: [f64; 3], file: &str, cell: usize) -> Result<[f64; 3], MeshError> {
     let n = norm(d);
     if n.is_finite() && n > 0.0 {

@@ -97,6 +97,7 @@ impl TetMesh {
             nodes,
             tets,
             fibres: Some(vec![[1.0, 0.0, 0.0]; num_tets]),
+            sheets: None,
             cell_types: Some(vec![CellType::Epi; num_tets]),
             surfaces,
         }

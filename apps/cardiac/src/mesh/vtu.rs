@@ -5,8 +5,9 @@
 //! writes it) DataArrays, in either byte order. Compressed (`compressor=…`) and `appended` data
 //! are rejected with [`MeshError::Unsupported`]: they are not needed for the meshes this app
 //! exchanges, and a clear error beats a half-read mesh. Cells must all be `VTK_TETRA` (10).
-//! Cell data named `fibres`/`fibers`/`fiber`/`fibre` (3 components) and `cell_type` become the
-//! mesh's fibres and cell types; other arrays are ignored.
+//! Cell data named `fibres`/`fibers`/`fiber`/`fibre` (3 components), `sheets`/`sheet` (3
+//! components) and `cell_type` become the mesh's fibres, sheets and cell types; other arrays
+//! are ignored.
 //!
 //! The writer produces base64 binary by default (about a third the size of ASCII and exact for
 //! f64 coordinates) with any number of per-cell and per-point `f32` arrays, for ParaView.
@@ -605,6 +606,23 @@ fn build(
         }
         None => None,
     };
+    let sheet_array = arrays.iter().find(|a| {
+        a.section == Section::CellData
+            && a.components == 3
+            && matches!(a.name.to_ascii_lowercase().as_str(), "sheets" | "sheet")
+    });
+    let sheets = match sheet_array {
+        Some(a) => {
+            let v = as_floats(ctx.decode(a)?);
+            length(a, num_cells.saturating_mul(3), v.len())?;
+            Some(
+                v.chunks_exact(3)
+                    .map(|c| [c[0], c[1], c[2]])
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
     let ct_array = arrays.iter().find(|a| {
         a.section == Section::CellData
             && a.components == 1
@@ -637,9 +655,11 @@ fn build(
         nodes,
         tets,
         fibres,
+        sheets: None,
         cell_types,
         surfaces: Vec::new(),
     };
+    let mesh = super::with_sheets(mesh, sheets, file)?;
     finish_read(mesh, file, opts)
 }
 
@@ -825,6 +845,10 @@ pub fn write_vtu_to(
     if let Some(f) = &mesh.fibres {
         let flat = f.iter().flatten().copied().collect();
         write_array(w, Some("fibres"), 3, &Data::F64(flat), encoding)?;
+    }
+    if let Some(sh) = &mesh.sheets {
+        let flat: Vec<f64> = sh.iter().flatten().copied().collect();
+        write_array(w, Some("sheets"), 3, &Data::F64(flat), encoding)?;
     }
     if let Some(c) = &mesh.cell_types {
         let v = c.iter().map(|&t| t as u8).collect();
