@@ -1,0 +1,114 @@
+//! Dense matmul figures: plans and modelled cycles on one GC200 chip for the sizes of the
+//! sparse comparison (m = k = 4096), and one size run on the simulator, its modelled cycles
+//! against the plan's estimate and its host time against a plain host product.
+//!
+//! `cargo bench -p poplin --bench matmul`
+
+use std::time::Instant;
+
+use poplar::profile::ProfileOptions;
+use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
+use poplin::{MatMulOptions, MatMulParams};
+
+fn main() {
+    poplin::link();
+    let target = Target::gc200();
+    let clock = target.clock_hz;
+    println!("== planned dense matmul on one GC200 chip (f32, AMP at 16 MAC/cycle/tile)");
+    println!(
+        "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10}",
+        "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s"
+    );
+    for (g, m, k, n) in [
+        (1, 4096, 4096, 1),
+        (1, 4096, 4096, 8),
+        (1, 4096, 4096, 64),
+        (1, 4096, 4096, 256),
+        (1, 1024, 1024, 1024),
+        (16, 512, 512, 512),
+    ] {
+        let p = MatMulParams { groups: g, m, k, n };
+        let t = Instant::now();
+        match poplin::plan(&target, p, &MatMulOptions::default()) {
+            Ok(plan) => {
+                let cyc = plan.estimate.total();
+                let us = cyc as f64 / clock * 1e6;
+                let flops = 2.0 * (g * m * k * n) as f64;
+                println!(
+                    "{g:>6} {m:>6} {k:>6} {n:>6} | {:>14} {:>10} {:>12} {:>9.1} {:>10.2}   (planned in {:.0} ms)",
+                    format!("{}×{}×{}", plan.pm, plan.pn, plan.pk),
+                    plan.tiles_used,
+                    cyc,
+                    us,
+                    flops / (us * 1e-6) / 1e12,
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            Err(e) => println!("{g:>6} {m:>6} {k:>6} {n:>6} | {e}"),
+        }
+    }
+
+    // One size on the simulator: modelled cycles against the plan, host time against a host
+    // product of the same matrices.
+    let p = MatMulParams {
+        groups: 1,
+        m: 512,
+        k: 512,
+        n: 64,
+    };
+    let plan = poplin::plan(&target, p, &MatMulOptions::default()).unwrap();
+    println!("\n{plan}");
+    let mut graph = Graph::new(&target);
+    let a = poplin::create_lhs(&mut graph, &plan, "A").unwrap();
+    let b = poplin::create_rhs(&mut graph, &plan, "B").unwrap();
+    let (c, prog) = poplin::matmul(&mut graph, &a, &b, &plan, "mm").unwrap();
+    graph.create_host_write("a", &a).unwrap();
+    graph.create_host_write("b", &b).unwrap();
+    graph.create_host_read("c", &c).unwrap();
+    let t = Instant::now();
+    let exe = compile(&graph, &[prog], &CompileOptions::default()).unwrap();
+    let compile_s = t.elapsed().as_secs_f64();
+    let mut engine = Engine::new(&exe, EngineOptions::default()).unwrap();
+    engine.enable_profiling(ProfileOptions::default());
+    let av: Vec<f32> = (0..p.m * p.k)
+        .map(|i| ((i * 7919) % 97) as f32 / 97.0 - 0.5)
+        .collect();
+    let bv: Vec<f32> = (0..p.k * p.n)
+        .map(|i| ((i * 104729) % 89) as f32 / 89.0 - 0.5)
+        .collect();
+    engine.write_tensor("a", &av).unwrap();
+    engine.write_tensor("b", &bv).unwrap();
+    let reps = 5;
+    let mut sim = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        engine.run(0).unwrap();
+        sim.push(t.elapsed().as_secs_f64());
+    }
+    let mut host = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        let (c, _) = poplin::host_matmul(&av, &bv, &p);
+        std::hint::black_box(c);
+        host.push(t.elapsed().as_secs_f64());
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let profile = engine.profile().expect("profiling on");
+    let modelled = profile.total_cycles() / reps as u64;
+    println!(
+        "simulator: modelled {} cycles per run (plan's estimate {}, ratio {:.2}); compile {:.2} s",
+        modelled,
+        plan.estimate.total(),
+        modelled as f64 / plan.estimate.total() as f64,
+        compile_s
+    );
+    println!(
+        "host time per run: simulator {:.1} ms, plain f64 host product {:.1} ms (median of {reps}; ratio {:.1})",
+        med(sim.clone()) * 1e3,
+        med(host.clone()) * 1e3,
+        med(sim) / med(host)
+    );
+}

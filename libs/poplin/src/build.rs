@@ -1,0 +1,229 @@
+//! Building a planned multiply into a graph: operands laid out as the plan wants them, the
+//! multiply and reduction compute sets, and the program that runs them.
+
+use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor};
+
+use crate::plan::Plan;
+
+/// Errors of building a multiply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatMulError {
+    Graph(GraphError),
+    /// Operands that do not match the plan (shape, type).
+    Shape(String),
+}
+
+impl std::fmt::Display for MatMulError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatMulError::Graph(e) => write!(f, "{e}"),
+            MatMulError::Shape(s) => write!(f, "matmul: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for MatMulError {}
+
+impl From<GraphError> for MatMulError {
+    fn from(e: GraphError) -> Self {
+        MatMulError::Graph(e)
+    }
+}
+
+/// A `[g, rows, cols]` f32 tensor made of one variable per block, each on its tile:
+/// `block(g, r, c)` gives the rows, columns and tile of block `(r, c)` of group `g`.
+fn blocked(
+    graph: &mut Graph,
+    groups: usize,
+    row_blocks: usize,
+    col_blocks: usize,
+    block: impl Fn(usize, usize, usize) -> (std::ops::Range<usize>, std::ops::Range<usize>, u32),
+    name: &str,
+) -> Result<Tensor, MatMulError> {
+    let mut per_group = Vec::with_capacity(groups);
+    for g in 0..groups {
+        let mut rows = Vec::with_capacity(row_blocks);
+        for r in 0..row_blocks {
+            let mut cols = Vec::with_capacity(col_blocks);
+            for c in 0..col_blocks {
+                let (rr, cc, tile) = block(g, r, c);
+                let v = graph.add_variable(
+                    DType::F32,
+                    &[rr.len(), cc.len()],
+                    &format!("{name}[{g}][{r},{c}]"),
+                );
+                graph.set_tile_mapping(&v, tile)?;
+                cols.push(v);
+            }
+            rows.push(Tensor::concat_dim(&cols, 1)?);
+        }
+        per_group.push(Tensor::concat_dim(&rows, 0)?.expand(0)?);
+    }
+    Ok(Tensor::concat_dim(&per_group, 0)?)
+}
+
+/// The left operand `A[g, m, k]` laid out for `plan`: block `(i, l)` of group `g` on the tile
+/// that multiplies it first, `plan.tile(g, i, 0, l)`.
+pub fn create_lhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
+    blocked(
+        graph,
+        plan.params.groups,
+        plan.pm,
+        plan.pk,
+        |g, i, l| (plan.m_range(i), plan.k_range(l), plan.tile(g, i, 0, l)),
+        name,
+    )
+}
+
+/// The right operand `B[g, k, n]` laid out for `plan`: block `(l, j)` on `plan.tile(g, 0, j, l)`.
+pub fn create_rhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
+    blocked(
+        graph,
+        plan.params.groups,
+        plan.pk,
+        plan.pn,
+        |g, l, j| (plan.k_range(l), plan.n_range(j), plan.tile(g, 0, j, l)),
+        name,
+    )
+}
+
+/// A `[g, m, n]` view as `[g, m, n]`, or a `[m, n]` one as `[1, m, n]`.
+fn batched(t: &Tensor, what: &str) -> Result<Tensor, MatMulError> {
+    match t.rank() {
+        3 => Ok(t.clone()),
+        2 => Ok(t.expand(0)?),
+        r => Err(MatMulError::Shape(format!(
+            "{what} has rank {r}; expected [rows, cols] or [groups, rows, cols]"
+        ))),
+    }
+}
+
+/// `C = A · B` as planned: `a` is `[g, m, k]` (or `[m, k]` for one group), `b` is
+/// `[g, k, n]`, any views (transposed operands are `x.transpose()` or `dim_shuffle` views;
+/// operands not laid out by [`create_lhs`]/[`create_rhs`] are fetched by exchange). Returns
+/// `C` (`[g, m, n]`, or `[m, n]` for rank-2 operands, laid out with block `(i, j)` on
+/// `plan.tile(g, i, j, 0)`) and the program computing it.
+pub fn matmul(
+    graph: &mut Graph,
+    a: &Tensor,
+    b: &Tensor,
+    plan: &Plan,
+    name: &str,
+) -> Result<(Tensor, Program), MatMulError> {
+    let p = plan.params;
+    let (a3, b3) = (batched(a, "A")?, batched(b, "B")?);
+    for (t, what, want) in [
+        (&a3, "A", [p.groups, p.m, p.k]),
+        (&b3, "B", [p.groups, p.k, p.n]),
+    ] {
+        if t.shape() != want {
+            return Err(MatMulError::Shape(format!(
+                "{what} is {:?}, the plan is for {want:?}",
+                t.shape()
+            )));
+        }
+        if t.dtype() != DType::F32 {
+            return Err(MatMulError::Shape(format!(
+                "{what} is {:?}; the multiply takes f32",
+                t.dtype()
+            )));
+        }
+    }
+    let c = blocked(
+        graph,
+        p.groups,
+        plan.pm,
+        plan.pn,
+        |g, i, j| (plan.m_range(i), plan.n_range(j), plan.tile(g, i, j, 0)),
+        &format!("{name}/C"),
+    )?;
+    // With a k split, each tile writes a partial block; the first tile of the split sums them.
+    let partials: Option<Vec<Tensor>> = if plan.pk > 1 {
+        let mut v = Vec::with_capacity(plan.pk);
+        for l in 0..plan.pk {
+            v.push(blocked(
+                graph,
+                p.groups,
+                plan.pm,
+                plan.pn,
+                |g, i, j| (plan.m_range(i), plan.n_range(j), plan.tile(g, i, j, l)),
+                &format!("{name}/partial{l}"),
+            )?);
+        }
+        Some(v)
+    } else {
+        None
+    };
+    let mul = graph.add_compute_set(&format!("{name}/multiply"));
+    let block = |t: &Tensor,
+                 g: usize,
+                 r: std::ops::Range<usize>,
+                 c: std::ops::Range<usize>|
+     -> Result<Tensor, GraphError> {
+        Ok(t.index(g)?.slice_dim(0, r)?.slice_dim(1, c)?.flatten())
+    };
+    for g in 0..p.groups {
+        for i in 0..plan.pm {
+            for j in 0..plan.pn {
+                for l in 0..plan.pk {
+                    let (mr, nr, kr) = (plan.m_range(i), plan.n_range(j), plan.k_range(l));
+                    let v = graph.add_vertex(mul, "MatMulBlock<float>")?;
+                    graph.connect(v, "a", &block(&a3, g, mr.clone(), kr.clone())?)?;
+                    graph.connect(v, "b", &block(&b3, g, kr, nr.clone())?)?;
+                    let out = match &partials {
+                        Some(parts) => block(&parts[l], g, mr, nr)?,
+                        None => block(&c, g, mr, nr)?,
+                    };
+                    graph.connect(v, "out", &out)?;
+                    graph.set_tile_mapping(v, plan.tile(g, i, j, l))?;
+                }
+            }
+        }
+    }
+    let mut steps = vec![Program::execute(mul)];
+    if let Some(parts) = &partials {
+        let sum: ComputeSet = graph.add_compute_set(&format!("{name}/reduce"));
+        for g in 0..p.groups {
+            for i in 0..plan.pm {
+                for j in 0..plan.pn {
+                    let (mr, nr) = (plan.m_range(i), plan.n_range(j));
+                    let blocks = parts
+                        .iter()
+                        .map(|t| block(t, g, mr.clone(), nr.clone()))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let v = graph.add_vertex(sum, "SumBlocks<float>")?;
+                    graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
+                    graph.connect(v, "out", &block(&c, g, mr, nr)?)?;
+                    graph.set_tile_mapping(v, plan.tile(g, i, j, 0))?;
+                }
+            }
+        }
+        steps.push(Program::execute(sum));
+    }
+    let c = if a.rank() == 2 { c.index(0)? } else { c };
+    Ok((c, Program::labelled(name, steps)))
+}
+
+/// The host product `C = A · B` of row-major `[g, m, k]` and `[g, k, n]` in f64 (the test
+/// oracle), and per element the sum `Σ |a|·|b|` that bounds the f32 rounding error.
+pub fn host_matmul(a: &[f32], b: &[f32], p: &crate::MatMulParams) -> (Vec<f64>, Vec<f64>) {
+    let (m, k, n) = (p.m, p.k, p.n);
+    let mut c = vec![0.0f64; p.groups * m * n];
+    let mut mag = vec![0.0f64; p.groups * m * n];
+    for g in 0..p.groups {
+        for r in 0..m {
+            for col in 0..n {
+                let (mut s, mut t) = (0.0f64, 0.0f64);
+                for kk in 0..k {
+                    let x = f64::from(a[(g * m + r) * k + kk]);
+                    let y = f64::from(b[(g * k + kk) * n + col]);
+                    s += x * y;
+                    t += (x * y).abs();
+                }
+                c[(g * m + r) * n + col] = s;
+                mag[(g * m + r) * n + col] = t;
+            }
+        }
+    }
+    (c, mag)
+}
