@@ -26,10 +26,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! - [`plan`]: the planner and its cost model ([`Plan`] prints itself);
-//! - [`build`]: operands laid out for a plan ([`create_lhs`], [`create_rhs`]) and the multiply
+//! - [`mod@plan`]: the planner and its cost model ([`Plan`] prints itself);
+//! - [`mod@build`]: operands laid out for a plan ([`create_lhs`], [`create_rhs`]) and the multiply
 //!   ([`matmul`]);
-//! - [`codelets`]: `MatMulBlock<float>` and `SumBlocks<float>`, with the AMP rates the cycle
+//! - [`mod@codelets`]: `MatMulBlock<float>` and `SumBlocks<float>`, with the AMP rates the cycle
 //!   model assumes.
 //!
 //! A binary that uses this crate calls [`link()`] once, so that the linker keeps the codelet
