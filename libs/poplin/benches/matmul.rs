@@ -14,27 +14,36 @@ fn main() {
     poplin::link();
     let target = Target::gc200();
     let clock = target.clock_hz;
-    println!("== planned dense matmul on one GC200 chip (f32, AMP at 16 MAC/cycle/tile)");
-    println!(
-        "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10}",
-        "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s"
+    for dtype in [poplar::DType::F32, poplar::DType::F16] {
+        println!(
+        "== planned dense matmul on one GC200 chip ({} operands, f32 partials; AMP at {} MAC/cycle/tile)",
+        dtype.poplar_name(),
+        poplin::codelets::macs_per_cycle(dtype)
     );
-    for (g, m, k, n) in [
-        (1, 4096, 4096, 1),
-        (1, 4096, 4096, 8),
-        (1, 4096, 4096, 64),
-        (1, 4096, 4096, 256),
-        (1, 1024, 1024, 1024),
-        (16, 512, 512, 512),
-    ] {
-        let p = MatMulParams { groups: g, m, k, n };
-        let t = Instant::now();
-        match poplin::plan(&target, p, &MatMulOptions::default()) {
-            Ok(plan) => {
-                let cyc = plan.estimate.total();
-                let us = cyc as f64 / clock * 1e6;
-                let flops = 2.0 * (g * m * k * n) as f64;
-                println!(
+        println!(
+            "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10}",
+            "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s"
+        );
+        for (g, m, k, n) in [
+            (1, 4096, 4096, 1),
+            (1, 4096, 4096, 8),
+            (1, 4096, 4096, 64),
+            (1, 4096, 4096, 256),
+            (1, 1024, 1024, 1024),
+            (16, 512, 512, 512),
+        ] {
+            let p = MatMulParams { groups: g, m, k, n };
+            let t = Instant::now();
+            let opts = MatMulOptions {
+                input_type: dtype,
+                ..Default::default()
+            };
+            match poplin::plan(&target, p, &opts) {
+                Ok(plan) => {
+                    let cyc = plan.estimate.total();
+                    let us = cyc as f64 / clock * 1e6;
+                    let flops = 2.0 * (g * m * k * n) as f64;
+                    println!(
                     "{g:>6} {m:>6} {k:>6} {n:>6} | {:>14} {:>10} {:>12} {:>9.1} {:>10.2}   (planned in {:.0} ms)",
                     format!("{}×{}×{}", plan.pm, plan.pn, plan.pk),
                     plan.tiles_used,
@@ -43,8 +52,9 @@ fn main() {
                     flops / (us * 1e-6) / 1e12,
                     t.elapsed().as_secs_f64() * 1e3
                 );
+                }
+                Err(e) => println!("{g:>6} {m:>6} {k:>6} {n:>6} | {e}"),
             }
-            Err(e) => println!("{g:>6} {m:>6} {k:>6} {n:>6} | {e}"),
         }
     }
 

@@ -30,10 +30,12 @@ impl From<GraphError> for MatMulError {
     }
 }
 
-/// A `[g, rows, cols]` f32 tensor made of one variable per block, each on its tile:
+/// A `[g, rows, cols]` tensor made of one variable per block, each on its tile:
 /// `block(g, r, c)` gives the rows, columns and tile of block `(r, c)` of group `g`.
+#[allow(clippy::too_many_arguments)]
 fn blocked(
     graph: &mut Graph,
+    dtype: DType,
     groups: usize,
     row_blocks: usize,
     col_blocks: usize,
@@ -48,7 +50,7 @@ fn blocked(
             for c in 0..col_blocks {
                 let (rr, cc, tile) = block(g, r, c);
                 let v = graph.add_variable(
-                    DType::F32,
+                    dtype,
                     &[rr.len(), cc.len()],
                     &format!("{name}[{g}][{r},{c}]"),
                 );
@@ -67,6 +69,7 @@ fn blocked(
 pub fn create_lhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
     blocked(
         graph,
+        plan.input_type,
         plan.params.groups,
         plan.pm,
         plan.pk,
@@ -79,6 +82,7 @@ pub fn create_lhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, 
 pub fn create_rhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
     blocked(
         graph,
+        plan.input_type,
         plan.params.groups,
         plan.pk,
         plan.pn,
@@ -122,15 +126,17 @@ pub fn matmul(
                 t.shape()
             )));
         }
-        if t.dtype() != DType::F32 {
+        if t.dtype() != plan.input_type {
             return Err(MatMulError::Shape(format!(
-                "{what} is {:?}; the multiply takes f32",
-                t.dtype()
+                "{what} is {:?}; the plan is for {:?} operands",
+                t.dtype(),
+                plan.input_type
             )));
         }
     }
     let c = blocked(
         graph,
+        DType::F32,
         p.groups,
         plan.pm,
         plan.pn,
@@ -143,6 +149,7 @@ pub fn matmul(
         for l in 0..plan.pk {
             v.push(blocked(
                 graph,
+                DType::F32,
                 p.groups,
                 plan.pm,
                 plan.pn,
@@ -155,6 +162,10 @@ pub fn matmul(
         None
     };
     let mul = graph.add_compute_set(&format!("{name}/multiply"));
+    let codelet = match plan.input_type {
+        DType::F16 => "MatMulBlock<half>",
+        _ => "MatMulBlock<float>",
+    };
     let block = |t: &Tensor,
                  g: usize,
                  r: std::ops::Range<usize>,
@@ -167,7 +178,7 @@ pub fn matmul(
             for j in 0..plan.pn {
                 for l in 0..plan.pk {
                     let (mr, nr, kr) = (plan.m_range(i), plan.n_range(j), plan.k_range(l));
-                    let v = graph.add_vertex(mul, "MatMulBlock<float>")?;
+                    let v = graph.add_vertex(mul, codelet)?;
                     graph.connect(v, "a", &block(&a3, g, mr.clone(), kr.clone())?)?;
                     graph.connect(v, "b", &block(&b3, g, kr, nr.clone())?)?;
                     let out = match &partials {

@@ -3,6 +3,8 @@
 //! - `MatMulBlock<float>`: `a` (`mb × kb`, row-major), `b` (`kb × nb`, row-major) → `out`
 //!   (`mb × nb`, row-major), `out[r, c] = Σ_kk a[r, kk] · b[kk, c]` accumulated in f32 in
 //!   order of `kk`. The block sizes follow from the three lengths (`kb² = |a|·|b| / |out|`).
+//! - `MatMulBlock<half>`: the same for f16 `a` and `b`, with an f32 `out` (f32 partials; the
+//!   product of two f16 values is exact in f32).
 //! - `SumBlocks<float>`: `partials` (`p` blocks of `len`, concatenated) → `out` (`len`),
 //!   `out[i] = Σ_j partials[j·len + i]` in order of `j`: the reduction over the k split.
 //!
@@ -27,7 +29,20 @@ pub const MACS_PER_CYCLE_F16: u64 = 64;
 
 /// Cycles of one `MatMulBlock<float>` of `mb × kb` by `kb × nb`.
 pub const fn block_cycles(mb: u64, kb: u64, nb: u64) -> u64 {
-    OVERHEAD + mb * (ROW_OVERHEAD + nb * kb.div_ceil(MACS_PER_CYCLE_F32))
+    block_cycles_at(mb, kb, nb, MACS_PER_CYCLE_F32)
+}
+
+/// Cycles of one block multiply at `macs` multiply-accumulates per cycle.
+pub const fn block_cycles_at(mb: u64, kb: u64, nb: u64, macs: u64) -> u64 {
+    OVERHEAD + mb * (ROW_OVERHEAD + nb * kb.div_ceil(macs))
+}
+
+/// The AMP rate for an input type: 64 for `half`, 16 otherwise.
+pub const fn macs_per_cycle(dtype: poplar::DType) -> u64 {
+    match dtype {
+        poplar::DType::F16 => MACS_PER_CYCLE_F16,
+        _ => MACS_PER_CYCLE_F32,
+    }
 }
 
 /// Cycles of one `SumBlocks<float>` over `parts` partial blocks of `len` elements: an f32 add
@@ -96,6 +111,49 @@ impl Vertex for MatMulBlockF32<'_> {
             ctx.elements(Self::out) as usize,
         )?;
         Some(block_cycles(mb as u64, kb as u64, nb as u64))
+    }
+}
+
+poplar::codelet! {
+    /// `MatMulBlock<half>`: `out = a · b` for one block of f16 operands, with f32 partials: each
+    /// product of two f16 values is exact in f32 and is accumulated in f32 in order of `kk`.
+    pub struct MatMulBlockF16 as "MatMulBlock<half>" {
+        a: Input<Vector<poplar::f16>>,
+        b: Input<Vector<poplar::f16>>,
+        out: Output<Vector<f32>>,
+    }
+}
+
+impl Vertex for MatMulBlockF16<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let (mb, kb, nb) =
+            block_dims(self.a.len(), self.b.len(), self.out.len()).ok_or_else(|| {
+                VertexError::new(format!(
+                    "MatMulBlock<half>: fields a ({}), b ({}) and out ({}) are not mb×kb, kb×nb \
+                     and mb×nb blocks",
+                    self.a.len(),
+                    self.b.len(),
+                    self.out.len()
+                ))
+            })?;
+        let a: Vec<f32> = self.a.iter().map(|x| x.to_f32()).collect();
+        let b: Vec<f32> = self.b.iter().map(|x| x.to_f32()).collect();
+        multiply_block(&a, &b, self.out, mb, kb, nb);
+        Ok(())
+    }
+
+    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+        let (mb, kb, nb) = block_dims(
+            ctx.elements(Self::a) as usize,
+            ctx.elements(Self::b) as usize,
+            ctx.elements(Self::out) as usize,
+        )?;
+        Some(block_cycles_at(
+            mb as u64,
+            kb as u64,
+            nb as u64,
+            MACS_PER_CYCLE_F16,
+        ))
     }
 }
 

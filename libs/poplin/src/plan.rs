@@ -9,10 +9,11 @@
 //! The planner enumerates every `(pm, pn, pk)` with `pm·pn·pk ≤ tiles` and keeps the fastest
 //! by the cost model below whose memory per tile fits the budget (`available_memory_proportion`
 //! of a tile), breaking ties by memory. The cost model, per group slot and superstep:
-//! - **multiply exchange**: every tile receives its `A` and `B` blocks (4 bytes per element),
+//! - **multiply exchange**: every tile receives its `A` and `B` blocks (4 or 2 bytes per element),
 //!   except those of the operands [`crate::create_lhs`]/[`crate::create_rhs`] put on it; the
 //!   busiest tile's bytes over the exchange rate, plus the per-message set-up;
-//! - **multiply compute**: [`crate::codelets::block_cycles`] of the largest block, times the
+//! - **multiply compute**: [`crate::codelets::block_cycles_at`] of the largest block at the
+//!   AMP rate of the input type, times the
 //!   groups a tile serves;
 //! - **reduce exchange and compute** (`pk > 1`): `pk − 1` partial blocks to the first tile of
 //!   the k split, and [`crate::codelets::sum_cycles`];
@@ -23,7 +24,7 @@
 
 use poplar::{Target, TileId};
 
-use crate::codelets::{block_cycles, sum_cycles};
+use crate::codelets::{block_cycles_at, macs_per_cycle, sum_cycles};
 
 /// The sizes of a (batched) multiply `C[g, m, n] = A[g, m, k] · B[g, k, n]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,9 @@ pub struct MatMulOptions {
     pub available_memory_proportion: f64,
     /// Use at most this many tiles (default: all of the target's).
     pub max_tiles: Option<usize>,
+    /// Type of the operands `A` and `B`: `F32`, or `F16` (64 MAC per cycle, f32 partials).
+    /// `C` is f32 either way.
+    pub input_type: poplar::DType,
 }
 
 impl Default for MatMulOptions {
@@ -48,6 +52,7 @@ impl Default for MatMulOptions {
         MatMulOptions {
             available_memory_proportion: 0.6,
             max_tiles: None,
+            input_type: poplar::DType::F32,
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct Plan {
     /// Estimated bytes per tile, and the budget it was planned under.
     pub bytes_per_tile: u64,
     pub budget: u64,
+    /// Type of `A` and `B` (`C` is f32).
+    pub input_type: poplar::DType,
 }
 
 /// Why no plan was found.
@@ -98,6 +105,8 @@ pub struct Plan {
 pub enum PlanError {
     /// A size is zero.
     Empty(MatMulParams),
+    /// An operand type the multiply does not take.
+    Type(poplar::DType),
     /// Even the plan with the least memory per tile needs more than the budget.
     DoesNotFit {
         params: MatMulParams,
@@ -110,6 +119,10 @@ impl std::fmt::Display for PlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PlanError::Empty(p) => write!(f, "matmul {p:?}: every size must be at least 1"),
+            PlanError::Type(t) => write!(
+                f,
+                "matmul: operands of type {t:?}; f32 and f16 are supported"
+            ),
             PlanError::DoesNotFit {
                 params,
                 least_bytes_per_tile,
@@ -161,8 +174,13 @@ impl std::fmt::Display for Plan {
         let e = &self.estimate;
         writeln!(
             f,
-            "matmul plan: {} × [{} × {}] · [{} × {}], f32",
-            p.groups, p.m, p.k, p.k, p.n
+            "matmul plan: {} × [{} × {}] · [{} × {}], {} operands, f32 partials",
+            p.groups,
+            p.m,
+            p.k,
+            p.k,
+            p.n,
+            self.input_type.poplar_name()
         )?;
         writeln!(
             f,
@@ -197,9 +215,12 @@ impl std::fmt::Display for Plan {
 }
 
 /// Cost and memory of one candidate split.
+#[allow(clippy::too_many_arguments)]
 fn evaluate(
     target: &Target,
     p: &MatMulParams,
+    elem: u64,
+    macs: u64,
     tiles: usize,
     pm: usize,
     pn: usize,
@@ -215,12 +236,12 @@ fn evaluate(
     // A block (i, l) is held by tile (i, 0, l) and needed by the pn tiles (i, *, l); B block
     // (l, j) by tile (0, j, l) and needed by (*, j, l). The busiest receiver gets both blocks;
     // the busiest sender sends its A block once (a broadcast) and its B block once.
-    let a_bytes = 4 * mb * kb;
-    let b_bytes = 4 * kb * nb;
+    let a_bytes = elem * mb * kb;
+    let b_bytes = elem * kb * nb;
     let recv = if pn > 1 { a_bytes } else { 0 } + if pm > 1 { b_bytes } else { 0 };
     let messages = u64::from(pn > 1) + u64::from(pm > 1);
     let multiply_exchange = gpt * (recv.div_ceil(rate) + messages * setup);
-    let multiply_compute = gpt * block_cycles(mb, kb, nb);
+    let multiply_compute = gpt * block_cycles_at(mb, kb, nb, macs);
     let (reduce_exchange, reduce_compute) = if pk > 1 {
         let part = 4 * mb * nb;
         (
@@ -238,7 +259,7 @@ fn evaluate(
         reduce_compute,
         sync: supersteps * u64::from(target.internal_sync_cycles),
     };
-    let mut bytes = 4 * (mb * kb + kb * nb + mb * nb);
+    let mut bytes = elem * (mb * kb + kb * nb) + 4 * mb * nb;
     if pk > 1 {
         // Received partials and the output block on the first tile of the k split.
         bytes += 4 * (pk as u64 - 1) * mb * nb + 4 * mb * nb;
@@ -251,6 +272,11 @@ pub fn plan(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Result<Pl
     if p.groups == 0 || p.m == 0 || p.k == 0 || p.n == 0 {
         return Err(PlanError::Empty(p));
     }
+    let t = opts.input_type;
+    if t != poplar::DType::F32 && t != poplar::DType::F16 {
+        return Err(PlanError::Type(t));
+    }
+    let (elem, macs) = (t.size() as u64, macs_per_cycle(t));
     let tiles = (target.num_tiles() as usize)
         .min(opts.max_tiles.unwrap_or(usize::MAX))
         .max(1);
@@ -268,7 +294,7 @@ pub fn plan(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Result<Pl
                 {
                     continue;
                 }
-                let (est, bytes, slots, gpt) = evaluate(target, &p, tiles, pm, pn, pk);
+                let (est, bytes, slots, gpt) = evaluate(target, &p, elem, macs, tiles, pm, pn, pk);
                 least = least.min(bytes);
                 if bytes > budget {
                     continue;
@@ -295,6 +321,7 @@ pub fn plan(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Result<Pl
                         estimate: est,
                         bytes_per_tile: bytes,
                         budget,
+                        input_type: t,
                     },
                 ));
             }

@@ -296,3 +296,79 @@ fn plans_stay_within_the_memory_budget_up_to_what_one_chip_holds() {
         "{text}"
     );
 }
+
+#[test]
+fn f16_operands_with_f32_partials_match_the_host_product_of_the_rounded_values() {
+    // A and B in f16; C in f32. The oracle multiplies the f16 values exactly (in f64); the
+    // only rounding is the f32 accumulation, so the f32 tolerance applies.
+    poplin::link();
+    let target = Target::custom(16, 256 * 1024);
+    let opts = MatMulOptions {
+        input_type: poplar::DType::F16,
+        ..Default::default()
+    };
+    for p in [
+        MatMulParams {
+            groups: 1,
+            m: 33,
+            k: 70,
+            n: 17,
+        },
+        MatMulParams {
+            groups: 2,
+            m: 8,
+            k: 1000,
+            n: 3,
+        },
+    ] {
+        let plan = poplin::plan(&target, p, &opts).unwrap();
+        assert!(plan.to_string().contains("half operands"), "{plan}");
+        let mut graph = Graph::new(&target);
+        let a = poplin::create_lhs(&mut graph, &plan, "A").unwrap();
+        let b = poplin::create_rhs(&mut graph, &plan, "B").unwrap();
+        assert_eq!(a.dtype(), poplar::DType::F16);
+        let (c, prog) = poplin::matmul(&mut graph, &a, &b, &plan, "mm").unwrap();
+        assert_eq!(c.dtype(), poplar::DType::F32);
+        graph.create_host_write("a", &a).unwrap();
+        graph.create_host_write("b", &b).unwrap();
+        graph.create_host_read("c", &c).unwrap();
+        let exe = compile(&graph, &[prog], &CompileOptions::default()).unwrap();
+        let mut engine = Engine::new(&exe, EngineOptions::default()).unwrap();
+        let ah: Vec<poplar::f16> = values(p.groups * p.m * p.k, 3)
+            .into_iter()
+            .map(poplar::f16::from_f32)
+            .collect();
+        let bh: Vec<poplar::f16> = values(p.groups * p.k * p.n, 4)
+            .into_iter()
+            .map(poplar::f16::from_f32)
+            .collect();
+        engine.write_tensor("a", &ah).unwrap();
+        engine.write_tensor("b", &bh).unwrap();
+        engine.run(0).unwrap();
+        let got = engine.read_tensor::<f32>("c").unwrap();
+        let af: Vec<f32> = ah.iter().map(|x| x.to_f32()).collect();
+        let bf: Vec<f32> = bh.iter().map(|x| x.to_f32()).collect();
+        let (want, mag) = poplin::host_matmul(&af, &bf, &p);
+        let eps = f64::from(f32::EPSILON) / 2.0;
+        for (i, ((&g, &w), &s)) in got.iter().zip(&want).zip(&mag).enumerate() {
+            let tol = (p.k as f64 + 1.0) * eps * s + f64::from(f32::MIN_POSITIVE);
+            assert!((f64::from(g) - w).abs() <= tol, "{p:?} C[{i}] {g} vs {w}");
+        }
+    }
+    // A plan for f16 operands refuses f32 ones.
+    let plan = poplin::plan(
+        &target,
+        MatMulParams {
+            groups: 1,
+            m: 4,
+            k: 4,
+            n: 4,
+        },
+        &opts,
+    )
+    .unwrap();
+    let mut graph = Graph::new(&target);
+    let a = graph.add_variable(poplar::DType::F32, &[4, 4], "a");
+    let e = poplin::matmul(&mut graph, &a, &a, &plan, "mm").unwrap_err();
+    assert!(e.to_string().contains("F16"), "{e}");
+}
