@@ -1,0 +1,166 @@
+//! The host encoder: a pattern (COO triplets) into the tiles' buckets, spilling by distance.
+//!
+//! A non-zero goes to the bucket of its partition's tile. When that bucket is full it spills to
+//! the bucket of the tile `d` places *before* it in the ring of tiles, for the smallest `d` with
+//! room: the propagation shifts every bucket one tile forward per step, so a non-zero placed
+//! `d` tiles early reaches its partition after `d` steps. The number of steps the device runs
+//! is the largest `d` used (0 when nothing spilled: no propagation at all). A pattern that
+//! does not fit in all the buckets together is refused with [`EncodeError::Overflow`], never
+//! run with non-zeros missing.
+
+use crate::codelets::EMPTY;
+use crate::plan::FcPlan;
+
+/// The buckets of every tile, ready to be written to the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// `tiles × capacity` entries, tile-major; [`EMPTY`] rows mark unused slots.
+    pub rows: Vec<u32>,
+    pub cols: Vec<u32>,
+    pub vals: Vec<f32>,
+    /// Propagation steps the device must run (the largest spill distance).
+    pub steps: u32,
+    /// Non-zeros not in a bucket of their own partition.
+    pub spilled: usize,
+    /// Where each input triplet went (`tile · capacity + slot`), in input order.
+    pub slot: Vec<usize>,
+}
+
+/// A pattern the encoder refuses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EncodeError {
+    /// Triplet `index` lies outside `W`'s `[rows × cols]`.
+    OutOfRange {
+        index: usize,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    },
+    /// Triplets `first` and `second` name the same element.
+    Duplicate {
+        first: usize,
+        second: usize,
+        row: usize,
+        col: usize,
+    },
+    /// More non-zeros than all the buckets hold.
+    Overflow {
+        nonzeros: usize,
+        not_placed: usize,
+        capacity: usize,
+        tiles: usize,
+    },
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::OutOfRange { index, row, col, rows, cols } => write!(
+                f,
+                "non-zero {index} at ({row}, {col}) is outside W ({rows} × {cols})"
+            ),
+            EncodeError::Duplicate { first, second, row, col } => write!(
+                f,
+                "non-zeros {first} and {second} are both at ({row}, {col})"
+            ),
+            EncodeError::Overflow { nonzeros, not_placed, capacity, tiles } => write!(
+                f,
+                "overflow in buckets: {not_placed} of {nonzeros} non-zeros do not fit in {tiles} buckets of {capacity} entries; plan with a larger `nonzeros` or `bucket_oversize`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// Encodes `(row, col, value)` triplets for `plan` (module notes).
+pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded, EncodeError> {
+    let (rows, cols) = (plan.params.output_size, plan.params.input_size);
+    let (t, cap) = (plan.tiles(), plan.capacity);
+    let mut seen = std::collections::HashMap::with_capacity(triplets.len());
+    for (i, &(r, c, _)) in triplets.iter().enumerate() {
+        if r >= rows || c >= cols {
+            return Err(EncodeError::OutOfRange {
+                index: i,
+                row: r,
+                col: c,
+                rows,
+                cols,
+            });
+        }
+        if let Some(&first) = seen.get(&(r, c)) {
+            return Err(EncodeError::Duplicate {
+                first,
+                second: i,
+                row: r,
+                col: c,
+            });
+        }
+        seen.insert((r, c), i);
+    }
+    if triplets.len() > t * cap {
+        return Err(EncodeError::Overflow {
+            nonzeros: triplets.len(),
+            not_placed: triplets.len() - t * cap,
+            capacity: cap,
+            tiles: t,
+        });
+    }
+    // Home buckets first, then spills to the nearest earlier tile with room.
+    let mut fill = vec![0usize; t];
+    let mut slot = vec![usize::MAX; triplets.len()];
+    let mut pending: Vec<Vec<usize>> = vec![Vec::new(); t];
+    for (i, &(r, c, _)) in triplets.iter().enumerate() {
+        let h = plan.home(r, c);
+        if fill[h] < cap {
+            slot[i] = h * cap + fill[h];
+            fill[h] += 1;
+        } else {
+            pending[h].push(i);
+        }
+    }
+    let (mut steps, mut spilled) = (0usize, 0usize);
+    for h in 0..t {
+        let mut d = 1;
+        for &i in &pending[h] {
+            while d < t && fill[(h + t - d) % t] >= cap {
+                d += 1;
+            }
+            // Enough room in total was checked above, so some tile has room.
+            let tile = (h + t - d) % t;
+            slot[i] = tile * cap + fill[tile];
+            fill[tile] += 1;
+            steps = steps.max(d);
+            spilled += 1;
+        }
+    }
+    let mut enc = Encoded {
+        rows: vec![EMPTY; t * cap],
+        cols: vec![EMPTY; t * cap],
+        vals: vec![0.0; t * cap],
+        steps: steps as u32,
+        spilled,
+        slot,
+    };
+    for (i, &(r, c, v)) in triplets.iter().enumerate() {
+        let s = enc.slot[i];
+        enc.rows[s] = r as u32;
+        enc.cols[s] = c as u32;
+        enc.vals[s] = v;
+    }
+    Ok(enc)
+}
+
+/// GradW's result per input triplet, from the device's gradient buckets (which were shifted
+/// `enc.steps` tiles forward by the propagation).
+pub fn decode_grad(plan: &FcPlan, enc: &Encoded, grad_buckets: &[f32]) -> Vec<f32> {
+    let (t, cap) = (plan.tiles(), plan.capacity);
+    enc.slot
+        .iter()
+        .map(|&s| {
+            let (tile, k) = (s / cap, s % cap);
+            grad_buckets[((tile + enc.steps as usize) % t) * cap + k]
+        })
+        .collect()
+}

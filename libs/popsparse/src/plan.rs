@@ -1,0 +1,323 @@
+//! The planner of a sparse fully-connected layer: `W` (`[X, Y]`, `nonzeros` non-zeros) times
+//! dense `[Y, Z]`, over `P_X × P_Y` tiles.
+//!
+//! Tile `t = x·P_Y + y` owns the partition `(x, y)`: rows `x·⌈X/P_X⌉..` of `W` and columns
+//! `y·⌈Y/P_Y⌉..`. Every tile has a bucket of the same capacity,
+//! `⌈nonzeros / (P_X·P_Y) · (1 + bucket_oversize)⌉` entries (row, column: `u32`; value:
+//! `f32`): 12 bytes an entry. `P_Z` is 1 here (each tile takes the whole batch), so a
+//! non-zero needs to reach one tile only: the tile of its partition.
+//!
+//! The cost model is that of the best case (every non-zero in a bucket of its own
+//! partition; the planner plans for it, as popsparse does), for the Fwd pass:
+//! - **distribution exchange**: the tiles of a `y` column receive the dense block
+//!   `X[y-range, Z]` from the first of them (a broadcast), 4 bytes an element over the
+//!   exchange rate, plus the message set-up;
+//! - **distribution compute**: [`crate::codelets::bucket_cycles`] of a full bucket and the
+//!   zeroing of the partials;
+//! - **reduction** over `P_Y` (when > 1): `P_Y − 1` partial blocks to the first tile of the row
+//!   of tiles, and `poplin`'s `SumBlocks<float>`;
+//! - an internal sync before each exchange, and one global sync for `If(steps)` (the
+//!   cycle model charges a global sync to every data-dependent control flow);
+//! - the copy of the encoded buckets into the working buffer (on-tile copies).
+//!
+//! A propagation step costs the three shift exchanges (with their syncs) and a compute.
+//!
+//! Memory per tile: the bucket three times (the encoded one and two propagation buffers), the
+//! dense input block, the partial block, and on the first tile of a row the received partials
+//! and the output block. The plan keeps the fastest `(P_X, P_Y)` within
+//! `available_memory_proportion` of a tile, breaking ties by memory.
+
+use poplar::Target;
+
+use crate::codelets::bucket_cycles;
+
+/// Sizes of the layer: `Y[X, Z] = W[X, Y] · X[Y, Z]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FcParams {
+    /// Rows of `W`: the layer's output size (`X`).
+    pub output_size: usize,
+    /// Columns of `W`: the input size (`Y`).
+    pub input_size: usize,
+    /// The batch (`Z`).
+    pub batch: usize,
+    /// The most non-zeros of `W` a pattern may have.
+    pub nonzeros: usize,
+}
+
+impl FcParams {
+    /// `nonzeros` from a density (rounded up).
+    pub fn with_density(
+        output_size: usize,
+        input_size: usize,
+        batch: usize,
+        density: f64,
+    ) -> FcParams {
+        FcParams {
+            output_size,
+            input_size,
+            batch,
+            nonzeros: ((output_size * input_size) as f64 * density).ceil() as usize,
+        }
+    }
+}
+
+/// Options of the planner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FcOptions {
+    /// Share of a tile's memory the layer may use (0.6 as popsparse).
+    pub available_memory_proportion: f64,
+    /// Extra bucket space beyond an even share of the non-zeros (0.3 as popsparse's
+    /// `metaInfoBucketOversizeProportion`): room for uneven patterns before spilling.
+    pub bucket_oversize: f64,
+    /// Use at most this many tiles.
+    pub max_tiles: Option<usize>,
+}
+
+impl Default for FcOptions {
+    fn default() -> Self {
+        FcOptions {
+            available_memory_proportion: 0.6,
+            bucket_oversize: 0.3,
+            max_tiles: None,
+        }
+    }
+}
+
+/// Modelled cycles of the Fwd pass in the best case, by phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FcEstimate {
+    pub distribution_exchange: u64,
+    pub distribution_compute: u64,
+    pub reduction_exchange: u64,
+    pub reduction_compute: u64,
+    pub sync: u64,
+    /// Cycles of one propagation step (a shift of every bucket and a compute), for patterns
+    /// that spill: the worst case takes `P_X·P_Y − 1` of them.
+    pub propagation_step: u64,
+}
+
+impl FcEstimate {
+    /// The best case (no propagation).
+    pub fn total(&self) -> u64 {
+        self.distribution_exchange
+            + self.distribution_compute
+            + self.reduction_exchange
+            + self.reduction_compute
+            + self.sync
+    }
+}
+
+/// A plan (module notes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FcPlan {
+    pub params: FcParams,
+    pub px: usize,
+    pub py: usize,
+    /// Rows and columns of a partition (the last ones may be smaller).
+    pub xb: usize,
+    pub yb: usize,
+    /// Entries per bucket.
+    pub capacity: usize,
+    pub estimate: FcEstimate,
+    pub bytes_per_tile: u64,
+    pub budget: u64,
+}
+
+impl FcPlan {
+    pub fn tiles(&self) -> usize {
+        self.px * self.py
+    }
+    pub fn tile(&self, x: usize, y: usize) -> usize {
+        x * self.py + y
+    }
+    pub fn x_range(&self, x: usize) -> std::ops::Range<usize> {
+        (x * self.xb).min(self.params.output_size)..((x + 1) * self.xb).min(self.params.output_size)
+    }
+    pub fn y_range(&self, y: usize) -> std::ops::Range<usize> {
+        (y * self.yb).min(self.params.input_size)..((y + 1) * self.yb).min(self.params.input_size)
+    }
+    /// The tile whose partition holds `W[row, col]`.
+    pub fn home(&self, row: usize, col: usize) -> usize {
+        self.tile(row / self.xb, col / self.yb)
+    }
+}
+
+impl std::fmt::Display for FcPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = &self.params;
+        let e = &self.estimate;
+        writeln!(
+            f,
+            "sparse fc plan: W [{} × {}] with {} non-zeros ({:.4} dense) · X [{} × {}], f32",
+            p.output_size,
+            p.input_size,
+            p.nonzeros,
+            p.nonzeros as f64 / (p.output_size * p.input_size) as f64,
+            p.input_size,
+            p.batch
+        )?;
+        writeln!(
+            f,
+            "  P_X {} × P_Y {} × P_Z 1 = {} tiles; partitions {} × {}; buckets of {} entries ({} bytes)",
+            self.px,
+            self.py,
+            self.tiles(),
+            self.xb,
+            self.yb,
+            self.capacity,
+            12 * self.capacity
+        )?;
+        writeln!(
+            f,
+            "  memory per tile: {} of {} bytes budgeted",
+            self.bytes_per_tile, self.budget
+        )?;
+        write!(
+            f,
+            "  modelled Fwd cycles, best case: distribution exchange {} + compute {}, reduction exchange {} + compute {}, sync {} = {}; each propagation step {}",
+            e.distribution_exchange,
+            e.distribution_compute,
+            e.reduction_exchange,
+            e.reduction_compute,
+            e.sync,
+            e.total(),
+            e.propagation_step
+        )
+    }
+}
+
+/// Why no plan was found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FcPlanError {
+    Empty(FcParams),
+    DoesNotFit {
+        params: FcParams,
+        least_bytes_per_tile: u64,
+        budget: u64,
+    },
+}
+
+impl std::fmt::Display for FcPlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FcPlanError::Empty(p) => write!(f, "sparse fc {p:?}: every size must be at least 1"),
+            FcPlanError::DoesNotFit {
+                params,
+                least_bytes_per_tile,
+                budget,
+            } => write!(
+                f,
+                "sparse fc {params:?} does not fit: the smallest plan needs {least_bytes_per_tile} bytes per tile, the budget is {budget} (raise available_memory_proportion or give more tiles)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FcPlanError {}
+
+fn evaluate(
+    target: &Target,
+    p: &FcParams,
+    o: &FcOptions,
+    px: usize,
+    py: usize,
+) -> (FcEstimate, u64, usize) {
+    let t = (px * py) as u64;
+    let (xb, yb, z) = (
+        p.output_size.div_ceil(px) as u64,
+        p.input_size.div_ceil(py) as u64,
+        p.batch as u64,
+    );
+    let cap = ((p.nonzeros as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
+        .ceil()
+        .max(1.0) as u64;
+    let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
+    let setup = u64::from(target.exchange_setup_cycles);
+    let sync = u64::from(target.internal_sync_cycles);
+    let input = if px > 1 {
+        (4 * yb * z).div_ceil(rate) + setup
+    } else {
+        0
+    };
+    let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
+    let compute = bucket_cycles(cap, z) + zero;
+    let (rx, rc) = if py > 1 {
+        (
+            ((py as u64 - 1) * 4 * xb * z).div_ceil(rate) + (py as u64 - 1) * setup,
+            poplin::codelets::sum_cycles(py as u64, xb * z),
+        )
+    } else {
+        (0, 0)
+    };
+    // The encoded bucket is copied into buffer A on its tile: three on-tile copies (the cycle
+    // model's 4 + bytes/8 each).
+    let copies = 3 * (4 + (4 * cap).div_ceil(8));
+    let step = 3 * ((4 * cap).div_ceil(rate) + setup + sync) + bucket_cycles(cap, z) + sync;
+    let est = FcEstimate {
+        distribution_exchange: input,
+        distribution_compute: compute + copies,
+        reduction_exchange: rx,
+        reduction_compute: rc,
+        // An internal sync before each exchange, and the global sync that every data-dependent
+        // control flow costs (here `If(steps)`, evaluated even when nothing spilled).
+        sync: sync * (1 + u64::from(py > 1)) + u64::from(target.global_sync_cycles),
+        propagation_step: step,
+    };
+    let mut bytes = 3 * 12 * cap + 4 * yb * z + 4 * xb * z;
+    if py > 1 {
+        bytes += 4 * (py as u64 - 1) * xb * z + 4 * xb * z;
+    }
+    (est, bytes, cap as usize)
+}
+
+/// Plans the layer (module notes).
+pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPlanError> {
+    if p.output_size == 0 || p.input_size == 0 || p.batch == 0 || p.nonzeros == 0 {
+        return Err(FcPlanError::Empty(p));
+    }
+    let tiles = (target.num_tiles() as usize)
+        .min(o.max_tiles.unwrap_or(usize::MAX))
+        .max(1);
+    let budget =
+        (f64::from(target.bytes_per_tile) * o.available_memory_proportion.clamp(0.0, 1.0)) as u64;
+    let mut best: Option<((u64, u64), FcPlan)> = None;
+    let mut least = u64::MAX;
+    for px in 1..=p.output_size.min(tiles) {
+        if (px - 1) * p.output_size.div_ceil(px) >= p.output_size {
+            continue;
+        }
+        for py in 1..=p.input_size.min(tiles / px) {
+            if (py - 1) * p.input_size.div_ceil(py) >= p.input_size {
+                continue;
+            }
+            let (est, bytes, cap) = evaluate(target, &p, o, px, py);
+            least = least.min(bytes);
+            if bytes > budget {
+                continue;
+            }
+            let key = (est.total(), bytes);
+            if best.as_ref().is_some_and(|(k, _)| *k <= key) {
+                continue;
+            }
+            best = Some((
+                key,
+                FcPlan {
+                    params: p,
+                    px,
+                    py,
+                    xb: p.output_size.div_ceil(px),
+                    yb: p.input_size.div_ceil(py),
+                    capacity: cap,
+                    estimate: est,
+                    bytes_per_tile: bytes,
+                    budget,
+                },
+            ));
+        }
+    }
+    best.map(|(_, plan)| plan).ok_or(FcPlanError::DoesNotFit {
+        params: p,
+        least_bytes_per_tile: least,
+        budget,
+    })
+}

@@ -1,0 +1,280 @@
+//! The sparse layer's three passes against dense host products (f64), for random and
+//! deliberately bad patterns, forced spills, one and many tiles; pattern updates on the same
+//! engine; overflow.
+
+use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
+use popsparse::{EncodeError, FcOptions, FcParams, FcPlan};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() % 2001) as f32 / 1000.0 - 1.0
+    }
+}
+
+/// `n` distinct random triplets in the top-left `rr × cc` of `W` (all of it for a random
+/// pattern; the first partition of a plan for the bad pattern), at most `rr · cc`.
+fn pattern(rr: usize, cc: usize, n: usize, seed: u64) -> Vec<(usize, usize, f32)> {
+    let mut rng = Rng(seed);
+    let n = n.min(rr * cc);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let (r, c) = ((rng.next() as usize) % rr, (rng.next() as usize) % cc);
+        if seen.insert((r, c)) {
+            out.push((r, c, rng.unit()));
+        }
+    }
+    out
+}
+
+struct Device {
+    engine: Engine,
+    plan: FcPlan,
+}
+
+/// Builds all three passes for `plan` (programs 0 Fwd, 1 GradA, 2 GradW).
+fn device(target: &Target, plan: &FcPlan) -> Device {
+    popsparse::link();
+    let mut g = Graph::new(target);
+    let w = popsparse::create_weights(&mut g, plan, "W").unwrap();
+    let x = popsparse::create_input(&mut g, plan, "X").unwrap();
+    let yg = popsparse::create_output(&mut g, plan, "Yg").unwrap();
+    g.create_host_write("x", &x).unwrap();
+    g.create_host_write("yg", &yg).unwrap();
+    let (y, fwd) = popsparse::fwd(&mut g, &w, &x, plan, "fwd").unwrap();
+    let (xg, ga) = popsparse::grad_a(&mut g, &w, &yg, plan, "grada").unwrap();
+    let (wg, gw) = popsparse::grad_w(&mut g, &w, &x, &yg, plan, "gradw").unwrap();
+    g.create_host_read("y", &y).unwrap();
+    g.create_host_read("xg", &xg).unwrap();
+    g.create_host_read("wg", &wg).unwrap();
+    let exe = compile(&g, &[fwd, ga, gw], &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{plan}\n{e}"));
+    Device {
+        engine: Engine::new(&exe, EngineOptions::default()).unwrap(),
+        plan: plan.clone(),
+    }
+}
+
+/// Writes the pattern and dense operands, runs the three passes and checks them against the
+/// host; returns the propagation steps the encoder asked for.
+fn run_and_check(d: &mut Device, triplets: &[(usize, usize, f32)], seed: u64) -> u32 {
+    let p = d.plan.params;
+    let enc = popsparse::encode(&d.plan, triplets).unwrap();
+    let e = &mut d.engine;
+    e.write_tensor("W.rows", &enc.rows).unwrap();
+    e.write_tensor("W.cols", &enc.cols).unwrap();
+    e.write_tensor("W.vals", &enc.vals).unwrap();
+    e.write_tensor("W.steps", &[enc.steps]).unwrap();
+    let mut rng = Rng(seed);
+    let x: Vec<f32> = (0..p.input_size * p.batch).map(|_| rng.unit()).collect();
+    let yg: Vec<f32> = (0..p.output_size * p.batch).map(|_| rng.unit()).collect();
+    e.write_tensor("x", &x).unwrap();
+    e.write_tensor("yg", &yg).unwrap();
+    for prog in 0..3 {
+        e.run(prog).unwrap();
+    }
+    let (y, xg, wg) = (
+        e.read_tensor::<f32>("y").unwrap(),
+        e.read_tensor::<f32>("xg").unwrap(),
+        e.read_tensor::<f32>("wg").unwrap(),
+    );
+    // Host oracles in f64, with the bound k · 2^-24 · Σ|terms| for f32 sums of k terms.
+    let z = p.batch;
+    let eps = f64::from(f32::EPSILON) / 2.0;
+    let (mut yw, mut ym) = (
+        vec![0.0f64; p.output_size * z],
+        vec![0.0f64; p.output_size * z],
+    );
+    let (mut xw, mut xm) = (
+        vec![0.0f64; p.input_size * z],
+        vec![0.0f64; p.input_size * z],
+    );
+    let mut count_row = vec![0usize; p.output_size];
+    let mut count_col = vec![0usize; p.input_size];
+    for &(r, c, v) in triplets {
+        count_row[r] += 1;
+        count_col[c] += 1;
+        for k in 0..z {
+            let t = f64::from(v) * f64::from(x[c * z + k]);
+            yw[r * z + k] += t;
+            ym[r * z + k] += t.abs();
+            let u = f64::from(v) * f64::from(yg[r * z + k]);
+            xw[c * z + k] += u;
+            xm[c * z + k] += u.abs();
+        }
+    }
+    for (i, (&g, (&w, &m))) in y.iter().zip(yw.iter().zip(&ym)).enumerate() {
+        let tol = (count_row[i / z] as f64 + 2.0) * eps * m + 1e-30;
+        assert!(
+            (f64::from(g) - w).abs() <= tol,
+            "Fwd Y[{i}] {g} vs {w} ({tol:e})\n{}",
+            d.plan
+        );
+    }
+    for (i, (&g, (&w, &m))) in xg.iter().zip(xw.iter().zip(&xm)).enumerate() {
+        let tol = (count_col[i / z] as f64 + 2.0) * eps * m + 1e-30;
+        assert!(
+            (f64::from(g) - w).abs() <= tol,
+            "GradA X'[{i}] {g} vs {w}\n{}",
+            d.plan
+        );
+    }
+    let grads = popsparse::decode_grad(&d.plan, &enc, &wg);
+    for (i, (&(r, c, _), &g)) in triplets.iter().zip(&grads).enumerate() {
+        let (mut w, mut m) = (0.0f64, 0.0f64);
+        for k in 0..z {
+            let t = f64::from(yg[r * z + k]) * f64::from(x[c * z + k]);
+            w += t;
+            m += t.abs();
+        }
+        let tol = (z as f64 + 1.0) * eps * m + 1e-30;
+        assert!(
+            (f64::from(g) - w).abs() <= tol,
+            "GradW entry {i} ({r}, {c}): {g} vs {w}\n{}",
+            d.plan
+        );
+    }
+    enc.steps
+}
+
+#[test]
+fn the_three_passes_match_dense_host_products_for_random_and_bad_patterns() {
+    let target = Target::custom(16, 128 * 1024);
+    for (rows, cols, batch, density) in [(37, 53, 3, 0.1), (64, 40, 4, 0.5), (90, 70, 2, 0.01)] {
+        let params = FcParams::with_density(rows, cols, batch, density);
+        let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+        let mut d = device(&target, &plan);
+        // A random pattern at the planned density.
+        run_and_check(&mut d, &pattern(rows, cols, params.nonzeros, 1), 11);
+        // The bad pattern: every non-zero in the first partition (one row block and one
+        // column block), so most spill and propagate, up to the whole ring.
+        let (xb, yb) = (plan.x_range(0).len(), plan.y_range(0).len());
+        let bad = pattern(xb, yb, params.nonzeros, 2);
+        let steps = run_and_check(&mut d, &bad, 12);
+        let spill = bad.len().saturating_sub(plan.capacity);
+        assert_eq!(steps as usize, spill.div_ceil(plan.capacity), "{plan}");
+    }
+}
+
+#[test]
+fn one_tile_many_tiles_and_forced_spills() {
+    let params = FcParams::with_density(30, 30, 2, 0.2);
+    // One tile: everything is home, no propagation.
+    let one = Target::custom(1, 256 * 1024);
+    let plan = popsparse::plan(&one, params, &FcOptions::default()).unwrap();
+    assert_eq!(plan.tiles(), 1);
+    let mut d = device(&one, &plan);
+    assert_eq!(
+        run_and_check(&mut d, &pattern(30, 30, params.nonzeros, 3), 13),
+        0
+    );
+    // No oversize on many tiles: almost any random pattern spills somewhere.
+    let many = Target::custom(24, 64 * 1024);
+    let opts = FcOptions {
+        bucket_oversize: 0.0,
+        max_tiles: Some(9),
+        ..Default::default()
+    };
+    let plan = popsparse::plan(&many, params, &opts).unwrap();
+    assert!(plan.tiles() > 1, "{plan}");
+    let mut d = device(&many, &plan);
+    let steps = run_and_check(&mut d, &pattern(30, 30, params.nonzeros, 4), 14);
+    assert!(steps > 0, "no spill with zero oversize?\n{plan}");
+}
+
+#[test]
+fn a_new_pattern_runs_on_the_same_engine_without_recompiling() {
+    let target = Target::custom(12, 128 * 1024);
+    let params = FcParams::with_density(40, 36, 4, 0.15);
+    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    let mut d = device(&target, &plan);
+    let first = pattern(40, 36, params.nonzeros, 5);
+    run_and_check(&mut d, &first, 15);
+    // Different positions and values, fewer of them, all in one corner (spilling): the same
+    // executable.
+    let second = pattern(12, 12, params.nonzeros / 2, 6);
+    run_and_check(&mut d, &second, 16);
+    run_and_check(&mut d, &first, 17);
+}
+
+#[test]
+fn a_pattern_that_cannot_fit_is_a_typed_error_and_bad_triplets_are_named() {
+    let target = Target::custom(4, 64 * 1024);
+    let params = FcParams::with_density(20, 20, 2, 0.1);
+    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    let total = plan.tiles() * plan.capacity;
+    let too_many = pattern(20, 20, total + 3, 7);
+    match popsparse::encode(&plan, &too_many) {
+        Err(EncodeError::Overflow { not_placed, .. }) => assert_eq!(not_placed, 3),
+        other => panic!("{other:?}"),
+    }
+    let e = popsparse::encode(&plan, &too_many).unwrap_err().to_string();
+    assert!(
+        e.contains("overflow in buckets") && e.contains("bucket_oversize"),
+        "{e}"
+    );
+    match popsparse::encode(&plan, &[(0, 0, 1.0), (20, 3, 1.0)]) {
+        Err(EncodeError::OutOfRange {
+            index: 1, row: 20, ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    match popsparse::encode(&plan, &[(1, 2, 1.0), (1, 2, 3.0)]) {
+        Err(EncodeError::Duplicate {
+            first: 0,
+            second: 1,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
+    // A pattern with the same number of non-zeros in every partition (nothing spills): the
+    // plan's best-case Fwd estimate against the simulator's modelled cycles, within 35 %.
+    use poplar::profile::ProfileOptions;
+    let target = Target::custom(64, 128 * 1024);
+    for (rows, cols, batch) in [(128, 128, 8), (256, 64, 4)] {
+        let params = FcParams::with_density(rows, cols, batch, 0.1);
+        let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+        let mut d = device(&target, &plan);
+        // Equal share per partition: the first `per` elements of each partition, in order.
+        let per = params.nonzeros / plan.tiles();
+        let mut trip = Vec::new();
+        let mut rng = Rng(9);
+        for x in 0..plan.px {
+            for y in 0..plan.py {
+                let (xr, yr) = (plan.x_range(x), plan.y_range(y));
+                for k in 0..per.min(xr.len() * yr.len()) {
+                    trip.push((xr.start + k / yr.len(), yr.start + k % yr.len(), rng.unit()));
+                }
+            }
+        }
+        let enc = popsparse::encode(&plan, &trip).unwrap();
+        assert_eq!(enc.steps, 0);
+        let e = &mut d.engine;
+        e.write_tensor("W.rows", &enc.rows).unwrap();
+        e.write_tensor("W.cols", &enc.cols).unwrap();
+        e.write_tensor("W.vals", &enc.vals).unwrap();
+        e.write_tensor("W.steps", &[0u32]).unwrap();
+        e.enable_profiling(ProfileOptions::default());
+        e.run(0).unwrap();
+        let cycles = e.profile().unwrap().total_cycles();
+        let est = plan.estimate.total();
+        eprintln!("{rows}×{cols}, batch {batch}: simulator {cycles} cycles, plan {est}");
+        let ratio = cycles as f64 / est as f64;
+        assert!(
+            (0.65..1.35).contains(&ratio),
+            "{plan}\nsimulator {cycles} cycles, plan {est}: ratio {ratio:.2}"
+        );
+    }
+}
