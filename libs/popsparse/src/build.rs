@@ -64,31 +64,42 @@ pub struct SparseWeights {
     pub name: String,
 }
 
-/// A `[tiles · capacity]` tensor of `dtype`, tile `t`'s bucket on tile `t`.
-fn buckets(graph: &mut Graph, plan: &FcPlan, dtype: DType, name: &str) -> Result<Tensor, FcError> {
-    let t = graph.add_variable(dtype, &[plan.tiles() * plan.capacity], name);
+/// A `[tiles · capacity · width]` tensor of `dtype`, tile `t`'s bucket on tile `t` (`width`
+/// elements per entry: 1 for coordinates, `block²` for values).
+fn buckets(
+    graph: &mut Graph,
+    plan: &FcPlan,
+    dtype: DType,
+    width: usize,
+    name: &str,
+) -> Result<Tensor, FcError> {
+    let per = plan.capacity * width;
+    let t = graph.add_variable(dtype, &[plan.tiles() * per], name);
     for tile in 0..plan.tiles() {
-        graph.set_tile_mapping(
-            &t.slice(tile * plan.capacity..(tile + 1) * plan.capacity)?,
-            tile as u32,
-        )?;
+        graph.set_tile_mapping(&t.slice(tile * per..(tile + 1) * per)?, tile as u32)?;
     }
     Ok(t)
 }
 
-/// Tile `t`'s part of a bucket tensor.
-fn bucket(t: &Tensor, plan: &FcPlan, tile: usize) -> Result<Tensor, GraphError> {
-    t.slice(tile * plan.capacity..(tile + 1) * plan.capacity)
+/// Elements per bucket of a bucket tensor.
+fn per_tile(t: &Tensor, plan: &FcPlan) -> usize {
+    t.num_elements() / plan.tiles()
 }
 
-/// The bucket tensor shifted one tile forward: element `t·cap + s` of the result is element
-/// `(t − 1)·cap + s` of `t` (a copy into it moves every bucket to the next tile).
+/// Tile `t`'s part of a bucket tensor.
+fn bucket(t: &Tensor, plan: &FcPlan, tile: usize) -> Result<Tensor, GraphError> {
+    let per = per_tile(t, plan);
+    t.slice(tile * per..(tile + 1) * per)
+}
+
+/// The bucket tensor shifted one tile forward: bucket `t` of the result is bucket `t − 1` of
+/// `t` (a copy into it moves every bucket to the next tile).
 fn rotated(t: &Tensor, plan: &FcPlan) -> Result<Tensor, GraphError> {
-    let n = plan.tiles() * plan.capacity;
+    let (n, per) = (t.num_elements(), per_tile(t, plan));
     if plan.tiles() == 1 {
         return Ok(t.clone());
     }
-    Tensor::concat(&[t.slice(plan.capacity..n)?, t.slice(0..plan.capacity)?])
+    Tensor::concat(&[t.slice(per..n)?, t.slice(0..per)?])
 }
 
 /// Creates the sparse weights for `plan`, with their host writes.
@@ -98,9 +109,15 @@ pub fn create_weights(
     name: &str,
 ) -> Result<SparseWeights, FcError> {
     let w = SparseWeights {
-        rows: buckets(graph, plan, DType::U32, &format!("{name}.rows"))?,
-        cols: buckets(graph, plan, DType::U32, &format!("{name}.cols"))?,
-        vals: buckets(graph, plan, DType::F32, &format!("{name}.vals"))?,
+        rows: buckets(graph, plan, DType::U32, 1, &format!("{name}.rows"))?,
+        cols: buckets(graph, plan, DType::U32, 1, &format!("{name}.cols"))?,
+        vals: buckets(
+            graph,
+            plan,
+            DType::F32,
+            plan.block_values(),
+            &format!("{name}.vals"),
+        )?,
         steps: graph.add_variable(DType::U32, &[1], &format!("{name}.steps")),
         name: name.to_string(),
     };
@@ -166,11 +183,12 @@ fn make_loop(
     third: DType,
     name: &str,
 ) -> Result<Loop, FcError> {
+    let width = plan.block_values();
     let mk = |graph: &mut Graph, tag: &str| -> Result<[Tensor; 3], FcError> {
         Ok([
-            buckets(graph, plan, DType::U32, &format!("{name}/{tag}.rows"))?,
-            buckets(graph, plan, DType::U32, &format!("{name}/{tag}.cols"))?,
-            buckets(graph, plan, third, &format!("{name}/{tag}.third"))?,
+            buckets(graph, plan, DType::U32, 1, &format!("{name}/{tag}.rows"))?,
+            buckets(graph, plan, DType::U32, 1, &format!("{name}/{tag}.cols"))?,
+            buckets(graph, plan, third, width, &format!("{name}/{tag}.third"))?,
         ])
     };
     let (a, b) = (mk(graph, "A")?, mk(graph, "B")?);
@@ -243,6 +261,33 @@ fn passes(
     Ok(Program::seq(steps))
 }
 
+/// The partition, batch and block states of a vertex on `tile`, and its cycle estimate.
+fn set_partition(
+    graph: &mut Graph,
+    v: VertexRef,
+    plan: &FcPlan,
+    tile: usize,
+) -> Result<(), FcError> {
+    let (x, y) = (tile / plan.py, tile % plan.py);
+    let (xr, yr) = (plan.x_range(x), plan.y_range(y));
+    let p = plan.params;
+    for (f, val) in [
+        ("x0", xr.start),
+        ("nx", xr.len()),
+        ("y0", yr.start),
+        ("ny", yr.len()),
+        ("z", p.batch),
+        ("block", p.block),
+    ] {
+        graph.set_vertex_state(v, f, val as u32)?;
+    }
+    graph.set_cycle_estimate(
+        v,
+        bucket_cycles(plan.capacity as u64, p.batch as u64, p.block as u64),
+    )?;
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn dense_vertex(
     graph: &mut Graph,
@@ -255,27 +300,13 @@ fn dense_vertex(
     plan: &FcPlan,
     tile: usize,
 ) -> Result<VertexRef, FcError> {
-    let (x, y) = (tile / plan.py, tile % plan.py);
     let v = graph.add_vertex(cs, codelet)?;
     graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
     graph.connect(v, "cols", &bucket(&buf[1], plan, tile)?)?;
     graph.connect(v, "vals", &bucket(&buf[2], plan, tile)?)?;
     graph.connect(v, input_field, input)?;
     graph.connect(v, "out", out)?;
-    let (xr, yr) = (plan.x_range(x), plan.y_range(y));
-    for (f, val) in [
-        ("x0", xr.start),
-        ("nx", xr.len()),
-        ("y0", yr.start),
-        ("ny", yr.len()),
-        ("z", plan.params.batch),
-    ] {
-        graph.set_vertex_state(v, f, val as u32)?;
-    }
-    graph.set_cycle_estimate(
-        v,
-        bucket_cycles(plan.capacity as u64, plan.params.batch as u64),
-    )?;
+    set_partition(graph, v, plan, tile)?;
     graph.set_tile_mapping(v, tile as u32)?;
     Ok(v)
 }
@@ -503,17 +534,7 @@ pub fn grad_w(
             graph.connect(v, "grad", &bucket(&buf[2], plan, tile)?)?;
             graph.connect(v, "x", &xin)?;
             graph.connect(v, "yg", &ygin)?;
-            let (xr, yr) = (plan.x_range(xi), plan.y_range(yi));
-            for (f, val) in [
-                ("x0", xr.start),
-                ("nx", xr.len()),
-                ("y0", yr.start),
-                ("ny", yr.len()),
-                ("z", p.batch),
-            ] {
-                graph.set_vertex_state(v, f, val as u32)?;
-            }
-            graph.set_cycle_estimate(v, bucket_cycles(plan.capacity as u64, p.batch as u64))?;
+            set_partition(graph, v, plan, tile)?;
             graph.set_tile_mapping(v, tile as u32)?;
         }
     }
@@ -524,7 +545,13 @@ pub fn grad_w(
         Program::copy(&w.rows, &lp.a[0]),
         Program::copy(&w.cols, &lp.a[1]),
     ];
-    let out = buckets(graph, plan, DType::F32, &format!("{name}/grad"))?;
+    let out = buckets(
+        graph,
+        plan,
+        DType::F32,
+        plan.block_values(),
+        &format!("{name}/grad"),
+    )?;
     let fin = Program::switch(
         &lp.parity,
         vec![

@@ -1,20 +1,18 @@
-//! The sparse codelets. A bucket is three vectors of the same capacity: `rows` and `cols`
-//! (global coordinates of the non-zeros of `W`, `u32`; [`EMPTY`] marks an unused slot) and
-//! `vals` (f32). A vertex processes the entries of its tile's current bucket that fall in
+//! The sparse codelets. A bucket holds `cap` entries: `rows` and `cols` (global coordinates of
+//! the origin of a non-zero `block × block` block of `W`, `u32`; [`EMPTY`] marks an unused
+//! slot) and `vals` (`block²` f32 per entry, row-major; one for element sparsity). A vertex processes the entries of its tile's current bucket that fall in
 //! its partition `[x0, x0 + nx) × [y0, y0 + ny)` and skips the others (they belong to another
 //! partition and are on their way there). Dense blocks are row-major with `z` columns.
 //!
-//! - `SparseFwd<float>`: `out[r − x0, :] += v · x[c − y0, :]` (Y = W·X).
-//! - `SparseGradA<float>`: `out[c − y0, :] += v · yg[r − x0, :]` (X' = Wᵀ·Y').
-//! - `SparseGradW<float>`: `grad[e] += Σ_z yg[r − x0, z] · x[c − y0, z]` (W' = Y'·Xᵀ on the
-//!   pattern; `grad` travels with its bucket).
+//! - `SparseFwd<float>`: `out[r + i − x0, :] += w_ij · x[c + j − y0, :]` (Y = W·X).
+//! - `SparseGradA<float>`: `out[c + j − y0, :] += w_ij · yg[r + i − x0, :]` (X' = Wᵀ·Y').
+//! - `SparseGradW<float>`: `grad[e, i, j] += Σ_z yg[r + i − x0, z] · x[c + j − y0, z]`
+//!   (W' = Y'·Xᵀ on the pattern; `grad` travels with its bucket).
 //! - `Countdown`: `pred = counter > 0`; if so, `counter −= 1` and `parity ^= 1`: the
 //!   propagation loop's condition and the active buffer.
 //!
-//! Cycle estimates (static, so for a full bucket): a scan of `ROW_OVERHEAD` per slot, plus per
-//! entry `z` multiply-accumulates at 1 per cycle (the seed's f32 element-wise rate, two MACs in
-//! two cycles with `f32v2mac`) for Fwd/GradA, and `z` for GradW's dot product
-//! ([`bucket_cycles`]; the builder sets it on each vertex, as `z` is a state value).
+//! Cycle estimates (static, so for a full bucket): [`bucket_cycles`], which the builder sets on
+//! each vertex (the batch and block size are state values a cycle estimate cannot see).
 
 use poplar::codelet::*;
 
@@ -23,27 +21,89 @@ use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 /// An unused bucket slot.
 pub const EMPTY: u32 = u32::MAX;
 
-/// Cycles of a Fwd/GradA/GradW vertex over a bucket of `cap` slots and batch `z`.
-pub const fn bucket_cycles(cap: u64, z: u64) -> u64 {
-    OVERHEAD + cap * (ROW_OVERHEAD + z)
+/// f32 multiply-accumulates per cycle of an element-sparse vertex: `f32v2mac`, two in two
+/// cycles (the seed, § 4.4.1).
+pub const ELEMENT_MACS_PER_CYCLE: u64 = 1;
+/// f32 multiply-accumulates per cycle of a block-sparse vertex, on the AMP (as `poplin`).
+pub const BLOCK_MACS_PER_CYCLE: u64 = 16;
+
+/// Cycles of a Fwd/GradA/GradW vertex over a bucket of `cap` entries of `block × block`, batch
+/// `z`: a scan of each entry, and `block² · z` multiply-accumulates per entry at the element
+/// or AMP rate.
+pub const fn bucket_cycles(cap: u64, z: u64, block: u64) -> u64 {
+    let macs = block * block * z;
+    let per = if block == 1 {
+        macs.div_ceil(ELEMENT_MACS_PER_CYCLE)
+    } else {
+        // The AMP takes a block's b² weights and streams the z columns through them.
+        macs.div_ceil(BLOCK_MACS_PER_CYCLE)
+    };
+    OVERHEAD + cap * (ROW_OVERHEAD + per)
 }
 
-fn check(name: &str, rows: usize, cols: usize, vals: usize) -> Result<(), VertexError> {
-    if rows != cols || rows != vals {
+/// Partition bounds of a vertex: `x0, nx, y0, ny, z, block`.
+fn dims(state: [u32; 6]) -> [usize; 6] {
+    state.map(|s| s as usize)
+}
+
+/// Whether an entry (block origin `(r, c)`, `b × b`) lies in the partition.
+fn inside(r: u32, c: u32, d: &[usize; 6]) -> bool {
+    let [x0, nx, y0, ny, _, b] = *d;
+    let (r, c) = (r as usize, c as usize);
+    r != EMPTY as usize && r >= x0 && r + b <= x0 + nx && c >= y0 && c + b <= y0 + ny
+}
+
+/// The Fwd and GradA kernels over one bucket: `grad_a` swaps the roles of rows and columns.
+#[allow(clippy::too_many_arguments)]
+fn dense_pass(
+    name: &str,
+    rows: &[u32],
+    cols: &[u32],
+    vals: &[f32],
+    input: &[f32],
+    out: &mut [f32],
+    d: [usize; 6],
+    grad_a: bool,
+) -> Result<(), VertexError> {
+    let [x0, _, y0, _, z, b] = d;
+    let bb = b * b;
+    if rows.len() != cols.len() || vals.len() != rows.len() * bb {
         return Err(VertexError::new(format!(
-            "{name}: bucket fields differ in length: rows {rows}, cols {cols}, vals {vals}"
+            "{name}: bucket fields disagree: rows {}, cols {}, vals {} (block {b})",
+            rows.len(),
+            cols.len(),
+            vals.len()
         )));
+    }
+    for (e, (&r, &c)) in rows.iter().zip(cols).enumerate() {
+        if !inside(r, c, &d) {
+            continue;
+        }
+        let (ro, co) = (r as usize - x0, c as usize - y0);
+        let (oo, io) = if grad_a { (co, ro) } else { (ro, co) };
+        if (oo + b) * z > out.len() || (io + b) * z > input.len() {
+            return Err(VertexError::new(format!(
+                "{name}: entry ({r}, {c}) outside the dense blocks"
+            )));
+        }
+        let v = &vals[e * bb..(e + 1) * bb];
+        for i in 0..b {
+            for j in 0..b {
+                // Block element (i, j): W[r + i, c + j].
+                let w = v[i * b + j];
+                let (o, inp) = if grad_a { (j, i) } else { (i, j) };
+                let (orow, irow) = ((oo + o) * z, (io + inp) * z);
+                for k in 0..z {
+                    out[orow + k] += w * input[irow + k];
+                }
+            }
+        }
     }
     Ok(())
 }
 
-/// Partition bounds of a vertex: `x0, nx, y0, ny, z`.
-fn dims(state: [u32; 5]) -> [usize; 5] {
-    state.map(|s| s as usize)
-}
-
-macro_rules! dense_pass {
-    ($name:ident as $cname:literal, $input:ident, |$r:ident, $c:ident, $x0:ident, $y0:ident| ($orow:expr, $irow:expr)) => {
+macro_rules! dense_codelet {
+    ($name:ident as $cname:literal, $input:ident, $grad_a:expr) => {
         poplar::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
             pub struct $name as $cname {
@@ -57,44 +117,36 @@ macro_rules! dense_pass {
                 y0: State<u32>,
                 ny: State<u32>,
                 z: State<u32>,
+                block: State<u32>,
             }
         }
 
         impl Vertex for $name<'_> {
             fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-                check($cname, self.rows.len(), self.cols.len(), self.vals.len())?;
-                let [$x0, nx, $y0, ny, z] = dims([self.x0, self.nx, self.y0, self.ny, self.z]);
-                for ((&r, &c), &v) in self.rows.iter().zip(self.cols.iter()).zip(self.vals.iter()) {
-                    let ($r, $c) = (r as usize, c as usize);
-                    if r == EMPTY || $r < $x0 || $r >= $x0 + nx || $c < $y0 || $c >= $y0 + ny {
-                        continue;
-                    }
-                    let (orow, irow): (usize, usize) = ($orow, $irow);
-                    let (o, i) = (orow * z, irow * z);
-                    if o + z > self.out.len() || i + z > self.$input.len() {
-                        return Err(VertexError::new(format!(
-                            "{}: entry ({r}, {c}) outside the dense blocks",
-                            $cname
-                        )));
-                    }
-                    for k in 0..z {
-                        self.out[o + k] += v * self.$input[i + k];
-                    }
-                }
-                Ok(())
+                let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
+                dense_pass(
+                    $cname,
+                    self.rows,
+                    self.cols,
+                    self.vals,
+                    self.$input,
+                    self.out,
+                    d,
+                    $grad_a,
+                )
             }
 
-            /// The bucket scan only; the batch `z` is a state value, which a cycle estimate
-            /// cannot see, so the builder sets [`bucket_cycles`] with `z` on each vertex.
+            /// The bucket scan only; the batch and block are state values, which a cycle
+            /// estimate cannot see, so the builder sets [`bucket_cycles`] on each vertex.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(bucket_cycles(ctx.elements(Self::rows), 1))
+                Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
             }
         }
     };
 }
 
-dense_pass!(SparseFwdF32 as "SparseFwd<float>", x, |r, c, x0, y0| (r - x0, c - y0));
-dense_pass!(SparseGradAF32 as "SparseGradA<float>", yg, |r, c, x0, y0| (c - y0, r - x0));
+dense_codelet!(SparseFwdF32 as "SparseFwd<float>", x, false);
+dense_codelet!(SparseGradAF32 as "SparseGradA<float>", yg, true);
 
 poplar::codelet! {
     /// `SparseGradW<float>` (module notes).
@@ -109,46 +161,50 @@ poplar::codelet! {
         y0: State<u32>,
         ny: State<u32>,
         z: State<u32>,
+        block: State<u32>,
     }
 }
 
 impl Vertex for SparseGradWF32<'_> {
     fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        check(
-            "SparseGradW<float>",
-            self.rows.len(),
-            self.cols.len(),
-            self.grad.len(),
-        )?;
-        let [x0, nx, y0, ny, z] = dims([self.x0, self.nx, self.y0, self.ny, self.z]);
-        for ((&r, &c), g) in self
-            .rows
-            .iter()
-            .zip(self.cols.iter())
-            .zip(self.grad.iter_mut())
-        {
-            let (ru, cu) = (r as usize, c as usize);
-            if r == EMPTY || ru < x0 || ru >= x0 + nx || cu < y0 || cu >= y0 + ny {
+        let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
+        let [x0, _, y0, _, z, b] = d;
+        let bb = b * b;
+        if self.rows.len() != self.cols.len() || self.grad.len() != self.rows.len() * bb {
+            return Err(VertexError::new(format!(
+                "SparseGradW<float>: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
+                self.rows.len(),
+                self.cols.len(),
+                self.grad.len()
+            )));
+        }
+        for (e, (&r, &c)) in self.rows.iter().zip(self.cols.iter()).enumerate() {
+            if !inside(r, c, &d) {
                 continue;
             }
-            let (yo, xo) = ((ru - x0) * z, (cu - y0) * z);
-            if yo + z > self.yg.len() || xo + z > self.x.len() {
+            let (ro, co) = (r as usize - x0, c as usize - y0);
+            if (ro + b) * z > self.yg.len() || (co + b) * z > self.x.len() {
                 return Err(VertexError::new(format!(
                     "SparseGradW<float>: entry ({r}, {c}) outside the dense blocks"
                 )));
             }
-            let mut s = 0.0f32;
-            for k in 0..z {
-                s += self.yg[yo + k] * self.x[xo + k];
+            for i in 0..b {
+                for j in 0..b {
+                    let (yo, xo) = ((ro + i) * z, (co + j) * z);
+                    let mut s = 0.0f32;
+                    for k in 0..z {
+                        s += self.yg[yo + k] * self.x[xo + k];
+                    }
+                    self.grad[e * bb + i * b + j] += s;
+                }
             }
-            *g += s;
         }
         Ok(())
     }
 
     /// The bucket scan only (see `SparseFwd<float>`).
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(bucket_cycles(ctx.elements(Self::rows), 1))
+        Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
     }
 }
 

@@ -17,6 +17,7 @@ pub struct Encoded {
     /// `tiles × capacity` entries, tile-major; [`EMPTY`] rows mark unused slots.
     pub rows: Vec<u32>,
     pub cols: Vec<u32>,
+    /// `block²` values per entry.
     pub vals: Vec<f32>,
     /// Propagation steps the device must run (the largest spill distance).
     pub steps: u32,
@@ -36,6 +37,19 @@ pub enum EncodeError {
         col: usize,
         rows: usize,
         cols: usize,
+    },
+    /// Entry `index` is not at a multiple of the block size.
+    Misaligned {
+        index: usize,
+        row: usize,
+        col: usize,
+        block: usize,
+    },
+    /// Entry `index` has `got` values, not `block²`.
+    BlockValues {
+        index: usize,
+        got: usize,
+        block: usize,
     },
     /// Triplets `first` and `second` name the same element.
     Duplicate {
@@ -60,6 +74,15 @@ impl std::fmt::Display for EncodeError {
                 f,
                 "non-zero {index} at ({row}, {col}) is outside W ({rows} × {cols})"
             ),
+            EncodeError::Misaligned { index, row, col, block } => write!(
+                f,
+                "non-zero block {index} at ({row}, {col}) is not at a multiple of the block size {block}"
+            ),
+            EncodeError::BlockValues { index, got, block } => write!(
+                f,
+                "non-zero block {index} has {got} values, a {block}×{block} block has {}",
+                block * block
+            ),
             EncodeError::Duplicate { first, second, row, col } => write!(
                 f,
                 "non-zeros {first} and {second} are both at ({row}, {col})"
@@ -74,19 +97,49 @@ impl std::fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-/// Encodes `(row, col, value)` triplets for `plan` (module notes).
+/// Encodes `(row, col, value)` triplets for a plan of element sparsity (module notes).
 pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded, EncodeError> {
+    let blocks: Vec<(usize, usize, &[f32])> = triplets
+        .iter()
+        .map(|(r, c, v)| (*r, *c, std::slice::from_ref(v)))
+        .collect();
+    encode_blocks(plan, &blocks)
+}
+
+/// Encodes non-zero blocks `(row, col, values)` for `plan`: `(row, col)` is the block's origin
+/// (multiples of the block size), `values` its `block²` values, row-major. For element
+/// sparsity, blocks of one value ([`encode`]).
+pub fn encode_blocks(
+    plan: &FcPlan,
+    blocks: &[(usize, usize, &[f32])],
+) -> Result<Encoded, EncodeError> {
     let (rows, cols) = (plan.params.output_size, plan.params.input_size);
-    let (t, cap) = (plan.tiles(), plan.capacity);
-    let mut seen = std::collections::HashMap::with_capacity(triplets.len());
-    for (i, &(r, c, _)) in triplets.iter().enumerate() {
-        if r >= rows || c >= cols {
+    let (t, cap, b) = (plan.tiles(), plan.capacity, plan.params.block);
+    let bb = b * b;
+    let mut seen = std::collections::HashMap::with_capacity(blocks.len());
+    for (i, &(r, c, v)) in blocks.iter().enumerate() {
+        if r + b > rows || c + b > cols {
             return Err(EncodeError::OutOfRange {
                 index: i,
                 row: r,
                 col: c,
                 rows,
                 cols,
+            });
+        }
+        if r % b != 0 || c % b != 0 {
+            return Err(EncodeError::Misaligned {
+                index: i,
+                row: r,
+                col: c,
+                block: b,
+            });
+        }
+        if v.len() != bb {
+            return Err(EncodeError::BlockValues {
+                index: i,
+                got: v.len(),
+                block: b,
             });
         }
         if let Some(&first) = seen.get(&(r, c)) {
@@ -99,19 +152,19 @@ pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded
         }
         seen.insert((r, c), i);
     }
-    if triplets.len() > t * cap {
+    if blocks.len() > t * cap {
         return Err(EncodeError::Overflow {
-            nonzeros: triplets.len(),
-            not_placed: triplets.len() - t * cap,
+            nonzeros: blocks.len(),
+            not_placed: blocks.len() - t * cap,
             capacity: cap,
             tiles: t,
         });
     }
     // Home buckets first, then spills to the nearest earlier tile with room.
     let mut fill = vec![0usize; t];
-    let mut slot = vec![usize::MAX; triplets.len()];
+    let mut slot = vec![usize::MAX; blocks.len()];
     let mut pending: Vec<Vec<usize>> = vec![Vec::new(); t];
-    for (i, &(r, c, _)) in triplets.iter().enumerate() {
+    for (i, &(r, c, _)) in blocks.iter().enumerate() {
         let h = plan.home(r, c);
         if fill[h] < cap {
             slot[i] = h * cap + fill[h];
@@ -138,29 +191,29 @@ pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded
     let mut enc = Encoded {
         rows: vec![EMPTY; t * cap],
         cols: vec![EMPTY; t * cap],
-        vals: vec![0.0; t * cap],
+        vals: vec![0.0; t * cap * bb],
         steps: steps as u32,
         spilled,
         slot,
     };
-    for (i, &(r, c, v)) in triplets.iter().enumerate() {
+    for (i, &(r, c, v)) in blocks.iter().enumerate() {
         let s = enc.slot[i];
         enc.rows[s] = r as u32;
         enc.cols[s] = c as u32;
-        enc.vals[s] = v;
+        enc.vals[s * bb..(s + 1) * bb].copy_from_slice(v);
     }
     Ok(enc)
 }
 
-/// GradW's result per input triplet, from the device's gradient buckets (which were shifted
-/// `enc.steps` tiles forward by the propagation).
+/// GradW's result per input entry (`block²` values each, in input order), from the device's
+/// gradient buckets (which the propagation shifted `enc.steps` tiles forward).
 pub fn decode_grad(plan: &FcPlan, enc: &Encoded, grad_buckets: &[f32]) -> Vec<f32> {
-    let (t, cap) = (plan.tiles(), plan.capacity);
-    enc.slot
-        .iter()
-        .map(|&s| {
-            let (tile, k) = (s / cap, s % cap);
-            grad_buckets[((tile + enc.steps as usize) % t) * cap + k]
-        })
-        .collect()
+    let (t, cap, bb) = (plan.tiles(), plan.capacity, plan.block_values());
+    let mut out = Vec::with_capacity(enc.slot.len() * bb);
+    for &s in &enc.slot {
+        let (tile, k) = (s / cap, s % cap);
+        let at = ((tile + enc.steps as usize) % t) * cap + k;
+        out.extend_from_slice(&grad_buckets[at * bb..(at + 1) * bb]);
+    }
+    out
 }

@@ -1,6 +1,7 @@
 //! A dynamic sparse fully-connected layer on poplar-rs, in the manner of Poplar's popsparse
 //! (`shared/seeds/popsparse-dynamic-sparse-matmul.txt`): `Y = W·X` (Fwd), `X' = Wᵀ·Y'`
-//! (GradA) and `W' = Y'·Xᵀ` on the pattern (GradW), with `W` sparse (element sparsity, f32)
+//! (GradA) and `W' = Y'·Xᵀ` on the pattern (GradW), with `W` sparse (element or block
+//! sparsity, f32)
 //! and its pattern changeable at run time without recompiling.
 //!
 //! - [`mod@plan`]: the planner (`P_X × P_Y` tiles, bucket capacity) and its cost model;
@@ -13,8 +14,9 @@
 //!
 //! Binaries call [`link()`] once (it links `poplin` and the standard codelets too).
 //!
-//! Not yet (issue 15): block sparsity (4, 8, 16), f16, a `P_Z` split of the batch, the demo
-//! app with `.npy` files and the benchmarks against dense.
+//! Element sparsity and blocks of 4, 8 and 16 (on the AMP rate).
+//!
+//! Not yet (issue 15): f16, a `P_Z` split of the batch.
 
 pub mod build;
 pub mod codelets;
@@ -24,7 +26,7 @@ pub mod plan;
 pub use build::{
     create_input, create_output, create_weights, fwd, grad_a, grad_w, FcError, SparseWeights,
 };
-pub use encode::{decode_grad, encode, EncodeError, Encoded};
+pub use encode::{decode_grad, encode, encode_blocks, EncodeError, Encoded};
 pub use plan::{plan, FcEstimate, FcOptions, FcParams, FcPlan, FcPlanError};
 
 /// Keeps this crate's codelet registrations (and `poplin`'s and the standard ones) linked.

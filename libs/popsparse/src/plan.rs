@@ -3,8 +3,8 @@
 //!
 //! Tile `t = x·P_Y + y` owns the partition `(x, y)`: rows `x·⌈X/P_X⌉..` of `W` and columns
 //! `y·⌈Y/P_Y⌉..`. Every tile has a bucket of the same capacity,
-//! `⌈nonzeros / (P_X·P_Y) · (1 + bucket_oversize)⌉` entries (row, column: `u32`; value:
-//! `f32`): 12 bytes an entry. `P_Z` is 1 here (each tile takes the whole batch), so a
+//! `⌈blocks / (P_X·P_Y) · (1 + bucket_oversize)⌉` entries (row, column of a non-zero block:
+//! `u32`; its `block²` values: `f32`): 12 bytes an entry for element sparsity. `P_Z` is 1 here (each tile takes the whole batch), so a
 //! non-zero needs to reach one tile only: the tile of its partition.
 //!
 //! The cost model is that of the best case (every non-zero in a bucket of its own
@@ -40,8 +40,11 @@ pub struct FcParams {
     pub input_size: usize,
     /// The batch (`Z`).
     pub batch: usize,
-    /// The most non-zeros of `W` a pattern may have.
+    /// The most non-zeros of `W` a pattern may have (elements, whole blocks).
     pub nonzeros: usize,
+    /// Block size of the sparsity: 1 (element sparsity), 4, 8 or 16 (`block × block` blocks
+    /// at multiples of `block`; `output_size` and `input_size` must be multiples of it).
+    pub block: usize,
 }
 
 impl FcParams {
@@ -57,7 +60,24 @@ impl FcParams {
             input_size,
             batch,
             nonzeros: ((output_size * input_size) as f64 * density).ceil() as usize,
+            block: 1,
         }
+    }
+
+    /// The same layer with block sparsity of `block × block` (`nonzeros` rounded up to whole
+    /// blocks).
+    pub fn with_block(self, block: usize) -> FcParams {
+        let bb = (block * block).max(1);
+        FcParams {
+            block,
+            nonzeros: self.nonzeros.div_ceil(bb) * bb,
+            ..self
+        }
+    }
+
+    /// Non-zero blocks (elements for element sparsity).
+    pub fn nonzero_blocks(&self) -> usize {
+        self.nonzeros.div_ceil((self.block * self.block).max(1))
     }
 }
 
@@ -113,10 +133,10 @@ pub struct FcPlan {
     pub params: FcParams,
     pub px: usize,
     pub py: usize,
-    /// Rows and columns of a partition (the last ones may be smaller).
+    /// Rows and columns of a partition (multiples of the block; the last ones may be smaller).
     pub xb: usize,
     pub yb: usize,
-    /// Entries per bucket.
+    /// Entries (blocks) per bucket.
     pub capacity: usize,
     pub estimate: FcEstimate,
     pub bytes_per_tile: u64,
@@ -126,6 +146,10 @@ pub struct FcPlan {
 impl FcPlan {
     pub fn tiles(&self) -> usize {
         self.px * self.py
+    }
+    /// f32 values per bucket entry (`block²`).
+    pub fn block_values(&self) -> usize {
+        self.params.block * self.params.block
     }
     pub fn tile(&self, x: usize, y: usize) -> usize {
         x * self.py + y
@@ -148,10 +172,12 @@ impl std::fmt::Display for FcPlan {
         let e = &self.estimate;
         writeln!(
             f,
-            "sparse fc plan: W [{} × {}] with {} non-zeros ({:.4} dense) · X [{} × {}], f32",
+            "sparse fc plan: W [{} × {}] with {} non-zeros in {}×{} blocks ({:.4} dense) · X [{} × {}], f32",
             p.output_size,
             p.input_size,
             p.nonzeros,
+            p.block,
+            p.block,
             p.nonzeros as f64 / (p.output_size * p.input_size) as f64,
             p.input_size,
             p.batch
@@ -165,7 +191,7 @@ impl std::fmt::Display for FcPlan {
             self.xb,
             self.yb,
             self.capacity,
-            12 * self.capacity
+            (8 + 4 * self.block_values()) * self.capacity
         )?;
         writeln!(
             f,
@@ -190,6 +216,8 @@ impl std::fmt::Display for FcPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FcPlanError {
     Empty(FcParams),
+    /// A block size other than 1, 4, 8, 16, or sizes that are not multiples of it.
+    BadBlock(FcParams),
     DoesNotFit {
         params: FcParams,
         least_bytes_per_tile: u64,
@@ -201,6 +229,10 @@ impl std::fmt::Display for FcPlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FcPlanError::Empty(p) => write!(f, "sparse fc {p:?}: every size must be at least 1"),
+            FcPlanError::BadBlock(p) => write!(
+                f,
+                "sparse fc {p:?}: the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
+            ),
             FcPlanError::DoesNotFit {
                 params,
                 least_bytes_per_tile,
@@ -223,12 +255,14 @@ fn evaluate(
     py: usize,
 ) -> (FcEstimate, u64, usize) {
     let t = (px * py) as u64;
+    let b = p.block.max(1);
     let (xb, yb, z) = (
-        p.output_size.div_ceil(px) as u64,
-        p.input_size.div_ceil(py) as u64,
+        (p.output_size.div_ceil(px).div_ceil(b) * b) as u64,
+        (p.input_size.div_ceil(py).div_ceil(b) * b) as u64,
         p.batch as u64,
     );
-    let cap = ((p.nonzeros as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
+    let (b, bb) = (b as u64, (b * b) as u64);
+    let cap = ((p.nonzero_blocks() as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
         .ceil()
         .max(1.0) as u64;
     let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
@@ -240,7 +274,7 @@ fn evaluate(
         0
     };
     let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
-    let compute = bucket_cycles(cap, z) + zero;
+    let compute = bucket_cycles(cap, z, b) + zero;
     let (rx, rc) = if py > 1 {
         (
             ((py as u64 - 1) * 4 * xb * z).div_ceil(rate) + (py as u64 - 1) * setup,
@@ -251,8 +285,13 @@ fn evaluate(
     };
     // The encoded bucket is copied into buffer A on its tile: three on-tile copies (the cycle
     // model's 4 + bytes/8 each).
-    let copies = 3 * (4 + (4 * cap).div_ceil(8));
-    let step = 3 * ((4 * cap).div_ceil(rate) + setup + sync) + bucket_cycles(cap, z) + sync;
+    let copies = 2 * (4 + (4 * cap).div_ceil(8)) + 4 + (4 * cap * bb).div_ceil(8);
+    let step = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
+        + (4 * cap * bb).div_ceil(rate)
+        + setup
+        + sync
+        + bucket_cycles(cap, z, b)
+        + sync;
     let est = FcEstimate {
         distribution_exchange: input,
         distribution_compute: compute + copies,
@@ -263,7 +302,7 @@ fn evaluate(
         sync: sync * (1 + u64::from(py > 1)) + u64::from(target.global_sync_cycles),
         propagation_step: step,
     };
-    let mut bytes = 3 * 12 * cap + 4 * yb * z + 4 * xb * z;
+    let mut bytes = 3 * (8 + 4 * bb) * cap + 4 * yb * z + 4 * xb * z;
     if py > 1 {
         bytes += 4 * (py as u64 - 1) * xb * z + 4 * xb * z;
     }
@@ -275,6 +314,13 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
     if p.output_size == 0 || p.input_size == 0 || p.batch == 0 || p.nonzeros == 0 {
         return Err(FcPlanError::Empty(p));
     }
+    let b = p.block;
+    if ![1, 4, 8, 16].contains(&b)
+        || !p.output_size.is_multiple_of(b)
+        || !p.input_size.is_multiple_of(b)
+    {
+        return Err(FcPlanError::BadBlock(p));
+    }
     let tiles = (target.num_tiles() as usize)
         .min(o.max_tiles.unwrap_or(usize::MAX))
         .max(1);
@@ -282,12 +328,15 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
         (f64::from(target.bytes_per_tile) * o.available_memory_proportion.clamp(0.0, 1.0)) as u64;
     let mut best: Option<((u64, u64), FcPlan)> = None;
     let mut least = u64::MAX;
-    for px in 1..=p.output_size.min(tiles) {
-        if (px - 1) * p.output_size.div_ceil(px) >= p.output_size {
+    // Partition sizes are whole blocks; splits whose last partition would be empty duplicate
+    // a smaller split.
+    let (xblocks, yblocks) = (p.output_size / b, p.input_size / b);
+    for px in 1..=xblocks.min(tiles) {
+        if (px - 1) * xblocks.div_ceil(px) >= xblocks {
             continue;
         }
-        for py in 1..=p.input_size.min(tiles / px) {
-            if (py - 1) * p.input_size.div_ceil(py) >= p.input_size {
+        for py in 1..=yblocks.min(tiles / px) {
+            if (py - 1) * yblocks.div_ceil(py) >= yblocks {
                 continue;
             }
             let (est, bytes, cap) = evaluate(target, &p, o, px, py);
@@ -305,8 +354,8 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
                     params: p,
                     px,
                     py,
-                    xb: p.output_size.div_ceil(px),
-                    yb: p.input_size.div_ceil(py),
+                    xb: xblocks.div_ceil(px) * b,
+                    yb: yblocks.div_ceil(py) * b,
                     capacity: cap,
                     estimate: est,
                     bytes_per_tile: bytes,

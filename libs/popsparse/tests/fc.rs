@@ -66,8 +66,35 @@ fn device(target: &Target, plan: &FcPlan) -> Device {
 /// Writes the pattern and dense operands, runs the three passes and checks them against the
 /// host; returns the propagation steps the encoder asked for.
 fn run_and_check(d: &mut Device, triplets: &[(usize, usize, f32)], seed: u64) -> u32 {
-    let p = d.plan.params;
     let enc = popsparse::encode(&d.plan, triplets).unwrap();
+    check_encoded(d, &enc, triplets, seed)
+}
+
+/// As [`run_and_check`] for block sparsity: `blocks` are `(row, col, b² values)`.
+fn run_blocks_and_check(d: &mut Device, blocks: &[(usize, usize, Vec<f32>)], seed: u64) -> u32 {
+    let b = d.plan.params.block;
+    let refs: Vec<(usize, usize, &[f32])> =
+        blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+    let enc = popsparse::encode_blocks(&d.plan, &refs).unwrap();
+    // The elements, in the order decode_grad returns them (block by block, row-major).
+    let mut triplets = Vec::new();
+    for (r, c, v) in blocks {
+        for i in 0..b {
+            for j in 0..b {
+                triplets.push((r + i, c + j, v[i * b + j]));
+            }
+        }
+    }
+    check_encoded(d, &enc, &triplets, seed)
+}
+
+fn check_encoded(
+    d: &mut Device,
+    enc: &popsparse::Encoded,
+    triplets: &[(usize, usize, f32)],
+    seed: u64,
+) -> u32 {
+    let p = d.plan.params;
     let e = &mut d.engine;
     e.write_tensor("W.rows", &enc.rows).unwrap();
     e.write_tensor("W.cols", &enc.cols).unwrap();
@@ -127,7 +154,7 @@ fn run_and_check(d: &mut Device, triplets: &[(usize, usize, f32)], seed: u64) ->
             d.plan
         );
     }
-    let grads = popsparse::decode_grad(&d.plan, &enc, &wg);
+    let grads = popsparse::decode_grad(&d.plan, enc, &wg);
     for (i, (&(r, c, _), &g)) in triplets.iter().zip(&grads).enumerate() {
         let (mut w, mut m) = (0.0f64, 0.0f64);
         for k in 0..z {
@@ -243,23 +270,27 @@ fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
     // plan's best-case Fwd estimate against the simulator's modelled cycles, within 35 %.
     use poplar::profile::ProfileOptions;
     let target = Target::custom(64, 128 * 1024);
-    for (rows, cols, batch) in [(128, 128, 8), (256, 64, 4)] {
-        let params = FcParams::with_density(rows, cols, batch, 0.1);
+    for (rows, cols, batch, b) in [(128, 128, 8, 1), (256, 64, 4, 1), (256, 256, 8, 16)] {
+        let params = FcParams::with_density(rows, cols, batch, 0.1).with_block(b);
         let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
         let mut d = device(&target, &plan);
-        // Equal share per partition: the first `per` elements of each partition, in order.
-        let per = params.nonzeros / plan.tiles();
-        let mut trip = Vec::new();
+        // Equal share per partition: the first `per` blocks of each partition, in order.
+        let per = params.nonzero_blocks() / plan.tiles();
+        let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
         let mut rng = Rng(9);
         for x in 0..plan.px {
             for y in 0..plan.py {
                 let (xr, yr) = (plan.x_range(x), plan.y_range(y));
-                for k in 0..per.min(xr.len() * yr.len()) {
-                    trip.push((xr.start + k / yr.len(), yr.start + k % yr.len(), rng.unit()));
+                let (bx, by) = (xr.len() / b, yr.len() / b);
+                for k in 0..per.min(bx * by) {
+                    let v = (0..b * b).map(|_| rng.unit()).collect();
+                    blocks.push((xr.start + k / by * b, yr.start + k % by * b, v));
                 }
             }
         }
-        let enc = popsparse::encode(&plan, &trip).unwrap();
+        let refs: Vec<(usize, usize, &[f32])> =
+            blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+        let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
         assert_eq!(enc.steps, 0);
         let e = &mut d.engine;
         e.write_tensor("W.rows", &enc.rows).unwrap();
@@ -270,11 +301,79 @@ fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
         e.run(0).unwrap();
         let cycles = e.profile().unwrap().total_cycles();
         let est = plan.estimate.total();
-        eprintln!("{rows}×{cols}, batch {batch}: simulator {cycles} cycles, plan {est}");
+        eprintln!("{rows}×{cols}, batch {batch}, block {b}: simulator {cycles} cycles, plan {est}");
         let ratio = cycles as f64 / est as f64;
         assert!(
             (0.65..1.35).contains(&ratio),
             "{plan}\nsimulator {cycles} cycles, plan {est}: ratio {ratio:.2}"
         );
     }
+}
+
+/// `n` distinct random `b × b` blocks in the top-left `rr × cc` of `W`.
+fn block_pattern(
+    rr: usize,
+    cc: usize,
+    b: usize,
+    n: usize,
+    seed: u64,
+) -> Vec<(usize, usize, Vec<f32>)> {
+    let mut rng = Rng(seed);
+    let (br, bc) = (rr / b, cc / b);
+    let n = n.min(br * bc);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let (r, c) = (
+            (rng.next() as usize) % br * b,
+            (rng.next() as usize) % bc * b,
+        );
+        if seen.insert((r, c)) {
+            out.push((r, c, (0..b * b).map(|_| rng.unit()).collect()));
+        }
+    }
+    out
+}
+
+#[test]
+fn block_sparsity_of_4_8_and_16_matches_dense_host_products_with_spills() {
+    let target = Target::custom(16, 256 * 1024);
+    for (rows, cols, batch, b, density) in [
+        (64, 48, 3, 4, 0.2),
+        (96, 64, 2, 8, 0.15),
+        (128, 96, 4, 16, 0.1),
+    ] {
+        let params = FcParams::with_density(rows, cols, batch, density).with_block(b);
+        let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+        let mut d = device(&target, &plan);
+        let n = params.nonzero_blocks();
+        run_blocks_and_check(&mut d, &block_pattern(rows, cols, b, n, 21), 31);
+        // All blocks in the first partition: spills and propagation.
+        let (xb, yb) = (plan.x_range(0).len(), plan.y_range(0).len());
+        let bad = block_pattern(xb, yb, b, n, 22);
+        let steps = run_blocks_and_check(&mut d, &bad, 32);
+        assert_eq!(
+            steps as usize,
+            bad.len()
+                .saturating_sub(plan.capacity)
+                .div_ceil(plan.capacity),
+            "{plan}"
+        );
+    }
+    // Misaligned blocks, wrong value counts and sizes that are not multiples are refused.
+    let params = FcParams::with_density(32, 32, 2, 0.1).with_block(8);
+    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    let v = vec![1.0f32; 64];
+    match popsparse::encode_blocks(&plan, &[(4, 0, &v[..])]) {
+        Err(EncodeError::Misaligned {
+            index: 0, row: 4, ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    match popsparse::encode_blocks(&plan, &[(0, 0, &v[..10])]) {
+        Err(EncodeError::BlockValues { got: 10, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let bad = FcParams::with_density(30, 32, 2, 0.1).with_block(8);
+    assert!(popsparse::plan(&target, bad, &FcOptions::default()).is_err());
 }
