@@ -311,27 +311,73 @@ fn dense_vertex(
     Ok(v)
 }
 
-/// Sums `partials[j]` (each `[rows, batch]` in row blocks) into `out`, block `i` on `tiles[i]`.
+/// Sums `partials[j]` (each `[rows, batch]`) into a new `[rows, batch]` output, spread over
+/// the tiles that hold the partials: output block `i` (rows `ranges[i]`) is cut into
+/// `partials.len()` chunks of rows, chunk `j` summed on `tiles[i][j]` (the tile of partial
+/// `j`'s block), so no tile receives more than about one block of partials.
 fn reduce(
     graph: &mut Graph,
     partials: &[Tensor],
-    out: &Tensor,
     ranges: &[std::ops::Range<usize>],
-    tiles: &[usize],
+    tiles: &[Vec<usize>],
+    batch: usize,
     name: &str,
-) -> Result<Program, FcError> {
+) -> Result<(Tensor, Program), FcError> {
     let cs = graph.add_compute_set(&format!("{name}/reduce"));
-    for (r, &tile) in ranges.iter().zip(tiles) {
-        let blocks = partials
-            .iter()
-            .map(|p| Ok(p.slice_dim(0, r.clone())?.flatten()))
-            .collect::<Result<Vec<_>, GraphError>>()?;
-        let v = graph.add_vertex(cs, "SumBlocks<float>")?;
-        graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
-        graph.connect(v, "out", &out.slice_dim(0, r.clone())?.flatten())?;
-        graph.set_tile_mapping(v, tile as u32)?;
+    let parts = partials.len();
+    let mut out_blocks = Vec::new();
+    for (i, (r, ts)) in ranges.iter().zip(tiles).enumerate() {
+        let chunk = r.len().div_ceil(parts).max(1);
+        for (j, &tile) in ts.iter().enumerate() {
+            let rr = (r.start + j * chunk).min(r.end)..(r.start + (j + 1) * chunk).min(r.end);
+            if rr.is_empty() {
+                continue;
+            }
+            let out = graph.add_variable(
+                DType::F32,
+                &[rr.len(), batch],
+                &format!("{name}/out[{i}.{j}]"),
+            );
+            graph.set_tile_mapping(&out, tile as u32)?;
+            let blocks = partials
+                .iter()
+                .map(|p| Ok(p.slice_dim(0, rr.clone())?.flatten()))
+                .collect::<Result<Vec<_>, GraphError>>()?;
+            let v = graph.add_vertex(cs, "SumBlocks<float>")?;
+            graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
+            graph.connect(v, "out", &out.flatten())?;
+            graph.set_tile_mapping(v, tile as u32)?;
+            out_blocks.push(out);
+        }
     }
-    Ok(Program::execute(cs))
+    Ok((Tensor::concat_dim(&out_blocks, 0)?, Program::execute(cs)))
+}
+
+/// Every tile's rows of a dense `[rows, batch]` operand, copied once onto the tile (one copy
+/// program for all tiles), so that the distribution and every propagation step read them in
+/// place instead of exchanging them again.
+fn local_blocks(
+    graph: &mut Graph,
+    src: &Tensor,
+    plan: &FcPlan,
+    rows: impl Fn(usize) -> std::ops::Range<usize>,
+    name: &str,
+) -> Result<(Vec<Tensor>, Program), FcError> {
+    let mut locals = Vec::with_capacity(plan.tiles());
+    let mut from = Vec::with_capacity(plan.tiles());
+    for tile in 0..plan.tiles() {
+        let r = rows(tile);
+        let v = graph.add_variable(
+            DType::F32,
+            &[r.len() * plan.params.batch],
+            &format!("{name}[{tile}]"),
+        );
+        graph.set_tile_mapping(&v, tile as u32)?;
+        from.push(src.slice_dim(0, r)?.flatten());
+        locals.push(v);
+    }
+    let prog = Program::copy(&Tensor::concat(&from)?, &Tensor::concat(&locals)?);
+    Ok((locals, prog))
 }
 
 fn check_dense(t: &Tensor, what: &str, want: [usize; 2]) -> Result<(), FcError> {
@@ -345,8 +391,8 @@ fn check_dense(t: &Tensor, what: &str, want: [usize; 2]) -> Result<(), FcError> 
     Ok(())
 }
 
-/// The Fwd pass `Y = W · X`: `x` is `[Y, Z]`; returns `Y` (`[X, Z]`, laid out as
-/// [`create_output`]) and the program.
+/// The Fwd pass `Y = W · X`: `x` is `[Y, Z]`; returns `Y` (`[X, Z]`; with `P_Y > 1` each row
+/// block spread over the tiles of its row of partitions) and the program.
 pub fn fwd(
     graph: &mut Graph,
     w: &SparseWeights,
@@ -378,9 +424,15 @@ pub fn fwd(
         graph.add_compute_set(&format!("{name}/A")),
         graph.add_compute_set(&format!("{name}/B")),
     );
-    for tile in 0..plan.tiles() {
+    let (xl, xcopy) = local_blocks(
+        graph,
+        x,
+        plan,
+        |t| plan.y_range(t % plan.py),
+        &format!("{name}/x"),
+    )?;
+    for (tile, input) in xl.into_iter().enumerate() {
         let (xi, yi) = (tile / plan.py, tile % plan.py);
-        let input = x.slice_dim(0, plan.y_range(yi))?.flatten();
         let out = partials[yi].slice_dim(0, plan.x_range(xi))?.flatten();
         dense_vertex(
             graph,
@@ -405,7 +457,7 @@ pub fn fwd(
             tile,
         )?;
     }
-    let mut first = vec![Program::execute(zero)];
+    let mut first = vec![Program::execute(zero), xcopy];
     for (src, dst) in [
         (&w.rows, &lp.a[0]),
         (&w.cols, &lp.a[1]),
@@ -415,9 +467,11 @@ pub fn fwd(
     }
     let mut prog = vec![passes(&lp, w, plan, first, cs_a, cs_b)?];
     let y = if plan.py > 1 {
-        let tiles: Vec<_> = (0..plan.px).map(|i| plan.tile(i, 0)).collect();
-        let out = create_output(graph, plan, &format!("{name}/Y"))?;
-        prog.push(reduce(graph, &partials, &out, &xr, &tiles, name)?);
+        let tiles: Vec<Vec<usize>> = (0..plan.px)
+            .map(|i| (0..plan.py).map(|j| plan.tile(i, j)).collect())
+            .collect();
+        let (out, red) = reduce(graph, &partials, &xr, &tiles, p.batch, name)?;
+        prog.push(red);
         out
     } else {
         partials.pop().expect("one partial")
@@ -425,8 +479,8 @@ pub fn fwd(
     Ok((y, Program::labelled(name, prog)))
 }
 
-/// The GradA pass `X' = Wᵀ · Y'`: `yg` is `[X, Z]`; returns `X'` (`[Y, Z]`, laid out as
-/// [`create_input`]) and the program.
+/// The GradA pass `X' = Wᵀ · Y'`: `yg` is `[X, Z]`; returns `X'` (`[Y, Z]`; with `P_X > 1`
+/// each block spread over the tiles of its column of partitions) and the program.
 pub fn grad_a(
     graph: &mut Graph,
     w: &SparseWeights,
@@ -457,9 +511,15 @@ pub fn grad_a(
         graph.add_compute_set(&format!("{name}/A")),
         graph.add_compute_set(&format!("{name}/B")),
     );
-    for tile in 0..plan.tiles() {
+    let (ygl, xcopy) = local_blocks(
+        graph,
+        yg,
+        plan,
+        |t| plan.x_range(t / plan.py),
+        &format!("{name}/yg"),
+    )?;
+    for (tile, input) in ygl.into_iter().enumerate() {
         let (xi, yi) = (tile / plan.py, tile % plan.py);
-        let input = yg.slice_dim(0, plan.x_range(xi))?.flatten();
         let out = partials[xi].slice_dim(0, plan.y_range(yi))?.flatten();
         dense_vertex(
             graph,
@@ -484,7 +544,7 @@ pub fn grad_a(
             tile,
         )?;
     }
-    let mut first = vec![Program::execute(zero)];
+    let mut first = vec![Program::execute(zero), xcopy];
     for (src, dst) in [
         (&w.rows, &lp.a[0]),
         (&w.cols, &lp.a[1]),
@@ -494,9 +554,11 @@ pub fn grad_a(
     }
     let mut prog = vec![passes(&lp, w, plan, first, cs_a, cs_b)?];
     let xg = if plan.px > 1 {
-        let tiles: Vec<_> = (0..plan.py).map(|j| plan.tile(0, j)).collect();
-        let out = create_input(graph, plan, &format!("{name}/Xg"))?;
-        prog.push(reduce(graph, &partials, &out, &yr, &tiles, name)?);
+        let tiles: Vec<Vec<usize>> = (0..plan.py)
+            .map(|j| (0..plan.px).map(|i| plan.tile(i, j)).collect())
+            .collect();
+        let (out, red) = reduce(graph, &partials, &yr, &tiles, p.batch, name)?;
+        prog.push(red);
         out
     } else {
         partials.pop().expect("one partial")
@@ -523,10 +585,22 @@ pub fn grad_w(
         graph.add_compute_set(&format!("{name}/A")),
         graph.add_compute_set(&format!("{name}/B")),
     );
+    let (xl, xcopy) = local_blocks(
+        graph,
+        x,
+        plan,
+        |t| plan.y_range(t % plan.py),
+        &format!("{name}/x"),
+    )?;
+    let (ygl, ycopy) = local_blocks(
+        graph,
+        yg,
+        plan,
+        |t| plan.x_range(t / plan.py),
+        &format!("{name}/yg"),
+    )?;
     for tile in 0..plan.tiles() {
-        let (xi, yi) = (tile / plan.py, tile % plan.py);
-        let xin = x.slice_dim(0, plan.y_range(yi))?.flatten();
-        let ygin = yg.slice_dim(0, plan.x_range(xi))?.flatten();
+        let (xin, ygin) = (xl[tile].clone(), ygl[tile].clone());
         for (cs, buf) in [(cs_a, &lp.a), (cs_b, &lp.b)] {
             let v = graph.add_vertex(cs, "SparseGradW<float>")?;
             graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
@@ -542,6 +616,8 @@ pub fn grad_w(
     codelets::ops::fill(graph, zero, &lp.a[2], 0.0f32)?;
     let first = vec![
         Program::execute(zero),
+        xcopy,
+        ycopy,
         Program::copy(&w.rows, &lp.a[0]),
         Program::copy(&w.cols, &lp.a[1]),
     ];

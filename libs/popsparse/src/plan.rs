@@ -9,22 +9,25 @@
 //!
 //! The cost model is that of the best case (every non-zero in a bucket of its own
 //! partition; the planner plans for it, as popsparse does), for the Fwd pass:
-//! - **distribution exchange**: the tiles of a `y` column receive the dense block
-//!   `X[y-range, Z]` from the first of them (a broadcast), 4 bytes an element over the
-//!   exchange rate, plus the message set-up;
+//! - **distribution exchange**: every tile gets its dense block `X[y-range, Z]` once, by a
+//!   broadcast from the first tile of its column of partitions (4 bytes an element over the
+//!   exchange rate, plus the message set-up) and by an on-tile copy on that tile; the
+//!   propagation steps then read it in place;
 //! - **distribution compute**: [`crate::codelets::bucket_cycles`] of a full bucket and the
 //!   zeroing of the partials;
-//! - **reduction** over `P_Y` (when > 1): `P_Y − 1` partial blocks to the first tile of the row
-//!   of tiles, and `poplin`'s `SumBlocks<float>`;
+//! - **reduction** over `P_Y` (when > 1), spread over the `P_Y` tiles of a row of partitions:
+//!   each receives a chunk of `⌈rows/P_Y⌉` rows of the `P_Y − 1` other partials and sums them
+//!   with `poplin`'s `SumBlocks<float>`;
 //! - an internal sync before each exchange, and one global sync for `If(steps)` (the
 //!   cycle model charges a global sync to every data-dependent control flow);
 //! - the copy of the encoded buckets into the working buffer (on-tile copies).
 //!
-//! A propagation step costs the three shift exchanges (with their syncs) and a compute.
+//! A propagation step costs the loop's condition and its global sync, the global sync of the
+//! `Switch`, the three shift exchanges (with their syncs) and a compute.
 //!
 //! Memory per tile: the bucket three times (the encoded one and two propagation buffers), the
-//! dense input block, the partial block, and on the first tile of a row the received partials
-//! and the output block. The plan keeps the fastest `(P_X, P_Y)` within
+//! dense input and output-gradient blocks, and the received partials and output chunk of the
+//! larger of the Fwd and GradA reductions. The plan keeps the fastest `(P_X, P_Y)` within
 //! `available_memory_proportion` of a tile, breaking ties by memory.
 
 use poplar::Target;
@@ -268,17 +271,23 @@ fn evaluate(
     let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
     let setup = u64::from(target.exchange_setup_cycles);
     let sync = u64::from(target.internal_sync_cycles);
-    let input = if px > 1 {
+    // The dense input block is copied onto every tile once: by exchange to the tiles that do
+    // not hold it, on-tile (4 + bytes/8 cycles) where it lives.
+    let remote = if px > 1 {
         (4 * yb * z).div_ceil(rate) + setup
     } else {
         0
     };
+    let input = remote + 4 + (4 * yb * z).div_ceil(8);
     let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
     let compute = bucket_cycles(cap, z, b) + zero;
+    // The reduction over P_Y is spread over the P_Y tiles of a row of partitions: each sums
+    // a chunk of ⌈xb/P_Y⌉ rows from the P_Y − 1 others.
     let (rx, rc) = if py > 1 {
+        let chunk = xb.div_ceil(py as u64);
         (
-            ((py as u64 - 1) * 4 * xb * z).div_ceil(rate) + (py as u64 - 1) * setup,
-            poplin::codelets::sum_cycles(py as u64, xb * z),
+            ((py as u64 - 1) * 4 * chunk * z).div_ceil(rate) + (py as u64 - 1) * setup,
+            poplin::codelets::sum_cycles(py as u64, chunk * z),
         )
     } else {
         (0, 0)
@@ -286,12 +295,17 @@ fn evaluate(
     // The encoded bucket is copied into buffer A on its tile: three on-tile copies (the cycle
     // model's 4 + bytes/8 each).
     let copies = 2 * (4 + (4 * cap).div_ceil(8)) + 4 + (4 * cap * bb).div_ceil(8);
-    let step = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
+    // A propagation step: the loop's condition (a Countdown vertex, then the global sync of
+    // the RepeatWhileTrue predicate), the global sync of the Switch on the active buffer, the
+    // three shift exchanges and the compute.
+    let global = u64::from(target.global_sync_cycles);
+    let step = codelets::cycles::OVERHEAD
+        + 2 * global
+        + 2 * ((4 * cap).div_ceil(rate) + setup + sync)
         + (4 * cap * bb).div_ceil(rate)
         + setup
         + sync
-        + bucket_cycles(cap, z, b)
-        + sync;
+        + bucket_cycles(cap, z, b);
     let est = FcEstimate {
         distribution_exchange: input,
         distribution_compute: compute + copies,
@@ -302,10 +316,19 @@ fn evaluate(
         sync: sync * (1 + u64::from(py > 1)) + u64::from(target.global_sync_cycles),
         propagation_step: step,
     };
-    let mut bytes = 3 * (8 + 4 * bb) * cap + 4 * yb * z + 4 * xb * z;
-    if py > 1 {
-        bytes += 4 * (py as u64 - 1) * xb * z + 4 * xb * z;
-    }
+    // Buckets (three buffers), the dense block and the partial of the busiest pass, and the
+    // received partials and output chunk of the larger reduction (Fwd over P_Y, GradA over
+    // P_X; the passes share the plan).
+    let mut bytes = 3 * (8 + 4 * bb) * cap + 4 * (xb + yb) * z;
+    let reduction = |parts: u64, rows: u64| {
+        if parts > 1 {
+            let chunk = rows.div_ceil(parts);
+            4 * (parts - 1) * chunk * z + 4 * chunk * z
+        } else {
+            0
+        }
+    };
+    bytes += reduction(py as u64, xb).max(reduction(px as u64, yb));
     (est, bytes, cap as usize)
 }
 

@@ -1,0 +1,199 @@
+//! Sparse against dense on one GC200 chip, modelled; best and worst patterns on the simulator;
+//! host time of the simulated sparse Fwd against a plain host CSR product.
+//!
+//! `cargo bench -p popsparse --bench sparse`
+
+use std::time::Instant;
+
+use poplar::profile::ProfileOptions;
+use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
+use popsparse::{FcOptions, FcParams};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() % 2001) as f32 / 1000.0 - 1.0
+    }
+}
+
+fn dense_cycles(target: &Target, m: usize, k: usize, n: usize) -> Option<u64> {
+    let p = poplin::MatMulParams { groups: 1, m, k, n };
+    poplin::plan(target, p, &poplin::MatMulOptions::default())
+        .ok()
+        .map(|pl| pl.estimate.total())
+}
+
+fn main() {
+    popsparse::link();
+    let target = Target::gc200();
+    let (m, k, density) = (4096, 4096, 1.0 / 16.0);
+    println!("== sparse ({m} × {k}, density 1/16) against dense, modelled cycles on one GC200, f32, best-case pattern");
+    println!("published (graphcore-research/sparsity-benchmarks, dynamic, best batch): block 1 0.9x, block 16 3.8x");
+    println!(
+        "{:>6} {:>6} | {:>12} {:>12} {:>9}",
+        "block", "batch", "sparse", "dense", "speed-up"
+    );
+    for block in [1usize, 16] {
+        let mut best: Option<(usize, f64)> = None;
+        for batch in [1usize, 2, 4, 8, 16, 32, 64, 128] {
+            let params = FcParams::with_density(m, k, batch, density).with_block(block);
+            let sparse = match popsparse::plan(&target, params, &FcOptions::default()) {
+                Ok(p) => p.estimate.total(),
+                Err(e) => {
+                    println!("{block:>6} {batch:>6} | {e}");
+                    continue;
+                }
+            };
+            let Some(dense) = dense_cycles(&target, m, k, batch) else {
+                println!(
+                    "{block:>6} {batch:>6} | {sparse:>12} {:>12}",
+                    "does not fit"
+                );
+                continue;
+            };
+            let s = dense as f64 / sparse as f64;
+            println!("{block:>6} {batch:>6} | {sparse:>12} {dense:>12} {s:>8.2}x");
+            if best.is_none_or(|(_, b)| s > b) {
+                best = Some((batch, s));
+            }
+        }
+        if let Some((batch, s)) = best {
+            // A random pattern at this size: does it spill (the speed-up above is the best
+            // case, no propagation)?
+            let params = FcParams::with_density(m, k, batch, density).with_block(block);
+            let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+            let mut rng = Rng(3 + block as u64);
+            let (br, bc) = (m / block, k / block);
+            let mut seen = std::collections::HashSet::new();
+            let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
+            while blocks.len() < params.nonzero_blocks() {
+                let (r, c) = (
+                    (rng.next() as usize) % br * block,
+                    (rng.next() as usize) % bc * block,
+                );
+                if seen.insert((r, c)) {
+                    blocks.push((r, c, vec![1.0; block * block]));
+                }
+            }
+            let refs: Vec<(usize, usize, &[f32])> =
+                blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+            let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
+            println!(
+                "  block {block}: best speed-up {s:.2}x at batch {batch}; a random pattern spills {} of {} blocks ({} propagation steps)",
+                enc.spilled,
+                blocks.len(),
+                enc.steps
+            );
+        }
+    }
+
+    // Best and worst pattern on the simulator, and host time against a CSR product.
+    let (m, k, batch) = (1024, 1024, 16);
+    let params = FcParams::with_density(m, k, batch, density);
+    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    println!("\n{plan}");
+    let mut g = Graph::new(&target);
+    let w = popsparse::create_weights(&mut g, &plan, "W").unwrap();
+    let x = popsparse::create_input(&mut g, &plan, "X").unwrap();
+    g.create_host_write("x", &x).unwrap();
+    let (y, fwd) = popsparse::fwd(&mut g, &w, &x, &plan, "fwd").unwrap();
+    g.create_host_read("y", &y).unwrap();
+    let exe = compile(&g, &[fwd], &CompileOptions::default()).unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
+    let mut rng = Rng(1);
+    let xv: Vec<f32> = (0..k * batch).map(|_| rng.unit()).collect();
+    e.write_tensor("x", &xv).unwrap();
+    let nz = params.nonzeros;
+    // Random: distinct random positions. Bad: the first rows of W dense (as few row blocks as
+    // the non-zeros fill), so most buckets spill into the rest of the ring.
+    let mut random = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    while random.len() < nz {
+        let (r, c) = ((rng.next() as usize) % m, (rng.next() as usize) % k);
+        if seen.insert((r, c)) {
+            random.push((r, c, rng.unit()));
+        }
+    }
+    let bad: Vec<(usize, usize, f32)> = (0..nz).map(|i| (i / k, i % k, rng.unit())).collect();
+    for (name, pattern) in [("random", &random), ("bad (first rows dense)", &bad)] {
+        let enc = popsparse::encode(&plan, pattern).unwrap();
+        e.write_tensor("W.rows", &enc.rows).unwrap();
+        e.write_tensor("W.cols", &enc.cols).unwrap();
+        e.write_tensor("W.vals", &enc.vals).unwrap();
+        e.write_tensor("W.steps", &[enc.steps]).unwrap();
+        e.enable_profiling(ProfileOptions::default());
+        let t = Instant::now();
+        e.run(0).unwrap();
+        let host = t.elapsed().as_secs_f64();
+        let cycles = e.profile().unwrap().total_cycles();
+        println!(
+            "{name}: {} spilled, {} propagation steps; modelled {cycles} cycles ({:.1} µs); simulator host time {:.1} ms",
+            enc.spilled,
+            enc.steps,
+            cycles as f64 / target.clock_hz * 1e6,
+            host * 1e3
+        );
+    }
+    // Host time of the simulated Fwd (random pattern, profiling off) against a CSR product.
+    e.disable_profiling();
+    let enc = popsparse::encode(&plan, &random).unwrap();
+    e.write_tensor("W.rows", &enc.rows).unwrap();
+    e.write_tensor("W.cols", &enc.cols).unwrap();
+    e.write_tensor("W.vals", &enc.vals).unwrap();
+    e.write_tensor("W.steps", &[enc.steps]).unwrap();
+    let mut sorted = random.clone();
+    sorted.sort_by_key(|&(r, c, _)| (r, c));
+    let mut row_ptr = vec![0usize; m + 1];
+    for &(r, _, _) in &sorted {
+        row_ptr[r + 1] += 1;
+    }
+    for i in 0..m {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    let csr = |out: &mut [f32]| {
+        out.fill(0.0);
+        for r in 0..m {
+            for &(_, c, v) in &sorted[row_ptr[r]..row_ptr[r + 1]] {
+                for z in 0..batch {
+                    out[r * batch + z] += v * xv[c * batch + z];
+                }
+            }
+        }
+    };
+    let reps = 7;
+    let (mut sim, mut host) = (Vec::new(), Vec::new());
+    let mut out = vec![0.0f32; m * batch];
+    for _ in 0..reps {
+        let t = Instant::now();
+        e.run(0).unwrap();
+        sim.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        csr(&mut out);
+        std::hint::black_box(&out);
+        host.push(t.elapsed().as_secs_f64());
+    }
+    let y_dev = e.read_tensor::<f32>("y").unwrap();
+    let maxdiff = y_dev
+        .iter()
+        .zip(&out)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (s, h) = (med(sim), med(host));
+    println!(
+        "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms, plain CSR {:.2} ms (median of {reps}): ratio {:.1}; max |y_sim - y_csr| = {maxdiff:e}",
+        s * 1e3,
+        h * 1e3,
+        s / h
+    );
+}
