@@ -92,14 +92,17 @@ fn bucket(t: &Tensor, plan: &FcPlan, tile: usize) -> Result<Tensor, GraphError> 
     t.slice(tile * per..(tile + 1) * per)
 }
 
-/// The bucket tensor shifted one tile forward: bucket `t` of the result is bucket `t − 1` of
-/// `t` (a copy into it moves every bucket to the next tile).
-fn rotated(t: &Tensor, plan: &FcPlan) -> Result<Tensor, GraphError> {
-    let (n, per) = (t.num_elements(), per_tile(t, plan));
-    if plan.tiles() == 1 {
-        return Ok(t.clone());
-    }
-    Tensor::concat(&[t.slice(per..n)?, t.slice(0..per)?])
+/// The destination view of a shift: bucket `t` of `src` lands in bucket `next(t)` of `dst`
+/// when `src` is copied into the returned view of `dst`.
+fn shifted(
+    dst: &Tensor,
+    plan: &FcPlan,
+    next: impl Fn(usize) -> usize,
+) -> Result<Tensor, GraphError> {
+    let parts = (0..plan.tiles())
+        .map(|t| bucket(dst, plan, next(t)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Tensor::concat(&parts)
 }
 
 /// Creates the sparse weights for `plan`, with their host writes.
@@ -133,36 +136,92 @@ pub fn create_weights(
     Ok(w)
 }
 
-/// A dense `[rows, batch]` f32 tensor in row blocks, block `i` (rows `ranges[i]`) on `tiles[i]`.
-fn row_blocks(
+/// A dense `[rows, cols]` f32 tensor of blocks, block `(i, j)` (rows `rows[i]`, columns
+/// `cols[j]`) a variable on `tile(i, j)`.
+fn grid(
     graph: &mut Graph,
-    ranges: &[std::ops::Range<usize>],
-    tiles: &[usize],
-    batch: usize,
+    rows: &[std::ops::Range<usize>],
+    cols: &[std::ops::Range<usize>],
+    tile: impl Fn(usize, usize) -> usize,
     name: &str,
 ) -> Result<Tensor, FcError> {
-    let mut parts = Vec::new();
-    for (i, (r, &tile)) in ranges.iter().zip(tiles).enumerate() {
-        let v = graph.add_variable(DType::F32, &[r.len(), batch], &format!("{name}[{i}]"));
-        graph.set_tile_mapping(&v, tile as u32)?;
-        parts.push(v);
+    let mut row_parts = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let mut parts = Vec::with_capacity(cols.len());
+        for (j, c) in cols.iter().enumerate() {
+            let v =
+                graph.add_variable(DType::F32, &[r.len(), c.len()], &format!("{name}[{i},{j}]"));
+            graph.set_tile_mapping(&v, tile(i, j) as u32)?;
+            parts.push(v);
+        }
+        row_parts.push(Tensor::concat_dim(&parts, 1)?);
     }
-    Ok(Tensor::concat_dim(&parts, 0)?)
+    Ok(Tensor::concat_dim(&row_parts, 0)?)
 }
 
-/// The dense input `X[Y, Z]` laid out for the plan: block `y` on tile `(0, y)`.
+fn x_ranges(plan: &FcPlan) -> Vec<std::ops::Range<usize>> {
+    (0..plan.px).map(|i| plan.x_range(i)).collect()
+}
+fn y_ranges(plan: &FcPlan) -> Vec<std::ops::Range<usize>> {
+    (0..plan.py).map(|j| plan.y_range(j)).collect()
+}
+fn z_ranges(plan: &FcPlan) -> Vec<std::ops::Range<usize>> {
+    (0..plan.pz).map(|z| plan.z_range(z)).collect()
+}
+
+/// The dense input `X[Y, Z]` laid out for the plan: block `(y, z)` on tile `(0, y, z)`.
 pub fn create_input(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Tensor, FcError> {
-    let ranges: Vec<_> = (0..plan.py).map(|y| plan.y_range(y)).collect();
-    let tiles: Vec<_> = (0..plan.py).map(|y| plan.tile(0, y)).collect();
-    row_blocks(graph, &ranges, &tiles, plan.params.batch, name)
+    grid(
+        graph,
+        &y_ranges(plan),
+        &z_ranges(plan),
+        |y, z| plan.tile(0, y, z),
+        name,
+    )
 }
 
 /// The output gradient `Y'[X, Z]` (or any `[X, Z]` dense operand) laid out for the plan:
-/// block `x` on tile `(x, 0)`.
+/// block `(x, z)` on tile `(x, 0, z)`.
 pub fn create_output(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Tensor, FcError> {
-    let ranges: Vec<_> = (0..plan.px).map(|x| plan.x_range(x)).collect();
-    let tiles: Vec<_> = (0..plan.px).map(|x| plan.tile(x, 0)).collect();
-    row_blocks(graph, &ranges, &tiles, plan.params.batch, name)
+    grid(
+        graph,
+        &x_ranges(plan),
+        &z_ranges(plan),
+        |x, z| plan.tile(x, 0, z),
+        name,
+    )
+}
+
+/// The compute sets of a pass: the distribution's over buffers A and B, and the
+/// propagation's over A and B (which process only spilled entries).
+struct Sets {
+    dist: [ComputeSet; 2],
+    prop: [ComputeSet; 2],
+}
+
+impl Sets {
+    fn new(graph: &mut Graph, name: &str) -> Sets {
+        Sets {
+            dist: [
+                graph.add_compute_set(&format!("{name}/A")),
+                graph.add_compute_set(&format!("{name}/B")),
+            ],
+            prop: [
+                graph.add_compute_set(&format!("{name}/propagate A")),
+                graph.add_compute_set(&format!("{name}/propagate B")),
+            ],
+        }
+    }
+
+    /// `(compute set, buffer index 0 A / 1 B, propagation flag)` of the four vertex sets.
+    fn all(&self) -> [(ComputeSet, usize, u32); 4] {
+        [
+            (self.dist[0], 0, 0),
+            (self.dist[1], 1, 0),
+            (self.prop[0], 0, 1),
+            (self.prop[1], 1, 1),
+        ]
+    }
 }
 
 /// The working buffers and the loop state of one pass.
@@ -172,17 +231,11 @@ struct Loop {
     counter: Tensor,
     parity: Tensor,
     pred: Tensor,
-    zero: Tensor,
+    consts: [Tensor; 2],
     countdown: ComputeSet,
 }
 
-fn make_loop(
-    graph: &mut Graph,
-    plan: &FcPlan,
-    w: &SparseWeights,
-    third: DType,
-    name: &str,
-) -> Result<Loop, FcError> {
+fn make_loop(graph: &mut Graph, plan: &FcPlan, third: DType, name: &str) -> Result<Loop, FcError> {
     let width = plan.block_values();
     let mk = |graph: &mut Graph, tag: &str| -> Result<[Tensor; 3], FcError> {
         Ok([
@@ -195,8 +248,11 @@ fn make_loop(
     let counter = graph.add_variable(DType::U32, &[1], &format!("{name}/counter"));
     let parity = graph.add_variable(DType::U32, &[1], &format!("{name}/parity"));
     let pred = graph.add_variable(DType::U32, &[1], &format!("{name}/pred"));
-    let zero = graph.add_constant(&[1], &[0u32], &format!("{name}/zero"))?;
-    for t in [&counter, &parity, &pred, &zero] {
+    let consts = [
+        graph.add_constant(&[1], &[0u32], &format!("{name}/zero"))?,
+        graph.add_constant(&[1], &[1u32], &format!("{name}/one"))?,
+    ];
+    for t in [&counter, &parity, &pred, &consts[0], &consts[1]] {
         graph.set_tile_mapping(t, 0)?;
     }
     let countdown = graph.add_compute_set(&format!("{name}/countdown"));
@@ -205,55 +261,77 @@ fn make_loop(
     graph.connect(v, "parity", &parity)?;
     graph.connect(v, "pred", &pred)?;
     graph.set_tile_mapping(v, 0)?;
-    let _ = w;
     Ok(Loop {
         a,
         b,
         counter,
         parity,
         pred,
-        zero,
+        consts,
         countdown,
     })
 }
 
 /// The distribution and propagation programs around two compute sets (one per buffer).
+/// `first` zeroes the partials and fills buffer A. The distribution processes A, then passes
+/// the buckets through the other `P_Z − 1` tiles of their partition (static shifts within the
+/// partition); the propagation, only when `steps > 0`, shifts every bucket one tile around
+/// the ring per step. `parity` ends as the active buffer (0: A, 1: B).
 fn passes(
     lp: &Loop,
     w: &SparseWeights,
     plan: &FcPlan,
     first: Vec<Program>,
-    cs_a: ComputeSet,
-    cs_b: ComputeSet,
+    sets: &Sets,
 ) -> Result<Program, FcError> {
-    let shift = |from: &[Tensor; 3], to: &[Tensor; 3]| -> Result<Program, FcError> {
+    let (cs_a, cs_b) = (sets.dist[0], sets.dist[1]);
+    let (pa, pb) = (sets.prop[0], sets.prop[1]);
+    let pz = plan.pz;
+    let t = plan.tiles();
+    let shift = |from: &[Tensor; 3],
+                 to: &[Tensor; 3],
+                 next: &dyn Fn(usize) -> usize|
+     -> Result<Program, FcError> {
         let mut v = Vec::new();
-        for (f, t) in from.iter().zip(to) {
-            v.push(Program::copy(f, &rotated(t, plan)?));
+        for (f, d) in from.iter().zip(to) {
+            v.push(Program::copy(f, &shifted(d, plan, next)?));
         }
         Ok(Program::seq(v))
     };
+    let within = |s: usize| s / pz * pz + (s % pz + 1) % pz;
+    let around = |s: usize| (s + 1) % t;
+    let mut steps = first;
+    steps.push(Program::execute(cs_a));
+    let mut active = 0usize;
+    for _ in 1..pz {
+        if active == 0 {
+            steps.push(shift(&lp.a, &lp.b, &within)?);
+            steps.push(Program::execute(cs_b));
+        } else {
+            steps.push(shift(&lp.b, &lp.a, &within)?);
+            steps.push(Program::execute(cs_a));
+        }
+        active ^= 1;
+    }
+    steps.push(Program::copy(&lp.consts[active], &lp.parity));
     let body = Program::switch(
         &lp.parity,
         vec![
             (
                 1,
-                Program::seq(vec![shift(&lp.a, &lp.b)?, Program::execute(cs_b)]),
+                Program::seq(vec![shift(&lp.a, &lp.b, &around)?, Program::execute(pb)]),
             ),
             (
                 0,
-                Program::seq(vec![shift(&lp.b, &lp.a)?, Program::execute(cs_a)]),
+                Program::seq(vec![shift(&lp.b, &lp.a, &around)?, Program::execute(pa)]),
             ),
         ],
         Program::nop(),
     );
     let propagation = Program::seq(vec![
         Program::copy(&w.steps, &lp.counter),
-        Program::copy(&lp.zero, &lp.parity),
         Program::repeat_while_true(Program::execute(lp.countdown), &lp.pred, body),
     ]);
-    let mut steps = first;
-    steps.push(Program::execute(cs_a));
     steps.push(Program::labelled(
         "propagation",
         vec![Program::if_then(&w.steps, propagation)],
@@ -267,23 +345,25 @@ fn set_partition(
     v: VertexRef,
     plan: &FcPlan,
     tile: usize,
+    propagation: u32,
 ) -> Result<(), FcError> {
-    let (x, y) = (tile / plan.py, tile % plan.py);
-    let (xr, yr) = (plan.x_range(x), plan.y_range(y));
+    graph.set_vertex_state(v, "propagation", propagation)?;
+    let (x, y, z) = plan.coords(tile);
+    let (xr, yr, zr) = (plan.x_range(x), plan.y_range(y), plan.z_range(z));
     let p = plan.params;
     for (f, val) in [
         ("x0", xr.start),
         ("nx", xr.len()),
         ("y0", yr.start),
         ("ny", yr.len()),
-        ("z", p.batch),
+        ("z", zr.len()),
         ("block", p.block),
     ] {
         graph.set_vertex_state(v, f, val as u32)?;
     }
     graph.set_cycle_estimate(
         v,
-        bucket_cycles(plan.capacity as u64, p.batch as u64, p.block as u64),
+        bucket_cycles(plan.capacity as u64, zr.len() as u64, p.block as u64),
     )?;
     Ok(())
 }
@@ -299,6 +379,7 @@ fn dense_vertex(
     out: &Tensor,
     plan: &FcPlan,
     tile: usize,
+    propagation: u32,
 ) -> Result<VertexRef, FcError> {
     let v = graph.add_vertex(cs, codelet)?;
     graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
@@ -306,56 +387,65 @@ fn dense_vertex(
     graph.connect(v, "vals", &bucket(&buf[2], plan, tile)?)?;
     graph.connect(v, input_field, input)?;
     graph.connect(v, "out", out)?;
-    set_partition(graph, v, plan, tile)?;
+    set_partition(graph, v, plan, tile, propagation)?;
     graph.set_tile_mapping(v, tile as u32)?;
     Ok(v)
 }
 
 /// Sums `partials[j]` (each `[rows, batch]`) into a new `[rows, batch]` output, spread over
-/// the tiles that hold the partials: output block `i` (rows `ranges[i]`) is cut into
-/// `partials.len()` chunks of rows, chunk `j` summed on `tiles[i][j]` (the tile of partial
-/// `j`'s block), so no tile receives more than about one block of partials.
+/// the tiles that hold the partials: output block `(i, c)` (rows `rows[i]`, batch columns
+/// `cols[c]`) is cut into `partials.len()` chunks of rows, chunk `j` summed on `tiles(i, j, c)`
+/// (the tile of partial `j`'s block), so no tile receives more than about one block.
 fn reduce(
     graph: &mut Graph,
     partials: &[Tensor],
-    ranges: &[std::ops::Range<usize>],
-    tiles: &[Vec<usize>],
-    batch: usize,
+    rows: &[std::ops::Range<usize>],
+    cols: &[std::ops::Range<usize>],
+    tiles: impl Fn(usize, usize, usize) -> usize,
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
     let cs = graph.add_compute_set(&format!("{name}/reduce"));
     let parts = partials.len();
-    let mut out_blocks = Vec::new();
-    for (i, (r, ts)) in ranges.iter().zip(tiles).enumerate() {
+    let mut row_blocks = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
         let chunk = r.len().div_ceil(parts).max(1);
-        for (j, &tile) in ts.iter().enumerate() {
+        for j in 0..parts {
             let rr = (r.start + j * chunk).min(r.end)..(r.start + (j + 1) * chunk).min(r.end);
             if rr.is_empty() {
                 continue;
             }
-            let out = graph.add_variable(
-                DType::F32,
-                &[rr.len(), batch],
-                &format!("{name}/out[{i}.{j}]"),
-            );
-            graph.set_tile_mapping(&out, tile as u32)?;
-            let blocks = partials
-                .iter()
-                .map(|p| Ok(p.slice_dim(0, rr.clone())?.flatten()))
-                .collect::<Result<Vec<_>, GraphError>>()?;
-            let v = graph.add_vertex(cs, "SumBlocks<float>")?;
-            graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
-            graph.connect(v, "out", &out.flatten())?;
-            graph.set_tile_mapping(v, tile as u32)?;
-            out_blocks.push(out);
+            let mut col_blocks = Vec::new();
+            for (c, cr) in cols.iter().enumerate() {
+                let tile = tiles(i, j, c);
+                let out = graph.add_variable(
+                    DType::F32,
+                    &[rr.len(), cr.len()],
+                    &format!("{name}/out[{i}.{j},{c}]"),
+                );
+                graph.set_tile_mapping(&out, tile as u32)?;
+                let blocks = partials
+                    .iter()
+                    .map(|p| {
+                        Ok(p.slice_dim(0, rr.clone())?
+                            .slice_dim(1, cr.clone())?
+                            .flatten())
+                    })
+                    .collect::<Result<Vec<_>, GraphError>>()?;
+                let v = graph.add_vertex(cs, "SumBlocks<float>")?;
+                graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
+                graph.connect(v, "out", &out.flatten())?;
+                graph.set_tile_mapping(v, tile as u32)?;
+                col_blocks.push(out);
+            }
+            row_blocks.push(Tensor::concat_dim(&col_blocks, 1)?);
         }
     }
-    Ok((Tensor::concat_dim(&out_blocks, 0)?, Program::execute(cs)))
+    Ok((Tensor::concat_dim(&row_blocks, 0)?, Program::execute(cs)))
 }
 
-/// Every tile's rows of a dense `[rows, batch]` operand, copied once onto the tile (one copy
-/// program for all tiles), so that the distribution and every propagation step read them in
-/// place instead of exchanging them again.
+/// Every tile's block of a dense `[rows, batch]` operand (rows `rows(tile)`, its batch columns),
+/// copied once onto the tile (one copy program for all tiles), so that the distribution and
+/// every propagation step read it in place instead of exchanging it again.
 fn local_blocks(
     graph: &mut Graph,
     src: &Tensor,
@@ -366,14 +456,14 @@ fn local_blocks(
     let mut locals = Vec::with_capacity(plan.tiles());
     let mut from = Vec::with_capacity(plan.tiles());
     for tile in 0..plan.tiles() {
-        let r = rows(tile);
+        let (r, zr) = (rows(tile), plan.z_range(plan.coords(tile).2));
         let v = graph.add_variable(
             DType::F32,
-            &[r.len() * plan.params.batch],
+            &[r.len() * zr.len()],
             &format!("{name}[{tile}]"),
         );
         graph.set_tile_mapping(&v, tile as u32)?;
-        from.push(src.slice_dim(0, r)?.flatten());
+        from.push(src.slice_dim(0, r)?.slice_dim(1, zr)?.flatten());
         locals.push(v);
     }
     let prog = Program::copy(&Tensor::concat(&from)?, &Tensor::concat(&locals)?);
@@ -391,8 +481,8 @@ fn check_dense(t: &Tensor, what: &str, want: [usize; 2]) -> Result<(), FcError> 
     Ok(())
 }
 
-/// The Fwd pass `Y = W · X`: `x` is `[Y, Z]`; returns `Y` (`[X, Z]`; with `P_Y > 1` each row
-/// block spread over the tiles of its row of partitions) and the program.
+/// The Fwd pass `Y = W · X`: `x` is `[Y, Z]`; returns `Y` (`[X, Z]`; with `P_Y > 1` each block
+/// spread over the tiles of its row of partitions) and the program.
 pub fn fwd(
     graph: &mut Graph,
     w: &SparseWeights,
@@ -402,60 +492,53 @@ pub fn fwd(
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
     check_dense(x, "X", [p.input_size, p.batch])?;
-    let lp = make_loop(graph, plan, w, DType::F32, name)?;
-    let xr: Vec<_> = (0..plan.px).map(|i| plan.x_range(i)).collect();
-    // Partial j holds the sums over the columns of partition y = j; block x on tile (x, j).
+    let lp = make_loop(graph, plan, DType::F32, name)?;
+    let (xr, zr) = (x_ranges(plan), z_ranges(plan));
+    // Partial j holds the sums over the columns of partition y = j; block (x, z) on tile
+    // (x, j, z).
     let mut partials = Vec::new();
-    for y in 0..plan.py {
-        let tiles: Vec<_> = (0..plan.px).map(|i| plan.tile(i, y)).collect();
-        partials.push(row_blocks(
+    for j in 0..plan.py {
+        partials.push(grid(
             graph,
             &xr,
-            &tiles,
-            p.batch,
-            &format!("{name}/partial{y}"),
+            &zr,
+            |i, z| plan.tile(i, j, z),
+            &format!("{name}/partial{j}"),
         )?);
     }
     let zero = graph.add_compute_set(&format!("{name}/zero"));
     for part in &partials {
         codelets::ops::fill(graph, zero, part, 0.0f32)?;
     }
-    let (cs_a, cs_b) = (
-        graph.add_compute_set(&format!("{name}/A")),
-        graph.add_compute_set(&format!("{name}/B")),
-    );
+    let sets = Sets::new(graph, name);
     let (xl, xcopy) = local_blocks(
         graph,
         x,
         plan,
-        |t| plan.y_range(t % plan.py),
+        |t| plan.y_range(plan.coords(t).1),
         &format!("{name}/x"),
     )?;
     for (tile, input) in xl.into_iter().enumerate() {
-        let (xi, yi) = (tile / plan.py, tile % plan.py);
-        let out = partials[yi].slice_dim(0, plan.x_range(xi))?.flatten();
-        dense_vertex(
-            graph,
-            cs_a,
-            "SparseFwd<float>",
-            &lp.a,
-            "x",
-            &input,
-            &out,
-            plan,
-            tile,
-        )?;
-        dense_vertex(
-            graph,
-            cs_b,
-            "SparseFwd<float>",
-            &lp.b,
-            "x",
-            &input,
-            &out,
-            plan,
-            tile,
-        )?;
+        let (xi, yi, zi) = plan.coords(tile);
+        let out = partials[yi]
+            .slice_dim(0, plan.x_range(xi))?
+            .slice_dim(1, plan.z_range(zi))?
+            .flatten();
+        for (cs, buf, prop) in sets.all() {
+            let buf = if buf == 0 { &lp.a } else { &lp.b };
+            dense_vertex(
+                graph,
+                cs,
+                "SparseFwd<float>",
+                buf,
+                "x",
+                &input,
+                &out,
+                plan,
+                tile,
+                prop,
+            )?;
+        }
     }
     let mut first = vec![Program::execute(zero), xcopy];
     for (src, dst) in [
@@ -465,12 +548,16 @@ pub fn fwd(
     ] {
         first.push(Program::copy(src, dst));
     }
-    let mut prog = vec![passes(&lp, w, plan, first, cs_a, cs_b)?];
+    let mut prog = vec![passes(&lp, w, plan, first, &sets)?];
     let y = if plan.py > 1 {
-        let tiles: Vec<Vec<usize>> = (0..plan.px)
-            .map(|i| (0..plan.py).map(|j| plan.tile(i, j)).collect())
-            .collect();
-        let (out, red) = reduce(graph, &partials, &xr, &tiles, p.batch, name)?;
+        let (out, red) = reduce(
+            graph,
+            &partials,
+            &xr,
+            &zr,
+            |i, j, z| plan.tile(i, j, z),
+            name,
+        )?;
         prog.push(red);
         out
     } else {
@@ -490,59 +577,51 @@ pub fn grad_a(
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
     check_dense(yg, "Y'", [p.output_size, p.batch])?;
-    let lp = make_loop(graph, plan, w, DType::F32, name)?;
-    let yr: Vec<_> = (0..plan.py).map(|j| plan.y_range(j)).collect();
+    let lp = make_loop(graph, plan, DType::F32, name)?;
+    let (yr, zr) = (y_ranges(plan), z_ranges(plan));
     let mut partials = Vec::new();
-    for x in 0..plan.px {
-        let tiles: Vec<_> = (0..plan.py).map(|j| plan.tile(x, j)).collect();
-        partials.push(row_blocks(
+    for i in 0..plan.px {
+        partials.push(grid(
             graph,
             &yr,
-            &tiles,
-            p.batch,
-            &format!("{name}/partial{x}"),
+            &zr,
+            |j, z| plan.tile(i, j, z),
+            &format!("{name}/partial{i}"),
         )?);
     }
     let zero = graph.add_compute_set(&format!("{name}/zero"));
     for part in &partials {
         codelets::ops::fill(graph, zero, part, 0.0f32)?;
     }
-    let (cs_a, cs_b) = (
-        graph.add_compute_set(&format!("{name}/A")),
-        graph.add_compute_set(&format!("{name}/B")),
-    );
+    let sets = Sets::new(graph, name);
     let (ygl, xcopy) = local_blocks(
         graph,
         yg,
         plan,
-        |t| plan.x_range(t / plan.py),
+        |t| plan.x_range(plan.coords(t).0),
         &format!("{name}/yg"),
     )?;
     for (tile, input) in ygl.into_iter().enumerate() {
-        let (xi, yi) = (tile / plan.py, tile % plan.py);
-        let out = partials[xi].slice_dim(0, plan.y_range(yi))?.flatten();
-        dense_vertex(
-            graph,
-            cs_a,
-            "SparseGradA<float>",
-            &lp.a,
-            "yg",
-            &input,
-            &out,
-            plan,
-            tile,
-        )?;
-        dense_vertex(
-            graph,
-            cs_b,
-            "SparseGradA<float>",
-            &lp.b,
-            "yg",
-            &input,
-            &out,
-            plan,
-            tile,
-        )?;
+        let (xi, yi, zi) = plan.coords(tile);
+        let out = partials[xi]
+            .slice_dim(0, plan.y_range(yi))?
+            .slice_dim(1, plan.z_range(zi))?
+            .flatten();
+        for (cs, buf, prop) in sets.all() {
+            let buf = if buf == 0 { &lp.a } else { &lp.b };
+            dense_vertex(
+                graph,
+                cs,
+                "SparseGradA<float>",
+                buf,
+                "yg",
+                &input,
+                &out,
+                plan,
+                tile,
+                prop,
+            )?;
+        }
     }
     let mut first = vec![Program::execute(zero), xcopy];
     for (src, dst) in [
@@ -552,12 +631,16 @@ pub fn grad_a(
     ] {
         first.push(Program::copy(src, dst));
     }
-    let mut prog = vec![passes(&lp, w, plan, first, cs_a, cs_b)?];
+    let mut prog = vec![passes(&lp, w, plan, first, &sets)?];
     let xg = if plan.px > 1 {
-        let tiles: Vec<Vec<usize>> = (0..plan.py)
-            .map(|j| (0..plan.px).map(|i| plan.tile(i, j)).collect())
-            .collect();
-        let (out, red) = reduce(graph, &partials, &yr, &tiles, p.batch, name)?;
+        let (out, red) = reduce(
+            graph,
+            &partials,
+            &yr,
+            &zr,
+            |j, i, z| plan.tile(i, j, z),
+            name,
+        )?;
         prog.push(red);
         out
     } else {
@@ -567,8 +650,8 @@ pub fn grad_a(
 }
 
 /// The GradW pass `W' = Y' · Xᵀ` on the pattern: returns the gradient buckets
-/// (`[tiles · capacity]`, shifted `steps` tiles forward; [`crate::decode_grad`] gives the value
-/// of each non-zero) and the program.
+/// (`[tiles · capacity · block²]`, moved by the distribution and `steps` propagation steps;
+/// [`crate::decode_grad`] gives the value of each non-zero) and the program.
 pub fn grad_w(
     graph: &mut Graph,
     w: &SparseWeights,
@@ -580,35 +663,32 @@ pub fn grad_w(
     let p = plan.params;
     check_dense(x, "X", [p.input_size, p.batch])?;
     check_dense(yg, "Y'", [p.output_size, p.batch])?;
-    let lp = make_loop(graph, plan, w, DType::F32, name)?;
-    let (cs_a, cs_b) = (
-        graph.add_compute_set(&format!("{name}/A")),
-        graph.add_compute_set(&format!("{name}/B")),
-    );
+    let lp = make_loop(graph, plan, DType::F32, name)?;
+    let sets = Sets::new(graph, name);
     let (xl, xcopy) = local_blocks(
         graph,
         x,
         plan,
-        |t| plan.y_range(t % plan.py),
+        |t| plan.y_range(plan.coords(t).1),
         &format!("{name}/x"),
     )?;
     let (ygl, ycopy) = local_blocks(
         graph,
         yg,
         plan,
-        |t| plan.x_range(t / plan.py),
+        |t| plan.x_range(plan.coords(t).0),
         &format!("{name}/yg"),
     )?;
-    for tile in 0..plan.tiles() {
-        let (xin, ygin) = (xl[tile].clone(), ygl[tile].clone());
-        for (cs, buf) in [(cs_a, &lp.a), (cs_b, &lp.b)] {
+    for (tile, (xin, ygin)) in xl.into_iter().zip(ygl).enumerate() {
+        for (cs, buf, prop) in sets.all() {
+            let buf = if buf == 0 { &lp.a } else { &lp.b };
             let v = graph.add_vertex(cs, "SparseGradW<float>")?;
             graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
             graph.connect(v, "cols", &bucket(&buf[1], plan, tile)?)?;
             graph.connect(v, "grad", &bucket(&buf[2], plan, tile)?)?;
             graph.connect(v, "x", &xin)?;
             graph.connect(v, "yg", &ygin)?;
-            set_partition(graph, v, plan, tile)?;
+            set_partition(graph, v, plan, tile, prop)?;
             graph.set_tile_mapping(v, tile as u32)?;
         }
     }
@@ -636,11 +716,6 @@ pub fn grad_w(
         ],
         Program::nop(),
     );
-    // Without propagation the parity is never set: start it at 0 here.
-    let prog = vec![
-        Program::copy(&lp.zero, &lp.parity),
-        passes(&lp, w, plan, first, cs_a, cs_b)?,
-        fin,
-    ];
+    let prog = vec![passes(&lp, w, plan, first, &sets)?, fin];
     Ok((out, Program::labelled(name, prog)))
 }

@@ -20,6 +20,10 @@ use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 
 /// An unused bucket slot.
 pub const EMPTY: u32 = u32::MAX;
+/// Set in `cols` of an entry the encoder spilled out of its partition's buckets: the
+/// propagation processes only these, the distribution only the others, so that no entry is
+/// processed twice when buckets pass through the tiles of their own partition.
+pub const SPILLED: u32 = 1 << 31;
 
 /// f32 multiply-accumulates per cycle of an element-sparse vertex: `f32v2mac`, two in two
 /// cycles (the seed, § 4.4.1).
@@ -46,11 +50,15 @@ fn dims(state: [u32; 6]) -> [usize; 6] {
     state.map(|s| s as usize)
 }
 
-/// Whether an entry (block origin `(r, c)`, `b × b`) lies in the partition.
-fn inside(r: u32, c: u32, d: &[usize; 6]) -> bool {
+/// The entry's block origin if this vertex processes it: in the partition, and spilled
+/// exactly when `propagation` (see [`SPILLED`]).
+fn take(r: u32, c: u32, d: &[usize; 6], propagation: u32) -> Option<(usize, usize)> {
+    if r == EMPTY || ((c & SPILLED) != 0) != (propagation != 0) {
+        return None;
+    }
     let [x0, nx, y0, ny, _, b] = *d;
-    let (r, c) = (r as usize, c as usize);
-    r != EMPTY as usize && r >= x0 && r + b <= x0 + nx && c >= y0 && c + b <= y0 + ny
+    let (r, c) = (r as usize, (c & !SPILLED) as usize);
+    (r >= x0 && r + b <= x0 + nx && c >= y0 && c + b <= y0 + ny).then_some((r, c))
 }
 
 /// The Fwd and GradA kernels over one bucket: `grad_a` swaps the roles of rows and columns.
@@ -63,6 +71,7 @@ fn dense_pass(
     input: &[f32],
     out: &mut [f32],
     d: [usize; 6],
+    propagation: u32,
     grad_a: bool,
 ) -> Result<(), VertexError> {
     let [x0, _, y0, _, z, b] = d;
@@ -76,10 +85,10 @@ fn dense_pass(
         )));
     }
     for (e, (&r, &c)) in rows.iter().zip(cols).enumerate() {
-        if !inside(r, c, &d) {
+        let Some((r, c)) = take(r, c, &d, propagation) else {
             continue;
-        }
-        let (ro, co) = (r as usize - x0, c as usize - y0);
+        };
+        let (ro, co) = (r - x0, c - y0);
         let (oo, io) = if grad_a { (co, ro) } else { (ro, co) };
         if (oo + b) * z > out.len() || (io + b) * z > input.len() {
             return Err(VertexError::new(format!(
@@ -118,6 +127,7 @@ macro_rules! dense_codelet {
                 ny: State<u32>,
                 z: State<u32>,
                 block: State<u32>,
+                propagation: State<u32>,
             }
         }
 
@@ -132,6 +142,7 @@ macro_rules! dense_codelet {
                     self.$input,
                     self.out,
                     d,
+                    self.propagation,
                     $grad_a,
                 )
             }
@@ -162,6 +173,7 @@ poplar::codelet! {
         ny: State<u32>,
         z: State<u32>,
         block: State<u32>,
+        propagation: State<u32>,
     }
 }
 
@@ -179,10 +191,10 @@ impl Vertex for SparseGradWF32<'_> {
             )));
         }
         for (e, (&r, &c)) in self.rows.iter().zip(self.cols.iter()).enumerate() {
-            if !inside(r, c, &d) {
+            let Some((r, c)) = take(r, c, &d, self.propagation) else {
                 continue;
-            }
-            let (ro, co) = (r as usize - x0, c as usize - y0);
+            };
+            let (ro, co) = (r - x0, c - y0);
             if (ro + b) * z > self.yg.len() || (co + b) * z > self.x.len() {
                 return Err(VertexError::new(format!(
                     "SparseGradW<float>: entry ({r}, {c}) outside the dense blocks"

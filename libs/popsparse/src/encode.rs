@@ -1,14 +1,15 @@
 //! The host encoder: a pattern (COO triplets) into the tiles' buckets, spilling by distance.
 //!
-//! A non-zero goes to the bucket of its partition's tile. When that bucket is full it spills to
-//! the bucket of the tile `d` places *before* it in the ring of tiles, for the smallest `d` with
-//! room: the propagation shifts every bucket one tile forward per step, so a non-zero placed
-//! `d` tiles early reaches its partition after `d` steps. The number of steps the device runs
-//! is the largest `d` used (0 when nothing spilled: no propagation at all). A pattern that
+//! A non-zero goes to one of the `P_Z` buckets of its partition (in turn). When they are full
+//! it spills to the bucket of a tile *before* the partition in the ring of tiles, the nearest
+//! with room: the propagation shifts every bucket one tile forward per step, so a non-zero
+//! placed `d` tiles early reaches its partition after `d` steps and has passed all its `P_Z`
+//! tiles `P_Z − 1` steps later. The number of steps the device runs is the largest such need
+//! (0 when nothing spilled: no propagation at all). A pattern that
 //! does not fit in all the buckets together is refused with [`EncodeError::Overflow`], never
 //! run with non-zeros missing.
 
-use crate::codelets::EMPTY;
+use crate::codelets::{EMPTY, SPILLED};
 use crate::plan::FcPlan;
 
 /// The buckets of every tile, ready to be written to the device.
@@ -160,33 +161,70 @@ pub fn encode_blocks(
             tiles: t,
         });
     }
-    // Home buckets first, then spills to the nearest earlier tile with room.
+    // Home buckets first (the P_Z buckets of the partition, in turn), then spills to the
+    // nearest earlier tiles with room.
+    let (groups, pz) = (plan.groups(), plan.pz);
     let mut fill = vec![0usize; t];
     let mut slot = vec![usize::MAX; blocks.len()];
-    let mut pending: Vec<Vec<usize>> = vec![Vec::new(); t];
+    let mut pending: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    let mut next_z = vec![0usize; groups];
     for (i, &(r, c, _)) in blocks.iter().enumerate() {
-        let h = plan.home(r, c);
-        if fill[h] < cap {
-            slot[i] = h * cap + fill[h];
-            fill[h] += 1;
-        } else {
-            pending[h].push(i);
+        let g = plan.home(r, c);
+        let mut placed = false;
+        for _ in 0..pz {
+            let tile = g * pz + next_z[g];
+            next_z[g] = (next_z[g] + 1) % pz;
+            if fill[tile] < cap {
+                slot[i] = tile * cap + fill[tile];
+                fill[tile] += 1;
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            pending[g].push(i);
         }
     }
-    let (mut steps, mut spilled) = (0usize, 0usize);
-    for h in 0..t {
-        let mut d = 1;
-        for &i in &pending[h] {
-            while d < t && fill[(h + t - d) % t] >= cap {
-                d += 1;
+    // A spilled entry in the bucket that starts on tile `s` sits, after the distribution
+    // (P_Z − 1 shifts within its partition), on `after(s)`; the propagation then moves it one
+    // tile a step, and its partition's P_Z tiles process it as it passes: it needs
+    // `(start(g) − after(s)) mod T + P_Z − 1` steps. No run may take more than `T − P_Z`
+    // steps (a bucket would come back round to its own partition and be processed twice), so
+    // only tiles within that distance take spills.
+    let after = |s: usize| s / pz * pz + (s % pz + pz - 1) % pz;
+    let need = |g: usize, s: usize| (g * pz + t - after(s)) % t + pz - 1;
+    let (mut steps, mut spilled, mut not_placed) = (0usize, 0usize, 0usize);
+    for (g, waiting) in pending.iter().enumerate() {
+        if waiting.is_empty() {
+            continue;
+        }
+        // Candidate tiles in order of the steps they need.
+        let mut cands: Vec<usize> = (0..t)
+            .filter(|&s| s / pz != g && need(g, s) <= t - pz)
+            .collect();
+        cands.sort_by_key(|&s| need(g, s));
+        let mut ci = 0;
+        for &i in waiting {
+            while ci < cands.len() && fill[cands[ci]] >= cap {
+                ci += 1;
             }
-            // Enough room in total was checked above, so some tile has room.
-            let tile = (h + t - d) % t;
+            let Some(&tile) = cands.get(ci) else {
+                not_placed += 1;
+                continue;
+            };
             slot[i] = tile * cap + fill[tile];
             fill[tile] += 1;
-            steps = steps.max(d);
+            steps = steps.max(need(g, tile));
             spilled += 1;
         }
+    }
+    if not_placed > 0 {
+        return Err(EncodeError::Overflow {
+            nonzeros: blocks.len(),
+            not_placed,
+            capacity: cap,
+            tiles: t,
+        });
     }
     let mut enc = Encoded {
         rows: vec![EMPTY; t * cap],
@@ -199,7 +237,9 @@ pub fn encode_blocks(
     for (i, &(r, c, v)) in blocks.iter().enumerate() {
         let s = enc.slot[i];
         enc.rows[s] = r as u32;
-        enc.cols[s] = c as u32;
+        // Entries outside their partition's buckets are marked for the propagation.
+        let home = s / cap / pz == plan.home(r, c);
+        enc.cols[s] = c as u32 | if home { 0 } else { SPILLED };
         enc.vals[s * bb..(s + 1) * bb].copy_from_slice(v);
     }
     Ok(enc)
@@ -210,9 +250,12 @@ pub fn encode_blocks(
 pub fn decode_grad(plan: &FcPlan, enc: &Encoded, grad_buckets: &[f32]) -> Vec<f32> {
     let (t, cap, bb) = (plan.tiles(), plan.capacity, plan.block_values());
     let mut out = Vec::with_capacity(enc.slot.len() * bb);
+    let pz = plan.pz;
     for &s in &enc.slot {
         let (tile, k) = (s / cap, s % cap);
-        let at = ((tile + enc.steps as usize) % t) * cap + k;
+        // P_Z − 1 shifts within the partition, then `steps` around the ring.
+        let after = tile / pz * pz + (tile % pz + pz - 1) % pz;
+        let at = ((after + enc.steps as usize) % t) * cap + k;
         out.extend_from_slice(&grad_buckets[at * bb..(at + 1) * bb]);
     }
     out

@@ -4,7 +4,7 @@
 //! sparsity, f32)
 //! and its pattern changeable at run time without recompiling.
 //!
-//! - [`mod@plan`]: the planner (`P_X × P_Y` tiles, bucket capacity) and its cost model;
+//! - [`mod@plan`]: the planner (`P_X × P_Y × P_Z` tiles, bucket capacity) and its cost model;
 //! - [`mod@encode`]: the host encoder from COO triplets into buckets, spilling by ring
 //!   distance, with a typed overflow error; and the GradW decoder;
 //! - [`mod@build`]: the weights and dense operands in a graph, and the three passes
@@ -16,7 +16,7 @@
 //!
 //! Element sparsity and blocks of 4, 8 and 16 (on the AMP rate).
 //!
-//! Not yet (issue 15): f16, a `P_Z` split of the batch.
+//! Not yet (issue 15): f16.
 
 pub mod build;
 pub mod codelets;

@@ -1,20 +1,22 @@
 //! The planner of a sparse fully-connected layer: `W` (`[X, Y]`, `nonzeros` non-zeros) times
-//! dense `[Y, Z]`, over `P_X × P_Y` tiles.
+//! dense `[Y, Z]`, over `P_X × P_Y × P_Z` tiles.
 //!
-//! Tile `t = x·P_Y + y` owns the partition `(x, y)`: rows `x·⌈X/P_X⌉..` of `W` and columns
-//! `y·⌈Y/P_Y⌉..`. Every tile has a bucket of the same capacity,
-//! `⌈blocks / (P_X·P_Y) · (1 + bucket_oversize)⌉` entries (row, column of a non-zero block:
-//! `u32`; its `block²` values: `f32`): 12 bytes an entry for element sparsity. `P_Z` is 1 here (each tile takes the whole batch), so a
-//! non-zero needs to reach one tile only: the tile of its partition.
+//! Partition `(x, y)` is rows `x·⌈X/P_X⌉..` of `W` and columns `y·⌈Y/P_Y⌉..` (whole blocks).
+//! Its `P_Z` tiles, `(x·P_Y + y)·P_Z + z`, consecutive in the ring of tiles, each take batch
+//! columns `z·⌈Z/P_Z⌉..`. Every tile has a bucket of the same capacity,
+//! `⌈blocks / (P_X·P_Y·P_Z) · (1 + bucket_oversize)⌉` entries (row, column of a non-zero
+//! block: `u32`; its `block²` values: `f32`; 12 bytes an entry for element sparsity). A
+//! partition's non-zeros are spread over its `P_Z` buckets, and every one of its tiles must
+//! see all of them: the distribution passes the `P_Z` buckets through the `P_Z` tiles.
 //!
 //! The cost model is that of the best case (every non-zero in a bucket of its own
 //! partition; the planner plans for it, as popsparse does), for the Fwd pass:
-//! - **distribution exchange**: every tile gets its dense block `X[y-range, Z]` once, by a
-//!   broadcast from the first tile of its column of partitions (4 bytes an element over the
-//!   exchange rate, plus the message set-up) and by an on-tile copy on that tile; the
-//!   propagation steps then read it in place;
-//! - **distribution compute**: [`crate::codelets::bucket_cycles`] of a full bucket and the
-//!   zeroing of the partials;
+//! - **distribution exchange**: every tile gets its dense block `X[y-range, z-range]` once
+//!   (4 bytes an element over the exchange rate, plus the message set-up, and an on-tile copy
+//!   where it lives); the later steps read it in place;
+//! - **distribution compute**: `P_Z` times [`crate::codelets::bucket_cycles`] of a full bucket,
+//!   `P_Z − 1` shifts of the buckets within the partition (three exchanges each: rows,
+//!   columns, values), and the zeroing of the partials;
 //! - **reduction** over `P_Y` (when > 1), spread over the `P_Y` tiles of a row of partitions:
 //!   each receives a chunk of `⌈rows/P_Y⌉` rows of the `P_Y − 1` other partials and sums them
 //!   with `poplin`'s `SumBlocks<float>`;
@@ -27,7 +29,7 @@
 //!
 //! Memory per tile: the bucket three times (the encoded one and two propagation buffers), the
 //! dense input and output-gradient blocks, and the received partials and output chunk of the
-//! larger of the Fwd and GradA reductions. The plan keeps the fastest `(P_X, P_Y)` within
+//! larger of the Fwd and GradA reductions. The plan keeps the fastest `(P_X, P_Y, P_Z)` within
 //! `available_memory_proportion` of a tile, breaking ties by memory.
 
 use poplar::Target;
@@ -94,6 +96,9 @@ pub struct FcOptions {
     pub bucket_oversize: f64,
     /// Use at most this many tiles.
     pub max_tiles: Option<usize>,
+    /// Use this `[P_X, P_Y, P_Z]` instead of searching (it must fit the tiles and the
+    /// memory budget).
+    pub partition: Option<[usize; 3]>,
 }
 
 impl Default for FcOptions {
@@ -102,6 +107,7 @@ impl Default for FcOptions {
             available_memory_proportion: 0.6,
             bucket_oversize: 0.3,
             max_tiles: None,
+            partition: None,
         }
     }
 }
@@ -136,9 +142,13 @@ pub struct FcPlan {
     pub params: FcParams,
     pub px: usize,
     pub py: usize,
-    /// Rows and columns of a partition (multiples of the block; the last ones may be smaller).
+    /// Splits of the batch: the `P_Z` tiles of a partition each take `zb` columns of it.
+    pub pz: usize,
+    /// Rows and columns of a partition (multiples of the block; the last ones may be smaller),
+    /// and batch columns of a tile.
     pub xb: usize,
     pub yb: usize,
+    pub zb: usize,
     /// Entries (blocks) per bucket.
     pub capacity: usize,
     pub estimate: FcEstimate,
@@ -148,14 +158,28 @@ pub struct FcPlan {
 
 impl FcPlan {
     pub fn tiles(&self) -> usize {
+        self.px * self.py * self.pz
+    }
+    /// Partitions `(x, y)` (groups of `P_Z` tiles).
+    pub fn groups(&self) -> usize {
         self.px * self.py
     }
     /// f32 values per bucket entry (`block²`).
     pub fn block_values(&self) -> usize {
         self.params.block * self.params.block
     }
-    pub fn tile(&self, x: usize, y: usize) -> usize {
-        x * self.py + y
+    /// The tile of partition `(x, y)` and batch part `z`: `(x·P_Y + y)·P_Z + z`, so the
+    /// `P_Z` tiles of a partition are consecutive in the ring.
+    pub fn tile(&self, x: usize, y: usize, z: usize) -> usize {
+        (x * self.py + y) * self.pz + z
+    }
+    /// `(x, y, z)` of a tile.
+    pub fn coords(&self, tile: usize) -> (usize, usize, usize) {
+        let g = tile / self.pz;
+        (g / self.py, g % self.py, tile % self.pz)
+    }
+    pub fn z_range(&self, z: usize) -> std::ops::Range<usize> {
+        (z * self.zb).min(self.params.batch)..((z + 1) * self.zb).min(self.params.batch)
     }
     pub fn x_range(&self, x: usize) -> std::ops::Range<usize> {
         (x * self.xb).min(self.params.output_size)..((x + 1) * self.xb).min(self.params.output_size)
@@ -163,9 +187,9 @@ impl FcPlan {
     pub fn y_range(&self, y: usize) -> std::ops::Range<usize> {
         (y * self.yb).min(self.params.input_size)..((y + 1) * self.yb).min(self.params.input_size)
     }
-    /// The tile whose partition holds `W[row, col]`.
+    /// The partition (group of tiles) that holds `W[row, col]`.
     pub fn home(&self, row: usize, col: usize) -> usize {
-        self.tile(row / self.xb, col / self.yb)
+        (row / self.xb) * self.py + col / self.yb
     }
 }
 
@@ -187,12 +211,14 @@ impl std::fmt::Display for FcPlan {
         )?;
         writeln!(
             f,
-            "  P_X {} × P_Y {} × P_Z 1 = {} tiles; partitions {} × {}; buckets of {} entries ({} bytes)",
+            "  P_X {} × P_Y {} × P_Z {} = {} tiles; partitions {} × {}, batch parts of {}; buckets of {} entries ({} bytes)",
             self.px,
             self.py,
+            self.pz,
             self.tiles(),
             self.xb,
             self.yb,
+            self.zb,
             self.capacity,
             (8 + 4 * self.block_values()) * self.capacity
         )?;
@@ -256,13 +282,14 @@ fn evaluate(
     o: &FcOptions,
     px: usize,
     py: usize,
+    pz: usize,
 ) -> (FcEstimate, u64, usize) {
-    let t = (px * py) as u64;
+    let t = (px * py * pz) as u64;
     let b = p.block.max(1);
     let (xb, yb, z) = (
         (p.output_size.div_ceil(px).div_ceil(b) * b) as u64,
         (p.input_size.div_ceil(py).div_ceil(b) * b) as u64,
-        p.batch as u64,
+        p.batch.div_ceil(pz) as u64,
     );
     let (b, bb) = (b as u64, (b * b) as u64);
     let cap = ((p.nonzero_blocks() as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
@@ -280,7 +307,14 @@ fn evaluate(
     };
     let input = remote + 4 + (4 * yb * z).div_ceil(8);
     let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
-    let compute = bucket_cycles(cap, z, b) + zero;
+    // A shift of every bucket (rows, columns, values: three exchanges with their syncs).
+    let shift = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
+        + (4 * cap * bb).div_ceil(rate)
+        + setup
+        + sync;
+    // Distribution: the P_Z buckets of a partition pass through its P_Z tiles (P_Z computes and
+    // P_Z − 1 shifts within the partition).
+    let compute = pz as u64 * bucket_cycles(cap, z, b) + zero + (pz as u64 - 1) * shift;
     // The reduction over P_Y is spread over the P_Y tiles of a row of partitions: each sums
     // a chunk of ⌈xb/P_Y⌉ rows from the P_Y − 1 others.
     let (rx, rc) = if py > 1 {
@@ -299,13 +333,7 @@ fn evaluate(
     // the RepeatWhileTrue predicate), the global sync of the Switch on the active buffer, the
     // three shift exchanges and the compute.
     let global = u64::from(target.global_sync_cycles);
-    let step = codelets::cycles::OVERHEAD
-        + 2 * global
-        + 2 * ((4 * cap).div_ceil(rate) + setup + sync)
-        + (4 * cap * bb).div_ceil(rate)
-        + setup
-        + sync
-        + bucket_cycles(cap, z, b);
+    let step = codelets::cycles::OVERHEAD + 2 * global + shift + bucket_cycles(cap, z, b);
     let est = FcEstimate {
         distribution_exchange: input,
         distribution_compute: compute + copies,
@@ -362,29 +390,39 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
             if (py - 1) * yblocks.div_ceil(py) >= yblocks {
                 continue;
             }
-            let (est, bytes, cap) = evaluate(target, &p, o, px, py);
-            least = least.min(bytes);
-            if bytes > budget {
-                continue;
+            for pz in 1..=p.batch.min(tiles / (px * py)) {
+                if (pz - 1) * p.batch.div_ceil(pz) >= p.batch {
+                    continue;
+                }
+                if o.partition.is_some_and(|f| f != [px, py, pz]) {
+                    continue;
+                }
+                let (est, bytes, cap) = evaluate(target, &p, o, px, py, pz);
+                least = least.min(bytes);
+                if bytes > budget {
+                    continue;
+                }
+                let key = (est.total(), bytes);
+                if best.as_ref().is_some_and(|(k, _)| *k <= key) {
+                    continue;
+                }
+                best = Some((
+                    key,
+                    FcPlan {
+                        params: p,
+                        px,
+                        py,
+                        pz,
+                        xb: xblocks.div_ceil(px) * b,
+                        yb: yblocks.div_ceil(py) * b,
+                        zb: p.batch.div_ceil(pz),
+                        capacity: cap,
+                        estimate: est,
+                        bytes_per_tile: bytes,
+                        budget,
+                    },
+                ));
             }
-            let key = (est.total(), bytes);
-            if best.as_ref().is_some_and(|(k, _)| *k <= key) {
-                continue;
-            }
-            best = Some((
-                key,
-                FcPlan {
-                    params: p,
-                    px,
-                    py,
-                    xb: xblocks.div_ceil(px) * b,
-                    yb: yblocks.div_ceil(py) * b,
-                    capacity: cap,
-                    estimate: est,
-                    bytes_per_tile: bytes,
-                    budget,
-                },
-            ));
         }
     }
     best.map(|(_, plan)| plan).ok_or(FcPlanError::DoesNotFit {

@@ -302,9 +302,6 @@ fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
         let cycles = e.profile().unwrap().total_cycles();
         let est = plan.estimate.total();
         eprintln!("{rows}×{cols}, batch {batch}, block {b}: simulator {cycles} cycles, plan {est}");
-        if std::env::var("SPARSE_DEBUG").is_ok() {
-            eprintln!("{plan}\n{}", e.profile().unwrap().text_summary());
-        }
         let ratio = cycles as f64 / est as f64;
         assert!(
             (0.9..1.1).contains(&ratio),
@@ -414,4 +411,75 @@ fn each_propagation_step_costs_what_the_plan_says() {
         (per_step / est - 1.0).abs() < 0.1,
         "{cycles:?}: {per_step} vs {est}\n{plan}"
     );
+}
+
+#[test]
+fn a_batch_split_over_p_z_tiles_gives_the_same_results_and_costs_what_the_plan_says() {
+    // P_Z = 3 and 4: a partition's buckets pass through its P_Z tiles in the distribution;
+    // spilled ones through all of them during the propagation. Random and one-partition
+    // patterns, element and 8×8 blocks, against the dense host products; the best-case
+    // estimate against the cycle model.
+    use poplar::profile::ProfileOptions;
+    let target = Target::custom(48, 128 * 1024);
+    for (rows, cols, batch, b, part) in [
+        (40, 36, 7, 1, [4, 3, 3]),
+        (48, 40, 8, 1, [3, 4, 4]),
+        (64, 64, 9, 8, [2, 2, 3]),
+    ] {
+        let params = FcParams::with_density(rows, cols, batch, 0.2).with_block(b);
+        let opts = FcOptions {
+            partition: Some(part),
+            ..Default::default()
+        };
+        let plan = popsparse::plan(&target, params, &opts).unwrap();
+        assert_eq!([plan.px, plan.py, plan.pz], part);
+        let mut d = device(&target, &plan);
+        let n = params.nonzero_blocks();
+        if b == 1 {
+            run_and_check(&mut d, &pattern(rows, cols, n, 50), 60);
+            let (xb, yb) = (plan.x_range(0).len(), plan.y_range(0).len());
+            let steps = run_and_check(&mut d, &pattern(xb, yb, n, 51), 61);
+            assert!(steps as usize >= plan.pz, "{plan}");
+        } else {
+            run_blocks_and_check(&mut d, &block_pattern(rows, cols, b, n, 52), 62);
+            let (xb, yb) = (plan.x_range(0).len(), plan.y_range(0).len());
+            run_blocks_and_check(&mut d, &block_pattern(xb, yb, b, n, 53), 63);
+        }
+        // Best case: an equal share in every bucket.
+        let per = n / plan.tiles();
+        let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
+        for x in 0..plan.px {
+            for y in 0..plan.py {
+                let (xr, yr) = (plan.x_range(x), plan.y_range(y));
+                let by = yr.len() / b;
+                for k in 0..(per * plan.pz).min(xr.len() / b * by) {
+                    blocks.push((
+                        xr.start + k / by * b,
+                        yr.start + k % by * b,
+                        vec![0.5; b * b],
+                    ));
+                }
+            }
+        }
+        let refs: Vec<(usize, usize, &[f32])> =
+            blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+        let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
+        assert_eq!(enc.steps, 0, "{plan}");
+        let e = &mut d.engine;
+        e.write_tensor("W.rows", &enc.rows).unwrap();
+        e.write_tensor("W.cols", &enc.cols).unwrap();
+        e.write_tensor("W.vals", &enc.vals).unwrap();
+        e.write_tensor("W.steps", &[0u32]).unwrap();
+        e.enable_profiling(ProfileOptions::default());
+        e.run(0).unwrap();
+        let cycles = e.profile().unwrap().total_cycles();
+        let est = plan.estimate.total();
+        eprintln!("P_Z {}: simulator {cycles} cycles, plan {est}", plan.pz);
+        let ratio = cycles as f64 / est as f64;
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "{plan}\nsimulator {cycles}, plan {est}"
+        );
+        e.disable_profiling();
+    }
 }
