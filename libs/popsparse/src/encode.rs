@@ -59,6 +59,8 @@ pub enum EncodeError {
         row: usize,
         col: usize,
     },
+    /// A CSR pattern whose arrays disagree (the reason says how).
+    BadCsr(String),
     /// More non-zeros than all the buckets hold.
     Overflow {
         nonzeros: usize,
@@ -88,6 +90,7 @@ impl std::fmt::Display for EncodeError {
                 f,
                 "non-zeros {first} and {second} are both at ({row}, {col})"
             ),
+            EncodeError::BadCsr(why) => write!(f, "malformed CSR pattern: {why}"),
             EncodeError::Overflow { nonzeros, not_placed, capacity, tiles } => write!(
                 f,
                 "overflow in buckets: {not_placed} of {nonzeros} non-zeros do not fit in {tiles} buckets of {capacity} entries; plan with a larger `nonzeros` or `bucket_oversize`"
@@ -259,4 +262,98 @@ pub fn decode_grad(plan: &FcPlan, enc: &Encoded, grad_buckets: &[f32]) -> Vec<f3
         out.extend_from_slice(&grad_buckets[at * bb..(at + 1) * bb]);
     }
     out
+}
+
+/// A pattern in compressed sparse row form: row `r`'s non-zeros are
+/// `col_indices[row_ptr[r]..row_ptr[r + 1]]` with `values` alongside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Csr {
+    pub rows: usize,
+    pub cols: usize,
+    pub row_ptr: Vec<usize>,
+    pub col_indices: Vec<usize>,
+    pub values: Vec<f32>,
+}
+
+impl Csr {
+    /// The triplets, row by row.
+    pub fn to_triplets(&self) -> Result<Vec<(usize, usize, f32)>, EncodeError> {
+        let why = if self.row_ptr.len() != self.rows + 1 {
+            Some(format!(
+                "row_ptr has {} entries, rows + 1 = {}",
+                self.row_ptr.len(),
+                self.rows + 1
+            ))
+        } else if let Some(r) = self.row_ptr.windows(2).position(|w| w[0] > w[1]) {
+            Some(format!("row_ptr decreases at row {r}"))
+        } else if self.row_ptr.last() != Some(&self.col_indices.len()) {
+            Some(format!(
+                "row_ptr ends at {:?}, but there are {} column indices",
+                self.row_ptr.last(),
+                self.col_indices.len()
+            ))
+        } else if self.values.len() != self.col_indices.len() {
+            Some(format!(
+                "{} values for {} column indices",
+                self.values.len(),
+                self.col_indices.len()
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(EncodeError::BadCsr(why));
+        }
+        let mut out = Vec::with_capacity(self.values.len());
+        for r in 0..self.rows {
+            for i in self.row_ptr[r]..self.row_ptr[r + 1] {
+                out.push((r, self.col_indices[i], self.values[i]));
+            }
+        }
+        Ok(out)
+    }
+
+    /// From triplets (any order; sorted by row, then column).
+    pub fn from_triplets(rows: usize, cols: usize, triplets: &[(usize, usize, f32)]) -> Csr {
+        let mut t = triplets.to_vec();
+        t.sort_by_key(|&(r, c, _)| (r, c));
+        let mut row_ptr = vec![0usize; rows + 1];
+        for &(r, _, _) in &t {
+            row_ptr[r + 1] += 1;
+        }
+        for r in 0..rows {
+            row_ptr[r + 1] += row_ptr[r];
+        }
+        Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_indices: t.iter().map(|&(_, c, _)| c).collect(),
+            values: t.iter().map(|&(_, _, v)| v).collect(),
+        }
+    }
+}
+
+/// Encodes a CSR pattern of element sparsity ([`encode`]).
+pub fn encode_csr(plan: &FcPlan, csr: &Csr) -> Result<Encoded, EncodeError> {
+    encode(plan, &csr.to_triplets()?)
+}
+
+/// The pattern held by encoded buckets (the inverse of [`encode_blocks`]): every entry's
+/// block origin and values, in bucket order.
+pub fn decode(plan: &FcPlan, enc: &Encoded) -> Vec<(usize, usize, Vec<f32>)> {
+    let bb = plan.block_values();
+    enc.rows
+        .iter()
+        .zip(&enc.cols)
+        .enumerate()
+        .filter(|(_, (&r, _))| r != EMPTY)
+        .map(|(s, (&r, &c))| {
+            (
+                r as usize,
+                (c & !SPILLED) as usize,
+                enc.vals[s * bb..(s + 1) * bb].to_vec(),
+            )
+        })
+        .collect()
 }

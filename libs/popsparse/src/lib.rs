@@ -26,7 +26,9 @@ pub mod plan;
 pub use build::{
     create_input, create_output, create_weights, fwd, grad_a, grad_w, FcError, SparseWeights,
 };
-pub use encode::{decode_grad, encode, encode_blocks, EncodeError, Encoded};
+pub use encode::{
+    decode, decode_grad, encode, encode_blocks, encode_csr, Csr, EncodeError, Encoded,
+};
 pub use plan::{plan, FcEstimate, FcOptions, FcParams, FcPlan, FcPlanError};
 
 /// Keeps this crate's codelet registrations (and `poplin`'s and the standard ones) linked.

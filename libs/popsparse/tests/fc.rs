@@ -483,3 +483,34 @@ fn a_batch_split_over_p_z_tiles_gives_the_same_results_and_costs_what_the_plan_s
         e.disable_profiling();
     }
 }
+
+#[test]
+fn csr_patterns_encode_like_their_triplets_and_buckets_decode_back() {
+    let target = Target::custom(12, 64 * 1024);
+    let params = FcParams::with_density(30, 20, 2, 0.2);
+    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    let trip = pattern(30, 20, params.nonzeros, 70);
+    let csr = popsparse::Csr::from_triplets(30, 20, &trip);
+    let mut sorted = trip.clone();
+    sorted.sort_by_key(|&(r, c, _)| (r, c));
+    assert_eq!(csr.to_triplets().unwrap(), sorted);
+    let (a, b) = (
+        popsparse::encode_csr(&plan, &csr).unwrap(),
+        popsparse::encode(&plan, &sorted).unwrap(),
+    );
+    assert_eq!(a, b);
+    // The buckets hold exactly the pattern (any order), spilled ones included.
+    let mut back: Vec<(usize, usize, f32)> = popsparse::decode(&plan, &a)
+        .into_iter()
+        .map(|(r, c, v)| (r, c, v[0]))
+        .collect();
+    back.sort_by_key(|&(r, c, _)| (r, c));
+    assert_eq!(back, sorted);
+    // A malformed CSR is refused.
+    let mut bad = csr.clone();
+    bad.row_ptr[3] = bad.row_ptr[4] + 1;
+    match popsparse::encode_csr(&plan, &bad) {
+        Err(EncodeError::BadCsr(why)) => assert!(why.contains("decreases at row 3"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
