@@ -117,7 +117,7 @@ pub fn create_weights(
         vals: buckets(
             graph,
             plan,
-            DType::F32,
+            plan.data_type,
             plan.block_values(),
             &format!("{name}.vals"),
         )?,
@@ -140,6 +140,7 @@ pub fn create_weights(
 /// `cols[j]`) a variable on `tile(i, j)`.
 fn grid(
     graph: &mut Graph,
+    dtype: DType,
     rows: &[std::ops::Range<usize>],
     cols: &[std::ops::Range<usize>],
     tile: impl Fn(usize, usize) -> usize,
@@ -149,8 +150,7 @@ fn grid(
     for (i, r) in rows.iter().enumerate() {
         let mut parts = Vec::with_capacity(cols.len());
         for (j, c) in cols.iter().enumerate() {
-            let v =
-                graph.add_variable(DType::F32, &[r.len(), c.len()], &format!("{name}[{i},{j}]"));
+            let v = graph.add_variable(dtype, &[r.len(), c.len()], &format!("{name}[{i},{j}]"));
             graph.set_tile_mapping(&v, tile(i, j) as u32)?;
             parts.push(v);
         }
@@ -173,6 +173,7 @@ fn z_ranges(plan: &FcPlan) -> Vec<std::ops::Range<usize>> {
 pub fn create_input(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Tensor, FcError> {
     grid(
         graph,
+        plan.data_type,
         &y_ranges(plan),
         &z_ranges(plan),
         |y, z| plan.tile(0, y, z),
@@ -185,6 +186,7 @@ pub fn create_input(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Tens
 pub fn create_output(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Tensor, FcError> {
     grid(
         graph,
+        plan.data_type,
         &x_ranges(plan),
         &z_ranges(plan),
         |x, z| plan.tile(x, 0, z),
@@ -458,7 +460,7 @@ fn local_blocks(
     for tile in 0..plan.tiles() {
         let (r, zr) = (rows(tile), plan.z_range(plan.coords(tile).2));
         let v = graph.add_variable(
-            DType::F32,
+            src.dtype(),
             &[r.len() * zr.len()],
             &format!("{name}[{tile}]"),
         );
@@ -470,15 +472,21 @@ fn local_blocks(
     Ok((locals, prog))
 }
 
-fn check_dense(t: &Tensor, what: &str, want: [usize; 2]) -> Result<(), FcError> {
-    if t.shape() != want || t.dtype() != DType::F32 {
+fn check_dense(t: &Tensor, what: &str, want: [usize; 2], plan: &FcPlan) -> Result<(), FcError> {
+    if t.shape() != want || t.dtype() != plan.data_type {
         return Err(FcError::Shape(format!(
-            "{what} is {:?} {:?}; the plan needs f32 {want:?}",
+            "{what} is {:?} {:?}; the plan needs {:?} {want:?}",
             t.dtype(),
-            t.shape()
+            t.shape(),
+            plan.data_type
         )));
     }
     Ok(())
+}
+
+/// The codelet `base<float>` or `base<half>` for the plan's data type.
+fn codelet(base: &str, plan: &FcPlan) -> String {
+    format!("{base}<{}>", plan.data_type.poplar_name())
 }
 
 /// The Fwd pass `Y = W · X`: `x` is `[Y, Z]`; returns `Y` (`[X, Z]`; with `P_Y > 1` each block
@@ -491,8 +499,8 @@ pub fn fwd(
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
-    check_dense(x, "X", [p.input_size, p.batch])?;
-    let lp = make_loop(graph, plan, DType::F32, name)?;
+    check_dense(x, "X", [p.input_size, p.batch], plan)?;
+    let lp = make_loop(graph, plan, plan.data_type, name)?;
     let (xr, zr) = (x_ranges(plan), z_ranges(plan));
     // Partial j holds the sums over the columns of partition y = j; block (x, z) on tile
     // (x, j, z).
@@ -500,6 +508,7 @@ pub fn fwd(
     for j in 0..plan.py {
         partials.push(grid(
             graph,
+            DType::F32,
             &xr,
             &zr,
             |i, z| plan.tile(i, j, z),
@@ -529,7 +538,7 @@ pub fn fwd(
             dense_vertex(
                 graph,
                 cs,
-                "SparseFwd<float>",
+                &codelet("SparseFwd", plan),
                 buf,
                 "x",
                 &input,
@@ -576,13 +585,14 @@ pub fn grad_a(
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
-    check_dense(yg, "Y'", [p.output_size, p.batch])?;
-    let lp = make_loop(graph, plan, DType::F32, name)?;
+    check_dense(yg, "Y'", [p.output_size, p.batch], plan)?;
+    let lp = make_loop(graph, plan, plan.data_type, name)?;
     let (yr, zr) = (y_ranges(plan), z_ranges(plan));
     let mut partials = Vec::new();
     for i in 0..plan.px {
         partials.push(grid(
             graph,
+            DType::F32,
             &yr,
             &zr,
             |j, z| plan.tile(i, j, z),
@@ -612,7 +622,7 @@ pub fn grad_a(
             dense_vertex(
                 graph,
                 cs,
-                "SparseGradA<float>",
+                &codelet("SparseGradA", plan),
                 buf,
                 "yg",
                 &input,
@@ -661,8 +671,8 @@ pub fn grad_w(
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
-    check_dense(x, "X", [p.input_size, p.batch])?;
-    check_dense(yg, "Y'", [p.output_size, p.batch])?;
+    check_dense(x, "X", [p.input_size, p.batch], plan)?;
+    check_dense(yg, "Y'", [p.output_size, p.batch], plan)?;
     let lp = make_loop(graph, plan, DType::F32, name)?;
     let sets = Sets::new(graph, name);
     let (xl, xcopy) = local_blocks(
@@ -682,7 +692,7 @@ pub fn grad_w(
     for (tile, (xin, ygin)) in xl.into_iter().zip(ygl).enumerate() {
         for (cs, buf, prop) in sets.all() {
             let buf = if buf == 0 { &lp.a } else { &lp.b };
-            let v = graph.add_vertex(cs, "SparseGradW<float>")?;
+            let v = graph.add_vertex(cs, &codelet("SparseGradW", plan))?;
             graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
             graph.connect(v, "cols", &bucket(&buf[1], plan, tile)?)?;
             graph.connect(v, "grad", &bucket(&buf[2], plan, tile)?)?;

@@ -31,18 +31,30 @@ pub const ELEMENT_MACS_PER_CYCLE: u64 = 1;
 /// f32 multiply-accumulates per cycle of a block-sparse vertex, on the AMP (as `poplin`).
 pub const BLOCK_MACS_PER_CYCLE: u64 = 16;
 
+/// f16 multiply-accumulates per cycle of an element-sparse vertex: `f16v4mul` and `f16v4acc`,
+/// four in two cycles (seed § 4.4.1).
+pub const ELEMENT_MACS_PER_CYCLE_F16: u64 = 2;
+/// f16 multiply-accumulates per cycle of a block-sparse vertex on the AMP (as `poplin`).
+pub const BLOCK_MACS_PER_CYCLE_F16: u64 = 64;
+
 /// Cycles of a Fwd/GradA/GradW vertex over a bucket of `cap` entries of `block × block`, batch
-/// `z`: a scan of each entry, and `block² · z` multiply-accumulates per entry at the element
-/// or AMP rate.
+/// `z`, f32: a scan of each entry, and `block² · z` multiply-accumulates per entry at the
+/// element or AMP rate.
 pub const fn bucket_cycles(cap: u64, z: u64, block: u64) -> u64 {
+    bucket_cycles_for(cap, z, block, false)
+}
+
+/// [`bucket_cycles`] for f32 (`half` false) or f16 (`half` true) values.
+pub const fn bucket_cycles_for(cap: u64, z: u64, block: u64, half: bool) -> u64 {
     let macs = block * block * z;
-    let per = if block == 1 {
-        macs.div_ceil(ELEMENT_MACS_PER_CYCLE)
-    } else {
+    let rate = match (block == 1, half) {
+        (true, false) => ELEMENT_MACS_PER_CYCLE,
+        (true, true) => ELEMENT_MACS_PER_CYCLE_F16,
         // The AMP takes a block's b² weights and streams the z columns through them.
-        macs.div_ceil(BLOCK_MACS_PER_CYCLE)
+        (false, false) => BLOCK_MACS_PER_CYCLE,
+        (false, true) => BLOCK_MACS_PER_CYCLE_F16,
     };
-    OVERHEAD + cap * (ROW_OVERHEAD + per)
+    OVERHEAD + cap * (ROW_OVERHEAD + macs.div_ceil(rate))
 }
 
 /// Partition bounds of a vertex: `x0, nx, y0, ny, z, block`.
@@ -61,14 +73,35 @@ fn take(r: u32, c: u32, d: &[usize; 6], propagation: u32) -> Option<(usize, usiz
     (r >= x0 && r + b <= x0 + nx && c >= y0 && c + b <= y0 + ny).then_some((r, c))
 }
 
+/// An element type of the weights and dense operands: f32, or f16 whose products are rounded
+/// to f16 before being accumulated in f32 (the chip's half-precision multiply, seed § 4.4.1).
+pub trait Value: Copy {
+    /// `a · b` as the vertex forms it.
+    fn product(a: Self, b: Self) -> f32;
+}
+
+impl Value for f32 {
+    #[inline]
+    fn product(a: f32, b: f32) -> f32 {
+        a * b
+    }
+}
+
+impl Value for poplar::f16 {
+    #[inline]
+    fn product(a: poplar::f16, b: poplar::f16) -> f32 {
+        poplar::f16::from_f32(a.to_f32() * b.to_f32()).to_f32()
+    }
+}
+
 /// The Fwd and GradA kernels over one bucket: `grad_a` swaps the roles of rows and columns.
 #[allow(clippy::too_many_arguments)]
-fn dense_pass(
+fn dense_pass<T: Value>(
     name: &str,
     rows: &[u32],
     cols: &[u32],
-    vals: &[f32],
-    input: &[f32],
+    vals: &[T],
+    input: &[T],
     out: &mut [f32],
     d: [usize; 6],
     propagation: u32,
@@ -103,7 +136,7 @@ fn dense_pass(
                 let (o, inp) = if grad_a { (j, i) } else { (i, j) };
                 let (orow, irow) = ((oo + o) * z, (io + inp) * z);
                 for k in 0..z {
-                    out[orow + k] += w * input[irow + k];
+                    out[orow + k] += T::product(w, input[irow + k]);
                 }
             }
         }
@@ -112,14 +145,14 @@ fn dense_pass(
 }
 
 macro_rules! dense_codelet {
-    ($name:ident as $cname:literal, $input:ident, $grad_a:expr) => {
+    ($name:ident as $cname:literal, $t:ty, $input:ident, $grad_a:expr) => {
         poplar::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
             pub struct $name as $cname {
                 rows: Input<Vector<u32>>,
                 cols: Input<Vector<u32>>,
-                vals: Input<Vector<f32>>,
-                $input: Input<Vector<f32>>,
+                vals: Input<Vector<$t>>,
+                $input: Input<Vector<$t>>,
                 out: InOut<Vector<f32>>,
                 x0: State<u32>,
                 nx: State<u32>,
@@ -156,69 +189,80 @@ macro_rules! dense_codelet {
     };
 }
 
-dense_codelet!(SparseFwdF32 as "SparseFwd<float>", x, false);
-dense_codelet!(SparseGradAF32 as "SparseGradA<float>", yg, true);
+dense_codelet!(SparseFwdF32 as "SparseFwd<float>", f32, x, false);
+dense_codelet!(SparseGradAF32 as "SparseGradA<float>", f32, yg, true);
+dense_codelet!(SparseFwdF16 as "SparseFwd<half>", poplar::f16, x, false);
+dense_codelet!(SparseGradAF16 as "SparseGradA<half>", poplar::f16, yg, true);
 
-poplar::codelet! {
-    /// `SparseGradW<float>` (module notes).
-    pub struct SparseGradWF32 as "SparseGradW<float>" {
-        rows: Input<Vector<u32>>,
-        cols: Input<Vector<u32>>,
-        grad: InOut<Vector<f32>>,
-        x: Input<Vector<f32>>,
-        yg: Input<Vector<f32>>,
-        x0: State<u32>,
-        nx: State<u32>,
-        y0: State<u32>,
-        ny: State<u32>,
-        z: State<u32>,
-        block: State<u32>,
-        propagation: State<u32>,
-    }
-}
-
-impl Vertex for SparseGradWF32<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-        let [x0, _, y0, _, z, b] = d;
-        let bb = b * b;
-        if self.rows.len() != self.cols.len() || self.grad.len() != self.rows.len() * bb {
-            return Err(VertexError::new(format!(
-                "SparseGradW<float>: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
-                self.rows.len(),
-                self.cols.len(),
-                self.grad.len()
-            )));
-        }
-        for (e, (&r, &c)) in self.rows.iter().zip(self.cols.iter()).enumerate() {
-            let Some((r, c)) = take(r, c, &d, self.propagation) else {
-                continue;
-            };
-            let (ro, co) = (r - x0, c - y0);
-            if (ro + b) * z > self.yg.len() || (co + b) * z > self.x.len() {
-                return Err(VertexError::new(format!(
-                    "SparseGradW<float>: entry ({r}, {c}) outside the dense blocks"
-                )));
+macro_rules! grad_w_codelet {
+    ($name:ident as $cname:literal, $t:ty) => {
+        poplar::codelet! {
+            #[doc = concat!("`", $cname, "` (module notes).")]
+            pub struct $name as $cname {
+                rows: Input<Vector<u32>>,
+                cols: Input<Vector<u32>>,
+                grad: InOut<Vector<f32>>,
+                x: Input<Vector<$t>>,
+                yg: Input<Vector<$t>>,
+                x0: State<u32>,
+                nx: State<u32>,
+                y0: State<u32>,
+                ny: State<u32>,
+                z: State<u32>,
+                block: State<u32>,
+                propagation: State<u32>,
             }
-            for i in 0..b {
-                for j in 0..b {
-                    let (yo, xo) = ((ro + i) * z, (co + j) * z);
-                    let mut s = 0.0f32;
-                    for k in 0..z {
-                        s += self.yg[yo + k] * self.x[xo + k];
-                    }
-                    self.grad[e * bb + i * b + j] += s;
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
+                let [x0, _, y0, _, z, b] = d;
+                let bb = b * b;
+                if self.rows.len() != self.cols.len() || self.grad.len() != self.rows.len() * bb {
+                    return Err(VertexError::new(format!(
+                        "{}: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
+                        $cname,
+                        self.rows.len(),
+                        self.cols.len(),
+                        self.grad.len()
+                    )));
                 }
+                for (e, (&r, &c)) in self.rows.iter().zip(self.cols.iter()).enumerate() {
+                    let Some((r, c)) = take(r, c, &d, self.propagation) else {
+                        continue;
+                    };
+                    let (ro, co) = (r - x0, c - y0);
+                    if (ro + b) * z > self.yg.len() || (co + b) * z > self.x.len() {
+                        return Err(VertexError::new(format!(
+                            "{}: entry ({r}, {c}) outside the dense blocks",
+                            $cname
+                        )));
+                    }
+                    for i in 0..b {
+                        for j in 0..b {
+                            let (yo, xo) = ((ro + i) * z, (co + j) * z);
+                            let mut s = 0.0f32;
+                            for k in 0..z {
+                                s += <$t as Value>::product(self.yg[yo + k], self.x[xo + k]);
+                            }
+                            self.grad[e * bb + i * b + j] += s;
+                        }
+                    }
+                }
+                Ok(())
+            }
+
+            /// The bucket scan only (see `SparseFwd<float>`).
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
             }
         }
-        Ok(())
-    }
-
-    /// The bucket scan only (see `SparseFwd<float>`).
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
-    }
+    };
 }
+
+grad_w_codelet!(SparseGradWF32 as "SparseGradW<float>", f32);
+grad_w_codelet!(SparseGradWF16 as "SparseGradW<half>", poplar::f16);
 
 poplar::codelet! {
     /// `Countdown` (module notes).

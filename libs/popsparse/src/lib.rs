@@ -14,9 +14,8 @@
 //!
 //! Binaries call [`link()`] once (it links `poplin` and the standard codelets too).
 //!
-//! Element sparsity and blocks of 4, 8 and 16 (on the AMP rate).
-//!
-//! Not yet (issue 15): f16.
+//! Element sparsity and blocks of 4, 8 and 16 (on the AMP rate); f32, or f16 values with f32
+//! partials.
 
 pub mod build;
 pub mod codelets;

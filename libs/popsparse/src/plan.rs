@@ -34,8 +34,6 @@
 
 use poplar::Target;
 
-use crate::codelets::bucket_cycles;
-
 /// Sizes of the layer: `Y[X, Z] = W[X, Y] · X[Y, Z]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FcParams {
@@ -99,6 +97,9 @@ pub struct FcOptions {
     /// Use this `[P_X, P_Y, P_Z]` instead of searching (it must fit the tiles and the
     /// memory budget).
     pub partition: Option<[usize; 3]>,
+    /// Type of the weights and dense operands: `F32`, or `F16` (products rounded to f16,
+    /// partials and outputs in f32).
+    pub data_type: poplar::DType,
 }
 
 impl Default for FcOptions {
@@ -108,6 +109,7 @@ impl Default for FcOptions {
             bucket_oversize: 0.3,
             max_tiles: None,
             partition: None,
+            data_type: poplar::DType::F32,
         }
     }
 }
@@ -154,6 +156,8 @@ pub struct FcPlan {
     pub estimate: FcEstimate,
     pub bytes_per_tile: u64,
     pub budget: u64,
+    /// Type of the weights and dense operands (partials and outputs are f32).
+    pub data_type: poplar::DType,
 }
 
 impl FcPlan {
@@ -199,7 +203,7 @@ impl std::fmt::Display for FcPlan {
         let e = &self.estimate;
         writeln!(
             f,
-            "sparse fc plan: W [{} × {}] with {} non-zeros in {}×{} blocks ({:.4} dense) · X [{} × {}], f32",
+            "sparse fc plan: W [{} × {}] with {} non-zeros in {}×{} blocks ({:.4} dense) · X [{} × {}], {} values, f32 partials",
             p.output_size,
             p.input_size,
             p.nonzeros,
@@ -207,7 +211,8 @@ impl std::fmt::Display for FcPlan {
             p.block,
             p.nonzeros as f64 / (p.output_size * p.input_size) as f64,
             p.input_size,
-            p.batch
+            p.batch,
+            self.data_type.poplar_name()
         )?;
         writeln!(
             f,
@@ -247,6 +252,8 @@ pub enum FcPlanError {
     Empty(FcParams),
     /// A block size other than 1, 4, 8, 16, or sizes that are not multiples of it.
     BadBlock(FcParams),
+    /// A data type other than f32 and f16.
+    Type(poplar::DType),
     DoesNotFit {
         params: FcParams,
         least_bytes_per_tile: u64,
@@ -258,6 +265,7 @@ impl std::fmt::Display for FcPlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FcPlanError::Empty(p) => write!(f, "sparse fc {p:?}: every size must be at least 1"),
+            FcPlanError::Type(t) => write!(f, "sparse fc: data type {t:?}; f32 and f16 are supported"),
             FcPlanError::BadBlock(p) => write!(
                 f,
                 "sparse fc {p:?}: the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
@@ -292,6 +300,11 @@ fn evaluate(
         p.batch.div_ceil(pz) as u64,
     );
     let (b, bb) = (b as u64, (b * b) as u64);
+    let half = o.data_type == poplar::DType::F16;
+    // Bytes of a value (weights, dense operands); partials are f32.
+    let e = if half { 2 } else { 4 };
+    let bucket_cycles =
+        |cap: u64, z: u64, b: u64| crate::codelets::bucket_cycles_for(cap, z, b, half);
     let cap = ((p.nonzero_blocks() as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
         .ceil()
         .max(1.0) as u64;
@@ -301,15 +314,15 @@ fn evaluate(
     // The dense input block is copied onto every tile once: by exchange to the tiles that do
     // not hold it, on-tile (4 + bytes/8 cycles) where it lives.
     let remote = if px > 1 {
-        (4 * yb * z).div_ceil(rate) + setup
+        (e * yb * z).div_ceil(rate) + setup
     } else {
         0
     };
-    let input = remote + 4 + (4 * yb * z).div_ceil(8);
+    let input = remote + 4 + (e * yb * z).div_ceil(8);
     let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
     // A shift of every bucket (rows, columns, values: three exchanges with their syncs).
     let shift = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
-        + (4 * cap * bb).div_ceil(rate)
+        + (e * cap * bb).div_ceil(rate)
         + setup
         + sync;
     // Distribution: the P_Z buckets of a partition pass through its P_Z tiles (P_Z computes and
@@ -328,7 +341,7 @@ fn evaluate(
     };
     // The encoded bucket is copied into buffer A on its tile: three on-tile copies (the cycle
     // model's 4 + bytes/8 each).
-    let copies = 2 * (4 + (4 * cap).div_ceil(8)) + 4 + (4 * cap * bb).div_ceil(8);
+    let copies = 2 * (4 + (4 * cap).div_ceil(8)) + 4 + (e * cap * bb).div_ceil(8);
     // A propagation step: the loop's condition (a Countdown vertex, then the global sync of
     // the RepeatWhileTrue predicate), the global sync of the Switch on the active buffer, the
     // three shift exchanges and the compute.
@@ -347,7 +360,7 @@ fn evaluate(
     // Buckets (three buffers), the dense block and the partial of the busiest pass, and the
     // received partials and output chunk of the larger reduction (Fwd over P_Y, GradA over
     // P_X; the passes share the plan).
-    let mut bytes = 3 * (8 + 4 * bb) * cap + 4 * (xb + yb) * z;
+    let mut bytes = 3 * (8 + e * bb) * cap + e * (xb + yb) * z + 4 * xb.max(yb) * z;
     let reduction = |parts: u64, rows: u64| {
         if parts > 1 {
             let chunk = rows.div_ceil(parts);
@@ -364,6 +377,9 @@ fn evaluate(
 pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPlanError> {
     if p.output_size == 0 || p.input_size == 0 || p.batch == 0 || p.nonzeros == 0 {
         return Err(FcPlanError::Empty(p));
+    }
+    if o.data_type != poplar::DType::F32 && o.data_type != poplar::DType::F16 {
+        return Err(FcPlanError::Type(o.data_type));
     }
     let b = p.block;
     if ![1, 4, 8, 16].contains(&b)
@@ -420,6 +436,7 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
                         estimate: est,
                         bytes_per_tile: bytes,
                         budget,
+                        data_type: o.data_type,
                     },
                 ));
             }

@@ -514,3 +514,110 @@ fn csr_patterns_encode_like_their_triplets_and_buckets_decode_back() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn f16_values_round_each_product_to_f16_and_accumulate_in_f32() {
+    // Weights and dense operands in f16, partials and outputs in f32, for element and 4×4
+    // blocks, with a spill. The oracle rounds every product to f16 (as the vertices do) and
+    // sums in f64.
+    use poplar::f16;
+    let target = Target::custom(16, 128 * 1024);
+    for b in [1usize, 4] {
+        let params = FcParams::with_density(48, 40, 6, 0.2).with_block(b);
+        let opts = FcOptions {
+            data_type: poplar::DType::F16,
+            ..Default::default()
+        };
+        let plan = popsparse::plan(&target, params, &opts).unwrap();
+        assert!(plan.to_string().contains("half values"), "{plan}");
+        let mut d = device(&target, &plan);
+        let (xb, yb) = (plan.x_range(0).len(), plan.y_range(0).len());
+        for (rr, cc, seed) in [(48, 40, 80), (xb, yb, 81)] {
+            let blocks: Vec<(usize, usize, Vec<f32>)> =
+                block_pattern(rr, cc, b, params.nonzero_blocks(), seed)
+                    .into_iter()
+                    .map(|(r, c, v)| (r, c, v.iter().map(|&x| f16::from_f32(x).to_f32()).collect()))
+                    .collect();
+            let refs: Vec<(usize, usize, &[f32])> =
+                blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+            let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
+            let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<f16>>();
+            let e = &mut d.engine;
+            e.write_tensor("W.rows", &enc.rows).unwrap();
+            e.write_tensor("W.cols", &enc.cols).unwrap();
+            e.write_tensor("W.vals", &h(&enc.vals)).unwrap();
+            e.write_tensor("W.steps", &[enc.steps]).unwrap();
+            let mut rng = Rng(seed + 100);
+            let z = params.batch;
+            let x: Vec<f32> = (0..40 * z)
+                .map(|_| f16::from_f32(rng.unit()).to_f32())
+                .collect();
+            let yg: Vec<f32> = (0..48 * z)
+                .map(|_| f16::from_f32(rng.unit()).to_f32())
+                .collect();
+            e.write_tensor("x", &h(&x)).unwrap();
+            e.write_tensor("yg", &h(&yg)).unwrap();
+            for prog in 0..3 {
+                e.run(prog).unwrap();
+            }
+            let (y, xg, wg) = (
+                e.read_tensor::<f32>("y").unwrap(),
+                e.read_tensor::<f32>("xg").unwrap(),
+                e.read_tensor::<f32>("wg").unwrap(),
+            );
+            let p16 = |a: f32, b: f32| f64::from(f16::from_f32(a * b).to_f32());
+            let (mut yw, mut ym, mut yc) =
+                (vec![0.0f64; 48 * z], vec![0.0f64; 48 * z], vec![0usize; 48]);
+            let (mut xw, mut xm, mut xc) =
+                (vec![0.0f64; 40 * z], vec![0.0f64; 40 * z], vec![0usize; 40]);
+            let mut trip = Vec::new();
+            for (r, c, v) in &blocks {
+                for i in 0..b {
+                    for j in 0..b {
+                        trip.push((r + i, c + j, v[i * b + j]));
+                    }
+                }
+            }
+            for &(r, c, v) in &trip {
+                yc[r] += 1;
+                xc[c] += 1;
+                for k in 0..z {
+                    let t = p16(v, x[c * z + k]);
+                    yw[r * z + k] += t;
+                    ym[r * z + k] += t.abs();
+                    let u = p16(v, yg[r * z + k]);
+                    xw[c * z + k] += u;
+                    xm[c * z + k] += u.abs();
+                }
+            }
+            let eps = f64::from(f32::EPSILON) / 2.0;
+            for (i, &g) in y.iter().enumerate() {
+                let tol = (yc[i / z] as f64 + 2.0) * eps * ym[i] + 1e-30;
+                assert!(
+                    (f64::from(g) - yw[i]).abs() <= tol,
+                    "b {b} Y[{i}] {g} vs {}",
+                    yw[i]
+                );
+            }
+            for (i, &g) in xg.iter().enumerate() {
+                let tol = (xc[i / z] as f64 + 2.0) * eps * xm[i] + 1e-30;
+                assert!(
+                    (f64::from(g) - xw[i]).abs() <= tol,
+                    "b {b} X'[{i}] {g} vs {}",
+                    xw[i]
+                );
+            }
+            let grads = popsparse::decode_grad(&plan, &enc, &wg);
+            for (i, (&(r, c, _), &g)) in trip.iter().zip(&grads).enumerate() {
+                let (mut w, mut m) = (0.0f64, 0.0f64);
+                for k in 0..z {
+                    let t = p16(yg[r * z + k], x[c * z + k]);
+                    w += t;
+                    m += t.abs();
+                }
+                let tol = (z as f64 + 1.0) * eps * m + 1e-30;
+                assert!((f64::from(g) - w).abs() <= tol, "b {b} W'[{i}] {g} vs {w}");
+            }
+        }
+    }
+}
