@@ -193,7 +193,7 @@ fn main() {
             }
         }
     };
-    let reps = 7;
+    let reps = 25;
     let (mut sim, mut host) = (Vec::new(), Vec::new());
     let mut out = vec![0.0f32; m * batch];
     for _ in 0..reps {

@@ -17,7 +17,7 @@
 
 use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor, VertexRef};
 
-use crate::codelets::bucket_cycles;
+use crate::codelets::bucket_cycles_for;
 use crate::plan::FcPlan;
 
 /// Errors of building the layer.
@@ -197,13 +197,26 @@ pub fn create_output(graph: &mut Graph, plan: &FcPlan, name: &str) -> Result<Ten
 /// The compute sets of a pass: the distribution's over buffers A and B, and the
 /// propagation's over A and B (which process only spilled entries).
 struct Sets {
+    /// The first compute of the distribution, over the encoded buckets themselves (it
+    /// zeroes the outputs first).
+    first: ComputeSet,
     dist: [ComputeSet; 2],
     prop: [ComputeSet; 2],
+}
+
+/// Which buckets a vertex set reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Buf {
+    A,
+    B,
+    /// The encoded buckets (and for GradW the gradient buffer A).
+    W,
 }
 
 impl Sets {
     fn new(graph: &mut Graph, name: &str) -> Sets {
         Sets {
+            first: graph.add_compute_set(&format!("{name}/distribute")),
             dist: [
                 graph.add_compute_set(&format!("{name}/A")),
                 graph.add_compute_set(&format!("{name}/B")),
@@ -215,13 +228,14 @@ impl Sets {
         }
     }
 
-    /// `(compute set, buffer index 0 A / 1 B, propagation flag)` of the four vertex sets.
-    fn all(&self) -> [(ComputeSet, usize, u32); 4] {
+    /// `(compute set, buckets, propagation flag, first flag)` of the five vertex sets.
+    fn all(&self) -> [(ComputeSet, Buf, u32, u32); 5] {
         [
-            (self.dist[0], 0, 0),
-            (self.dist[1], 1, 0),
-            (self.prop[0], 0, 1),
-            (self.prop[1], 1, 1),
+            (self.first, Buf::W, 0, 1),
+            (self.dist[0], Buf::A, 0, 0),
+            (self.dist[1], Buf::B, 0, 0),
+            (self.prop[0], Buf::A, 1, 0),
+            (self.prop[1], Buf::B, 1, 0),
         ]
     }
 }
@@ -230,6 +244,9 @@ impl Sets {
 struct Loop {
     a: [Tensor; 3],
     b: [Tensor; 3],
+    /// The encoded buckets as a buffer: rows, columns, and values (for GradW the gradient
+    /// buffer A, which the first compute zeroes).
+    w: [Tensor; 3],
     counter: Tensor,
     parity: Tensor,
     pred: Tensor,
@@ -237,7 +254,25 @@ struct Loop {
     countdown: ComputeSet,
 }
 
-fn make_loop(graph: &mut Graph, plan: &FcPlan, third: DType, name: &str) -> Result<Loop, FcError> {
+impl Loop {
+    fn buffer(&self, b: Buf) -> &[Tensor; 3] {
+        match b {
+            Buf::A => &self.a,
+            Buf::B => &self.b,
+            Buf::W => &self.w,
+        }
+    }
+}
+
+/// The loop state of a pass; `gradient` for GradW (its third buffer holds the gradient, f32).
+fn make_loop(
+    graph: &mut Graph,
+    plan: &FcPlan,
+    w: &SparseWeights,
+    gradient: bool,
+    name: &str,
+) -> Result<Loop, FcError> {
+    let third = if gradient { DType::F32 } else { plan.data_type };
     let width = plan.block_values();
     let mk = |graph: &mut Graph, tag: &str| -> Result<[Tensor; 3], FcError> {
         Ok([
@@ -263,7 +298,14 @@ fn make_loop(graph: &mut Graph, plan: &FcPlan, third: DType, name: &str) -> Resu
     graph.connect(v, "parity", &parity)?;
     graph.connect(v, "pred", &pred)?;
     graph.set_tile_mapping(v, 0)?;
+    // Fwd and GradA read the encoded values; GradW's third buffer is its gradient.
+    let w_third = if gradient {
+        a[2].clone()
+    } else {
+        w.vals.clone()
+    };
     Ok(Loop {
+        w: [w.rows.clone(), w.cols.clone(), w_third],
         a,
         b,
         counter,
@@ -274,19 +316,21 @@ fn make_loop(graph: &mut Graph, plan: &FcPlan, third: DType, name: &str) -> Resu
     })
 }
 
-/// The distribution and propagation programs around two compute sets (one per buffer).
-/// `first` zeroes the partials and fills buffer A. The distribution processes A, then passes
-/// the buckets through the other `P_Z − 1` tiles of their partition (static shifts within the
-/// partition); the propagation, only when `steps > 0`, shifts every bucket one tile around
-/// the ring per step. `parity` ends as the active buffer (0: A, 1: B).
+/// The distribution and propagation programs. `first` copies the dense blocks onto the tiles.
+/// The distribution processes the encoded buckets in place (the first compute zeroes the
+/// outputs), then passes the buckets through the other `P_Z − 1` tiles of their partition
+/// (static shifts within the partition, into B, A, B, …). The propagation, only when
+/// `steps > 0`, shifts every bucket one tile around the ring per step, between A and B
+/// (starting with a copy of the encoded buckets into A when `P_Z = 1`). `parity` ends as the
+/// active working buffer (0: A, 1: B).
 fn passes(
     lp: &Loop,
     w: &SparseWeights,
     plan: &FcPlan,
     first: Vec<Program>,
     sets: &Sets,
+    gradient: bool,
 ) -> Result<Program, FcError> {
-    let (cs_a, cs_b) = (sets.dist[0], sets.dist[1]);
     let (pa, pb) = (sets.prop[0], sets.prop[1]);
     let pz = plan.pz;
     let t = plan.tiles();
@@ -303,19 +347,21 @@ fn passes(
     let within = |s: usize| s / pz * pz + (s % pz + 1) % pz;
     let around = |s: usize| (s + 1) % t;
     let mut steps = first;
-    steps.push(Program::execute(cs_a));
-    let mut active = 0usize;
+    steps.push(Program::execute(sets.first));
+    let mut active = Buf::W;
     for _ in 1..pz {
-        if active == 0 {
-            steps.push(shift(&lp.a, &lp.b, &within)?);
-            steps.push(Program::execute(cs_b));
-        } else {
-            steps.push(shift(&lp.b, &lp.a, &within)?);
-            steps.push(Program::execute(cs_a));
-        }
-        active ^= 1;
+        let (from, to, to_buf, cs) = match active {
+            Buf::W => (&lp.w, &lp.b, Buf::B, sets.dist[1]),
+            Buf::B => (&lp.b, &lp.a, Buf::A, sets.dist[0]),
+            Buf::A => (&lp.a, &lp.b, Buf::B, sets.dist[1]),
+        };
+        steps.push(shift(from, to, &within)?);
+        steps.push(Program::execute(cs));
+        active = to_buf;
     }
-    steps.push(Program::copy(&lp.consts[active], &lp.parity));
+    // GradW's gradient of the encoded buckets is buffer A's.
+    let parity = usize::from(active == Buf::B);
+    steps.push(Program::copy(&lp.consts[parity], &lp.parity));
     let body = Program::switch(
         &lp.parity,
         vec![
@@ -330,26 +376,40 @@ fn passes(
         ],
         Program::nop(),
     );
-    let propagation = Program::seq(vec![
-        Program::copy(&w.steps, &lp.counter),
-        Program::repeat_while_true(Program::execute(lp.countdown), &lp.pred, body),
-    ]);
+    let mut propagation = Vec::new();
+    if active == Buf::W {
+        // The encoded buckets become buffer A (GradW's gradient already is).
+        let n = if gradient { 2 } else { 3 };
+        for (src, dst) in lp.w.iter().zip(&lp.a).take(n) {
+            propagation.push(Program::copy(src, dst));
+        }
+    }
+    propagation.push(Program::copy(&w.steps, &lp.counter));
+    propagation.push(Program::repeat_while_true(
+        Program::execute(lp.countdown),
+        &lp.pred,
+        body,
+    ));
     steps.push(Program::labelled(
         "propagation",
-        vec![Program::if_then(&w.steps, propagation)],
+        vec![Program::if_then(&w.steps, Program::seq(propagation))],
     ));
     Ok(Program::seq(steps))
 }
 
 /// The partition, batch and block states of a vertex on `tile`, and its cycle estimate.
+/// `first` vertices zero `zeroed` output elements first (their cost is added).
 fn set_partition(
     graph: &mut Graph,
     v: VertexRef,
     plan: &FcPlan,
     tile: usize,
     propagation: u32,
+    first: u32,
+    zeroed: usize,
 ) -> Result<(), FcError> {
     graph.set_vertex_state(v, "propagation", propagation)?;
+    graph.set_vertex_state(v, "first", first)?;
     let (x, y, z) = plan.coords(tile);
     let (xr, yr, zr) = (plan.x_range(x), plan.y_range(y), plan.z_range(z));
     let p = plan.params;
@@ -363,9 +423,15 @@ fn set_partition(
     ] {
         graph.set_vertex_state(v, f, val as u32)?;
     }
+    let half = plan.data_type == DType::F16;
+    let zero = if first != 0 {
+        codelets::cycles::elementwise(zeroed as u64, DType::F32, 1)
+    } else {
+        0
+    };
     graph.set_cycle_estimate(
         v,
-        bucket_cycles(plan.capacity as u64, zr.len() as u64, p.block as u64),
+        bucket_cycles_for(plan.capacity as u64, zr.len() as u64, p.block as u64, half) + zero,
     )?;
     Ok(())
 }
@@ -382,6 +448,7 @@ fn dense_vertex(
     plan: &FcPlan,
     tile: usize,
     propagation: u32,
+    first: u32,
 ) -> Result<VertexRef, FcError> {
     let v = graph.add_vertex(cs, codelet)?;
     graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
@@ -389,7 +456,7 @@ fn dense_vertex(
     graph.connect(v, "vals", &bucket(&buf[2], plan, tile)?)?;
     graph.connect(v, input_field, input)?;
     graph.connect(v, "out", out)?;
-    set_partition(graph, v, plan, tile, propagation)?;
+    set_partition(graph, v, plan, tile, propagation, first, out.num_elements())?;
     graph.set_tile_mapping(v, tile as u32)?;
     Ok(v)
 }
@@ -500,7 +567,7 @@ pub fn fwd(
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
     check_dense(x, "X", [p.input_size, p.batch], plan)?;
-    let lp = make_loop(graph, plan, plan.data_type, name)?;
+    let lp = make_loop(graph, plan, w, false, name)?;
     let (xr, zr) = (x_ranges(plan), z_ranges(plan));
     // Partial j holds the sums over the columns of partition y = j; block (x, z) on tile
     // (x, j, z).
@@ -514,10 +581,6 @@ pub fn fwd(
             |i, z| plan.tile(i, j, z),
             &format!("{name}/partial{j}"),
         )?);
-    }
-    let zero = graph.add_compute_set(&format!("{name}/zero"));
-    for part in &partials {
-        codelets::ops::fill(graph, zero, part, 0.0f32)?;
     }
     let sets = Sets::new(graph, name);
     let (xl, xcopy) = local_blocks(
@@ -533,8 +596,8 @@ pub fn fwd(
             .slice_dim(0, plan.x_range(xi))?
             .slice_dim(1, plan.z_range(zi))?
             .flatten();
-        for (cs, buf, prop) in sets.all() {
-            let buf = if buf == 0 { &lp.a } else { &lp.b };
+        for (cs, buf, prop, first) in sets.all() {
+            let buf = lp.buffer(buf);
             dense_vertex(
                 graph,
                 cs,
@@ -546,18 +609,11 @@ pub fn fwd(
                 plan,
                 tile,
                 prop,
+                first,
             )?;
         }
     }
-    let mut first = vec![Program::execute(zero), xcopy];
-    for (src, dst) in [
-        (&w.rows, &lp.a[0]),
-        (&w.cols, &lp.a[1]),
-        (&w.vals, &lp.a[2]),
-    ] {
-        first.push(Program::copy(src, dst));
-    }
-    let mut prog = vec![passes(&lp, w, plan, first, &sets)?];
+    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets, false)?];
     let y = if plan.py > 1 {
         let (out, red) = reduce(
             graph,
@@ -586,7 +642,7 @@ pub fn grad_a(
 ) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
     check_dense(yg, "Y'", [p.output_size, p.batch], plan)?;
-    let lp = make_loop(graph, plan, plan.data_type, name)?;
+    let lp = make_loop(graph, plan, w, false, name)?;
     let (yr, zr) = (y_ranges(plan), z_ranges(plan));
     let mut partials = Vec::new();
     for i in 0..plan.px {
@@ -598,10 +654,6 @@ pub fn grad_a(
             |j, z| plan.tile(i, j, z),
             &format!("{name}/partial{i}"),
         )?);
-    }
-    let zero = graph.add_compute_set(&format!("{name}/zero"));
-    for part in &partials {
-        codelets::ops::fill(graph, zero, part, 0.0f32)?;
     }
     let sets = Sets::new(graph, name);
     let (ygl, xcopy) = local_blocks(
@@ -617,8 +669,8 @@ pub fn grad_a(
             .slice_dim(0, plan.y_range(yi))?
             .slice_dim(1, plan.z_range(zi))?
             .flatten();
-        for (cs, buf, prop) in sets.all() {
-            let buf = if buf == 0 { &lp.a } else { &lp.b };
+        for (cs, buf, prop, first) in sets.all() {
+            let buf = lp.buffer(buf);
             dense_vertex(
                 graph,
                 cs,
@@ -630,18 +682,11 @@ pub fn grad_a(
                 plan,
                 tile,
                 prop,
+                first,
             )?;
         }
     }
-    let mut first = vec![Program::execute(zero), xcopy];
-    for (src, dst) in [
-        (&w.rows, &lp.a[0]),
-        (&w.cols, &lp.a[1]),
-        (&w.vals, &lp.a[2]),
-    ] {
-        first.push(Program::copy(src, dst));
-    }
-    let mut prog = vec![passes(&lp, w, plan, first, &sets)?];
+    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets, false)?];
     let xg = if plan.px > 1 {
         let (out, red) = reduce(
             graph,
@@ -673,7 +718,7 @@ pub fn grad_w(
     let p = plan.params;
     check_dense(x, "X", [p.input_size, p.batch], plan)?;
     check_dense(yg, "Y'", [p.output_size, p.batch], plan)?;
-    let lp = make_loop(graph, plan, DType::F32, name)?;
+    let lp = make_loop(graph, plan, w, true, name)?;
     let sets = Sets::new(graph, name);
     let (xl, xcopy) = local_blocks(
         graph,
@@ -690,27 +735,27 @@ pub fn grad_w(
         &format!("{name}/yg"),
     )?;
     for (tile, (xin, ygin)) in xl.into_iter().zip(ygl).enumerate() {
-        for (cs, buf, prop) in sets.all() {
-            let buf = if buf == 0 { &lp.a } else { &lp.b };
+        for (cs, buf, prop, first) in sets.all() {
+            let buf = lp.buffer(buf);
             let v = graph.add_vertex(cs, &codelet("SparseGradW", plan))?;
             graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
             graph.connect(v, "cols", &bucket(&buf[1], plan, tile)?)?;
             graph.connect(v, "grad", &bucket(&buf[2], plan, tile)?)?;
             graph.connect(v, "x", &xin)?;
             graph.connect(v, "yg", &ygin)?;
-            set_partition(graph, v, plan, tile, prop)?;
+            set_partition(
+                graph,
+                v,
+                plan,
+                tile,
+                prop,
+                first,
+                plan.capacity * plan.block_values(),
+            )?;
             graph.set_tile_mapping(v, tile as u32)?;
         }
     }
-    let zero = graph.add_compute_set(&format!("{name}/zero"));
-    codelets::ops::fill(graph, zero, &lp.a[2], 0.0f32)?;
-    let first = vec![
-        Program::execute(zero),
-        xcopy,
-        ycopy,
-        Program::copy(&w.rows, &lp.a[0]),
-        Program::copy(&w.cols, &lp.a[1]),
-    ];
+    let first = vec![xcopy, ycopy];
     let out = buckets(
         graph,
         plan,
@@ -726,6 +771,6 @@ pub fn grad_w(
         ],
         Program::nop(),
     );
-    let prog = vec![passes(&lp, w, plan, first, &sets)?, fin];
+    let prog = vec![passes(&lp, w, plan, first, &sets, true)?, fin];
     Ok((out, Program::labelled(name, prog)))
 }

@@ -11,6 +11,10 @@
 //! - `Countdown`: `pred = counter > 0`; if so, `counter −= 1` and `parity ^= 1`: the
 //!   propagation loop's condition and the active buffer.
 //!
+//! With `first` set, a vertex first zeroes its output (the partial block, or for GradW the
+//! gradient bucket): the distribution's first compute set does, so no separate zeroing phase
+//! runs.
+//!
 //! Cycle estimates (static, so for a full bucket): [`bucket_cycles`], which the builder sets on
 //! each vertex (the batch and block size are state values a cycle estimate cannot see).
 
@@ -135,8 +139,11 @@ fn dense_pass<T: Value>(
                 let w = v[i * b + j];
                 let (o, inp) = if grad_a { (j, i) } else { (i, j) };
                 let (orow, irow) = ((oo + o) * z, (io + inp) * z);
-                for k in 0..z {
-                    out[orow + k] += T::product(w, input[irow + k]);
+                // Row slices (bounds checked once above), so the loop over the batch has no
+                // per-element checks and vectorises.
+                let (dst, src) = (&mut out[orow..orow + z], &input[irow..irow + z]);
+                for (d, &x) in dst.iter_mut().zip(src) {
+                    *d += T::product(w, x);
                 }
             }
         }
@@ -161,12 +168,16 @@ macro_rules! dense_codelet {
                 z: State<u32>,
                 block: State<u32>,
                 propagation: State<u32>,
+                first: State<u32>,
             }
         }
 
         impl Vertex for $name<'_> {
             fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
+                if self.first != 0 {
+                    self.out.fill(0.0);
+                }
                 dense_pass(
                     $cname,
                     self.rows,
@@ -211,6 +222,7 @@ macro_rules! grad_w_codelet {
                 z: State<u32>,
                 block: State<u32>,
                 propagation: State<u32>,
+                first: State<u32>,
             }
         }
 
@@ -219,6 +231,9 @@ macro_rules! grad_w_codelet {
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
                 let [x0, _, y0, _, z, b] = d;
                 let bb = b * b;
+                if self.first != 0 {
+                    self.grad.fill(0.0);
+                }
                 if self.rows.len() != self.cols.len() || self.grad.len() != self.rows.len() * bb {
                     return Err(VertexError::new(format!(
                         "{}: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
@@ -243,8 +258,8 @@ macro_rules! grad_w_codelet {
                         for j in 0..b {
                             let (yo, xo) = ((ro + i) * z, (co + j) * z);
                             let mut s = 0.0f32;
-                            for k in 0..z {
-                                s += <$t as Value>::product(self.yg[yo + k], self.x[xo + k]);
+                            for (&a, &c) in self.yg[yo..yo + z].iter().zip(&self.x[xo..xo + z]) {
+                                s += <$t as Value>::product(a, c);
                             }
                             self.grad[e * bb + i * b + j] += s;
                         }

@@ -22,7 +22,7 @@
 //!   with `poplin`'s `SumBlocks<float>`;
 //! - an internal sync before each exchange, and one global sync for `If(steps)` (the
 //!   cycle model charges a global sync to every data-dependent control flow);
-//! - the copy of the encoded buckets into the working buffer (on-tile copies).
+//! - the first compute reads the encoded buckets in place and zeroes the partials itself.
 //!
 //! A propagation step costs the loop's condition and its global sync, the global sync of the
 //! `Switch`, the three shift exchanges (with their syncs) and a compute.
@@ -339,9 +339,6 @@ fn evaluate(
     } else {
         (0, 0)
     };
-    // The encoded bucket is copied into buffer A on its tile: three on-tile copies (the cycle
-    // model's 4 + bytes/8 each).
-    let copies = 2 * (4 + (4 * cap).div_ceil(8)) + 4 + (e * cap * bb).div_ceil(8);
     // A propagation step: the loop's condition (a Countdown vertex, then the global sync of
     // the RepeatWhileTrue predicate), the global sync of the Switch on the active buffer, the
     // three shift exchanges and the compute.
@@ -349,7 +346,7 @@ fn evaluate(
     let step = codelets::cycles::OVERHEAD + 2 * global + shift + bucket_cycles(cap, z, b);
     let est = FcEstimate {
         distribution_exchange: input,
-        distribution_compute: compute + copies,
+        distribution_compute: compute,
         reduction_exchange: rx,
         reduction_compute: rc,
         // An internal sync before each exchange, and the global sync that every data-dependent
