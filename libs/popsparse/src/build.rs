@@ -321,7 +321,7 @@ fn make_loop(
 /// outputs), then passes the buckets through the other `P_Z − 1` tiles of their partition
 /// (static shifts within the partition, into B, A, B, …). The propagation, only when
 /// `steps > 0`, shifts every bucket one tile around the ring per step, between A and B
-/// (starting with a copy of the encoded buckets into A when `P_Z = 1`). `parity` ends as the
+/// (the first step from the encoded buckets into B when `P_Z = 1`). `parity` ends as the
 /// active working buffer (0: A, 1: B).
 fn passes(
     lp: &Loop,
@@ -329,7 +329,6 @@ fn passes(
     plan: &FcPlan,
     first: Vec<Program>,
     sets: &Sets,
-    gradient: bool,
 ) -> Result<Program, FcError> {
     let (pa, pb) = (sets.prop[0], sets.prop[1]);
     let pz = plan.pz;
@@ -376,15 +375,14 @@ fn passes(
         ],
         Program::nop(),
     );
-    let mut propagation = Vec::new();
+    let mut propagation = vec![Program::copy(&w.steps, &lp.counter)];
     if active == Buf::W {
-        // The encoded buckets become buffer A (GradW's gradient already is).
-        let n = if gradient { 2 } else { 3 };
-        for (src, dst) in lp.w.iter().zip(&lp.a).take(n) {
-            propagation.push(Program::copy(src, dst));
-        }
+        // The first step shifts the encoded buckets themselves into B (with its own
+        // countdown, so the loop then runs the remaining `steps − 1`).
+        propagation.push(Program::execute(lp.countdown));
+        propagation.push(shift(&lp.w, &lp.b, &around)?);
+        propagation.push(Program::execute(pb));
     }
-    propagation.push(Program::copy(&w.steps, &lp.counter));
     propagation.push(Program::repeat_while_true(
         Program::execute(lp.countdown),
         &lp.pred,
@@ -613,7 +611,7 @@ pub fn fwd(
             )?;
         }
     }
-    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets, false)?];
+    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets)?];
     let y = if plan.py > 1 {
         let (out, red) = reduce(
             graph,
@@ -686,7 +684,7 @@ pub fn grad_a(
             )?;
         }
     }
-    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets, false)?];
+    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets)?];
     let xg = if plan.px > 1 {
         let (out, red) = reduce(
             graph,
@@ -771,6 +769,6 @@ pub fn grad_w(
         ],
         Program::nop(),
     );
-    let prog = vec![passes(&lp, w, plan, first, &sets, true)?, fin];
+    let prog = vec![passes(&lp, w, plan, first, &sets)?, fin];
     Ok((out, Program::labelled(name, prog)))
 }

@@ -121,6 +121,28 @@ fn dense_pass<T: Value>(
             vals.len()
         )));
     }
+    if b == 1 {
+        // Element sparsity: one value per entry, one row of the batch.
+        for ((&r, &c), &w) in rows.iter().zip(cols).zip(vals) {
+            let Some((r, c)) = take(r, c, &d, propagation) else {
+                continue;
+            };
+            let (ro, co) = (r - x0, c - y0);
+            let (oo, io) = if grad_a { (co, ro) } else { (ro, co) };
+            let (Some(dst), Some(src)) = (
+                out.get_mut(oo * z..(oo + 1) * z),
+                input.get(io * z..(io + 1) * z),
+            ) else {
+                return Err(VertexError::new(format!(
+                    "{name}: entry ({r}, {c}) outside the dense blocks"
+                )));
+            };
+            for (d, &x) in dst.iter_mut().zip(src) {
+                *d += T::product(w, x);
+            }
+        }
+        return Ok(());
+    }
     for (e, (&r, &c)) in rows.iter().zip(cols).enumerate() {
         let Some((r, c)) = take(r, c, &d, propagation) else {
             continue;
