@@ -150,10 +150,7 @@ fn main() {
     let bad: Vec<(usize, usize, f32)> = (0..nz).map(|i| (i / k, i % k, rng.unit())).collect();
     for (name, pattern) in [("random", &random), ("bad (first rows dense)", &bad)] {
         let enc = popsparse::encode(&plan, pattern).unwrap();
-        e.write_tensor("W.rows", &enc.rows).unwrap();
-        e.write_tensor("W.cols", &enc.cols).unwrap();
-        e.write_tensor("W.vals", &enc.vals).unwrap();
-        e.write_tensor("W.steps", &[enc.steps]).unwrap();
+        popsparse::write_encoded(&mut e, "W", &plan, &enc).unwrap();
         e.enable_profiling(ProfileOptions::default());
         let t = Instant::now();
         e.run(0).unwrap();
@@ -170,10 +167,7 @@ fn main() {
     // Host time of the simulated Fwd (random pattern, profiling off) against a CSR product.
     e.disable_profiling();
     let enc = popsparse::encode(&plan, &random).unwrap();
-    e.write_tensor("W.rows", &enc.rows).unwrap();
-    e.write_tensor("W.cols", &enc.cols).unwrap();
-    e.write_tensor("W.vals", &enc.vals).unwrap();
-    e.write_tensor("W.steps", &[enc.steps]).unwrap();
+    popsparse::write_encoded(&mut e, "W", &plan, &enc).unwrap();
     let mut sorted = random.clone();
     sorted.sort_by_key(|&(r, c, _)| (r, c));
     let mut row_ptr = vec![0usize; m + 1];

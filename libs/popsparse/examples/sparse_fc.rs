@@ -195,10 +195,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let refs: Vec<(usize, usize, &[f32])> =
             blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
         let enc = popsparse::encode_blocks(&plan, &refs)?;
-        e.write_tensor("W.rows", &enc.rows)?;
-        e.write_tensor("W.cols", &enc.cols)?;
-        e.write_tensor("W.vals", &enc.vals)?;
-        e.write_tensor("W.steps", &[enc.steps])?;
+        popsparse::write_encoded(&mut e, "W", &plan, &enc)?;
         println!(
             "\n== {name} pattern: {} non-zero blocks, {} spilled, {} propagation steps",
             blocks.len(),

@@ -563,70 +563,7 @@ pub fn fwd(
     plan: &FcPlan,
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
-    let p = plan.params;
-    check_dense(x, "X", [p.input_size, p.batch], plan)?;
-    let lp = make_loop(graph, plan, w, false, name)?;
-    let (xr, zr) = (x_ranges(plan), z_ranges(plan));
-    // Partial j holds the sums over the columns of partition y = j; block (x, z) on tile
-    // (x, j, z).
-    let mut partials = Vec::new();
-    for j in 0..plan.py {
-        partials.push(grid(
-            graph,
-            DType::F32,
-            &xr,
-            &zr,
-            |i, z| plan.tile(i, j, z),
-            &format!("{name}/partial{j}"),
-        )?);
-    }
-    let sets = Sets::new(graph, name);
-    let (xl, xcopy) = local_blocks(
-        graph,
-        x,
-        plan,
-        |t| plan.y_range(plan.coords(t).1),
-        &format!("{name}/x"),
-    )?;
-    for (tile, input) in xl.into_iter().enumerate() {
-        let (xi, yi, zi) = plan.coords(tile);
-        let out = partials[yi]
-            .slice_dim(0, plan.x_range(xi))?
-            .slice_dim(1, plan.z_range(zi))?
-            .flatten();
-        for (cs, buf, prop, first) in sets.all() {
-            let buf = lp.buffer(buf);
-            dense_vertex(
-                graph,
-                cs,
-                &codelet("SparseFwd", plan),
-                buf,
-                "x",
-                &input,
-                &out,
-                plan,
-                tile,
-                prop,
-                first,
-            )?;
-        }
-    }
-    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets)?];
-    let y = if plan.py > 1 {
-        let (out, red) = reduce(
-            graph,
-            &partials,
-            &xr,
-            &zr,
-            |i, j, z| plan.tile(i, j, z),
-            name,
-        )?;
-        prog.push(red);
-        out
-    } else {
-        partials.pop().expect("one partial")
-    };
-    Ok((y, Program::labelled(name, prog)))
+    dense_output_pass(graph, w, x, plan, name, false)
 }
 
 /// The GradA pass `X' = Wᵀ · Y'`: `yg` is `[X, Z]`; returns `X'` (`[Y, Z]`; with `P_X > 1`
@@ -638,68 +575,92 @@ pub fn grad_a(
     plan: &FcPlan,
     name: &str,
 ) -> Result<(Tensor, Program), FcError> {
+    dense_output_pass(graph, w, yg, plan, name, true)
+}
+
+/// Fwd (`grad_a` false) or GradA (true): the pass whose output is dense. Fwd sums over the
+/// `P_Y` partitions of a row of `W`, GradA over the `P_X` of a column; the tile `(x, y, z)`
+/// reads its input block (rows `y` of `X`, or `x` of `Y'`) and adds into partial `y` (or `x`)
+/// at output rows `x` (or `y`).
+fn dense_output_pass(
+    graph: &mut Graph,
+    w: &SparseWeights,
+    input: &Tensor,
+    plan: &FcPlan,
+    name: &str,
+    grad_a: bool,
+) -> Result<(Tensor, Program), FcError> {
     let p = plan.params;
-    check_dense(yg, "Y'", [p.output_size, p.batch], plan)?;
+    let (what, field, codelet_base) = if grad_a {
+        ("Y'", "yg", "SparseGradA")
+    } else {
+        ("X", "x", "SparseFwd")
+    };
+    let in_rows = if grad_a { p.output_size } else { p.input_size };
+    check_dense(input, what, [in_rows, p.batch], plan)?;
     let lp = make_loop(graph, plan, w, false, name)?;
-    let (yr, zr) = (y_ranges(plan), z_ranges(plan));
+    // For a tile (x, y, z): which index its input rows, output rows and partial follow.
+    let in_index = |x: usize, y: usize| if grad_a { x } else { y };
+    let out_index = |x: usize, y: usize| if grad_a { y } else { x };
+    let (out_ranges, parts) = if grad_a {
+        (y_ranges(plan), plan.px)
+    } else {
+        (x_ranges(plan), plan.py)
+    };
+    let zr = z_ranges(plan);
+    // The tile of (output rows o, partial j, batch part z).
+    let tile_of = |o: usize, j: usize, z: usize| {
+        if grad_a {
+            plan.tile(j, o, z)
+        } else {
+            plan.tile(o, j, z)
+        }
+    };
     let mut partials = Vec::new();
-    for i in 0..plan.px {
+    for j in 0..parts {
         partials.push(grid(
             graph,
             DType::F32,
-            &yr,
+            &out_ranges,
             &zr,
-            |j, z| plan.tile(i, j, z),
-            &format!("{name}/partial{i}"),
+            |o, z| tile_of(o, j, z),
+            &format!("{name}/partial{j}"),
         )?);
     }
     let sets = Sets::new(graph, name);
-    let (ygl, xcopy) = local_blocks(
-        graph,
-        yg,
-        plan,
-        |t| plan.x_range(plan.coords(t).0),
-        &format!("{name}/yg"),
-    )?;
-    for (tile, input) in ygl.into_iter().enumerate() {
+    let in_range = |t: usize| {
+        let (x, y, _) = plan.coords(t);
+        if grad_a {
+            plan.x_range(x)
+        } else {
+            plan.y_range(y)
+        }
+    };
+    let (locals, copy) = local_blocks(graph, input, plan, in_range, &format!("{name}/{field}"))?;
+    let name_of = codelet(codelet_base, plan);
+    for (tile, local) in locals.into_iter().enumerate() {
         let (xi, yi, zi) = plan.coords(tile);
-        let out = partials[xi]
-            .slice_dim(0, plan.y_range(yi))?
+        let o = out_index(xi, yi);
+        let out = partials[in_index(xi, yi)]
+            .slice_dim(0, out_ranges[o].clone())?
             .slice_dim(1, plan.z_range(zi))?
             .flatten();
         for (cs, buf, prop, first) in sets.all() {
             let buf = lp.buffer(buf);
             dense_vertex(
-                graph,
-                cs,
-                &codelet("SparseGradA", plan),
-                buf,
-                "yg",
-                &input,
-                &out,
-                plan,
-                tile,
-                prop,
-                first,
+                graph, cs, &name_of, buf, field, &local, &out, plan, tile, prop, first,
             )?;
         }
     }
-    let mut prog = vec![passes(&lp, w, plan, vec![xcopy], &sets)?];
-    let xg = if plan.px > 1 {
-        let (out, red) = reduce(
-            graph,
-            &partials,
-            &yr,
-            &zr,
-            |j, i, z| plan.tile(i, j, z),
-            name,
-        )?;
+    let mut prog = vec![passes(&lp, w, plan, vec![copy], &sets)?];
+    let result = if parts > 1 {
+        let (out, red) = reduce(graph, &partials, &out_ranges, &zr, tile_of, name)?;
         prog.push(red);
         out
     } else {
         partials.pop().expect("one partial")
     };
-    Ok((xg, Program::labelled(name, prog)))
+    Ok((result, Program::labelled(name, prog)))
 }
 
 /// The GradW pass `W' = Y' · Xᵀ` on the pattern: returns the gradient buckets

@@ -10,6 +10,7 @@
 //! - [`mod@build`]: the weights and dense operands in a graph, and the three passes
 //!   (distribution, propagation with `RepeatWhileTrue` and `Switch` on the active buffer,
 //!   reduction);
+//! - [`mod@host`]: writing an encoded pattern into an engine;
 //! - [`mod@codelets`]: the vertices.
 //!
 //! Binaries call [`link()`] once (it links `poplin` and the standard codelets too).
@@ -20,6 +21,7 @@
 pub mod build;
 pub mod codelets;
 pub mod encode;
+pub mod host;
 pub mod plan;
 
 pub use build::{
@@ -28,6 +30,7 @@ pub use build::{
 pub use encode::{
     decode, decode_grad, encode, encode_blocks, encode_csr, Csr, EncodeError, Encoded,
 };
+pub use host::write_encoded;
 pub use plan::{plan, FcEstimate, FcOptions, FcParams, FcPlan, FcPlanError};
 
 /// Keeps this crate's codelet registrations (and `poplin`'s and the standard ones) linked.

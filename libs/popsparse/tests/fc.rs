@@ -96,10 +96,7 @@ fn check_encoded(
 ) -> u32 {
     let p = d.plan.params;
     let e = &mut d.engine;
-    e.write_tensor("W.rows", &enc.rows).unwrap();
-    e.write_tensor("W.cols", &enc.cols).unwrap();
-    e.write_tensor("W.vals", &enc.vals).unwrap();
-    e.write_tensor("W.steps", &[enc.steps]).unwrap();
+    popsparse::write_encoded(e, "W", &d.plan, enc).unwrap();
     let mut rng = Rng(seed);
     let x: Vec<f32> = (0..p.input_size * p.batch).map(|_| rng.unit()).collect();
     let yg: Vec<f32> = (0..p.output_size * p.batch).map(|_| rng.unit()).collect();
@@ -293,10 +290,7 @@ fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
         let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
         assert_eq!(enc.steps, 0);
         let e = &mut d.engine;
-        e.write_tensor("W.rows", &enc.rows).unwrap();
-        e.write_tensor("W.cols", &enc.cols).unwrap();
-        e.write_tensor("W.vals", &enc.vals).unwrap();
-        e.write_tensor("W.steps", &[0u32]).unwrap();
+        popsparse::write_encoded(e, "W", &d.plan, &enc).unwrap();
         e.enable_profiling(ProfileOptions::default());
         e.run(0).unwrap();
         let cycles = e.profile().unwrap().total_cycles();
@@ -396,10 +390,7 @@ fn each_propagation_step_costs_what_the_plan_says() {
         let enc = popsparse::encode(&plan, &trip).unwrap();
         assert_eq!(enc.steps as usize, n.div_ceil(plan.capacity) - 1, "{plan}");
         let e = &mut d.engine;
-        e.write_tensor("W.rows", &enc.rows).unwrap();
-        e.write_tensor("W.cols", &enc.cols).unwrap();
-        e.write_tensor("W.vals", &enc.vals).unwrap();
-        e.write_tensor("W.steps", &[enc.steps]).unwrap();
+        popsparse::write_encoded(e, "W", &d.plan, &enc).unwrap();
         e.enable_profiling(ProfileOptions::default());
         e.run(0).unwrap();
         cycles.push((enc.steps, e.profile().unwrap().total_cycles()));
@@ -466,10 +457,7 @@ fn a_batch_split_over_p_z_tiles_gives_the_same_results_and_costs_what_the_plan_s
         let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
         assert_eq!(enc.steps, 0, "{plan}");
         let e = &mut d.engine;
-        e.write_tensor("W.rows", &enc.rows).unwrap();
-        e.write_tensor("W.cols", &enc.cols).unwrap();
-        e.write_tensor("W.vals", &enc.vals).unwrap();
-        e.write_tensor("W.steps", &[0u32]).unwrap();
+        popsparse::write_encoded(e, "W", &d.plan, &enc).unwrap();
         e.enable_profiling(ProfileOptions::default());
         e.run(0).unwrap();
         let cycles = e.profile().unwrap().total_cycles();
@@ -543,10 +531,8 @@ fn f16_values_round_each_product_to_f16_and_accumulate_in_f32() {
             let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
             let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<f16>>();
             let e = &mut d.engine;
-            e.write_tensor("W.rows", &enc.rows).unwrap();
-            e.write_tensor("W.cols", &enc.cols).unwrap();
-            e.write_tensor("W.vals", &h(&enc.vals)).unwrap();
-            e.write_tensor("W.steps", &[enc.steps]).unwrap();
+            // write_encoded rounds the values to f16 for this plan.
+            popsparse::write_encoded(e, "W", &plan, &enc).unwrap();
             let mut rng = Rng(seed + 100);
             let z = params.batch;
             let x: Vec<f32> = (0..40 * z)

@@ -237,6 +237,28 @@ pub struct Batch<'a> {
     pub dt: f32,
 }
 
+impl<'a> Batch<'a> {
+    /// A batch of the published models (`published_models`) with a per-cell stimulus
+    /// `stim_current[i] * stim_scale`: what [`step_batch`] runs.
+    pub fn published(
+        models: &'a [[f32; params::N_PARAMS]],
+        cell_types: &'a [u8],
+        stim_current: &'a [f32],
+        stim_scale: f32,
+        dt: f32,
+    ) -> Batch<'a> {
+        Batch {
+            models,
+            model: cell_types,
+            stim: Stim::PerCell {
+                current: stim_current,
+                scale: stim_scale,
+            },
+            dt,
+        }
+    }
+}
+
 /// The published endo, mid and epi models, indexed by `CellType as u8`, as [`Batch::models`].
 pub fn published_models() -> [[f32; params::N_PARAMS]; 3] {
     [CellType::Endo, CellType::Mid, CellType::Epi].map(|c| CellParams::<f32>::new(c).to_array())
@@ -284,15 +306,7 @@ pub fn step_batch_with_progress(
     progress: &mut dyn FnMut(usize),
 ) {
     let models = published_models();
-    let batch = Batch {
-        models: &models,
-        model: cell_types,
-        stim: Stim::PerCell {
-            current: stim_current,
-            scale: stim_scale,
-        },
-        dt,
-    };
+    let batch = Batch::published(&models, cell_types, stim_current, stim_scale, dt);
     step_batch_of(states, n, &batch, progress);
 }
 
@@ -346,15 +360,7 @@ pub fn step_batch_compensated(
     dt: f32,
 ) {
     let models = published_models();
-    let batch = Batch {
-        models: &models,
-        model: cell_types,
-        stim: Stim::PerCell {
-            current: stim_current,
-            scale: stim_scale,
-        },
-        dt,
-    };
+    let batch = Batch::published(&models, cell_types, stim_current, stim_scale, dt);
     step_batch_compensated_of(states, residuals, n, &batch);
 }
 
