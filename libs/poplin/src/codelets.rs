@@ -79,6 +79,26 @@ pub fn multiply_block(a: &[f32], b: &[f32], out: &mut [f32], mb: usize, kb: usiz
     }
 }
 
+/// The block sizes of a `MatMulBlock` vertex, or the error naming its fields.
+fn checked_dims(
+    name: &str,
+    a: usize,
+    b: usize,
+    out: usize,
+) -> Result<(usize, usize, usize), VertexError> {
+    block_dims(a, b, out).ok_or_else(|| {
+        VertexError::new(format!(
+            "{name}: fields a ({a}), b ({b}) and out ({out}) are not mb×kb, kb×nb and mb×nb blocks"
+        ))
+    })
+}
+
+/// The cycles of a `MatMulBlock` vertex at `macs` multiply-accumulates per cycle.
+fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64) -> Option<u64> {
+    let (mb, kb, nb) = block_dims(a as usize, b as usize, out as usize)?;
+    Some(block_cycles_at(mb as u64, kb as u64, nb as u64, macs))
+}
+
 poplar::codelet! {
     /// `MatMulBlock<float>`: `out = a · b` for one block (module notes).
     pub struct MatMulBlockF32 as "MatMulBlock<float>" {
@@ -90,27 +110,19 @@ poplar::codelet! {
 
 impl Vertex for MatMulBlockF32<'_> {
     fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let (mb, kb, nb) =
-            block_dims(self.a.len(), self.b.len(), self.out.len()).ok_or_else(|| {
-                VertexError::new(format!(
-                    "MatMulBlock<float>: fields a ({}), b ({}) and out ({}) are not mb×kb, kb×nb \
-                     and mb×nb blocks",
-                    self.a.len(),
-                    self.b.len(),
-                    self.out.len()
-                ))
-            })?;
+        let (mb, kb, nb) = checked_dims(
+            "MatMulBlock<float>",
+            self.a.len(),
+            self.b.len(),
+            self.out.len(),
+        )?;
         multiply_block(self.a, self.b, self.out, mb, kb, nb);
         Ok(())
     }
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        let (mb, kb, nb) = block_dims(
-            ctx.elements(Self::a) as usize,
-            ctx.elements(Self::b) as usize,
-            ctx.elements(Self::out) as usize,
-        )?;
-        Some(block_cycles(mb as u64, kb as u64, nb as u64))
+        let e = |f| ctx.elements(f);
+        matmul_cycles(e(Self::a), e(Self::b), e(Self::out), MACS_PER_CYCLE_F32)
     }
 }
 
@@ -126,16 +138,12 @@ poplar::codelet! {
 
 impl Vertex for MatMulBlockF16<'_> {
     fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-        let (mb, kb, nb) =
-            block_dims(self.a.len(), self.b.len(), self.out.len()).ok_or_else(|| {
-                VertexError::new(format!(
-                    "MatMulBlock<half>: fields a ({}), b ({}) and out ({}) are not mb×kb, kb×nb \
-                     and mb×nb blocks",
-                    self.a.len(),
-                    self.b.len(),
-                    self.out.len()
-                ))
-            })?;
+        let (mb, kb, nb) = checked_dims(
+            "MatMulBlock<half>",
+            self.a.len(),
+            self.b.len(),
+            self.out.len(),
+        )?;
         let a: Vec<f32> = self.a.iter().map(|x| x.to_f32()).collect();
         let b: Vec<f32> = self.b.iter().map(|x| x.to_f32()).collect();
         multiply_block(&a, &b, self.out, mb, kb, nb);
@@ -143,17 +151,8 @@ impl Vertex for MatMulBlockF16<'_> {
     }
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        let (mb, kb, nb) = block_dims(
-            ctx.elements(Self::a) as usize,
-            ctx.elements(Self::b) as usize,
-            ctx.elements(Self::out) as usize,
-        )?;
-        Some(block_cycles_at(
-            mb as u64,
-            kb as u64,
-            nb as u64,
-            MACS_PER_CYCLE_F16,
-        ))
+        let e = |f| ctx.elements(f);
+        matmul_cycles(e(Self::a), e(Self::b), e(Self::out), MACS_PER_CYCLE_F16)
     }
 }
 
