@@ -39,6 +39,9 @@ pub enum GraphError {
     /// The graph's target is outside the chip model.
     #[error("invalid target: {0}")]
     BadTarget(#[from] crate::target::TargetError),
+    /// A replicated graph asked for an impossible replication (the reason names the figure).
+    #[error("invalid replication: {reason}")]
+    InvalidReplication { reason: String },
 }
 
 /// A vertex as errors name it: its number in the graph, its codelet, its compute set and its
@@ -229,6 +232,11 @@ pub enum ValidationError {
         dst_dtype: DType,
         dst_shape: Vec<usize>,
     },
+    /// A cross-replica copy that cannot be lowered: the graph is not replicated, the source
+    /// and destination differ in type or size or share elements, or the replica map names a
+    /// replica that does not exist or one twice.
+    #[error("cross-replica copy: {reason}")]
+    BadCrossReplicaCopy { reason: String },
     /// A destination that names one element twice.
     #[error("{what}: destination aliases the same element more than once")]
     AliasedDestination { what: String },

@@ -53,6 +53,8 @@ pub struct Lowered {
     pub temp_base: Vec<u64>,
     /// Per tile: the peak bytes of temporaries.
     pub temp_peak: Vec<u64>,
+    /// The replica maps of the cross-replica copies (`exe::Replication::maps`).
+    pub replica_maps: Vec<Vec<u32>>,
 }
 
 pub struct Lowerer<'a> {
@@ -66,6 +68,7 @@ pub struct Lowerer<'a> {
     temp_base: Vec<u64>,
     temp_peak: Vec<u64>,
     cs_cache: HashMap<ComputeSet, Step>,
+    replica_maps: Vec<Vec<u32>>,
 }
 
 fn u32_of(x: u64) -> u32 {
@@ -96,6 +99,7 @@ impl<'a> Lowerer<'a> {
             temp_base,
             temp_peak: vec![0; graph.target.num_tiles() as usize],
             cs_cache: HashMap::new(),
+            replica_maps: Vec::new(),
         }
     }
 
@@ -154,7 +158,11 @@ impl<'a> Lowerer<'a> {
         steps.push(Step::Exchange(crate::exe::ExchangePhaseId::from_u32(
             self.exchanges.len() as u32,
         )));
-        self.exchanges.push(ExchangePhase { name, transfers });
+        self.exchanges.push(ExchangePhase {
+            name,
+            transfers,
+            cross_replica: Vec::new(),
+        });
     }
 
     fn compute(
@@ -258,7 +266,51 @@ impl<'a> Lowerer<'a> {
                 stream: stream.index(),
                 runs: self.runs(src),
             },
+            Program::CrossReplicaCopy(copies) => self.cross_replica_copy(copies),
         }
+    }
+
+    /// One exchange phase of runs contiguous on both sides, each sent from every replica the
+    /// copy's map names to its partner (validation checked the maps and that no destination
+    /// overlaps a source or another destination, so no staging is needed).
+    fn cross_replica_copy(&mut self, copies: &[crate::graph::program::CrossReplicaCopy]) -> Step {
+        let r = self.graph.replication_factor() as usize;
+        let mut cross = Vec::new();
+        for c in copies {
+            let moves = self.moves(&c.src, &c.dst);
+            if moves.is_empty() || c.map.is_empty() {
+                continue;
+            }
+            let mut dense = vec![crate::exe::NO_REPLICA; r];
+            for &(s, d) in &c.map {
+                dense[s as usize] = d;
+            }
+            let index = match self.replica_maps.iter().position(|m| *m == dense) {
+                Some(i) => i,
+                None => {
+                    self.replica_maps.push(dense);
+                    self.replica_maps.len() - 1
+                }
+            } as u32;
+            cross.extend(moves.into_iter().map(|m| crate::exe::CrossReplicaTransfer {
+                src_tile: m.src_tile,
+                src_offset: u32_of(m.src_off),
+                bytes: u32_of(m.bytes),
+                dst_tile: m.dst_tile,
+                dst_offset: u32_of(m.dst_off),
+                map: index,
+            }));
+        }
+        if cross.is_empty() {
+            return Step::Seq(Vec::new());
+        }
+        let id = crate::exe::ExchangePhaseId::from_u32(self.exchanges.len() as u32);
+        self.exchanges.push(ExchangePhase {
+            name: "cross-replica copy".into(),
+            transfers: Vec::new(),
+            cross_replica: cross,
+        });
+        Step::Seq(vec![Step::Sync(SyncKind::Global), Step::Exchange(id)])
     }
 
     /// The tensor's bytes as memory runs, in element order.
@@ -495,7 +547,8 @@ impl<'a> Lowerer<'a> {
         Some(pieces[a.piece].offset - a.before)
     }
 
-    fn copy(&mut self, src: &Tensor, dst: &Tensor) -> Step {
+    /// The runs of a copy of `src` to `dst` that are contiguous on both sides, in element order.
+    fn moves(&self, src: &Tensor, dst: &Tensor) -> Vec<Move> {
         let elem = src.dtype.size() as u64;
         let sp = self.pieces(src);
         let dp = self.pieces(dst);
@@ -522,6 +575,11 @@ impl<'a> Lowerer<'a> {
                 dj = 0;
             }
         }
+        segs
+    }
+
+    fn copy(&mut self, src: &Tensor, dst: &Tensor) -> Step {
+        let segs = self.moves(src, dst);
         let mut steps = Vec::new();
         if !overlaps(src.regions(), dst.regions()) {
             let mut local: BTreeMap<TileId, TileCompute> = BTreeMap::new();
@@ -590,6 +648,7 @@ impl<'a> Lowerer<'a> {
             exchanges: self.exchanges,
             temp_base: self.temp_base,
             temp_peak: self.temp_peak,
+            replica_maps: self.replica_maps,
         }
     }
 
@@ -731,7 +790,7 @@ fn group_transfers(moves: Vec<Move>) -> Vec<Transfer> {
 }
 
 /// Whether two region lists share any variable element.
-fn overlaps(a: &[Region], b: &[Region]) -> bool {
+pub(super) fn overlaps(a: &[Region], b: &[Region]) -> bool {
     let mut ev: Vec<(VarId, u64, u64, bool)> =
         a.iter().map(|r| (r.var, r.start, r.end(), false)).collect();
     ev.extend(b.iter().map(|r| (r.var, r.start, r.end(), true)));

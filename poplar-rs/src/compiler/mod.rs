@@ -23,7 +23,7 @@ pub mod validate;
 pub mod verify;
 
 use crate::error::{CompileError, Pass, VerifierError};
-use crate::exe::{Executable, HostTensor, StreamDesc};
+use crate::exe::{Executable, HostTensor, ReplicaConstant, Replication, StreamDesc};
 use crate::graph::program::Program;
 use crate::graph::Graph;
 
@@ -122,6 +122,25 @@ pub fn compile(
             readable: h.readable,
         })
         .collect();
+    let replica_constants: Vec<ReplicaConstant> = match &graph.replication {
+        None => Vec::new(),
+        Some(rep) => graph
+            .replica_constants
+            .iter()
+            .map(|(var, bytes)| {
+                let v = &graph.vars[*var];
+                let t = graph.whole(*var, v.dtype, &[v.len as usize]);
+                let per = bytes.len() / rep.factor as usize;
+                ReplicaConstant {
+                    name: v.name.clone(),
+                    runs: lw.runs(&t),
+                    values: (0..rep.factor as usize)
+                        .map(|r| bytes[r * per..(r + 1) * per].to_vec())
+                        .collect(),
+                }
+            })
+            .collect(),
+    };
     let lowered = lw.finish();
     if options.verify {
         verify::lower(
@@ -135,8 +154,15 @@ pub fn compile(
     // Pass 5: tile images and the memory check.
     let tiles = images::build(graph, &layout, &lowered, options.allow_out_of_memory)?;
 
+    let replication = graph.replication.as_ref().map(|rep| Replication {
+        factor: rep.factor,
+        chips_per_replica: rep.chips_per_replica,
+        maps: lowered.replica_maps.clone(),
+        constants: replica_constants,
+    });
     let exe = Executable {
-        target: graph.target.clone(),
+        target: graph.machine_target().clone(),
+        replication,
         codelets: lowered.codelet_refs.into(),
         tiles,
         computes: lowered.computes.into(),

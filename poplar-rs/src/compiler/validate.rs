@@ -449,6 +449,39 @@ impl ProgramValidator<'_> {
         }
     }
 
+    fn cross_replica_copy(&mut self, src: &Tensor, dst: &Tensor, map: &[(u32, u32)]) {
+        let mut bad = |reason: String| self.errs.push(E::BadCrossReplicaCopy { reason });
+        let Some(rep) = &self.graph.replication else {
+            bad("the graph is not replicated (build it with Graph::new_replicated)".into());
+            return;
+        };
+        if src.dtype != dst.dtype || src.num_elements() != dst.num_elements() {
+            bad(format!(
+                "source is {}{:?} but destination is {}{:?}",
+                src.dtype, src.shape, dst.dtype, dst.shape
+            ));
+        }
+        if super::lower::overlaps(src.regions(), dst.regions()) {
+            bad("source and destination share elements (each replica reads its source while another writes its destination)".into());
+        }
+        let r = rep.factor;
+        let (mut from, mut to) = (vec![false; r as usize], vec![false; r as usize]);
+        for &(s, d) in map {
+            if s >= r || d >= r {
+                bad(format!(
+                    "the map pairs replica {s} with replica {d}, but there are {r} replicas"
+                ));
+                return;
+            }
+            if std::mem::replace(&mut from[s as usize], true) {
+                bad(format!("replica {s} is a source twice in the map"));
+            }
+            if std::mem::replace(&mut to[d as usize], true) {
+                bad(format!("replica {d} is a destination twice in the map"));
+            }
+        }
+    }
+
     fn program(&mut self, p: &Program) {
         match p {
             Program::Sequence { body, .. } => body.iter().for_each(|c| self.program(c)),
@@ -516,6 +549,28 @@ impl ProgramValidator<'_> {
             }
             Program::StreamFromDevice { src, stream } => {
                 self.stream(*stream, src, crate::graph::StreamDir::DeviceToHost)
+            }
+            Program::CrossReplicaCopy(copies) => {
+                for c in copies {
+                    if self.tensor(&c.src, "cross-replica copy source")
+                        && self.tensor(&c.dst, "cross-replica copy destination")
+                    {
+                        self.cross_replica_copy(&c.src, &c.dst, &c.map);
+                        self.destination(&c.dst, "cross-replica copy destination");
+                    }
+                }
+                for (i, a) in copies.iter().enumerate() {
+                    for b in &copies[i + 1..] {
+                        let clash = super::lower::overlaps(a.dst.regions(), b.dst.regions())
+                            || super::lower::overlaps(a.dst.regions(), b.src.regions())
+                            || super::lower::overlaps(a.src.regions(), b.dst.regions());
+                        if clash {
+                            self.errs.push(E::BadCrossReplicaCopy {
+                                reason: "two copies of one exchange overlap (a destination with a source or another destination)".into(),
+                            });
+                        }
+                    }
+                }
             }
         }
     }

@@ -80,6 +80,28 @@ pub enum EngineError {
         element: u64,
         value: f32,
     },
+    /// Replicas of one program took different control flow: a predicate or switch control
+    /// holds another value on `replica` than on replica 0 (tile and offset are
+    /// replica-local).
+    #[error("replicas diverged: the control-flow scalar at tile {tile} offset {offset} is {value} on replica {replica} but {replica0_value} on replica 0 (every replica must take the same branch)")]
+    ReplicasDiverged {
+        tile: TileId,
+        offset: u32,
+        replica: u32,
+        value: i64,
+        replica0_value: i64,
+    },
+    /// A replica index outside `0..replicas`.
+    #[error("no replica {replica} (the executable has {replicas})")]
+    NoSuchReplica { replica: u32, replicas: u32 },
+    /// A whole-engine read of a host tensor or stream of a replicated executable, which holds
+    /// one value per replica.
+    #[error("{what} '{name}' has one value per replica ({replicas}): read it with the *_replica or *_all_replicas methods")]
+    Replicated {
+        what: &'static str,
+        name: String,
+        replicas: u32,
+    },
     /// `read_memory` outside a tile's memory.
     #[error("tile {tile}: bytes {offset}..{offset}+{len} are outside its memory")]
     MemoryRange {

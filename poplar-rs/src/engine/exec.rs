@@ -30,6 +30,8 @@ pub(super) struct Exec<'e> {
     /// Compute phases run by this engine so far (the current one included while it runs):
     /// part of each vertex execution's rounding key.
     pub(super) epoch: &'e std::sync::atomic::AtomicU64,
+    /// Where the replicas lie (control-flow predicates must agree across them).
+    pub(super) replicas: crate::exe::ReplicaLayout,
 }
 
 /// The state of one `run` on the interpreting thread: the shared part, the helper threads
@@ -43,16 +45,38 @@ pub(super) struct RunCtx<'e> {
 }
 
 impl RunCtx<'_> {
-    pub(super) fn read_scalar(&self, s: &ScalarLoc) -> i64 {
+    fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
         let mut b = [0u8; 4];
         let n = s.dtype.size();
-        // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar).
-        self.x.mem.read(s.tile, s.offset as usize, &mut b[..n]);
+        // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar) of the flat
+        // executable, whose tiles include every replica's copy of `s.tile`.
+        self.x.mem.read(tile, s.offset as usize, &mut b[..n]);
         match s.dtype {
             DType::I32 => i64::from(i32::from_le_bytes(b)),
             DType::U32 => i64::from(u32::from_le_bytes(b)),
             _ => i64::from(b[0] != 0),
         }
+    }
+
+    /// A control-flow predicate or switch control. Every replica runs the same program, so
+    /// every replica's copy must hold the same value; a replica that disagrees with replica 0
+    /// is an error naming both values, never a silent choice.
+    pub(super) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
+        let v = self.read_scalar_at(s.tile, s);
+        let rl = self.x.replicas;
+        for r in 1..rl.replicas {
+            let w = self.read_scalar_at(r * rl.tiles_per_replica + s.tile, s);
+            if w != v {
+                return Err(EngineError::ReplicasDiverged {
+                    tile: s.tile,
+                    offset: s.offset,
+                    replica: r,
+                    value: w,
+                    replica0_value: v,
+                });
+            }
+        }
+        Ok(v)
     }
 
     pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
@@ -114,7 +138,7 @@ impl RunCtx<'_> {
                 body,
             } => {
                 self.step(cond)?;
-                while self.read_scalar(predicate) != 0 {
+                while self.read_scalar(predicate)? != 0 {
                     self.step(body)?;
                     self.step(cond)?;
                 }
@@ -124,7 +148,7 @@ impl RunCtx<'_> {
                 then,
                 else_,
             } => {
-                if self.read_scalar(predicate) != 0 {
+                if self.read_scalar(predicate)? != 0 {
                     self.step(then)?;
                 } else {
                     self.step(else_)?;
@@ -135,7 +159,7 @@ impl RunCtx<'_> {
                 cases,
                 default,
             } => {
-                let v = self.read_scalar(control);
+                let v = self.read_scalar(control)?;
                 match cases.iter().find(|(c, _)| *c == v) {
                     Some((_, s)) => self.step(s)?,
                     None => self.step(default)?,

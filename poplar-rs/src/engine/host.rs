@@ -72,14 +72,53 @@ impl Engine {
         Ok(i)
     }
 
-    /// Writes a whole host-writable tensor.
-    pub fn write_tensor<T: Element>(&mut self, name: &str, data: &[T]) -> Result<(), EngineError> {
+    fn replica_ok(&self, replica: u32) -> Result<(), EngineError> {
+        if replica >= self.replicas.replicas {
+            return Err(EngineError::NoSuchReplica {
+                replica,
+                replicas: self.replicas.replicas,
+            });
+        }
+        Ok(())
+    }
+
+    /// Index of replica `replica`'s copy of host tensor `i` in the flat executable.
+    fn tensor_of(&self, i: usize, replica: u32) -> usize {
+        replica as usize * self.replicas.host_tensors_per_replica + i
+    }
+
+    fn writable<T: Element>(&self, name: &str) -> Result<(usize, usize), EngineError> {
         let i = self.host_tensor::<T>(name)?;
         let h = &self.exe.host_tensors[i];
         if !h.writable {
             return Err(EngineError::NotWritable { name: name.into() });
         }
-        let expected: usize = h.shape.iter().product();
+        Ok((i, h.shape.iter().product()))
+    }
+
+    fn readable<T: Element>(&self, name: &str) -> Result<usize, EngineError> {
+        let i = self.host_tensor::<T>(name)?;
+        if !self.exe.host_tensors[i].readable {
+            return Err(EngineError::NotReadable { name: name.into() });
+        }
+        Ok(i)
+    }
+
+    fn write_flat(&mut self, flat: usize, bytes: &[u8]) {
+        // Runs are in bounds and total the tensor's elements: `check()` (BadRun, RunTotal).
+        let mut pos = 0;
+        for r in &self.exe.host_tensors[flat].runs {
+            let n = r.bytes as usize;
+            self.mem
+                .write(r.tile, r.offset as usize, &bytes[pos..pos + n]);
+            pos += n;
+        }
+    }
+
+    /// Writes a whole host-writable tensor (on every replica, the same data, when the
+    /// executable is replicated).
+    pub fn write_tensor<T: Element>(&mut self, name: &str, data: &[T]) -> Result<(), EngineError> {
+        let (i, expected) = self.writable::<T>(name)?;
         if data.len() != expected {
             return Err(EngineError::WrongLength {
                 name: name.into(),
@@ -88,25 +127,103 @@ impl Engine {
             });
         }
         let bytes = elems_as_bytes(data);
-        // Runs are in bounds and total `expected` elements: `check()` (BadRun, RunTotal).
-        let mut pos = 0;
-        for r in &h.runs {
-            let n = r.bytes as usize;
-            self.mem
-                .write(r.tile, r.offset as usize, &bytes[pos..pos + n]);
-            pos += n;
+        for r in 0..self.replicas.replicas {
+            self.write_flat(self.tensor_of(i, r), &bytes);
         }
         Ok(())
     }
 
-    /// Reads a whole host-readable tensor.
-    pub fn read_tensor<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
-        let i = self.host_tensor::<T>(name)?;
-        let h = &self.exe.host_tensors[i];
-        if !h.readable {
-            return Err(EngineError::NotReadable { name: name.into() });
+    /// Writes replica `replica`'s copy of a host-writable tensor.
+    pub fn write_tensor_replica<T: Element>(
+        &mut self,
+        name: &str,
+        replica: u32,
+        data: &[T],
+    ) -> Result<(), EngineError> {
+        let (i, expected) = self.writable::<T>(name)?;
+        self.replica_ok(replica)?;
+        if data.len() != expected {
+            return Err(EngineError::WrongLength {
+                name: name.into(),
+                expected,
+                got: data.len(),
+            });
         }
+        self.write_flat(self.tensor_of(i, replica), &elems_as_bytes(data));
+        Ok(())
+    }
+
+    /// Writes every replica's copy at once: `data` has a leading `[R, …]` dimension.
+    pub fn write_tensor_all_replicas<T: Element>(
+        &mut self,
+        name: &str,
+        data: &[T],
+    ) -> Result<(), EngineError> {
+        let (i, n) = self.writable::<T>(name)?;
+        let r_count = self.replicas.replicas as usize;
+        if data.len() != n * r_count {
+            return Err(EngineError::WrongLength {
+                name: name.into(),
+                expected: n * r_count,
+                got: data.len(),
+            });
+        }
+        let bytes = elems_as_bytes(data);
+        let per = n * T::DTYPE.size();
+        for r in 0..r_count {
+            self.write_flat(self.tensor_of(i, r as u32), &bytes[r * per..(r + 1) * per]);
+        }
+        Ok(())
+    }
+
+    /// Reads a whole host-readable tensor. On a replicated executable with more than one
+    /// replica this is an error ([`EngineError::Replicated`]): read one replica or all.
+    pub fn read_tensor<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
+        let i = self.readable::<T>(name)?;
+        self.single_replica("host tensor", name)?;
+        Ok(bytes_to_elems(&gather_runs(
+            &self.mem,
+            &self.exe.host_tensors[i].runs,
+        )))
+    }
+
+    /// Reads replica `replica`'s copy of a host-readable tensor.
+    pub fn read_tensor_replica<T: Element>(
+        &self,
+        name: &str,
+        replica: u32,
+    ) -> Result<Vec<T>, EngineError> {
+        let i = self.readable::<T>(name)?;
+        self.replica_ok(replica)?;
+        let h = &self.exe.host_tensors[self.tensor_of(i, replica)];
         Ok(bytes_to_elems(&gather_runs(&self.mem, &h.runs)))
+    }
+
+    /// Reads every replica's copy, replica after replica (a leading `[R, …]` dimension).
+    pub fn read_tensor_all_replicas<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
+        let i = self.readable::<T>(name)?;
+        let mut out = Vec::new();
+        for r in 0..self.replicas.replicas {
+            let h = &self.exe.host_tensors[self.tensor_of(i, r)];
+            out.extend(bytes_to_elems::<T>(&gather_runs(&self.mem, &h.runs)));
+        }
+        Ok(out)
+    }
+
+    /// Number of replicas the engine simulates (1 unless the executable is replicated).
+    pub fn replicas(&self) -> u32 {
+        self.replicas.replicas
+    }
+
+    fn single_replica(&self, what: &'static str, name: &str) -> Result<(), EngineError> {
+        if self.replicas.replicas > 1 {
+            return Err(EngineError::Replicated {
+                what,
+                name: name.into(),
+                replicas: self.replicas.replicas,
+            });
+        }
+        Ok(())
     }
 
     /// Reads a whole host-readable tensor into `out`, which must have exactly its number of
@@ -116,11 +233,9 @@ impl Engine {
         name: &str,
         out: &mut [T],
     ) -> Result<(), EngineError> {
-        let i = self.host_tensor::<T>(name)?;
+        let i = self.readable::<T>(name)?;
+        self.single_replica("host tensor", name)?;
         let h = &self.exe.host_tensors[i];
-        if !h.readable {
-            return Err(EngineError::NotReadable { name: name.into() });
-        }
         let size = T::DTYPE.size();
         let total: usize = h.runs.iter().map(|r| r.bytes as usize).sum();
         if out.len() * size != total {
@@ -192,8 +307,9 @@ impl Engine {
         Ok(i)
     }
 
-    /// Connects a host buffer to a host-to-device stream. Each stream copy takes the next
-    /// `len` elements, wrapping around to the start of the buffer.
+    /// Connects a host buffer to a host-to-device stream (of every replica, each reading the
+    /// same data from its own position, when the executable is replicated). Each stream copy
+    /// takes the next `len` elements, wrapping around to the start of the buffer.
     pub fn connect_stream<T: Element>(
         &mut self,
         name: &str,
@@ -201,23 +317,71 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let i = self.stream::<T>(name, StreamDir::HostToDevice)?;
         let bytes = elems_as_bytes(&data).into_owned();
-        self.inputs[i] = Some(InStream {
+        let n = self.replicas.streams_per_replica;
+        for r in 0..self.replicas.replicas as usize {
+            self.inputs[r * n + i] = Some(InStream {
+                dtype: T::DTYPE,
+                data: bytes.clone(),
+                pos: 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Connects a host buffer to replica `replica`'s copy of a host-to-device stream.
+    pub fn connect_stream_replica<T: Element>(
+        &mut self,
+        name: &str,
+        replica: u32,
+        data: Vec<T>,
+    ) -> Result<(), EngineError> {
+        let i = self.stream::<T>(name, StreamDir::HostToDevice)?;
+        self.replica_ok(replica)?;
+        let at = replica as usize * self.replicas.streams_per_replica + i;
+        self.inputs[at] = Some(InStream {
             dtype: T::DTYPE,
-            data: bytes,
+            data: elems_as_bytes(&data).into_owned(),
             pos: 0,
         });
         Ok(())
     }
 
-    /// Everything a device-to-host stream has produced so far.
+    /// Everything a device-to-host stream has produced so far (an error on a replicated
+    /// executable of several replicas: see [`Engine::stream_output_replica`]).
     pub fn stream_output<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
         let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        self.single_replica("stream", name)?;
         Ok(bytes_to_elems(&self.outputs[i]))
     }
 
     /// Like [`Engine::stream_output`], and clears the stream's output.
     pub fn take_stream_output<T: Element>(&mut self, name: &str) -> Result<Vec<T>, EngineError> {
         let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        self.single_replica("stream", name)?;
         Ok(bytes_to_elems(&std::mem::take(&mut self.outputs[i])))
+    }
+
+    /// What replica `replica`'s copy of a device-to-host stream has produced so far.
+    pub fn stream_output_replica<T: Element>(
+        &self,
+        name: &str,
+        replica: u32,
+    ) -> Result<Vec<T>, EngineError> {
+        let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        self.replica_ok(replica)?;
+        let at = replica as usize * self.replicas.streams_per_replica + i;
+        Ok(bytes_to_elems(&self.outputs[at]))
+    }
+
+    /// Like [`Engine::stream_output_replica`], and clears that replica's output.
+    pub fn take_stream_output_replica<T: Element>(
+        &mut self,
+        name: &str,
+        replica: u32,
+    ) -> Result<Vec<T>, EngineError> {
+        let i = self.stream::<T>(name, StreamDir::DeviceToHost)?;
+        self.replica_ok(replica)?;
+        let at = replica as usize * self.replicas.streams_per_replica + i;
+        Ok(bytes_to_elems(&std::mem::take(&mut self.outputs[at])))
     }
 }

@@ -47,7 +47,7 @@ use team::{StopOnDrop, Team};
 use crate::codelet::FieldDir;
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
-use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable};
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ReplicaLayout};
 use crate::profile::{Profile, ProfileOptions, Recorder};
 use crate::target::TileId;
 
@@ -105,6 +105,8 @@ pub struct Engine {
     recorder: Option<Box<Recorder>>,
     /// Compute phases run so far (stochastic rounding's keys depend on it).
     epoch: std::sync::atomic::AtomicU64,
+    /// How the replicas of a replicated executable lie in the flat one the engine runs.
+    replicas: ReplicaLayout,
 }
 
 impl std::fmt::Debug for Engine {
@@ -121,21 +123,36 @@ impl Engine {
     /// Checks the executable, resolves its codelets, allocates and initializes tile memory and
     /// builds the thread pool. The initial data are copied once, straight into tile memory; the
     /// engine keeps the rest of the executable (see [`Engine::executable`]), not those data.
+    ///
+    /// A replicated executable ([`Executable::replication`]) is expanded into the flat
+    /// executable of all its replicas, which the engine then runs (and
+    /// [`Engine::executable`] returns); host tensors and streams are then addressed per
+    /// replica (`*_replica`, `*_all_replicas`).
     pub fn new(exe: &Executable, options: EngineOptions) -> Result<Engine, EngineError> {
-        Engine::build(exe.without_init_data(), exe, options)
+        if exe.replication.is_some() {
+            exe.check()?;
+            let (flat, layout) = exe.expand_replicas();
+            return Engine::build(flat.without_init_data(), &flat, options, layout);
+        }
+        Engine::build(exe.without_init_data(), exe, options, exe.expand_layout())
     }
 
     /// Like [`Engine::new`], taking ownership of the executable: its initial data are freed
     /// as soon as tile memory holds them, so a large executable is never held twice.
     pub fn from_executable(exe: Executable, options: EngineOptions) -> Result<Engine, EngineError> {
-        Engine::build(exe.without_init_data(), &exe, options)
+        if exe.replication.is_some() {
+            return Engine::new(&exe, options);
+        }
+        let layout = exe.expand_layout();
+        Engine::build(exe.without_init_data(), &exe, options, layout)
     }
 
-    /// `exe` is the full executable, `kept` the same without its initial data.
+    /// `exe` is the full (flat) executable, `kept` the same without its initial data.
     fn build(
         kept: Executable,
         exe: &Executable,
         options: EngineOptions,
+        replicas: ReplicaLayout,
     ) -> Result<Engine, EngineError> {
         exe.check()?; // validates the target too (every count below is bounded)
         panics::install();
@@ -344,15 +361,18 @@ impl Engine {
             })
             .collect();
 
+        // Names of replica 0's entries; replica r's copy of entry i is r·n + i.
         let tensor_index = exe
             .host_tensors
             .iter()
+            .take(replicas.host_tensors_per_replica)
             .enumerate()
             .map(|(i, h)| (h.name.clone(), i))
             .collect();
         let stream_index = exe
             .streams
             .iter()
+            .take(replicas.streams_per_replica)
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
@@ -372,6 +392,7 @@ impl Engine {
             outputs: vec![Vec::new(); n_streams],
             recorder: None,
             epoch: std::sync::atomic::AtomicU64::new(0),
+            replicas,
         })
     }
 
@@ -446,6 +467,7 @@ impl Engine {
             soft_flush: self.soft_flush(),
             sr_seed: self.options.stochastic_rounding,
             epoch: &self.epoch,
+            replicas: self.replicas,
         };
         // The hardware modes, unless the software fallback does the flushing.
         let flush = self.flushes() && !self.soft_flush();

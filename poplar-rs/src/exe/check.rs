@@ -12,7 +12,7 @@ use crate::codelet::{CodeletDesc, FieldLoc, FieldShape};
 use crate::dtype::DType;
 use crate::target::TileId;
 
-use super::{Executable, ExecutableError, FieldKind, MemRun, ScalarLoc, Step};
+use super::{Executable, ExecutableError, FieldKind, MemRun, ScalarLoc, Step, Transfer};
 
 /// A byte range of a vertex's fields: `start..end`, owning field, written or not.
 #[derive(Clone, Copy)]
@@ -258,13 +258,82 @@ impl Checker<'_> {
         Ok(())
     }
 
+    fn check_replica_constants(&self) -> Result<(), ExecutableError> {
+        let Some(rep) = &self.exe.replication else {
+            return Ok(());
+        };
+        for c in &rep.constants {
+            let bad = |reason: String| {
+                Err(ExecutableError::BadReplication {
+                    reason: format!("replica constant '{}' {reason}", c.name),
+                })
+            };
+            let mut total = 0u64;
+            for run in &c.runs {
+                self.tile_ok(|| format!("replica constant '{}'", c.name), run.tile)?;
+                if u64::from(run.offset) + u64::from(run.bytes) > self.mem(run.tile) {
+                    return bad(format!(
+                        "lies outside tile {}'s memory (bytes {}..+{})",
+                        run.tile, run.offset, run.bytes
+                    ));
+                }
+                total += u64::from(run.bytes);
+            }
+            if c.values.len() != rep.factor as usize {
+                return bad(format!(
+                    "has {} values for {} replicas",
+                    c.values.len(),
+                    rep.factor
+                ));
+            }
+            if let Some((r, v)) = c
+                .values
+                .iter()
+                .enumerate()
+                .find(|(_, v)| v.len() as u64 != total)
+            {
+                return bad(format!(
+                    "has {} bytes for replica {r}, its runs cover {total}",
+                    v.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn check_exchanges(&self) -> Result<(), ExecutableError> {
         // (tile, start, end, transfer, is_destination)
         let mut ranges: Vec<(TileId, u64, u64, usize, bool)> = Vec::new();
         let mut spans: Vec<Span> = Vec::new();
         for (p, phase) in self.exe.exchanges.values().enumerate() {
             ranges.clear();
-            for (i, t) in phase.transfers.iter().enumerate() {
+            if !phase.cross_replica.is_empty() {
+                let maps = self.exe.replication.as_ref().map_or(0, |r| r.maps.len());
+                if let Some(c) = phase.cross_replica.iter().find(|c| c.map as usize >= maps) {
+                    return Err(ExecutableError::BadReplication {
+                        reason: format!(
+                            "exchange phase {p} ('{}') uses replica map {} of {maps}",
+                            phase.name, c.map
+                        ),
+                    });
+                }
+            }
+            // Cross-replica transfers count as transfers numbered after the ordinary ones;
+            // their ends are replica-local, and every replica both sends and receives them, so
+            // sources and destinations are checked against each other as if on one tile.
+            let cross = phase.cross_replica.iter().map(|c| Transfer {
+                src_tile: c.src_tile,
+                src_offset: c.src_offset,
+                bytes: c.bytes,
+                dsts: vec![(c.dst_tile, c.dst_offset)],
+            });
+            let all: Vec<std::borrow::Cow<'_, Transfer>> = phase
+                .transfers
+                .iter()
+                .map(std::borrow::Cow::Borrowed)
+                .chain(cross.map(std::borrow::Cow::Owned))
+                .collect();
+            for (i, t) in all.iter().enumerate() {
                 let ends = std::iter::once((t.src_tile, t.src_offset, false))
                     .chain(t.dsts.iter().map(|&(tile, off)| (tile, off, true)));
                 for (tile, off, dst) in ends {
@@ -580,7 +649,8 @@ impl Executable {
     /// [`Executable::resolve_codelets`]).
     pub fn check(&self) -> Result<(), ExecutableError> {
         self.target.validate()?;
-        let num_tiles = u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu);
+        self.check_replication()?;
+        let num_tiles = self.tiles_described();
         if self.tiles.len() as u64 != num_tiles {
             return Err(ExecutableError::TileCount {
                 expected: num_tiles,
@@ -596,6 +666,31 @@ impl Executable {
         c.check_exchanges()?;
         c.check_programs()?;
         c.check_host()?;
+        c.check_replica_constants()?;
+        Ok(())
+    }
+
+    fn check_replication(&self) -> Result<(), ExecutableError> {
+        let Some(rep) = &self.replication else {
+            return Ok(());
+        };
+        let bad = |reason: String| Err(ExecutableError::BadReplication { reason });
+        if !rep.factor.is_power_of_two() {
+            return bad(format!("{} replicas is not a power of two", rep.factor));
+        }
+        if rep.chips_per_replica == 0 {
+            return bad("a replica has no chips".into());
+        }
+        let chips = u64::from(rep.factor) * u64::from(rep.chips_per_replica);
+        if chips > u64::from(self.target.num_ipus) {
+            return bad(format!(
+                "{} replicas of {} chips need {chips} chips; the target has {}",
+                rep.factor, rep.chips_per_replica, self.target.num_ipus
+            ));
+        }
+        if let Some((m, why)) = super::replicate::bad_map(rep) {
+            return bad(format!("replica map {m} {why}"));
+        }
         Ok(())
     }
 

@@ -135,6 +135,10 @@ pub enum ExecutableError {
     },
 
     // ---- exchange phases ----
+    /// The replication of the executable is inconsistent (factor, chips, replica maps,
+    /// replica constants, or a cross-replica copy in an executable that is not replicated).
+    #[error("invalid replication: {reason}")]
+    BadReplication { reason: String },
     /// An exchange transfer reads or writes outside a tile's memory.
     #[error("exchange phase {exchange_phase}, transfer {transfer}: tile {tile} bytes {offset}..{offset}+{bytes} exceed the tile's {memory_bytes} bytes")]
     TransferOutOfBounds {

@@ -55,6 +55,8 @@ const SECTION_HEADER_BYTES: usize = 4 + 8 + 4;
 #[derive(Serialize)]
 struct ManifestRef<'a> {
     target: &'a Target,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replication: &'a Option<super::Replication>,
     codelets: &'a PrimaryMap<CodeletId, CodeletRef>,
     tiles: &'a [TileImage],
     computes: &'a PrimaryMap<ComputePhaseId, ComputePhase>,
@@ -70,6 +72,8 @@ struct ManifestRef<'a> {
 #[derive(Deserialize)]
 struct Manifest {
     target: Target,
+    #[serde(default)]
+    replication: Option<super::Replication>,
     codelets: Vec<CodeletRef>,
     tiles: Vec<TileImage>,
     computes: Vec<ComputePhase>,
@@ -203,6 +207,7 @@ impl Executable {
     pub fn write_to<W: Write + Seek>(&self, w: &mut W) -> std::io::Result<()> {
         let Executable {
             target,
+            replication,
             codelets,
             tiles,
             computes,
@@ -221,6 +226,7 @@ impl Executable {
         };
         let manifest = ManifestRef {
             target: &json_target,
+            replication,
             codelets,
             tiles,
             computes,
@@ -376,7 +382,8 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
         return Err(ExecutableError::BadMagic);
     }
     let version = r.u32("header")?;
-    if version != FORMAT_VERSION {
+    // Version 4 only added fields that default to "not replicated": version 3 files load.
+    if !(3..=FORMAT_VERSION).contains(&version) {
         return Err(ExecutableError::UnsupportedVersion {
             found: version,
             supported: FORMAT_VERSION,
@@ -394,6 +401,7 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
     drop(mbytes);
     let Manifest {
         mut target,
+        replication,
         codelets,
         mut tiles,
         computes,
@@ -511,6 +519,7 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
     }
     Ok(Executable {
         target,
+        replication,
         codelets: codelets.into(),
         tiles,
         computes: computes.into(),

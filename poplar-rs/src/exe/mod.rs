@@ -15,6 +15,8 @@ mod check;
 mod dump;
 mod error;
 pub mod file;
+mod replicate;
+pub use replicate::ReplicaLayout;
 
 pub use error::ExecutableError;
 
@@ -44,12 +46,19 @@ crate::entity::entity_id!(
 
 /// Version of the executable layout; bumped on any change to these types.
 /// 3: application sections ([`Executable::app_sections`]).
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: replication ([`Executable::replication`], [`ExchangePhase::cross_replica`]).
+pub const FORMAT_VERSION: u32 = 4;
 
 /// A compiled graph and its programs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Executable {
+    /// The whole machine. A replicated executable runs on its first
+    /// `replication.factor × replication.chips_per_replica` chips.
     pub target: Target,
+    /// `Some` for a graph compiled for several replicas (see [`Replication`]); everything else
+    /// in the executable then describes one replica, whose tiles are numbered from 0.
+    #[serde(default)]
+    pub replication: Option<Replication>,
     /// Codelets used, referred to by index from [`VertexInst::codelet`].
     pub codelets: PrimaryMap<CodeletId, CodeletRef>,
     /// Per tile, `target.num_tiles()` entries.
@@ -73,11 +82,25 @@ pub struct Executable {
 }
 
 impl Executable {
+    /// Number of replicas (1 when not replicated).
+    pub fn replicas(&self) -> u32 {
+        self.replication.as_ref().map_or(1, |r| r.factor)
+    }
+
+    /// Tiles the executable describes: one replica's when replicated, else the target's.
+    pub fn tiles_described(&self) -> u64 {
+        match &self.replication {
+            Some(r) => u64::from(r.chips_per_replica) * u64::from(self.target.tiles_per_ipu),
+            None => u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu),
+        }
+    }
+
     /// A copy without the initial data of the tile images (`InitBlock::data` empty, `len`
     /// kept): everything a running engine or a report needs, at a fraction of the size.
     pub fn without_init_data(&self) -> Executable {
         Executable {
             target: self.target.clone(),
+            replication: self.replication.clone(),
             codelets: self.codelets.clone(),
             tiles: self
                 .tiles
@@ -245,10 +268,68 @@ pub struct Transfer {
 /// The exchange part of a superstep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExchangePhase {
-    /// What caused it: `<compute set> (in)`, `<compute set> (out)`, `copy`.
+    /// What caused it: `<compute set> (in)`, `<compute set> (out)`, `copy`,
+    /// `cross-replica copy`.
     pub name: String,
     /// Sorted by (src_tile, src_offset).
     pub transfers: Vec<Transfer>,
+    /// Copies from each replica to another (replicated executables only): the transfer's
+    /// bytes leave `src_tile` of replica `r` and land on `dst_tile` of replica `map[r]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_replica: Vec<CrossReplicaTransfer>,
+}
+
+/// One contiguous run of a cross-replica copy, in replica-local tile numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrossReplicaTransfer {
+    pub src_tile: TileId,
+    pub src_offset: u32,
+    pub bytes: u32,
+    pub dst_tile: TileId,
+    pub dst_offset: u32,
+    /// Index into [`Replication::maps`].
+    pub map: u32,
+}
+
+/// How a replicated executable is laid out on the machine.
+///
+/// Replica `r` occupies chips `r·chips_per_replica .. (r+1)·chips_per_replica`, so its tile
+/// `t` (replica-local, `0..chips_per_replica·tiles_per_ipu`) is the machine's tile
+/// `r·tiles_per_replica + t`. The program, the compute and exchange phases and the tile images
+/// are stored once and run by every replica (SPMD); what differs per replica are the
+/// [`ReplicaConstant`]s and where cross-replica copies send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replication {
+    /// Number of replicas R (a power of two).
+    pub factor: u32,
+    /// Chips of one replica.
+    pub chips_per_replica: u32,
+    /// Replica maps of cross-replica copies: `maps[m][r]` is the replica that receives what
+    /// replica `r` sends, or [`NO_REPLICA`] when replica `r` sends nothing. Each map has
+    /// `factor` entries and no two replicas send to the same one.
+    pub maps: Vec<Vec<u32>>,
+    /// Per-replica data written into tile memory when the engine starts.
+    pub constants: Vec<ReplicaConstant>,
+}
+
+/// In a [`Replication::maps`] entry: this replica sends nothing.
+pub const NO_REPLICA: u32 = u32::MAX;
+
+/// A constant whose value differs per replica (for example the replication index).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaConstant {
+    pub name: String,
+    /// Where its bytes live in each replica, in element order (replica-local tiles).
+    pub runs: Vec<MemRun>,
+    /// `factor` values, each as many bytes as `runs` cover.
+    pub values: Vec<Vec<u8>>,
+}
+
+impl Replication {
+    /// Tiles of one replica.
+    pub fn tiles_per_replica(&self, target: &Target) -> u32 {
+        self.chips_per_replica * target.tiles_per_ipu
+    }
 }
 
 /// Where a scalar lives (predicates and switch controls).

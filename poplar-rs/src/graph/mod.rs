@@ -98,6 +98,21 @@ pub struct Graph {
     pub(crate) host_tensors: IndexMap<String, HostTensorInfo>,
     pub(crate) streams: PrimaryMap<StreamKey, StreamInfo>,
     pub(crate) functions: PrimaryMap<FunctionKey, Program>,
+    /// `Some` for a replicated graph ([`Graph::new_replicated`]).
+    pub(crate) replication: Option<GraphReplication>,
+    /// Constants whose value differs per replica: the variable and `R ×` its bytes.
+    pub(crate) replica_constants: Vec<(VarId, Vec<u8>)>,
+    /// The replication index constant on each tile that asked for it.
+    replication_index: std::collections::BTreeMap<TileId, Tensor>,
+}
+
+/// How a replicated graph is laid out on its machine.
+#[derive(Debug, Clone)]
+pub(crate) struct GraphReplication {
+    pub factor: u32,
+    pub chips_per_replica: u32,
+    /// The whole machine; the graph's own target is one replica's share of it.
+    pub machine: Target,
 }
 
 impl Graph {
@@ -112,14 +127,114 @@ impl Graph {
             host_tensors: IndexMap::new(),
             streams: Default::default(),
             functions: Default::default(),
+            replication: None,
+            replica_constants: Vec::new(),
+            replication_index: Default::default(),
         }
     }
 
+    /// A graph for one replica of `replicas`, each of `chips_per_replica` chips of
+    /// `machine`. The graph is built once, with replica-local tile numbers
+    /// (`0..chips_per_replica × tiles_per_ipu`; [`Graph::target`] describes one replica), and
+    /// the compiled program runs on every replica: replica `r` occupies chips
+    /// `r·chips_per_replica .. (r+1)·chips_per_replica` of `machine`. Replicas differ only in
+    /// their data, their replica constants ([`Graph::add_replica_constant`],
+    /// [`Graph::replication_index`]) and where cross-replica copies send
+    /// ([`Program::cross_replica_copy`](crate::program::Program::cross_replica_copy)).
+    ///
+    /// `replicas` must be a power of two (the collectives' rings need it) and
+    /// `replicas × chips_per_replica` at most the machine's chips.
+    pub fn new_replicated(
+        machine: &Target,
+        replicas: u32,
+        chips_per_replica: u32,
+    ) -> Result<Graph, GraphError> {
+        machine.validate()?;
+        let bad = |reason: String| Err(GraphError::InvalidReplication { reason });
+        if replicas == 0 || !replicas.is_power_of_two() {
+            return bad(format!(
+                "{replicas} replicas: the replication factor must be a power of two"
+            ));
+        }
+        if chips_per_replica == 0 {
+            return bad("a replica needs at least one chip".into());
+        }
+        let need = u64::from(replicas) * u64::from(chips_per_replica);
+        if need > u64::from(machine.num_ipus) {
+            return bad(format!(
+                "{replicas} replicas × {chips_per_replica} chips = {need} chips, but the target has {}",
+                machine.num_ipus
+            ));
+        }
+        let mut g = Graph::new(&Target {
+            num_ipus: chips_per_replica,
+            ..machine.clone()
+        });
+        g.replication = Some(GraphReplication {
+            factor: replicas,
+            chips_per_replica,
+            machine: machine.clone(),
+        });
+        Ok(g)
+    }
+
+    /// The target of one replica (the whole target when the graph is not replicated).
     pub fn target(&self) -> &Target {
         &self.target
     }
 
-    fn whole(&self, var: VarId, dtype: DType, shape: &[usize]) -> Tensor {
+    /// Number of replicas the graph is built for (1 unless [`Graph::new_replicated`]).
+    pub fn replication_factor(&self) -> u32 {
+        self.replication.as_ref().map_or(1, |r| r.factor)
+    }
+
+    /// The whole machine a replicated graph runs on (the graph's own target otherwise).
+    pub fn machine_target(&self) -> &Target {
+        self.replication
+            .as_ref()
+            .map_or(&self.target, |r| &r.machine)
+    }
+
+    /// A constant whose value differs per replica: `values` holds `R` values of `shape`, one
+    /// after the other (a leading `[R, …]` dimension). Its elements must be mapped like any
+    /// constant's. Programs cannot write it.
+    pub fn add_replica_constant<T: Element>(
+        &mut self,
+        shape: &[usize],
+        values: &[T],
+        name: &str,
+    ) -> Result<Tensor, GraphError> {
+        let n: usize = shape.iter().product();
+        let r = self.replication_factor() as usize;
+        if values.len() != n * r {
+            return Err(GraphError::BadData {
+                what: format!("replica constant '{name}' ({r} replicas of {n} elements)"),
+                dtype: T::DTYPE,
+                expected: n * r,
+                got: values.len(),
+            });
+        }
+        let t = self.add_constant(shape, &values[..n], name)?;
+        let var = VarId::from_u32(self.vars.len() as u32 - 1);
+        self.replica_constants.push((var, to_le_bytes(values)));
+        Ok(t)
+    }
+
+    /// The index of the replica running the program (`0..R`), as a `u32` scalar constant on
+    /// `tile` (one per tile, created on first use).
+    pub fn replication_index(&mut self, tile: TileId) -> Result<Tensor, GraphError> {
+        if let Some(t) = self.replication_index.get(&tile) {
+            return Ok(t.clone());
+        }
+        self.check_tile(tile, || "replication index".to_string())?;
+        let values: Vec<u32> = (0..self.replication_factor()).collect();
+        let t = self.add_replica_constant(&[], &values, &format!("replication index@{tile}"))?;
+        self.set_tile_mapping(&t, tile)?;
+        self.replication_index.insert(tile, t.clone());
+        Ok(t)
+    }
+
+    pub(crate) fn whole(&self, var: VarId, dtype: DType, shape: &[usize]) -> Tensor {
         let len: usize = shape.iter().product();
         let regions = if len == 0 {
             vec![]

@@ -40,6 +40,19 @@ pub enum Program {
     StreamToDevice { stream: Stream, dst: Tensor },
     /// Copies `src` to the host through a device-to-host stream.
     StreamFromDevice { src: Tensor, stream: Stream },
+    /// In a replicated graph, copies between replicas, all in one exchange: for each
+    /// [`CrossReplicaCopy`], `src` of each replica `s` of its map goes to `dst` of the replica
+    /// the map pairs it with. Replicas not named as a destination keep their `dst`.
+    CrossReplicaCopy(Vec<CrossReplicaCopy>),
+}
+
+/// One copy of a [`Program::CrossReplicaCopy`]: `map` holds pairs `(source replica,
+/// destination replica)`, each replica at most once on each side.
+#[derive(Debug, Clone)]
+pub struct CrossReplicaCopy {
+    pub src: Tensor,
+    pub dst: Tensor,
+    pub map: Vec<(u32, u32)>,
 }
 
 impl Program {
@@ -65,8 +78,26 @@ impl Program {
             | Program::Copy { .. }
             | Program::Call(_)
             | Program::StreamToDevice { .. }
-            | Program::StreamFromDevice { .. } => {}
+            | Program::StreamFromDevice { .. }
+            | Program::CrossReplicaCopy(_) => {}
         }
+    }
+
+    /// A [`Program::CrossReplicaCopy`] of one tensor: `src` of replica `s` to `dst` of
+    /// replica `d` for each `(s, d)` in `map`. Lowered to one exchange over the links between
+    /// the replicas' chips.
+    pub fn cross_replica_copy(src: &Tensor, dst: &Tensor, map: &[(u32, u32)]) -> Program {
+        Program::CrossReplicaCopy(vec![CrossReplicaCopy {
+            src: src.clone(),
+            dst: dst.clone(),
+            map: map.to_vec(),
+        }])
+    }
+
+    /// Several cross-replica copies in one exchange phase (for example the two directions of
+    /// a bidirectional ring): their destinations must not overlap each other or any source.
+    pub fn cross_replica_copies(copies: Vec<CrossReplicaCopy>) -> Program {
+        Program::CrossReplicaCopy(copies)
     }
 
     pub fn seq(body: Vec<Program>) -> Program {

@@ -9,6 +9,7 @@ fn exe(target: Target) -> Executable {
     let n = target.num_tiles() as usize;
     Executable {
         target,
+        replication: None,
         codelets: vec![
             CodeletRef {
                 name: "single".into(),
@@ -76,6 +77,7 @@ fn xphase(transfers: Vec<Transfer>) -> ExchangePhase {
     ExchangePhase {
         name: "x".into(),
         transfers,
+        cross_replica: Vec::new(),
     }
 }
 

@@ -272,6 +272,7 @@ impl Builder {
         Builder {
             exe: Executable {
                 target,
+                replication: None,
                 codelets: Default::default(),
                 tiles: (0..n)
                     .map(|_| TileImage {
@@ -375,6 +376,7 @@ impl Builder {
         self.exe.exchanges.push(ExchangePhase {
             name: name.to_string(),
             transfers,
+            cross_replica: Vec::new(),
         });
         self.exe.exchanges.len() as u32 - 1
     }
