@@ -1,0 +1,327 @@
+//! The vertices of the ring collectives, one set per element type (`float`, `half`, `int`,
+//! `bool`). Every vertex works on one tile's share of the data: `data` holds that tile's
+//! columns of every fragment (`fragments × w` elements, fragment-major), `send`/`recv` one
+//! fragment's columns (`w`).
+//!
+//! Which fragment a step touches depends on the replica's ring position `pos` (a replica
+//! constant) and on the step counter `step` (a per-tile variable the vertex increments), never
+//! on control flow, so that every replica runs the same program:
+//! `f = (pos + off + step) mod g` when `up`, else `(pos + off − step) mod g`.
+//!
+//! | codelet | fields | does |
+//! |---|---|---|
+//! | `gcl::Slice<T>` | `data`, `pos` → `out` | `out = data[f]` at step 0 |
+//! | `gcl::Reduce<T>` | `data`, `recv`, `pos`, `step` (in/out) → `out` | `out = recv ⊕ data[f]`; `step += 1` |
+//! | `gcl::Finish<T>` | `data`, `a`, `b`, `pos` → `out` | `out = (a ⊕ b) ⊕ data[pos]` (`b` ignored unless `with_b`) |
+//! | `gcl::Place<T>` | `data` (in/out), `recv`, `pos`, `step` (in/out) → `out` | `data[f] = recv`; `out = recv`; `step += 1` |
+//! | `gcl::Map<T>` | `x` (in/out) | `x = x·x` (`op` 0) or `x = x·scale` (`op` 1) |
+//!
+//! `⊕` is the operator in state `op` ([`crate::Op::code`]). `half` computes in f32 and rounds
+//! once per result. Cycle estimates: the standard element-wise formula of
+//! [`::codelets::cycles`] over the elements written.
+
+use poplar::codelet::*;
+use poplar::{f16, DType, Element};
+
+use ::codelets::cycles;
+
+/// How an element type combines two values under an operator code ([`crate::Op::code`]).
+pub trait Combine: Copy {
+    fn combine(op: u32, a: Self, b: Self, i: usize) -> Result<Self, VertexError>;
+    fn square(self, i: usize) -> Self;
+    fn scale(self, s: f32, i: usize) -> Self;
+}
+
+fn bad_op(op: u32, ty: &str) -> VertexError {
+    VertexError::new(format!("operator code {op} is not defined for {ty}"))
+}
+
+impl Combine for f32 {
+    #[inline]
+    fn combine(op: u32, a: f32, b: f32, _i: usize) -> Result<f32, VertexError> {
+        Ok(match op {
+            0 => a + b,
+            1 => a * b,
+            2 => a.min(b),
+            3 => a.max(b),
+            _ => return Err(bad_op(op, "float")),
+        })
+    }
+    fn square(self, _i: usize) -> f32 {
+        self * self
+    }
+    fn scale(self, s: f32, _i: usize) -> f32 {
+        self * s
+    }
+}
+
+impl Combine for f16 {
+    #[inline]
+    fn combine(op: u32, a: f16, b: f16, i: usize) -> Result<f16, VertexError> {
+        let r = f32::combine(op, a.to_f32(), b.to_f32(), i)?;
+        Ok(to_f16(r, i))
+    }
+    fn square(self, i: usize) -> f16 {
+        to_f16(self.to_f32() * self.to_f32(), i)
+    }
+    fn scale(self, s: f32, i: usize) -> f16 {
+        to_f16(self.to_f32() * s, i)
+    }
+}
+
+impl Combine for i32 {
+    #[inline]
+    fn combine(op: u32, a: i32, b: i32, _i: usize) -> Result<i32, VertexError> {
+        Ok(match op {
+            0 => a.wrapping_add(b),
+            1 => a.wrapping_mul(b),
+            2 => a.min(b),
+            3 => a.max(b),
+            _ => return Err(bad_op(op, "int")),
+        })
+    }
+    fn square(self, _i: usize) -> i32 {
+        self.wrapping_mul(self)
+    }
+    fn scale(self, s: f32, _i: usize) -> i32 {
+        (self as f32 * s) as i32
+    }
+}
+
+impl Combine for bool {
+    #[inline]
+    fn combine(op: u32, a: bool, b: bool, _i: usize) -> Result<bool, VertexError> {
+        Ok(match op {
+            4 => a && b,
+            5 => a || b,
+            _ => return Err(bad_op(op, "bool")),
+        })
+    }
+    fn square(self, _i: usize) -> bool {
+        self
+    }
+    fn scale(self, _s: f32, _i: usize) -> bool {
+        self
+    }
+}
+
+/// The fragment a step touches (see the module notes).
+#[inline]
+pub fn fragment(pos: u32, off: u32, step: u32, g: u32, up: bool) -> usize {
+    let g = g.max(1);
+    let s = step % g;
+    let f = if up {
+        (pos % g + off % g + s) % g
+    } else {
+        (pos % g + off % g + g - s) % g
+    };
+    f as usize
+}
+
+fn shape_err(name: &str, what: String) -> VertexError {
+    VertexError::new(format!("{name}: {what}"))
+}
+
+/// The columns of fragment `f` in `data`, checked.
+fn frag<'d, T>(
+    name: &str,
+    data: &'d [T],
+    f: usize,
+    w: usize,
+    g: u32,
+) -> Result<&'d [T], VertexError> {
+    if data.len() != w * g as usize {
+        return Err(shape_err(
+            name,
+            format!(
+                "data has {} elements, expected {} fragments of {w}",
+                data.len(),
+                g
+            ),
+        ));
+    }
+    Ok(&data[f * w..(f + 1) * w])
+}
+
+macro_rules! gcl_codelets {
+    ($($t:ty, $ty:literal, $slice:ident $sn:literal, $reduce:ident $rn:literal, $finish:ident $fn_:literal, $place:ident $pn:literal, $map:ident $mn:literal;)*) => {$(
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Slice<", $ty, ">`: `out = data[f]` at step 0.")]
+            pub struct $slice as $sn {
+                data: Input<Vector<$t>>,
+                pos: Input<u32>,
+                out: Output<Vector<$t>>,
+                g: State<u32>,
+                off: State<u32>,
+                up: State<bool>,
+            }
+        }
+
+        impl Vertex for $slice<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                let w = self.out.len();
+                let f = fragment(self.pos, self.off, 0, self.g, self.up);
+                let src = frag($sn, &self.data, f, w, self.g)?;
+                self.out.copy_from_slice(src);
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+            }
+        }
+
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Reduce<", $ty, ">`: `out = recv ⊕ data[f]`, then `step += 1`.")]
+            pub struct $reduce as $rn {
+                data: Input<Vector<$t>>,
+                recv: Input<Vector<$t>>,
+                pos: Input<u32>,
+                step: InOut<u32>,
+                out: Output<Vector<$t>>,
+                g: State<u32>,
+                off: State<u32>,
+                up: State<bool>,
+                op: State<u32>,
+            }
+        }
+
+        impl Vertex for $reduce<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                const NAME: &str = $rn;
+                let w = self.out.len();
+                if self.recv.len() != w {
+                    return Err(shape_err(NAME, format!("recv has {} elements, out {w}", self.recv.len())));
+                }
+                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                let own = frag(NAME, &self.data, f, w, self.g)?;
+                let op = self.op;
+                for (i, ((o, &r), &d)) in self.out.iter_mut().zip(self.recv.iter()).zip(own).enumerate() {
+                    *o = <$t as Combine>::combine(op, r, d, i)?;
+                }
+                *self.step = self.step.wrapping_add(1);
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+            }
+        }
+
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Finish<", $ty, ">`: `out = (a ⊕ b) ⊕ data[pos]`, `b` possibly empty.")]
+            pub struct $finish as $fn_ {
+                data: Input<Vector<$t>>,
+                a: Input<Vector<$t>>,
+                b: Input<Vector<$t>>,
+                pos: Input<u32>,
+                out: Output<Vector<$t>>,
+                g: State<u32>,
+                op: State<u32>,
+                with_b: State<bool>,
+            }
+        }
+
+        impl Vertex for $finish<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                const NAME: &str = $fn_;
+                let w = self.out.len();
+                if self.a.len() != w || (self.with_b && self.b.len() != w) {
+                    return Err(shape_err(NAME, format!("a has {}, b {} elements, out {w}", self.a.len(), self.b.len())));
+                }
+                let f = fragment(self.pos, 0, 0, self.g, true);
+                let own = frag(NAME, &self.data, f, w, self.g)?;
+                let op = self.op;
+                for i in 0..w {
+                    let mut x = self.a[i];
+                    if self.with_b {
+                        x = <$t as Combine>::combine(op, x, self.b[i], i)?;
+                    }
+                    self.out[i] = <$t as Combine>::combine(op, x, own[i], i)?;
+                }
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 2))
+            }
+        }
+
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Place<", $ty, ">`: `data[f] = recv`, `out = recv`, then `step += 1`.")]
+            pub struct $place as $pn {
+                data: InOut<Vector<$t>>,
+                recv: Input<Vector<$t>>,
+                pos: Input<u32>,
+                step: InOut<u32>,
+                out: Output<Vector<$t>>,
+                g: State<u32>,
+                off: State<u32>,
+                up: State<bool>,
+            }
+        }
+
+        impl Vertex for $place<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                const NAME: &str = $pn;
+                let w = self.recv.len();
+                if self.out.len() != w || self.data.len() != w * self.g as usize {
+                    return Err(shape_err(NAME, format!(
+                        "recv has {w} elements, out {}, data {} for {} fragments",
+                        self.out.len(), self.data.len(), self.g
+                    )));
+                }
+                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                self.data[f * w..(f + 1) * w].copy_from_slice(&self.recv);
+                self.out.copy_from_slice(&self.recv);
+                *self.step = self.step.wrapping_add(1);
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(2 * ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+            }
+        }
+
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Map<", $ty, ">`: `x = x·x` (`op` 0) or `x = x·scale` (`op` 1).")]
+            pub struct $map as $mn {
+                x: InOut<Vector<$t>>,
+                op: State<u32>,
+                scale: State<f32>,
+            }
+        }
+
+        impl Vertex for $map<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                let (op, s) = (self.op, self.scale);
+                for (i, x) in self.x.iter_mut().enumerate() {
+                    *x = if op == 0 { x.square(i) } else { x.scale(s, i) };
+                }
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(ctx.elements(Self::x), <$t as Element>::DTYPE, 1))
+            }
+        }
+    )*};
+}
+
+gcl_codelets! {
+    f32, "float", SliceF32 "gcl::Slice<float>", ReduceF32 "gcl::Reduce<float>",
+        FinishF32 "gcl::Finish<float>", PlaceF32 "gcl::Place<float>", MapF32 "gcl::Map<float>";
+    f16, "half", SliceF16 "gcl::Slice<half>", ReduceF16 "gcl::Reduce<half>",
+        FinishF16 "gcl::Finish<half>", PlaceF16 "gcl::Place<half>", MapF16 "gcl::Map<half>";
+    i32, "int", SliceI32 "gcl::Slice<int>", ReduceI32 "gcl::Reduce<int>",
+        FinishI32 "gcl::Finish<int>", PlaceI32 "gcl::Place<int>", MapI32 "gcl::Map<int>";
+    bool, "bool", SliceBool "gcl::Slice<bool>", ReduceBool "gcl::Reduce<bool>",
+        FinishBool "gcl::Finish<bool>", PlaceBool "gcl::Place<bool>", MapBool "gcl::Map<bool>";
+}
+
+/// The template argument of an element type (`float`, `half`, `int`, `bool`), if the
+/// collectives support it.
+pub fn type_name(dtype: DType) -> Option<&'static str> {
+    match dtype {
+        DType::F32 => Some("float"),
+        DType::F16 => Some("half"),
+        DType::I32 => Some("int"),
+        DType::Bool => Some("bool"),
+        _ => None,
+    }
+}

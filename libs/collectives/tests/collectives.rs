@@ -1,0 +1,443 @@
+//! Every collective, operator, group and method against the host model on random data,
+//! including sizes not divisible by the group size and a single replica; the methods agree
+//! with each other; impossible requests are typed errors.
+
+use collectives::{reference, CollectiveError, Group, Kind, Method, Op, Options};
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Target};
+
+const TILES: u32 = 4;
+
+fn machine(chips: u32) -> Target {
+    Target {
+        num_ipus: chips,
+        ..Target::custom(TILES, 256 * 1024)
+    }
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f32(&mut self) -> f32 {
+        // In [0.5, 1.5): products of many stay finite, sums do not cancel.
+        0.5 + (self.next() % 1_000_000) as f32 / 1_000_000.0
+    }
+}
+
+struct Case {
+    replicas: u32,
+    chips_per_replica: u32,
+    /// Elements of each input tensor.
+    sizes: Vec<usize>,
+    dtype: DType,
+    kind: Kind,
+    op: Op,
+    group: Group,
+    method: Method,
+    threads: usize,
+}
+
+/// Runs the case on the engine; returns per replica the outputs (flattened, concatenated)
+/// and the inputs it used, both as f64.
+fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    collectives::link();
+    let mut g = Graph::new_replicated(
+        &machine(c.replicas * c.chips_per_replica),
+        c.replicas,
+        c.chips_per_replica,
+    )
+    .unwrap();
+    let tiles = g.target().num_tiles();
+    let inputs: Vec<_> = c
+        .sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let t = g.add_variable(c.dtype, &[n], &format!("in{i}"));
+            // Spread over the replica's tiles, starting at a different tile per tensor.
+            g.map_linearly_over(&t, 1, 0..tiles).unwrap();
+            g.create_host_read_write(&format!("in{i}"), &t).unwrap();
+            t
+        })
+        .collect();
+    let opts = Options {
+        method: c.method,
+        ..Default::default()
+    };
+    let col = match c.kind {
+        Kind::AllReduce => collectives::all_reduce(&mut g, &inputs, c.op, c.group, &opts, "ar"),
+        Kind::ReduceScatter => {
+            collectives::reduce_scatter(&mut g, &inputs, c.op, c.group, &opts, "rs")
+        }
+        Kind::AllGather => collectives::all_gather(&mut g, &inputs, c.group, &opts, "ag"),
+    }
+    .unwrap();
+    for (i, o) in col.outputs.iter().enumerate() {
+        g.create_host_read(&format!("out{i}"), o).unwrap();
+    }
+    let exe = compile(
+        &g,
+        std::slice::from_ref(&col.program),
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(c.threads)).unwrap();
+    let mut rng = Rng(seed | 1);
+    let r = c.replicas as usize;
+    let mut ins = vec![Vec::new(); r];
+    for (i, &n) in c.sizes.iter().enumerate() {
+        let name = format!("in{i}");
+        match c.dtype {
+            DType::F32 => {
+                let v: Vec<f32> = (0..r * n).map(|_| rng.f32()).collect();
+                e.write_tensor_all_replicas(&name, &v).unwrap();
+                for rep in 0..r {
+                    ins[rep].extend(v[rep * n..(rep + 1) * n].iter().map(|&x| f64::from(x)));
+                }
+            }
+            DType::I32 => {
+                let v: Vec<i32> = (0..r * n).map(|_| (rng.next() % 19) as i32 - 9).collect();
+                e.write_tensor_all_replicas(&name, &v).unwrap();
+                for rep in 0..r {
+                    ins[rep].extend(v[rep * n..(rep + 1) * n].iter().map(|&x| f64::from(x)));
+                }
+            }
+            DType::Bool => {
+                let v: Vec<bool> = (0..r * n).map(|_| !rng.next().is_multiple_of(4)).collect();
+                e.write_tensor_all_replicas(&name, &v).unwrap();
+                for rep in 0..r {
+                    ins[rep].extend(
+                        v[rep * n..(rep + 1) * n]
+                            .iter()
+                            .map(|&x| f64::from(u8::from(x))),
+                    );
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+    e.run(0).unwrap();
+    let mut outs = vec![Vec::new(); r];
+    for i in 0..col.outputs.len() {
+        let name = format!("out{i}");
+        let all: Vec<f64> = match c.dtype {
+            DType::F32 => e
+                .read_tensor_all_replicas::<f32>(&name)
+                .unwrap()
+                .into_iter()
+                .map(f64::from)
+                .collect(),
+            DType::I32 => e
+                .read_tensor_all_replicas::<i32>(&name)
+                .unwrap()
+                .into_iter()
+                .map(f64::from)
+                .collect(),
+            _ => e
+                .read_tensor_all_replicas::<bool>(&name)
+                .unwrap()
+                .into_iter()
+                .map(|b| f64::from(u8::from(b)))
+                .collect(),
+        };
+        let per = all.len() / r;
+        for rep in 0..r {
+            outs[rep].extend_from_slice(&all[rep * per..(rep + 1) * per]);
+        }
+    }
+    (outs, ins)
+}
+
+/// The host model's answer, laid out as `run` returns outputs (all-gather: per input tensor,
+/// `[G, n_i]`).
+fn expected(c: &Case, ins: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    match c.kind {
+        Kind::AllReduce => reference::all_reduce(ins, c.op, c.group).unwrap(),
+        Kind::ReduceScatter => reference::reduce_scatter(ins, c.op, c.group).unwrap(),
+        Kind::AllGather => {
+            let mut out = vec![Vec::new(); ins.len()];
+            let mut off = 0;
+            for &n in &c.sizes {
+                let part: Vec<Vec<f64>> = ins.iter().map(|v| v[off..off + n].to_vec()).collect();
+                for (o, g) in out
+                    .iter_mut()
+                    .zip(reference::all_gather(&part, c.group).unwrap())
+                {
+                    o.extend(g);
+                }
+                off += n;
+            }
+            out
+        }
+    }
+}
+
+/// Tolerance: f32 results of a combination of `G` terms differ from the f64 model by at most
+/// `G` roundings of the largest partial result: `G · 2^-24 · Σ|terms|` (products: relative
+/// `G · 2^-23`); integer and boolean results are exact.
+fn check(c: &Case, seed: u64) {
+    let (got, ins) = run(c, seed);
+    let want = expected(c, &ins);
+    let gsz = c.group.size(c.replicas).unwrap() as f64;
+    for (rep, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.len(),
+            w.len(),
+            "replica {rep} length, {:?} {:?}",
+            c.kind,
+            c.op
+        );
+        for (i, (&a, &b)) in g.iter().zip(w).enumerate() {
+            let tol = match c.dtype {
+                DType::F32 => {
+                    let scale = match c.op {
+                        Op::SquareAdd => gsz * 2.25,
+                        Op::Mul => b.abs(),
+                        _ => gsz * 1.5,
+                    };
+                    (gsz + 1.0) * scale * f64::from(f32::EPSILON)
+                }
+                _ => 0.0,
+            };
+            assert!(
+                (a - b).abs() <= tol,
+                "{:?} {:?} {:?} {:?} R={} sizes {:?}: replica {rep} element {i}: got {a}, want {b} (tol {tol})",
+                c.kind, c.op, c.group, c.method, c.replicas, c.sizes
+            );
+        }
+    }
+}
+
+fn case(replicas: u32, kind: Kind, op: Op, group: Group, method: Method, dtype: DType) -> Case {
+    Case {
+        replicas,
+        chips_per_replica: 1,
+        sizes: vec![13, 7],
+        dtype,
+        kind,
+        op,
+        group,
+        method,
+        threads: 2,
+    }
+}
+
+const METHODS: [Method; 5] = [
+    Method::Auto,
+    Method::Clockwise,
+    Method::Anticlockwise,
+    Method::BidirectionalRingPair,
+    Method::MeetInTheMiddle,
+];
+
+#[test]
+fn every_method_and_replica_count_all_reduces_reduce_scatters_and_gathers() {
+    for replicas in [1, 2, 4, 8] {
+        for method in METHODS {
+            for kind in [Kind::AllReduce, Kind::ReduceScatter, Kind::AllGather] {
+                check(
+                    &case(replicas, kind, Op::Add, Group::All, method, DType::F32),
+                    7 + u64::from(replicas),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_operator_against_the_host_model() {
+    for op in Op::ALL {
+        let dtype = match op {
+            Op::LogicalAnd | Op::LogicalOr => DType::Bool,
+            _ => DType::F32,
+        };
+        for kind in [Kind::AllReduce, Kind::ReduceScatter] {
+            for method in [
+                Method::Clockwise,
+                Method::MeetInTheMiddle,
+                Method::BidirectionalRingPair,
+            ] {
+                check(&case(4, kind, op, Group::All, method, dtype), 11);
+            }
+        }
+    }
+    for op in [Op::Add, Op::Mul, Op::Min, Op::Max, Op::SquareAdd, Op::Local] {
+        check(
+            &case(8, Kind::AllReduce, op, Group::All, Method::Auto, DType::I32),
+            5,
+        );
+    }
+}
+
+#[test]
+fn groups_reduce_only_among_their_members() {
+    for group in [
+        Group::Consecutive(2),
+        Group::Consecutive(4),
+        Group::Orthogonal(2),
+        Group::Orthogonal(4),
+        Group::Consecutive(1),
+    ] {
+        for method in [
+            Method::Clockwise,
+            Method::MeetInTheMiddle,
+            Method::BidirectionalRingPair,
+        ] {
+            for kind in [Kind::AllReduce, Kind::ReduceScatter, Kind::AllGather] {
+                check(&case(8, kind, Op::Add, group, method, DType::I32), 3);
+            }
+        }
+    }
+}
+
+#[test]
+fn sizes_not_divisible_by_the_group_and_tensors_smaller_than_it() {
+    for sizes in [vec![1], vec![3], vec![5, 1, 2], vec![100], vec![64]] {
+        for method in METHODS {
+            let mut c = case(8, Kind::AllReduce, Op::Add, Group::All, method, DType::I32);
+            c.sizes = sizes.clone();
+            check(&c, 23);
+            c.kind = Kind::ReduceScatter;
+            check(&c, 29);
+        }
+    }
+}
+
+#[test]
+fn integer_results_are_bit_identical_across_methods_ring_orders_and_threads() {
+    let mut results = Vec::new();
+    for method in METHODS {
+        for threads in [1, 3] {
+            let mut c = case(8, Kind::AllReduce, Op::Add, Group::All, method, DType::I32);
+            c.threads = threads;
+            c.sizes = vec![37, 11];
+            results.push(run(&c, 99).0);
+        }
+    }
+    for r in &results[1..] {
+        assert_eq!(r, &results[0]);
+    }
+}
+
+#[test]
+fn several_chips_per_replica_use_the_sequential_ring() {
+    let mut c = case(
+        4,
+        Kind::AllReduce,
+        Op::Add,
+        Group::All,
+        Method::Auto,
+        DType::F32,
+    );
+    c.chips_per_replica = 2;
+    check(&c, 41);
+}
+
+#[test]
+fn impossible_requests_are_typed_errors() {
+    collectives::link();
+    let mut g = Graph::new_replicated(&machine(8), 8, 1).unwrap();
+    let f = g.add_variable(DType::F32, &[4], "f");
+    let i = g.add_variable(DType::I32, &[4], "i");
+    let b = g.add_variable(DType::Bool, &[4], "b");
+    let un = g.add_variable(DType::F32, &[4], "unmapped");
+    for t in [&f, &i, &b] {
+        g.set_tile_mapping(t, 0).unwrap();
+    }
+    let o = Options::default();
+    assert!(matches!(
+        collectives::all_reduce(
+            &mut g,
+            std::slice::from_ref(&f),
+            Op::Add,
+            Group::Consecutive(3),
+            &o,
+            "x"
+        ),
+        Err(CollectiveError::GroupSize { replicas: 8, .. })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(
+            &mut g,
+            &[f.clone(), i.clone()],
+            Op::Add,
+            Group::All,
+            &o,
+            "x"
+        ),
+        Err(CollectiveError::MixedTypes { index: 1, .. })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(
+            &mut g,
+            std::slice::from_ref(&b),
+            Op::Add,
+            Group::All,
+            &o,
+            "x"
+        ),
+        Err(CollectiveError::OpType { op: "ADD", .. })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(
+            &mut g,
+            std::slice::from_ref(&f),
+            Op::LogicalOr,
+            Group::All,
+            &o,
+            "x"
+        ),
+        Err(CollectiveError::OpType {
+            op: "LOGICAL_OR",
+            ..
+        })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(
+            &mut g,
+            std::slice::from_ref(&i),
+            Op::Mean,
+            Group::All,
+            &o,
+            "x"
+        ),
+        Err(CollectiveError::OpType { op: "MEAN", .. })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(&mut g, &[un], Op::Add, Group::All, &o, "x"),
+        Err(CollectiveError::Unmapped { index: 0, .. })
+    ));
+    assert!(matches!(
+        collectives::all_reduce(&mut g, &[], Op::Add, Group::All, &o, "x"),
+        Err(CollectiveError::BadInputs { .. })
+    ));
+}
+
+#[test]
+fn the_plan_is_visible_in_the_executable() {
+    collectives::link();
+    let mut g = Graph::new_replicated(&machine(8), 8, 1).unwrap();
+    let f = g.add_variable(DType::F32, &[64], "f");
+    g.map_linearly_over(&f, 1, 0..TILES).unwrap();
+    let c = collectives::all_reduce_in_place(
+        &mut g,
+        &[f],
+        Op::Add,
+        Group::All,
+        &Options::default(),
+        "grads",
+    )
+    .unwrap();
+    assert_eq!(c.plan.rings[0], vec![0, 2, 4, 6, 7, 5, 3, 1]);
+    assert_eq!(c.plan.method, Method::MeetInTheMiddle);
+    let exe = compile(&g, &[c.program], &CompileOptions::default()).unwrap();
+    let text = format!("{:?}", exe.programs);
+    assert!(text.contains("allReduce(grads) op=ADD"), "{text}");
+    assert!(text.contains("ring=[0,2,4,6,7,5,3,1]"), "{text}");
+    assert!(text.contains("method=meet in the middle"), "{text}");
+}
