@@ -121,6 +121,12 @@ pub struct LabelProfile {
     pub sync: Stats,
     /// Mean over tiles of (compute + exchange) / elapsed.
     pub effectiveness: f64,
+    /// Exchange phases executed inside the block (the steps of a collective).
+    #[serde(default)]
+    pub exchange_phases: u64,
+    /// Bytes delivered to tiles of other chips inside the block (over the links).
+    #[serde(default)]
+    pub inter_chip_bytes: u64,
 }
 
 /// Compute, exchange and sync cycles of one label (see [`Profile::summary_by_label`]).

@@ -7,9 +7,12 @@
 //!   ([`Engine::enable_profiling`](crate::Engine::enable_profiling)), aggregated per phase, per
 //!   label and per tile, with a text summary, a versioned JSON form and a Chrome trace
 //!   (`docs/profile-schema.md`);
-//! - [`MemoryReport`]: per tile always-live and temporary bytes by variable and category.
+//! - [`MemoryReport`]: per tile always-live and temporary bytes by variable and category;
+//! - [`estimate_program`]: a static (bulk-synchronous) estimate of one program's time, for
+//!   configurations too large to simulate.
 
 mod data;
+pub mod estimate;
 mod memory;
 pub mod model;
 mod record;
@@ -17,6 +20,7 @@ mod report;
 mod timeline;
 
 pub use data::*;
+pub use estimate::{estimate_program, ProgramEstimate};
 pub use memory::{CategoryBytes, MemoryReport, TileMemory};
 pub use model::CycleModel;
 pub use record::{ProfileOptions, Recorder, SEGMENT_LIMIT};

@@ -357,6 +357,8 @@ impl Recorder {
                     } else {
                         busy / elapsed as f64
                     },
+                    exchange_phases: la.exchange_phases,
+                    inter_chip_bytes: la.inter_chip_bytes,
                 }
             })
             .collect();
@@ -394,6 +396,8 @@ struct LabelAcc {
     compute: Vec<u64>,
     exchange: Vec<u64>,
     sync: Vec<u64>,
+    exchange_phases: u64,
+    inter_chip_bytes: u64,
 }
 
 /// Accumulated modelled cycles.
@@ -417,6 +421,8 @@ impl Acc {
                 compute: vec![0; tiles],
                 exchange: vec![0; tiles],
                 sync: vec![0; tiles],
+                exchange_phases: 0,
+                inter_chip_bytes: 0,
             });
         }
     }
@@ -499,6 +505,13 @@ fn replay(
                     (Cat::Compute, SpanKind::Compute, c.name.as_str())
                 } else {
                     let x = &m.exchanges[a as usize];
+                    for &l in &stack {
+                        let la = &mut acc.labels[l as usize];
+                        la.exchange_phases = la.exchange_phases.saturating_add(mult);
+                        la.inter_chip_bytes = la
+                            .inter_chip_bytes
+                            .saturating_add(x.inter_chip_bytes.saturating_mul(mult));
+                    }
                     for t in &x.tiles {
                         let i = t.tile as usize;
                         let before = clk[i];

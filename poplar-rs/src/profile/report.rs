@@ -206,6 +206,40 @@ impl Profile {
                     100.0 * l.effectiveness
                 );
             }
+            // Collectives (and any block that crosses chips): their steps and link bytes.
+            let over_links: Vec<_> = self
+                .labels
+                .iter()
+                .filter(|l| l.inter_chip_bytes > 0)
+                .collect();
+            if !over_links.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "\nBlocks that cross chips (collectives: one exchange per step):"
+                );
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>10} {:>16} {:>14} {:>10}",
+                    "label", "exchanges", "bytes over links", "exchange cyc", "GB/s"
+                );
+                let clock = self.target.clock_hz;
+                for l in over_links {
+                    let secs = l.elapsed.total() as f64 / clock;
+                    let _ = writeln!(
+                        s,
+                        "  {:<24} {:>10} {:>16} {:>14} {:>10.2}",
+                        l.name,
+                        l.exchange_phases,
+                        l.inter_chip_bytes,
+                        l.elapsed.exchange,
+                        if secs > 0.0 {
+                            l.inter_chip_bytes as f64 / secs / 1e9
+                        } else {
+                            0.0
+                        }
+                    );
+                }
+            }
         }
         let _ = writeln!(s, "\nPhases (cycles of the busiest tile x executions):");
         let _ = writeln!(
