@@ -10,7 +10,8 @@
 //! 2. Host time of a simulated all-reduce of 64 MB over 16 replicas against copying the bytes
 //!    it moves over the links with the same threads, in the same run (medians of 3).
 //!
-//! `cargo bench -p collectives --bench allreduce` (`-- quick` for part 1 up to 4 MB only).
+//! `cargo bench -p collectives --bench allreduce` (`-- quick`: part 1 up to 4 MB only;
+//! `-- host`: part 2 only).
 
 use std::time::Instant;
 
@@ -32,6 +33,7 @@ fn build(replicas: u32, bytes: u64) -> (poplar::Executable, Method, f64) {
     let x = g.add_variable(DType::F32, &[n], "grads");
     let tiles = g.target().num_tiles();
     g.map_linearly_over(&x, 1, 0..tiles).expect("mapping");
+    g.create_host_read_write("grads", &x).expect("host handle");
     let c = collectives::all_reduce_in_place(
         &mut g,
         &[x],
@@ -138,6 +140,11 @@ fn host_time() {
         std::hint::black_box(&dst);
     }
     let (s, c) = (median(sim), median(copy));
+    if std::env::args().any(|a| a == "why") {
+        e.enable_profiling(poplar::profile::ProfileOptions::default());
+        e.run(0).expect("run");
+        println!("{}", e.profile().expect("profile").text_summary());
+    }
     let check: Vec<f32> = e.read_tensor_replica("grads", 5).expect("read");
     let want = data[..n]
         .iter()
@@ -159,7 +166,10 @@ fn host_time() {
 fn main() {
     collectives::link();
     let quick = std::env::args().any(|a| a == "quick");
-    bandwidth_table(quick);
+    let host_only = std::env::args().any(|a| a == "host");
+    if !host_only {
+        bandwidth_table(quick);
+    }
     if !quick {
         host_time();
     }

@@ -569,14 +569,25 @@ impl<'g> Builder<'g> {
 
     /// One exchange step: every chain's send buffers to its neighbours' receive buffers.
     fn exchange(&self, chains: &[&Chain]) -> Result<Program, CollectiveError> {
+        self.exchange_dir(chains, true)
+    }
+
+    /// One exchange step, send → receive buffers (`forward`) or receive → send buffers (the
+    /// second half of the all-gather's ping-pong).
+    fn exchange_dir(&self, chains: &[&Chain], forward: bool) -> Result<Program, CollectiveError> {
         let mut copies = Vec::new();
         for ch in chains {
             if ch.send.is_empty() {
                 continue;
             }
+            let (from, to) = if forward {
+                (&ch.send, &ch.recv)
+            } else {
+                (&ch.recv, &ch.send)
+            };
             copies.push(CrossReplicaCopy {
-                src: poplar::concat(&ch.send).map_err(|e| self.err(e))?,
-                dst: poplar::concat(&ch.recv).map_err(|e| self.err(e))?,
+                src: poplar::concat(from).map_err(|e| self.err(e))?,
+                dst: poplar::concat(to).map_err(|e| self.err(e))?,
                 map: if ch.up_ring {
                     self.map_next.clone()
                 } else {
@@ -681,30 +692,73 @@ impl<'g> Builder<'g> {
         Ok(Program::execute(cs))
     }
 
-    /// `gcl::Place` on one chain: data[pos + off ± step] = recv; send = recv.
-    fn place_step(&mut self, ch: &Chain, up: bool) -> Result<Program, CollectiveError> {
-        let cs = self.g.add_compute_set(&format!("{}/place", self.name));
-        let codelet = format!("gcl::Place<{}>", self.ty);
+    /// `gcl::Store` on each chain: data[pos ± step] = its receive buffers (`in_recv`) or its
+    /// send buffers. One compute set per chain: two chains over one half (meet in the middle)
+    /// write the same data variable.
+    fn store_step(
+        &mut self,
+        chains: &[(&Chain, bool)],
+        in_recv: bool,
+    ) -> Result<Program, CollectiveError> {
+        let codelet = format!("gcl::Store<{}>", self.ty);
         let gsz = self.plan.group_size;
-        for (i, j) in self.live(ch.half).into_iter().enumerate() {
-            let d = self.data[ch.half][j].clone().expect("live tile");
-            let p = self.pos_at(j)?;
-            let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
-            self.vertex(
-                cs,
-                &codelet,
-                j,
-                &[
-                    ("data", &d),
-                    ("recv", &ch.recv[i]),
-                    ("pos", &p),
-                    ("step", &step),
-                    ("out", &ch.send[i]),
-                ],
-                &[("g", gsz.into()), ("off", 0u32.into()), ("up", up.into())],
-            )?;
+        let mut sets = Vec::new();
+        for (ch, up) in chains {
+            let cs = self.g.add_compute_set(&format!("{}/store", self.name));
+            for (i, j) in self.live(ch.half).into_iter().enumerate() {
+                let d = self.data[ch.half][j].clone().expect("live tile");
+                let p = self.pos_at(j)?;
+                let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
+                let src = if in_recv { &ch.recv[i] } else { &ch.send[i] };
+                self.vertex(
+                    cs,
+                    &codelet,
+                    j,
+                    &[("data", &d), ("recv", src), ("pos", &p), ("step", &step)],
+                    &[
+                        ("g", gsz.into()),
+                        ("off", 0u32.into()),
+                        ("up", (*up).into()),
+                    ],
+                )?;
+            }
+            sets.push(Program::execute(cs));
         }
-        Ok(Program::execute(cs))
+        Ok(Program::seq(sets))
+    }
+
+    /// `count` all-gather steps of `chains` whose current fragment is in their receive
+    /// buffers (`in_recv`) or send buffers: each step forwards the current buffers to the
+    /// neighbour's other buffers and stores what arrived, so the buffers alternate and nothing
+    /// is copied twice. Returns where the current fragment is afterwards.
+    fn gather_steps(
+        &mut self,
+        chains: &[(&Chain, bool)],
+        count: u32,
+        in_recv: bool,
+        body: &mut Vec<Program>,
+    ) -> Result<bool, CollectiveError> {
+        if count == 0 {
+            return Ok(in_recv);
+        }
+        let only: Vec<&Chain> = chains.iter().map(|(c, _)| *c).collect();
+        // From the receive buffers to the neighbours' send buffers is "backward".
+        let there = self.exchange_dir(&only, !in_recv)?;
+        let store_there = self.store_step(chains, !in_recv)?;
+        if count >= 2 {
+            let back = self.exchange_dir(&only, in_recv)?;
+            let store_back = self.store_step(chains, in_recv)?;
+            body.push(Program::repeat(
+                count / 2,
+                Program::seq(vec![there.clone(), store_there.clone(), back, store_back]),
+            ));
+        }
+        if count % 2 == 1 {
+            body.push(there);
+            body.push(store_there);
+            return Ok(!in_recv);
+        }
+        Ok(in_recv)
     }
 
     /// `gcl::Map` over every data variable (`op` 0 squares, 1 scales) or over `ts`.
@@ -920,10 +974,8 @@ impl<'g> Builder<'g> {
                     src,
                     &poplar::concat(&ch.recv).map_err(|e| self.err(e))?,
                 ));
-                body.push(self.place_step(&ch, !cw)?);
-                let x = self.exchange(&[&ch])?;
-                let p = self.place_step(&ch, !cw)?;
-                body.push(Program::repeat(gsz - 1, Program::seq(vec![x, p])));
+                body.push(self.store_step(&[(&ch, !cw)], true)?);
+                self.gather_steps(&[(&ch, !cw)], gsz - 1, true, body)?;
             }
             Method::BidirectionalRingPair => {
                 let c0 = self.chain(0, true)?;
@@ -935,12 +987,8 @@ impl<'g> Builder<'g> {
                     src,
                     &poplar::concat(&recv).map_err(|e| self.err(e))?,
                 ));
-                body.push(self.place_step(&c0, false)?);
-                body.push(self.place_step(&c1, true)?);
-                let x = self.exchange(&[&c0, &c1])?;
-                let p0 = self.place_step(&c0, false)?;
-                let p1 = self.place_step(&c1, true)?;
-                body.push(Program::repeat(gsz - 1, Program::seq(vec![x, p0, p1])));
+                body.push(self.store_step(&[(&c0, false), (&c1, true)], true)?);
+                self.gather_steps(&[(&c0, false), (&c1, true)], gsz - 1, true, body)?;
             }
             Method::MeetInTheMiddle => {
                 let a = gsz / 2;
@@ -956,26 +1004,18 @@ impl<'g> Builder<'g> {
                     starts.push((acw, 1));
                 }
                 self.reset(&starts, body)?;
-                body.push(Program::copy(
-                    src,
-                    &poplar::concat(&cw.recv).map_err(|e| self.err(e))?,
-                ));
-                body.push(self.place_step(&cw, false)?);
+                let own = poplar::concat(&cw.recv).map_err(|e| self.err(e))?;
+                body.push(Program::copy(src, &own));
+                body.push(self.store_step(&[(&cw, false)], true)?);
+                let mut at = true;
                 if let Some(acw) = &acw {
-                    let from = poplar::concat(&cw.send).map_err(|e| self.err(e))?;
                     body.push(Program::copy(
-                        &from,
-                        &poplar::concat(&acw.send).map_err(|e| self.err(e))?,
+                        &own,
+                        &poplar::concat(&acw.recv).map_err(|e| self.err(e))?,
                     ));
-                    let x = self.exchange(&[&cw, acw])?;
-                    let p0 = self.place_step(&cw, false)?;
-                    let p1 = self.place_step(acw, true)?;
-                    body.push(Program::repeat(b, Program::seq(vec![x, p0, p1])));
+                    at = self.gather_steps(&[(&cw, false), (acw, true)], b, true, body)?;
                 }
-                if a > b {
-                    body.push(self.exchange(&[&cw])?);
-                    body.push(self.place_step(&cw, false)?);
-                }
+                self.gather_steps(&[(&cw, false)], a - b, at, body)?;
             }
         }
         self.ordered()

@@ -13,7 +13,7 @@
 //! | `gcl::Slice<T>` | `data`, `pos` → `out` | `out = data[f]` at step 0 |
 //! | `gcl::Reduce<T>` | `data`, `recv`, `pos`, `step` (in/out) → `out` | `out = recv ⊕ data[f]`; `step += 1` |
 //! | `gcl::Finish<T>` | `data`, `a`, `b`, `pos` → `out` | `out = (a ⊕ b) ⊕ data[pos]` (`b` ignored unless `with_b`) |
-//! | `gcl::Place<T>` | `data` (in/out), `recv`, `pos`, `step` (in/out) → `out` | `data[f] = recv`; `out = recv`; `step += 1` |
+//! | `gcl::Store<T>` | `data` (in/out), `recv`, `pos`, `step` (in/out) | `data[f] = recv`; `step += 1` |
 //! | `gcl::Map<T>` | `x` (in/out) | `x = x·x` (`op` 0) or `x = x·scale` (`op` 1) |
 //!
 //! `⊕` is the operator in state `op` ([`crate::Op::code`]). `half` computes in f32 and rounds
@@ -28,6 +28,14 @@ use ::codelets::cycles;
 /// How an element type combines two values under an operator code ([`crate::Op::code`]).
 pub trait Combine: Copy {
     fn combine(op: u32, a: Self, b: Self, i: usize) -> Result<Self, VertexError>;
+    /// `out[i] = a[i] ⊕ b[i]` for the common length, the operator chosen once (so the loop
+    /// over plain arithmetic types is vectorised).
+    fn combine_into(op: u32, out: &mut [Self], a: &[Self], b: &[Self]) -> Result<(), VertexError> {
+        for (i, ((o, &x), &y)) in out.iter_mut().zip(a).zip(b).enumerate() {
+            *o = Self::combine(op, x, y, i)?;
+        }
+        Ok(())
+    }
     fn square(self, i: usize) -> Self;
     fn scale(self, s: f32, i: usize) -> Self;
 }
@@ -36,7 +44,27 @@ fn bad_op(op: u32, ty: &str) -> VertexError {
     VertexError::new(format!("operator code {op} is not defined for {ty}"))
 }
 
+/// The operator chosen once, then one plain loop.
+macro_rules! hoisted {
+    ($op:expr, $out:expr, $a:expr, $b:expr, $ty:literal, { $($code:literal => |$x:ident, $y:ident| $e:expr),* }) => {{
+        match $op {
+            $($code => {
+                for ((o, &$x), &$y) in $out.iter_mut().zip($a).zip($b) {
+                    *o = $e;
+                }
+            })*
+            op => return Err(bad_op(op, $ty)),
+        }
+        Ok(())
+    }};
+}
+
 impl Combine for f32 {
+    fn combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
+        hoisted!(op, out, a, b, "float", {
+            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
     #[inline]
     fn combine(op: u32, a: f32, b: f32, _i: usize) -> Result<f32, VertexError> {
         Ok(match op {
@@ -70,6 +98,12 @@ impl Combine for f16 {
 }
 
 impl Combine for i32 {
+    fn combine_into(op: u32, out: &mut [i32], a: &[i32], b: &[i32]) -> Result<(), VertexError> {
+        hoisted!(op, out, a, b, "int", {
+            0 => |x, y| x.wrapping_add(y), 1 => |x, y| x.wrapping_mul(y),
+            2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
     #[inline]
     fn combine(op: u32, a: i32, b: i32, _i: usize) -> Result<i32, VertexError> {
         Ok(match op {
@@ -194,10 +228,7 @@ macro_rules! gcl_codelets {
                 }
                 let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
                 let own = frag(NAME, &self.data, f, w, self.g)?;
-                let op = self.op;
-                for (i, ((o, &r), &d)) in self.out.iter_mut().zip(self.recv.iter()).zip(own).enumerate() {
-                    *o = <$t as Combine>::combine(op, r, d, i)?;
-                }
+                <$t as Combine>::combine_into(self.op, &mut self.out, &self.recv, own)?;
                 *self.step = self.step.wrapping_add(1);
                 Ok(())
             }
@@ -245,13 +276,12 @@ macro_rules! gcl_codelets {
         }
 
         poplar::codelet! {
-            #[doc = concat!("`gcl::Place<", $ty, ">`: `data[f] = recv`, `out = recv`, then `step += 1`.")]
+            #[doc = concat!("`gcl::Store<", $ty, ">`: `data[f] = recv`, then `step += 1`.")]
             pub struct $place as $pn {
                 data: InOut<Vector<$t>>,
                 recv: Input<Vector<$t>>,
                 pos: Input<u32>,
                 step: InOut<u32>,
-                out: Output<Vector<$t>>,
                 g: State<u32>,
                 off: State<u32>,
                 up: State<bool>,
@@ -262,20 +292,19 @@ macro_rules! gcl_codelets {
             fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $pn;
                 let w = self.recv.len();
-                if self.out.len() != w || self.data.len() != w * self.g as usize {
+                if self.data.len() != w * self.g as usize {
                     return Err(shape_err(NAME, format!(
-                        "recv has {w} elements, out {}, data {} for {} fragments",
-                        self.out.len(), self.data.len(), self.g
+                        "recv has {w} elements, data {} for {} fragments",
+                        self.data.len(), self.g
                     )));
                 }
                 let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
                 self.data[f * w..(f + 1) * w].copy_from_slice(&self.recv);
-                self.out.copy_from_slice(&self.recv);
                 *self.step = self.step.wrapping_add(1);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(2 * ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+                Some(cycles::elementwise(ctx.elements(Self::recv), <$t as Element>::DTYPE, 1))
             }
         }
 
@@ -305,13 +334,13 @@ macro_rules! gcl_codelets {
 
 gcl_codelets! {
     f32, "float", SliceF32 "gcl::Slice<float>", ReduceF32 "gcl::Reduce<float>",
-        FinishF32 "gcl::Finish<float>", PlaceF32 "gcl::Place<float>", MapF32 "gcl::Map<float>";
+        FinishF32 "gcl::Finish<float>", StoreF32 "gcl::Store<float>", MapF32 "gcl::Map<float>";
     f16, "half", SliceF16 "gcl::Slice<half>", ReduceF16 "gcl::Reduce<half>",
-        FinishF16 "gcl::Finish<half>", PlaceF16 "gcl::Place<half>", MapF16 "gcl::Map<half>";
+        FinishF16 "gcl::Finish<half>", StoreF16 "gcl::Store<half>", MapF16 "gcl::Map<half>";
     i32, "int", SliceI32 "gcl::Slice<int>", ReduceI32 "gcl::Reduce<int>",
-        FinishI32 "gcl::Finish<int>", PlaceI32 "gcl::Place<int>", MapI32 "gcl::Map<int>";
+        FinishI32 "gcl::Finish<int>", StoreI32 "gcl::Store<int>", MapI32 "gcl::Map<int>";
     bool, "bool", SliceBool "gcl::Slice<bool>", ReduceBool "gcl::Reduce<bool>",
-        FinishBool "gcl::Finish<bool>", PlaceBool "gcl::Place<bool>", MapBool "gcl::Map<bool>";
+        FinishBool "gcl::Finish<bool>", StoreBool "gcl::Store<bool>", MapBool "gcl::Map<bool>";
 }
 
 /// The template argument of an element type (`float`, `half`, `int`, `bool`), if the
