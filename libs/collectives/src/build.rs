@@ -174,19 +174,64 @@ fn reduce_into(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
-    let mut b = Builder::new(g, inputs, Kind::AllReduce, op, group, opts, name)?;
     let err = |source: GraphError| CollectiveError::Graph {
         name: name.to_string(),
         source,
     };
+    if inputs.is_empty() {
+        return Err(CollectiveError::BadInputs {
+            name: name.to_string(),
+            reason: "no tensors given".into(),
+        });
+    }
+    if let Some(first) = inputs.first() {
+        if let Some((index, t)) = inputs
+            .iter()
+            .chain(outputs)
+            .enumerate()
+            .find(|(_, t)| t.dtype() != first.dtype())
+        {
+            return Err(CollectiveError::MixedTypes {
+                name: name.to_string(),
+                index,
+                first: first.dtype(),
+                other: t.dtype(),
+            });
+        }
+    }
     let dst = concat_flat(outputs).map_err(err)?;
     let src = concat_flat(inputs).map_err(err)?;
     let mut body = Vec::new();
+    if src.dtype() != dst.dtype() || src.num_elements() != dst.num_elements() {
+        return Err(CollectiveError::BadInputs {
+            name: name.to_string(),
+            reason: format!(
+                "outputs are {}[{}] but inputs {}[{}]",
+                dst.dtype(),
+                dst.num_elements(),
+                src.dtype(),
+                src.num_elements()
+            ),
+        });
+    }
+    // Reduce in place over the destination's own pieces: copy the inputs there first (an
+    // on-tile copy: the outputs are mapped like the inputs), then reduce-scatter and
+    // all-gather the same blocks with the same method.
+    let mut b = Builder::with_layout(
+        g,
+        inputs,
+        Kind::AllReduce,
+        op,
+        group,
+        opts,
+        name,
+        Some(&dst),
+    )?;
+    if !same_elements(&src, &dst) {
+        body.push(Program::copy(&src, &dst));
+    }
     if op == Op::Local || b.plan.group_size == 1 && op != Op::SquareAdd {
         // Nothing to combine: each replica keeps its data.
-        if !same_elements(&src, &dst) {
-            body.push(Program::copy(&src, &dst));
-        }
         let plan = b.plan.clone();
         return Ok(Collective {
             program: Program::labelled(&plan.label(name), body),
@@ -195,39 +240,21 @@ fn reduce_into(
             plan,
         });
     }
-    let rs_plan_method = b.plan.method;
-    let fragment = b.reduce_scatter(&src, &mut body)?;
-    let mut rs_plan = b.plan.clone();
+    if op == Op::SquareAdd {
+        let all: Vec<Tensor> = b.data.iter().flatten().flatten().cloned().collect();
+        let p = b.map(&all, 0, 1.0)?;
+        body.push(p);
+    }
+    let fragment = b.rs_steps(&mut body)?;
+    b.gather(&fragment, &mut body)?;
+    let mut plan = b.plan.clone();
+    let mut rs_plan = plan.clone();
     rs_plan.kind = Kind::ReduceScatter;
-    // The all-gather of the reduced fragments, with its own method choice (half the byte
-    // thresholds) unless the caller fixed one.
-    let ag_opts = Options {
-        method: opts.method,
-        ring_order: opts.ring_order,
-    };
-    let mut ag = Builder::new(
-        b.g,
-        std::slice::from_ref(&fragment),
-        Kind::AllGather,
-        Op::Local,
-        group,
-        &ag_opts,
-        &format!("{name}/gather"),
-    )?;
-    let gathered = ag.all_gather(&fragment, &mut body)?;
-    let n = dst.num_elements();
-    let result = gathered.slice(0..n).map_err(err)?;
-    body.push(Program::copy(&result, &dst));
-    let ag_plan = ag.plan.clone();
-    let mut plan = rs_plan.clone();
+    let mut ag_plan = plan.clone();
+    ag_plan.kind = Kind::AllGather;
+    plan.steps *= 2;
     plan.kind = Kind::AllReduce;
-    plan.steps = rs_plan.steps + ag_plan.steps;
-    let label = format!(
-        "{} (reduceScatter method={}; allGather method={})",
-        plan.label(name),
-        rs_plan_method.name(),
-        ag_plan.method.name()
-    );
+    let label = format!("{} in place", plan.label(name));
     Ok(Collective {
         program: Program::labelled(&label, body),
         outputs: outputs.to_vec(),
@@ -283,7 +310,6 @@ impl<'g> Builder<'g> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn new(
         g: &'g mut Graph,
         inputs: &[Tensor],
@@ -292,6 +318,22 @@ impl<'g> Builder<'g> {
         group: Group,
         opts: &Options,
         name: &str,
+    ) -> Result<Builder<'g>, CollectiveError> {
+        Builder::with_layout(g, inputs, kind, op, group, opts, name, None)
+    }
+
+    /// `aligned`: reduce in place over this tensor's own pieces (see [`Builder::aligned`]);
+    /// else the padded fragment layout of the module notes.
+    #[allow(clippy::too_many_arguments)]
+    fn with_layout(
+        g: &'g mut Graph,
+        inputs: &[Tensor],
+        kind: Kind,
+        op: Op,
+        group: Group,
+        opts: &Options,
+        name: &str,
+        aligned: Option<&Tensor>,
     ) -> Result<Builder<'g>, CollectiveError> {
         let name = name.to_string();
         if inputs.is_empty() {
@@ -403,14 +445,25 @@ impl<'g> Builder<'g> {
         } else {
             1
         };
-        let k = (tiles.len() as u64).min(c.max(1)) as usize;
-        let tiles: Vec<TileId> = tiles.into_iter().take(k.max(1)).collect();
-        let tiles = if tiles.is_empty() { vec![0] } else { tiles };
+        let (tiles, widths, aligned_data) = match aligned {
+            None => {
+                let k = (tiles.len() as u64).min(c.max(1)) as usize;
+                let tiles: Vec<TileId> = tiles.into_iter().take(k.max(1)).collect();
+                let tiles = if tiles.is_empty() { vec![0] } else { tiles };
+                let k = tiles.len();
+                let half_cols = [c.div_ceil(halves as u64), c / halves as u64];
+                let widths: Vec<Vec<usize>> = (0..halves)
+                    .map(|h| split(half_cols[h] as usize, k))
+                    .collect();
+                (tiles, widths, None)
+            }
+            Some(t) => {
+                let (tiles, widths, data) =
+                    Builder::aligned(g, t, halves, gsz as usize).map_err(errg)?;
+                (tiles, widths, Some(data))
+            }
+        };
         let k = tiles.len();
-        let half_cols = [c.div_ceil(halves as u64), c / halves as u64];
-        let widths: Vec<Vec<usize>> = (0..halves)
-            .map(|h| split(half_cols[h] as usize, k))
-            .collect();
         let steps = match (kind, method) {
             (_, _) if gsz <= 1 => 0,
             (_, Method::MeetInTheMiddle) => gsz / 2,
@@ -434,6 +487,10 @@ impl<'g> Builder<'g> {
 
         let mut data = Vec::new();
         for (h, ws) in widths.iter().enumerate() {
+            if let Some(a) = &aligned_data {
+                data.push(a[h].clone());
+                continue;
+            }
             let mut row = Vec::new();
             for (j, &w) in ws.iter().enumerate() {
                 if w == 0 {
@@ -472,6 +529,46 @@ impl<'g> Builder<'g> {
             map_prev,
             counter: 0,
         })
+    }
+
+    /// The in-place layout of an all-reduce: each contiguous piece of `t` on a tile (split in
+    /// two halves for the bidirectional pair) is a block whose `G` fragments are its
+    /// consecutive `w = ⌈L/G⌉`-element runs, the last ones shorter or empty. The data are
+    /// reduced where they are: no copy in or out and no exchange inside a replica. Returns
+    /// the block tiles and, per half, their widths and pieces.
+    #[allow(clippy::type_complexity)]
+    fn aligned(
+        g: &Graph,
+        t: &Tensor,
+        halves: usize,
+        gsz: usize,
+    ) -> Result<(Vec<TileId>, Vec<Vec<usize>>, Vec<Vec<Option<Tensor>>>), GraphError> {
+        let flat = t.flatten();
+        let mut tiles = Vec::new();
+        let mut widths = vec![Vec::new(); halves];
+        let mut data = vec![Vec::new(); halves];
+        for (tile, ranges) in g.tile_mapping(t)?.into_iter().enumerate() {
+            for r in ranges {
+                tiles.push(tile as TileId);
+                let len = r.end - r.start;
+                let first = len.div_ceil(halves);
+                for h in 0..halves {
+                    let (a, b) = if h == 0 {
+                        (r.start, r.start + first)
+                    } else {
+                        (r.start + first, r.end)
+                    };
+                    if b > a {
+                        widths[h].push((b - a).div_ceil(gsz));
+                        data[h].push(Some(flat.slice(a..b)?));
+                    } else {
+                        widths[h].push(0);
+                        data[h].push(None);
+                    }
+                }
+            }
+        }
+        Ok((tiles, widths, data))
     }
 
     /// The data in element order: member `i`'s block is slot `perm[i]`.
@@ -871,6 +968,12 @@ impl<'g> Builder<'g> {
         body: &mut Vec<Program>,
     ) -> Result<Tensor, CollectiveError> {
         self.load(src, body)?;
+        self.rs_steps(body)
+    }
+
+    /// The reduce-scatter steps over the data as they are; returns the reduced fragment this
+    /// replica owns, block after block.
+    fn rs_steps(&mut self, body: &mut Vec<Program>) -> Result<Tensor, CollectiveError> {
         let gsz = self.plan.group_size;
         let result: Vec<Tensor> = if gsz == 1 || self.plan.op == Op::Local {
             // Each replica keeps its own fragment, in every half.
@@ -965,6 +1068,14 @@ impl<'g> Builder<'g> {
             body.push(Program::copy(src, &ordered));
             return Ok(ordered);
         }
+        self.gather(src, body)?;
+        self.ordered()
+    }
+
+    /// The all-gather steps: every member's `src` (its own fragment, block after block) into
+    /// the data.
+    fn gather(&mut self, src: &Tensor, body: &mut Vec<Program>) -> Result<(), CollectiveError> {
+        let gsz = self.plan.group_size;
         match self.plan.method {
             Method::Clockwise | Method::Anticlockwise | Method::Auto => {
                 let cw = self.plan.method != Method::Anticlockwise;
@@ -1018,7 +1129,7 @@ impl<'g> Builder<'g> {
                 self.gather_steps(&[(&cw, false)], a - b, at, body)?;
             }
         }
-        self.ordered()
+        Ok(())
     }
 }
 

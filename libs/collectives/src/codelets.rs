@@ -156,7 +156,9 @@ fn shape_err(name: &str, what: String) -> VertexError {
     VertexError::new(format!("{name}: {what}"))
 }
 
-/// The columns of fragment `f` in `data`, checked.
+/// The elements of fragment `f` in `data`, checked: `data` holds `g` fragments of `w`
+/// elements (the padded layout) or fewer (a block reduced in place, whose last fragments are
+/// shorter or empty: fragment `f` is `data[min(f·w, L) .. min((f+1)·w, L)]`).
 fn frag<'d, T>(
     name: &str,
     data: &'d [T],
@@ -164,17 +166,14 @@ fn frag<'d, T>(
     w: usize,
     g: u32,
 ) -> Result<&'d [T], VertexError> {
-    if data.len() != w * g as usize {
+    let l = data.len();
+    if l > w * g as usize {
         return Err(shape_err(
             name,
-            format!(
-                "data has {} elements, expected {} fragments of {w}",
-                data.len(),
-                g
-            ),
+            format!("data has {l} elements, more than {g} fragments of {w}"),
         ));
     }
-    Ok(&data[f * w..(f + 1) * w])
+    Ok(&data[(f * w).min(l)..((f + 1) * w).min(l)])
 }
 
 macro_rules! gcl_codelets {
@@ -196,7 +195,7 @@ macro_rules! gcl_codelets {
                 let w = self.out.len();
                 let f = fragment(self.pos, self.off, 0, self.g, self.up);
                 let src = frag($sn, &self.data, f, w, self.g)?;
-                self.out.copy_from_slice(src);
+                self.out[..src.len()].copy_from_slice(src);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
@@ -228,7 +227,10 @@ macro_rules! gcl_codelets {
                 }
                 let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
                 let own = frag(NAME, &self.data, f, w, self.g)?;
-                <$t as Combine>::combine_into(self.op, &mut self.out, &self.recv, own)?;
+                let k = own.len();
+                <$t as Combine>::combine_into(self.op, &mut self.out[..k], &self.recv[..k], own)?;
+                // Past a short fragment's end: nothing to combine (never stored).
+                self.out[k..].copy_from_slice(&self.recv[k..]);
                 *self.step = self.step.wrapping_add(1);
                 Ok(())
             }
@@ -266,7 +268,10 @@ macro_rules! gcl_codelets {
                     if self.with_b {
                         x = <$t as Combine>::combine(op, x, self.b[i], i)?;
                     }
-                    self.out[i] = <$t as Combine>::combine(op, x, own[i], i)?;
+                    self.out[i] = match own.get(i) {
+                        Some(&d) => <$t as Combine>::combine(op, x, d, i)?,
+                        None => x,
+                    };
                 }
                 Ok(())
             }
@@ -292,14 +297,15 @@ macro_rules! gcl_codelets {
             fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $pn;
                 let w = self.recv.len();
-                if self.data.len() != w * self.g as usize {
+                let l = self.data.len();
+                if l > w * self.g as usize {
                     return Err(shape_err(NAME, format!(
-                        "recv has {w} elements, data {} for {} fragments",
-                        self.data.len(), self.g
+                        "data has {l} elements, more than {} fragments of {w}", self.g
                     )));
                 }
                 let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
-                self.data[f * w..(f + 1) * w].copy_from_slice(&self.recv);
+                let (a, b) = ((f * w).min(l), ((f + 1) * w).min(l));
+                self.data[a..b].copy_from_slice(&self.recv[..b - a]);
                 *self.step = self.step.wrapping_add(1);
                 Ok(())
             }

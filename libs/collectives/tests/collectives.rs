@@ -492,11 +492,19 @@ fn the_static_estimate_bounds_the_profiled_time_of_a_collective() {
             .find(|l| l.name.starts_with(&label[..20]))
             .unwrap_or_else(|| panic!("{:?}", labels.iter().map(|l| &l.name).collect::<Vec<_>>()));
         assert_eq!(l.elapsed.total(), profiled);
-        // Every step sends each replica's fragment share (C = 500 elements; the bidirectional
-        // pair sends two halves of it) to the neighbour chip: R · (steps) · C · 4 bytes over the links.
+        // Every step sends each replica's fragment share to the neighbour chip: R · (fragment
+        // sends) · (elements per step) · 4 bytes over the links.
+        // In place, each tile's 1,000 elements are 8 fragments of 125 (for the bidirectional
+        // pair two halves of 500, each 8 fragments of 63 with the last short): 500 or 504
+        // elements per step.
+        let per_step = if method == Method::BidirectionalRingPair {
+            504
+        } else {
+            500
+        };
         assert_eq!(
             l.inter_chip_bytes,
-            8 * u64::from(c_steps(method)) * 500 * 4,
+            8 * u64::from(c_steps(method)) * per_step * 4,
             "{method:?}"
         );
         assert!(
@@ -512,4 +520,32 @@ fn the_static_estimate_bounds_the_profiled_time_of_a_collective() {
 /// 3 + 3 carry two fragments and 1 + 1 one — 14 either way.
 fn c_steps(_method: Method) -> u32 {
     14
+}
+
+/// The memory report of a replicated executable is per replica and shows its exchange code:
+/// the counter-driven rings keep the program, and so the exchange code per tile, the same
+/// whatever the number of replicas.
+#[test]
+fn exchange_code_per_tile_does_not_grow_with_replicas() {
+    collectives::link();
+    let mut code = Vec::new();
+    for replicas in [4u32, 8, 16, 32] {
+        let mut g = Graph::new_replicated(&machine(replicas), replicas, 1).unwrap();
+        let f = g.add_variable(DType::F32, &[4096], "grads");
+        g.map_linearly_over(&f, 1, 0..TILES).unwrap();
+        let opts = Options {
+            method: Method::Clockwise,
+            ..Default::default()
+        };
+        let c = collectives::all_reduce_in_place(&mut g, &[f], Op::Add, Group::All, &opts, "g")
+            .unwrap();
+        let exe = compile(&g, &[c.program], &CompileOptions::default()).unwrap();
+        let report = poplar::profile::MemoryReport::from_executable(&exe);
+        assert_eq!(report.replicas, replicas);
+        assert_eq!(report.tiles.len() as u32, TILES);
+        assert!(report.exchange_code.max > 0);
+        assert!(report.text(2).contains("exchange code"));
+        code.push(report.exchange_code.max);
+    }
+    assert!(code.windows(2).all(|w| w[0] == w[1]), "{code:?}");
 }

@@ -64,6 +64,51 @@ pub struct TileMemory {
     pub always_live: u64,
     pub temporary: u64,
     pub by_category: CategoryBytes,
+    /// Estimated exchange code of the tile ([`exchange_code_bytes`]); reported beside the
+    /// allocation, not part of `total`.
+    #[serde(default)]
+    pub exchange_code: u64,
+}
+
+/// Estimated bytes of exchange code per exchange phase a tile takes part in (its sync and the
+/// phase's set-up).
+pub const EXCHANGE_CODE_PHASE_BYTES: u64 = 16;
+/// Estimated bytes of exchange code per message a tile sends or receives in a phase (one
+/// instruction with its address and length).
+pub const EXCHANGE_CODE_MESSAGE_BYTES: u64 = 8;
+
+/// Estimated exchange code of every tile of `exe` (a replicated executable: of one replica,
+/// which every replica holds): per exchange phase in which the tile sends or receives,
+/// [`EXCHANGE_CODE_PHASE_BYTES`] plus [`EXCHANGE_CODE_MESSAGE_BYTES`] per message, counting
+/// cross-replica transfers at both ends.
+pub fn exchange_code_bytes(exe: &Executable) -> Vec<u64> {
+    let n = exe.tiles.len();
+    let mut code = vec![0u64; n];
+    let mut msgs = vec![0u64; n];
+    for ph in exe.exchanges.values() {
+        msgs.iter_mut().for_each(|m| *m = 0);
+        let mut bump = |t: u32| {
+            if let Some(m) = msgs.get_mut(t as usize) {
+                *m += 1;
+            }
+        };
+        for tr in &ph.transfers {
+            bump(tr.src_tile);
+            for &(d, _) in &tr.dsts {
+                bump(d);
+            }
+        }
+        for c in &ph.cross_replica {
+            bump(c.src_tile);
+            bump(c.dst_tile);
+        }
+        for (c, &m) in code.iter_mut().zip(&msgs) {
+            if m > 0 {
+                *c += EXCHANGE_CODE_PHASE_BYTES + EXCHANGE_CODE_MESSAGE_BYTES * m;
+            }
+        }
+    }
+    code
 }
 
 /// One variable (or constant, or other named item) over all tiles.
@@ -81,6 +126,13 @@ pub struct ItemBytes {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     pub bytes_per_tile: u64,
+    /// Replicas that each hold these tiles (1 unless the executable is replicated: the report
+    /// is of one replica, and the machine holds `replicas` copies).
+    #[serde(default = "one")]
+    pub replicas: u32,
+    /// Distribution over tiles of the estimated exchange code ([`exchange_code_bytes`]).
+    #[serde(default)]
+    pub exchange_code: Stats,
     pub tiles: Vec<TileMemory>,
     /// Distribution of `total` over tiles.
     pub total: Stats,
@@ -92,9 +144,14 @@ pub struct MemoryReport {
     pub items: Vec<ItemBytes>,
 }
 
+fn one() -> u32 {
+    1
+}
+
 impl MemoryReport {
     /// Builds the report from the executable's tile images.
     pub fn from_executable(exe: &Executable) -> MemoryReport {
+        let code = exchange_code_bytes(exe);
         let mut tiles = Vec::with_capacity(exe.tiles.len());
         let mut by_category = CategoryBytes::default();
         let mut items: BTreeMap<(String, MemoryCategory), ItemBytes> = BTreeMap::new();
@@ -123,6 +180,7 @@ impl MemoryReport {
                 always_live: u64::from(img.always_live_bytes),
                 temporary: u64::from(img.temporary_bytes),
                 by_category: cat,
+                exchange_code: code[t],
             });
         }
         let col = |f: fn(&TileMemory) -> u64| Stats::of(&tiles.iter().map(f).collect::<Vec<_>>());
@@ -130,6 +188,8 @@ impl MemoryReport {
         items.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
         MemoryReport {
             bytes_per_tile: u64::from(exe.target.bytes_per_tile),
+            replicas: exe.replicas(),
+            exchange_code: Stats::of(&code),
             total: col(|t| t.total),
             always_live: col(|t| t.always_live),
             temporary: col(|t| t.temporary),
@@ -164,6 +224,13 @@ impl MemoryReport {
             self.tiles.len(),
             budget
         );
+        if self.replicas > 1 {
+            let _ = writeln!(
+                s,
+                "  per replica: every one of the {} replicas holds these tiles",
+                self.replicas
+            );
+        }
         for (name, st) in [
             ("total", &self.total),
             ("always-live", &self.always_live),
@@ -179,6 +246,17 @@ impl MemoryReport {
                 st.mean
             );
         }
+        let st = &self.exchange_code;
+        let _ = writeln!(
+            s,
+            "  {:<12} max {:>9} B ({:5.1}%)  median {:>9} B  min {:>9} B  mean {:>11.1} B  (estimate, beside the total)",
+            "exchange code",
+            st.max,
+            share(st.max),
+            st.median,
+            st.min,
+            st.mean
+        );
         let all: u64 = self.by_category.entries().iter().map(|e| e.1).sum();
         let _ = writeln!(s, "\nBy category (all tiles):");
         for (name, b) in self.by_category.entries() {
