@@ -31,6 +31,21 @@ use crate::CollectiveError;
 pub struct Options {
     pub method: Method,
     pub ring_order: RingOrder,
+    /// Replicas per IPU-Link domain for the three-phase all-reduce (`None`: from the target,
+    /// see [`replicas_per_domain`]; `Some(0)`: never). An all-reduce over all replicas that
+    /// span several domains reduce-scatters inside each domain, all-reduces the fragments
+    /// across domains (the same replica in each, over the GW-Links), and all-gathers inside
+    /// each domain.
+    pub replicas_per_domain: Option<u32>,
+}
+
+/// Replicas per IPU-Link domain when the replicas span several domains:
+/// `opts.replicas_per_domain`, else the target's link domain divided by the chips of a
+/// replica; `None` when all replicas are in one domain.
+pub fn replicas_per_domain(g: &Graph, opts: &Options) -> Option<u32> {
+    let r = g.replication_factor();
+    let p = opts.replicas_per_domain?;
+    (p >= 1 && p < r && r.is_multiple_of(p)).then_some(p)
 }
 
 /// A built collective: the program to run, the tensors it produces, and its plan.
@@ -217,12 +232,20 @@ fn reduce_into(
     // Reduce in place over the destination's own pieces: copy the inputs there first (an
     // on-tile copy: the outputs are mapped like the inputs), then reduce-scatter and
     // all-gather the same blocks with the same method.
+    // Several link domains: the first and last phases run inside each domain.
+    let three_phase = match group {
+        Group::All => {
+            replicas_per_domain(g, opts).map(|p| (p, g.replication_factor() / p, op, opts))
+        }
+        _ => None,
+    };
+    let phase_group = three_phase.map_or(group, |(p, ..)| Group::Consecutive(p));
     let mut b = Builder::with_layout(
         g,
         inputs,
         Kind::AllReduce,
         op,
-        group,
+        phase_group,
         opts,
         name,
         Some(&dst),
@@ -245,6 +268,9 @@ fn reduce_into(
         let p = b.map(&all, 0, 1.0)?;
         body.push(p);
     }
+    if let Some(three) = three_phase {
+        return three_phase_all_reduce(b, three, body, outputs, name);
+    }
     let fragment = b.rs_steps(&mut body)?;
     b.gather(&fragment, &mut body)?;
     let mut plan = b.plan.clone();
@@ -259,6 +285,59 @@ fn reduce_into(
         program: Program::labelled(&label, body),
         outputs: outputs.to_vec(),
         parts: vec![rs_plan, ag_plan],
+        plan,
+    })
+}
+
+/// GCL's all-reduce over several IPU-Link domains (`seeds/scaling-over-replicas.txt` §7.9.2):
+/// reduce-scatter inside each domain (`b` is built for `Consecutive(p)`), all-reduce each
+/// replica's fragment with the same replica of the other domains (`Orthogonal(d)`, over the
+/// GW-Links), then all-gather inside each domain.
+fn three_phase_all_reduce(
+    mut b: Builder<'_>,
+    (p, d, op, opts): (u32, u32, Op, &Options),
+    mut body: Vec<Program>,
+    outputs: &[Tensor],
+    name: &str,
+) -> Result<Collective, CollectiveError> {
+    let fragment = b.rs_steps(&mut body)?;
+    // The squares were taken in the first phase; across domains the partial sums add.
+    let op2 = if op == Op::SquareAdd { Op::Add } else { op };
+    let inner = Options {
+        replicas_per_domain: Some(0),
+        ..*opts
+    };
+    let gw = reduce_into(
+        b.g,
+        std::slice::from_ref(&fragment),
+        std::slice::from_ref(&fragment),
+        op2,
+        Group::Orthogonal(d),
+        &inner,
+        &format!("{name}/across domains"),
+    )?;
+    body.push(gw.program);
+    b.gather(&fragment, &mut body)?;
+    let mut rs_plan = b.plan.clone();
+    rs_plan.kind = Kind::ReduceScatter;
+    let mut ag_plan = b.plan.clone();
+    ag_plan.kind = Kind::AllGather;
+    let mut plan = b.plan.clone();
+    plan.kind = Kind::AllReduce;
+    plan.group = Group::All;
+    plan.group_size = p * d;
+    plan.steps = 2 * rs_plan.steps + gw.plan.steps;
+    let label = format!(
+        "{} three-phase: {d} domains of {p} replicas",
+        plan.label(name)
+    );
+    let mut parts = vec![rs_plan];
+    parts.extend(gw.parts);
+    parts.push(ag_plan);
+    Ok(Collective {
+        program: Program::labelled(&label, body),
+        outputs: outputs.to_vec(),
+        parts,
         plan,
     })
 }
