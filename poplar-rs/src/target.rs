@@ -29,11 +29,26 @@ pub struct Target {
     pub exchange_bytes_per_cycle: u32,
     /// Fixed cycles to set up one transfer (per message).
     pub exchange_setup_cycles: u32,
-    /// Bytes per cycle of one inter-chip link (as seen from the tile clock).
+    /// Bytes per cycle, in each direction, of the IPU-Links between two neighbouring chips of
+    /// one link domain, shared by all tiles of the chip (`docs/cycle-model.md`: 32 GB/s per
+    /// direction at 1.33 GHz is 24.06).
     pub link_bytes_per_cycle: f64,
     /// Cycles of latency added per inter-chip hop.
     pub link_hop_latency_cycles: u32,
+    /// How the chips of one link domain are joined.
     pub topology: ChipTopology,
+    /// Chips of one IPU-Link domain (a Pod64 at most); domains are consecutive chips, and
+    /// chips of different domains talk over GW-Links. 0: the whole target is one domain
+    /// (executables saved before this field existed load so).
+    #[serde(default)]
+    pub chips_per_link_domain: u32,
+    /// Bytes per cycle, in each direction, of the GW-Link share of one chip between two
+    /// domains (2 × 100 GbE per IPU-Machine pair, shared by its 4 chips: 4.70).
+    #[serde(default = "default_gw_rate")]
+    pub gw_link_bytes_per_cycle: f64,
+    /// Cycles of latency per GW hop between neighbouring domains (an assumption: 2 µs).
+    #[serde(default = "default_gw_latency")]
+    pub gw_hop_latency_cycles: u32,
     /// Cycles of a sync among the tiles of one chip.
     pub internal_sync_cycles: u32,
     /// Cycles of a sync among all tiles of all chips.
@@ -50,13 +65,31 @@ pub struct Target {
 /// Identifies one tile of the target: `0..num_tiles()`, chip-major.
 pub type TileId = u32;
 
+/// One direction of the IPU-Links between neighbouring chips: 64 GB/s bidirectional
+/// (`seeds/scaling-over-replicas.txt` §7.9.1) is 32 GB/s each way, at 1.33 GHz.
+pub const IPU_LINK_BYTES_PER_CYCLE: f64 = 32.0e9 / 1.33e9;
+/// One chip's share of the GW-Links between two IPU-Machines of neighbouring Pods: 2 × 100 GbE
+/// (25 GB/s each way) shared by the machine's 4 chips, at 1.33 GHz.
+pub const GW_LINK_BYTES_PER_CYCLE: f64 = 25.0e9 / 4.0 / 1.33e9;
+/// Latency of one GW hop (IPU-Gateway to switch to IPU-Gateway): an assumption of 2 µs, about
+/// four times an Ethernet switch round trip; no public figure was found.
+pub const GW_HOP_LATENCY_CYCLES: u32 = 2660;
+
+fn default_gw_rate() -> f64 {
+    GW_LINK_BYTES_PER_CYCLE
+}
+
+fn default_gw_latency() -> u32 {
+    GW_HOP_LATENCY_CYCLES
+}
+
 impl Target {
     /// One GC200-class chip: 1,472 tiles × 624 KiB, six workers, 1.33 GHz.
     pub fn gc200() -> Target {
         Target::gc200_multi(1)
     }
 
-    /// `num_ipus` GC200-class chips joined by IPU links in a ladder.
+    /// `num_ipus` GC200-class chips joined by IPU-Links in a ladder, one link domain.
     pub fn gc200_multi(num_ipus: u32) -> Target {
         Target {
             num_ipus,
@@ -66,14 +99,65 @@ impl Target {
             clock_hz: 1.33e9,
             exchange_bytes_per_cycle: 4,
             exchange_setup_cycles: 16,
-            link_bytes_per_cycle: 0.1,
+            link_bytes_per_cycle: IPU_LINK_BYTES_PER_CYCLE,
             link_hop_latency_cycles: 800,
             topology: ChipTopology::Ladder,
+            chips_per_link_domain: 0,
+            gw_link_bytes_per_cycle: GW_LINK_BYTES_PER_CYCLE,
+            gw_hop_latency_cycles: GW_HOP_LATENCY_CYCLES,
             internal_sync_cycles: 150,
             global_sync_cycles: 1500,
             alignment: 8,
             flush_subnormals: true,
         }
+    }
+
+    /// An IPU-Machine: 4 chips joined by IPU-Links (chips 0–1 and 2–3 on the east edge, 0–2 and
+    /// 1–3 on the west: a ladder of two rungs).
+    pub fn ipu_machine() -> Target {
+        Target::gc200_multi(4)
+    }
+
+    /// A Pod16: 4 IPU-Machines, 16 chips in one IPU-Link domain, a ladder.
+    pub fn pod16() -> Target {
+        Target::gc200_multi(16)
+    }
+
+    /// A Pod64: 16 IPU-Machines, 64 chips, the largest IPU-Link domain.
+    pub fn pod64() -> Target {
+        Target::gc200_multi(64)
+    }
+
+    /// `pods` Pods of `chips_per_pod` chips (16 or 64), each its own IPU-Link domain, joined
+    /// by GW-Links in a ring (the same slot of neighbouring Pods, the last Pod next to the
+    /// first). Chips are numbered Pod after Pod.
+    pub fn pods(pods: u32, chips_per_pod: u32) -> Target {
+        Target {
+            chips_per_link_domain: chips_per_pod,
+            ..Target::gc200_multi(pods * chips_per_pod)
+        }
+    }
+
+    /// Chips of one link domain (the whole target when `chips_per_link_domain` is 0).
+    pub fn domain_chips(&self) -> u32 {
+        if self.chips_per_link_domain == 0 {
+            self.num_ipus
+        } else {
+            self.chips_per_link_domain.min(self.num_ipus)
+        }
+    }
+
+    /// The link domain of a chip.
+    pub fn domain_of(&self, chip: u32) -> u32 {
+        chip / self.domain_chips().max(1)
+    }
+
+    /// GW hops between two chips: the shorter way round the ring of domains (0 inside one).
+    pub fn gw_hops(&self, a: u32, b: u32) -> u32 {
+        let per = self.domain_chips().max(1);
+        let domains = self.num_ipus.div_ceil(per);
+        let d = (a / per).abs_diff(b / per);
+        d.min(domains - d)
     }
 
     /// A small single-chip target for tests and examples.
@@ -100,13 +184,18 @@ impl Target {
         tile % self.tiles_per_ipu
     }
 
-    /// Inter-chip hops between two chips under the target's topology.
+    /// IPU-Link hops between two chips under the target's topology. Inside a link domain:
+    /// on a ladder, chips `2k` and `2k+1` form a rung, one hop across it and one per rung
+    /// along; on a torus, the shorter way round. Between domains the GW-Links join the same
+    /// position of neighbouring domains, so the IPU-Link hops are those between the two
+    /// positions (plus [`Target::gw_hops`]).
     pub fn hops(&self, a: u32, b: u32) -> u32 {
+        let per = self.domain_chips().max(1);
+        let (a, b) = (a % per, b % per);
         let d = a.abs_diff(b);
         match self.topology {
-            // Ladder: chips 2k and 2k+1 form a rung; one hop across the rung, one per rung along.
             ChipTopology::Ladder => (a / 2).abs_diff(b / 2) + u32::from(a % 2 != b % 2),
-            ChipTopology::Torus => d.min(self.num_ipus - d),
+            ChipTopology::Torus => d.min(per - d),
         }
     }
 
@@ -150,6 +239,22 @@ impl Target {
             1 << 16,
         )?;
         real("link_bytes_per_cycle", self.link_bytes_per_cycle, 1e6)?;
+        real("gw_link_bytes_per_cycle", self.gw_link_bytes_per_cycle, 1e6)?;
+        int(
+            "chips_per_link_domain",
+            self.chips_per_link_domain,
+            0,
+            MAX_CHIPS,
+        )?;
+        if self.chips_per_link_domain != 0
+            && !self.num_ipus.is_multiple_of(self.chips_per_link_domain)
+        {
+            return Err(TargetError {
+                field: "chips_per_link_domain",
+                value: self.chips_per_link_domain.to_string(),
+                allowed: format!("0 or a divisor of num_ipus ({})", self.num_ipus),
+            });
+        }
         if !self.alignment.is_power_of_two() {
             return Err(TargetError {
                 field: "alignment",
@@ -326,5 +431,46 @@ mod tests {
         t.topology = ChipTopology::Torus;
         assert_eq!(t.hops(0, 7), 1);
         assert_eq!(t.hops(1, 5), 4);
+    }
+
+    #[test]
+    fn link_domains_are_bounded_and_hops_cross_them() {
+        for t in [
+            Target::ipu_machine(),
+            Target::pod16(),
+            Target::pod64(),
+            Target::pods(4, 16),
+            Target::pods(2, 64),
+        ] {
+            assert_eq!(t.validate(), Ok(()));
+        }
+        let bad = Target {
+            chips_per_link_domain: 24,
+            ..Target::pod64()
+        };
+        assert_eq!(bad.validate().unwrap_err().field, "chips_per_link_domain");
+        let bad = Target {
+            gw_link_bytes_per_cycle: f64::NAN,
+            ..Target::pod64()
+        };
+        assert_eq!(bad.validate().unwrap_err().field, "gw_link_bytes_per_cycle");
+
+        let t = Target::pods(4, 16);
+        assert_eq!(t.num_ipus, 64);
+        assert_eq!((t.domain_of(15), t.domain_of(16)), (0, 1));
+        // Inside a Pod: the ladder. Chip 3 of Pod 0 to chip 3 of Pod 1: one GW hop, no
+        // IPU-Link hop; to Pod 3, one GW hop the other way round the ring of Pods.
+        assert_eq!((t.hops(0, 3), t.gw_hops(0, 3)), (2, 0));
+        assert_eq!((t.hops(3, 19), t.gw_hops(3, 19)), (0, 1));
+        assert_eq!(t.gw_hops(3, 51), 1);
+        assert_eq!(t.gw_hops(3, 35), 2);
+        assert_eq!((t.hops(0, 21), t.gw_hops(0, 21)), (3, 1));
+        // One domain: no GW hop anywhere.
+        let p = Target::pod64();
+        assert_eq!(p.gw_hops(0, 63), 0);
+        assert_eq!(p.hops(0, 63), 32);
+        // The link constants are the public figures at the chip clock.
+        assert!((p.link_bytes_per_cycle - 24.06).abs() < 0.01);
+        assert!((p.gw_link_bytes_per_cycle - 4.70).abs() < 0.01);
     }
 }

@@ -14,6 +14,8 @@ fn small() -> Executable {
     // Awkward floats that a decimal round trip could lose, and a function and stream.
     e.target.clock_hz = 1.234_567_890_123_456_7e9;
     e.target.link_bytes_per_cycle = 0.1 + 0.2;
+    e.target.gw_link_bytes_per_cycle = 0.7 / 3.0;
+    e.target.chips_per_link_domain = e.target.num_ipus;
     e.functions.push(Step::Sync(SyncKind::Global));
     e.streams.push(StreamDesc {
         name: "s".into(),
@@ -219,12 +221,12 @@ fn section_table_errors() {
     let mut b = bytes.clone();
     b[kind_at..kind_at + 4].copy_from_slice(&SECTION_INIT_DATA.to_le_bytes());
     assert!(
-        matches!(Executable::from_bytes(&b).unwrap_err(), E::SectionLength { expected, found: 16, .. } if expected > 16)
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::SectionLength { expected, found: 24, .. } if expected > 24)
     );
     // The target section twice.
     let mut b = bytes.clone();
     b[count_at..count_at + 4].copy_from_slice(&3u32.to_le_bytes());
-    b.extend_from_slice(&bytes[kind_at..kind_at + 16 + 16]);
+    b.extend_from_slice(&bytes[kind_at..kind_at + 16 + 24]);
     assert_eq!(
         Executable::from_bytes(&b).unwrap_err(),
         E::DuplicateSection {
@@ -240,7 +242,7 @@ fn section_table_errors() {
         E::TrailingBytes { .. }
     ));
     // Drop the init data section entirely.
-    let mut b = bytes[..count_at + 4 + 16 + 16].to_vec();
+    let mut b = bytes[..count_at + 4 + 16 + 24].to_vec();
     b[count_at..count_at + 4].copy_from_slice(&1u32.to_le_bytes());
     assert!(matches!(
         Executable::from_bytes(&b).unwrap_err(),

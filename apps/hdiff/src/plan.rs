@@ -305,7 +305,8 @@ impl Plan {
 }
 
 /// A rough model of one iteration (the busiest unit): compute of the largest block, the
-/// halo it receives at the on-chip (or, when groups straddle chips, the link) rate, the
+/// halo it receives at the tile's exchange rate (plus the hop latency when groups straddle
+/// chips), the
 /// on-tile gathers of two-dimensional blocks, and a sync per exchange. Used only to choose
 /// among decompositions.
 fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize, bi: usize) -> u64 {
@@ -317,12 +318,15 @@ fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize,
     let straddles = g < target.num_ipus as usize;
     let w = target.workers_per_tile;
     let halo = ((rows + 4) * (cols + 4) - rows * cols) as u64;
-    let bytes_per_cycle = if straddles {
-        target.link_bytes_per_cycle
+    // Each tile's port; across chips the links (shared by the chip's tiles) add their hop
+    // latency, and carry the halo of every straddling unit at once.
+    let bytes_per_cycle = f64::from(target.exchange_bytes_per_cycle);
+    let link = if straddles {
+        u64::from(target.link_hop_latency_cycles)
     } else {
-        f64::from(target.exchange_bytes_per_cycle)
+        0
     };
-    let exchange = (halo as f64 * 4.0 / bytes_per_cycle) as u64 + 4 * 16;
+    let exchange = (halo as f64 * 4.0 / bytes_per_cycle) as u64 + 4 * 16 + link;
     let gather = if two_d {
         ((rows + 4) * (cols + 4) + 2 * rows * cols) as u64 * 4 / 8
     } else {

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Sections: [`SECTION_INIT_DATA`] holds every `InitBlock::data`, concatenated in tile order then
-//! block order; [`SECTION_TARGET`] holds `clock_hz` and `link_bytes_per_cycle` as f64 bits. Each
+//! block order; [`SECTION_TARGET`] holds `clock_hz`, `link_bytes_per_cycle` and
+//! `gw_link_bytes_per_cycle` as f64 bits (16 bytes, without the last, in older files). Each
 //! appears exactly once. [`SECTION_APP`] (version 3) appears once per entry of
 //! [`Executable::app_sections`]: name length u32, the UTF-8 name, then the data; names are
 //! unique. Nothing may follow the last section.
@@ -222,6 +223,7 @@ impl Executable {
         let json_target = Target {
             clock_hz: 0.0,
             link_bytes_per_cycle: 0.0,
+            gw_link_bytes_per_cycle: 0.0,
             ..target.clone()
         };
         let manifest = ManifestRef {
@@ -250,12 +252,13 @@ impl Executable {
         w.write_all(&count.to_le_bytes())?;
 
         // Target section.
-        let mut tbytes = [0u8; 16];
+        let mut tbytes = [0u8; 24];
         tbytes[..8].copy_from_slice(&target.clock_hz.to_bits().to_le_bytes());
-        tbytes[8..].copy_from_slice(&target.link_bytes_per_cycle.to_bits().to_le_bytes());
+        tbytes[8..16].copy_from_slice(&target.link_bytes_per_cycle.to_bits().to_le_bytes());
+        tbytes[16..].copy_from_slice(&target.gw_link_bytes_per_cycle.to_bits().to_le_bytes());
         w.write_all(&section_header(
             SECTION_TARGET,
-            16,
+            24,
             crc32fast::hash(&tbytes),
         ))?;
         w.write_all(&tbytes)?;
@@ -452,11 +455,12 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
         if kind == SECTION_TARGET {
             let bytes = r.take(len, &name)?;
             checksum(&name, boff, &bytes, crc)?;
-            if bytes.len() != 16 {
+            // 16 bytes before the GW-Link rate existed (it keeps its default), 24 since.
+            if bytes.len() != 16 && bytes.len() != 24 {
                 return Err(ExecutableError::SectionLength {
                     section: name,
                     offset: boff,
-                    expected: 16,
+                    expected: 24,
                     found: bytes.len() as u64,
                 });
             }
@@ -467,6 +471,11 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
             };
             target.clock_hz = f64_at(0);
             target.link_bytes_per_cycle = f64_at(8);
+            target.gw_link_bytes_per_cycle = if bytes.len() == 24 {
+                f64_at(16)
+            } else {
+                crate::target::GW_LINK_BYTES_PER_CYCLE
+            };
             continue;
         }
         // Init data: the manifest says how long each block is; the section must hold exactly

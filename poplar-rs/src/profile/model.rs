@@ -6,11 +6,12 @@
 //!   single-worker vertex goes to the context that is free first, a multi-worker vertex runs its
 //!   per-worker estimate on every context), then post-copies; a copy costs
 //!   `LOCAL_COPY_SETUP_CYCLES + ceil(bytes / LOCAL_COPY_BYTES_PER_CYCLE)`;
-//! - exchange: per tile `max(send, receive)`; an on-chip message costs
-//!   `exchange_setup_cycles + ceil(bytes / exchange_bytes_per_cycle)` on each side (a broadcast is
-//!   sent once), a message to another chip `exchange_setup_cycles + ceil(bytes /
-//!   link_bytes_per_cycle)` (once per destination chip) plus, once per tile, the largest
-//!   `hops × link_hop_latency_cycles` among its inter-chip messages;
+//! - exchange: per tile `max(send, receive)`; a message costs `exchange_setup_cycles +
+//!   ceil(bytes / exchange_bytes_per_cycle)` on each side (a broadcast is sent once); the bytes
+//!   from one chip to another share that pair's links (`link_bytes_per_cycle`, or
+//!   `gw_link_bytes_per_cycle` between link domains), so a tile with inter-chip messages takes
+//!   at least the busiest of its chip pairs' link time, plus once the largest hop latency
+//!   (`hops × link_hop_latency_cycles + gw_hops × gw_hop_latency_cycles`);
 //! - sync: `internal_sync_cycles` (per chip) or `global_sync_cycles`, after waiting for the
 //!   slowest tile of the sync's scope (see the profile's replay).
 
@@ -62,6 +63,19 @@ pub struct TileExchangeCost {
     pub bytes_received: u64,
 }
 
+/// The traffic of one exchange phase over the links from one chip to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkLoad {
+    pub src_chip: u32,
+    pub dst_chip: u32,
+    /// Bytes crossing (a broadcast to several tiles of one chip crosses once).
+    pub bytes: u64,
+    /// `ceil(bytes / rate)`: the link rate inside a domain, the GW rate between domains.
+    pub cycles: u64,
+    /// Between link domains (over GW-Links).
+    pub gw: bool,
+}
+
 /// Static cost of one exchange phase.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExchangeCost {
@@ -77,6 +91,8 @@ pub struct ExchangeCost {
     /// Bytes delivered to a tile on another chip than the source.
     pub inter_chip_bytes: u64,
     pub transfers: u64,
+    /// Per ordered pair of chips that exchange anything, sorted.
+    pub links: Vec<LinkLoad>,
 }
 
 /// The static costs of every phase of an executable.
@@ -190,11 +206,18 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         received: u64,
         used: bool,
     }
+    use std::collections::BTreeMap;
     let setup = u64::from(target.exchange_setup_cycles);
-    let on_chip = |b: u64| setup + b.div_ceil(u64::from(target.exchange_bytes_per_cycle.max(1)));
-    let link = |b: u64| setup.saturating_add(div_ceil_f(b, target.link_bytes_per_cycle));
-    let hop = u64::from(target.link_hop_latency_cycles);
-    let mut acc: std::collections::BTreeMap<TileId, Acc> = Default::default();
+    // A tile's own exchange port, on-chip and off-chip messages alike.
+    let port = |b: u64| setup + b.div_ceil(u64::from(target.exchange_bytes_per_cycle.max(1)));
+    let latency = |a: u32, b: u32| {
+        u64::from(target.link_hop_latency_cycles) * u64::from(target.hops(a, b))
+            + u64::from(target.gw_hop_latency_cycles) * u64::from(target.gw_hops(a, b))
+    };
+    let mut acc: BTreeMap<TileId, Acc> = Default::default();
+    // Bytes per ordered chip pair, and the pairs each tile sends over or receives from.
+    let mut pairs: BTreeMap<(u32, u32), u64> = Default::default();
+    let mut tile_pairs: Vec<(TileId, (u32, u32))> = Vec::new();
     let mut cost = ExchangeCost {
         name: phase.name.clone(),
         transfers: phase.transfers.len() as u64,
@@ -206,20 +229,17 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         let src_chip = target.ipu_of(tr.src_tile);
         cost.bytes += bytes;
         chips.clear();
-        let mut local = false;
         for &(d, _) in &tr.dsts {
             let dc = target.ipu_of(d);
             cost.bytes_delivered += bytes;
             let a = acc.entry(d).or_default();
             a.used = true;
             a.received += bytes;
-            if dc == src_chip {
-                local = true;
-                a.recv = a.recv.saturating_add(on_chip(bytes));
-            } else {
+            a.recv = a.recv.saturating_add(port(bytes));
+            if dc != src_chip {
                 cost.inter_chip_bytes += bytes;
-                a.recv = a.recv.saturating_add(link(bytes));
-                a.recv_lat = a.recv_lat.max(hop * u64::from(target.hops(src_chip, dc)));
+                a.recv_lat = a.recv_lat.max(latency(src_chip, dc));
+                tile_pairs.push((d, (src_chip, dc)));
                 if !chips.contains(&dc) {
                     chips.push(dc);
                 }
@@ -228,20 +248,58 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         let s = acc.entry(tr.src_tile).or_default();
         s.used = true;
         s.sent += bytes;
-        if local {
-            s.send = s.send.saturating_add(on_chip(bytes));
-        }
+        // A broadcast leaves the tile once; it crosses to each other chip once.
+        s.send = s.send.saturating_add(port(bytes));
         for &c in &chips {
-            s.send = s.send.saturating_add(link(bytes));
-            s.send_lat = s.send_lat.max(hop * u64::from(target.hops(src_chip, c)));
+            s.send_lat = s.send_lat.max(latency(src_chip, c));
+            *pairs.entry((src_chip, c)).or_default() += bytes;
+            tile_pairs.push((tr.src_tile, (src_chip, c)));
         }
+    }
+    cost.links = pairs
+        .iter()
+        .map(|(&(a, b), &bytes)| {
+            let gw = target.domain_of(a) != target.domain_of(b);
+            let rate = if gw {
+                target.gw_link_bytes_per_cycle
+            } else {
+                target.link_bytes_per_cycle
+            };
+            LinkLoad {
+                src_chip: a,
+                dst_chip: b,
+                bytes,
+                cycles: div_ceil_f(bytes, rate),
+                gw,
+            }
+        })
+        .collect();
+    // A tile that sends over (or receives from) a chip pair finishes no earlier than that
+    // pair's links have carried the phase's bytes.
+    let link_cycles: BTreeMap<(u32, u32), u64> = cost
+        .links
+        .iter()
+        .map(|l| ((l.src_chip, l.dst_chip), l.cycles))
+        .collect();
+    let mut floor: BTreeMap<TileId, u64> = BTreeMap::new();
+    for (t, pair) in tile_pairs {
+        let c = link_cycles[&pair];
+        let f = floor.entry(t).or_default();
+        *f = (*f).max(c);
     }
     cost.tiles = acc
         .into_iter()
         .filter(|(_, a)| a.used)
         .map(|(tile, a)| {
-            let send_cycles = a.send.saturating_add(a.send_lat);
-            let recv_cycles = a.recv.saturating_add(a.recv_lat);
+            let f = floor.get(&tile).copied().unwrap_or(0);
+            let send_cycles = a
+                .send
+                .max(if a.send_lat > 0 { f } else { 0 })
+                .saturating_add(a.send_lat);
+            let recv_cycles = a
+                .recv
+                .max(if a.recv_lat > 0 { f } else { 0 })
+                .saturating_add(a.recv_lat);
             TileExchangeCost {
                 tile,
                 cycles: send_cycles.max(recv_cycles),

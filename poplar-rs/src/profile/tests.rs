@@ -169,22 +169,84 @@ fn two_chip_transfer() {
     let mut t = Target::gc200_multi(2);
     t.tiles_per_ipu = 4;
     let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[5])]));
-    // setup 16 + 100 / 0.1 + 1 hop x 800.
-    assert_eq!(c.max, 16 + 1000 + 800);
-    assert!(c.tiles.iter().all(|x| x.cycles == 1816));
+    // The tile's port: setup 16 + 100 / 4; the link (24.06 B/cycle) takes 5 cycles, less;
+    // plus 1 hop x 800.
+    assert_eq!(c.max, 16 + 25 + 800);
+    assert!(c.tiles.iter().all(|x| x.cycles == 841));
     assert_eq!(c.inter_chip_bytes, 100);
+    assert_eq!(c.links.len(), 1);
+    assert_eq!(
+        (
+            c.links[0].src_chip,
+            c.links[0].dst_chip,
+            c.links[0].bytes,
+            c.links[0].cycles
+        ),
+        (0, 1, 100, 5)
+    );
     // Ladder of 8 chips: chip 0 to chip 7 is 4 hops; on a torus 1.
     let mut t8 = Target::gc200_multi(8);
     t8.tiles_per_ipu = 1;
     let c = exchange_cost(&t8, &xphase(vec![xfer(0, 10, &[7])]));
-    assert_eq!(c.max, 16 + 100 + 4 * 800);
+    assert_eq!(c.max, 16 + 3 + 4 * 800);
     t8.topology = ChipTopology::Torus;
     let c = exchange_cost(&t8, &xphase(vec![xfer(0, 10, &[7])]));
-    assert_eq!(c.max, 16 + 100 + 800);
-    // A broadcast to a local tile and two tiles of one remote chip: one on-chip and one link
-    // message from the source.
+    assert_eq!(c.max, 16 + 3 + 800);
+    // A broadcast to a local tile and two tiles of one remote chip leaves the tile once and
+    // crosses the link once.
     let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[1, 4, 5])]));
-    assert_eq!(c.tiles[0].send_cycles, 41 + 1016 + 800);
+    assert_eq!(c.tiles[0].send_cycles, 41 + 800);
+    assert_eq!(c.links[0].bytes, 100);
+}
+
+#[test]
+fn tiles_sending_to_another_chip_share_its_links() {
+    let mut t = Target::gc200_multi(2);
+    t.tiles_per_ipu = 16;
+    // Ten tiles of chip 0 each send 100 KB to their partner on chip 1: each port needs
+    // 16 + 25,600 cycles, but the links carry 1,024,000 bytes at 32 GB/s / 1.33 GHz
+    // (1,024,000 × 1.33 / 32 = 42,560 exactly).
+    let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
+    let c = exchange_cost(&t, &xphase(xs));
+    let link = (1_024_000f64 / t.link_bytes_per_cycle).ceil() as u64;
+    assert_eq!(link, 42_560);
+    assert_eq!(c.links[0].cycles, link);
+    assert!(
+        c.tiles.iter().all(|x| x.cycles == link + 800),
+        "{:?}",
+        c.tiles
+    );
+    // One tile alone is limited by its own port.
+    let c = exchange_cost(&t, &xphase(vec![xfer(0, 102_400, &[16])]));
+    assert_eq!(c.max, 16 + 25_600 + 800);
+    // Opposite directions use different links: no sharing.
+    let c = exchange_cost(
+        &t,
+        &xphase(vec![xfer(0, 102_400, &[16]), xfer(17, 102_400, &[1])]),
+    );
+    assert_eq!(c.links.len(), 2);
+    assert_eq!(c.max, 16 + 25_600 + 800);
+}
+
+#[test]
+fn gw_links_join_pods_at_their_own_rate_and_latency() {
+    let mut t = Target::pods(2, 16);
+    t.tiles_per_ipu = 4;
+    // Four tiles of chip 3 each send 100 KB to chip 19, the same slot of the next Pod: one GW
+    // hop and no IPU-Link hop; the chip's GW share (25 GB/s / 4 chips) carries 409,600 bytes.
+    let xs: Vec<Transfer> = (0..4).map(|i| xfer(12 + i, 102_400, &[76 + i])).collect();
+    let c = exchange_cost(&t, &xphase(xs.clone()));
+    assert!(c.links[0].gw);
+    let gw = (409_600f64 / t.gw_link_bytes_per_cycle).ceil() as u64;
+    assert_eq!(gw, 87_163);
+    assert_eq!(c.max, gw + u64::from(t.gw_hop_latency_cycles));
+    // Inside a Pod (chip 3 to chip 2, one rung) the same bytes take the IPU-Links, whose
+    // 17,024 cycles are under each tile's port time.
+    let xs: Vec<Transfer> = (0..4).map(|i| xfer(12 + i, 102_400, &[8 + i])).collect();
+    let c = exchange_cost(&t, &xphase(xs));
+    assert!(!c.links[0].gw);
+    assert_eq!(c.links[0].cycles, 17_024);
+    assert_eq!(c.max, 16 + 25_600 + 800);
 }
 
 /// Two compute phases: tile 0 busy 100 then idle, tile 1 busy 10 then 100.
