@@ -31,8 +31,8 @@ use crate::CollectiveError;
 pub struct Options {
     pub method: Method,
     pub ring_order: RingOrder,
-    /// Replicas per IPU-Link domain for the three-phase all-reduce (`None`: from the target,
-    /// see [`replicas_per_domain`]; `Some(0)`: never). An all-reduce over all replicas that
+    /// Replicas per IPU-Link domain for the three-phase all-reduce (`None`: from the target's
+    /// `chips_per_link_domain`, see [`replicas_per_domain`]; `Some(0)`: never). An all-reduce over all replicas that
     /// span several domains reduce-scatters inside each domain, all-reduces the fragments
     /// across domains (the same replica in each, over the GW-Links), and all-gathers inside
     /// each domain.
@@ -44,7 +44,11 @@ pub struct Options {
 /// replica; `None` when all replicas are in one domain.
 pub fn replicas_per_domain(g: &Graph, opts: &Options) -> Option<u32> {
     let r = g.replication_factor();
-    let p = opts.replicas_per_domain?;
+    let p = opts.replicas_per_domain.or_else(|| {
+        let m = g.machine_target();
+        let c = g.target().num_ipus.max(1);
+        (m.chips_per_link_domain >= c).then(|| m.chips_per_link_domain / c)
+    })?;
     (p >= 1 && p < r && r.is_multiple_of(p)).then_some(p)
 }
 
