@@ -314,3 +314,29 @@ fn replica_constants_and_streams_are_per_replica() {
         Err(GraphError::BadData { expected: 8, .. })
     ));
 }
+
+#[test]
+fn replicas_of_a_multi_pod_machine_see_one_domain_each() {
+    // Two Pod64s joined by GW-Links; 128 replicas of one chip, or 2 replicas of 64.
+    let machine = Target {
+        tiles_per_ipu: TILES,
+        ..Target::pods(2, 64)
+    };
+    let g = Graph::new_replicated(&machine, 128, 1).unwrap();
+    assert_eq!(g.target().num_ipus, 1);
+    assert_eq!(g.target().domain_chips(), 1);
+    assert_eq!(g.machine_target().chips_per_link_domain, 64);
+    let g = Graph::new_replicated(&machine, 2, 64).unwrap();
+    assert_eq!(g.target().domain_chips(), 64);
+    // A replica of two Pods keeps their domains.
+    let g = Graph::new_replicated(
+        &Target {
+            tiles_per_ipu: TILES,
+            ..Target::pods(4, 64)
+        },
+        2,
+        128,
+    )
+    .unwrap();
+    assert_eq!(g.target().chips_per_link_domain, 64);
+}

@@ -166,8 +166,18 @@ impl Graph {
                 machine.num_ipus
             ));
         }
+        // One replica's view: its chips, and the link domains inside it (none when the
+        // replica fits in one domain).
+        let domain = machine.domain_chips();
         let mut g = Graph::new(&Target {
             num_ipus: chips_per_replica,
+            chips_per_link_domain: if domain < chips_per_replica
+                && chips_per_replica.is_multiple_of(domain)
+            {
+                domain
+            } else {
+                0
+            },
             ..machine.clone()
         });
         g.replication = Some(GraphReplication {

@@ -1,0 +1,220 @@
+//! The replicated training graph and its programs.
+//!
+//! Per replica (replica-local tiles): the parameters, the gradient accumulator and the loss
+//! statistics on tile 0; the samples of a micro-batch split over tiles `1..=k`, each computing
+//! the summed gradient of its samples (`mlp::FwdBwd`), which tile 0 adds to the accumulator
+//! (`mlp::Accumulate`). After `GA` micro-batches the accumulators of all replicas are
+//! all-reduced in place (the collectives library, `Op::Add`), and every replica applies the
+//! same update (`mlp::Sgd`), so the parameters stay equal on every replica.
+//!
+//! Programs: 0 the training step, 1 one micro-batch, 2 the all-reduce alone (1 and 2 are
+//! there for the static estimates of the scaling report; they are never run).
+
+use anyhow::Context as _;
+use poplar::program::Program;
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Target};
+
+use crate::config::{split, Config};
+
+/// Index of the training step program.
+pub const STEP: usize = 0;
+/// Index of the one-micro-batch program.
+pub const MICRO_BATCH: usize = 1;
+/// Index of the all-reduce program.
+pub const ALL_REDUCE: usize = 2;
+/// The label of the gradient all-reduce in profiles.
+pub const ALL_REDUCE_NAME: &str = "gradients";
+
+/// The machine a run uses: one chip per replica on a Pod64, or on several Pods beyond 64.
+pub fn machine(replicas: u32) -> Target {
+    if replicas <= 64 {
+        Target::pod64()
+    } else {
+        Target::pods(replicas.div_ceil(64), 64)
+    }
+}
+
+/// The compiled training executable and what was chosen for it.
+pub struct Compiled {
+    pub exe: Executable,
+    pub plan: collectives::Plan,
+    pub compile_seconds: f64,
+}
+
+/// Builds and compiles the graph of `cfg` for `machine`.
+pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
+    let t0 = std::time::Instant::now();
+    let shape = cfg.shape;
+    let p = shape.params();
+    let mut g = Graph::new_replicated(machine, cfg.replicas, 1)?;
+    let params = g.add_variable(DType::F32, &[p], "params");
+    let grad = g.add_variable(DType::F32, &[p], "grad");
+    let stats = g.add_variable(DType::F32, &[2], "stats");
+    for t in [&params, &grad, &stats] {
+        g.set_tile_mapping(t, 0)?;
+    }
+    g.create_host_read_write("params", &params)?;
+    g.create_host_read_write("stats", &stats)?;
+    g.create_host_read_write("grad", &grad)?;
+    let m = cfg.micro_batch;
+    let d = shape.inputs;
+    let x_stream = g.add_host_to_device_stream("x", DType::F32, m * d)?;
+    let y_stream = g.add_host_to_device_stream("y", DType::I32, m)?;
+
+    let fwd = g.add_compute_set("fwd+bwd");
+    let acc = g.add_compute_set("accumulate");
+    let (mut xs, mut ys, mut parts, mut part_stats) = (vec![], vec![], vec![], vec![]);
+    for (k, r) in split(m, cfg.tiles).into_iter().enumerate() {
+        let tile = 1 + k as u32;
+        let n = r.len();
+        let x = g.add_variable(DType::F32, &[n * d], &format!("x{k}"));
+        let y = g.add_variable(DType::I32, &[n], &format!("y{k}"));
+        let gp = g.add_variable(DType::F32, &[p], &format!("grad{k}"));
+        let sp = g.add_variable(DType::F32, &[2], &format!("stats{k}"));
+        for t in [&x, &y, &gp, &sp] {
+            g.set_tile_mapping(t, tile)?;
+        }
+        let v = g.add_vertex_of::<crate::codelets::FwdBwd>(fwd)?;
+        g.connect(v, "params", &params)?;
+        g.connect(v, "x", &x)?;
+        g.connect(v, "y", &y)?;
+        g.connect(v, "grad", &gp)?;
+        g.connect(v, "stats", &sp)?;
+        g.set_vertex_state(v, "inputs", shape.inputs as u32)?;
+        g.set_vertex_state(v, "hidden", shape.hidden as u32)?;
+        g.set_vertex_state(v, "classes", shape.classes as u32)?;
+        g.set_tile_mapping(v, tile)?;
+        xs.push(x);
+        ys.push(y);
+        parts.push(gp);
+        part_stats.push(sp);
+    }
+    for (list, into) in [(&parts, &grad), (&part_stats, &stats)] {
+        let v = g.add_vertex_of::<crate::codelets::Accumulate>(acc)?;
+        g.connect_list(v, "parts", list)?;
+        g.connect(v, "acc", into)?;
+        g.set_tile_mapping(v, 0)?;
+    }
+    let update = g.add_compute_set("sgd");
+    let v = g.add_vertex_of::<crate::codelets::Sgd>(update)?;
+    g.connect(v, "params", &params)?;
+    g.connect(v, "grad", &grad)?;
+    g.set_vertex_state(v, "scale", cfg.update_scale())?;
+    g.set_tile_mapping(v, 0)?;
+
+    let reduce = collectives::all_reduce_in_place(
+        &mut g,
+        std::slice::from_ref(&grad),
+        collectives::Op::Add,
+        collectives::Group::All,
+        &collectives::Options::default(),
+        ALL_REDUCE_NAME,
+    )
+    .context("building the gradient all-reduce")?;
+    let micro = Program::seq(vec![
+        Program::stream_to_device(x_stream, &poplar::concat(&xs)?),
+        Program::stream_to_device(y_stream, &poplar::concat(&ys)?),
+        Program::execute(fwd),
+        Program::execute(acc),
+    ]);
+    let step = Program::seq(vec![
+        Program::labelled(
+            "micro-batches",
+            vec![Program::repeat(cfg.accumulate as u32, micro.clone())],
+        ),
+        reduce.program.clone(),
+        Program::labelled("update", vec![Program::execute(update)]),
+    ]);
+    let exe = compile(
+        &g,
+        &[step, micro, reduce.program],
+        &CompileOptions::default(),
+    )
+    .context("compiling the training graph")?;
+    Ok(Compiled {
+        exe,
+        plan: reduce.plan,
+        compile_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// An engine loaded with a training executable.
+pub struct Device {
+    pub engine: Engine,
+    pub cfg: Config,
+}
+
+impl Device {
+    pub fn new(exe: &Executable, cfg: &Config, threads: usize) -> anyhow::Result<Device> {
+        let engine = Engine::new(exe, EngineOptions::with_threads(threads))?;
+        Ok(Device {
+            engine,
+            cfg: cfg.clone(),
+        })
+    }
+
+    /// Writes the same parameters to every replica and zeroes the accumulators.
+    pub fn set_params(&mut self, p: &[f32]) -> anyhow::Result<()> {
+        self.engine.write_tensor("params", p)?;
+        self.engine.write_tensor("grad", &vec![0f32; p.len()])?;
+        self.engine.write_tensor("stats", &[0f32; 2])?;
+        Ok(())
+    }
+
+    /// Connects each replica's streams to its samples of `steps` steps from step `first`, in
+    /// the order the steps read them.
+    pub fn feed(
+        &mut self,
+        data: &crate::data::Dataset,
+        first: usize,
+        steps: usize,
+    ) -> anyhow::Result<()> {
+        let c = &self.cfg;
+        let d = c.shape.inputs;
+        for r in 0..c.replicas as usize {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            for s in first..first + steps {
+                for a in 0..c.accumulate {
+                    let at = c.first_sample(s, a, r);
+                    x.extend_from_slice(&data.x[at * d..(at + c.micro_batch) * d]);
+                    y.extend_from_slice(&data.y[at..at + c.micro_batch]);
+                }
+            }
+            self.engine.connect_stream_replica("x", r as u32, x)?;
+            self.engine.connect_stream_replica("y", r as u32, y)?;
+        }
+        Ok(())
+    }
+
+    pub fn step(&mut self) -> anyhow::Result<()> {
+        self.engine.run(STEP)?;
+        Ok(())
+    }
+
+    /// The parameters, checked equal on every replica.
+    pub fn params(&self) -> anyhow::Result<Vec<f32>> {
+        let all = self.engine.read_tensor_all_replicas::<f32>("params")?;
+        let p = self.cfg.shape.params();
+        let first = all[..p].to_vec();
+        for r in 1..self.cfg.replicas as usize {
+            let other = &all[r * p..(r + 1) * p];
+            if other
+                .iter()
+                .zip(&first)
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+            {
+                anyhow::bail!("the parameters of replica {r} differ from replica 0's");
+            }
+        }
+        Ok(first)
+    }
+
+    /// Loss sum and correct predictions over all replicas since the last call, then zeroed.
+    pub fn take_stats(&mut self) -> anyhow::Result<(f64, f64)> {
+        let all = self.engine.read_tensor_all_replicas::<f32>("stats")?;
+        self.engine.write_tensor("stats", &[0f32; 2])?;
+        Ok(all.chunks(2).fold((0.0, 0.0), |(l, c), s| {
+            (l + f64::from(s[0]), c + f64::from(s[1]))
+        }))
+    }
+}

@@ -1,0 +1,215 @@
+//! `mlp`: data-parallel training of a multilayer perceptron on replicated graphs.
+//!
+//! - `mlp train`: train and print loss and accuracy per epoch; writes `history.json`.
+//! - `mlp scaling`: the scaling report over R = 1 … 64 (and several Pods): table,
+//!   `scaling.json`, `scaling.svg`.
+//! - `mlp compile`: compile only, printing the compile time (for `/usr/bin/time -v`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use mlp::config::{Config, Reduction};
+use mlp::model::Shape;
+
+#[derive(Parser)]
+#[command(
+    name = "mlp",
+    about = "Data-parallel MLP training on replicated poplar-rs graphs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Train and report loss and accuracy per epoch.
+    Train {
+        #[command(flatten)]
+        opts: Opts,
+        /// Epochs.
+        #[arg(long, default_value_t = 5)]
+        epochs: usize,
+        /// Host threads of the simulator (default: all).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Output folder (refused if it holds an earlier run, unless --force).
+        #[arg(long, default_value = "mlp-out")]
+        out: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+    /// The scaling report over replication factors.
+    Scaling {
+        #[command(flatten)]
+        opts: Opts,
+        /// Largest R (powers of two from 1; above 64 on several Pod64s).
+        #[arg(long, default_value_t = 64)]
+        max_replicas: u32,
+        #[arg(long, default_value = "mlp-scaling")]
+        out: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Compile the training graph only and print the compile time.
+    Compile {
+        #[command(flatten)]
+        opts: Opts,
+    },
+}
+
+#[derive(Args, Clone)]
+struct Opts {
+    /// Replicas R (a power of two; one chip each).
+    #[arg(long, default_value_t = 1)]
+    replicas: u32,
+    /// Samples per replica per micro-batch (m).
+    #[arg(long, default_value_t = 16)]
+    micro_batch: usize,
+    /// Micro-batches per step (gradient accumulation factor GA).
+    #[arg(long, default_value_t = 1)]
+    accumulate: usize,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.05)]
+    lr: f32,
+    /// How the global batch's gradients are combined: sum, or mean over R·m·GA samples.
+    #[arg(long, value_enum, default_value_t = Reduction::Mean)]
+    reduction: Reduction,
+    /// Sample tiles per replica.
+    #[arg(long, default_value_t = 4)]
+    tiles: usize,
+    #[arg(long, default_value_t = 8)]
+    inputs: usize,
+    #[arg(long, default_value_t = 32)]
+    hidden: usize,
+    #[arg(long, default_value_t = 4)]
+    classes: usize,
+    /// Points per class of the generated data set (80 % train, 20 % test).
+    #[arg(long, default_value_t = 500)]
+    per_class: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl Opts {
+    fn config(&self, epochs: usize) -> Config {
+        Config {
+            replicas: self.replicas,
+            micro_batch: self.micro_batch,
+            accumulate: self.accumulate,
+            epochs,
+            lr: self.lr,
+            reduction: self.reduction,
+            tiles: self.tiles,
+            shape: Shape {
+                inputs: self.inputs,
+                hidden: self.hidden,
+                classes: self.classes,
+            },
+            per_class: self.per_class,
+            seed: self.seed,
+        }
+    }
+}
+
+/// Creates `dir`, refusing one that holds files of an earlier run unless `force`.
+fn out_dir(dir: &Path, files: &[&str], force: bool) -> anyhow::Result<()> {
+    if !force {
+        if let Some(f) = files.iter().map(|f| dir.join(f)).find(|p| p.exists()) {
+            anyhow::bail!(
+                "{} exists (an earlier run); use --force or another --out",
+                f.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
+fn main() -> anyhow::Result<()> {
+    mlp::link();
+    match Cli::parse().cmd {
+        Cmd::Train {
+            opts,
+            epochs,
+            threads,
+            out,
+            force,
+        } => {
+            let cfg = opts.config(epochs);
+            out_dir(&out, &["history.json"], force)?;
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            println!(
+                "training: R = {} replicas × micro-batch {} × GA {} = {} samples per step, reduction {:?}, lr {}",
+                cfg.replicas,
+                cfg.micro_batch,
+                cfg.accumulate,
+                cfg.global_batch(),
+                cfg.reduction,
+                cfg.lr
+            );
+            let (history, _) = mlp::run::train(&cfg, threads, |e| {
+                println!(
+                    "epoch {:>3}/{epochs}: {} steps, train loss {:.4}, train accuracy {:.1} %, test accuracy {:.1} % ({:.1} s)",
+                    e.epoch,
+                    e.steps,
+                    e.train_loss,
+                    100.0 * e.train_accuracy,
+                    100.0 * e.test_accuracy,
+                    e.seconds
+                );
+            })?;
+            let c = &history.step_cycles;
+            println!(
+                "modelled step: {} cycles (compute {}, exchange {}, sync {}; all-reduce {}), {:.0} samples/s",
+                c.total, c.compute, c.exchange, c.sync, c.all_reduce, c.samples_per_second
+            );
+            println!("all-reduce: {}", history.all_reduce_plan);
+            let path = out.join("history.json");
+            std::fs::write(&path, serde_json::to_string_pretty(&history)?)?;
+            println!("wrote {}", path.display());
+        }
+        Cmd::Scaling {
+            opts,
+            max_replicas,
+            out,
+            force,
+        } => {
+            let cfg = opts.config(1);
+            let (train, _) = mlp::run::data(&cfg);
+            cfg.check(train.len())?;
+            out_dir(&out, &["scaling.json", "scaling.svg"], force)?;
+            let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
+            for &r in &rs {
+                Config {
+                    replicas: r,
+                    ..cfg.clone()
+                }
+                .check(usize::MAX)?;
+            }
+            let rows = mlp::scaling::report(&cfg, &rs)?;
+            print!("{}", mlp::scaling::table(&rows));
+            std::fs::write(
+                out.join("scaling.json"),
+                serde_json::to_string_pretty(&rows)?,
+            )?;
+            mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
+            println!("wrote {}/scaling.json and scaling.svg", out.display());
+        }
+        Cmd::Compile { opts } => {
+            let cfg = opts.config(1);
+            let (train, _) = mlp::run::data(&cfg);
+            cfg.check(train.len())?;
+            let c = mlp::device::build(&cfg, &mlp::device::machine(cfg.replicas))?;
+            println!(
+                "compiled R = {}: {:.3} s, {} tiles per replica stored, {} exchange phases",
+                cfg.replicas,
+                c.compile_seconds,
+                c.exe.tiles.len(),
+                c.exe.exchanges.len()
+            );
+        }
+    }
+    Ok(())
+}
