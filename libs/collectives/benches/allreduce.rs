@@ -21,14 +21,18 @@ use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Targe
 
 /// A Pod64 of GC200 chips, one chip per replica.
 fn pod() -> Target {
-    Target::gc200_multi(64)
+    Target::pod64()
 }
 
 /// Builds and compiles the in-place all-reduce of `bytes` of f32 per replica, spread over all
 /// tiles of a chip; returns the executable and the method chosen.
 fn build(replicas: u32, bytes: u64) -> (poplar::Executable, Method, f64) {
+    build_on(&pod(), replicas, bytes)
+}
+
+fn build_on(machine: &Target, replicas: u32, bytes: u64) -> (poplar::Executable, Method, f64) {
     let t0 = Instant::now();
-    let mut g = Graph::new_replicated(&pod(), replicas, 1).expect("replicated graph");
+    let mut g = Graph::new_replicated(machine, replicas, 1).expect("replicated graph");
     let n = (bytes / 4) as usize;
     let x = g.add_variable(DType::F32, &[n], "grads");
     let tiles = g.target().num_tiles();
@@ -93,6 +97,44 @@ fn bandwidth_table(quick: bool) {
                 secs
             );
         }
+    }
+}
+
+/// Several Pods: the three-phase all-reduce (inside each Pod, across Pods over the GW-Links,
+/// inside again), 64 MB per replica, one chip per replica.
+fn pods_table() {
+    println!("\n== several Pods (three-phase all-reduce), 64 MB per replica");
+    println!(
+        "{:>12} {:>4} | {:>12} {:>10} {:>10}  limit (IPU-Links inside, GW share across)",
+        "machine", "R", "cycles", "ms", "GB/s"
+    );
+    for pods in [2u32, 4] {
+        let t = Target::pods(pods, 64);
+        let r = pods * 64;
+        let bytes: u64 = 64 << 20;
+        let (exe, _, secs) = build_on(&t, r, bytes);
+        let (flat, _) = exe.expand_replicas();
+        let model = CycleModel::new(&flat);
+        let est = estimate_program(&flat, &model, 0).expect("program 0");
+        let time = est.cycles as f64 / t.clock_hz;
+        let moved = bytes as f64 * 2.0 * f64::from(r - 1) / f64::from(r);
+        // Inside the Pod at the IPU-Link limit, across Pods 1/64 of the data per chip at the
+        // GW share: 2(P−1)/P · S/(2B) + 2(D−1)/D · (S/64)/G, meet in the middle both ways.
+        let b = t.link_bytes_per_cycle * t.clock_hz;
+        let gw = t.gw_link_bytes_per_cycle * t.clock_hz;
+        let d = f64::from(pods);
+        let limit = 2.0 * 63.0 / 64.0 * bytes as f64 / (2.0 * b)
+            + 2.0 * (d - 1.0) / d * (bytes as f64 / 64.0) / gw;
+        println!(
+            "{:>12} {:>4} | {:>12} {:>10.2} {:>10.2}  {:.2} ms ({:.2}x), compiled in {secs:.1} s",
+            format!("{pods} x Pod64"),
+            r,
+            est.cycles,
+            time * 1e3,
+            moved / time / 1e9,
+            limit * 1e3,
+            time / limit
+        );
     }
 }
 
@@ -169,6 +211,9 @@ fn main() {
     let host_only = std::env::args().any(|a| a == "host");
     if !host_only {
         bandwidth_table(quick);
+        if !quick {
+            pods_table();
+        }
     }
     if !quick {
         host_time();
