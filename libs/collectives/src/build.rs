@@ -98,6 +98,47 @@ pub fn all_reduce(
     Ok(c)
 }
 
+/// Reduces `inputs` across the replicas of each group into `outputs` (the same number of
+/// tensors, each of its input's type and shape: [`CollectiveError::BadInputs`] names the
+/// first that differs).
+pub fn all_reduce_to(
+    g: &mut Graph,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    op: Op,
+    group: Group,
+    opts: &Options,
+    name: &str,
+) -> Result<Collective, CollectiveError> {
+    let bad = |reason: String| {
+        Err(CollectiveError::BadInputs {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if inputs.len() != outputs.len() {
+        return bad(format!(
+            "{} inputs but {} outputs",
+            inputs.len(),
+            outputs.len()
+        ));
+    }
+    for (i, (a, b)) in inputs.iter().zip(outputs).enumerate() {
+        if a.shape() != b.shape() || a.dtype() != b.dtype() {
+            return bad(format!(
+                "output {i} is {}{:?} but input {i} is {}{:?}",
+                b.dtype(),
+                b.shape(),
+                a.dtype(),
+                a.shape()
+            ));
+        }
+    }
+    let mut c = reduce_into(g, inputs, outputs, op, group, opts, name)?;
+    c.outputs = outputs.to_vec();
+    Ok(c)
+}
+
 /// Reduces each tensor across the replicas of each group and writes the result back into it.
 pub fn all_reduce_in_place(
     g: &mut Graph,

@@ -15,7 +15,10 @@ pub mod codelets;
 pub mod plan;
 pub mod reference;
 
-pub use build::{all_gather, all_reduce, all_reduce_in_place, reduce_scatter, Collective, Options};
+pub use build::{
+    all_gather, all_reduce, all_reduce_in_place, all_reduce_to, reduce_scatter,
+    replicas_per_domain, Collective, Options,
+};
 pub use plan::{Group, Kind, Method, Op, Plan, RingOrder};
 
 use poplar::{DType, GraphError};

@@ -416,6 +416,23 @@ fn impossible_requests_are_typed_errors() {
         collectives::all_reduce(&mut g, &[], Op::Add, Group::All, &o, "x"),
         Err(CollectiveError::BadInputs { .. })
     ));
+    // Outputs whose shape differs from the inputs' (even with as many elements).
+    let f22 = g.add_variable(DType::F32, &[2, 2], "f22");
+    g.set_tile_mapping(&f22, 1).unwrap();
+    match collectives::all_reduce_to(
+        &mut g,
+        std::slice::from_ref(&f),
+        std::slice::from_ref(&f22),
+        Op::Add,
+        Group::All,
+        &o,
+        "x",
+    ) {
+        Err(CollectiveError::BadInputs { reason, .. }) => {
+            assert!(reason.contains("[2, 2]"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -507,6 +524,18 @@ fn the_static_estimate_bounds_the_profiled_time_of_a_collective() {
             8 * u64::from(c_steps(method)) * per_step * 4,
             "{method:?}"
         );
+        // The ring: every chip sends to its neighbours, each link carrying 1/8 of the bytes
+        // (one direction per chip for clockwise, both for the two-way methods).
+        let links = if method == Method::Clockwise { 8 } else { 16 };
+        assert_eq!(l.links, links, "{method:?}");
+        if method == Method::MeetInTheMiddle {
+            // 4 steps clockwise and 3 anticlockwise per phase: each clockwise link carries
+            // 8 sends of one replica's fragment share, the 8 replicas 14 in all: 8 / (8·14)
+            // of the total, i.e. max · 14 = total.
+            assert_eq!(l.max_link_bytes * 14, l.inter_chip_bytes, "{method:?}");
+        } else {
+            assert_eq!(l.max_link_bytes * links, l.inter_chip_bytes, "{method:?}");
+        }
         assert!(
             l.exchange_phases >= steps && steps >= 8,
             "{method:?}: {} phases, {steps} steps",

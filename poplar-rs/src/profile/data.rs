@@ -127,6 +127,12 @@ pub struct LabelProfile {
     /// Bytes delivered to tiles of other chips inside the block (over the links).
     #[serde(default)]
     pub inter_chip_bytes: u64,
+    /// Ordered chip pairs whose links the block used.
+    #[serde(default)]
+    pub links: u64,
+    /// Bytes over the busiest of them (a broadcast to several tiles of a chip counted once).
+    #[serde(default)]
+    pub max_link_bytes: u64,
 }
 
 /// Compute, exchange and sync cycles of one label (see [`Profile::summary_by_label`]).

@@ -359,6 +359,8 @@ impl Recorder {
                     },
                     exchange_phases: la.exchange_phases,
                     inter_chip_bytes: la.inter_chip_bytes,
+                    links: la.links.len() as u64,
+                    max_link_bytes: la.links.values().copied().max().unwrap_or(0),
                 }
             })
             .collect();
@@ -398,6 +400,8 @@ struct LabelAcc {
     sync: Vec<u64>,
     exchange_phases: u64,
     inter_chip_bytes: u64,
+    /// Bytes per ordered chip pair.
+    links: std::collections::BTreeMap<(u32, u32), u64>,
 }
 
 /// Accumulated modelled cycles.
@@ -423,6 +427,7 @@ impl Acc {
                 sync: vec![0; tiles],
                 exchange_phases: 0,
                 inter_chip_bytes: 0,
+                links: Default::default(),
             });
         }
     }
@@ -511,6 +516,10 @@ fn replay(
                         la.inter_chip_bytes = la
                             .inter_chip_bytes
                             .saturating_add(x.inter_chip_bytes.saturating_mul(mult));
+                        for link in &x.links {
+                            let b = la.links.entry((link.src_chip, link.dst_chip)).or_default();
+                            *b = b.saturating_add(link.bytes.saturating_mul(mult));
+                        }
                     }
                     for t in &x.tiles {
                         let i = t.tile as usize;

@@ -219,18 +219,26 @@ impl Profile {
                 );
                 let _ = writeln!(
                     s,
-                    "  {:<24} {:>10} {:>16} {:>14} {:>10}",
-                    "label", "exchanges", "bytes over links", "exchange cyc", "GB/s"
+                    "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10}",
+                    "label",
+                    "exchanges",
+                    "bytes over links",
+                    "links",
+                    "busiest link B",
+                    "exchange cyc",
+                    "GB/s"
                 );
                 let clock = self.target.clock_hz;
                 for l in over_links {
                     let secs = l.elapsed.total() as f64 / clock;
                     let _ = writeln!(
                         s,
-                        "  {:<24} {:>10} {:>16} {:>14} {:>10.2}",
+                        "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10.2}",
                         l.name,
                         l.exchange_phases,
                         l.inter_chip_bytes,
+                        l.links,
+                        l.max_link_bytes,
                         l.elapsed.exchange,
                         if secs > 0.0 {
                             l.inter_chip_bytes as f64 / secs / 1e9
