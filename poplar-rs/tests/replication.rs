@@ -340,3 +340,19 @@ fn replicas_of_a_multi_pod_machine_see_one_domain_each() {
     .unwrap();
     assert_eq!(g.target().chips_per_link_domain, 64);
 }
+
+#[test]
+fn the_cycle_model_of_a_replicated_executable_covers_every_replica() {
+    let exe = ring(4, 1);
+    let model = poplar::profile::CycleModel::new(&exe);
+    let (flat, _) = exe.expand_replicas();
+    assert_eq!(model, poplar::profile::CycleModel::new(&flat));
+    // The ring copy crosses chips on every replica: 4 chip pairs of the target's links.
+    let ring_phase = model
+        .exchanges
+        .iter()
+        .find(|x| x.name == "cross-replica copy")
+        .unwrap();
+    assert_eq!(ring_phase.links.len(), 4);
+    assert_eq!(ring_phase.inter_chip_bytes, 4 * N as u64 * 4);
+}

@@ -36,8 +36,10 @@ impl Executable {
     }
 
     /// The flat executable of all replicas and its layout; for an executable that is not
-    /// replicated, a copy and a layout of one replica. Run [`Executable::check`] first: the
-    /// expansion relies on what it checks (tile numbers, map indices and lengths).
+    /// replicated, a copy and a layout of one replica. Run [`Executable::check`] first: on an
+    /// executable that fails it, the expansion does not panic but leaves out what is
+    /// inconsistent (a transfer with an unknown replica map, a replica constant whose values
+    /// do not fit its runs), and the flat result may fail its own check.
     pub fn expand_replicas(&self) -> (Executable, ReplicaLayout) {
         let Some(rep) = &self.replication else {
             return (self.clone(), self.expand_layout());
@@ -61,17 +63,21 @@ impl Executable {
             tiles.extend(self.tiles.iter().cloned());
         }
         for c in &rep.constants {
-            for (r, value) in c.values.iter().enumerate() {
+            for (r, value) in c.values.iter().enumerate().take(r_count as usize) {
                 let mut pos = 0usize;
                 for run in &c.runs {
                     let n = run.bytes as usize;
-                    tiles[at(r as u32, run.tile) as usize]
-                        .init
-                        .push(super::InitBlock {
-                            offset: run.offset,
-                            data: value[pos..pos + n].to_vec(),
-                            len: run.bytes,
-                        });
+                    let (Some(data), Some(tile)) = (
+                        value.get(pos..pos + n),
+                        tiles.get_mut(at(r as u32, run.tile) as usize),
+                    ) else {
+                        break;
+                    };
+                    tile.init.push(super::InitBlock {
+                        offset: run.offset,
+                        data: data.to_vec(),
+                        len: run.bytes,
+                    });
                     pos += n;
                 }
             }
@@ -108,7 +114,9 @@ impl Executable {
                     })
                     .collect();
                 for c in &ph.cross_replica {
-                    let map = &rep.maps[c.map as usize];
+                    let Some(map) = rep.maps.get(c.map as usize) else {
+                        continue;
+                    };
                     for (r, &d) in map.iter().enumerate() {
                         if d != NO_REPLICA {
                             transfers.push(Transfer {

@@ -325,7 +325,13 @@ impl CycleModel {
     }
 
     /// Computes the static cost of every phase of `exe` (linear in the size of the executable).
+    /// A replicated executable is modelled as the flat executable of all its replicas
+    /// ([`Executable::expand_replicas`]), whose phases have the same indices.
     pub fn new(exe: &Executable) -> CycleModel {
+        if exe.replication.is_some() {
+            let (flat, _) = exe.without_init_data().expand_replicas();
+            return CycleModel::new(&flat);
+        }
         CycleModel {
             target: exe.target.clone(),
             computes: exe

@@ -224,6 +224,11 @@ fn flat(m: &BTreeMap<u64, u64>) -> Vec<u64> {
 impl ReportData {
     /// The report of an executable, without a profile.
     pub fn from_executable(exe: &Executable, title: &str) -> ReportData {
+        if exe.replication.is_some() {
+            // Every replica's tiles, as the engine runs them (the file stores one replica).
+            let (flat, _) = exe.without_init_data().expand_replicas();
+            return ReportData::from_executable(&flat, title);
+        }
         let t = &exe.target;
         let tiles = t.num_tiles();
         let per_chip_bins = (MATRIX_BINS / t.num_ipus.max(1)).max(1);

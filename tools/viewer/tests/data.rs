@@ -222,3 +222,38 @@ fn names_cannot_close_the_data_element() {
         "only the page's own two scripts close"
     );
 }
+
+/// A replicated executable (one replica stored) is reported over every replica's tiles, as
+/// the engine runs it, with a profile of the run.
+#[test]
+fn a_replicated_executable_is_reported_over_all_replicas() {
+    use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+    codelets::link();
+    let machine = Target {
+        num_ipus: 4,
+        ..Target::custom(3, 64 * 1024)
+    };
+    let mut g = Graph::new_replicated(&machine, 4, 1).unwrap();
+    let a = g.add_variable(DType::F32, &[8], "a");
+    let b = g.add_variable(DType::F32, &[8], "b");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 2).unwrap();
+    let map: Vec<(u32, u32)> = (0..4).map(|r| (r, (r + 1) % 4)).collect();
+    let exe = compile(
+        &g,
+        &[Program::cross_replica_copy(&a, &b, &map)],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(exe.tiles.len(), 3);
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(1)).unwrap();
+    e.enable_profiling(poplar::profile::ProfileOptions::default());
+    e.run(0).unwrap();
+    let d = ReportData::from_executable(&exe, "replicated")
+        .with_profile(e.profile().unwrap())
+        .unwrap();
+    assert_eq!(d.target.tiles, 12);
+    assert_eq!(d.memory.total.len(), 12);
+    // Every replica holds the same image.
+    assert_eq!(d.memory.total[0..3], d.memory.total[9..12]);
+}
