@@ -38,15 +38,20 @@ fn build_on(machine: &Target, replicas: u32, bytes: u64) -> (poplar::Executable,
     let tiles = g.target().num_tiles();
     g.map_linearly_over(&x, 1, 0..tiles).expect("mapping");
     g.create_host_read_write("grads", &x).expect("host handle");
-    let c = collectives::all_reduce_in_place(
-        &mut g,
-        &[x],
-        Op::Add,
-        Group::All,
-        &Options::default(),
-        "grads",
-    )
-    .expect("all-reduce");
+    // METHOD=clockwise|anticlockwise|bidir|mitm overrides the automatic choice.
+    let method = match std::env::var("METHOD").as_deref() {
+        Ok("clockwise") => Method::Clockwise,
+        Ok("anticlockwise") => Method::Anticlockwise,
+        Ok("bidir") => Method::BidirectionalRingPair,
+        Ok("mitm") => Method::MeetInTheMiddle,
+        _ => Method::Auto,
+    };
+    let opts = Options {
+        method,
+        ..Default::default()
+    };
+    let c = collectives::all_reduce_in_place(&mut g, &[x], Op::Add, Group::All, &opts, "grads")
+        .expect("all-reduce");
     let exe = compile(&g, &[c.program], &CompileOptions::default()).expect("compile");
     (exe, c.plan.method, t0.elapsed().as_secs_f64())
 }

@@ -21,7 +21,10 @@ mod timeline;
 
 pub use data::*;
 pub use estimate::{estimate_program, ProgramEstimate};
-pub use memory::{CategoryBytes, MemoryReport, TileMemory};
+pub use memory::{
+    exchange_code_bytes, CategoryBytes, MemoryReport, TileMemory, EXCHANGE_CODE_MESSAGE_BYTES,
+    EXCHANGE_CODE_PHASE_BYTES,
+};
 pub use model::CycleModel;
 pub use record::{ProfileOptions, Recorder, SEGMENT_LIMIT};
 pub use report::ProfileError;
