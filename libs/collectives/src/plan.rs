@@ -344,38 +344,26 @@ mod tests {
 
     #[test]
     fn auto_method_follows_poplibs_thresholds() {
+        use Kind::*;
         use Method::*;
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 8, 2, 1 << 30),
-            Clockwise
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 2, 1, 1 << 30),
-            Clockwise
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 4, 1, 1_000_000),
-            MeetInTheMiddle
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 4, 1, 2_000_000),
-            BidirectionalRingPair
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::AllGather, 4, 1, 1_000_000),
-            BidirectionalRingPair
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 16, 1, 30_000_000),
-            MeetInTheMiddle
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 16, 1, 50_000_000),
-            BidirectionalRingPair
-        );
-        assert_eq!(
-            Plan::auto_method(Kind::ReduceScatter, 32, 1, 1 << 40),
-            MeetInTheMiddle
-        );
+        // (kind, group size, chips per replica, bytes per chip) -> method
+        let cases = [
+            (ReduceScatter, 8, 2, 1u64 << 30, Clockwise),
+            (ReduceScatter, 2, 1, 1 << 30, Clockwise),
+            (ReduceScatter, 4, 1, 1_000_000, MeetInTheMiddle),
+            (ReduceScatter, 4, 1, 2_000_000, BidirectionalRingPair),
+            (AllGather, 4, 1, 1_000_000, BidirectionalRingPair),
+            (AllGather, 4, 1, 600_000, MeetInTheMiddle),
+            (ReduceScatter, 16, 1, 30_000_000, MeetInTheMiddle),
+            (ReduceScatter, 16, 1, 50_000_000, BidirectionalRingPair),
+            (ReduceScatter, 32, 1, 1 << 40, MeetInTheMiddle),
+        ];
+        for (kind, g, c, bytes, want) in cases {
+            assert_eq!(
+                Plan::auto_method(kind, g, c, bytes),
+                want,
+                "{kind:?} G={g} chips={c} {bytes} B"
+            );
+        }
     }
 }
