@@ -137,6 +137,8 @@ fn main() -> anyhow::Result<()> {
             force,
         } => {
             let cfg = opts.config(epochs);
+            // Options first: a bad option creates no output folder and prints no banner.
+            cfg.check(mlp::run::data(&cfg).0.len())?;
             out_dir(&out, &["history.json"], force)?;
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
