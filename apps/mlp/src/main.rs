@@ -164,8 +164,13 @@ fn main() -> anyhow::Result<()> {
             })?;
             let c = &history.step_cycles;
             println!(
-                "modelled step: {} cycles (compute {}, exchange {}, sync {}; all-reduce {}), {:.0} samples/s",
-                c.total, c.compute, c.exchange, c.sync, c.all_reduce, c.samples_per_second
+                "modelled step: {} cycles = compute {} + exchange {} + sync {} outside the all-reduce + all-reduce {}, {:.0} samples/s",
+                c.total,
+                c.outside_compute,
+                c.outside_exchange,
+                c.outside_sync,
+                c.all_reduce,
+                c.samples_per_second
             );
             println!("all-reduce: {}", history.all_reduce_plan);
             let path = out.join("history.json");

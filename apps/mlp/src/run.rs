@@ -28,8 +28,13 @@ pub struct StepCycles {
     pub compute: u64,
     pub exchange: u64,
     pub sync: u64,
-    /// The gradient all-reduce (its labelled block).
+    /// The gradient all-reduce (its labelled block; part of `compute`, `exchange` and `sync`).
     pub all_reduce: u64,
+    /// The step outside the all-reduce (micro-batches and update): `compute`, `exchange` and
+    /// `sync` less the all-reduce's own. With `all_reduce` they add up to `total`.
+    pub outside_compute: u64,
+    pub outside_exchange: u64,
+    pub outside_sync: u64,
     /// `R·m·GA / (total / clock)`.
     pub samples_per_second: f64,
 }
@@ -93,14 +98,18 @@ pub fn train(
                         l.name
                             .starts_with(&format!("allReduce({})", device::ALL_REDUCE_NAME))
                     })
-                    .map_or(0, |l| l.elapsed.total());
+                    .map(|l| l.elapsed)
+                    .unwrap_or_default();
                 let total = p.elapsed.total();
                 step_cycles = StepCycles {
                     total,
                     compute: p.elapsed.compute,
                     exchange: p.elapsed.exchange,
                     sync: p.elapsed.sync,
-                    all_reduce: ar,
+                    all_reduce: ar.total(),
+                    outside_compute: p.elapsed.compute.saturating_sub(ar.compute),
+                    outside_exchange: p.elapsed.exchange.saturating_sub(ar.exchange),
+                    outside_sync: p.elapsed.sync.saturating_sub(ar.sync),
                     samples_per_second: cfg.global_batch() as f64
                         / (total as f64 / p.target.clock_hz),
                 };

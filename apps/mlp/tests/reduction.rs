@@ -128,4 +128,12 @@ fn the_history_names_the_reduction() {
     let (h, _) = mlp::run::train(&c, 2, |_| {}).unwrap();
     let json = serde_json::to_string(&h).unwrap();
     assert!(json.contains("\"reduction\":\"sum\""), "{json}");
+    // The step's cycles split into disjoint parts: outside the all-reduce, and the all-reduce.
+    let c = &h.step_cycles;
+    assert!(c.all_reduce > 0 && c.outside_compute > 0, "{c:?}");
+    assert_eq!(
+        c.outside_compute + c.outside_exchange + c.outside_sync + c.all_reduce,
+        c.total,
+        "{c:?}"
+    );
 }
