@@ -2,10 +2,11 @@
 //! gradient of the global batch, Mean divides it by `R·m·GA` (not by `R·m`, not by `m`); and
 //! the bit-for-bit thread check with the 1 and 2 engine threads of the 2-core host.
 
+mod common;
+
+use common::{bits, device_params, small};
 use mlp::config::{Config, Reduction};
-use mlp::data::Dataset;
-use mlp::device::{self, Device};
-use mlp::model::{self, Shape};
+use mlp::model;
 
 fn cfg(
     replicas: u32,
@@ -15,37 +16,12 @@ fn cfg(
     lr: f32,
 ) -> Config {
     Config {
-        replicas,
-        micro_batch,
         accumulate,
-        epochs: 1,
         lr,
         reduction,
-        tiles: 3,
-        shape: Shape {
-            inputs: 8,
-            hidden: 16,
-            classes: 4,
-        },
-        per_class: 200,
         seed: 5,
+        ..small(replicas, micro_batch)
     }
-}
-
-fn device_params(cfg: &Config, train: &Dataset, steps: usize, threads: usize) -> Vec<f32> {
-    mlp::link();
-    let c = device::build(cfg, &device::machine(cfg.replicas)).unwrap();
-    let mut d = Device::new(&c.exe, cfg, threads).unwrap();
-    d.set_params(&model::init(cfg.shape, cfg.seed)).unwrap();
-    d.feed(train, 0, steps).unwrap();
-    for _ in 0..steps {
-        d.step().unwrap();
-    }
-    d.params().unwrap()
-}
-
-fn bits(p: &[f32]) -> Vec<u32> {
-    p.iter().map(|v| v.to_bits()).collect()
 }
 
 fn worst(a: &[f32], b: &[f32]) -> f32 {

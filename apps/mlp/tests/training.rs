@@ -2,42 +2,11 @@
 //! against the host reference, R replicas × m against one replica × R·m, thread counts,
 //! learning, and bad options.
 
-use mlp::config::{Config, Reduction};
-use mlp::data::Dataset;
-use mlp::device::{self, Device};
+mod common;
+
+use common::{device_params, small};
+use mlp::config::Config;
 use mlp::model::{self, Shape};
-
-fn small(replicas: u32, micro_batch: usize) -> Config {
-    Config {
-        replicas,
-        micro_batch,
-        accumulate: 2,
-        epochs: 1,
-        lr: 0.05,
-        reduction: Reduction::Mean,
-        tiles: 3,
-        shape: Shape {
-            inputs: 8,
-            hidden: 16,
-            classes: 4,
-        },
-        per_class: 200,
-        seed: 3,
-    }
-}
-
-/// Runs `steps` steps on the device; returns the parameters.
-fn device_params(cfg: &Config, train: &Dataset, steps: usize, threads: usize) -> Vec<f32> {
-    mlp::link();
-    let c = device::build(cfg, &device::machine(cfg.replicas)).unwrap();
-    let mut d = Device::new(&c.exe, cfg, threads).unwrap();
-    d.set_params(&model::init(cfg.shape, cfg.seed)).unwrap();
-    d.feed(train, 0, steps).unwrap();
-    for _ in 0..steps {
-        d.step().unwrap();
-    }
-    d.params().unwrap()
-}
 
 /// Central differences of an f64 loss written independently of `model.rs`.
 #[test]
