@@ -92,6 +92,98 @@ impl Vertex for Empty<'_> {
     }
 }
 
+poplar::codelet! {
+    /// `x[i] += k * y[i]`.
+    pub struct AddScaled as "test::AddScaled" {
+        x: InOut<Vector<f32>>,
+        y: Input<Vector<f32>>,
+        k: State<f32>,
+    }
+}
+impl Vertex for AddScaled<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        if self.x.len() != self.y.len() {
+            return Err(VertexError::new("x and y differ in length"));
+        }
+        let k = self.k;
+        for (x, y) in self.x.iter_mut().zip(self.y.iter()) {
+            *x += k * y;
+        }
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// `x[i] += k * s` for a scalar `s` (read from wherever it lives: a broadcast).
+    pub struct AddScalar as "test::AddScalar" {
+        x: InOut<Vector<f32>>,
+        s: Input<f32>,
+        k: State<f32>,
+    }
+}
+impl Vertex for AddScalar<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let add = self.k * self.s;
+        self.x.iter_mut().for_each(|v| *v += add);
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// `n -= 1; go = n > 0`: the condition of a counted loop.
+    pub struct CountDown as "test::CountDown" {
+        n: InOut<i32>,
+        go: Output<bool>,
+    }
+}
+impl Vertex for CountDown<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        *self.n -= 1;
+        *self.go = *self.n > 0;
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// Fails when `x` exceeds `limit` (a vertex failure on demand).
+    pub struct FailAbove as "test::FailAbove" {
+        x: Input<f32>,
+        limit: State<f32>,
+    }
+}
+impl Vertex for FailAbove<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        if self.x > self.limit {
+            return Err(VertexError::new(format!(
+                "x = {} is above the limit {}",
+                self.x, self.limit
+            )));
+        }
+        Ok(())
+    }
+}
+
+poplar::codelet! {
+    /// Ends the process with status `code` when `x` exceeds `limit`: a rank that dies in the
+    /// middle of a run (for the multi-rank checks only).
+    pub struct ExitAbove as "test::ExitAbove" {
+        x: Input<f32>,
+        limit: State<f32>,
+        code: State<i32>,
+    }
+}
+impl Vertex for ExitAbove<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        if self.x > self.limit {
+            std::process::exit(self.code);
+        }
+        Ok(())
+    }
+}
+
+pub mod random;
+pub mod ranks;
+
 /// Forces the linker to keep this crate's registrations.
 pub fn link() {}
 

@@ -7,6 +7,7 @@
 
 pub mod codelet;
 pub mod compiler;
+pub mod dist;
 pub mod dtype;
 pub mod engine;
 pub mod entity;

@@ -32,11 +32,14 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("exe", &["codelet", "dtype", "entity", "target"]),
     // The profile reads executables and the engine's records; it never runs or compiles.
     ("profile", &["codelet", "dtype", "entity", "exe", "target"]),
+    // The ranks of a job and their transport (MPI behind the feature `mpi`): which rank owns
+    // which tiles, nothing of what runs on them.
+    ("dist", &["target"]),
     // The engine runs executables: no graph IR, no compiler.
     (
         "engine",
         &[
-            "codelet", "dtype", "entity", "exe", "fp", "profile", "target",
+            "codelet", "dist", "dtype", "entity", "exe", "fp", "profile", "target",
         ],
     ),
 ];
@@ -58,6 +61,8 @@ const NEVER: &[(&str, &str)] = &[
     ("codelet", "engine"),
     ("codelet", "graph"),
     ("codelet", "compiler"),
+    ("dist", "engine"),
+    ("dist", "exe"),
 ];
 
 fn src() -> PathBuf {

@@ -109,4 +109,21 @@ pub enum EngineError {
         offset: usize,
         len: usize,
     },
+    /// Running over several ranks ([`crate::dist`]): rank `rank` failed, and every rank of the
+    /// job reports it. `cause` is that rank's own error, in words (it names the vertex, tile
+    /// or stream at fault).
+    #[error("rank {rank} of {ranks}: {cause}")]
+    OnRank {
+        rank: usize,
+        ranks: usize,
+        cause: String,
+    },
+    /// Running over several ranks: rank `rank` holds another executable than rank 0 (its
+    /// checksum differs), so the ranks would not run the same program.
+    #[error("rank {rank} loaded another executable than rank 0 (checksum {checksum:#018x}, rank 0 has {root_checksum:#018x}): every rank must load the same file")]
+    RanksDisagree {
+        rank: usize,
+        checksum: u64,
+        root_checksum: u64,
+    },
 }

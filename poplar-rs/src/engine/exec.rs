@@ -32,6 +32,8 @@ pub(super) struct Exec<'e> {
     pub(super) epoch: &'e std::sync::atomic::AtomicU64,
     /// Where the replicas lie (control-flow predicates must agree across them).
     pub(super) replicas: crate::exe::ReplicaLayout,
+    /// Running over several ranks: this rank's tiles and the messages between ranks.
+    pub(super) dist: Option<&'e super::ranks::Dist>,
 }
 
 /// The state of one `run` on the interpreting thread: the shared part, the helper threads
@@ -62,10 +64,26 @@ impl RunCtx<'_> {
     /// every replica's copy must hold the same value; a replica that disagrees with replica 0
     /// is an error naming both values, never a silent choice.
     pub(super) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
-        let v = self.read_scalar_at(s.tile, s);
         let rl = self.x.replicas;
+        let tile_of = |r: u32| r * rl.tiles_per_replica + s.tile;
+        // Over several ranks, each replica's copy is read by the rank that owns it and the
+        // values are shared, so every rank takes the same branch (or fails alike).
+        let values: Vec<i64> = match self.x.dist {
+            None => (0..rl.replicas)
+                .map(|r| self.read_scalar_at(tile_of(r), s))
+                .collect(),
+            Some(d) => d.share_values(
+                &(0..rl.replicas)
+                    .map(|r| {
+                        d.owns(tile_of(r))
+                            .then(|| self.read_scalar_at(tile_of(r), s))
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+        };
+        let v = values[0];
         for r in 1..rl.replicas {
-            let w = self.read_scalar_at(r * rl.tiles_per_replica + s.tile, s);
+            let w = values[r as usize];
             if w != v {
                 return Err(EngineError::ReplicasDiverged {
                     tile: s.tile,
@@ -169,9 +187,15 @@ impl RunCtx<'_> {
                 let exe = self.x.exe;
                 self.step(&exe.functions[*f])?;
             }
-            Step::StreamIn { stream, runs } => self.stream_in(*stream as usize, runs)?,
+            Step::StreamIn { stream, runs } => match self.x.dist {
+                None => self.stream_in(*stream as usize, runs)?,
+                Some(d) => self.stream_in_ranks(d, *stream as usize, runs)?,
+            },
             Step::StreamOut { stream, runs } => {
-                let data = gather_runs(self.x.mem, runs);
+                let data = match self.x.dist {
+                    None => gather_runs(self.x.mem, runs),
+                    Some(d) => d.gather_runs(self.x.mem, runs),
+                };
                 self.outputs[*stream as usize].extend_from_slice(&data);
             }
         }
@@ -217,6 +241,46 @@ impl RunCtx<'_> {
             }
             _ => x.exchange_ops(&plan.ops),
         }
+        if let Some(d) = x.dist {
+            d.exchange(i, x.mem);
+        }
+    }
+
+    /// A host-to-device stream over several ranks: rank 0 reads the connected buffer (it
+    /// alone decides whether it is connected) and scatters the bytes to the ranks that own
+    /// the runs.
+    fn stream_in_ranks(
+        &mut self,
+        d: &super::ranks::Dist,
+        stream: usize,
+        runs: &[MemRun],
+    ) -> Result<(), EngineError> {
+        let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
+        if need == 0 {
+            return Ok(());
+        }
+        let mut data = Vec::new();
+        let result = if d.rank == 0 {
+            match self.inputs[stream].as_mut().filter(|s| !s.data.is_empty()) {
+                None => Err(EngineError::StreamNotConnected {
+                    name: self.x.exe.streams[stream].name.clone(),
+                }),
+                Some(src) => {
+                    data.reserve(need);
+                    while data.len() < need {
+                        let n = (need - data.len()).min(src.data.len() - src.pos);
+                        data.extend_from_slice(&src.data[src.pos..src.pos + n]);
+                        src.pos = (src.pos + n) % src.data.len();
+                    }
+                    Ok(())
+                }
+            }
+        } else {
+            Ok(())
+        };
+        d.agree(result)?;
+        d.scatter_runs(self.x.mem, runs, &data);
+        Ok(())
     }
 
     pub(super) fn compute(&self, i: ComputePhaseId) -> Result<(), EngineError> {
@@ -224,12 +288,17 @@ impl RunCtx<'_> {
         // Before the phase is published to the team: every task of it reads the same value.
         x.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let plan = &x.computes[i];
-        match self.team {
+        let result = match self.team {
             Some(team) if plan.chunks.len() > 1 => {
                 team.run(Job::Compute(i.as_u32()), |job, t| x.work(job, t))
             }
             // Serially, the first failure ends the phase.
             _ => plan.chunks.iter().try_for_each(|r| x.compute_tiles(i, r)),
+        };
+        match x.dist {
+            // A failure on any rank ends the phase on every rank.
+            Some(d) => d.agree(result),
+            None => result,
         }
     }
 }

@@ -55,6 +55,14 @@ pub(super) fn bytes_to_elems<T: Element>(bytes: &[u8]) -> Vec<T> {
 }
 
 impl Engine {
+    /// The bytes of `runs` (gathered from every rank when running over several).
+    fn gather(&self, runs: &[crate::exe::MemRun]) -> Vec<u8> {
+        match &self.dist {
+            None => gather_runs(&self.mem, runs),
+            Some(d) => d.gather_runs(&self.mem, runs),
+        }
+    }
+
     pub(super) fn host_tensor<T: Element>(&self, name: &str) -> Result<usize, EngineError> {
         let &i = self
             .tensor_index
@@ -106,6 +114,10 @@ impl Engine {
 
     fn write_flat(&mut self, flat: usize, bytes: &[u8]) {
         // Runs are in bounds and total the tensor's elements: `check()` (BadRun, RunTotal).
+        if let Some(d) = &self.dist {
+            // Rank 0's data, to the ranks that own the runs.
+            return d.scatter_runs(&self.mem, &self.exe.host_tensors[flat].runs, bytes);
+        }
         let mut pos = 0;
         for r in &self.exe.host_tensors[flat].runs {
             let n = r.bytes as usize;
@@ -181,10 +193,7 @@ impl Engine {
     pub fn read_tensor<T: Element>(&self, name: &str) -> Result<Vec<T>, EngineError> {
         let i = self.readable::<T>(name)?;
         self.single_replica("host tensor", name)?;
-        Ok(bytes_to_elems(&gather_runs(
-            &self.mem,
-            &self.exe.host_tensors[i].runs,
-        )))
+        Ok(bytes_to_elems(&self.gather(&self.exe.host_tensors[i].runs)))
     }
 
     /// Reads replica `replica`'s copy of a host-readable tensor.
@@ -196,7 +205,7 @@ impl Engine {
         let i = self.readable::<T>(name)?;
         self.replica_ok(replica)?;
         let h = &self.exe.host_tensors[self.tensor_of(i, replica)];
-        Ok(bytes_to_elems(&gather_runs(&self.mem, &h.runs)))
+        Ok(bytes_to_elems(&self.gather(&h.runs)))
     }
 
     /// Reads every replica's copy, replica after replica (a leading `[R, …]` dimension).
@@ -205,7 +214,7 @@ impl Engine {
         let mut out = Vec::new();
         for r in 0..self.replicas.replicas {
             let h = &self.exe.host_tensors[self.tensor_of(i, r)];
-            out.extend(bytes_to_elems::<T>(&gather_runs(&self.mem, &h.runs)));
+            out.extend(bytes_to_elems::<T>(&self.gather(&h.runs)));
         }
         Ok(out)
     }
@@ -245,7 +254,7 @@ impl Engine {
                 got: out.len(),
             });
         }
-        if cfg!(target_endian = "little") && T::DTYPE != DType::Bool {
+        if cfg!(target_endian = "little") && T::DTYPE != DType::Bool && self.dist.is_none() {
             // SAFETY: T is f32, i32, u32, u16 or u8 (sealed `Element`, bool excluded above): no
             // padding, every bit pattern valid, size_of::<T>() == size; the byte view covers
             // exactly `out` and lives only for this block.
@@ -260,7 +269,7 @@ impl Engine {
                 pos += n;
             }
         } else {
-            out.copy_from_slice(&bytes_to_elems(&gather_runs(&self.mem, &h.runs)));
+            out.copy_from_slice(&bytes_to_elems(&self.gather(&h.runs)));
         }
         Ok(())
     }

@@ -35,6 +35,7 @@ mod lookahead;
 mod memory;
 mod panics;
 mod plan;
+mod ranks;
 mod team;
 
 pub use error::EngineError;
@@ -42,9 +43,11 @@ use exec::*;
 use host::*;
 use memory::*;
 use plan::*;
+pub use ranks::{rank_traffic, PhaseTraffic};
 use team::{StopOnDrop, Team};
 
 use crate::codelet::FieldDir;
+use crate::dist::{RankSplit, Ranks};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
 use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ReplicaLayout};
@@ -69,6 +72,11 @@ pub struct EngineOptions {
     /// (the default) rounds to nearest. The same seed, program and inputs give the same bits
     /// for any thread count.
     pub stochastic_rounding: Option<u64>,
+    /// The ranks to run over ([`crate::dist`]); `None` (the default) is the MPI world when
+    /// [`crate::dist::init`] has initialized MPI, else this process alone. Every rank of a
+    /// job creates the engine with the same executable; each holds and runs only its own
+    /// tiles ([`RankSplit`]).
+    pub ranks: Option<Ranks>,
 }
 
 impl EngineOptions {
@@ -107,6 +115,8 @@ pub struct Engine {
     epoch: std::sync::atomic::AtomicU64,
     /// How the replicas of a replicated executable lie in the flat one the engine runs.
     replicas: ReplicaLayout,
+    /// Running over several ranks: this rank's share and the messages between ranks.
+    dist: Option<ranks::Dist>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -129,6 +139,11 @@ impl Engine {
     /// [`Engine::executable`] returns); host tensors and streams are then addressed per
     /// replica (`*_replica`, `*_all_replicas`).
     pub fn new(exe: &Executable, options: EngineOptions) -> Result<Engine, EngineError> {
+        let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
+        if ranks.size() > 1 {
+            // First of all, so that every rank checks the same executable and fails alike.
+            ranks::agree_on_executable(&ranks, exe)?;
+        }
         if exe.replication.is_some() {
             exe.check()?;
             let (flat, layout) = exe.expand_replicas();
@@ -142,6 +157,10 @@ impl Engine {
     pub fn from_executable(exe: Executable, options: EngineOptions) -> Result<Engine, EngineError> {
         if exe.replication.is_some() {
             return Engine::new(&exe, options);
+        }
+        let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
+        if ranks.size() > 1 {
+            ranks::agree_on_executable(&ranks, &exe)?;
         }
         let layout = exe.expand_layout();
         Engine::build(exe.without_init_data(), &exe, options, layout)
@@ -167,6 +186,10 @@ impl Engine {
                 });
             }
         }
+        let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
+        let (rank, split) = (ranks.rank(), RankSplit::new(&exe.target, ranks.size()));
+        let mine = split.tiles(rank);
+        let owns = |t: TileId| mine.contains(&t);
         let threads = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -185,20 +208,42 @@ impl Engine {
             None
         };
 
-        let mem = Memory {
-            tiles: exe
-                .tiles
-                .iter()
-                .enumerate()
-                .map(|(t, img)| {
-                    TileMem::new(img.memory_bytes as usize).ok_or(EngineError::HostOutOfMemory {
-                        tile: t as TileId,
-                        bytes: img.memory_bytes,
-                    })
+        // Only this rank's tiles get memory (the others' have none: `in_bounds` refuses them).
+        let tiles = exe
+            .tiles
+            .iter()
+            .enumerate()
+            .map(|(t, img)| {
+                let bytes = if owns(t as TileId) {
+                    img.memory_bytes
+                } else {
+                    0
+                };
+                TileMem::new(bytes as usize).ok_or(EngineError::HostOutOfMemory {
+                    tile: t as TileId,
+                    bytes,
                 })
-                .collect::<Result<_, _>>()?,
+            })
+            .collect::<Result<_, _>>();
+        let dist_agree = |r: Result<(), EngineError>| -> Result<(), EngineError> {
+            if ranks.size() == 1 {
+                return r;
+            }
+            ranks::Dist {
+                ranks: ranks.clone(),
+                split: split.clone(),
+                rank,
+                exchanges: PrimaryMap::new(),
+            }
+            .agree(r)
         };
+        // A rank that cannot allocate fails every rank (none waits for it later).
+        dist_agree(tiles.as_ref().map(|_| ()).map_err(Clone::clone))?;
+        let mem = Memory { tiles: tiles? };
         for (t, img) in exe.tiles.iter().enumerate() {
+            if !owns(t as TileId) {
+                continue;
+            }
             for b in &img.init {
                 // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
                 mem.write(t as TileId, b.offset as usize, &b.data);
@@ -247,7 +292,11 @@ impl Engine {
                 };
                 let mut ops = Vec::new();
                 for t in &ph.transfers {
-                    for &(dst_tile, dst) in &t.dsts {
+                    // Copies that cross ranks go as messages (`ranks.rs`).
+                    if !owns(t.src_tile) {
+                        continue;
+                    }
+                    for &(dst_tile, dst) in t.dsts.iter().filter(|d| owns(d.0)) {
                         let mut done = 0u64;
                         let bytes = u64::from(t.bytes);
                         while done < bytes {
@@ -291,6 +340,9 @@ impl Engine {
                 let mut lists = Vec::new();
                 let mut costs = Vec::with_capacity(ph.tiles.len());
                 for (index, tc) in ph.tiles.iter().enumerate() {
+                    if !owns(tc.tile) {
+                        continue;
+                    }
                     let first = vertices.len() as u32;
                     for v in &tc.vertices {
                         let rc: &Resolved = &codelets[v.codelet];
@@ -337,9 +389,9 @@ impl Engine {
                 let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
                     guided(&costs, threads, COMPUTE_SMALLEST_TASK * threads as u64)
                 } else {
-                    std::iter::once(0..ph.tiles.len()).collect()
+                    std::iter::once(0..tiles.len()).collect()
                 };
-                let lookahead = total >= LOOKAHEAD_TILE_COST * ph.tiles.len() as u64;
+                let lookahead = total >= LOOKAHEAD_TILE_COST * tiles.len().max(1) as u64;
                 // The field lines of every tile, only where the look-ahead will ask for them.
                 let mut runs = Vec::new();
                 if lookahead {
@@ -377,6 +429,16 @@ impl Engine {
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
         let n_streams = exe.streams.len();
+        let dist = (ranks.size() > 1).then(|| ranks::Dist {
+            exchanges: exe
+                .exchanges
+                .values()
+                .map(|ph| ranks::plan_exchange(ph, &split, rank))
+                .collect(),
+            ranks,
+            split,
+            rank,
+        });
         Ok(Engine {
             exe: kept,
             options,
@@ -393,6 +455,7 @@ impl Engine {
             recorder: None,
             epoch: std::sync::atomic::AtomicU64::new(0),
             replicas,
+            dist,
         })
     }
 
@@ -468,6 +531,7 @@ impl Engine {
             sr_seed: self.options.stochastic_rounding,
             epoch: &self.epoch,
             replicas: self.replicas,
+            dist: self.dist.as_ref(),
         };
         // The hardware modes, unless the software fallback does the flushing.
         let flush = self.flushes() && !self.soft_flush();
@@ -519,6 +583,15 @@ impl Engine {
         };
         if let (Some(p), Some(start)) = (prof, start) {
             p.end_run(start.elapsed());
+            if let Some(d) = &self.dist {
+                // Per phase, the slowest rank's host time (every rank has the same modelled
+                // records: they come from the executable).
+                let mut walls: Vec<i64> = p.wall_times_mut().map(|w| *w as i64).collect();
+                d.ranks.comm.max_i64(&mut walls);
+                for (w, m) in p.wall_times_mut().zip(walls) {
+                    *w = m as u64;
+                }
+            }
         }
         result
     }

@@ -242,6 +242,16 @@ impl Recorder {
         self.push(ev(COMPUTE, i.as_u32()));
     }
 
+    /// The host wall times recorded so far (per compute phase, per exchange phase, and of
+    /// whole runs), for the engine to replace by the slowest rank's when it runs over several.
+    pub(crate) fn wall_times_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
+        self.cache = OnceLock::new();
+        self.wall_ns
+            .values_mut()
+            .chain(self.exchange_wall_ns.values_mut())
+            .chain(std::iter::once(&mut self.run_wall_ns))
+    }
+
     /// Forgets everything recorded (keeps the static costs).
     pub fn clear(&mut self) {
         let model = std::mem::replace(&mut self.model, CycleModel::empty());

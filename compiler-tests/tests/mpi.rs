@@ -1,0 +1,97 @@
+//! The multi-rank checks under MPI: `mpiexec -n 1/2/3` of the `ranks` program (see
+//! `src/bin/ranks.rs`). Needs the feature `mpi` and a system MPI with `mpiexec` on the path
+//! (`.ci/run` installs MPICH); three ranks on a two-core machine are oversubscribed, which
+//! MPICH allows.
+
+#![cfg(feature = "mpi")]
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `mpiexec -n <n> ranks <what>`, killing it after a minute (a hang is a failure, never
+/// a stuck test run). Returns its output and how long it took.
+fn mpiexec(n: usize, what: &str) -> (Output, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new("mpiexec")
+        .args(["-n", &n.to_string(), env!("CARGO_BIN_EXE_ranks"), what])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpiexec runs (install MPICH: apt-get install mpich libmpich-dev)");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("mpiexec -n {n} ranks {what} still runs after 60 s: a hang");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn random_graphs_and_the_loop_case_give_the_same_digests_on_one_two_and_three_ranks() {
+    let mut digests = Vec::new();
+    for n in [1, 2, 3] {
+        let (out, _) = mpiexec(n, "check");
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{n} ranks: {}\n{stdout}{}",
+            out.status,
+            text(&out.stderr)
+        );
+        assert!(stdout.contains(&format!("ok on {n} ranks")), "{stdout}");
+        let lines: Vec<String> = stdout
+            .lines()
+            .filter(|l| l.starts_with("random") || l.starts_with("loop"))
+            .map(String::from)
+            .collect();
+        // 39 random graphs and 3 loops, printed by rank 0 only.
+        assert_eq!(lines.len(), 42, "{n} ranks:\n{stdout}");
+        digests.push(lines);
+    }
+    assert_eq!(digests[0], digests[1], "1 rank against 2");
+    assert_eq!(digests[0], digests[2], "1 rank against 3");
+}
+
+#[test]
+fn a_vertex_failure_on_rank_one_is_reported_by_rank_zero_and_ends_the_job() {
+    let (out, took) = mpiexec(2, "fail");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Reported once (by rank 0), naming the rank, the vertex, its codelet and its tile.
+    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
+    for want in ["rank 1 of 2", "vertex ", "test::FailAbove", "tile 4"] {
+        assert!(stderr.contains(want), "'{want}' missing from: {stderr}");
+    }
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
+#[test]
+fn a_rank_that_dies_ends_the_job_with_an_error_not_a_hang() {
+    let (out, took) = mpiexec(2, "die");
+    assert!(
+        !out.status.success(),
+        "the job succeeded: {}",
+        text(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
+#[test]
+fn ranks_that_load_different_executables_refuse_to_run() {
+    let (out, _) = mpiexec(3, "mismatch");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("rank 2 loaded another executable than rank 0"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,134 @@
+//! One executable over several ranks (`poplar::dist`), with the ranks on threads of this
+//! process (`Ranks::in_process`: the same engine code as under MPI, another transport). The
+//! MPI runs themselves (`mpiexec -n 2` and `-n 3`) are in `tests/mpi.rs`, behind the feature
+//! `mpi`.
+//!
+//! Specification: on any number of ranks, every rank ends with exactly the results of one
+//! process (bit for bit), and a failure on one rank is every rank's error, naming that rank.
+
+use compiler_tests::random::build_case;
+use compiler_tests::ranks::*;
+use poplar::dist::Ranks;
+use poplar::{compile, CompileOptions, Engine, EngineError, EngineOptions};
+
+/// Runs `f` once per rank of an in-process job of `n` ranks, each on its own thread.
+fn on_ranks<T: Send>(n: usize, f: impl Fn(Ranks) -> T + Sync) -> Vec<T> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = Ranks::in_process(n)
+            .into_iter()
+            .map(|r| s.spawn(move || f(r)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn random_graphs_give_the_same_bits_on_one_two_and_three_ranks() {
+    let bits = |h: &Vec<Vec<f32>>| h.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for seed in 1..50u64 {
+        let case = build_case(seed * 6151);
+        let one = run_random(&case, 1, None).unwrap();
+        assert_eq!(one, case.expect, "seed {seed}: one process");
+        for n in [2, 3] {
+            for (rank, got) in on_ranks(n, |r| run_random(&case, 1, Some(r)))
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(
+                    bits(&got.unwrap()),
+                    bits(&one),
+                    "seed {seed}, rank {rank} of {n}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_loop_case_crosses_ranks_every_way_and_matches_its_host_model() {
+    // 5 tiles: over 2 ranks tiles 0-2 | 3-4, over 3 ranks 0-1 | 2-3 | 4. The predicate and the
+    // flag live on tile 4, the last rank; the sum is gathered onto tile 0 and broadcast back.
+    for flag in [false, true] {
+        let expect = loop_expect(5, 7, flag);
+        assert_eq!(expect.trace.len(), 6);
+        let one = run_loop(5, 7, flag, Faults::NONE, 2, None).unwrap();
+        assert_eq!(one.bits(), expect.bits(), "one process, flag {flag}");
+        for n in [2, 3, 4, 7] {
+            for (rank, got) in on_ranks(n, |r| run_loop(5, 7, flag, Faults::NONE, 1, Some(r)))
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(got.unwrap().bits(), expect.bits(), "rank {rank} of {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_vertex_failure_on_one_rank_is_every_ranks_error_naming_it() {
+    // x's last element lives on tile 4 (rank 1 of 2); limit 0 fails in the first iteration.
+    let fails = Faults {
+        fail_above: 0.0,
+        ..Faults::NONE
+    };
+    let results = on_ranks(2, |r| run_loop(5, 7, false, fails, 1, Some(r)));
+    let one = run_loop(5, 7, false, fails, 1, None).unwrap_err();
+    let EngineError::VertexFailed { tile, .. } = &one else {
+        panic!("one process: {one}");
+    };
+    assert_eq!(*tile, 4);
+    for (rank, r) in results.into_iter().enumerate() {
+        match r {
+            Err(EngineError::OnRank {
+                rank: 1,
+                ranks: 2,
+                cause,
+            }) => {
+                assert_eq!(cause, one.to_string(), "rank {rank}");
+                assert!(
+                    cause.contains("tile 4") && cause.contains("test::FailAbove"),
+                    "{cause}"
+                );
+            }
+            other => panic!("rank {rank}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn ranks_that_hold_different_executables_refuse_to_run() {
+    compiler_tests::link();
+    let results = on_ranks(3, |r| {
+        // Rank 2 compiles another graph (a different failure limit is a different constant).
+        let fail_above = if r.rank() == 2 { 1.0 } else { 2.0 };
+        let (g, progs) = loop_graph(
+            5,
+            Faults {
+                fail_above,
+                ..Faults::NONE
+            },
+        );
+        let exe = compile(&g, &progs, &CompileOptions::default()).unwrap();
+        Engine::new(
+            &exe,
+            EngineOptions {
+                ranks: Some(r),
+                ..EngineOptions::with_threads(1)
+            },
+        )
+        .map(|_| ())
+    });
+    for (rank, r) in results.into_iter().enumerate() {
+        match r {
+            Err(EngineError::RanksDisagree {
+                rank: 2,
+                checksum,
+                root_checksum,
+            }) => {
+                assert_ne!(checksum, root_checksum, "rank {rank}")
+            }
+            other => panic!("rank {rank}: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! One simulation over several processes: the ranks of an MPI job.
+//!
+//! With the cargo feature `mpi` and a program started under `mpiexec -n P`, each of the `P`
+//! processes (ranks) owns a contiguous block of the target's chips (or of its tiles, when there
+//! are fewer chips than ranks; see [`RankSplit`]), holds only their memories and runs their
+//! compute phases with its own threads. The engine ([`crate::Engine`]) does the rest: it packs
+//! the copies that cross ranks into one message per pair of ranks per exchange phase, gets
+//! control-flow predicates to every rank, routes host reads, writes and streams through rank 0
+//! and makes an error on any rank the error of every rank.
+//!
+//! An application is written once: it calls [`init`] at the start of `main` (and keeps the
+//! returned [`Cluster`] alive until the end), runs its engines as usual, and writes its files
+//! only where [`is_root`] holds. Without `mpiexec`, or without the feature, it is a job of one
+//! rank and runs exactly as before.
+//!
+//! Transport: MPI through the `mpi` crate (rsmpi) when the feature is on; [`Ranks::in_process`]
+//! connects engines on threads of one process with channels, which the tests use to check the
+//! distributed engine without a system MPI. Both implement the same few operations (`Comm`):
+//! point-to-point messages started together and waited for together, an element-wise maximum,
+//! an all-gather and a broadcast.
+
+mod comm;
+mod local;
+#[cfg(feature = "mpi")]
+mod mpi_comm;
+mod split;
+
+pub(crate) use comm::Comm;
+pub use split::RankSplit;
+
+use std::sync::Arc;
+
+/// The ranks one engine runs on, and this process's place among them.
+#[derive(Clone)]
+pub struct Ranks {
+    pub(crate) comm: Arc<dyn Comm>,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ranks({} of {})", self.rank(), self.size())
+    }
+}
+
+impl Ranks {
+    /// This process alone (the engine runs the whole executable here).
+    pub fn single() -> Ranks {
+        Ranks {
+            comm: Arc::new(local::Single),
+        }
+    }
+
+    /// The MPI world when MPI has been initialized ([`init`]) with the feature `mpi`, else
+    /// this process alone.
+    pub fn world() -> Ranks {
+        #[cfg(feature = "mpi")]
+        if let Some(c) = mpi_comm::MpiComm::world() {
+            return Ranks { comm: Arc::new(c) };
+        }
+        Ranks::single()
+    }
+
+    /// `n` ranks inside this process, connected by channels: give one to each of `n` engines,
+    /// each created and run on its own thread, exactly as `n` MPI processes would. For tests
+    /// of the distributed engine on machines without MPI; a rank whose thread ends early makes
+    /// the others fail instead of waiting.
+    pub fn in_process(n: usize) -> Vec<Ranks> {
+        local::Channels::connect(n.max(1))
+            .into_iter()
+            .map(|c| Ranks { comm: Arc::new(c) })
+            .collect()
+    }
+
+    /// This process's rank, `0..size()`.
+    pub fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> usize {
+        self.comm.size()
+    }
+
+    /// Whether this is rank 0 (the one that reports and writes files).
+    pub fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+}
+
+/// Errors of [`init`].
+#[derive(Debug, thiserror::Error)]
+pub enum DistError {
+    /// MPI was already initialized (by an earlier [`init`] or by other code).
+    #[error("MPI is already initialized in this process")]
+    AlreadyInitialized,
+    /// The MPI library cannot give the thread support the engine needs (its interpreter thread
+    /// makes MPI calls, one thread at a time: `MPI_THREAD_SERIALIZED`).
+    #[error("the MPI library gives thread support '{got}', the engine needs '{wanted}'")]
+    ThreadSupport { wanted: &'static str, got: String },
+}
+
+/// An initialized MPI environment (or nothing, without the feature `mpi`): keep it alive until
+/// the end of `main`; dropping it finalizes MPI.
+pub struct Cluster {
+    #[cfg(feature = "mpi")]
+    _universe: Option<mpi::environment::Universe>,
+    ranks: Ranks,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cluster({:?})", self.ranks)
+    }
+}
+
+impl Cluster {
+    /// The world's ranks.
+    pub fn ranks(&self) -> &Ranks {
+        &self.ranks
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.ranks.rank()
+    }
+
+    /// Number of ranks of the job.
+    pub fn size(&self) -> usize {
+        self.ranks.size()
+    }
+
+    /// Whether this is rank 0.
+    pub fn is_root(&self) -> bool {
+        self.ranks.is_root()
+    }
+}
+
+/// Initializes MPI (with the feature `mpi`): under `mpiexec -n P` the job has `P` ranks;
+/// started alone it is one rank. Without the feature, a job of one rank. Every engine created
+/// afterwards runs over the world's ranks (unless [`crate::EngineOptions::ranks`] says
+/// otherwise).
+pub fn init() -> Result<Cluster, DistError> {
+    #[cfg(feature = "mpi")]
+    {
+        let universe = mpi_comm::initialize()?;
+        Ok(Cluster {
+            _universe: Some(universe),
+            ranks: Ranks::world(),
+        })
+    }
+    #[cfg(not(feature = "mpi"))]
+    Ok(Cluster {
+        ranks: Ranks::single(),
+    })
+}
+
+/// This process's rank in the MPI world (0 without MPI).
+pub fn rank() -> usize {
+    Ranks::world().rank()
+}
+
+/// Ranks of the MPI world (1 without MPI).
+pub fn size() -> usize {
+    Ranks::world().size()
+}
+
+/// Whether this process is rank 0 of the MPI world (always, without MPI): the rank that
+/// writes an application's files and reports.
+pub fn is_root() -> bool {
+    rank() == 0
+}

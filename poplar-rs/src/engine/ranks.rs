@@ -1,0 +1,323 @@
+//! The engine over several ranks ([`crate::dist`]): which copies of an exchange phase cross
+//! ranks and how they are packed, control-flow scalars and errors shared by every rank, and
+//! host transfers routed through rank 0.
+//!
+//! Every rank builds the same plans from the same executable (checked by a checksum when the
+//! engine is created), so the two ends of a message agree on its length and on the order of
+//! the copies packed into it without sending either.
+
+use super::memory::Memory;
+use super::EngineError;
+use crate::dist::{RankSplit, Ranks};
+use crate::entity::PrimaryMap;
+use crate::exe::{ExchangePhase, ExchangePhaseId, Executable, MemRun};
+use crate::target::TileId;
+
+/// One copy of an exchange that crosses ranks: a whole transfer to one destination.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RemoteCopy {
+    pub(super) src_tile: TileId,
+    pub(super) src: u32,
+    pub(super) dst_tile: TileId,
+    pub(super) dst: u32,
+    pub(super) bytes: u32,
+}
+
+/// The copies between this rank and one peer in one exchange phase, in transfer order: one
+/// message.
+#[derive(Debug, Default)]
+pub(super) struct Message {
+    pub(super) peer: usize,
+    pub(super) copies: Vec<RemoteCopy>,
+    pub(super) bytes: usize,
+}
+
+/// What crosses ranks in one exchange phase, seen from this rank.
+#[derive(Debug, Default)]
+pub(super) struct RankExchange {
+    pub(super) sends: Vec<Message>,
+    pub(super) recvs: Vec<Message>,
+}
+
+/// The messages of exchange phase `ph` between `rank` and the other ranks of `split`:
+/// copies whose source this rank owns and whose destination another rank owns go out,
+/// copies the other way come in; nothing between ranks that exchange nothing.
+pub(super) fn plan_exchange(ph: &ExchangePhase, split: &RankSplit, rank: usize) -> RankExchange {
+    let n = split.ranks();
+    let mut sends: Vec<Message> = (0..n)
+        .map(|peer| Message {
+            peer,
+            ..Default::default()
+        })
+        .collect();
+    let mut recvs: Vec<Message> = (0..n)
+        .map(|peer| Message {
+            peer,
+            ..Default::default()
+        })
+        .collect();
+    for t in &ph.transfers {
+        let from = split.owner(t.src_tile);
+        for &(dst_tile, dst) in &t.dsts {
+            let to = split.owner(dst_tile);
+            if from == to || (from != rank && to != rank) {
+                continue;
+            }
+            let c = RemoteCopy {
+                src_tile: t.src_tile,
+                src: t.src_offset,
+                dst_tile,
+                dst,
+                bytes: t.bytes,
+            };
+            let m = if from == rank {
+                &mut sends[to]
+            } else {
+                &mut recvs[from]
+            };
+            m.copies.push(c);
+            m.bytes += t.bytes as usize;
+        }
+    }
+    let keep = |v: Vec<Message>| v.into_iter().filter(|m| !m.copies.is_empty()).collect();
+    RankExchange {
+        sends: keep(sends),
+        recvs: keep(recvs),
+    }
+}
+
+/// The engine's state over several ranks.
+pub(super) struct Dist {
+    pub(super) ranks: Ranks,
+    pub(super) split: RankSplit,
+    pub(super) rank: usize,
+    pub(super) exchanges: PrimaryMap<ExchangePhaseId, RankExchange>,
+}
+
+impl Dist {
+    pub(super) fn owns(&self, tile: TileId) -> bool {
+        self.split.tiles(self.rank).contains(&tile)
+    }
+
+    /// The copies of exchange phase `i` that cross ranks: pack what this rank sends, send and
+    /// receive every message at once, unpack what came in. (The copies inside the rank run
+    /// before this, as in a one-rank engine; no destination of a phase overlaps any source,
+    /// so the order does not matter.)
+    pub(super) fn exchange(&self, i: ExchangePhaseId, mem: &Memory) {
+        let plan = &self.exchanges[i];
+        if plan.sends.is_empty() && plan.recvs.is_empty() {
+            return;
+        }
+        let packed: Vec<Vec<u8>> = plan
+            .sends
+            .iter()
+            .map(|m| {
+                let mut buf = vec![0u8; m.bytes];
+                let mut at = 0;
+                for c in &m.copies {
+                    let n = c.bytes as usize;
+                    // In bounds: `check()` (TransferOutOfBounds); this rank owns the source.
+                    mem.read(c.src_tile, c.src as usize, &mut buf[at..at + n]);
+                    at += n;
+                }
+                buf
+            })
+            .collect();
+        let mut inbox: Vec<Vec<u8>> = plan.recvs.iter().map(|m| vec![0u8; m.bytes]).collect();
+        {
+            let sends: Vec<(usize, &[u8])> = plan
+                .sends
+                .iter()
+                .zip(&packed)
+                .map(|(m, b)| (m.peer, &b[..]))
+                .collect();
+            let mut recvs: Vec<(usize, &mut [u8])> = plan
+                .recvs
+                .iter()
+                .zip(inbox.iter_mut())
+                .map(|(m, b)| (m.peer, &mut b[..]))
+                .collect();
+            self.ranks.comm.exchange(&sends, &mut recvs);
+        }
+        for (m, buf) in plan.recvs.iter().zip(&inbox) {
+            let mut at = 0;
+            for c in &m.copies {
+                let n = c.bytes as usize;
+                mem.write(c.dst_tile, c.dst as usize, &buf[at..at + n]);
+                at += n;
+            }
+        }
+    }
+
+    /// Makes a result every rank's: when any rank failed, every rank returns the failure of
+    /// the lowest failing rank ([`EngineError::OnRank`], naming it).
+    pub(super) fn agree(&self, r: Result<(), EngineError>) -> Result<(), EngineError> {
+        let size = self.ranks.size();
+        let mut v = [match &r {
+            Ok(()) => 0,
+            Err(_) => (size - self.rank) as i64,
+        }];
+        self.ranks.comm.max_i64(&mut v);
+        if v[0] == 0 {
+            return Ok(());
+        }
+        let failed = size - v[0] as usize;
+        let mut cause = match &r {
+            Err(e) if failed == self.rank => match e {
+                EngineError::OnRank { cause, .. } => cause.clone().into_bytes(),
+                e => e.to_string().into_bytes(),
+            },
+            _ => Vec::new(),
+        };
+        self.ranks.comm.broadcast(failed, &mut cause);
+        Err(EngineError::OnRank {
+            rank: failed,
+            ranks: size,
+            cause: String::from_utf8_lossy(&cause).into_owned(),
+        })
+    }
+
+    /// Writes `data` (rank 0's; other ranks' are ignored) into `runs`: rank 0 writes the runs
+    /// it owns and sends every other rank the bytes of its runs, in one message.
+    pub(super) fn scatter_runs(&self, mem: &Memory, runs: &[MemRun], data: &[u8]) {
+        let n = self.ranks.size();
+        if self.rank == 0 {
+            let mut out: Vec<Vec<u8>> = vec![Vec::new(); n];
+            let mut pos = 0;
+            for r in runs {
+                let len = r.bytes as usize;
+                let bytes = &data[pos..pos + len];
+                match self.split.owner(r.tile) {
+                    0 => mem.write(r.tile, r.offset as usize, bytes),
+                    o => out[o].extend_from_slice(bytes),
+                }
+                pos += len;
+            }
+            let sends: Vec<(usize, &[u8])> = out
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| !b.is_empty())
+                .map(|(p, b)| (p, &b[..]))
+                .collect();
+            self.ranks.comm.exchange(&sends, &mut []);
+        } else {
+            let mine: usize = runs
+                .iter()
+                .filter(|r| self.owns(r.tile))
+                .map(|r| r.bytes as usize)
+                .sum();
+            if mine == 0 {
+                return;
+            }
+            let mut buf = vec![0u8; mine];
+            self.ranks.comm.exchange(&[], &mut [(0, &mut buf[..])]);
+            let mut at = 0;
+            for r in runs.iter().filter(|r| self.owns(r.tile)) {
+                let len = r.bytes as usize;
+                mem.write(r.tile, r.offset as usize, &buf[at..at + len]);
+                at += len;
+            }
+        }
+    }
+
+    /// The bytes of `runs`, concatenated, on every rank: each rank contributes the runs it
+    /// owns (host reads and device-to-host streams, gathered at rank 0 and shared, so the
+    /// application sees the same values on every rank).
+    pub(super) fn gather_runs(&self, mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
+        let mut mine = Vec::new();
+        for r in runs.iter().filter(|r| self.owns(r.tile)) {
+            let at = mine.len();
+            mine.resize(at + r.bytes as usize, 0);
+            mem.read(r.tile, r.offset as usize, &mut mine[at..]);
+        }
+        let all = self.ranks.comm.all_gather(&mine);
+        let mut cursor = vec![0usize; all.len()];
+        let total: usize = runs.iter().map(|r| r.bytes as usize).sum();
+        let mut out = Vec::with_capacity(total);
+        for r in runs {
+            let o = self.split.owner(r.tile);
+            let len = r.bytes as usize;
+            out.extend_from_slice(&all[o][cursor[o]..cursor[o] + len]);
+            cursor[o] += len;
+        }
+        out
+    }
+
+    /// Each value of `values` on its owner's rank (`None` elsewhere), on every rank.
+    pub(super) fn share_values(&self, values: &[Option<i64>]) -> Vec<i64> {
+        let mut v: Vec<i64> = values.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
+        self.ranks.comm.max_i64(&mut v);
+        v
+    }
+}
+
+/// A checksum of an executable (CRC-32 of its file image, and the image's length): equal
+/// checksums mean the ranks run the same program on the same data.
+pub(super) fn checksum(exe: &Executable) -> u64 {
+    let bytes = exe.to_bytes();
+    (bytes.len() as u64) << 32 | u64::from(crc32fast::hash(&bytes))
+}
+
+/// Checks that every rank holds the same executable; on every rank, the first rank that
+/// differs from rank 0 is the error.
+pub(super) fn agree_on_executable(ranks: &Ranks, exe: &Executable) -> Result<(), EngineError> {
+    let sum = checksum(exe);
+    let all = ranks.comm.all_gather(&sum.to_le_bytes());
+    let get = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        u64::from_le_bytes(a)
+    };
+    let root = get(&all[0]);
+    for (rank, b) in all.iter().enumerate().skip(1) {
+        let c = get(b);
+        if c != root {
+            return Err(EngineError::RanksDisagree {
+                rank,
+                checksum: c,
+                root_checksum: root,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What crosses ranks in one exchange phase when an executable runs over some ranks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseTraffic {
+    /// Messages between ranks (one per ordered pair of ranks that exchange anything).
+    pub messages: usize,
+    /// Bytes in all of them.
+    pub bytes: u64,
+    /// The most bytes one rank sends.
+    pub max_rank_send_bytes: u64,
+    /// The most bytes one rank receives.
+    pub max_rank_recv_bytes: u64,
+    /// The most messages one rank sends.
+    pub max_rank_messages: usize,
+}
+
+/// The traffic between ranks of every exchange phase of `exe` split over `ranks` ranks
+/// ([`RankSplit`]), from the same plans the engine builds: the figures of a cluster run,
+/// computed without one.
+pub fn rank_traffic(exe: &Executable, ranks: usize) -> Vec<PhaseTraffic> {
+    let split = RankSplit::new(&exe.target, ranks);
+    let n = split.ranks();
+    exe.exchanges
+        .values()
+        .map(|ph| {
+            let mut t = PhaseTraffic::default();
+            for rank in 0..n {
+                let p = plan_exchange(ph, &split, rank);
+                let sent: u64 = p.sends.iter().map(|m| m.bytes as u64).sum();
+                let got: u64 = p.recvs.iter().map(|m| m.bytes as u64).sum();
+                t.messages += p.sends.len();
+                t.bytes += sent;
+                t.max_rank_send_bytes = t.max_rank_send_bytes.max(sent);
+                t.max_rank_recv_bytes = t.max_rank_recv_bytes.max(got);
+                t.max_rank_messages = t.max_rank_messages.max(p.sends.len());
+            }
+            t
+        })
+        .collect()
+}
