@@ -5,30 +5,19 @@
 
 #![cfg(feature = "mpi")]
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
 
-/// Runs `mpiexec -n <n> ranks <what>`, killing it after a minute (a hang is a failure, never
-/// a stuck test run). Returns its output and how long it took.
+/// Runs `mpiexec -n <n> ranks <what>`; a job still running after a minute is a hang, and fails.
 fn mpiexec(n: usize, what: &str) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new("mpiexec")
-        .args(["-n", &n.to_string(), env!("CARGO_BIN_EXE_ranks"), what])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mpiexec runs (install MPICH: apt-get install mpich libmpich-dev)");
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("mpiexec -n {n} ranks {what} still runs after 60 s: a hang");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child.wait_with_output().unwrap(), start.elapsed())
+    poplar::dist::mpiexec(
+        n,
+        Path::new(env!("CARGO_BIN_EXE_ranks")),
+        &[what],
+        Duration::from_secs(60),
+    )
+    .unwrap_or_else(|e| panic!("mpiexec -n {n} ranks {what}: {e} (is MPICH installed?)"))
 }
 
 fn text(b: &[u8]) -> String {

@@ -25,6 +25,7 @@ use cardiac::solver::device::{self, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup};
 use cardiac::tp06::Scalings;
+use cardiac::{note, say};
 use clap::{Args, Parser, Subcommand};
 use poplar::profile::{PhaseKind, Profile};
 use poplar::{Executable, Target};
@@ -429,12 +430,13 @@ fn print_points(r: &RunReport) {
     if r.points.is_empty() {
         return;
     }
-    println!("activation times at the benchmark points (ms; -1 = not activated):");
+    say!("activation times at the benchmark points (ms; -1 = not activated):");
     for p in &r.points {
         let [x, y, z] = p.point_mm;
-        println!(
+        say!(
             "  {} ({x:>4}, {y:>3}, {z:>3}) mm  {:8.3}",
-            p.name, p.activation_ms
+            p.name,
+            p.activation_ms
         );
     }
 }
@@ -448,14 +450,14 @@ fn print_activation_summary(setup: &Setup, res: &Results) {
         .filter(|&a| a >= 0.0)
         .collect();
     act.sort_by(f32::total_cmp);
-    println!(
+    say!(
         "activated {} of {} cells ({:.1} %)",
         act.len(),
         setup.n,
         100.0 * act.len() as f64 / setup.n.max(1) as f64
     );
     if let (Some(first), Some(last)) = (act.first(), act.last()) {
-        println!(
+        say!(
             "activation time: first {first:.3} ms, median {:.3} ms, last {last:.3} ms",
             act[act.len() / 2]
         );
@@ -465,7 +467,7 @@ fn print_activation_summary(setup: &Setup, res: &Results) {
         .map(|i| res.activation[i])
         .collect();
     let stim_act = stim.iter().filter(|&&a| a >= 0.0).count();
-    println!(
+    say!(
         "stimulated cells: {} ({} activated, latest at {:.3} ms)",
         stim.len(),
         stim_act,
@@ -496,7 +498,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     );
     let spec = a.problem.to_spec_with(matches)?;
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
-        eprintln!("{w}");
+        note!("{w}");
     }
     let mut cfg = problem::device_config(&spec)?;
     // Before any work: a run must not be lost to an unusable output folder.
@@ -505,7 +507,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let t = Instant::now();
     let (mesh, warnings) = problem::load_mesh(&spec)?;
     for w in &warnings {
-        eprintln!("{w}");
+        note!("{w}");
     }
     let setup = problem::setup(&spec, &mesh)?;
     // A paced run lasts its beats (a cycle after the last pulse: --bcl when the main site
@@ -560,16 +562,21 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         .zip(trace_points.iter().map(|&p| (p, setup.nearest_cell(p))))
     {
         let d = setup.centroids[c];
-        println!(
+        say!(
             "trace point ({} {} {}) mm: cell {c}, centroid ({:.3} {:.3} {:.3}) mm",
-            p[0], p[1], p[2], d[0], d[1], d[2]
+            p[0],
+            p[1],
+            p[2],
+            d[0],
+            d[1],
+            d[2]
         );
     }
     traces.record(0.0, &setup.initial_states()[..setup.n]);
 
-    println!("== cardiac run");
+    say!("== cardiac run");
     match &spec.mesh {
-        None => println!(
+        None => say!(
             "problem: Niederer slab 20 × 7 × 3 mm, dx {} mm: {} tetrahedra; fibres along x; TP06 epi",
             spec.dx, setup.n
         ),
@@ -579,7 +586,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
                 .map(|(lo, hi)| format!("{lo:.2?} to {hi:.2?} mm"))
                 .unwrap_or_default();
             let tags: Vec<&str> = mesh.surfaces.iter().map(|s| s.name.as_str()).collect();
-            println!(
+            say!(
                 "problem: {} (× {}): {} tetrahedra spanning {bb}; {}; surfaces {tags:?}",
                 p.display(),
                 spec.scale,
@@ -593,16 +600,16 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         }
     }
     for line in problem::describe_stimulus(&spec, &setup) {
-        println!("{line}");
+        say!("{line}");
     }
     for line in problem::advice(&spec, &mesh, &problem::conductivity(&spec, &mesh)) {
-        eprintln!("{line}");
+        note!("{line}");
     }
-    println!(
+    say!(
         "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {t_end} ms or all activated",
         setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable
     );
-    println!(
+    say!(
         "machine: {}",
         describe_machine(&cfg.target, cfg.tiles.min(setup.n), cfg.strategy)
     );
@@ -633,20 +640,20 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         .filter(|&b| b > 0)
         .collect();
     let (mem_max, mem_med) = max_median(mem);
-    println!(
+    say!(
         "partition and halos ({} tiles; memory per tile max {} B, median {} B of {} B):",
         prob.plan.tiles.len(),
         mem_max,
         mem_med,
         cfg.target.bytes_per_tile
     );
-    println!("  {}", PartitionStats::table_header());
-    println!("  {}", PartitionStats::new(&prob.plan).table_row());
+    say!("  {}", PartitionStats::table_header());
+    say!("  {}", PartitionStats::new(&prob.plan).table_row());
     // The graph (with its initial values) is not needed once compiled, and the engine takes
     // the executable over: the initial data are then held once, in tile memory.
     let info = prob.info.clone();
     drop(prob);
-    println!("progress:");
+    say!("progress:");
     let mut snapshots = Snapshots::new(&a.out, a.snapshot_every);
     let mut beats = paced.then(|| output::Beats::from_starts(starts.clone(), setup.n));
     let mut hook = |run: &DeviceRun| {
@@ -685,17 +692,17 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         "t_end": t_end,
         "note": "repeat this run with `cardiac run --params results.json`",
     }));
-    println!("results (simulated {:.2} ms):", res.t);
+    say!("results (simulated {:.2} ms):", res.t);
     print_points(&report);
     if let (Some(dx), true) = (spec.slab_dx(), spec.benchmark_stimulus()) {
         if let Some((lo, hi)) = problem::published_p8_spread(dx) {
-            println!(
+            say!(
                 "  published codes put P8 at {lo}–{hi} ms at dx {dx} mm (docs/cardiac.md, Niederer check)"
             );
         }
     }
     print_activation_summary(&setup, &res);
-    if a.native {
+    if a.native && poplar::dist::is_root() {
         let t = Instant::now();
         let mut nat = NativeSolver::new(&setup);
         while nat.time() < res.t - 1e-6 {
@@ -704,16 +711,16 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         let nr = nat.results();
         let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let same = bits(&nr.activation) == bits(&res.activation) && bits(&nr.v) == bits(&res.v);
-        println!(
+        say!(
             "native reference: {:.2} s; framework == native bit for bit: {same}",
             t.elapsed().as_secs_f64()
         );
     }
     if let Some(b) = &beats {
-        println!("beats (activation, repolarisation through -70 mV, APD = their difference):");
+        say!("beats (activation, repolarisation through -70 mV, APD = their difference):");
         let summary = b.summary();
         for (k, (act, rep, apd)) in summary.iter().enumerate() {
-            println!(
+            say!(
                 "  beat {:>3}: {act} cells activated, {rep} repolarised, median APD {apd:.1} ms",
                 k + 1
             );
@@ -732,28 +739,30 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         );
     }
     output::write_outputs_with(&a.out, &mesh, &res, &report, beats.as_ref())?;
-    if let Some(p) = &profile {
+    // Rank 0 writes the files of an MPI job.
+    let root = poplar::dist::is_root();
+    if let Some(p) = profile.as_ref().filter(|_| root) {
         print_phase_breakdown(p, &cfg.target, setup.dt_ode, res.t);
         p.save(a.out.join("profile.json"))
             .with_context(|| format!("writing {}/profile.json", a.out.display()))?;
     }
-    if let Some(mut page) = page {
+    if let Some(mut page) = page.filter(|_| root) {
         if let Some(p) = &profile {
             page = page.with_profile(p)?;
         }
         // The folder was checked for earlier results (`output::prepare`) before the run.
         poplar_viewer::write(&a.out.join("report.html"), &page, true)?;
-        println!(
+        say!(
             "wrote {}/report.html (open it in a browser: memory per tile, program tree, liveness, execution)",
             a.out.display()
         );
     }
-    println!(
+    say!(
         "timings: set-up (mesh + operator) {setup_s:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {sim_s:.2} s ({:.3} s per simulated ms), total {:.2} s",
         sim_s / f64::from(res.t).max(1e-9),
         t_all.elapsed().as_secs_f64()
     );
-    println!(
+    say!(
         "wrote {0}/activation.vtu and {0}/results.json",
         a.out.display()
     );
@@ -765,19 +774,24 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
 fn print_phase_breakdown(p: &Profile, target: &Target, dt_ode: f32, t: f32) {
     let steps = (f64::from(t) / f64::from(dt_ode)).round().max(1.0);
     let us = |c: f64| c / target.clock_hz * 1e6;
-    println!(
+    say!(
         "phase breakdown (modelled cycles per ODE step, {steps} steps; µs at {:.2} GHz):",
         target.clock_hz / 1e9
     );
-    println!(
+    say!(
         "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>10}",
-        "label", "compute", "exchange", "sync", "total", "µs"
+        "label",
+        "compute",
+        "exchange",
+        "sync",
+        "total",
+        "µs"
     );
     let mut sum = 0.0;
     for l in p.summary_by_label() {
         let per = |c: u64| c as f64 / steps;
         sum += per(l.total);
-        println!(
+        say!(
             "  {:<8} {:>12.0} {:>12.0} {:>12.0} {:>12.0} {:>10.2}",
             l.name,
             per(l.compute),
@@ -788,7 +802,7 @@ fn print_phase_breakdown(p: &Profile, target: &Target, dt_ode: f32, t: f32) {
         );
     }
     let total = p.total_cycles() as f64 / steps;
-    println!(
+    say!(
         "  per ODE step: {total:.0} cycles = {:.2} µs modelled (labels sum {sum:.0}); {:.3} s of chip time per simulated second",
         us(total),
         us(total) * 1e-6 / (f64::from(dt_ode) * 1e-3)
@@ -803,7 +817,7 @@ fn print_phase_breakdown(p: &Profile, target: &Target, dt_ode: f32, t: f32) {
             / steps
             / 1e6
     };
-    println!(
+    say!(
         "  simulator host time per ODE step: compute {:.3} ms, exchange {:.3} ms",
         wall(PhaseKind::Compute),
         wall(PhaseKind::Exchange)
@@ -845,11 +859,11 @@ fn cmd_compile(
     );
     let spec = problem.to_spec_with(matches)?;
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
-        eprintln!("{w}");
+        note!("{w}");
     }
     let (mesh, warnings) = problem::load_mesh(&spec)?;
     for w in &warnings {
-        eprintln!("{w}");
+        note!("{w}");
     }
     let setup = problem::setup(&spec, &mesh)?;
     let cfg = problem::device_config(&spec)?;
@@ -861,9 +875,11 @@ fn cmd_compile(
         &Probes::select(&setup, spec.slab_dx()),
         &mesh,
     )?;
-    exe.save(&output)
-        .with_context(|| format!("saving {}", output.display()))?;
-    println!(
+    if poplar::dist::is_root() {
+        exe.save(&output)
+            .with_context(|| format!("saving {}", output.display()))?;
+    }
+    say!(
         "wrote {} (the executable, with its run info, benchmark points and mesh)",
         output.display()
     );
@@ -906,7 +922,7 @@ fn cmd_exec(
     if let Some(dir) = &out {
         output::prepare(dir, force)?;
     }
-    println!(
+    say!(
         "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",
         file.display(),
         info.n,
@@ -931,7 +947,7 @@ fn cmd_exec(
     )?;
     snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
-    println!(
+    say!(
         "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",
         res.t,
         secs,
@@ -941,7 +957,7 @@ fn cmd_exec(
     print_points(&report);
     if let Some(dir) = out {
         output::write_outputs(&dir, &mesh, &res, &report)?;
-        println!(
+        say!(
             "wrote {0}/results.json and {0}/activation.vtu",
             dir.display()
         );
@@ -953,8 +969,8 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
     let spec = ProblemSpec::slab(dx);
     let (mesh, _) = problem::load_mesh(&spec)?;
     let setup = problem::setup(&spec, &mesh)?;
-    println!("slab dx {dx} mm: {} cells", setup.n);
-    println!(
+    say!("slab dx {dx} mm: {} cells", setup.n);
+    say!(
         "{:>5} | {:>7} {:>7} | {}",
         "chips",
         "mem max",
@@ -977,7 +993,7 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
                     .filter(|&b| b > 0)
                     .collect(),
             );
-            println!(
+            say!(
                 "{:>5} | {:>7} {:>7} | {}",
                 c,
                 mx,
@@ -986,7 +1002,7 @@ fn cmd_partition(dx: f64, chips: Vec<u32>) -> Result<()> {
             );
         }
     }
-    println!(
+    say!(
         "(memory per tile in bytes, from the compiled executable: max and median over used tiles)"
     );
     Ok(())
@@ -1030,22 +1046,30 @@ fn cmd_plot(
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     plot_diagonal(&series, &title, &output)?;
-    println!("wrote {} ({} series)", output.display(), series.len());
+    say!("wrote {} ({} series)", output.display(), series.len());
     Ok(())
 }
 
 /// Prints the error and its causes, one per line, without a backtrace (RUST_BACKTRACE is for
 /// panics; a bad input is not one).
 fn main() -> std::process::ExitCode {
-    match real_main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
+    // this same program over its share of the chips; started alone, one rank.
+    let cluster = match poplar::dist::init() {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
-            for c in e.chain().skip(1) {
-                eprintln!("  caused by: {c}");
-            }
-            std::process::ExitCode::FAILURE
+            return std::process::ExitCode::FAILURE;
         }
+    };
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // An error the engine shared is every rank's: rank 0 reports it and all end alike;
+        // any other may be this rank's alone: it reports it and ends the whole job.
+        Err(e) => cluster.fail(
+            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
+            e.chain().any(poplar::engine::is_shared_error),
+        ),
     }
 }
 
@@ -1138,24 +1162,37 @@ fn cmd_cell(a: CellArgs) -> Result<()> {
     );
     let s2 = a.s2.as_deref().map(parse_s2).transpose()?;
     single::prepare(&a.out, a.force)?;
-    println!(
+    say!(
         "== cardiac cell: TP06 {:?}, dt {} ms; {} beats at {} ms, {} pA/pF for {} ms from {} ms",
-        p.cell_type, p.dt, p.beats, p.bcl, p.amplitude, p.duration, p.start
+        p.cell_type,
+        p.dt,
+        p.beats,
+        p.bcl,
+        p.amplitude,
+        p.duration,
+        p.start
     );
     let t = Instant::now();
     let run = cell::pace(&p)?;
     let secs = t.elapsed().as_secs_f64();
-    println!("  beat  v_rest   v_max  dV/dt_max  upstroke  APD30   APD50   APD90 (mV, mV/ms, ms)");
+    say!("  beat  v_rest   v_max  dV/dt_max  upstroke  APD30   APD50   APD90 (mV, mV/ms, ms)");
     for (k, b) in run.beats.iter().enumerate() {
         match b {
-            Some(f) => println!(
+            Some(f) => say!(
                 "  {:>4} {:7.2} {:7.2} {:10.1} {:9.3} {:7.2} {:7.2} {:7.2}",
-                f.beat, f.v_rest, f.v_max, f.dvdt_max, f.t_upstroke, f.apd30, f.apd50, f.apd90
+                f.beat,
+                f.v_rest,
+                f.v_max,
+                f.dvdt_max,
+                f.t_upstroke,
+                f.apd30,
+                f.apd50,
+                f.apd90
             ),
-            None => println!("  {:>4}  no capture (V stayed below 0 mV)", k + 1),
+            None => say!("  {:>4}  no capture (V stayed below 0 mV)", k + 1),
         }
     }
-    println!(
+    say!(
         "  {:.2} s for {} beats ({:.1} beats/s)",
         secs,
         p.beats,
@@ -1164,12 +1201,12 @@ fn cmd_cell(a: CellArgs) -> Result<()> {
     let rest = match &s2 {
         Some(s2) => {
             let r = cell::restitution(&p, s2)?;
-            println!("S1-S2 restitution (S2 after the last S1 pulse):");
-            println!("  S2 (ms)  DI (ms)  APD90 (ms)");
+            say!("S1-S2 restitution (S2 after the last S1 pulse):");
+            say!("  S2 (ms)  DI (ms)  APD90 (ms)");
             for c in &r.1 {
                 match &c.features {
-                    Some(f) => println!("  {:7.1} {:8.1} {:10.2}", c.s2, c.di, f.apd90),
-                    None => println!("  {:7.1} {:8.1}  no capture (refractory)", c.s2, c.di),
+                    Some(f) => say!("  {:7.1} {:8.1} {:10.2}", c.s2, c.di, f.apd90),
+                    None => say!("  {:7.1} {:8.1}  no capture (refractory)", c.s2, c.di),
                 }
             }
             Some(r)
@@ -1177,7 +1214,7 @@ fn cmd_cell(a: CellArgs) -> Result<()> {
         None => None,
     };
     single::write(&a.out, &p, &run, rest.as_ref(), a.trace_every)?;
-    println!(
+    say!(
         "wrote {0}/trace.csv, {0}/beats.csv{1} and {0}/cell.json",
         a.out.display(),
         if rest.is_some() {

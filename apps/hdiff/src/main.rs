@@ -91,15 +91,35 @@ fn parse_blocks(s: &str) -> Result<(usize, usize), String> {
     Ok((d[0], d[1]))
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
+    // this same program over its share of the chips; started alone, one rank.
+    let cluster = match poplar::dist::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     hdiff::codelets::link();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Run(args) => run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => cluster.fail(
+            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
+            e.chain().any(poplar::engine::is_shared_error),
+        ),
     }
 }
 
 fn run(args: RunArgs) -> Result<()> {
-    if let Some(dir) = &args.out {
+    // Every rank of an MPI job runs this (the engine's reads are collective); rank 0 talks
+    // and writes the files.
+    let root = poplar::dist::is_root();
+    let out_dir = args.out.as_ref().filter(|_| root);
+    if let Some(dir) = out_dir {
         prepare(dir, args.force)?;
     }
     if args.chips == 0 {
@@ -112,16 +132,21 @@ fn run(args: RunArgs) -> Result<()> {
         planes: args.planes,
         blocks: args.blocks,
     };
-    eprintln!(
+    let note = |s: String| {
+        if root {
+            eprintln!("{s}")
+        }
+    };
+    note(format!(
         "hdiff: {grid}, {} on {} chip(s): planning and compiling…",
         args.mapping, args.chips
-    );
+    ));
     let compiled = hdiff::run::compile(grid, &target, request)?;
-    eprintln!(
+    note(format!(
         "hdiff: {} ({:.1} s to compile)",
         compiled.plan.describe(),
         compiled.compile_s
-    );
+    ));
     let input = test_input(&grid);
     let coeff = args.coeff.field(&grid);
     let tty = std::io::stderr().is_terminal();
@@ -138,7 +163,7 @@ fn run(args: RunArgs) -> Result<()> {
         },
         |done, secs| {
             // Progress at most once a second, on long runs.
-            if secs - last >= 1.0 || (done == total && secs > 1.0) {
+            if root && (secs - last >= 1.0 || (done == total && secs > 1.0)) {
                 last = secs;
                 let line = format!("  iteration {done}/{total}  {secs:7.1} s");
                 if tty {
@@ -152,8 +177,10 @@ fn run(args: RunArgs) -> Result<()> {
     if tty && last > 0.0 {
         eprintln!();
     }
-    print!("{}", figures.text());
-    if let Some(dir) = &args.out {
+    if root {
+        print!("{}", figures.text());
+    }
+    if let Some(dir) = out_dir {
         write_npy(&dir.join("input.npy"), &grid, &input)?;
         write_npy(&dir.join("output.npy"), &grid, &out)?;
         write_vti(

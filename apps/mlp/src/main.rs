@@ -126,8 +126,38 @@ fn out_dir(dir: &Path, files: &[&str], force: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
-fn main() -> anyhow::Result<()> {
+/// `println!` on rank 0 only: under `mpiexec` every rank runs this same program (the engine's
+/// reads are collective), and rank 0 talks and writes the files.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if poplar::dist::is_root() {
+            println!($($t)*);
+        }
+    };
+}
+
+fn main() -> std::process::ExitCode {
+    // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
+    // this same program over its share of the chips; started alone, one rank.
+    let cluster = match poplar::dist::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => cluster.fail(
+            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
+            e.chain().any(poplar::engine::is_shared_error),
+        ),
+    }
+}
+
+fn real_main() -> anyhow::Result<()> {
     mlp::link();
+    let root = poplar::dist::is_root();
     match Cli::parse().cmd {
         Cmd::Train {
             opts,
@@ -139,10 +169,12 @@ fn main() -> anyhow::Result<()> {
             let cfg = opts.config(epochs);
             // Options first: a bad option creates no output folder and prints no banner.
             cfg.check(mlp::run::data(&cfg).0.len())?;
-            out_dir(&out, &["history.json"], force)?;
+            if root {
+                out_dir(&out, &["history.json"], force)?;
+            }
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            println!(
+            say!(
                 "training: R = {} replicas × micro-batch {} × GA {} = {} samples per step, reduction {:?}, lr {}",
                 cfg.replicas,
                 cfg.micro_batch,
@@ -152,7 +184,7 @@ fn main() -> anyhow::Result<()> {
                 cfg.lr
             );
             let (history, _) = mlp::run::train(&cfg, threads, |e| {
-                println!(
+                say!(
                     "epoch {:>3}/{epochs}: {} steps, train loss {:.4}, train accuracy {:.1} %, test accuracy {:.1} % ({:.1} s)",
                     e.epoch,
                     e.steps,
@@ -163,7 +195,7 @@ fn main() -> anyhow::Result<()> {
                 );
             })?;
             let c = &history.step_cycles;
-            println!(
+            say!(
                 "modelled step: {} cycles = compute {} + exchange {} + sync {} outside the all-reduce + all-reduce {}, {:.0} samples/s",
                 c.total,
                 c.outside_compute,
@@ -172,10 +204,12 @@ fn main() -> anyhow::Result<()> {
                 c.all_reduce,
                 c.samples_per_second
             );
-            println!("all-reduce: {}", history.all_reduce_plan);
+            say!("all-reduce: {}", history.all_reduce_plan);
             let path = out.join("history.json");
-            std::fs::write(&path, serde_json::to_string_pretty(&history)?)?;
-            println!("wrote {}", path.display());
+            if root {
+                std::fs::write(&path, serde_json::to_string_pretty(&history)?)?;
+            }
+            say!("wrote {}", path.display());
         }
         Cmd::Scaling {
             opts,
@@ -186,7 +220,9 @@ fn main() -> anyhow::Result<()> {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
-            out_dir(&out, &["scaling.json", "scaling.svg"], force)?;
+            if root {
+                out_dir(&out, &["scaling.json", "scaling.svg"], force)?;
+            }
             let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
             for &r in &rs {
                 Config {
@@ -196,20 +232,24 @@ fn main() -> anyhow::Result<()> {
                 .check(usize::MAX)?;
             }
             let rows = mlp::scaling::report(&cfg, &rs)?;
-            print!("{}", mlp::scaling::table(&rows));
-            std::fs::write(
-                out.join("scaling.json"),
-                serde_json::to_string_pretty(&rows)?,
-            )?;
-            mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
-            println!("wrote {}/scaling.json and scaling.svg", out.display());
+            if root {
+                print!("{}", mlp::scaling::table(&rows));
+            }
+            if root {
+                std::fs::write(
+                    out.join("scaling.json"),
+                    serde_json::to_string_pretty(&rows)?,
+                )?;
+                mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
+            }
+            say!("wrote {}/scaling.json and scaling.svg", out.display());
         }
         Cmd::Compile { opts } => {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
             let c = mlp::device::build(&cfg, &mlp::device::machine(cfg.replicas))?;
-            println!(
+            say!(
                 "compiled R = {}: {:.3} s, {} tiles per replica stored, {} exchange phases",
                 cfg.replicas,
                 c.compile_seconds,

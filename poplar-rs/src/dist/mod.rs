@@ -133,6 +133,45 @@ impl Cluster {
     pub fn is_root(&self) -> bool {
         self.ranks.is_root()
     }
+
+    /// Reports an application's error and ends: `chain` is the error and its causes, in
+    /// words; `shared` whether every rank has it (see [`crate::engine::is_shared_error`]).
+    /// A shared error is printed by rank 0 alone and every rank returns failure; any other is
+    /// printed by the rank that has it (naming the rank) and ends the whole job
+    /// ([`Cluster::abort`]), since the other ranks would wait for this one.
+    pub fn fail(&self, chain: &[String], shared: bool) -> std::process::ExitCode {
+        if self.is_root() || !shared {
+            let who = if self.size() > 1 && !shared {
+                format!(" (rank {} of {})", self.rank(), self.size())
+            } else {
+                String::new()
+            };
+            let mut lines = chain.iter();
+            if let Some(first) = lines.next() {
+                eprintln!("error{who}: {first}");
+            }
+            for c in lines {
+                eprintln!("  caused by: {c}");
+            }
+        }
+        if self.size() > 1 && !shared {
+            self.abort(1);
+        }
+        std::process::ExitCode::FAILURE
+    }
+
+    /// Ends the whole job with status `code` (`MPI_Abort` over several ranks, else
+    /// `std::process::exit`): for an error that only this rank has (a file it cannot read,
+    /// say), after which the other ranks would otherwise wait for it forever. Errors the
+    /// engine shared with every rank ([`crate::EngineError::is_shared`]) need no abort.
+    pub fn abort(&self, code: i32) -> ! {
+        #[cfg(feature = "mpi")]
+        if self.size() > 1 {
+            use mpi::topology::Communicator;
+            mpi::topology::SimpleCommunicator::world().abort(code);
+        }
+        std::process::exit(code)
+    }
 }
 
 /// Initializes MPI (with the feature `mpi`): under `mpiexec -n P` the job has `P` ranks;
@@ -168,4 +207,61 @@ pub fn size() -> usize {
 /// writes an application's files and reports.
 pub fn is_root() -> bool {
     rank() == 0
+}
+
+/// Runs `program args…` under `mpiexec -n ranks` and waits for it, killing it after `timeout`
+/// (for tests and scripts: a hang becomes an error, never a stuck run). Returns the output
+/// and how long it took; `mpiexec` must be on the path (MPICH or Open MPI).
+pub fn mpiexec(
+    ranks: usize,
+    program: &std::path::Path,
+    args: &[&str],
+    timeout: std::time::Duration,
+) -> std::io::Result<(std::process::Output, std::time::Duration)> {
+    use std::process::{Command, Stdio};
+    let start = std::time::Instant::now();
+    let mut child = Command::new("mpiexec")
+        .arg("-n")
+        .arg(ranks.to_string())
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes while waiting, so that a chatty job cannot fill them and stall.
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut b);
+        b
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "mpiexec -n {ranks} {} still ran after {timeout:?}",
+                    program.display()
+                ),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let output = std::process::Output {
+        status,
+        stdout: out_t.join().unwrap_or_default(),
+        stderr: err_t.join().unwrap_or_default(),
+    };
+    Ok((output, start.elapsed()))
 }

@@ -127,3 +127,32 @@ pub enum EngineError {
         root_checksum: u64,
     },
 }
+
+impl EngineError {
+    /// Whether every rank of the job has this same error (the engine shared it: a failure on
+    /// one rank, or ranks holding different executables), so every rank ends alike and none
+    /// waits for another. Any other error of a multi-rank job may be this rank's alone.
+    pub fn is_shared(&self) -> bool {
+        matches!(
+            self,
+            EngineError::OnRank { .. } | EngineError::RanksDisagree { .. }
+        )
+    }
+}
+
+/// Whether `e` or one of its sources is an [`EngineError`] every rank shares
+/// ([`EngineError::is_shared`]): an application's `main` ends its job with
+/// [`crate::dist::Cluster::abort`] when it is not.
+pub fn is_shared_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<EngineError>()
+            .is_some_and(EngineError::is_shared)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}

@@ -38,7 +38,7 @@ mod plan;
 mod ranks;
 mod team;
 
-pub use error::EngineError;
+pub use error::{is_shared_error, EngineError};
 use exec::*;
 use host::*;
 use memory::*;

@@ -69,6 +69,9 @@ impl Traces {
             }
             out.push('\n');
         }
+        if !poplar::dist::is_root() {
+            return Ok(()); // rank 0 writes the files of an MPI job
+        }
         let path = dir.join("traces.csv");
         let tmp = dir.join(".traces.csv.tmp");
         std::fs::write(&tmp, out).with_context(|| format!("writing {}", tmp.display()))?;
@@ -85,6 +88,9 @@ fn is_result_file(name: &str) -> bool {
 /// file or a folder that cannot be written, and (unless `force`) one holding files of an
 /// earlier run, which it names.
 pub fn prepare(dir: &Path, force: bool) -> Result<()> {
+    if !poplar::dist::is_root() {
+        return Ok(()); // rank 0 writes (and checks) the files of an MPI job
+    }
     if dir.exists() && !dir.is_dir() {
         bail!(
             "--out {} is a file, not a folder: give a folder for the results",
@@ -160,7 +166,11 @@ impl Snapshots {
         while self.next <= t + slack {
             self.next += self.every;
         }
+        // Every rank reads (a collective read in an MPI job); rank 0 writes.
         let v = run.voltage()?;
+        if !poplar::dist::is_root() {
+            return Ok(());
+        }
         let name = format!("voltage_{t:09.3}ms.vtu");
         let path = self.dir.join(&name);
         crate::mesh::write_vtu(&path, mesh, &[("v_mV", &v)])
@@ -171,7 +181,7 @@ impl Snapshots {
 
     /// Writes `voltage.pvd` listing the snapshots (none written: no file).
     pub fn finish(&self) -> Result<()> {
-        if self.written.is_empty() {
+        if self.written.is_empty() || !poplar::dist::is_root() {
             return Ok(());
         }
         let mut pvd = String::from(
@@ -185,7 +195,7 @@ impl Snapshots {
         pvd.push_str("  </Collection>\n</VTKFile>\n");
         let path = self.dir.join("voltage.pvd");
         std::fs::write(&path, pvd).with_context(|| format!("writing {}", path.display()))?;
-        println!(
+        crate::say!(
             "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
             self.written.len(),
             self.written[0].0,
@@ -219,6 +229,9 @@ pub fn write_outputs_with(
     report: &RunReport,
     beats: Option<&Beats>,
 ) -> Result<()> {
+    if !poplar::dist::is_root() {
+        return Ok(()); // rank 0 writes the files of an MPI job
+    }
     match beats {
         None => write_activation_vtu(dir, mesh, res)?,
         Some(b) => {

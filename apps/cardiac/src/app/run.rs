@@ -72,6 +72,8 @@ pub fn run_device(
         run.engine.enable_profiling(ProfileOptions::default());
     }
     let tty = std::io::stderr().is_terminal();
+    // Rank 0 reports progress (every rank of an MPI job runs this loop).
+    let root = poplar::dist::is_root();
     let t0 = Instant::now();
     let mut last_t = f64::from(run.time()?);
     // Wall time inside the engine's runs; the rest of the loop (reading time, V and
@@ -114,7 +116,7 @@ pub fn run_device(
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();
         // Only at chunk ends (and the last step), not after every single step.
-        if run.steps() % chunk == 0 || run.steps() == total || done == act.len() {
+        if root && (run.steps() % chunk == 0 || run.steps() == total || done == act.len()) {
             let secs = t0.elapsed().as_secs_f64();
             let line = format!(
                 "  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
@@ -134,11 +136,11 @@ pub fn run_device(
             break;
         }
     }
-    if tty {
+    if tty && root {
         eprintln!();
     }
     let secs = t0.elapsed().as_secs_f64();
-    eprintln!(
+    crate::note!(
         "  run loop {secs:.2} s: engine {engine_s:.2} s, host outside the engine {:.2} s ({:.1} %)",
         secs - engine_s,
         100.0 * (secs - engine_s) / secs.max(1e-9)

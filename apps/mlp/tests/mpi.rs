@@ -1,0 +1,66 @@
+//! Data-parallel training over MPI ranks, unchanged: `mpiexec -n 2 mlp train` (4 replicas on 4
+//! chips, two per rank, the all-reduce crossing ranks) learns exactly what one process learns:
+//! the same losses and accuracies, bit for bit. Needs the feature `mpi` and `mpiexec`.
+
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mlp");
+
+/// The epochs of `history.json` (losses and accuracies; wall times left out).
+fn train(n: usize, out: &Path) -> Vec<serde_json::Value> {
+    let args = [
+        "train",
+        "--replicas",
+        "4",
+        "--micro-batch",
+        "8",
+        "--epochs",
+        "2",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = if n == 1 {
+        std::process::Command::new(BIN).args(args).output().unwrap()
+    } else {
+        poplar::dist::mpiexec(n, Path::new(BIN), &args, Duration::from_secs(300))
+            .unwrap_or_else(|e| panic!("mpiexec -n {n} mlp: {e}"))
+            .0
+    };
+    assert!(
+        o.status.success(),
+        "{n} ranks: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let h: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("history.json")).unwrap()).unwrap();
+    h["epochs"]
+        .as_array()
+        .expect("epochs")
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            if let Some(o) = e.as_object_mut() {
+                o.retain(|k, _| !k.contains("second"));
+            }
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn two_and_three_ranks_learn_exactly_what_one_process_learns() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let base = train(1, &d.join("one"));
+    assert_eq!(base.len(), 2);
+    assert!(base[0].get("train_loss").is_some(), "{:?}", base[0]);
+    for n in [2, 3] {
+        assert_eq!(train(n, &d.join(format!("r{n}"))), base, "{n} ranks");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
