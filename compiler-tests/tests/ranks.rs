@@ -132,3 +132,91 @@ fn ranks_that_hold_different_executables_refuse_to_run() {
         }
     }
 }
+
+#[test]
+fn traffic_between_ranks_is_one_message_per_pair_that_exchanges_and_counts_its_bytes() {
+    use poplar::{DType, Graph, Program, Target};
+    // x on 4 tiles, two elements each; z = x reversed: tile t's z comes from tile 3 - t.
+    let mut g = Graph::new(&Target::custom(4, 1 << 16));
+    let x = g.add_variable(DType::F32, &[8], "x");
+    let z = g.add_variable(DType::F32, &[8], "z");
+    for t in 0..4u32 {
+        let r = 2 * t as usize..2 * t as usize + 2;
+        g.set_tile_mapping(&x.slice(r.clone()).unwrap(), t).unwrap();
+        g.set_tile_mapping(&z.slice(r).unwrap(), t).unwrap();
+    }
+    let progs = vec![Program::repeat(
+        3,
+        Program::copy(&x.reverse(0).unwrap(), &z),
+    )];
+    let exe = compile(&g, &progs, &CompileOptions::default()).unwrap();
+    let t = |ranks| poplar::engine::program_traffic(&exe, ranks, 0).unwrap();
+    // One rank: nothing crosses.
+    assert_eq!((t(1).messages, t(1).bytes), (0, 0));
+    // Two ranks (tiles 0-1 | 2-3): each sends the other its 16 bytes, three times.
+    let two = t(2);
+    assert_eq!((two.exchange_phases, two.crossing_phases), (3, 3));
+    assert_eq!((two.messages, two.bytes), (2 * 3, 32 * 3));
+    assert_eq!((two.critical_bytes, two.critical_messages), (16 * 3, 3));
+    // Three ranks (tiles 0-1 | 2 | 3): rank 0 sends to and receives from both others.
+    let three = t(3);
+    assert_eq!((three.messages, three.bytes), (4 * 3, 32 * 3));
+    assert_eq!(
+        (three.critical_bytes, three.critical_messages),
+        (16 * 3, 2 * 3)
+    );
+    // Four ranks: every tile's z comes from another rank; 8 bytes per message.
+    let four = t(4);
+    assert_eq!((four.messages, four.bytes), (4 * 3, 32 * 3));
+    assert_eq!((four.critical_bytes, four.critical_messages), (8 * 3, 3));
+    // Per phase, the same from `rank_traffic`.
+    let phases = poplar::engine::rank_traffic(&exe, 3);
+    let crossing: Vec<_> = phases.iter().filter(|p| p.messages > 0).collect();
+    assert_eq!(crossing.len(), 1);
+    assert_eq!(crossing[0].max_rank_send_bytes, 16);
+    assert!(two.seconds(2, 1e9, 1e-6) > 0.0);
+}
+
+#[test]
+fn every_rank_has_the_profile_of_one_process_with_the_slowest_ranks_host_times() {
+    use poplar::profile::ProfileOptions;
+    compiler_tests::link();
+    let (g, progs) = loop_graph(5, Faults::NONE);
+    let exe = compile(&g, &progs, &CompileOptions::default()).unwrap();
+    let profile = |ranks: Option<Ranks>| {
+        let mut e = Engine::new(
+            &exe,
+            EngineOptions {
+                ranks,
+                ..EngineOptions::with_threads(1)
+            },
+        )
+        .unwrap();
+        e.enable_profiling(ProfileOptions::default());
+        e.write_tensor("x", &loop_x0(5)).unwrap();
+        e.write_tensor("n", &[6i32]).unwrap();
+        e.write_tensor("flag", &[true]).unwrap();
+        e.connect_stream("feed", loop_feed(5, 6)).unwrap();
+        e.run(0).unwrap();
+        e.take_profile().unwrap()
+    };
+    let one = profile(None);
+    assert!(one.elapsed.total() > 0 && one.wall_ns > 0);
+    let walls: Vec<u64> = on_ranks(3, |r| {
+        let p = profile(Some(r));
+        // Modelled records of every tile, the same as one process's.
+        assert_eq!(p.elapsed, one.elapsed);
+        assert_eq!(p.tiles, one.tiles);
+        assert_eq!(p.syncs, one.syncs);
+        assert_eq!(p.phases.len(), one.phases.len());
+        for (a, b) in p.phases.iter().zip(&one.phases) {
+            assert_eq!(
+                (a.kind, a.index, a.executions),
+                (b.kind, b.index, b.executions)
+            );
+        }
+        p.wall_ns
+    });
+    // Host times are the slowest rank's: the same on every rank.
+    assert!(walls.iter().all(|&w| w == walls[0] && w > 0), "{walls:?}");
+}

@@ -43,7 +43,7 @@ use exec::*;
 use host::*;
 use memory::*;
 use plan::*;
-pub use ranks::{rank_traffic, PhaseTraffic};
+pub use ranks::{program_traffic, rank_traffic, PhaseTraffic, ProgramTraffic};
 use team::{StopOnDrop, Team};
 
 use crate::codelet::FieldDir;

@@ -321,3 +321,156 @@ pub fn rank_traffic(exe: &Executable, ranks: usize) -> Vec<PhaseTraffic> {
         })
         .collect()
 }
+
+/// What crosses ranks in one run of a program, over `ranks` ranks: the exchange phases it
+/// executes with their messages, and the collectives the engine adds (one all-reduce per
+/// compute phase, so that a failure on any rank is every rank's, and one per control-flow
+/// predicate). `RepeatWhileTrue` is counted as one iteration, `If` and `Switch` by their
+/// costliest branch (`assumed` says when either was met).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramTraffic {
+    /// Exchange phases executed.
+    pub exchange_phases: u64,
+    /// Of them, those that send anything between ranks.
+    pub crossing_phases: u64,
+    /// Messages between ranks, all ranks together.
+    pub messages: u64,
+    /// Bytes between ranks, all ranks together.
+    pub bytes: u64,
+    /// Sum over the executed phases of the most bytes one rank sends or receives in the phase
+    /// (the bandwidth term of a bulk-synchronous estimate).
+    pub critical_bytes: u64,
+    /// Sum over the executed phases of the most messages one rank sends or receives.
+    pub critical_messages: u64,
+    /// All-reduces over all ranks the engine makes (compute phases and predicates).
+    pub collectives: u64,
+    /// Data-dependent control flow was met.
+    pub assumed: bool,
+}
+
+/// The [`ProgramTraffic`] of top-level program `index` of `exe` over `ranks` ranks, from the
+/// engine's plans (no run, no MPI); `None` if there is no such program.
+pub fn program_traffic(exe: &Executable, ranks: usize, index: usize) -> Option<ProgramTraffic> {
+    let step = exe.programs.get(index)?;
+    let split = RankSplit::new(&exe.target, ranks);
+    let n = split.ranks();
+    // Per phase: (bytes, messages, critical bytes, critical messages), computed once.
+    let per_phase: Vec<(u64, u64, u64, u64)> = exe
+        .exchanges
+        .values()
+        .map(|ph| {
+            let (mut bytes, mut msgs, mut cb, mut cm) = (0u64, 0u64, 0u64, 0u64);
+            for rank in 0..n {
+                let p = plan_exchange(ph, &split, rank);
+                let sent: u64 = p.sends.iter().map(|m| m.bytes as u64).sum();
+                let got: u64 = p.recvs.iter().map(|m| m.bytes as u64).sum();
+                bytes += sent;
+                msgs += p.sends.len() as u64;
+                cb = cb.max(sent.max(got));
+                cm = cm.max(p.sends.len().max(p.recvs.len()) as u64);
+            }
+            (bytes, msgs, cb, cm)
+        })
+        .collect();
+    let mut t = ProgramTraffic::default();
+    walk(exe, step, 1, &per_phase, &mut t, 0);
+    Some(t)
+}
+
+fn walk(
+    exe: &Executable,
+    step: &crate::exe::Step,
+    times: u64,
+    per_phase: &[(u64, u64, u64, u64)],
+    t: &mut ProgramTraffic,
+    depth: usize,
+) {
+    use crate::exe::Step;
+    // Calls nest no deeper than the executable's functions (`check()` refuses recursion);
+    // the bound only guards a hand-made executable.
+    if depth > 256 {
+        return;
+    }
+    let go = |s: &Step, k: u64, t: &mut ProgramTraffic| {
+        walk(exe, s, times.saturating_mul(k), per_phase, t, depth + 1)
+    };
+    match step {
+        Step::Seq(v) => v.iter().for_each(|s| go(s, 1, t)),
+        Step::Label { body, .. } => go(body, 1, t),
+        Step::Sync(_) | Step::StreamIn { .. } | Step::StreamOut { .. } => {}
+        Step::Exchange(i) => {
+            let (b, m, cb, cm) = per_phase[i.as_u32() as usize];
+            t.exchange_phases += times;
+            if m > 0 {
+                t.crossing_phases += times;
+            }
+            t.bytes += b * times;
+            t.messages += m * times;
+            t.critical_bytes += cb * times;
+            t.critical_messages += cm * times;
+        }
+        Step::Compute(_) => t.collectives += times,
+        Step::Repeat { count, body } => go(body, u64::from(*count), t),
+        Step::While { cond, body, .. } => {
+            t.assumed = true;
+            t.collectives += 2 * times;
+            go(cond, 2, t);
+            go(body, 1, t);
+        }
+        Step::If { then, else_, .. } => {
+            t.assumed = true;
+            t.collectives += times;
+            let (mut a, mut b) = (ProgramTraffic::default(), ProgramTraffic::default());
+            walk(exe, then, times, per_phase, &mut a, depth + 1);
+            walk(exe, else_, times, per_phase, &mut b, depth + 1);
+            t.add(if a.critical_bytes >= b.critical_bytes {
+                &a
+            } else {
+                &b
+            });
+        }
+        Step::Switch { cases, default, .. } => {
+            t.assumed = true;
+            t.collectives += times;
+            let mut best = ProgramTraffic::default();
+            walk(exe, default, times, per_phase, &mut best, depth + 1);
+            for (_, s) in cases {
+                let mut c = ProgramTraffic::default();
+                walk(exe, s, times, per_phase, &mut c, depth + 1);
+                if c.critical_bytes > best.critical_bytes {
+                    best = c;
+                }
+            }
+            t.add(&best);
+        }
+        Step::Call(f) => {
+            if let Some(body) = exe.functions.get(*f) {
+                go(body, 1, t)
+            }
+        }
+    }
+}
+
+impl ProgramTraffic {
+    fn add(&mut self, o: &ProgramTraffic) {
+        self.exchange_phases += o.exchange_phases;
+        self.crossing_phases += o.crossing_phases;
+        self.messages += o.messages;
+        self.bytes += o.bytes;
+        self.critical_bytes += o.critical_bytes;
+        self.critical_messages += o.critical_messages;
+        self.collectives += o.collectives;
+        self.assumed |= o.assumed;
+    }
+
+    /// Seconds of communication of one run on a network of `bytes_per_second` per link and
+    /// `latency` seconds per message (and per step of a collective: `2·⌈log₂ ranks⌉` steps per
+    /// all-reduce), with the phases bulk-synchronous: each costs its busiest rank's bytes and
+    /// messages.
+    pub fn seconds(&self, ranks: usize, bytes_per_second: f64, latency: f64) -> f64 {
+        let log = (ranks.max(1) as f64).log2().ceil();
+        self.critical_bytes as f64 / bytes_per_second
+            + self.critical_messages as f64 * latency
+            + self.collectives as f64 * 2.0 * log * latency
+    }
+}
