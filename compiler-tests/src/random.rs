@@ -22,7 +22,7 @@ impl Rng {
     }
 }
 
-/// Host model: one Vec<f32> per variable.
+/// Host model: one `Vec<f32>` per variable.
 pub type Host = Vec<Vec<f32>>;
 
 /// (variable, element) of each flat element of a view.

@@ -441,3 +441,42 @@ fn a_failed_save_keeps_the_previous_file() {
     assert_eq!(leftovers, 0);
     std::fs::remove_file(&p).unwrap();
 }
+
+#[test]
+fn the_checksum_tells_executables_apart_by_any_byte_and_survives_a_round_trip() {
+    let exe = small();
+    let sum = exe.checksum();
+    assert_eq!(sum, exe.clone().checksum());
+    assert_eq!(
+        sum,
+        Executable::from_bytes(&exe.to_bytes()).unwrap().checksum()
+    );
+    assert_eq!(
+        sum >> 32,
+        exe.to_bytes().len() as u64,
+        "the length is in the high half"
+    );
+    // Every single byte of initial data changes it (a CRC followed by the CRC of its own
+    // message would not: the section's patched checksum is left out).
+    let n = exe
+        .tiles
+        .iter()
+        .flat_map(|t| &t.init)
+        .map(|b| b.data.len())
+        .sum::<usize>();
+    assert!(n > 0);
+    for k in 0..n {
+        let mut e = exe.clone();
+        let mut left = k;
+        'found: for t in &mut e.tiles {
+            for b in &mut t.init {
+                if left < b.data.len() {
+                    b.data[left] ^= 0x01;
+                    break 'found;
+                }
+                left -= b.data.len();
+            }
+        }
+        assert_ne!(e.checksum(), sum, "init byte {k}");
+    }
+}

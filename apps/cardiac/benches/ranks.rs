@@ -169,6 +169,21 @@ fn plan() {
         );
         rows.push((ranks, t));
     }
+    println!("  per exchange phase (messages, bytes, most bytes one rank sends, most messages one rank sends):");
+    for ranks in [2usize, 4, 8, 16] {
+        let phases: Vec<String> = poplar::engine::rank_traffic(&exe, ranks)
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.messages > 0)
+            .map(|(i, p)| {
+                format!(
+                    "phase {i}: {} msgs, {} B, {} B, {} msgs",
+                    p.messages, p.bytes, p.max_rank_send_bytes, p.max_rank_messages
+                )
+            })
+            .collect();
+        println!("  {ranks:>5} ranks: {}", phases.join("; "));
+    }
     drop(exe);
     // Host time per ODE step of the whole 16-chip executable on this machine, one rank.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

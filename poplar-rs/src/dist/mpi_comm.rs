@@ -23,6 +23,8 @@ pub(super) struct MpiComm {
 
 /// Message tag of the engine's exchanges and host transfers.
 const TAG: i32 = 17;
+/// The longest single MPI message (bytes): MPI counts are `int`.
+const PIECE: usize = 1 << 30;
 
 pub(super) fn initialize() -> Result<mpi::environment::Universe, DistError> {
     let (universe, got) = mpi::initialize_with_threading(Threading::Serialized)
@@ -61,21 +63,27 @@ impl Comm for MpiComm {
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) {
         let world = SimpleCommunicator::world();
         mpi::request::scope(|scope| {
+            // A message longer than MPI's count type is several, in order (MPI does not
+            // reorder messages between two ranks with one tag); both ends cut alike.
             let mut pending = Vec::with_capacity(recvs.len());
             for (peer, buf) in recvs.iter_mut() {
-                pending.push(
-                    world
-                        .process_at_rank(*peer as i32)
-                        .immediate_receive_into_with_tag(scope, &mut **buf, TAG),
-                );
+                for piece in buf.chunks_mut(PIECE) {
+                    pending.push(
+                        world
+                            .process_at_rank(*peer as i32)
+                            .immediate_receive_into_with_tag(scope, piece, TAG),
+                    );
+                }
             }
             let mut sent = Vec::with_capacity(sends.len());
             for (peer, bytes) in sends {
-                sent.push(
-                    world
-                        .process_at_rank(*peer as i32)
-                        .immediate_send_with_tag(scope, *bytes, TAG),
-                );
+                for piece in bytes.chunks(PIECE) {
+                    sent.push(
+                        world
+                            .process_at_rank(*peer as i32)
+                            .immediate_send_with_tag(scope, piece, TAG),
+                    );
+                }
             }
             for r in pending {
                 r.wait();

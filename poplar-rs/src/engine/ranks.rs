@@ -251,17 +251,10 @@ impl Dist {
     }
 }
 
-/// A checksum of an executable (CRC-32 of its file image, and the image's length): equal
-/// checksums mean the ranks run the same program on the same data.
-pub(super) fn checksum(exe: &Executable) -> u64 {
-    let bytes = exe.to_bytes();
-    (bytes.len() as u64) << 32 | u64::from(crc32fast::hash(&bytes))
-}
-
 /// Checks that every rank holds the same executable; on every rank, the first rank that
 /// differs from rank 0 is the error.
 pub(super) fn agree_on_executable(ranks: &Ranks, exe: &Executable) -> Result<(), EngineError> {
-    let sum = checksum(exe);
+    let sum = exe.checksum();
     let all = ranks.comm.all_gather(&sum.to_le_bytes());
     let get = |b: &[u8]| {
         let mut a = [0u8; 8];

@@ -294,6 +294,54 @@ impl Executable {
         Ok(())
     }
 
+    /// A checksum of the file image, computed while
+    /// serializing into a hasher, without holding the image: equal executables give equal
+    /// checksums on every host (ranks of an MPI job compare theirs).
+    ///
+    /// The value is `length << 32 | crc`, with the CRC-32 of the bytes `write_to` writes, with
+    /// the init section's checksum field as zero (it is patched in afterwards, and follows
+    /// from the section's bytes).
+    pub fn checksum(&self) -> u64 {
+        struct Sink {
+            hasher: crc32fast::Hasher,
+            pos: u64,
+            written: u64,
+        }
+        impl Write for Sink {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                // A write behind the end is the patch of a section's CRC: not hashed, since it
+                // follows from the bytes already hashed, and a CRC followed by its own message's
+                // CRC would cancel that message out of the sum.
+                if self.pos >= self.written {
+                    self.hasher.update(buf);
+                    self.written += buf.len() as u64;
+                }
+                self.pos += buf.len() as u64;
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        impl Seek for Sink {
+            fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+                if let SeekFrom::Start(p) = to {
+                    self.pos = p;
+                }
+                Ok(self.pos)
+            }
+        }
+        let mut sink = Sink {
+            hasher: crc32fast::Hasher::new(),
+            pos: 0,
+            written: 0,
+        };
+        // Hashing cannot fail, nor can serializing these plain types to JSON.
+        self.write_to(&mut sink)
+            .expect("serializing an executable into a hasher");
+        (sink.written << 32) | u64::from(sink.hasher.finalize())
+    }
+
     /// The file image as bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
         let init: usize = self
