@@ -84,3 +84,15 @@ fn ranks_that_load_different_executables_refuse_to_run() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_error_only_one_rank_has_is_printed_by_it_and_ends_the_job() {
+    let (out, took) = mpiexec(2, "alone");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error (rank 1 of 2): input file of rank 1 is missing"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}

@@ -502,7 +502,8 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     }
     let mut cfg = problem::device_config(&spec)?;
     // Before any work: a run must not be lost to an unusable output folder.
-    output::prepare(&a.out, a.force)?;
+    // Rank 0 checks the folder; its verdict is every rank's.
+    poplar::dist::agree(output::prepare(&a.out, a.force).map_err(|e| format!("{e:#}")))?;
     let t_all = Instant::now();
     let t = Instant::now();
     let (mesh, warnings) = problem::load_mesh(&spec)?;
@@ -920,7 +921,7 @@ fn cmd_exec(
         .with_context(|| format!("loading the executable {}", file.display()))?;
     let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &file)?;
     if let Some(dir) = &out {
-        output::prepare(dir, force)?;
+        poplar::dist::agree(output::prepare(dir, force).map_err(|e| format!("{e:#}")))?;
     }
     say!(
         "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",

@@ -119,9 +119,11 @@ fn run(args: RunArgs) -> Result<()> {
     // and writes the files.
     let root = poplar::dist::is_root();
     let out_dir = args.out.as_ref().filter(|_| root);
-    if let Some(dir) = out_dir {
-        prepare(dir, args.force)?;
-    }
+    // Rank 0 checks the folder; its verdict is every rank's.
+    poplar::dist::agree(match out_dir {
+        Some(dir) => prepare(dir, args.force).map_err(|e| format!("{e:#}")),
+        None => Ok(()),
+    })?;
     if args.chips == 0 {
         anyhow::bail!("--chips must be at least 1");
     }

@@ -169,9 +169,12 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(epochs);
             // Options first: a bad option creates no output folder and prints no banner.
             cfg.check(mlp::run::data(&cfg).0.len())?;
-            if root {
-                out_dir(&out, &["history.json"], force)?;
-            }
+            // Rank 0 checks the folder; its verdict is every rank's.
+            poplar::dist::agree(if root {
+                out_dir(&out, &["history.json"], force).map_err(|e| format!("{e:#}"))
+            } else {
+                Ok(())
+            })?;
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             say!(
@@ -220,9 +223,11 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
-            if root {
-                out_dir(&out, &["scaling.json", "scaling.svg"], force)?;
-            }
+            poplar::dist::agree(if root {
+                out_dir(&out, &["scaling.json", "scaling.svg"], force).map_err(|e| format!("{e:#}"))
+            } else {
+                Ok(())
+            })?;
             let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
             for &r in &rs {
                 Config {

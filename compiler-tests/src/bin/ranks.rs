@@ -5,6 +5,7 @@
 //! mpiexec -n 2 ranks fail       # a vertex fails on rank 1: every rank exits with status 1
 //! mpiexec -n 2 ranks die        # rank 1 exits (status 3) in the middle of a run
 //! mpiexec -n 2 ranks mismatch   # the last rank compiles another graph
+//! mpiexec -n 2 ranks alone      # rank 1 alone fails before any engine: it ends the job
 //! ```
 //!
 //! Every rank checks its results against the host models and exits with status 1 on any
@@ -69,7 +70,7 @@ fn main() -> ExitCode {
     let what = std::env::args().nth(1).unwrap_or_else(|| "check".into());
     let (rank, size) = (cluster.rank(), cluster.size());
     let result = match what.as_str() {
-        "check" => check(cluster.is_root()),
+        "check" => check(cluster.is_root()).map_err(|e| (e, false)),
         "fail" | "die" => {
             let faults = if what == "fail" {
                 Faults {
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
             };
             run_loop(5, 9, false, faults, 1, None)
                 .map(|_| ())
-                .map_err(|e| e.to_string())
+                .map_err(|e| (e.to_string(), e.is_shared()))
         }
         "mismatch" => {
             let fail_above = if rank + 1 == size { 1.0 } else { 2.0 };
@@ -95,15 +96,27 @@ fn main() -> ExitCode {
                     ..Faults::NONE
                 },
             );
-            let exe = compile(&g, &progs, &CompileOptions::default()).map_err(|e| e.to_string());
+            let exe =
+                compile(&g, &progs, &CompileOptions::default()).map_err(|e| (e.to_string(), false));
             exe.and_then(|exe| {
                 Engine::new(&exe, EngineOptions::default())
                     .map(|_| ())
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| (e.to_string(), e.is_shared()))
             })
         }
-        other => Err(format!(
-            "unknown check '{other}' (check, fail, die, mismatch)"
+        "alone" => {
+            if rank == 1 {
+                Err(("input file of rank 1 is missing".to_string(), false))
+            } else {
+                // Rank 0 goes on into a run that needs rank 1, and would wait for it.
+                run_loop(5, 9, false, Faults::NONE, 1, None)
+                    .map(|_| ())
+                    .map_err(|e| (e.to_string(), e.is_shared()))
+            }
+        }
+        other => Err((
+            format!("unknown check '{other}' (check, fail, die, mismatch, alone)"),
+            false,
         )),
     };
     match result {
@@ -113,12 +126,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            // Every rank has the error (the engine shares it); rank 0 reports it.
-            if cluster.is_root() {
-                eprintln!("error: {e}");
-            }
-            ExitCode::FAILURE
-        }
+        // A shared error is reported once, by rank 0; one only this rank has ends the job.
+        Err((e, shared)) => cluster.fail(&[e], shared),
     }
 }

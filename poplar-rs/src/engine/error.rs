@@ -140,8 +140,8 @@ impl EngineError {
     }
 }
 
-/// Whether `e` or one of its sources is an [`EngineError`] every rank shares
-/// ([`EngineError::is_shared`]): an application's `main` ends its job with
+/// Whether `e` or one of its sources is an error every rank shares (an [`EngineError`] for
+/// which [`EngineError::is_shared`] holds, or a [`crate::dist::RankError`]): an application's `main` ends its job with
 /// [`crate::dist::Cluster::abort`] when it is not.
 pub fn is_shared_error(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cur = Some(e);
@@ -149,6 +149,7 @@ pub fn is_shared_error(e: &(dyn std::error::Error + 'static)) -> bool {
         if err
             .downcast_ref::<EngineError>()
             .is_some_and(EngineError::is_shared)
+            || err.is::<crate::dist::RankError>()
         {
             return true;
         }
