@@ -22,6 +22,8 @@ pub(super) struct Exec<'e> {
     pub(super) codelets: &'e PrimaryMap<CodeletId, Resolved>,
     pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
     pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
+    /// Exchange–compute pairs run interleaved tile by tile (`fuse.rs`).
+    pub(super) fusion: &'e super::fuse::Fusion,
     pub(super) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
     pub(super) soft_flush: bool,
@@ -100,8 +102,15 @@ impl RunCtx<'_> {
     pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
         match step {
             Step::Seq(v) => {
-                for s in v {
-                    self.step(s)?;
+                let mut i = 0;
+                while i < v.len() {
+                    if let Some((f, last)) = self.interleaved_at(v, i) {
+                        self.fused(f)?;
+                        i = last + 1;
+                        continue;
+                    }
+                    self.step(&v[i])?;
+                    i += 1;
                 }
             }
             Step::Label { name, body } => match self.prof.as_deref_mut() {
@@ -231,6 +240,49 @@ impl RunCtx<'_> {
         Ok(())
     }
 
+    /// If `v[i]` is an exchange that runs interleaved with the compute phase after it: the
+    /// plan, and the index of that compute step (syncs between them only matter to the
+    /// profiler, which turns interleaving off).
+    fn interleaved_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
+        let Step::Exchange(x) = v[i] else {
+            return None;
+        };
+        if self.prof.is_some() || self.x.dist.is_some() {
+            return None;
+        }
+        let j = i
+            + 1
+            + v[i + 1..]
+                .iter()
+                .position(|s| !matches!(s, Step::Sync(_)))?;
+        let Step::Compute(c) = v[j] else {
+            return None;
+        };
+        Some((self.x.fusion.get(x, c)?, j))
+    }
+
+    /// An exchange phase and the compute phase after it, interleaved tile by tile.
+    pub(super) fn fused(&self, f: u32) -> Result<(), EngineError> {
+        let x = self.x;
+        // As `compute`: one epoch per compute phase, before any task reads it.
+        x.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let plan = &x.fusion.plans[f as usize];
+        match self.team {
+            Some(team) if plan.chunks.len() > 1 => team.run(Job::Fused(f), |job, t| x.work(job, t)),
+            _ => {
+                // Every task's copies run, also after a failure; the first failure is reported.
+                let mut result = Ok(());
+                for r in &plan.chunks {
+                    let e = x.fused_units(f, r);
+                    if result.is_ok() {
+                        result = e;
+                    }
+                }
+                result
+            }
+        }
+    }
+
     pub(super) fn exchange(&self, i: ExchangePhaseId) {
         let x = self.x;
         let plan = &x.exchanges[i];
@@ -323,8 +375,46 @@ impl Exec<'_> {
                     self.exchange_ops(&plan.ops[plan.chunks[c].clone()]);
                 }
             }
+            Job::Fused(f) => {
+                let chunks = &self.fusion.plans[f as usize].chunks;
+                while let Some(c) = team.claim(chunks.len()) {
+                    if let Err(e) = self.fused_units(f, &chunks[c]) {
+                        team.fail(c, e);
+                    }
+                }
+            }
             Job::Stop => {}
         }
+    }
+
+    /// Units `r` of interleaved plan `f` (one task): per tile, the copies that land on it, then
+    /// its vertices. After a vertex fails, the task's remaining copies still run (the exchange
+    /// completes, as it would before the compute phase) but no more vertices.
+    pub(super) fn fused_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
+        let plan = &self.fusion.plans[f as usize];
+        let cp = &self.computes[plan.compute];
+        // No progress-driven look-ahead: the copies of the next tile bring its received bytes
+        // in; the heads of its fields are asked for one tile ahead (below).
+        super::lookahead::ahead_end();
+        let _quiet = super::panics::Quiet::begin();
+        let mut result = Ok(());
+        let units = &plan.units[r.clone()];
+        for next in units.iter().take(FUSED_PREFETCH_AHEAD) {
+            self.prefetch_unit(plan, cp, next);
+        }
+        for (i, u) in units.iter().enumerate() {
+            // A hint (reads and writes nothing): the next tile's fields — its vertices' state,
+            // scalars and the first lines of its vectors — are cold, a few misses per vertex
+            // that nothing else would overlap.
+            if let Some(next) = units.get(i + FUSED_PREFETCH_AHEAD) {
+                self.prefetch_unit(plan, cp, next);
+            }
+            self.exchange_ops(&plan.ops[u.ops.start as usize..u.ops.end as usize]);
+            if let (Some(k), true) = (u.tile, result.is_ok()) {
+                result = self.run_tile(plan.compute, cp, &cp.tiles[k as usize]);
+            }
+        }
+        result
     }
 
     pub(super) fn exchange_ops(&self, ops: &[CopyOp]) {
@@ -422,6 +512,29 @@ impl Exec<'_> {
         }
     }
 
+    /// Asks the CPU for the first cache line of every copy source and destination of an
+    /// interleaved unit and of every field of its vertices (a hint: nothing is read or
+    /// written; a vector-list field's offset is a table index, and its hint is wasted).
+    fn prefetch_unit(
+        &self,
+        plan: &super::fuse::FusedPlan,
+        cp: &ComputePlan,
+        u: &super::fuse::FusedUnit,
+    ) {
+        for o in &plan.ops[u.ops.start as usize..u.ops.end as usize] {
+            crate::codelet::prefetch_ptr(self.mem.base(o.src_tile).wrapping_add(o.src as usize));
+            crate::codelet::prefetch_ptr(self.mem.base(o.dst_tile).wrapping_add(o.dst as usize));
+        }
+        if let Some(k) = u.tile {
+            let ht = &cp.tiles[k as usize];
+            for hv in &cp.vertices[ht.first as usize..ht.end as usize] {
+                for f in &cp.fields[hv.fields_at..][..hv.n_fields] {
+                    crate::codelet::prefetch_ptr(ht.base.wrapping_add(f.offset as usize));
+                }
+            }
+        }
+    }
+
     pub(super) fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
         for c in copies {
             // SAFETY: src and dst ranges are in bounds of this tile (`check()`: CopyOutOfBounds);
@@ -467,8 +580,8 @@ impl Exec<'_> {
             .iter()
             .enumerate()
         {
-            if hv.slow {
-                self.normalize_bools(cs, ht, k);
+            if hv.n_bools > 0 {
+                Self::normalize_bools(plan, ht, hv);
             }
             if plan.lookahead && k > 0 {
                 super::lookahead::ahead_vertex(k as u32);
@@ -545,19 +658,20 @@ impl Exec<'_> {
     }
 
     /// Sets every byte of the vertex's bool fields to 0 or 1.
-    #[inline(never)]
-    pub(super) fn normalize_bools(&self, cs: ComputePhaseId, ht: &HotTile, k: usize) {
-        let v = &self.exe.computes[cs].tiles[ht.index as usize].vertices[k];
-        for &(f, shape) in &self.codelets[v.codelet].bool_fields {
-            for l in Self::field_ranges(v, f, shape) {
-                // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
-                // FieldOutOfBounds, ListOutOfRange); this task has exclusive access to the tile
-                // (tile unique per phase: `check()` ComputeTileOrder) and no vertex borrow is live.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts_mut(ht.base.add(l.offset as usize), l.len as usize)
-                };
-                for b in bytes {
-                    *b = u8::from(*b != 0);
+    #[inline]
+    pub(super) fn normalize_bools(plan: &ComputePlan, ht: &HotTile, hv: &HotVertex) {
+        for l in &plan.bools[hv.bools_at as usize..][..hv.n_bools as usize] {
+            // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
+            // FieldOutOfBounds, ListOutOfRange; the plan's ranges are copies of the vertex's
+            // bool fields); this task has exclusive access to the tile (tile unique per phase:
+            // `check()` ComputeTileOrder) and no vertex borrow is live.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(ht.base.add(l.offset as usize), l.len as usize)
+            };
+            for b in bytes {
+                // Only bytes that need it are written, so a clean line stays clean.
+                if *b > 1 {
+                    *b = 1;
                 }
             }
         }

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 
 mod error;
 mod exec;
+mod fuse;
 mod host;
 mod lookahead;
 mod memory;
@@ -77,6 +78,26 @@ pub struct EngineOptions {
     /// job creates the engine with the same executable; each holds and runs only its own
     /// tiles ([`RankSplit`]).
     pub ranks: Option<Ranks>,
+    /// Which exchange phases run interleaved, tile by tile, with the compute phase after them
+    /// (the same bits as running them apart; `engine/fuse.rs`).
+    pub interleave: Interleave,
+}
+
+/// Which exchange phases the engine interleaves with the compute phase after them: for each
+/// tile, the copies that land on it, then its vertices, so the host reads the copied bytes
+/// while they are still cached. Only where no vertex of the compute phase writes a byte the
+/// exchange reads, so the results are the same bits as running the phases apart; never when
+/// profiling or over several ranks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Interleave {
+    /// Exchanges of 4 MiB or more (smaller ones are still cached when their compute starts).
+    #[default]
+    Large,
+    /// Every exchange that can be (for tests).
+    All,
+    /// None: every exchange runs to its end before the compute phase after it (for A/B
+    /// measurements).
+    Never,
 }
 
 impl EngineOptions {
@@ -103,6 +124,8 @@ pub struct Engine {
     codelets: PrimaryMap<CodeletId, Resolved>,
     exchanges: PrimaryMap<ExchangePhaseId, ExchangePlan>,
     computes: PrimaryMap<ComputePhaseId, ComputePlan>,
+    /// Exchange–compute pairs run interleaved (`fuse.rs`).
+    fusion: fuse::Fusion,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
     /// Per stream: the connected host buffer of a host-to-device stream.
@@ -338,6 +361,7 @@ impl Engine {
                 let mut vertices = Vec::new();
                 let mut fields = Vec::new();
                 let mut lists = Vec::new();
+                let mut bools = Vec::new();
                 let mut costs = Vec::with_capacity(ph.tiles.len());
                 for (index, tc) in ph.tiles.iter().enumerate() {
                     if !owns(tc.tile) {
@@ -346,6 +370,11 @@ impl Engine {
                     let first = vertices.len() as u32;
                     for v in &tc.vertices {
                         let rc: &Resolved = &codelets[v.codelet];
+                        let bools_at = bools.len() as u32;
+                        for &(f, shape) in &rc.bool_fields {
+                            // One byte per bool.
+                            bools.extend(Exec::field_ranges(v, f, shape));
+                        }
                         vertices.push(HotVertex {
                             compute: rc.compute,
                             fields_at: fields.len(),
@@ -357,9 +386,10 @@ impl Engine {
                             } else {
                                 1
                             },
-                            slow: !rc.bool_fields.is_empty()
-                                || ((options.check_finite || soft_flush)
-                                    && !rc.f32_written.is_empty()),
+                            bools_at,
+                            n_bools: bools.len() as u32 - bools_at,
+                            slow: (options.check_finite || soft_flush)
+                                && !rc.f32_written.is_empty(),
                         });
                         fields.extend_from_slice(&v.fields);
                         lists.extend_from_slice(&v.lists);
@@ -395,7 +425,10 @@ impl Engine {
                 // The field lines of every tile, only where the look-ahead will ask for them.
                 let mut runs = Vec::new();
                 if lookahead {
-                    for (ht, tc) in tiles.iter_mut().zip(&ph.tiles) {
+                    for ht in tiles.iter_mut() {
+                        // `index`, not position: over several ranks `tiles` skips the
+                        // tiles of other ranks.
+                        let tc = &ph.tiles[ht.index as usize];
                         let at = runs.len() as u32;
                         runs.extend(field_line_runs(tc, &codelets));
                         ht.runs = at..runs.len() as u32;
@@ -406,12 +439,29 @@ impl Engine {
                     vertices,
                     fields,
                     lists,
+                    bools,
                     runs,
                     chunks,
                     lookahead,
                 }
             })
             .collect();
+
+        let fusion = match options.interleave {
+            _ if ranks.size() > 1 => fuse::Fusion::default(),
+            Interleave::Never => fuse::Fusion::default(),
+            Interleave::Large => fuse::Fusion::build(
+                exe,
+                &codelets,
+                &exchanges,
+                &computes,
+                threads,
+                fuse::FUSE_MIN_BYTES,
+            ),
+            Interleave::All => {
+                fuse::Fusion::build(exe, &codelets, &exchanges, &computes, threads, 0)
+            }
+        };
 
         // Names of replica 0's entries; replica r's copy of entry i is r·n + i.
         let tensor_index = exe
@@ -448,6 +498,7 @@ impl Engine {
             codelets,
             exchanges,
             computes,
+            fusion,
             tensor_index,
             stream_index,
             inputs: (0..n_streams).map(|_| None).collect(),
@@ -499,6 +550,16 @@ impl Engine {
         self.threads
     }
 
+    /// The exchange–compute pairs this engine runs interleaved tile by tile (`(exchange,
+    /// compute)` phase ids; see [`Interleave`]).
+    pub fn interleaved_phases(&self) -> Vec<(ExchangePhaseId, ComputePhaseId)> {
+        self.fusion
+            .plans
+            .iter()
+            .map(|p| (p.exchange, p.compute))
+            .collect()
+    }
+
     /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
     /// was computed up to that point, and the engine can run again.
     /// Whether runs flush subnormals (the option, else the executable's target).
@@ -526,6 +587,7 @@ impl Engine {
             codelets: &self.codelets,
             exchanges: &self.exchanges,
             computes: &self.computes,
+            fusion: &self.fusion,
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
             sr_seed: self.options.stochastic_rounding,

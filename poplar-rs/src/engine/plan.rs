@@ -54,7 +54,12 @@ pub(super) struct HotVertex {
     pub(super) n_lists: usize,
     /// 1, or `workers_per_tile` for a multi-worker codelet.
     pub(super) workers: u32,
-    /// Needs the slow path: bool fields to normalize, or written f32 fields to check.
+    /// The byte ranges of the vertex's bool fields, `bools[bools_at..][..n_bools]` of the
+    /// phase (normalized to 0/1 before each call, from the plan rather than the executable's
+    /// scattered vertex records: one phase of an all-reduce spent 7 % of its time there).
+    pub(super) bools_at: u32,
+    pub(super) n_bools: u32,
+    /// Needs the slow path: written f32 fields to check or flush.
     pub(super) slow: bool,
 }
 
@@ -80,6 +85,9 @@ pub(super) struct ComputePlan {
     pub(super) fields: Vec<FieldLoc>,
     /// Vector-list entries of all `vertices`, each vertex's run at `lists_at`.
     pub(super) lists: Vec<FieldLoc>,
+    /// Bool field byte ranges (`offset`, `len` in bytes) of all `vertices`, each vertex's run
+    /// at `bools_at`.
+    pub(super) bools: Vec<FieldLoc>,
     /// Cache-line runs of each tile's fields (see `HotTile::runs`).
     pub(super) runs: Vec<LineRun>,
     /// Ranges of `tiles` run as one parallel task each.
@@ -155,6 +163,8 @@ pub(super) fn guided(costs: &[u64], threads: usize, smallest: u64) -> Vec<Range<
 pub(super) const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
 /// Copies ahead whose source and destination the exchange loop prefetches.
 pub(super) const EXCHANGE_PREFETCH_AHEAD: usize = 4;
+/// Units (tiles) ahead whose copies and field heads an interleaved phase asks for.
+pub(super) const FUSED_PREFETCH_AHEAD: usize = 2;
 /// Fixed cost of one copy, in byte-equivalents, for balancing.
 pub(super) const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.

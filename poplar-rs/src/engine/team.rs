@@ -31,6 +31,8 @@ const SPINS_BEFORE_YIELD: u32 = if cfg!(miri) { 0 } else { 100 };
 pub(super) enum Job {
     Compute(u32),
     Exchange(u32),
+    /// An exchange and a compute phase interleaved tile by tile (`fuse.rs`).
+    Fused(u32),
     /// The run is over: helpers return.
     Stop,
 }
@@ -40,6 +42,7 @@ impl Job {
         match self {
             Job::Compute(i) => u64::from(i),
             Job::Exchange(i) => (1 << 32) | u64::from(i),
+            Job::Fused(i) => (2 << 32) | u64::from(i),
             Job::Stop => u64::MAX,
         }
     }
@@ -48,6 +51,7 @@ impl Job {
         match v {
             u64::MAX => Job::Stop,
             v if v >> 32 == 1 => Job::Exchange(v as u32),
+            v if v >> 32 == 2 => Job::Fused(v as u32),
             v => Job::Compute(v as u32),
         }
     }

@@ -1,0 +1,157 @@
+//! The engine interleaves an exchange phase with the compute phase after it, tile by tile
+//! (`poplar::Interleave`), only where no vertex of the compute writes a byte the exchange
+//! reads; the results are the bits of running the two apart, also when a vertex fails.
+
+use compiler_tests::random::{build_case, Host};
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineError, EngineOptions, Executable, Graph,
+    Interleave, Program, Target, Tensor,
+};
+
+fn engine(exe: &Executable, interleave: Interleave, threads: usize) -> Engine {
+    compiler_tests::link();
+    codelets::link();
+    let opts = EngineOptions {
+        interleave,
+        ..EngineOptions::with_threads(threads)
+    };
+    Engine::new(exe, opts).expect("engine")
+}
+
+fn var(g: &mut Graph, name: &str, tile: u32) -> Tensor {
+    let t = g.add_variable(DType::F32, &[4], name);
+    g.set_tile_mapping(&t, tile).unwrap();
+    g.create_host_read_write(name, &t).unwrap();
+    t
+}
+
+fn add_in_place(g: &mut Graph, cs: poplar::ComputeSet, a: &Tensor, b: &Tensor, tile: u32) {
+    let v = g.add_vertex(cs, "AddInPlace<float>").unwrap();
+    g.connect(v, "a", a).unwrap();
+    g.connect(v, "b", b).unwrap();
+    g.set_tile_mapping(v, tile).unwrap();
+}
+
+/// A copy of `x` (tile 0) to `w` (tile 1), then one compute set over both tiles: on tile 1,
+/// `y += w`; on tile 0, `x += z` (`write_source`: a vertex writes what the copy reads) or
+/// `z += x`.
+fn two_tiles(write_source: bool) -> Executable {
+    let mut g = Graph::new(&Target::custom(2, 1 << 16));
+    let x = var(&mut g, "x", 0);
+    let z = var(&mut g, "z", 0);
+    let y = var(&mut g, "y", 1);
+    let w = g.add_variable(DType::F32, &[4], "w");
+    g.set_tile_mapping(&w, 1).unwrap();
+    let cs = g.add_compute_set("step");
+    add_in_place(&mut g, cs, &y, &w, 1);
+    if write_source {
+        add_in_place(&mut g, cs, &x, &z, 0);
+    } else {
+        add_in_place(&mut g, cs, &z, &x, 0);
+    }
+    let prog = Program::seq(vec![Program::copy(&x, &w), Program::execute(cs)]);
+    compile(&g, &[prog], &CompileOptions::default()).expect("compiles")
+}
+
+#[test]
+fn interleaves_only_where_no_vertex_writes_what_the_exchange_reads() {
+    for write_source in [false, true] {
+        let exe = two_tiles(write_source);
+        for threads in [1, 2] {
+            for mode in [Interleave::All, Interleave::Never, Interleave::Large] {
+                let mut e = engine(&exe, mode, threads);
+                e.write_tensor("x", &[1f32, 2., 3., 4.]).unwrap();
+                e.write_tensor("y", &[10f32, 20., 30., 40.]).unwrap();
+                e.write_tensor("z", &[1f32; 4]).unwrap();
+                e.run(0).unwrap();
+                let interleaved = e.interleaved_phases().len();
+                let want = usize::from(mode == Interleave::All && !write_source);
+                assert_eq!(
+                    interleaved, want,
+                    "{mode:?}, writes its source: {write_source}"
+                );
+                // Tile 1 adds the x of before the copy, whatever tile 0 does to it afterwards.
+                let y: Vec<f32> = e.read_tensor("y").unwrap();
+                assert_eq!(y, [11., 22., 33., 44.], "{mode:?} {write_source}");
+                let (x, z): (Vec<f32>, Vec<f32>) =
+                    (e.read_tensor("x").unwrap(), e.read_tensor("z").unwrap());
+                if write_source {
+                    assert_eq!((x, z), (vec![2., 3., 4., 5.], vec![1.; 4]));
+                } else {
+                    assert_eq!((x, z), (vec![1., 2., 3., 4.], vec![2., 3., 4., 5.]));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failing_vertex_still_lets_the_exchange_complete() {
+    // A copy from tile 0 to tile 1, then a compute set whose vertex on tile 0 fails: tile 0
+    // comes first in an interleaved phase, so the copy into tile 1 runs after the failure.
+    let mut g = Graph::new(&Target::custom(2, 1 << 16));
+    let x = var(&mut g, "x", 0);
+    let w = var(&mut g, "w", 1);
+    let s = g.add_variable(DType::F32, &[], "s");
+    g.set_tile_mapping(&s, 0).unwrap();
+    g.create_host_read_write("s", &s).unwrap();
+    let cs = g.add_compute_set("check");
+    let v = g.add_vertex(cs, "test::FailAbove").unwrap();
+    g.connect(v, "x", &s).unwrap();
+    g.set_vertex_state(v, "limit", 1.0f32).unwrap();
+    g.set_tile_mapping(v, 0).unwrap();
+    let prog = Program::seq(vec![Program::copy(&x, &w), Program::execute(cs)]);
+    let exe = compile(&g, &[prog], &CompileOptions::default()).expect("compiles");
+    for threads in [1, 2] {
+        let mut errors = Vec::new();
+        for mode in [Interleave::All, Interleave::Never] {
+            let mut e = engine(&exe, mode, threads);
+            assert_eq!(
+                e.interleaved_phases().len(),
+                usize::from(mode == Interleave::All)
+            );
+            e.write_tensor("x", &[1f32, 2., 3., 4.]).unwrap();
+            e.write_tensor("w", &[0f32; 4]).unwrap();
+            e.write_tensor("s", &[5f32]).unwrap();
+            let err = e.run(0).expect_err("the vertex fails");
+            assert!(
+                matches!(&err, EngineError::VertexFailed { tile: 0, .. }),
+                "{mode:?}: {err}"
+            );
+            let w: Vec<f32> = e.read_tensor("w").unwrap();
+            assert_eq!(w, [1., 2., 3., 4.], "{mode:?}, {threads} threads");
+            errors.push(err.to_string());
+        }
+        assert_eq!(errors[0], errors[1]);
+    }
+}
+
+#[test]
+fn random_graphs_give_the_same_bits_interleaved() {
+    let run = |case: &compiler_tests::random::Case, mode, threads| -> (Host, usize) {
+        let exe = compile(&case.graph, &case.progs, &CompileOptions::default()).unwrap();
+        let mut e = engine(&exe, mode, threads);
+        for (i, data) in case.init.iter().enumerate() {
+            e.write_tensor(&format!("v{i}"), data).unwrap();
+        }
+        e.run(0).unwrap();
+        let host = (0..case.init.len())
+            .map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap())
+            .collect();
+        (host, e.interleaved_phases().len())
+    };
+    let bits = |h: &Host| h.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut interleaved = 0;
+    for seed in 1..150u64 {
+        let case = build_case(seed * 6_151);
+        for threads in [1, 2] {
+            let (a, n) = run(&case, Interleave::All, threads);
+            let (b, _) = run(&case, Interleave::Never, threads);
+            assert_eq!(a, case.expect, "seed {seed}, {threads} threads");
+            assert_eq!(bits(&a), bits(&b), "seed {seed}, {threads} threads");
+            interleaved += n;
+        }
+    }
+    // The random programs must reach the interleaved path often.
+    assert!(interleaved >= 40, "{interleaved} phases interleaved");
+}
