@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | `gcl::Slice<T>` | `data`, `pos` → `out` | `out = data[f]` at step 0 |
 //! | `gcl::Reduce<T>` | `data`, `recv`, `pos`, `step` (in/out) → `out` | `out = recv ⊕ data[f]`; `step += 1` |
+//! | `gcl::Accumulate<T>` | `data`, `buf` (in/out), `pos`, `step` (in/out) | `buf = buf ⊕ data[f]`; `step += 1` |
 //! | `gcl::Finish<T>` | `data`, `a`, `b`, `pos` → `out` | `out = (a ⊕ b) ⊕ data[pos]` (`b` ignored unless `with_b`) |
 //! | `gcl::Store<T>` | `data` (in/out), `recv`, `pos`, `step` (in/out) | `data[f] = recv`; `step += 1` |
 //! | `gcl::Map<T>` | `x` (in/out) | `x = x·x` (`op` 0) or `x = x·scale` (`op` 1) |
@@ -33,6 +34,14 @@ pub trait Combine: Copy {
     fn combine_into(op: u32, out: &mut [Self], a: &[Self], b: &[Self]) -> Result<(), VertexError> {
         for (i, ((o, &x), &y)) in out.iter_mut().zip(a).zip(b).enumerate() {
             *o = Self::combine(op, x, y, i)?;
+        }
+        Ok(())
+    }
+    /// `acc[i] = acc[i] ⊕ b[i]` for the common length (as [`Combine::combine_into`] with
+    /// `out` = `a` = `acc`: the same operands in the same order, so the same bits).
+    fn combine_assign(op: u32, acc: &mut [Self], b: &[Self]) -> Result<(), VertexError> {
+        for (i, (o, &y)) in acc.iter_mut().zip(b).enumerate() {
+            *o = Self::combine(op, *o, y, i)?;
         }
         Ok(())
     }
@@ -59,9 +68,30 @@ macro_rules! hoisted {
     }};
 }
 
+/// As [`hoisted!`], in place: `acc = acc ⊕ b`.
+macro_rules! hoisted_assign {
+    ($op:expr, $acc:expr, $b:expr, $ty:literal, { $($code:literal => |$x:ident, $y:ident| $e:expr),* }) => {{
+        match $op {
+            $($code => {
+                for (o, &$y) in $acc.iter_mut().zip($b) {
+                    let $x = *o;
+                    *o = $e;
+                }
+            })*
+            op => return Err(bad_op(op, $ty)),
+        }
+        Ok(())
+    }};
+}
+
 impl Combine for f32 {
     fn combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "float", {
+            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
+    fn combine_assign(op: u32, acc: &mut [f32], b: &[f32]) -> Result<(), VertexError> {
+        hoisted_assign!(op, acc, b, "float", {
             0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
         })
     }
@@ -100,6 +130,12 @@ impl Combine for f16 {
 impl Combine for i32 {
     fn combine_into(op: u32, out: &mut [i32], a: &[i32], b: &[i32]) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "int", {
+            0 => |x, y| x.wrapping_add(y), 1 => |x, y| x.wrapping_mul(y),
+            2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
+    fn combine_assign(op: u32, acc: &mut [i32], b: &[i32]) -> Result<(), VertexError> {
+        hoisted_assign!(op, acc, b, "int", {
             0 => |x, y| x.wrapping_add(y), 1 => |x, y| x.wrapping_mul(y),
             2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
         })
@@ -177,7 +213,7 @@ fn frag<'d, T>(
 }
 
 macro_rules! gcl_codelets {
-    ($($t:ty, $ty:literal, $slice:ident $sn:literal, $reduce:ident $rn:literal, $finish:ident $fn_:literal, $place:ident $pn:literal, $map:ident $mn:literal;)*) => {$(
+    ($($t:ty, $ty:literal, $slice:ident $sn:literal, $reduce:ident $rn:literal, $acc:ident $an:literal, $finish:ident $fn_:literal, $place:ident $pn:literal, $map:ident $mn:literal;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`gcl::Slice<", $ty, ">`: `out = data[f]` at step 0.")]
             pub struct $slice as $sn {
@@ -236,6 +272,36 @@ macro_rules! gcl_codelets {
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
                 Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+            }
+        }
+
+        poplar::codelet! {
+            #[doc = concat!("`gcl::Accumulate<", $ty, ">`: `buf = buf ⊕ data[f]`, then `step += 1` (the reduce-scatter step that keeps its fragment where it arrived).")]
+            pub struct $acc as $an {
+                data: Input<Vector<$t>>,
+                buf: InOut<Vector<$t>>,
+                pos: Input<u32>,
+                step: InOut<u32>,
+                g: State<u32>,
+                off: State<u32>,
+                up: State<bool>,
+                op: State<u32>,
+            }
+        }
+
+        impl Vertex for $acc<'_> {
+            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+                const NAME: &str = $an;
+                let w = self.buf.len();
+                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                let own = frag(NAME, &self.data, f, w, self.g)?;
+                // Past a short fragment's end: nothing to combine (never stored).
+                <$t as Combine>::combine_assign(self.op, &mut self.buf[..own.len()], own)?;
+                *self.step = self.step.wrapping_add(1);
+                Ok(())
+            }
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::elementwise(ctx.elements(Self::buf), <$t as Element>::DTYPE, 1))
             }
         }
 
@@ -340,12 +406,16 @@ macro_rules! gcl_codelets {
 
 gcl_codelets! {
     f32, "float", SliceF32 "gcl::Slice<float>", ReduceF32 "gcl::Reduce<float>",
+        AccumulateF32 "gcl::Accumulate<float>",
         FinishF32 "gcl::Finish<float>", StoreF32 "gcl::Store<float>", MapF32 "gcl::Map<float>";
     f16, "half", SliceF16 "gcl::Slice<half>", ReduceF16 "gcl::Reduce<half>",
+        AccumulateF16 "gcl::Accumulate<half>",
         FinishF16 "gcl::Finish<half>", StoreF16 "gcl::Store<half>", MapF16 "gcl::Map<half>";
     i32, "int", SliceI32 "gcl::Slice<int>", ReduceI32 "gcl::Reduce<int>",
+        AccumulateI32 "gcl::Accumulate<int>",
         FinishI32 "gcl::Finish<int>", StoreI32 "gcl::Store<int>", MapI32 "gcl::Map<int>";
     bool, "bool", SliceBool "gcl::Slice<bool>", ReduceBool "gcl::Reduce<bool>",
+        AccumulateBool "gcl::Accumulate<bool>",
         FinishBool "gcl::Finish<bool>", StoreBool "gcl::Store<bool>", MapBool "gcl::Map<bool>";
 }
 

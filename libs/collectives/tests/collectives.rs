@@ -3,7 +3,7 @@
 //! with each other; impossible requests are typed errors.
 
 use collectives::{reference, CollectiveError, Group, Kind, Method, Op, Options};
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Target};
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Interleave, Target};
 
 const TILES: u32 = 4;
 
@@ -40,6 +40,10 @@ struct Case {
     group: Group,
     method: Method,
     threads: usize,
+    /// The engine's interleaving of exchanges with the compute after them: every one that
+    /// can be, unless a test says otherwise (the ring steps of these small cases are far
+    /// below the default's threshold).
+    interleave: Interleave,
 }
 
 /// Runs the case on the engine; returns per replica the outputs (flattened, concatenated)
@@ -86,7 +90,22 @@ fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         &CompileOptions::default(),
     )
     .unwrap();
-    let mut e = Engine::new(&exe, EngineOptions::with_threads(c.threads)).unwrap();
+    let opts = EngineOptions {
+        interleave: c.interleave,
+        ..EngineOptions::with_threads(c.threads)
+    };
+    let mut e = Engine::new(&exe, opts).unwrap();
+    let rings = c.group.size(c.replicas).unwrap() > 1 && c.op != Op::Local;
+    if c.interleave == Interleave::All && rings && c.method != Method::MeetInTheMiddle {
+        // Every ring step of the one-way rings and the ring pair writes the buffer its
+        // exchange filled, never the one it sent: each step can be interleaved.
+        assert!(
+            !e.interleaved_phases().is_empty(),
+            "{:?} {:?}: no step interleaved",
+            c.kind,
+            c.method
+        );
+    }
     let mut rng = Rng(seed | 1);
     let r = c.replicas as usize;
     let mut ins = vec![Vec::new(); r];
@@ -224,6 +243,7 @@ fn case(replicas: u32, kind: Kind, op: Op, group: Group, method: Method, dtype: 
         group,
         method,
         threads: 2,
+        interleave: Interleave::All,
     }
 }
 
@@ -321,6 +341,29 @@ fn integer_results_are_bit_identical_across_methods_ring_orders_and_threads() {
     }
     for r in &results[1..] {
         assert_eq!(r, &results[0]);
+    }
+}
+
+#[test]
+fn interleaving_exchanges_with_the_ring_steps_changes_no_bit() {
+    for method in METHODS {
+        for kind in [Kind::AllReduce, Kind::ReduceScatter, Kind::AllGather] {
+            let bits = |interleave| {
+                let mut c = case(8, kind, Op::Add, Group::All, method, DType::F32);
+                c.sizes = vec![1000, 37];
+                c.interleave = interleave;
+                let (outs, _) = run(&c, 5);
+                outs.iter()
+                    .flatten()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(Interleave::All),
+                bits(Interleave::Never),
+                "{kind:?} {method:?}"
+            );
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The ring steps of a collective: resetting the step counters, the cross-replica exchanges
-//! and the compute sets of the reduce-scatter (`gcl::Slice`, `gcl::Reduce`, `gcl::Finish`)
-//! and of the all-gather (`gcl::Store`, with two buffers in turn).
+//! and the compute sets of the reduce-scatter (`gcl::Slice`, then `gcl::Accumulate` with two
+//! buffers in turn for the one-way rings and the ring pair, `gcl::Reduce` and `gcl::Finish`
+//! for meet in the middle) and of the all-gather (`gcl::Store`, with two buffers in turn).
 
 use poplar::program::CrossReplicaCopy;
 use poplar::{Program, Tensor};
@@ -144,6 +145,74 @@ impl Builder<'_> {
         Ok(Program::execute(cs))
     }
 
+    /// `gcl::Accumulate` on each chain: its receive buffers (`in_recv`) or its send buffers
+    /// `⊕= data[pos + off ± step]`.
+    pub(super) fn accumulate_step(
+        &mut self,
+        chains: &[(&Chain, u32, bool)],
+        in_recv: bool,
+    ) -> Result<Program, CollectiveError> {
+        let cs = self.g.add_compute_set(&format!("{}/reduce", self.name));
+        let codelet = format!("gcl::Accumulate<{}>", self.ty);
+        let gsz = self.plan.group_size;
+        let op = self.plan.op.code();
+        for (ch, off, up) in chains {
+            for (i, j) in self.live(ch.half).into_iter().enumerate() {
+                let d = self.data[ch.half][j].clone().expect("live tile");
+                let p = self.pos_at(j)?;
+                let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
+                let buf = if in_recv { &ch.recv[i] } else { &ch.send[i] };
+                self.vertex(
+                    cs,
+                    &codelet,
+                    j,
+                    &[("data", &d), ("buf", buf), ("pos", &p), ("step", &step)],
+                    &[
+                        ("g", gsz.into()),
+                        ("off", (off % gsz).into()),
+                        ("up", (*up).into()),
+                        ("op", op.into()),
+                    ],
+                )?;
+            }
+        }
+        Ok(Program::execute(cs))
+    }
+
+    /// `count` reduce-scatter steps of `chains` whose partial fragments start in their send
+    /// buffers: each step forwards the current buffers to the neighbour's other buffers, which
+    /// then accumulate the local fragment where it arrived (`gcl::Accumulate`). The buffers
+    /// alternate, so no step's compute writes what its exchange reads, and the engine can
+    /// interleave the two tile by tile (`poplar::Interleave`). Returns whether the
+    /// reduced fragments end in the receive buffers.
+    pub(super) fn reduce_steps(
+        &mut self,
+        chains: &[(&Chain, u32, bool)],
+        count: u32,
+        body: &mut Vec<Program>,
+    ) -> Result<bool, CollectiveError> {
+        if count == 0 {
+            return Ok(false);
+        }
+        let only: Vec<&Chain> = chains.iter().map(|(c, _, _)| *c).collect();
+        let there = self.exchange_dir(&only, true)?;
+        let acc_there = self.accumulate_step(chains, true)?;
+        if count >= 2 {
+            let back = self.exchange_dir(&only, false)?;
+            let acc_back = self.accumulate_step(chains, false)?;
+            body.push(Program::repeat(
+                count / 2,
+                Program::seq(vec![there.clone(), acc_there.clone(), back, acc_back]),
+            ));
+        }
+        if count % 2 == 1 {
+            body.push(there);
+            body.push(acc_there);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// `gcl::Store` on each chain: data[pos ± step] = its receive buffers (`in_recv`) or its
     /// send buffers. One compute set per chain: two chains over one half (meet in the middle)
     /// write the same data variable.
@@ -280,22 +349,29 @@ impl Builder<'_> {
                     let ch = self.chain(0, cw)?;
                     self.reset(&[(&ch, 0)], body)?;
                     self.slice(&[(&ch, if cw { gsz - 1 } else { 1 })], body)?;
-                    let x = self.exchange(&[&ch])?;
-                    let r = self.reduce_step(&[(&ch, if cw { gsz - 2 } else { 2 }, !cw)])?;
-                    body.push(Program::repeat(gsz - 1, Program::seq(vec![x, r])));
-                    ch.send
+                    let off = if cw { gsz - 2 } else { 2 };
+                    let in_recv = self.reduce_steps(&[(&ch, off, !cw)], gsz - 1, body)?;
+                    if in_recv {
+                        ch.recv
+                    } else {
+                        ch.send
+                    }
                 }
                 Method::BidirectionalRingPair => {
                     let c0 = self.chain(0, true)?;
                     let c1 = self.chain(1, false)?;
                     self.reset(&[(&c0, 0), (&c1, 0)], body)?;
                     self.slice(&[(&c0, gsz - 1), (&c1, 1)], body)?;
-                    let x = self.exchange(&[&c0, &c1])?;
-                    let r = self.reduce_step(&[(&c0, gsz - 2, false), (&c1, 2 % gsz, true)])?;
-                    body.push(Program::repeat(gsz - 1, Program::seq(vec![x, r])));
-                    let mut all = c0.send;
-                    all.extend(c1.send);
-                    all
+                    let chains = [(&c0, gsz - 2, false), (&c1, 2 % gsz, true)];
+                    if self.reduce_steps(&chains, gsz - 1, body)? {
+                        let mut all = c0.recv;
+                        all.extend(c1.recv);
+                        all
+                    } else {
+                        let mut all = c0.send;
+                        all.extend(c1.send);
+                        all
+                    }
                 }
                 Method::MeetInTheMiddle => {
                     let a = gsz / 2; // ⌈(G−1)/2⌉ steps clockwise
