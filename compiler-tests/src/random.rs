@@ -1,7 +1,7 @@
 //! Random small graphs and their host interpretation: the generator of the property test
 //! (`tests/random_graphs.rs`), shared with the multi-rank checks (`src/bin/ranks.rs`).
 
-use poplar::{DType, Graph, Program, Target, Tensor};
+use poplar::{DType, Engine, EngineOptions, Executable, Graph, Program, Target, Tensor};
 
 /// A tiny deterministic generator, so that a failing seed reproduces the whole case.
 pub struct Rng(pub u64);
@@ -218,4 +218,19 @@ pub fn build_case(seed: u64) -> Case {
         init,
         expect: host,
     }
+}
+
+/// Runs `exe` (compiled from `case`) on a new engine with `opts`: writes the variables'
+/// initial values, runs program 0 and reads every variable back; also returns the engine.
+pub fn run_exe(case: &Case, exe: &Executable, opts: EngineOptions) -> (Host, Engine) {
+    crate::link();
+    let mut e = Engine::new(exe, opts).expect("engine");
+    for (i, data) in case.init.iter().enumerate() {
+        e.write_tensor(&format!("v{i}"), data).expect("write");
+    }
+    e.run(0).expect("run");
+    let host = (0..case.init.len())
+        .map(|i| e.read_tensor::<f32>(&format!("v{i}")).expect("read"))
+        .collect();
+    (host, e)
 }

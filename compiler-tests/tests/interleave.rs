@@ -2,7 +2,7 @@
 //! (`poplar::Interleave`), only where no vertex of the compute writes a byte the exchange
 //! reads; the results are the bits of running the two apart, also when a vertex fails.
 
-use compiler_tests::random::{build_case, Host};
+use compiler_tests::random::{build_case, run_exe, Host};
 use poplar::{
     compile, CompileOptions, DType, Engine, EngineError, EngineOptions, Executable, Graph,
     Interleave, Program, Target, Tensor,
@@ -128,16 +128,13 @@ fn a_failing_vertex_still_lets_the_exchange_complete() {
 
 #[test]
 fn random_graphs_give_the_same_bits_interleaved() {
-    let run = |case: &compiler_tests::random::Case, mode, threads| -> (Host, usize) {
+    let run = |case: &compiler_tests::random::Case, interleave, threads| -> (Host, usize) {
         let exe = compile(&case.graph, &case.progs, &CompileOptions::default()).unwrap();
-        let mut e = engine(&exe, mode, threads);
-        for (i, data) in case.init.iter().enumerate() {
-            e.write_tensor(&format!("v{i}"), data).unwrap();
-        }
-        e.run(0).unwrap();
-        let host = (0..case.init.len())
-            .map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap())
-            .collect();
+        let opts = EngineOptions {
+            interleave,
+            ..EngineOptions::with_threads(threads)
+        };
+        let (host, e) = run_exe(case, &exe, opts);
         (host, e.interleaved_phases().len())
     };
     let bits = |h: &Host| h.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();

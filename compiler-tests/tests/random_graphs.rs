@@ -2,7 +2,7 @@
 //! copies) run on the simulator give exactly what a straightforward host interpretation of the
 //! same program gives. Also: results are bit-identical for 1 and 2 threads.
 
-use poplar::{compile, CompileOptions, Engine, EngineOptions, InPlaceConcat};
+use poplar::{compile, CompileOptions, EngineOptions, InPlaceConcat};
 use proptest::prelude::*;
 
 use compiler_tests::random::*;
@@ -22,14 +22,7 @@ fn run_with(case: &Case, threads: usize, opts: &CompileOptions) -> (Host, u64) {
         .filter(|m| m.name.ends_with("(receive slack)"))
         .map(|m| u64::from(m.bytes))
         .sum();
-    let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
-    for (i, data) in case.init.iter().enumerate() {
-        e.write_tensor(&format!("v{i}"), data).unwrap();
-    }
-    e.run(0).unwrap();
-    let host = (0..case.init.len())
-        .map(|i| e.read_tensor::<f32>(&format!("v{i}")).unwrap())
-        .collect();
+    let (host, _) = run_exe(case, &exe, EngineOptions::with_threads(threads));
     (host, slack)
 }
 

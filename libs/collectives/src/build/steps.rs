@@ -108,6 +108,37 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// One stepping ring vertex (`gcl::Reduce`, `gcl::Accumulate`, `gcl::Store`) on live tile
+    /// `j` (the chain's `i`-th): the tile's data, the replica's position and the chain's step
+    /// counter, the given buffers, and the fragment offset, direction and operator (if any).
+    #[allow(clippy::too_many_arguments)]
+    fn ring_vertex(
+        &mut self,
+        cs: poplar::ComputeSet,
+        codelet: &str,
+        ch: &Chain,
+        (i, j): (usize, usize),
+        buffers: &[(&str, &Tensor)],
+        (off, up): (u32, bool),
+        op: Option<u32>,
+    ) -> Result<(), CollectiveError> {
+        let gsz = self.plan.group_size;
+        let d = self.data[ch.half][j].clone().expect("live tile");
+        let p = self.pos_at(j)?;
+        let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
+        let mut fields = vec![("data", &d), ("pos", &p), ("step", &step)];
+        fields.extend_from_slice(buffers);
+        let mut state = vec![
+            ("g", gsz.into()),
+            ("off", (off % gsz.max(1)).into()),
+            ("up", up.into()),
+        ];
+        if let Some(op) = op {
+            state.push(("op", op.into()));
+        }
+        self.vertex(cs, codelet, j, &fields, &state)
+    }
+
     /// `gcl::Reduce` on each chain: send = recv ⊕ data[pos + off ± step].
     pub(super) fn reduce_step(
         &mut self,
@@ -115,31 +146,11 @@ impl Builder<'_> {
     ) -> Result<Program, CollectiveError> {
         let cs = self.g.add_compute_set(&format!("{}/reduce", self.name));
         let codelet = format!("gcl::Reduce<{}>", self.ty);
-        let gsz = self.plan.group_size;
         let op = self.plan.op.code();
         for (ch, off, up) in chains {
             for (i, j) in self.live(ch.half).into_iter().enumerate() {
-                let d = self.data[ch.half][j].clone().expect("live tile");
-                let p = self.pos_at(j)?;
-                let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
-                self.vertex(
-                    cs,
-                    &codelet,
-                    j,
-                    &[
-                        ("data", &d),
-                        ("recv", &ch.recv[i]),
-                        ("pos", &p),
-                        ("step", &step),
-                        ("out", &ch.send[i]),
-                    ],
-                    &[
-                        ("g", gsz.into()),
-                        ("off", (off % gsz).into()),
-                        ("up", (*up).into()),
-                        ("op", op.into()),
-                    ],
-                )?;
+                let bufs = [("recv", &ch.recv[i]), ("out", &ch.send[i])];
+                self.ring_vertex(cs, &codelet, ch, (i, j), &bufs, (*off, *up), Some(op))?;
             }
         }
         Ok(Program::execute(cs))
@@ -154,25 +165,18 @@ impl Builder<'_> {
     ) -> Result<Program, CollectiveError> {
         let cs = self.g.add_compute_set(&format!("{}/reduce", self.name));
         let codelet = format!("gcl::Accumulate<{}>", self.ty);
-        let gsz = self.plan.group_size;
         let op = self.plan.op.code();
         for (ch, off, up) in chains {
             for (i, j) in self.live(ch.half).into_iter().enumerate() {
-                let d = self.data[ch.half][j].clone().expect("live tile");
-                let p = self.pos_at(j)?;
-                let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
                 let buf = if in_recv { &ch.recv[i] } else { &ch.send[i] };
-                self.vertex(
+                self.ring_vertex(
                     cs,
                     &codelet,
-                    j,
-                    &[("data", &d), ("buf", buf), ("pos", &p), ("step", &step)],
-                    &[
-                        ("g", gsz.into()),
-                        ("off", (off % gsz).into()),
-                        ("up", (*up).into()),
-                        ("op", op.into()),
-                    ],
+                    ch,
+                    (i, j),
+                    &[("buf", buf)],
+                    (*off, *up),
+                    Some(op),
                 )?;
             }
         }
@@ -222,26 +226,12 @@ impl Builder<'_> {
         in_recv: bool,
     ) -> Result<Program, CollectiveError> {
         let codelet = format!("gcl::Store<{}>", self.ty);
-        let gsz = self.plan.group_size;
         let mut sets = Vec::new();
         for (ch, up) in chains {
             let cs = self.g.add_compute_set(&format!("{}/store", self.name));
             for (i, j) in self.live(ch.half).into_iter().enumerate() {
-                let d = self.data[ch.half][j].clone().expect("live tile");
-                let p = self.pos_at(j)?;
-                let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
                 let src = if in_recv { &ch.recv[i] } else { &ch.send[i] };
-                self.vertex(
-                    cs,
-                    &codelet,
-                    j,
-                    &[("data", &d), ("recv", src), ("pos", &p), ("step", &step)],
-                    &[
-                        ("g", gsz.into()),
-                        ("off", 0u32.into()),
-                        ("up", (*up).into()),
-                    ],
-                )?;
+                self.ring_vertex(cs, &codelet, ch, (i, j), &[("recv", src)], (0, *up), None)?;
             }
             sets.push(Program::execute(cs));
         }
