@@ -1056,22 +1056,7 @@ fn cmd_plot(
 fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
     // this same program over its share of the chips; started alone, one rank.
-    let cluster = match poplar::dist::init() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match real_main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        // An error the engine shared is every rank's: rank 0 reports it and all end alike;
-        // any other may be this rank's alone: it reports it and ends the whole job.
-        Err(e) => cluster.fail(
-            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
-            e.chain().any(poplar::engine::is_shared_error),
-        ),
-    }
+    poplar::engine::job_main(real_main)
 }
 
 #[derive(Args)]

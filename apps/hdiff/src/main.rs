@@ -94,24 +94,12 @@ fn parse_blocks(s: &str) -> Result<(usize, usize), String> {
 fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
     // this same program over its share of the chips; started alone, one rank.
-    let cluster = match poplar::dist::init() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
+    poplar::engine::job_main(|| {
+        hdiff::codelets::link();
+        match Cli::parse().command {
+            Command::Run(args) => run(args),
         }
-    };
-    hdiff::codelets::link();
-    let result = match Cli::parse().command {
-        Command::Run(args) => run(args),
-    };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => cluster.fail(
-            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
-            e.chain().any(poplar::engine::is_shared_error),
-        ),
-    }
+    })
 }
 
 fn run(args: RunArgs) -> Result<()> {

@@ -139,20 +139,7 @@ macro_rules! say {
 fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
     // this same program over its share of the chips; started alone, one rank.
-    let cluster = match poplar::dist::init() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match real_main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => cluster.fail(
-            &e.chain().map(|c| c.to_string()).collect::<Vec<_>>(),
-            e.chain().any(poplar::engine::is_shared_error),
-        ),
-    }
+    poplar::engine::job_main(real_main)
 }
 
 fn real_main() -> anyhow::Result<()> {
