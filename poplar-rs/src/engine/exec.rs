@@ -393,8 +393,8 @@ impl Exec<'_> {
     pub(super) fn fused_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
         let plan = &self.fusion.plans[f as usize];
         let cp = &self.computes[plan.compute];
-        // No progress-driven look-ahead: the copies of the next tile bring its received bytes
-        // in; the heads of its fields are asked for one tile ahead (below).
+        // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
+        // `FUSED_PREFETCH_AHEAD` units ahead instead (below).
         super::lookahead::ahead_end();
         let _quiet = super::panics::Quiet::begin();
         let mut result = Ok(());
@@ -403,9 +403,9 @@ impl Exec<'_> {
             self.prefetch_unit(plan, cp, next);
         }
         for (i, u) in units.iter().enumerate() {
-            // A hint (reads and writes nothing): the next tile's fields — its vertices' state,
-            // scalars and the first lines of its vectors — are cold, a few misses per vertex
-            // that nothing else would overlap.
+            // A hint (reads and writes nothing): a later tile's copies and fields — its
+            // vertices' state, scalars and the first line of its vectors — are cold, a few
+            // misses per vertex that nothing else would overlap.
             if let Some(next) = units.get(i + FUSED_PREFETCH_AHEAD) {
                 self.prefetch_unit(plan, cp, next);
             }
