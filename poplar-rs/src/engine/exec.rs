@@ -240,33 +240,27 @@ impl RunCtx<'_> {
         Ok(())
     }
 
-    /// If `v[i]` is an exchange that runs interleaved with the compute phase after it: the
-    /// plan, and the index of that compute step (syncs between them only matter to the
-    /// profiler, which turns interleaving off).
+    /// If `v[i]` is an exchange that runs interleaved with the compute phases after it: the
+    /// plan, and the index of the chain's last compute step (syncs between them only matter to
+    /// the profiler, which turns interleaving off).
     fn interleaved_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
-        let Step::Exchange(x) = v[i] else {
-            return None;
-        };
-        if self.prof.is_some() || self.x.dist.is_some() {
+        if !matches!(v[i], Step::Exchange(_)) || self.prof.is_some() || self.x.dist.is_some() {
             return None;
         }
-        let j = i
-            + 1
-            + v[i + 1..]
-                .iter()
-                .position(|s| !matches!(s, Step::Sync(_)))?;
-        let Step::Compute(c) = v[j] else {
-            return None;
-        };
-        Some((self.x.fusion.get(x, c)?, j))
+        self.x.fusion.at(v, i)
     }
 
-    /// An exchange phase and the compute phase after it, interleaved tile by tile.
+    /// An exchange phase and the compute phases after it, interleaved tile by tile.
     pub(super) fn fused(&self, f: u32) -> Result<(), EngineError> {
         let x = self.x;
-        // As `compute`: one epoch per compute phase, before any task reads it.
-        x.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let plan = &x.fusion.plans[f as usize];
+        // As `compute`: one epoch per compute phase, before any task reads it. Only the last
+        // phase of a chain can have vertices (the others are on-tile copies), and it reads
+        // the epoch it would have read run alone.
+        x.epoch.fetch_add(
+            plan.computes.len() as u64,
+            std::sync::atomic::Ordering::SeqCst,
+        );
         match self.team {
             Some(team) if plan.chunks.len() > 1 => team.run(Job::Fused(f), |job, t| x.work(job, t)),
             _ => {
@@ -388,11 +382,11 @@ impl Exec<'_> {
     }
 
     /// Units `r` of interleaved plan `f` (one task): per tile, the copies that land on it, then
-    /// its vertices. After a vertex fails, the task's remaining copies still run (the exchange
-    /// completes, as it would before the compute phase) but no more vertices.
+    /// its share of each compute phase. After a vertex fails, the task's remaining copies and
+    /// on-tile copies of vertex-free phases still run (they complete before the failing phase
+    /// when run apart) but no more vertices.
     pub(super) fn fused_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
         let plan = &self.fusion.plans[f as usize];
-        let cp = &self.computes[plan.compute];
         // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
         // `FUSED_PREFETCH_AHEAD` units ahead instead (below).
         super::lookahead::ahead_end();
@@ -400,18 +394,29 @@ impl Exec<'_> {
         let mut result = Ok(());
         let units = &plan.units[r.clone()];
         for next in units.iter().take(FUSED_PREFETCH_AHEAD) {
-            self.prefetch_unit(plan, cp, next);
+            self.prefetch_unit(plan, next);
         }
         for (i, u) in units.iter().enumerate() {
             // A hint (reads and writes nothing): a later tile's copies and fields — its
             // vertices' state, scalars and the first line of its vectors — are cold, a few
             // misses per vertex that nothing else would overlap.
             if let Some(next) = units.get(i + FUSED_PREFETCH_AHEAD) {
-                self.prefetch_unit(plan, cp, next);
+                self.prefetch_unit(plan, next);
             }
             self.exchange_ops(&plan.ops[u.ops.start as usize..u.ops.end as usize]);
-            if let (Some(k), true) = (u.tile, result.is_ok()) {
-                result = self.run_tile(plan.compute, cp, &cp.tiles[k as usize]);
+            for t in &plan.tiles[u.tiles.start as usize..u.tiles.end as usize] {
+                let c = plan.computes[t.phase as usize];
+                let cp = &self.computes[c];
+                let ht = &cp.tiles[t.tile as usize];
+                if (t.phase as usize) + 1 < plan.computes.len() {
+                    // A phase before the last: on-tile copies only (`fuse::chain`), which
+                    // cannot fail and run also after a failure.
+                    let tc = &self.exe.computes[c].tiles[ht.index as usize];
+                    Self::local_copies(ht.base, &tc.pre_copies);
+                    Self::local_copies(ht.base, &tc.post_copies);
+                } else if result.is_ok() {
+                    result = self.run_tile(c, cp, ht);
+                }
             }
         }
         result
@@ -515,18 +520,14 @@ impl Exec<'_> {
     /// Asks the CPU for the first cache line of every copy source and destination of an
     /// interleaved unit and of every field of its vertices (a hint: nothing is read or
     /// written; a vector-list field's offset is a table index, and its hint is wasted).
-    fn prefetch_unit(
-        &self,
-        plan: &super::fuse::FusedPlan,
-        cp: &ComputePlan,
-        u: &super::fuse::FusedUnit,
-    ) {
+    fn prefetch_unit(&self, plan: &super::fuse::FusedPlan, u: &super::fuse::FusedUnit) {
         for o in &plan.ops[u.ops.start as usize..u.ops.end as usize] {
             crate::codelet::prefetch_ptr(self.mem.base(o.src_tile).wrapping_add(o.src as usize));
             crate::codelet::prefetch_ptr(self.mem.base(o.dst_tile).wrapping_add(o.dst as usize));
         }
-        if let Some(k) = u.tile {
-            let ht = &cp.tiles[k as usize];
+        for t in &plan.tiles[u.tiles.start as usize..u.tiles.end as usize] {
+            let cp = &self.computes[plan.computes[t.phase as usize]];
+            let ht = &cp.tiles[t.tile as usize];
             for hv in &cp.vertices[ht.first as usize..ht.end as usize] {
                 for f in &cp.fields[hv.fields_at..][..hv.n_fields] {
                     crate::codelet::prefetch_ptr(ht.base.wrapping_add(f.offset as usize));

@@ -4,18 +4,23 @@
 //! running it so means that every byte an exchange delivers has left the caches by the time
 //! the compute phase reads it, whenever a phase moves more than the caches hold (an
 //! all-reduce of 64 MB over 16 replicas moves 64 MB per step). Where an exchange phase is
-//! followed directly by a compute phase (only syncs between them), the engine may instead run,
-//! for each tile in turn, the copies that land on it and then its vertices, so the compute
-//! reads what was just copied while it is still cached.
+//! followed directly by compute phases (only syncs between them), the engine may instead run,
+//! for each tile in turn, the copies that land on it and then its share of those compute
+//! phases, so the compute reads what was just copied while it is still cached.
 //!
-//! That gives the same bytes as the model exactly when no vertex (or on-tile copy) of the
-//! compute phase writes a byte that one of the exchange's copies reads: a vertex reads and
-//! writes only its own tile's memory, all copies into a tile run before its vertices, copies
-//! never write what another copy reads (`check()`: ExchangeOverlap), so the only thing the
-//! interleaving could change is a copy reading a source that some tile's vertices already
-//! overwrote. [`fusible`] checks that, byte range against byte range, when the engine is
-//! built; pairs that fail it run as two phases. A failing vertex still lets every copy of
-//! the phase run (the exchange completes; the compute stops as it would alone).
+//! The compute phases of one interleaved chain ([`chain`]) are any number of phases without
+//! vertices (on-tile copies only: what a `Copy` program leaves on its tiles after the
+//! exchange), then at most one phase with vertices. A tile's share of each phase runs in
+//! program order, and a phase touches only its own tile's memory, so the chain gives the
+//! bytes of the phases run apart exactly when no vertex (or on-tile copy) of the chain writes
+//! a byte that one of the exchange's copies reads: all copies into a tile run before its
+//! compute, copies never write what another copy reads (`check()`: ExchangeOverlap), so the
+//! only thing the interleaving could change is a copy reading a source that some tile's
+//! compute already overwrote. [`fusible`] checks that, byte range against byte range, when
+//! the engine is built; chains that fail it run phase by phase. Only the last phase can fail
+//! (a phase without vertices cannot), and after a failure every copy of the exchange and
+//! every on-tile copy of the earlier phases still runs (they would have completed before the
+//! failing phase began); the failing phase stops as it would alone.
 //!
 //! Not used when profiling (each phase keeps its own host wall time) or over several ranks
 //! (copies between ranks travel as messages after the local ones); [`super::Interleave`]
@@ -31,47 +36,85 @@ use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, Step};
 use crate::target::TileId;
 
 /// Below this many bytes an exchange gains nothing from being interleaved with its compute
-/// (what it delivers is still cached when the compute phase starts): [`super::Interleave::Large`].
-pub(super) const FUSE_MIN_BYTES: u64 = 4 << 20;
+/// (what it delivers is still in the L2 caches, 0.5 to 2 MiB a core on common hosts, when the
+/// compute phase starts): [`super::Interleave::Large`]. Measured on the sparse layer's Fwd
+/// (`popsparse` bench), whose distribution delivers 4.1 MB: interleaved, 17 % less host time;
+/// the cardiac and hdiff runs are unchanged with every exchange interleaved.
+pub(super) const FUSE_MIN_BYTES: u64 = 1 << 20;
 
-/// One tile of an interleaved phase: the copies that land on it, then its vertices.
+/// One tile of an interleaved chain: the copies that land on it, then its share of each
+/// compute phase of the chain, in program order.
 pub(super) struct FusedUnit {
     /// Range of [`FusedPlan::ops`].
     pub(super) ops: Range<u32>,
-    /// Index into the compute plan's `tiles`, if the tile has vertices in the phase.
-    pub(super) tile: Option<u32>,
+    /// Range of [`FusedPlan::tiles`].
+    pub(super) tiles: Range<u32>,
 }
 
-/// An exchange phase and the compute phase after it, interleaved tile by tile.
+/// A tile's share of one compute phase of a chain.
+#[derive(Clone, Copy)]
+pub(super) struct FusedTile {
+    /// Position of the phase in [`FusedPlan::computes`].
+    pub(super) phase: u32,
+    /// Index into that phase's compute plan `tiles`.
+    pub(super) tile: u32,
+}
+
+/// An exchange phase and the compute phases after it, interleaved tile by tile.
 pub(super) struct FusedPlan {
     pub(super) exchange: ExchangePhaseId,
-    pub(super) compute: ComputePhaseId,
+    /// The chain's compute phases in program order: phases without vertices, then at most one
+    /// with vertices ([`chain`]).
+    pub(super) computes: Vec<ComputePhaseId>,
     /// The exchange's copies, grouped by destination tile in tile order.
     pub(super) ops: Vec<CopyOp>,
-    /// One per tile that receives copies or runs vertices, in tile order.
+    /// One per tile that receives copies or runs compute, in tile order.
     pub(super) units: Vec<FusedUnit>,
+    /// Each unit's tile shares (see [`FusedUnit::tiles`]).
+    pub(super) tiles: Vec<FusedTile>,
     /// Ranges of `units` run as one parallel task each.
     pub(super) chunks: Vec<Range<usize>>,
 }
 
-/// The interleaved phases of an engine, and which exchange–compute pairs they replace.
+/// The interleaved chains of an engine, and which program steps they replace.
 #[derive(Default)]
 pub(super) struct Fusion {
     pub(super) plans: Vec<FusedPlan>,
-    by_pair: HashMap<(ExchangePhaseId, ComputePhaseId), u32>,
+    /// Plans by exchange and first compute phase (several chains may share them).
+    by_first: HashMap<(ExchangePhaseId, ComputePhaseId), Vec<u32>>,
+    /// Whether each compute phase has vertices (a chain ends at the first that does).
+    has_vertices: PrimaryMap<ComputePhaseId, bool>,
 }
 
 impl Fusion {
-    /// The interleaved plan for exchange `x` followed by compute `c`, if there is one.
-    pub(super) fn get(&self, x: ExchangePhaseId, c: ComputePhaseId) -> Option<u32> {
+    /// The interleaved plan for the chain starting at exchange step `v[i]`, and the index of
+    /// the chain's last compute step, if there is one.
+    pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
         if self.plans.is_empty() {
             return None;
         }
-        self.by_pair.get(&(x, c)).copied()
+        let (x, first, last) = chain(v, i, &self.has_vertices)?;
+        let computes = v[first..=last].iter().filter_map(|s| match s {
+            Step::Compute(c) => Some(*c),
+            _ => None,
+        });
+        let Step::Compute(c) = v[first] else {
+            return None;
+        };
+        self.by_first
+            .get(&(x, c))?
+            .iter()
+            .copied()
+            .find(|&f| {
+                computes
+                    .clone()
+                    .eq(self.plans[f as usize].computes.iter().copied())
+            })
+            .map(|f| (f, last))
     }
 
-    /// Builds the plans of every pair of `exe`'s programs and functions that runs an exchange
-    /// directly followed by a compute phase and passes [`fusible`].
+    /// Builds the plans of every chain of `exe`'s programs and functions ([`chain`]) that
+    /// moves at least `min_bytes` and passes [`fusible`].
     pub(super) fn build(
         exe: &Executable,
         codelets: &PrimaryMap<CodeletId, Resolved>,
@@ -80,55 +123,101 @@ impl Fusion {
         threads: usize,
         min_bytes: u64,
     ) -> Fusion {
-        let mut pairs = Vec::new();
+        let has_vertices: PrimaryMap<ComputePhaseId, bool> = exe
+            .computes
+            .values()
+            .map(|ph| ph.tiles.iter().any(|t| !t.vertices.is_empty()))
+            .collect();
+        let mut chains = Vec::new();
         for s in exe.programs.iter().chain(exe.functions.values()) {
-            adjacent_pairs(s, &mut pairs);
+            chains_in(s, &has_vertices, &mut chains);
         }
-        pairs.sort_unstable();
-        pairs.dedup();
-        let mut f = Fusion::default();
-        for (x, c) in pairs {
+        chains.sort_unstable();
+        chains.dedup();
+        let mut f = Fusion {
+            has_vertices,
+            ..Fusion::default()
+        };
+        for (x, cs) in chains {
             let bytes: u64 = exchanges[x].ops.iter().map(|o| u64::from(o.bytes)).sum();
-            if bytes < min_bytes || !fusible(exe, codelets, x, c) {
+            if bytes < min_bytes || !cs.iter().all(|&c| fusible(exe, codelets, x, c)) {
                 continue;
             }
-            f.by_pair.insert((x, c), f.plans.len() as u32);
+            f.by_first
+                .entry((x, cs[0]))
+                .or_default()
+                .push(f.plans.len() as u32);
             f.plans
-                .push(plan(exe, &exchanges[x], &computes[c], x, c, threads));
+                .push(plan(exe, &exchanges[x], computes, x, cs, threads));
         }
         f
     }
 }
 
-/// Every (exchange, compute) pair that some sequence runs one right after the other (syncs
-/// between them do not count: they only matter to the profiler).
-pub(super) fn adjacent_pairs(s: &Step, out: &mut Vec<(ExchangePhaseId, ComputePhaseId)>) {
+/// If `v[i]` is an exchange step: the exchange, and the indices of the first and the last
+/// compute step of its chain — the compute steps after it (syncs between them do not count:
+/// they only matter to the profiler) up to and including the first phase with vertices.
+pub(super) fn chain(
+    v: &[Step],
+    i: usize,
+    has_vertices: &PrimaryMap<ComputePhaseId, bool>,
+) -> Option<(ExchangePhaseId, usize, usize)> {
+    let Step::Exchange(x) = v[i] else {
+        return None;
+    };
+    let mut ends = None;
+    for (j, s) in v.iter().enumerate().skip(i + 1) {
+        match s {
+            Step::Sync(_) => {}
+            Step::Compute(c) => {
+                let first = ends.map_or(j, |(f, _)| f);
+                ends = Some((first, j));
+                if has_vertices[*c] {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    ends.map(|(first, last)| (x, first, last))
+}
+
+/// Every chain (exchange, compute phases) that some sequence in `s` runs.
+pub(super) fn chains_in(
+    s: &Step,
+    has_vertices: &PrimaryMap<ComputePhaseId, bool>,
+    out: &mut Vec<(ExchangePhaseId, Vec<ComputePhaseId>)>,
+) {
     match s {
         Step::Seq(v) => {
             for (i, a) in v.iter().enumerate() {
-                if let Step::Exchange(x) = a {
-                    let next = v[i + 1..].iter().find(|s| !matches!(s, Step::Sync(_)));
-                    if let Some(Step::Compute(c)) = next {
-                        out.push((*x, *c));
-                    }
+                if let Some((x, first, last)) = chain(v, i, has_vertices) {
+                    let cs = v[first..=last]
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Compute(c) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    out.push((x, cs));
                 }
-                adjacent_pairs(a, out);
+                chains_in(a, has_vertices, out);
             }
         }
-        Step::Label { body, .. } | Step::Repeat { body, .. } => adjacent_pairs(body, out),
+        Step::Label { body, .. } | Step::Repeat { body, .. } => chains_in(body, has_vertices, out),
         Step::While { cond, body, .. } => {
-            adjacent_pairs(cond, out);
-            adjacent_pairs(body, out);
+            chains_in(cond, has_vertices, out);
+            chains_in(body, has_vertices, out);
         }
         Step::If { then, else_, .. } => {
-            adjacent_pairs(then, out);
-            adjacent_pairs(else_, out);
+            chains_in(then, has_vertices, out);
+            chains_in(else_, has_vertices, out);
         }
         Step::Switch { cases, default, .. } => {
             for (_, c) in cases {
-                adjacent_pairs(c, out);
+                chains_in(c, has_vertices, out);
             }
-            adjacent_pairs(default, out);
+            chains_in(default, has_vertices, out);
         }
         Step::Sync(_)
         | Step::Exchange(_)
@@ -223,56 +312,53 @@ fn merge(mut r: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 fn plan(
     exe: &Executable,
     xp: &ExchangePlan,
-    cp: &ComputePlan,
+    computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
     x: ExchangePhaseId,
-    c: ComputePhaseId,
+    cs: Vec<ComputePhaseId>,
     threads: usize,
 ) -> FusedPlan {
     let mut ops = xp.ops.clone();
     // Stable: within a tile the copies keep the exchange plan's order.
     ops.sort_by_key(|o| o.dst_tile);
-    let ph = &exe.computes[c];
-    let mut compute_tiles: Vec<(TileId, u32)> = cp
-        .tiles
-        .iter()
-        .enumerate()
-        .map(|(k, ht)| (ph.tiles[ht.index as usize].tile, k as u32))
-        .collect();
-    compute_tiles.sort_unstable();
+    // Every phase's tiles as (tile, phase position, index in the phase's plan), by tile and
+    // then program order.
+    let mut shares: Vec<(TileId, u32, u32)> = Vec::new();
+    for (p, &c) in cs.iter().enumerate() {
+        let ph = &exe.computes[c];
+        shares.extend(
+            computes[c]
+                .tiles
+                .iter()
+                .enumerate()
+                .map(|(k, ht)| (ph.tiles[ht.index as usize].tile, p as u32, k as u32)),
+        );
+    }
+    shares.sort_unstable();
     let mut units = Vec::new();
+    let mut tiles = Vec::new();
     let mut costs = Vec::new();
     let (mut i, mut j) = (0usize, 0usize);
-    while i < ops.len() || j < compute_tiles.len() {
-        let next_copy = ops.get(i).map(|o| o.dst_tile);
-        let next_compute = compute_tiles.get(j).map(|t| t.0);
-        let tile = match (next_copy, next_compute) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) => a,
-            (None, b) => b.expect("one of the two is left"),
+    while i < ops.len() || j < shares.len() {
+        let tile = match (ops.get(i), shares.get(j)) {
+            (Some(o), Some(s)) => o.dst_tile.min(s.0),
+            (Some(o), None) => o.dst_tile,
+            (None, s) => s.expect("one of the two is left").0,
         };
-        let first = i;
+        let (first_op, first_tile) = (i, tiles.len());
         let mut cost = 4u64;
         while i < ops.len() && ops[i].dst_tile == tile {
             cost += u64::from(ops[i].bytes) / 4 + COPY_OVERHEAD / 4;
             i += 1;
         }
-        let compute = (next_compute == Some(tile)).then(|| {
-            let k = compute_tiles[j].1;
+        while j < shares.len() && shares[j].0 == tile {
+            let (_, phase, k) = shares[j];
+            cost += computes[cs[phase as usize]].costs[k as usize];
+            tiles.push(FusedTile { phase, tile: k });
             j += 1;
-            k
-        });
-        if let Some(k) = compute {
-            let ht = &cp.tiles[k as usize];
-            let tc = &ph.tiles[ht.index as usize];
-            cost += tc
-                .vertices
-                .iter()
-                .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
-                .sum::<u64>();
         }
         units.push(FusedUnit {
-            ops: first as u32..i as u32,
-            tile: compute,
+            ops: first_op as u32..i as u32,
+            tiles: first_tile as u32..tiles.len() as u32,
         });
         costs.push(cost);
     }
@@ -283,9 +369,10 @@ fn plan(
     };
     FusedPlan {
         exchange: x,
-        compute: c,
+        computes: cs,
         ops,
         units,
+        tiles,
         chunks,
     }
 }

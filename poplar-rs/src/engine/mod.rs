@@ -80,19 +80,20 @@ pub struct EngineOptions {
     /// job creates the engine with the same executable; each holds and runs only its own
     /// tiles ([`RankSplit`]).
     pub ranks: Option<Ranks>,
-    /// Which exchange phases run interleaved, tile by tile, with the compute phase after them
+    /// Which exchange phases run interleaved, tile by tile, with the compute phases after them
     /// (the same bits as running them apart; `engine/fuse.rs`).
     pub interleave: Interleave,
 }
 
-/// Which exchange phases the engine interleaves with the compute phase after them: for each
-/// tile, the copies that land on it, then its vertices, so the host reads the copied bytes
-/// while they are still cached. Only where no vertex of the compute phase writes a byte the
-/// exchange reads, so the results are the same bits as running the phases apart; never when
-/// profiling or over several ranks.
+/// Which exchange phases the engine interleaves with the compute phase after them (and the
+/// on-tile copy phases between, which a `Copy` program with parts on their own tile leaves):
+/// for each tile, the copies that land on it, then its on-tile copies and vertices, so the host
+/// reads the copied bytes while they are still cached. Only where no vertex or on-tile copy of
+/// those phases writes a byte the exchange reads, so the results are the same bits as running
+/// the phases apart; never when profiling or over several ranks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Interleave {
-    /// Exchanges of 4 MiB or more (smaller ones are still cached when their compute starts).
+    /// Exchanges of 1 MiB or more (smaller ones are still cached when their compute starts).
     #[default]
     Large,
     /// Every exchange that can be (for tests).
@@ -445,6 +446,7 @@ impl Engine {
                     runs,
                     chunks,
                     lookahead,
+                    costs,
                 }
             })
             .collect();
@@ -552,13 +554,20 @@ impl Engine {
         self.threads
     }
 
-    /// The exchange–compute pairs this engine runs interleaved tile by tile (`(exchange,
-    /// compute)` phase ids; see [`Interleave`]).
+    /// The exchange phases this engine runs interleaved tile by tile with the compute phases
+    /// after them, each with the last of those compute phases (`(exchange, compute)` phase
+    /// ids; on-tile copy phases between the two are part of the interleaving; see
+    /// [`Interleave`]).
     pub fn interleaved_phases(&self) -> Vec<(ExchangePhaseId, ComputePhaseId)> {
         self.fusion
             .plans
             .iter()
-            .map(|p| (p.exchange, p.compute))
+            .map(|p| {
+                (
+                    p.exchange,
+                    *p.computes.last().expect("a chain has a compute phase"),
+                )
+            })
             .collect()
     }
 

@@ -96,6 +96,8 @@ pub(super) struct ComputePlan {
     /// rest as the running vertices report progress (heavy phases only, see
     /// [`LOOKAHEAD_TILE_COST`]).
     pub(super) lookahead: bool,
+    /// Estimated cost of each of `tiles` (vertex cycles, copy bytes), for balancing.
+    pub(super) costs: Vec<u64>,
 }
 
 // SAFETY: the raw pointers of a plan point into tile memories that the same `Engine` owns,
