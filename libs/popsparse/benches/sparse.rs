@@ -1,7 +1,8 @@
 //! Sparse against dense on one GC200 chip, modelled; best and worst patterns on the simulator;
 //! host time of the simulated sparse Fwd against a plain host CSR product.
 //!
-//! `cargo bench -p popsparse --bench sparse`
+//! `cargo bench -p popsparse --bench sparse` (`-- host`: the host time only; `-- why`: also a
+//! profile of one Fwd run with each phase's host time; `REPS=n`: timed runs, 25 by default).
 
 use std::time::Instant;
 
@@ -40,11 +41,40 @@ fn dense_cycles(
         .map(|pl| pl.estimate.total())
 }
 
+/// `Y = W·X` with `W` in compressed sparse rows (`row_ptr`, `cols`, `vals`) and `X`, `Y`
+/// row-major with `batch` columns: the plain host product the simulator is timed against (a
+/// function of its own, so that its code does not change with the rest of the bench).
+#[inline(never)]
+fn csr_product(
+    row_ptr: &[usize],
+    cols: &[u32],
+    vals: &[f32],
+    x: &[f32],
+    batch: usize,
+    out: &mut [f32],
+) {
+    out.fill(0.0);
+    for (r, y) in out.chunks_exact_mut(batch).enumerate() {
+        for k in row_ptr[r]..row_ptr[r + 1] {
+            let (c, v) = (cols[k] as usize, vals[k]);
+            for (o, &xv) in y.iter_mut().zip(&x[c * batch..(c + 1) * batch]) {
+                *o += v * xv;
+            }
+        }
+    }
+}
+
 fn main() {
     popsparse::link();
     let target = Target::gc200();
     let (m, k, density) = (4096, 4096, 1.0 / 16.0);
-    for dtype in [poplar::DType::F32, poplar::DType::F16] {
+    let host_only = std::env::args().any(|a| a == "host");
+    let dtypes: &[poplar::DType] = if host_only {
+        &[]
+    } else {
+        &[poplar::DType::F32, poplar::DType::F16]
+    };
+    for &dtype in dtypes {
         println!(
         "== sparse ({m} × {k}, density 1/16) against dense, modelled cycles on one GC200, {} values, f32 partials, best-case pattern",
         dtype.poplar_name()
@@ -177,17 +207,13 @@ fn main() {
     for i in 0..m {
         row_ptr[i + 1] += row_ptr[i];
     }
-    let csr = |out: &mut [f32]| {
-        out.fill(0.0);
-        for r in 0..m {
-            for &(_, c, v) in &sorted[row_ptr[r]..row_ptr[r + 1]] {
-                for z in 0..batch {
-                    out[r * batch + z] += v * xv[c * batch + z];
-                }
-            }
-        }
-    };
-    let reps = 25;
+    let cols: Vec<u32> = sorted.iter().map(|&(_, c, _)| c as u32).collect();
+    let vals: Vec<f32> = sorted.iter().map(|&(_, _, v)| v).collect();
+    let csr = |out: &mut [f32]| csr_product(&row_ptr, &cols, &vals, &xv, batch, out);
+    let reps: usize = std::env::var("REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(25);
     let (mut sim, mut host) = (Vec::new(), Vec::new());
     let mut out = vec![0.0f32; m * batch];
     for _ in 0..reps {
@@ -210,6 +236,11 @@ fn main() {
         v[v.len() / 2]
     };
     let (s, h) = (med(sim), med(host));
+    if std::env::args().any(|a| a == "why") {
+        e.enable_profiling(ProfileOptions::default());
+        e.run(0).unwrap();
+        println!("{}", e.profile().unwrap().text_summary());
+    }
     println!(
         "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms, plain CSR {:.2} ms (median of {reps}): ratio {:.2}; max |y_sim - y_csr| = {maxdiff:e}; {} exchange-compute pairs interleaved",
         s * 1e3,
