@@ -3,6 +3,7 @@
 //! with each other; impossible requests are typed errors.
 
 use collectives::{reference, CollectiveError, Group, Kind, Method, Op, Options};
+use poplar::exe::{ComputePhaseId, Step};
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Interleave, Target};
 
 const TILES: u32 = 4;
@@ -48,6 +49,42 @@ struct Case {
 
 /// Runs the case on the engine; returns per replica the outputs (flattened, concatenated)
 /// and the inputs it used, both as f64.
+/// The ring-step compute phases (`…/reduce`, `…/store`) that run right after an exchange in a
+/// sequence of `s`: after it, syncs and on-tile copy phases aside, the step phases up to the
+/// first other step.
+fn steps_after_exchanges(exe: &poplar::Executable, s: &Step) -> Vec<ComputePhaseId> {
+    let is_step = |c: ComputePhaseId| {
+        let name = &exe.computes[c].name;
+        name.ends_with("/reduce") || name.ends_with("/store")
+    };
+    let mut out = Vec::new();
+    match s {
+        Step::Seq(v) => {
+            for (i, a) in v.iter().enumerate() {
+                if matches!(a, Step::Exchange(_)) {
+                    out.extend(
+                        v[i + 1..]
+                            .iter()
+                            .filter(|s| !matches!(s, Step::Sync(_)))
+                            .map_while(|s| match s {
+                                Step::Compute(c) => Some(*c),
+                                _ => None,
+                            })
+                            .skip_while(|&c| exe.computes[c].name == "copy")
+                            .take_while(|&c| is_step(c)),
+                    );
+                }
+                out.extend(steps_after_exchanges(exe, a));
+            }
+        }
+        Step::Label { body, .. } | Step::Repeat { body, .. } => {
+            out.extend(steps_after_exchanges(exe, body))
+        }
+        _ => {}
+    }
+    out
+}
+
 fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     collectives::link();
     let mut g = Graph::new_replicated(
@@ -96,7 +133,12 @@ fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     };
     let mut e = Engine::new(&exe, opts).unwrap();
     let rings = c.group.size(c.replicas).unwrap() > 1 && c.op != Op::Local;
-    if c.interleave == Interleave::All && rings && c.method != Method::MeetInTheMiddle {
+    let mitm = col.plan.method == Method::MeetInTheMiddle
+        || col
+            .parts
+            .iter()
+            .any(|p| p.method == Method::MeetInTheMiddle);
+    if c.interleave == Interleave::All && rings && !mitm {
         // Every ring step of the one-way rings and the ring pair writes the buffer its
         // exchange filled, never the one it sent: each step can be interleaved.
         assert!(
@@ -105,6 +147,25 @@ fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
             c.kind,
             c.method
         );
+        // And every step's compute set (the ring pair's two chains share one) runs interleaved
+        // with the exchange before it.
+        let ends: Vec<_> = e.interleaved_phases().iter().map(|&(_, c)| c).collect();
+        let steps = steps_after_exchanges(&exe, &exe.programs[0]);
+        assert!(
+            !steps.is_empty(),
+            "{:?} {:?}: no ring step",
+            c.kind,
+            c.method
+        );
+        for id in steps {
+            assert!(
+                ends.contains(&id),
+                "{:?} {:?}: {} ({id:?}) after an exchange is not interleaved",
+                c.kind,
+                c.method,
+                exe.computes[id].name
+            );
+        }
     }
     let mut rng = Rng(seed | 1);
     let r = c.replicas as usize;

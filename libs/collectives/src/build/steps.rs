@@ -218,22 +218,36 @@ impl Builder<'_> {
     }
 
     /// `gcl::Store` on each chain: data[pos ± step] = its receive buffers (`in_recv`) or its
-    /// send buffers. One compute set per chain: two chains over one half (meet in the middle)
-    /// write the same data variable.
+    /// send buffers. Chains over different halves (the ring pair) share one compute set, so
+    /// the step is one exchange and one compute phase, which the engine can interleave; two
+    /// chains over one half (meet in the middle) write the same data variable, so each has a
+    /// compute set of its own.
     pub(super) fn store_step(
         &mut self,
         chains: &[(&Chain, bool)],
         in_recv: bool,
     ) -> Result<Program, CollectiveError> {
         let codelet = format!("gcl::Store<{}>", self.ty);
+        let mut halves: Vec<usize> = chains.iter().map(|(ch, _)| ch.half).collect();
+        halves.sort_unstable();
+        halves.dedup();
+        let shared = halves.len() == chains.len();
         let mut sets = Vec::new();
+        let mut cs = None;
         for (ch, up) in chains {
-            let cs = self.g.add_compute_set(&format!("{}/store", self.name));
+            let cs = match cs {
+                Some(cs) if shared => cs,
+                _ => {
+                    let new = self.g.add_compute_set(&format!("{}/store", self.name));
+                    sets.push(Program::execute(new));
+                    cs = Some(new);
+                    new
+                }
+            };
             for (i, j) in self.live(ch.half).into_iter().enumerate() {
                 let src = if in_recv { &ch.recv[i] } else { &ch.send[i] };
                 self.ring_vertex(cs, &codelet, ch, (i, j), &[("recv", src)], (0, *up), None)?;
             }
-            sets.push(Program::execute(cs));
         }
         Ok(Program::seq(sets))
     }
