@@ -9,7 +9,9 @@
 //!    methods (each chip sends to both neighbours at once).
 //! 2. Host time of a simulated all-reduce of 64 MB over 16 replicas against copying the bytes
 //!    it moves over the links with the same threads, in the same run (medians of 5), with the
-//!    engine's interleaving of exchange and compute on and off.
+//!    engine's interleaving of exchange and compute on and off; and against a plain host loop
+//!    with the simulator's memory access pattern ([`NativeRing`]), which says how much of the
+//!    ratio is the pattern itself and how much the simulator.
 //!
 //! `cargo bench -p collectives --bench allreduce` (`-- quick`: part 1 up to 4 MB only;
 //! `-- host`: part 2 only).
@@ -144,6 +146,97 @@ fn pods_table() {
     }
 }
 
+/// The ring steps of a one-way ring (`chains` = 1) or the ring pair (2) as a plain host loop
+/// over the simulator's memory layout: every tile of every replica is one allocation holding
+/// its data, then two buffers per chain. Each of the 2(G−1) steps copies each chain's
+/// fragment from the neighbouring replica's tile (the next one for chain 0, the previous one
+/// for chain 1) into this tile's other buffer, then adds the step's data fragment to it
+/// (reduce-scatter) or stores it into the data (all-gather). No simulator: what the host needs
+/// for the same bytes in the same places.
+struct NativeRing {
+    replicas: usize,
+    tiles: usize,
+    chains: usize,
+    /// Elements of one chain's share of a tile's data, and of one fragment of it.
+    half: usize,
+    frag: usize,
+    /// Per tile of each replica (replica-major): data, buffers A, buffers B.
+    mem: Vec<Vec<f32>>,
+}
+
+impl NativeRing {
+    fn new(replicas: usize, tiles: usize, bytes: u64, chains: usize) -> NativeRing {
+        let per_tile = (bytes as usize / 4).div_ceil(tiles);
+        let half = per_tile.div_ceil(chains);
+        let frag = half.div_ceil(replicas);
+        let mem = (0..replicas * tiles)
+            .map(|i| vec![(i % 7) as f32; chains * (half + 2 * frag)])
+            .collect();
+        NativeRing {
+            replicas,
+            tiles,
+            chains,
+            half,
+            frag,
+            mem,
+        }
+    }
+
+    fn run(&mut self, pool: &rayon::ThreadPool) {
+        use rayon::prelude::*;
+        let (r, tiles, chains, half, frag) =
+            (self.replicas, self.tiles, self.chains, self.half, self.frag);
+        // Each tile's memory as three disjoint parts: data, buffers A, buffers B.
+        let mut data = Vec::with_capacity(self.mem.len());
+        let mut a = Vec::with_capacity(self.mem.len());
+        let mut b = Vec::with_capacity(self.mem.len());
+        for m in self.mem.iter_mut() {
+            let (d, bufs) = m.split_at_mut(chains * half);
+            let (x, y) = bufs.split_at_mut(chains * frag);
+            data.push(d);
+            a.push(x);
+            b.push(y);
+        }
+        for step in 0..2 * (r - 1) {
+            let reduce = step < r - 1;
+            let (src, dst) = if step % 2 == 0 {
+                (&a, &mut b)
+            } else {
+                (&b, &mut a)
+            };
+            pool.install(|| {
+                dst.par_iter_mut()
+                    .zip(data.par_iter_mut())
+                    .enumerate()
+                    .with_min_len(256)
+                    .for_each(|(u, (d, own))| {
+                        let (rep, t) = (u / tiles, u % tiles);
+                        for c in 0..chains {
+                            let nb = if c == 0 {
+                                (rep + 1) % r
+                            } else {
+                                (rep + r - 1) % r
+                            };
+                            let d = &mut d[c * frag..(c + 1) * frag];
+                            d.copy_from_slice(&src[nb * tiles + t][c * frag..(c + 1) * frag]);
+                            let f = (rep + step + c) % r;
+                            let lo = (c * half + f * frag).min(c * half + half);
+                            let hi = (lo + frag).min(c * half + half);
+                            let k = hi - lo;
+                            if reduce {
+                                for (x, y) in d[..k].iter_mut().zip(&own[lo..hi]) {
+                                    *x += *y;
+                                }
+                            } else {
+                                own[lo..hi].copy_from_slice(&d[..k]);
+                            }
+                        }
+                    });
+            });
+        }
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -177,7 +270,24 @@ fn host_time() {
     let moved = (bytes as f64 * 2.0 * f64::from(replicas - 1)) as usize;
     let src = vec![1u8; 64 << 20];
     let mut dst = vec![0u8; 64 << 20];
-    let (mut sim, mut sep, mut copy) = (Vec::new(), Vec::new(), Vec::new());
+    // The one-way rings run one chain over all the data, the ring pair two over halves; meet
+    // in the middle has no loop of its own here.
+    let chains = match method {
+        Method::BidirectionalRingPair => Some(2),
+        Method::Clockwise | Method::Anticlockwise => Some(1),
+        _ => None,
+    };
+    let tiles = pod().tiles_per_ipu as usize;
+    let mut native = chains.map(|c| NativeRing::new(replicas as usize, tiles, bytes, c));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    if let Some(nr) = native.as_mut() {
+        // Once untimed, as the engines' first touch of their memory is (`write_tensor`).
+        nr.run(&pool);
+    }
+    let (mut sim, mut sep, mut copy, mut nat) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..5 {
         e.write_tensor_all_replicas("grads", &data).expect("write");
         let t = Instant::now();
@@ -203,6 +313,12 @@ fn host_time() {
         }
         copy.push(t.elapsed().as_secs_f64());
         std::hint::black_box(&dst);
+        if let Some(nr) = native.as_mut() {
+            let t = Instant::now();
+            nr.run(&pool);
+            nat.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(&nr.mem);
+        }
     }
     let (s, p, c) = (median(sim), median(sep), median(copy));
     // Both engines against the host sum, before anything else runs on them.
@@ -240,6 +356,16 @@ fn host_time() {
         "simulated all-reduce, phases apart: median {p:.3} s; ratio {:.2}",
         p / c
     );
+    if let Some(nr) = &native {
+        let n = median(nat);
+        println!(
+            "plain host loop with the simulator's access pattern ({} chain(s), fragments of {} B per tile): median {n:.3} s; ratio {:.2}; simulator / loop {:.2}",
+            nr.chains,
+            nr.frag * 4,
+            n / c,
+            s / n
+        );
+    }
 }
 
 fn main() {
