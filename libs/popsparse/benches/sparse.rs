@@ -1,5 +1,6 @@
 //! Sparse against dense on one GC200 chip, modelled; best and worst patterns on the simulator;
-//! host time of the simulated sparse Fwd against a plain host CSR product.
+//! host time of the simulated sparse Fwd against a plain host CSR product (at 1024 × 1024 and at
+//! the 4096 × 4096 of the table).
 //!
 //! `cargo bench -p popsparse --bench sparse` (`-- host`: the host time only; `-- why`: also a
 //! profile of one Fwd run with each phase's host time; `REPS=n`: timed runs, 25 by default).
@@ -150,12 +151,22 @@ fn main() {
         }
     }
 
-    // Best and worst pattern on the simulator, and host time against a CSR product.
-    let (m, k, batch) = (1024, 1024, 16);
+    // Best and worst pattern on the simulator, and host time against a CSR product: at a size
+    // where each tile holds a few dozen non-zeros, and at the size of the table above.
+    for size in [1024, 4096] {
+        simulate(&target, size, size, 16, density);
+    }
+}
+
+/// Builds, compiles and runs the Fwd of an `m × k` layer (element sparsity, `density`, batch
+/// `batch`) on one GC200: the plan; the random and the bad pattern's spills, propagation steps
+/// and modelled cycles; and the host time of the simulated Fwd against a plain CSR product of
+/// the same matrices, in the same run.
+fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
     let params = FcParams::with_density(m, k, batch, density);
-    let plan = popsparse::plan(&target, params, &FcOptions::default()).unwrap();
+    let plan = popsparse::plan(target, params, &FcOptions::default()).unwrap();
     println!("\n{plan}");
-    let mut g = Graph::new(&target);
+    let mut g = Graph::new(target);
     let w = popsparse::create_weights(&mut g, &plan, "W").unwrap();
     let x = popsparse::create_input(&mut g, &plan, "X").unwrap();
     g.create_host_write("x", &x).unwrap();
@@ -242,8 +253,9 @@ fn main() {
         println!("{}", e.profile().unwrap().text_summary());
     }
     println!(
-        "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms, plain CSR {:.2} ms (median of {reps}): ratio {:.2}; max |y_sim - y_csr| = {maxdiff:e}; {} exchange-compute pairs interleaved",
+        "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms ({} threads), plain CSR {:.2} ms (one thread), medians of {reps} alternating runs: ratio {:.2} (target <= 2); max |y_sim - y_csr| = {maxdiff:e}; {} exchange-compute pairs interleaved",
         s * 1e3,
+        e.threads(),
         h * 1e3,
         s / h,
         e.interleaved_phases().len()
