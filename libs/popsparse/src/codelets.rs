@@ -26,7 +26,8 @@ use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 pub const EMPTY: u32 = u32::MAX;
 /// Set in `cols` of an entry the encoder spilled out of its partition's buckets: the
 /// propagation processes only these, the distribution only the others, so that no entry is
-/// processed twice when buckets pass through the tiles of their own partition.
+/// processed twice when buckets pass through the tiles of their own partition. Coordinates
+/// are therefore below 2³¹ (the planner refuses larger layers: `FcPlanError::TooLarge`).
 pub const SPILLED: u32 = 1 << 31;
 
 /// f32 multiply-accumulates per cycle of an element-sparse vertex: `f32v2mac`, two in two
@@ -122,12 +123,23 @@ fn dense_pass<T: Value>(
         )));
     }
     if b == 1 {
-        // Element sparsity: one value per entry, one row of the batch.
+        // Element sparsity: one value per entry, one row of the batch. The entry's row and
+        // column relative to the partition, as `take` decides, in two unsigned comparisons: an
+        // empty slot's row (`EMPTY`) and the column of an entry of the other pass (its
+        // `SPILLED` bit flipped to set) wrap past the partition's bounds (module notes: all
+        // coordinates are below 2³¹).
+        let [x0u, y0u] = [x0, y0].map(|v| v as u32);
+        let flip = if propagation != 0 { SPILLED } else { 0 };
+        let [nx, ny] = [d[1], d[3]];
         for ((&r, &c), &w) in rows.iter().zip(cols).zip(vals) {
-            let Some((r, c)) = take(r, c, &d, propagation) else {
+            let (ro, co) = (
+                r.wrapping_sub(x0u) as usize,
+                (c ^ flip).wrapping_sub(y0u) as usize,
+            );
+            if ro >= nx || co >= ny {
                 continue;
-            };
-            let (ro, co) = (r - x0, c - y0);
+            }
+            let (r, c) = (ro + x0, co + y0);
             let (oo, io) = if grad_a { (co, ro) } else { (ro, co) };
             let (Some(dst), Some(src)) = (
                 out.get_mut(oo * z..(oo + 1) * z),

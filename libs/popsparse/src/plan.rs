@@ -254,6 +254,9 @@ pub enum FcPlanError {
     BadBlock(FcParams),
     /// A data type other than f32 and f16.
     Type(poplar::DType),
+    /// `output_size` or `input_size` of 2³¹ or more: bucket coordinates are `u32` with the
+    /// top bit marking spilled entries (`codelets::SPILLED`).
+    TooLarge(FcParams),
     DoesNotFit {
         params: FcParams,
         least_bytes_per_tile: u64,
@@ -266,6 +269,10 @@ impl std::fmt::Display for FcPlanError {
         match self {
             FcPlanError::Empty(p) => write!(f, "sparse fc {p:?}: every size must be at least 1"),
             FcPlanError::Type(t) => write!(f, "sparse fc: data type {t:?}; f32 and f16 are supported"),
+            FcPlanError::TooLarge(p) => write!(
+                f,
+                "sparse fc {p:?}: output_size and input_size must be below 2^31 (bucket coordinates are 31-bit)"
+            ),
             FcPlanError::BadBlock(p) => write!(
                 f,
                 "sparse fc {p:?}: the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
@@ -377,6 +384,9 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
     }
     if o.data_type != poplar::DType::F32 && o.data_type != poplar::DType::F16 {
         return Err(FcPlanError::Type(o.data_type));
+    }
+    if p.output_size.max(p.input_size) >= 1 << 31 {
+        return Err(FcPlanError::TooLarge(p));
     }
     let b = p.block;
     if ![1, 4, 8, 16].contains(&b)

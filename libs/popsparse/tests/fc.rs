@@ -370,6 +370,15 @@ fn block_sparsity_of_4_8_and_16_matches_dense_host_products_with_spills() {
     }
     let bad = FcParams::with_density(30, 32, 2, 0.1).with_block(8);
     assert!(popsparse::plan(&target, bad, &FcOptions::default()).is_err());
+    // Coordinates of 2^31 or more collide with the spilled-entry bit: refused by name.
+    let mut huge = FcParams::with_density(32, 32, 2, 0.1);
+    huge.input_size = 1 << 31;
+    match popsparse::plan(&target, huge, &FcOptions::default()) {
+        Err(e @ popsparse::FcPlanError::TooLarge(_)) => {
+            assert!(e.to_string().contains("below 2^31"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
