@@ -103,24 +103,37 @@ fn a_failing_vertex_still_lets_the_exchange_complete() {
     g.set_tile_mapping(v, 0).unwrap();
     let prog = Program::seq(vec![Program::copy(&x, &w), Program::execute(cs)]);
     let exe = compile(&g, &[prog], &CompileOptions::default()).expect("compiles");
+    let x = [1f32, 2., 3., 4.];
+    fails_after_copying(
+        &exe,
+        &[("x", &x), ("w", &[0f32; 4]), ("s", &[5f32])],
+        "w",
+        &x,
+    );
+}
+
+/// Runs `exe`, whose vertex on tile 0 fails, interleaved and apart with 1 and 2 threads after
+/// writing `inputs`: the error is `VertexFailed` on tile 0 and the same either way, and tensor
+/// `copied` holds `want` (the copies into the later tile still ran).
+fn fails_after_copying(exe: &Executable, inputs: &[(&str, &[f32])], copied: &str, want: &[f32]) {
     for threads in [1, 2] {
         let mut errors = Vec::new();
         for mode in [Interleave::All, Interleave::Never] {
-            let mut e = engine(&exe, mode, threads);
+            let mut e = engine(exe, mode, threads);
             assert_eq!(
                 e.interleaved_phases().len(),
                 usize::from(mode == Interleave::All)
             );
-            e.write_tensor("x", &[1f32, 2., 3., 4.]).unwrap();
-            e.write_tensor("w", &[0f32; 4]).unwrap();
-            e.write_tensor("s", &[5f32]).unwrap();
+            for (name, v) in inputs {
+                e.write_tensor(name, v).unwrap();
+            }
             let err = e.run(0).expect_err("the vertex fails");
             assert!(
                 matches!(&err, EngineError::VertexFailed { tile: 0, .. }),
                 "{mode:?}: {err}"
             );
-            let w: Vec<f32> = e.read_tensor("w").unwrap();
-            assert_eq!(w, [1., 2., 3., 4.], "{mode:?}, {threads} threads");
+            let got: Vec<f32> = e.read_tensor(copied).unwrap();
+            assert_eq!(got, want, "{mode:?}, {threads} threads");
             errors.push(err.to_string());
         }
         assert_eq!(errors[0], errors[1]);
@@ -221,32 +234,19 @@ fn a_copy_with_an_on_tile_part_interleaves_with_the_compute_after_it() {
 
 #[test]
 fn after_a_failing_vertex_the_chain_still_completes_its_copies() {
+    // Both halves of `b` land: the exchanged one and the on-tile one (a phase before the
+    // failing one).
     let exe = split_copy(true);
     let a: Vec<f32> = (1..=8).map(|i| i as f32).collect();
-    for threads in [1, 2] {
-        let mut errors = Vec::new();
-        for mode in [Interleave::All, Interleave::Never] {
-            let mut e = engine(&exe, mode, threads);
-            assert_eq!(
-                e.interleaved_phases().len(),
-                usize::from(mode == Interleave::All)
-            );
-            e.write_tensor("a", &a).unwrap();
-            e.write_tensor("b", &[0f32; 8]).unwrap();
-            e.write_tensor("y", &[100f32; 8]).unwrap();
-            e.write_tensor("s", &[5f32]).unwrap();
-            let err = e.run(0).expect_err("the vertex fails");
-            assert!(
-                matches!(&err, EngineError::VertexFailed { tile: 0, .. }),
-                "{mode:?}: {err}"
-            );
-            // The exchanged half and the on-tile half both landed; tile 1's vertex did not run
-            // after the failure (with phases apart it may or may not have: its task can come
-            // first, so only the copies are compared).
-            let b: Vec<f32> = e.read_tensor("b").unwrap();
-            assert_eq!(b, a, "{mode:?}, {threads} threads");
-            errors.push(err.to_string());
-        }
-        assert_eq!(errors[0], errors[1]);
-    }
+    fails_after_copying(
+        &exe,
+        &[
+            ("a", &a),
+            ("b", &[0f32; 8]),
+            ("y", &[100f32; 8]),
+            ("s", &[5f32]),
+        ],
+        "b",
+        &a,
+    );
 }
