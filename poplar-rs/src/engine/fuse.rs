@@ -94,10 +94,7 @@ impl Fusion {
             return None;
         }
         let (x, first, last) = chain(v, i, &self.has_vertices)?;
-        let computes = v[first..=last].iter().filter_map(|s| match s {
-            Step::Compute(c) => Some(*c),
-            _ => None,
-        });
+        let computes = computes_in(&v[first..=last]);
         let Step::Compute(c) = v[first] else {
             return None;
         };
@@ -182,6 +179,14 @@ pub(super) fn chain(
     ends.map(|(first, last)| (x, first, last))
 }
 
+/// The compute phases of `steps`, in order (a chain's steps are syncs and compute phases).
+fn computes_in(steps: &[Step]) -> impl Iterator<Item = ComputePhaseId> + Clone + '_ {
+    steps.iter().filter_map(|s| match s {
+        Step::Compute(c) => Some(*c),
+        _ => None,
+    })
+}
+
 /// Every chain (exchange, compute phases) that some sequence in `s` runs.
 pub(super) fn chains_in(
     s: &Step,
@@ -192,14 +197,7 @@ pub(super) fn chains_in(
         Step::Seq(v) => {
             for (i, a) in v.iter().enumerate() {
                 if let Some((x, first, last)) = chain(v, i, has_vertices) {
-                    let cs = v[first..=last]
-                        .iter()
-                        .filter_map(|s| match s {
-                            Step::Compute(c) => Some(*c),
-                            _ => None,
-                        })
-                        .collect();
-                    out.push((x, cs));
+                    out.push((x, computes_in(&v[first..=last]).collect()));
                 }
                 chains_in(a, has_vertices, out);
             }
