@@ -195,26 +195,42 @@ impl Builder<'_> {
         count: u32,
         body: &mut Vec<Program>,
     ) -> Result<bool, CollectiveError> {
+        let only: Vec<&Chain> = chains.iter().map(|(c, _, _)| *c).collect();
+        self.alternate(count, body, |b, forward| {
+            Ok((
+                b.exchange_dir(&only, forward)?,
+                b.accumulate_step(chains, forward)?,
+            ))
+        })
+    }
+
+    /// `count` ring steps that alternate between two buffer directions: `step(self, true)`
+    /// builds the first direction's exchange and compute, `step(self, false)` the other's (only
+    /// when there are two steps or more). Pushes them repeated in pairs, then the first once
+    /// more when `count` is odd; returns whether it was.
+    fn alternate(
+        &mut self,
+        count: u32,
+        body: &mut Vec<Program>,
+        mut step: impl FnMut(&mut Self, bool) -> Result<(Program, Program), CollectiveError>,
+    ) -> Result<bool, CollectiveError> {
         if count == 0 {
             return Ok(false);
         }
-        let only: Vec<&Chain> = chains.iter().map(|(c, _, _)| *c).collect();
-        let there = self.exchange_dir(&only, true)?;
-        let acc_there = self.accumulate_step(chains, true)?;
+        let (there, work_there) = step(self, true)?;
         if count >= 2 {
-            let back = self.exchange_dir(&only, false)?;
-            let acc_back = self.accumulate_step(chains, false)?;
+            let (back, work_back) = step(self, false)?;
             body.push(Program::repeat(
                 count / 2,
-                Program::seq(vec![there.clone(), acc_there.clone(), back, acc_back]),
+                Program::seq(vec![there.clone(), work_there.clone(), back, work_back]),
             ));
         }
-        if count % 2 == 1 {
+        let odd = count % 2 == 1;
+        if odd {
             body.push(there);
-            body.push(acc_there);
-            return Ok(true);
+            body.push(work_there);
         }
-        Ok(false)
+        Ok(odd)
     }
 
     /// `gcl::Store` on each chain: data[pos ± step] = its receive buffers (`in_recv`) or its
@@ -263,27 +279,16 @@ impl Builder<'_> {
         in_recv: bool,
         body: &mut Vec<Program>,
     ) -> Result<bool, CollectiveError> {
-        if count == 0 {
-            return Ok(in_recv);
-        }
         let only: Vec<&Chain> = chains.iter().map(|(c, _)| *c).collect();
         // From the receive buffers to the neighbours' send buffers is "backward".
-        let there = self.exchange_dir(&only, !in_recv)?;
-        let store_there = self.store_step(chains, !in_recv)?;
-        if count >= 2 {
-            let back = self.exchange_dir(&only, in_recv)?;
-            let store_back = self.store_step(chains, in_recv)?;
-            body.push(Program::repeat(
-                count / 2,
-                Program::seq(vec![there.clone(), store_there.clone(), back, store_back]),
-            ));
-        }
-        if count % 2 == 1 {
-            body.push(there);
-            body.push(store_there);
-            return Ok(!in_recv);
-        }
-        Ok(in_recv)
+        let odd = self.alternate(count, body, |b, first| {
+            let forward = if first { !in_recv } else { in_recv };
+            Ok((
+                b.exchange_dir(&only, forward)?,
+                b.store_step(chains, forward)?,
+            ))
+        })?;
+        Ok(in_recv != odd)
     }
 
     /// `gcl::Finish`: out = (a ⊕ b) ⊕ data[pos] into new buffers.
