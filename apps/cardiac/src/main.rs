@@ -10,25 +10,27 @@ use std::time::Instant;
 use anyhow::{ensure, Context, Result};
 use cardiac::app::output::{self, Snapshots};
 use cardiac::app::probes::Probes;
-use cardiac::app::problem::{self, ProblemSpec, StimRegion};
-use cardiac::app::protocol;
+use cardiac::app::problem::{self, ProblemSpec};
 use cardiac::app::{
     bundle,
     run::{run_device, LoopOptions},
 };
-use cardiac::matrix::Conductivity;
-use cardiac::mesh::CellType;
 use cardiac::partition::{PartitionStats, Strategy};
 use cardiac::plot::{plot_diagonal, Series};
 use cardiac::report::RunReport;
 use cardiac::solver::device::{self, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Results, Setup};
-use cardiac::tp06::Scalings;
 use cardiac::{note, say};
 use clap::{Args, Parser, Subcommand};
 use poplar::profile::{PhaseKind, Profile};
 use poplar::{Executable, Target};
+
+mod cell_cmd;
+mod problem_args;
+
+use cell_cmd::{cmd_cell, CellArgs};
+use problem_args::{given, read_params, ProblemArgs};
 
 #[derive(Parser)]
 #[command(
@@ -110,253 +112,6 @@ enum Cmd {
     },
 }
 
-#[derive(Args, Clone)]
-struct ProblemArgs {
-    /// Slab mesh size (mm) of the built-in Niederer benchmark: 0.5, 0.2 or 0.1.
-    #[arg(long, default_value_t = 0.5)]
-    dx: f64,
-    /// Read this mesh (.msh or .vtu) instead of the built-in slab.
-    #[arg(long)]
-    mesh: Option<PathBuf>,
-    /// Multiply mesh coordinates by this to get millimetres (10 for meshes in cm).
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
-    /// Fibre direction for meshes without fibres, e.g. 1,0,0; omit for isotropic conduction.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    fibre: Option<Vec<f64>>,
-    /// Cell type for meshes without cell types.
-    #[arg(long, value_enum, default_value_t = CellType::Epi)]
-    cell_type: CellType,
-    /// Stimulus box min,max corners (mm): x0,y0,z0,x1,y1,z1. Default: the Niederer corner cube.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    stim_box: Option<Vec<f64>>,
-    /// Stimulus sphere cx,cy,cz,r (mm).
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    stim_sphere: Option<Vec<f64>>,
-    /// Stimulate the cells touching this surface tag (e.g. ENDO_LV).
-    #[arg(long)]
-    stim_surface: Option<String>,
-    /// ODE time step (ms): at most 0.2 (the cell model's forward Euler fails beyond), with a
-    /// warning above 0.05; the Niederer benchmark uses 0.005 to 0.05.
-    #[arg(long, default_value_t = 0.02)]
-    dt_ode: f64,
-    /// Number of chips (1,472 tiles each).
-    #[arg(long, default_value_t = 1)]
-    chips: u32,
-    /// Use only this many tiles (default: all tiles of the chips).
-    #[arg(long)]
-    tiles: Option<usize>,
-    /// Halo strategy.
-    #[arg(long, value_enum, default_value_t = Strategy::MixedClean)]
-    strategy: Strategy,
-    /// Stimulus current density (µA/mm³); the benchmark's is 50.
-    #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
-    stim_amplitude: f64,
-    /// Stimulus length (ms); the benchmark's is 2.
-    #[arg(long, default_value_t = 2.0)]
-    stim_duration: f64,
-    /// Stimulus start (ms); the benchmark's is 0.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    stim_start: f64,
-    /// Monodomain conductivity along the fibres (S/m); the benchmark's is 0.1334.
-    #[arg(long, default_value_t = Conductivity::niederer().sigma_l)]
-    sigma_l: f64,
-    /// Monodomain conductivity across the fibres (S/m); the benchmark's is 0.0176.
-    #[arg(long, default_value_t = Conductivity::niederer().sigma_t)]
-    sigma_t: f64,
-    /// Conductivity along the sheet normal (S/m), for orthotropic tissue on a mesh with sheet
-    /// directions; default σ_t (the same across the fibres in every direction).
-    #[arg(long)]
-    sigma_n: Option<f64>,
-    /// Surface-to-volume ratio χ (1/mm); the benchmark's is 140.
-    #[arg(long, default_value_t = Conductivity::niederer().chi)]
-    chi: f64,
-    /// Membrane capacitance Cm (µF/mm²); the benchmark's is 0.01.
-    #[arg(long, default_value_t = Conductivity::niederer().cm)]
-    cm: f64,
-    /// Pace: this many stimulus pulses, one every --bcl ms (1: the single benchmark pulse).
-    /// Activation, repolarisation (downward through -70 mV) and APD per beat go into
-    /// activation.vtu and results.json.
-    #[arg(long, default_value_t = 1)]
-    beats: u32,
-    /// Basic cycle length of pacing (ms).
-    #[arg(long, default_value_t = 1000.0)]
-    bcl: f64,
-    /// S1–S2: one more pulse this many ms after the last of the --beats (the S2 coupling
-    /// interval).
-    #[arg(long)]
-    s2: Option<f64>,
-    /// Stimulate the cells listed in this file (0-based cell indices, whitespace or comma
-    /// separated, # comments) instead of a box, sphere or surface.
-    #[arg(long)]
-    stim_cells: Option<PathBuf>,
-    /// Another stimulus site with its own timing (repeat for more):
-    /// REGION[;amplitude=µA/mm³][;duration=ms][;start=ms][;beats=N][;bcl=ms][;s2=ms], REGION
-    /// being box:x0,y0,z0,x1,y1,z1, sphere:cx,cy,cz,r, surface:TAG, cells:FILE or corner.
-    /// Example: --stim-site "sphere:20,7,3,1;start=300"
-    #[arg(long)]
-    stim_site: Vec<String>,
-    /// TP06 conductance scalings of every cell, e.g. GKr*0.5,GCaL*1.2 (drug block, disease):
-    /// g_na, g_k1, g_to, g_kr, g_ks, g_cal, g_bna, g_bca, g_pca, g_pk, k_naca, p_nak.
-    #[arg(long)]
-    tp06: Option<String>,
-    /// A region with its own cell type and/or TP06 scalings (repeat for more; later regions
-    /// win): REGION[;cell-type=endo|mid|epi][;GKr*0.5,...]. Example:
-    /// --region "box:0,0,0,20,7,1;cell-type=endo" --region "sphere:10,3.5,1.5,2;GNa*0.3"
-    #[arg(long)]
-    region: Vec<String>,
-    /// Activation threshold (mV): activation is the first upward crossing of it (default 0).
-    #[arg(long, default_value_t = cardiac::solver::ACTIVATION_THRESHOLD_MV, allow_negative_numbers = true)]
-    act_threshold: f64,
-    /// Read the problem from a JSON file: a results.json of an earlier run (its `parameters`)
-    /// or a parameters object of the same form. Options given on the command line override it.
-    #[arg(long)]
-    params: Option<PathBuf>,
-}
-
-/// The problem options a user gave on the command line (not defaults).
-fn given(m: Option<&clap::ArgMatches>, id: &str) -> bool {
-    m.and_then(|m| m.try_get_raw(id).ok().flatten().map(|_| m.value_source(id)))
-        .flatten()
-        == Some(clap::parser::ValueSource::CommandLine)
-}
-
-/// The `parameters` of a results.json, or a parameters object: the problem and `t_end`.
-fn read_params(path: &std::path::Path) -> Result<(ProblemSpec, Option<f64>)> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the parameter file {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let params = v.get("parameters").cloned().unwrap_or(v);
-    let problem = params.get("problem").cloned().ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: no `problem` record (expected a results.json of `cardiac run`, or {{\"problem\": {{...}}, \"t_end\": ...}})",
-            path.display()
-        )
-    })?;
-    let spec: ProblemSpec = serde_json::from_value(problem)
-        .with_context(|| format!("{}: in `problem`", path.display()))?;
-    Ok((spec, params.get("t_end").and_then(|t| t.as_f64())))
-}
-
-impl ProblemArgs {
-    /// The problem these options describe (list options checked).
-    /// The problem: from `--params` if given, with the options given on the command line
-    /// (per `matches`) on top; else from the options.
-    fn to_spec_with(&self, matches: Option<&clap::ArgMatches>) -> Result<ProblemSpec> {
-        let from_args = self.to_spec()?;
-        let Some(path) = &self.params else {
-            return Ok(from_args);
-        };
-        let (mut spec, _) = read_params(path)?;
-        let a = from_args;
-        macro_rules! over {
-            ($($id:literal => $field:ident),* $(,)?) => {
-                $(if given(matches, $id) { spec.$field = a.$field.clone(); })*
-            };
-        }
-        over!(
-            "dx" => dx, "mesh" => mesh, "scale" => scale, "fibre" => fibre,
-            "cell_type" => cell_type, "dt_ode" => dt_ode, "chips" => chips, "tiles" => tiles,
-            "strategy" => strategy, "stim_amplitude" => stim_density,
-            "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
-            "sigma_t" => sigma_t, "sigma_n" => sigma_n, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
-            "s2" => s2, "stim_site" => sites, "tp06" => tp06, "region" => regions,
-            "act_threshold" => act_threshold,
-        );
-        if ["stim_box", "stim_sphere", "stim_surface", "stim_cells"]
-            .iter()
-            .any(|id| given(matches, id))
-        {
-            spec.stim = a.stim.clone();
-        }
-        Ok(spec)
-    }
-
-    fn to_spec(&self) -> Result<ProblemSpec> {
-        check_list("fibre", &self.fibre, 3, "x,y,z")?;
-        check_list("stim-box", &self.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
-        check_list("stim-sphere", &self.stim_sphere, 4, "cx,cy,cz,r in mm")?;
-        if self.mesh.is_none() {
-            let ignored: Vec<&str> = [
-                (self.fibre.is_some(), "--fibre"),
-                (self.cell_type != CellType::Epi, "--cell-type"),
-                (self.scale != 1.0, "--scale"),
-            ]
-            .into_iter()
-            .filter_map(|(set, name)| set.then_some(name))
-            .collect();
-            ensure!(
-                ignored.is_empty(),
-                "{} only apply to a mesh read with --mesh: the built-in slab has fibres along x \
-                 and epicardial cells",
-                ignored.join(", ")
-            );
-        }
-        let regions = [
-            self.stim_box.is_some(),
-            self.stim_sphere.is_some(),
-            self.stim_surface.is_some(),
-            self.stim_cells.is_some(),
-        ];
-        ensure!(
-            regions.iter().filter(|&&r| r).count() <= 1,
-            "give at most one of --stim-box, --stim-sphere, --stim-surface and --stim-cells"
-        );
-        let stim = if let Some(b) = &self.stim_box {
-            StimRegion::Box([b[0], b[1], b[2]], [b[3], b[4], b[5]])
-        } else if let Some(c) = &self.stim_sphere {
-            StimRegion::Sphere([c[0], c[1], c[2]], c[3])
-        } else if let Some(tag) = &self.stim_surface {
-            StimRegion::Surface(tag.clone())
-        } else if let Some(path) = &self.stim_cells {
-            StimRegion::Cells(path.clone())
-        } else {
-            StimRegion::NiedererCube
-        };
-        Ok(ProblemSpec {
-            dx: self.dx,
-            mesh: self.mesh.clone(),
-            scale: self.scale,
-            fibre: self.fibre.as_ref().map(|f| [f[0], f[1], f[2]]),
-            cell_type: self.cell_type,
-            stim,
-            dt_ode: self.dt_ode,
-            chips: self.chips,
-            tiles: self.tiles,
-            strategy: self.strategy,
-            stim_density: self.stim_amplitude,
-            stim_duration: self.stim_duration,
-            stim_start: self.stim_start,
-            sigma_l: self.sigma_l,
-            sigma_t: self.sigma_t,
-            sigma_n: self.sigma_n,
-            chi: self.chi,
-            cm: self.cm,
-            beats: self.beats,
-            bcl: self.bcl,
-            s2: self.s2,
-            sites: self
-                .stim_site
-                .iter()
-                .map(|t| protocol::parse_site(t))
-                .collect::<Result<_>>()?,
-            tp06: match &self.tp06 {
-                Some(t) => Scalings::ONE
-                    .parse_onto(t)
-                    .map_err(|e| anyhow::anyhow!("--tp06: {e}"))?,
-                None => Scalings::ONE,
-            },
-            regions: self
-                .region
-                .iter()
-                .map(|t| protocol::parse_region_spec(t))
-                .collect::<Result<_>>()?,
-            act_threshold: self.act_threshold,
-        })
-    }
-}
-
 #[derive(Args)]
 struct RunArgs {
     #[command(flatten)]
@@ -403,7 +158,7 @@ struct RunArgs {
 }
 
 /// Checks that a comma-separated option has `n` finite numbers.
-fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<()> {
+pub(crate) fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<()> {
     if let Some(v) = v {
         ensure!(
             v.len() == n && v.iter().all(|x| x.is_finite()),
@@ -1057,159 +812,6 @@ fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
     // this same program over its share of the chips; started alone, one rank.
     poplar::engine::job_main(real_main)
-}
-
-#[derive(Args)]
-struct CellArgs {
-    #[arg(long, value_enum, default_value_t = CellType::Epi)]
-    cell_type: CellType,
-    /// Time step (ms), at most 0.2.
-    #[arg(long, default_value_t = 0.02)]
-    dt: f64,
-    /// Basic cycle length (ms).
-    #[arg(long, default_value_t = 1000.0)]
-    bcl: f64,
-    /// S1 beats.
-    #[arg(long, default_value_t = 5)]
-    beats: usize,
-    /// Stimulus current (pA/pF; negative depolarises, the TP06 convention).
-    #[arg(long, default_value_t = -52.0, allow_negative_numbers = true)]
-    stim_amplitude: f64,
-    /// Pulse length (ms).
-    #[arg(long, default_value_t = 1.0)]
-    stim_duration: f64,
-    /// First pulse (ms).
-    #[arg(long, default_value_t = 10.0)]
-    stim_start: f64,
-    /// S1-S2 restitution: S2 coupling intervals after the last S1 pulse (ms), as a list
-    /// (300,350,400) or a range start:stop:step (250:1000:25).
-    #[arg(long)]
-    s2: Option<String>,
-    /// Sampling interval of trace.csv (ms).
-    #[arg(long, default_value_t = 0.1)]
-    trace_every: f64,
-    /// TP06 conductance scalings, e.g. GKr*0.5,GCaL*1.2 (as `cardiac run --tp06`).
-    #[arg(long)]
-    tp06: Option<String>,
-    /// Output folder (checked before any work; an earlier run's files are kept unless --force).
-    #[arg(long, default_value = "cell-out")]
-    out: PathBuf,
-    #[arg(long)]
-    force: bool,
-}
-
-/// `300,350` or `250:1000:25` (inclusive).
-fn parse_s2(text: &str) -> Result<Vec<f64>> {
-    let bad = || {
-        anyhow::anyhow!("--s2 {text}: give intervals in ms as a list (300,350,400) or a range start:stop:step (250:1000:25)")
-    };
-    if let Some((a, rest)) = text.split_once(':') {
-        let (b, c) = rest.split_once(':').ok_or_else(bad)?;
-        let (a, b, c): (f64, f64, f64) = (
-            a.trim().parse().map_err(|_| bad())?,
-            b.trim().parse().map_err(|_| bad())?,
-            c.trim().parse().map_err(|_| bad())?,
-        );
-        ensure!(c > 0.0 && a <= b && a.is_finite() && b.is_finite(), bad());
-        let n = ((b - a) / c + 1e-9).floor() as usize + 1;
-        ensure!(n <= 10_000, "--s2 {text}: {n} intervals, at most 10,000");
-        Ok((0..n).map(|k| a + c * k as f64).collect())
-    } else {
-        text.split(',')
-            .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
-            .collect()
-    }
-}
-
-fn cmd_cell(a: CellArgs) -> Result<()> {
-    use cardiac::app::single;
-    use cardiac::cell::{self, Protocol};
-    let p = Protocol {
-        cell_type: a.cell_type,
-        dt: a.dt,
-        bcl: a.bcl,
-        beats: a.beats,
-        amplitude: a.stim_amplitude,
-        duration: a.stim_duration,
-        start: a.stim_start,
-        tail: None,
-        scale: match &a.tp06 {
-            Some(t) => Scalings::ONE
-                .parse_onto(t)
-                .map_err(|e| anyhow::anyhow!("--tp06: {e}"))?,
-            None => Scalings::ONE,
-        },
-    };
-    p.check()?;
-    ensure!(
-        a.trace_every.is_finite() && a.trace_every > 0.0,
-        "--trace-every {} must be positive",
-        a.trace_every
-    );
-    let s2 = a.s2.as_deref().map(parse_s2).transpose()?;
-    single::prepare(&a.out, a.force)?;
-    say!(
-        "== cardiac cell: TP06 {:?}, dt {} ms; {} beats at {} ms, {} pA/pF for {} ms from {} ms",
-        p.cell_type,
-        p.dt,
-        p.beats,
-        p.bcl,
-        p.amplitude,
-        p.duration,
-        p.start
-    );
-    let t = Instant::now();
-    let run = cell::pace(&p)?;
-    let secs = t.elapsed().as_secs_f64();
-    say!("  beat  v_rest   v_max  dV/dt_max  upstroke  APD30   APD50   APD90 (mV, mV/ms, ms)");
-    for (k, b) in run.beats.iter().enumerate() {
-        match b {
-            Some(f) => say!(
-                "  {:>4} {:7.2} {:7.2} {:10.1} {:9.3} {:7.2} {:7.2} {:7.2}",
-                f.beat,
-                f.v_rest,
-                f.v_max,
-                f.dvdt_max,
-                f.t_upstroke,
-                f.apd30,
-                f.apd50,
-                f.apd90
-            ),
-            None => say!("  {:>4}  no capture (V stayed below 0 mV)", k + 1),
-        }
-    }
-    say!(
-        "  {:.2} s for {} beats ({:.1} beats/s)",
-        secs,
-        p.beats,
-        p.beats as f64 / secs.max(1e-9)
-    );
-    let rest = match &s2 {
-        Some(s2) => {
-            let r = cell::restitution(&p, s2)?;
-            say!("S1-S2 restitution (S2 after the last S1 pulse):");
-            say!("  S2 (ms)  DI (ms)  APD90 (ms)");
-            for c in &r.1 {
-                match &c.features {
-                    Some(f) => say!("  {:7.1} {:8.1} {:10.2}", c.s2, c.di, f.apd90),
-                    None => say!("  {:7.1} {:8.1}  no capture (refractory)", c.s2, c.di),
-                }
-            }
-            Some(r)
-        }
-        None => None,
-    };
-    single::write(&a.out, &p, &run, rest.as_ref(), a.trace_every)?;
-    say!(
-        "wrote {0}/trace.csv, {0}/beats.csv{1} and {0}/cell.json",
-        a.out.display(),
-        if rest.is_some() {
-            format!(", {}/restitution.csv", a.out.display())
-        } else {
-            String::new()
-        }
-    );
-    Ok(())
 }
 
 fn real_main() -> Result<()> {

@@ -1,0 +1,46 @@
+//! Helpers of the `cardiac` command-line tests (`cli.rs`, `cli_protocols.rs`).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
+
+/// A fresh folder for one test (tests run in parallel and clean up after themselves).
+pub fn tmp() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli_{}_{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn cardiac(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run cardiac")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Fails with a message containing `want`, without panicking.
+pub fn fails_with(args: &[&str], want: &str) {
+    let o = cardiac(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    assert!(err.contains(want), "{args:?}: expected {want:?} in:\n{err}");
+}
+
+pub fn mesh() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/biv_0.3.msh")
+        .display()
+        .to_string()
+}
