@@ -26,7 +26,7 @@ pub use inventory;
 
 pub use compiler::{compile, CompileOptions, InPlaceConcat};
 pub use dtype::{DType, Element};
-pub use engine::{Engine, EngineError, EngineOptions, Interleave};
+pub use engine::{Engine, EngineError, EngineOptions, GroupedRun, Interleave};
 pub use error::{CompileError, GraphError, ValidationError};
 pub use exe::Executable;
 pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};

@@ -340,9 +340,10 @@ fn host_time() {
         println!("{}", e.profile().expect("profile").text_summary());
     }
     println!(
-        "method {}, compiled in {secs:.1} s, engine built in {setup:.1} s, {} exchange-compute pairs interleaved",
+        "method {}, compiled in {secs:.1} s, engine built in {setup:.1} s, {} exchange-compute pairs interleaved, grouped runs: {:?}",
         method.name(),
-        e.interleaved_phases().len()
+        e.interleaved_phases().len(),
+        e.grouped_runs()
     );
     println!(
         "copy of the {:.2} GB moved: median {c:.3} s (5 runs)",

@@ -24,6 +24,8 @@ pub(super) struct Exec<'e> {
     pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
     /// Exchange–compute pairs run interleaved tile by tile (`fuse.rs`).
     pub(super) fusion: &'e super::fuse::Fusion,
+    /// Straight runs of supersteps run group by group (`group.rs`).
+    pub(super) regions: &'e super::group::Regions,
     pub(super) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
     pub(super) soft_flush: bool,
@@ -100,10 +102,25 @@ impl RunCtx<'_> {
     }
 
     pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
+        if matches!(step, Step::Repeat { .. } | Step::Label { .. })
+            && self.prof.is_none()
+            && self.x.dist.is_none()
+        {
+            // A program or function that is one straight `Repeat` (or `Label`) run group by
+            // group; inside a `Seq`, the runs are found below.
+            if let Some(r) = self.x.regions.whole(step) {
+                return self.grouped(r);
+            }
+        }
         match step {
             Step::Seq(v) => {
                 let mut i = 0;
                 while i < v.len() {
+                    if let Some((r, end)) = self.grouped_at(v, i) {
+                        self.grouped(r)?;
+                        i = end;
+                        continue;
+                    }
                     if let Some((f, last)) = self.interleaved_at(v, i) {
                         self.fused(f)?;
                         i = last + 1;
@@ -250,6 +267,41 @@ impl RunCtx<'_> {
         self.x.fusion.at(v, i)
     }
 
+    /// If a straight run of `v` that runs group by group starts at `v[i]`: the run, and the
+    /// index after its last step.
+    fn grouped_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
+        if self.prof.is_some() || self.x.dist.is_some() {
+            return None;
+        }
+        self.x.regions.at(v, i)
+    }
+
+    /// A straight run of supersteps, group by group (`group.rs`).
+    pub(super) fn grouped(&self, r: u32) -> Result<(), EngineError> {
+        let x = self.x;
+        let region = &x.regions.regions[r as usize];
+        // As `compute`: one epoch per compute phase the run executes, all taken before any
+        // task reads them; the run's k-th phase (from 1) uses `base + k`.
+        x.epoch
+            .fetch_add(region.phases, std::sync::atomic::Ordering::SeqCst);
+        match self.team {
+            Some(team) if region.chunks.len() > 1 => {
+                team.run(Job::Grouped(r), |job, t| x.work(job, t))
+            }
+            _ => {
+                let mut first: Option<(u128, EngineError)> = None;
+                for c in &region.chunks {
+                    if let Err((key, e)) = x.grouped_groups(r, c) {
+                        if first.as_ref().is_none_or(|(k, _)| key < *k) {
+                            first = Some((key, e));
+                        }
+                    }
+                }
+                first.map_or(Ok(()), |(_, e)| Err(e))
+            }
+        }
+    }
+
     /// An exchange phase and the compute phases after it, interleaved tile by tile.
     pub(super) fn fused(&self, f: u32) -> Result<(), EngineError> {
         let x = self.x;
@@ -359,7 +411,7 @@ impl Exec<'_> {
                 let chunks = &self.computes[i].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err(e) = self.compute_tiles(i, &chunks[c]) {
-                        team.fail(c, e);
+                        team.fail(c as u128, e);
                     }
                 }
             }
@@ -373,7 +425,15 @@ impl Exec<'_> {
                 let chunks = &self.fusion.plans[f as usize].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err(e) = self.fused_units(f, &chunks[c]) {
-                        team.fail(c, e);
+                        team.fail(c as u128, e);
+                    }
+                }
+            }
+            Job::Grouped(r) => {
+                let chunks = &self.regions.regions[r as usize].chunks;
+                while let Some(c) = team.claim(chunks.len()) {
+                    if let Err((key, e)) = self.grouped_groups(r, &chunks[c]) {
+                        team.fail(key, e);
                     }
                 }
             }
@@ -387,6 +447,7 @@ impl Exec<'_> {
     /// when run apart) but no more vertices.
     pub(super) fn fused_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
         let plan = &self.fusion.plans[f as usize];
+        let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
         // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
         // `FUSED_PREFETCH_AHEAD` units ahead instead (below).
         super::lookahead::ahead_end();
@@ -415,11 +476,85 @@ impl Exec<'_> {
                     Self::local_copies(ht.base, &tc.pre_copies);
                     Self::local_copies(ht.base, &tc.post_copies);
                 } else if result.is_ok() {
-                    result = self.run_tile(c, cp, ht);
+                    result = self.run_tile(c, cp, ht, epoch);
                 }
             }
         }
         result
+    }
+
+    /// Groups `gs` of grouped run `r` (one task): each group through every step of the run, to
+    /// its end or to the group's first failing vertex. Every group runs whatever another
+    /// does, so what runs does not depend on how the groups are split into tasks. The failure
+    /// with the lowest (phase, tile) is returned with that key.
+    pub(super) fn grouped_groups(
+        &self,
+        r: u32,
+        gs: &Range<usize>,
+    ) -> Result<(), (u128, EngineError)> {
+        let region = &self.regions.regions[r as usize];
+        // `grouped` took the run's epochs before the task started.
+        let base = self.epoch.load(std::sync::atomic::Ordering::SeqCst) - region.phases;
+        super::lookahead::ahead_end();
+        let _quiet = super::panics::Quiet::begin();
+        let mut first: Option<(u128, EngineError)> = None;
+        for g in gs.clone() {
+            let mut k = 0u64;
+            for s in &region.steps {
+                if let Err((key, e)) = self.group_step(region, g, s, base, &mut k) {
+                    if first.as_ref().is_none_or(|(f, _)| key < *f) {
+                        first = Some((key, e));
+                    }
+                    break;
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Group `g`'s share of straight step `s`; `k` counts the run's compute phases so far.
+    fn group_step(
+        &self,
+        region: &super::group::Region,
+        g: usize,
+        s: &Step,
+        base: u64,
+        k: &mut u64,
+    ) -> Result<(), (u128, EngineError)> {
+        match s {
+            Step::Seq(v) => {
+                for s in v {
+                    self.group_step(region, g, s, base, k)?;
+                }
+            }
+            Step::Repeat { count, body } => {
+                for _ in 0..*count {
+                    self.group_step(region, g, body, base, k)?;
+                }
+            }
+            Step::Label { body, .. } => self.group_step(region, g, body, base, k)?,
+            Step::Exchange(x) => {
+                if let Some(by) = region.exchanges.get(x) {
+                    self.exchange_ops(by.of(g));
+                }
+            }
+            Step::Compute(c) => {
+                *k += 1;
+                let plan = &self.computes[*c];
+                if let Some(by) = region.computes.get(c) {
+                    for &t in by.of(g) {
+                        let ht = &plan.tiles[t as usize];
+                        if let Err(e) = self.run_tile(*c, plan, ht, base + *k) {
+                            let tile = self.exe.computes[*c].tiles[ht.index as usize].tile;
+                            return Err(((u128::from(*k) << 32) | u128::from(tile), e));
+                        }
+                    }
+                }
+            }
+            // Syncs only matter to the profiler; a run holds no other step (`group::straight`).
+            _ => {}
+        }
+        Ok(())
     }
 
     pub(super) fn exchange_ops(&self, ops: &[CopyOp]) {
@@ -455,6 +590,7 @@ impl Exec<'_> {
         r: &Range<usize>,
     ) -> Result<(), EngineError> {
         let plan = &self.computes[i];
+        let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
         let run_tiles = || -> Result<(), EngineError> {
             for j in r.clone() {
                 let ht = &plan.tiles[j];
@@ -470,7 +606,7 @@ impl Exec<'_> {
                         None => super::lookahead::ahead_end(),
                     }
                 }
-                self.run_tile(i, plan, ht)?;
+                self.run_tile(i, plan, ht, epoch)?;
             }
             Ok(())
         };
@@ -556,6 +692,7 @@ impl Exec<'_> {
         cs: ComputePhaseId,
         plan: &ComputePlan,
         ht: &HotTile,
+        epoch: u64,
     ) -> Result<(), EngineError> {
         let base = ht.base;
         if ht.copies {
@@ -565,7 +702,6 @@ impl Exec<'_> {
             );
         }
         let sr = self.sr_seed.map(|seed| {
-            let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
             let tile = self.exe.computes[cs].tiles[ht.index as usize].tile;
             (seed, epoch, tile)
         });

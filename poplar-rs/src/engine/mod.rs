@@ -31,6 +31,7 @@ use std::collections::HashMap;
 mod error;
 mod exec;
 mod fuse;
+mod group;
 mod host;
 mod job;
 mod lookahead;
@@ -42,6 +43,7 @@ mod team;
 
 pub use error::{is_shared_error, EngineError};
 use exec::*;
+pub use group::GroupedRun;
 use host::*;
 pub use job::job_main;
 use memory::*;
@@ -85,21 +87,33 @@ pub struct EngineOptions {
     pub interleave: Interleave,
 }
 
-/// Which exchange phases the engine interleaves with the compute phase after them (and the
-/// on-tile copy phases between, which a `Copy` program with parts on their own tile leaves):
-/// for each tile, the copies that land on it, then its on-tile copies and vertices, so the host
-/// reads the copied bytes while they are still cached. Only where no vertex or on-tile copy of
-/// those phases writes a byte the exchange reads, so the results are the same bits as running
-/// the phases apart; never when profiling or over several ranks.
+/// How far the engine may reorder the host's work across the phases of a superstep, where
+/// that cannot change a result; never when profiling or over several ranks.
+///
+/// * *Chains* (`engine/fuse.rs`): an exchange interleaved with the compute phase after it (and
+///   the on-tile copy phases between, which a `Copy` program with parts on their own tile
+///   leaves): for each tile, the copies that land on it, then its on-tile copies and vertices,
+///   so the host reads the copied bytes while they are still cached. Only where no vertex or
+///   on-tile copy of those phases writes a byte the exchange reads, so the results are the same
+///   bits as running the phases apart.
+/// * *Grouped runs* (`engine/group.rs`): a stretch of a sequence made only of exchanges,
+///   compute phases and syncs (also inside `Repeat`s) whose tiles fall into groups that no copy
+///   joins, such as the same tile of every replica in a ring all-reduce, runs group by group
+///   through all its steps: the same bits, since no byte crosses between groups. After a
+///   failing vertex the error is the same too, but groups without a failure have gone on to
+///   the end of the stretch ([`Engine::grouped_runs`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Interleave {
-    /// Exchanges of 1 MiB or more (smaller ones are still cached when their compute starts).
+    /// Chains of exchanges of 1 MiB or more (smaller ones are still cached when their compute
+    /// starts), and grouped runs that copy 1 MiB or more per pass, with at least 4 groups per
+    /// thread and at most 2 MiB of tile memory in a group.
     #[default]
     Large,
-    /// Every exchange that can be (for tests).
+    /// Every chain and grouped run that can be (of 2 groups or more; for tests).
     All,
-    /// None: every exchange runs to its end before the compute phase after it (for A/B
-    /// measurements).
+    /// Chains as [`Interleave::Large`], no grouped runs (for A/B measurements).
+    ChainsOnly,
+    /// None: every phase runs to its end before the next (for A/B measurements).
     Never,
 }
 
@@ -129,6 +143,8 @@ pub struct Engine {
     computes: PrimaryMap<ComputePhaseId, ComputePlan>,
     /// Exchange–compute pairs run interleaved (`fuse.rs`).
     fusion: fuse::Fusion,
+    /// Straight runs of supersteps run group by group (`group.rs`).
+    regions: group::Regions,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
     /// Per stream: the connected host buffer of a host-to-device stream.
@@ -454,7 +470,7 @@ impl Engine {
         let fusion = match options.interleave {
             _ if ranks.size() > 1 => fuse::Fusion::default(),
             Interleave::Never => fuse::Fusion::default(),
-            Interleave::Large => fuse::Fusion::build(
+            Interleave::Large | Interleave::ChainsOnly => fuse::Fusion::build(
                 exe,
                 &codelets,
                 &exchanges,
@@ -466,6 +482,27 @@ impl Engine {
                 fuse::Fusion::build(exe, &codelets, &exchanges, &computes, threads, 0)
             }
         };
+
+        let rule = match options.interleave {
+            _ if ranks.size() > 1 => None,
+            Interleave::Never | Interleave::ChainsOnly => None,
+            Interleave::Large => Some(group::Rule {
+                min_bytes: fuse::FUSE_MIN_BYTES,
+                min_groups: group::GROUPS_PER_THREAD * threads,
+                max_group_bytes: group::GROUP_MAX_BYTES,
+            }),
+            Interleave::All => Some(group::Rule {
+                min_bytes: 0,
+                min_groups: 2,
+                max_group_bytes: u64::MAX,
+            }),
+        };
+        // From `kept`, the executable the engine owns: runs are keyed by the addresses of its
+        // steps.
+        let regions = rule.map_or_else(group::Regions::default, |rule| {
+            let tile_bytes: Vec<usize> = mem.tiles.iter().map(|t| t.bytes).collect();
+            group::Regions::build(&kept, &exchanges, &computes, &tile_bytes, threads, rule)
+        });
 
         // Names of replica 0's entries; replica r's copy of entry i is r·n + i.
         let tensor_index = exe
@@ -503,6 +540,7 @@ impl Engine {
             exchanges,
             computes,
             fusion,
+            regions,
             tensor_index,
             stream_index,
             inputs: (0..n_streams).map(|_| None).collect(),
@@ -571,8 +609,12 @@ impl Engine {
             .collect()
     }
 
-    /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
-    /// was computed up to that point, and the engine can run again.
+    /// The stretches of this engine's programs that run group by group ([`Interleave`]), in
+    /// the order they were found (programs, then functions; outer stretches first).
+    pub fn grouped_runs(&self) -> Vec<GroupedRun> {
+        self.regions.describe()
+    }
+
     /// Whether runs flush subnormals (the option, else the executable's target).
     pub fn flushes(&self) -> bool {
         self.options
@@ -585,6 +627,9 @@ impl Engine {
         self.flushes() && (self.options.flush_in_software || !crate::fp::hardware_flush())
     }
 
+    /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
+    /// was computed up to that point (phase by phase; in a grouped run, each group up to its
+    /// own failure or the end of the run: [`Interleave`]), and the engine can run again.
     pub fn run(&mut self, index: usize) -> Result<(), EngineError> {
         let count = self.exe.programs.len();
         let step = self
@@ -599,6 +644,7 @@ impl Engine {
             exchanges: &self.exchanges,
             computes: &self.computes,
             fusion: &self.fusion,
+            regions: &self.regions,
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
             sr_seed: self.options.stochastic_rounding,

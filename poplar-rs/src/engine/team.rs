@@ -33,6 +33,8 @@ pub(super) enum Job {
     Exchange(u32),
     /// An exchange and a compute phase interleaved tile by tile (`fuse.rs`).
     Fused(u32),
+    /// A straight run of supersteps run group by group (`group.rs`).
+    Grouped(u32),
     /// The run is over: helpers return.
     Stop,
 }
@@ -43,6 +45,7 @@ impl Job {
             Job::Compute(i) => u64::from(i),
             Job::Exchange(i) => (1 << 32) | u64::from(i),
             Job::Fused(i) => (2 << 32) | u64::from(i),
+            Job::Grouped(i) => (3 << 32) | u64::from(i),
             Job::Stop => u64::MAX,
         }
     }
@@ -52,6 +55,7 @@ impl Job {
             u64::MAX => Job::Stop,
             v if v >> 32 == 1 => Job::Exchange(v as u32),
             v if v >> 32 == 2 => Job::Fused(v as u32),
+            v if v >> 32 == 3 => Job::Grouped(v as u32),
             v => Job::Compute(v as u32),
         }
     }
@@ -69,8 +73,8 @@ pub(super) struct Team {
     /// Helpers that have started.
     joined: AtomicUsize,
     helpers: usize,
-    /// The failure of the current job's lowest failing task.
-    error: Mutex<Option<(usize, EngineError)>>,
+    /// The failure of the current job with the lowest key (its task, or its phase and tile).
+    error: Mutex<Option<(u128, EngineError)>>,
     /// A helper panicked (an engine bug, not a codelet's: those are caught per vertex).
     panicked: AtomicBool,
 }
@@ -95,12 +99,13 @@ impl Team {
         (t < n).then_some(t)
     }
 
-    /// Records the failure of `task`, keeping the lowest failing task's (so the error reported
-    /// does not depend on which thread ran what).
-    pub(super) fn fail(&self, task: usize, e: EngineError) {
+    /// Records a failure with order `key` (the failing task's index, or for a grouped run its
+    /// phase and tile), keeping the lowest key's (so the error reported does not depend on
+    /// which thread ran what).
+    pub(super) fn fail(&self, key: u128, e: EngineError) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_none_or(|(t, _)| task < *t) {
-            *slot = Some((task, e));
+        if slot.as_ref().is_none_or(|(t, _)| key < *t) {
+            *slot = Some((key, e));
         }
     }
 
@@ -198,6 +203,8 @@ mod tests {
             Job::Compute(u32::MAX),
             Job::Exchange(0),
             Job::Exchange(7),
+            Job::Fused(3),
+            Job::Grouped(u32::MAX),
             Job::Stop,
         ] {
             assert_eq!(Job::decode(j.encode()), j);
@@ -213,7 +220,7 @@ mod tests {
                 while let Some(k) = t.claim(n as usize) {
                     counts[k].fetch_add(1, Ordering::Relaxed);
                     if k % 97 == 5 {
-                        t.fail(k, EngineError::NoSuchProgram { index: k, count: 0 });
+                        t.fail(k as u128, EngineError::NoSuchProgram { index: k, count: 0 });
                     }
                 }
             }

@@ -1,0 +1,417 @@
+//! Straight runs of supersteps whose tiles fall into groups that never exchange with one
+//! another, run group by group.
+//!
+//! A ring all-reduce over R replicas is 2(R − 1) supersteps, and each moves a fragment from
+//! every tile to the same tile of the neighbouring replica. Run superstep by superstep, every
+//! step streams all of the replicas' data through the host's caches once: 64 MB over 16
+//! replicas is 1 GB per step. But tile t of every replica only ever talks to tile t of the
+//! others, so the same steps can run for the 16 tiles numbered t, all of them, before the
+//! tiles numbered t + 1: 16 × 51 KB stays in the cache for the whole all-reduce.
+//!
+//! A *run* is a maximal stretch of one `Seq` made only of exchanges, compute phases, syncs,
+//! and `Seq`, `Repeat` and `Label` steps holding only those ([`straight`]). Its *groups* are
+//! the connected components of its tiles, joined by every copy of every exchange in it (a
+//! copy joins its source and destination tile). Compute touches only its own tile, and no
+//! copy leaves a group, so a group's memory after the run depends only on the group: running
+//! each group through all the steps in program order (its copies of a phase, then its tiles'
+//! share of the next compute phase, …) gives the bytes of the phases run apart. Groups run in
+//! parallel, each on one thread, and never share a tile.
+//!
+//! Stochastic rounding keys: every compute phase of the run takes the epoch it would have
+//! taken run alone (the run reserves them all before it starts). Failures: each group stops
+//! at its own first failing vertex, every other group runs to the end of the run, and the
+//! error reported is the one of the earliest failing compute phase (program order, repeats
+//! counted), at its lowest failing tile — the error of the phases run apart, for any number
+//! of threads. Tile memory after a failure then differs from the phases run apart (groups
+//! other than the failing ones went on), which [`super::Engine::run`] does not promise;
+//! [`super::Interleave::Never`] runs phase by phase.
+//!
+//! Used only where it pays: at least [`GROUPS_PER_THREAD`] groups per thread, the largest
+//! group's tile memory at most [`GROUP_MAX_BYTES`], and at least the interleaving threshold
+//! of bytes copied per pass. Not used when profiling or over several ranks.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, COPY_OVERHEAD};
+use crate::entity::PrimaryMap;
+use crate::exe::{ComputePhaseId, ExchangePhaseId, Executable, Step};
+use crate::target::TileId;
+
+/// The largest group (the sum of its tiles' memories) worth running group by group: it
+/// should stay in a core's L2 cache (1 MiB on the CI host, 0.5–2 MiB on common ones) or its
+/// share of the L3 while it runs all the steps. A ring all-reduce over 16 replicas of 1,472
+/// tiles with 64 MB per replica has groups of 16 × 51 KB = 0.8 MiB.
+pub(super) const GROUP_MAX_BYTES: u64 = 2 << 20;
+
+/// Groups are the tasks of a grouped run; fewer than this many per thread leave threads idle
+/// at the end.
+pub(super) const GROUPS_PER_THREAD: usize = 4;
+
+/// A group's items of one phase: `items[starts[g]..starts[g + 1]]`.
+pub(super) struct ByGroup<T> {
+    items: Vec<T>,
+    starts: Vec<u32>,
+}
+
+impl<T> ByGroup<T> {
+    #[inline]
+    pub(super) fn of(&self, g: usize) -> &[T] {
+        &self.items[self.starts[g] as usize..self.starts[g + 1] as usize]
+    }
+
+    /// `items` sorted by group (stable), with `group(item)` < `groups`.
+    fn new(mut items: Vec<T>, groups: usize, group: impl Fn(&T) -> usize) -> ByGroup<T> {
+        items.sort_by_key(|t| group(t));
+        let mut starts = vec![0u32; groups + 1];
+        for t in &items {
+            starts[group(t) + 1] += 1;
+        }
+        for g in 0..groups {
+            starts[g + 1] += starts[g];
+        }
+        ByGroup { items, starts }
+    }
+}
+
+/// One straight run, run group by group.
+pub(super) struct Region {
+    /// A copy of the run's steps (`v[i..i + steps.len()]` of one `Seq`), which every task walks.
+    pub(super) steps: Vec<Step>,
+    /// Compute phases the run executes, repeats counted (the epochs it takes).
+    pub(super) phases: u64,
+    /// Number of groups.
+    pub(super) groups: usize,
+    /// Per exchange phase of the run: its copies by group, then destination tile (each
+    /// group's copies in the exchange plan's order otherwise).
+    pub(super) exchanges: HashMap<ExchangePhaseId, ByGroup<CopyOp>>,
+    /// Per compute phase of the run: indices into its plan's `tiles`, by group, in tile order.
+    pub(super) computes: HashMap<ComputePhaseId, ByGroup<u32>>,
+    /// Ranges of groups run as one parallel task each.
+    pub(super) chunks: Vec<Range<usize>>,
+    /// The largest group's tile memory.
+    pub(super) largest_bytes: u64,
+    /// Bytes copied by one pass of the run, repeats counted.
+    pub(super) moved: u64,
+}
+
+/// What one grouped run of an engine looks like (for tests and benchmarks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupedRun {
+    /// Top-level steps of the `Seq` the run covers.
+    pub steps: usize,
+    /// Compute phases it executes, repeats counted.
+    pub phases: u64,
+    /// Groups of tiles that never exchange with one another within it.
+    pub groups: usize,
+    /// The tile memory of the largest group, in bytes.
+    pub largest_group_bytes: u64,
+    /// Bytes copied by the exchanges of one pass, repeats counted.
+    pub bytes_copied: u64,
+}
+
+/// The grouped runs of an engine, by the address of their first step.
+///
+/// The key is the address of a `Step` inside the engine's executable, whose programs are
+/// heap-allocated and never change while the engine lives (the engine owns the executable and
+/// never mutates it), so the address names one position of one `Seq`.
+#[derive(Default)]
+pub(super) struct Regions {
+    pub(super) regions: Vec<Region>,
+    by_start: HashMap<usize, u32>,
+}
+
+/// How [`Regions::build`] chooses.
+#[derive(Clone, Copy)]
+pub(super) struct Rule {
+    pub(super) min_bytes: u64,
+    pub(super) min_groups: usize,
+    pub(super) max_group_bytes: u64,
+}
+
+impl Regions {
+    /// The grouped run that is the whole of program or function body `s`, if there is one.
+    #[inline]
+    pub(super) fn whole(&self, s: &Step) -> Option<u32> {
+        if self.regions.is_empty() {
+            return None;
+        }
+        let r = *self.by_start.get(&(s as *const Step as usize))?;
+        (self.regions[r as usize].steps.len() == 1).then_some(r)
+    }
+
+    /// The grouped run starting at `v[i]`, and the index after its last step.
+    #[inline]
+    pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
+        if self.regions.is_empty() {
+            return None;
+        }
+        let r = *self.by_start.get(&(&v[i] as *const Step as usize))?;
+        let end = i + self.regions[r as usize].steps.len();
+        (end <= v.len()).then_some((r, end))
+    }
+
+    /// Every straight run of `exe`'s programs and functions that passes `rule`.
+    pub(super) fn build(
+        exe: &Executable,
+        exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
+        computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
+        tile_bytes: &[usize],
+        threads: usize,
+        rule: Rule,
+    ) -> Regions {
+        let mut out = Regions::default();
+        let mut try_run = |run: &[Step]| -> bool {
+            let key = &run[0] as *const Step as usize;
+            if out.by_start.contains_key(&key) {
+                return true;
+            }
+            match region(exe, exchanges, computes, tile_bytes, threads, rule, run) {
+                Some(r) => {
+                    out.by_start.insert(key, out.regions.len() as u32);
+                    out.regions.push(r);
+                    true
+                }
+                None => false,
+            }
+        };
+        for s in exe.programs.iter().chain(exe.functions.values()) {
+            // A program or function that is itself a straight `Repeat` (or `Label`) is a run
+            // of one step.
+            let whole = !matches!(s, Step::Seq(_)) && straight(s) && has_exchange(s);
+            if !(whole && try_run(std::slice::from_ref(s))) {
+                runs_in(s, &mut try_run);
+            }
+        }
+        out
+    }
+
+    pub(super) fn describe(&self) -> Vec<GroupedRun> {
+        self.regions
+            .iter()
+            .map(|r| GroupedRun {
+                steps: r.steps.len(),
+                phases: r.phases,
+                groups: r.groups,
+                largest_group_bytes: r.largest_bytes,
+                bytes_copied: r.moved,
+            })
+            .collect()
+    }
+}
+
+/// Whether `s` is made only of exchanges, compute phases and syncs (in `Seq`, `Repeat` and
+/// `Label` steps): no control flow, no host streams, no calls.
+pub(super) fn straight(s: &Step) -> bool {
+    match s {
+        Step::Exchange(_) | Step::Compute(_) | Step::Sync(_) => true,
+        Step::Seq(v) => v.iter().all(straight),
+        Step::Repeat { body, .. } | Step::Label { body, .. } => straight(body),
+        _ => false,
+    }
+}
+
+/// Offers every maximal straight run with an exchange in any `Seq` of `s` to `take`, outer
+/// runs first; the runs nested in one are offered only if `take` refused it (an outer run
+/// that is not grouped may still contain grouped ones).
+fn runs_in(s: &Step, take: &mut dyn FnMut(&[Step]) -> bool) {
+    match s {
+        Step::Seq(v) => {
+            let mut i = 0;
+            while i < v.len() {
+                let mut j = i;
+                while j < v.len() && straight(&v[j]) {
+                    j += 1;
+                }
+                let taken = j > i && v[i..j].iter().any(has_exchange) && take(&v[i..j]);
+                if !taken {
+                    for s in &v[i..j.max(i + 1)] {
+                        runs_in(s, take);
+                    }
+                }
+                i = j.max(i + 1);
+            }
+        }
+        Step::Label { body, .. } | Step::Repeat { body, .. } => runs_in(body, take),
+        Step::While { cond, body, .. } => {
+            runs_in(cond, take);
+            runs_in(body, take);
+        }
+        Step::If { then, else_, .. } => {
+            runs_in(then, take);
+            runs_in(else_, take);
+        }
+        Step::Switch { cases, default, .. } => {
+            for (_, c) in cases {
+                runs_in(c, take);
+            }
+            runs_in(default, take);
+        }
+        Step::Sync(_)
+        | Step::Exchange(_)
+        | Step::Compute(_)
+        | Step::Call(_)
+        | Step::StreamIn { .. }
+        | Step::StreamOut { .. } => {}
+    }
+}
+
+fn has_exchange(s: &Step) -> bool {
+    match s {
+        Step::Exchange(_) => true,
+        Step::Seq(v) => v.iter().any(has_exchange),
+        Step::Repeat { body, .. } | Step::Label { body, .. } => has_exchange(body),
+        _ => false,
+    }
+}
+
+/// The phases of a straight step, each with how often one pass runs it (saturating).
+fn phases_of(
+    s: &Step,
+    times: u64,
+    xs: &mut Vec<(ExchangePhaseId, u64)>,
+    cs: &mut Vec<(ComputePhaseId, u64)>,
+) {
+    match s {
+        Step::Exchange(x) => xs.push((*x, times)),
+        Step::Compute(c) => cs.push((*c, times)),
+        Step::Seq(v) => v.iter().for_each(|s| phases_of(s, times, xs, cs)),
+        Step::Repeat { count, body } => {
+            phases_of(body, times.saturating_mul(u64::from(*count)), xs, cs)
+        }
+        Step::Label { body, .. } => phases_of(body, times, xs, cs),
+        _ => {}
+    }
+}
+
+/// Union–find root of `t`, halving paths.
+fn root(parent: &mut [u32], mut t: u32) -> u32 {
+    while parent[t as usize] != t {
+        let p = parent[parent[t as usize] as usize];
+        parent[t as usize] = p;
+        t = p;
+    }
+    t
+}
+
+/// The grouped plan of `run`, if it passes `rule`.
+fn region(
+    exe: &Executable,
+    exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
+    tile_bytes: &[usize],
+    threads: usize,
+    rule: Rule,
+    run: &[Step],
+) -> Option<Region> {
+    let (mut xs, mut cs) = (Vec::new(), Vec::new());
+    for s in run {
+        phases_of(s, 1, &mut xs, &mut cs);
+    }
+    let moved = xs.iter().fold(0u64, |acc, &(x, n)| {
+        let bytes: u64 = exchanges[x].ops.iter().map(|o| u64::from(o.bytes)).sum();
+        acc.saturating_add(bytes.saturating_mul(n))
+    });
+    if moved < rule.min_bytes {
+        return None;
+    }
+    let phases = cs.iter().fold(0u64, |acc, &(_, n)| acc.saturating_add(n));
+    let mut xs: Vec<ExchangePhaseId> = xs.into_iter().map(|(x, _)| x).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let mut cs: Vec<ComputePhaseId> = cs.into_iter().map(|(c, _)| c).collect();
+    cs.sort_unstable();
+    cs.dedup();
+
+    // Tiles joined by copies; `used` marks the tiles the run touches.
+    let n = tile_bytes.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    let mut used = vec![false; n];
+    for &x in &xs {
+        for o in &exchanges[x].ops {
+            let (a, b) = (root(&mut parent, o.src_tile), root(&mut parent, o.dst_tile));
+            parent[a.max(b) as usize] = a.min(b);
+            used[o.src_tile as usize] = true;
+            used[o.dst_tile as usize] = true;
+        }
+    }
+    let tile_of = |c: ComputePhaseId, ht: &super::plan::HotTile| -> TileId {
+        exe.computes[c].tiles[ht.index as usize].tile
+    };
+    for &c in &cs {
+        for ht in &computes[c].tiles {
+            used[tile_of(c, ht) as usize] = true;
+        }
+    }
+    // Groups numbered in the order of their smallest tile.
+    let mut group_of = vec![u32::MAX; n];
+    let mut group_root: HashMap<u32, u32> = HashMap::new();
+    let mut bytes: Vec<u64> = Vec::new();
+    for t in 0..n {
+        if !used[t] {
+            continue;
+        }
+        let r = root(&mut parent, t as u32);
+        let next = group_root.len() as u32;
+        let g = *group_root.entry(r).or_insert(next);
+        if g as usize == bytes.len() {
+            bytes.push(0);
+        }
+        group_of[t] = g;
+        bytes[g as usize] += tile_bytes[t] as u64;
+    }
+    let groups = bytes.len();
+    let largest_bytes = bytes.iter().copied().max().unwrap_or(0);
+    if groups < rule.min_groups.max(2) || largest_bytes > rule.max_group_bytes {
+        return None;
+    }
+
+    let mut costs = vec![0u64; groups];
+    let mut ex = HashMap::new();
+    for &x in &xs {
+        let mut ops = exchanges[x].ops.clone();
+        // Stable: a tile's copies keep the exchange plan's order.
+        ops.sort_by_key(|o| o.dst_tile);
+        let by = ByGroup::new(ops, groups, |o| group_of[o.dst_tile as usize] as usize);
+        for (g, cost) in costs.iter_mut().enumerate() {
+            *cost += by
+                .of(g)
+                .iter()
+                .map(|o| u64::from(o.bytes) / 4 + COPY_OVERHEAD / 4)
+                .sum::<u64>();
+        }
+        ex.insert(x, by);
+    }
+    let mut co = HashMap::new();
+    for &c in &cs {
+        let plan = &computes[c];
+        let mut ks: Vec<u32> = (0..plan.tiles.len() as u32).collect();
+        ks.sort_by_key(|&k| tile_of(c, &plan.tiles[k as usize]));
+        let by = ByGroup::new(ks, groups, |&k| {
+            group_of[tile_of(c, &plan.tiles[k as usize]) as usize] as usize
+        });
+        for (g, cost) in costs.iter_mut().enumerate() {
+            *cost += by
+                .of(g)
+                .iter()
+                .map(|&k| plan.costs[k as usize])
+                .sum::<u64>();
+        }
+        co.insert(c, by);
+    }
+    let chunks = if threads > 1 {
+        guided(&costs, threads, 64 * threads as u64)
+    } else {
+        std::iter::once(0..groups).collect()
+    };
+    Some(Region {
+        steps: run.to_vec(),
+        phases,
+        groups,
+        exchanges: ex,
+        computes: co,
+        chunks,
+        largest_bytes,
+        moved,
+    })
+}
