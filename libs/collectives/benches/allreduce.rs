@@ -9,9 +9,10 @@
 //!    methods (each chip sends to both neighbours at once).
 //! 2. Host time of a simulated all-reduce of 64 MB over 16 replicas against copying the bytes
 //!    it moves over the links with the same threads, in the same run (medians of 5), with the
-//!    engine's interleaving of exchange and compute on and off; and against a plain host loop
-//!    with the simulator's memory access pattern ([`NativeRing`]), which says how much of the
-//!    ratio is the pattern itself and how much the simulator.
+//!    engine's grouped runs (the default), its exchange-compute chains only, and the phases
+//!    apart; and against a plain host loop with the simulator's memory access pattern
+//!    ([`NativeRing`]), step by step and group by group, which says how much of the ratio is
+//!    the pattern itself and how much the simulator.
 //!
 //! `cargo bench -p collectives --bench allreduce` (`-- quick`: part 1 up to 4 MB only;
 //! `-- host`: part 2 only).
@@ -237,6 +238,56 @@ impl NativeRing {
     }
 }
 
+impl NativeRing {
+    /// The same steps group by group, as the engine runs them (`engine/group.rs`): tile t of
+    /// every replica through all the steps, then tile t + 1 (tiles in parallel).
+    fn run_grouped(&mut self, pool: &rayon::ThreadPool) {
+        use rayon::prelude::*;
+        let (r, tiles, chains, half, frag) =
+            (self.replicas, self.tiles, self.chains, self.half, self.frag);
+        let mut groups: Vec<Vec<&mut Vec<f32>>> = (0..tiles).map(|_| Vec::new()).collect();
+        for (u, m) in self.mem.iter_mut().enumerate() {
+            groups[u % tiles].push(m);
+        }
+        // Offsets in a tile's memory: data, then buffers A, then buffers B.
+        let buffer = |which: usize, c: usize| chains * half + which * chains * frag + c * frag;
+        pool.install(|| {
+            groups.par_iter_mut().for_each(|g| {
+                let mut link = vec![0f32; frag];
+                for step in 0..2 * (r - 1) {
+                    let reduce = step < r - 1;
+                    let (from, to) = if step % 2 == 0 { (0, 1) } else { (1, 0) };
+                    for rep in 0..r {
+                        for c in 0..chains {
+                            let nb = if c == 0 {
+                                (rep + 1) % r
+                            } else {
+                                (rep + r - 1) % r
+                            };
+                            let s = buffer(from, c);
+                            link.copy_from_slice(&g[nb][s..s + frag]);
+                            let f = (rep + step + c) % r;
+                            let lo = (c * half + f * frag).min(c * half + half);
+                            let hi = (lo + frag).min(c * half + half);
+                            let (own, bufs) = g[rep].split_at_mut(chains * half);
+                            let d = buffer(to, c) - chains * half;
+                            let d = &mut bufs[d..d + frag];
+                            d.copy_from_slice(&link);
+                            if reduce {
+                                for (x, y) in d[..hi - lo].iter_mut().zip(&own[lo..hi]) {
+                                    *x += *y;
+                                }
+                            } else {
+                                own[lo..hi].copy_from_slice(&d[..hi - lo]);
+                            }
+                        }
+                    }
+                }
+            });
+        });
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -251,6 +302,15 @@ fn host_time() {
     let t = Instant::now();
     let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).expect("engine");
     let setup = t.elapsed().as_secs_f64();
+    // The engine without grouped runs (exchange-compute chains only), in the same run.
+    let mut chains_only = Engine::new(
+        &exe,
+        EngineOptions {
+            interleave: poplar::Interleave::ChainsOnly,
+            ..EngineOptions::with_threads(threads)
+        },
+    )
+    .expect("engine");
     // The same executable with every exchange run to its end before the compute after it
     // (`poplar::Interleave::Never`): the A/B of the
     // interleaving, in the same run.
@@ -288,11 +348,18 @@ fn host_time() {
         nr.run(&pool);
     }
     let (mut sim, mut sep, mut copy, mut nat) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut chained, mut nat_grouped) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         e.write_tensor_all_replicas("grads", &data).expect("write");
         let t = Instant::now();
         e.run(0).expect("run");
         sim.push(t.elapsed().as_secs_f64());
+        chains_only
+            .write_tensor_all_replicas("grads", &data)
+            .expect("write");
+        let t = Instant::now();
+        chains_only.run(0).expect("run");
+        chained.push(t.elapsed().as_secs_f64());
         apart
             .write_tensor_all_replicas("grads", &data)
             .expect("write");
@@ -318,6 +385,10 @@ fn host_time() {
             nr.run(&pool);
             nat.push(t.elapsed().as_secs_f64());
             std::hint::black_box(&nr.mem);
+            let t = Instant::now();
+            nr.run_grouped(&pool);
+            nat_grouped.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(&nr.mem);
         }
     }
     let (s, p, c) = (median(sim), median(sep), median(copy));
@@ -325,7 +396,11 @@ fn host_time() {
     let want: Vec<f32> = (0..n)
         .map(|i| (0..replicas as usize).map(|r| data[r * n + i]).sum::<f32>())
         .collect();
-    for (what, eng) in [("interleaved", &e), ("separate", &apart)] {
+    for (what, eng) in [
+        ("grouped", &e),
+        ("chains only", &chains_only),
+        ("separate", &apart),
+    ] {
         let check: Vec<f32> = eng.read_tensor_replica("grads", 5).expect("read");
         let worst = check
             .iter()
@@ -350,21 +425,31 @@ fn host_time() {
         moved as f64 / 1e9
     );
     println!(
-        "simulated all-reduce, interleaved (default): median {s:.3} s; ratio {:.2} (target <= 3)",
+        "simulated all-reduce, grouped runs (default): median {s:.3} s; ratio {:.2} (target <= 3)",
         s / c
+    );
+    let ch = median(chained);
+    println!(
+        "simulated all-reduce, exchange-compute chains only: median {ch:.3} s; ratio {:.2}",
+        ch / c
     );
     println!(
         "simulated all-reduce, phases apart: median {p:.3} s; ratio {:.2}",
         p / c
     );
     if let Some(nr) = &native {
-        let n = median(nat);
+        let (n, ng) = (median(nat), median(nat_grouped));
         println!(
-            "plain host loop with the simulator's access pattern ({} chain(s), fragments of {} B per tile): median {n:.3} s; ratio {:.2}; simulator / loop {:.2}",
+            "plain host loop, step by step ({} chain(s), fragments of {} B per tile): median {n:.3} s; ratio {:.2}; chains-only simulator / loop {:.2}",
             nr.chains,
             nr.frag * 4,
             n / c,
-            s / n
+            ch / n
+        );
+        println!(
+            "plain host loop, group by group: median {ng:.3} s; ratio {:.2}; grouped simulator / loop {:.2}",
+            ng / c,
+            s / ng
         );
     }
 }

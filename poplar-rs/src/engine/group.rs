@@ -6,7 +6,7 @@
 //! step streams all of the replicas' data through the host's caches once: 64 MB over 16
 //! replicas is 1 GB per step. But tile t of every replica only ever talks to tile t of the
 //! others, so the same steps can run for the 16 tiles numbered t, all of them, before the
-//! tiles numbered t + 1: 16 × 51 KB stays in the cache for the whole all-reduce.
+//! tiles numbered t + 1: 16 × 58 KB stays in the cache for the whole all-reduce.
 //!
 //! A *run* is a maximal stretch of one `Seq` made only of exchanges, compute phases, syncs,
 //! and `Seq`, `Repeat` and `Label` steps holding only those ([`straight`]). Its *groups* are
@@ -41,7 +41,7 @@ use crate::target::TileId;
 /// The largest group (the sum of its tiles' memories) worth running group by group: it
 /// should stay in a core's L2 cache (1 MiB on the CI host, 0.5–2 MiB on common ones) or its
 /// share of the L3 while it runs all the steps. A ring all-reduce over 16 replicas of 1,472
-/// tiles with 64 MB per replica has groups of 16 × 51 KB = 0.8 MiB.
+/// tiles with 64 MB per replica has groups of 16 × 58 KB = 0.9 MiB.
 pub(super) const GROUP_MAX_BYTES: u64 = 2 << 20;
 
 /// Groups are the tasks of a grouped run; fewer than this many per thread leave threads idle
