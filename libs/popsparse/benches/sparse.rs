@@ -253,11 +253,12 @@ fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
         println!("{}", e.profile().unwrap().text_summary());
     }
     println!(
-        "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms ({} threads), plain CSR {:.2} ms (one thread), medians of {reps} alternating runs: ratio {:.2} (target <= 2); max |y_sim - y_csr| = {maxdiff:e}; {} exchange-compute pairs interleaved",
+        "host time of Fwd ({m} × {k}, {nz} non-zeros, batch {batch}): simulator {:.2} ms ({} threads), plain CSR {:.2} ms (one thread), medians of {reps} alternating runs: ratio {:.2} (target <= 2); max |y_sim - y_csr| = {maxdiff:e}; {} exchange-compute pairs interleaved, {} grouped runs",
         s * 1e3,
         e.threads(),
         h * 1e3,
         s / h,
-        e.interleaved_phases().len()
+        e.interleaved_phases().len(),
+        e.grouped_runs().len()
     );
 }

@@ -105,8 +105,9 @@ pub struct EngineOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Interleave {
     /// Chains of exchanges of 1 MiB or more (smaller ones are still cached when their compute
-    /// starts), and grouped runs that copy 1 MiB or more per pass, with at least 4 groups per
-    /// thread and at most 2 MiB of tile memory in a group.
+    /// starts), and grouped runs of 4 compute phases or more (repeats counted) that copy 1 MiB
+    /// or more per pass, with at least 4 groups per thread and at most 2 MiB of tile memory in
+    /// a group.
     #[default]
     Large,
     /// Every chain and grouped run that can be (of 2 groups or more; for tests).
@@ -488,11 +489,13 @@ impl Engine {
             Interleave::Never | Interleave::ChainsOnly => None,
             Interleave::Large => Some(group::Rule {
                 min_bytes: fuse::FUSE_MIN_BYTES,
+                min_phases: group::MIN_PHASES,
                 min_groups: group::GROUPS_PER_THREAD * threads,
                 max_group_bytes: group::GROUP_MAX_BYTES,
             }),
             Interleave::All => Some(group::Rule {
                 min_bytes: 0,
+                min_phases: 0,
                 min_groups: 2,
                 max_group_bytes: u64::MAX,
             }),
