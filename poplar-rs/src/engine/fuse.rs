@@ -202,27 +202,11 @@ pub(super) fn chains_in(
                 chains_in(a, has_vertices, out);
             }
         }
-        Step::Label { body, .. } | Step::Repeat { body, .. } => chains_in(body, has_vertices, out),
-        Step::While { cond, body, .. } => {
-            chains_in(cond, has_vertices, out);
-            chains_in(body, has_vertices, out);
-        }
-        Step::If { then, else_, .. } => {
-            chains_in(then, has_vertices, out);
-            chains_in(else_, has_vertices, out);
-        }
-        Step::Switch { cases, default, .. } => {
-            for (_, c) in cases {
+        _ => {
+            for c in s.children() {
                 chains_in(c, has_vertices, out);
             }
-            chains_in(default, has_vertices, out);
         }
-        Step::Sync(_)
-        | Step::Exchange(_)
-        | Step::Compute(_)
-        | Step::Call(_)
-        | Step::StreamIn { .. }
-        | Step::StreamOut { .. } => {}
     }
 }
 

@@ -129,6 +129,18 @@ pub(super) struct Regions {
     by_start: HashMap<usize, u32>,
 }
 
+/// What [`Regions::build`] reads: the engine's executable and plans, each tile's memory size.
+#[derive(Clone, Copy)]
+pub(super) struct Inputs<'a> {
+    /// The executable the engine owns (runs are keyed by the addresses of its steps).
+    pub(super) exe: &'a Executable,
+    pub(super) exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    pub(super) computes: &'a PrimaryMap<ComputePhaseId, ComputePlan>,
+    pub(super) tile_bytes: &'a [usize],
+    pub(super) threads: usize,
+    pub(super) rule: Rule,
+}
+
 /// How [`Regions::build`] chooses.
 #[derive(Clone, Copy)]
 pub(super) struct Rule {
@@ -160,22 +172,16 @@ impl Regions {
         (end <= v.len()).then_some((r, end))
     }
 
-    /// Every straight run of `exe`'s programs and functions that passes `rule`.
-    pub(super) fn build(
-        exe: &Executable,
-        exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
-        computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
-        tile_bytes: &[usize],
-        threads: usize,
-        rule: Rule,
-    ) -> Regions {
+    /// Every straight run of the programs and functions of `inp.exe` that passes `inp.rule`.
+    pub(super) fn build(inp: &Inputs<'_>) -> Regions {
+        let exe = inp.exe;
         let mut out = Regions::default();
         let mut try_run = |run: &[Step]| -> bool {
             let key = &run[0] as *const Step as usize;
             if out.by_start.contains_key(&key) {
                 return true;
             }
-            match region(exe, exchanges, computes, tile_bytes, threads, rule, run) {
+            match region(inp, run) {
                 Some(r) => {
                     out.by_start.insert(key, out.regions.len() as u32);
                     out.regions.push(r);
@@ -241,27 +247,11 @@ fn runs_in(s: &Step, take: &mut dyn FnMut(&[Step]) -> bool) {
                 i = j.max(i + 1);
             }
         }
-        Step::Label { body, .. } | Step::Repeat { body, .. } => runs_in(body, take),
-        Step::While { cond, body, .. } => {
-            runs_in(cond, take);
-            runs_in(body, take);
-        }
-        Step::If { then, else_, .. } => {
-            runs_in(then, take);
-            runs_in(else_, take);
-        }
-        Step::Switch { cases, default, .. } => {
-            for (_, c) in cases {
+        _ => {
+            for c in s.children() {
                 runs_in(c, take);
             }
-            runs_in(default, take);
         }
-        Step::Sync(_)
-        | Step::Exchange(_)
-        | Step::Compute(_)
-        | Step::Call(_)
-        | Step::StreamIn { .. }
-        | Step::StreamOut { .. } => {}
     }
 }
 
@@ -303,16 +293,16 @@ fn root(parent: &mut [u32], mut t: u32) -> u32 {
     t
 }
 
-/// The grouped plan of `run`, if it passes `rule`.
-fn region(
-    exe: &Executable,
-    exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
-    tile_bytes: &[usize],
-    threads: usize,
-    rule: Rule,
-    run: &[Step],
-) -> Option<Region> {
+/// The grouped plan of `run`, if it passes `inp.rule`.
+fn region(inp: &Inputs<'_>, run: &[Step]) -> Option<Region> {
+    let Inputs {
+        exe,
+        exchanges,
+        computes,
+        tile_bytes,
+        threads,
+        rule,
+    } = *inp;
     let (mut xs, mut cs) = (Vec::new(), Vec::new());
     for s in run {
         phases_of(s, 1, &mut xs, &mut cs);

@@ -504,7 +504,14 @@ impl Engine {
         // steps.
         let regions = rule.map_or_else(group::Regions::default, |rule| {
             let tile_bytes: Vec<usize> = mem.tiles.iter().map(|t| t.bytes).collect();
-            group::Regions::build(&kept, &exchanges, &computes, &tile_bytes, threads, rule)
+            group::Regions::build(&group::Inputs {
+                exe: &kept,
+                exchanges: &exchanges,
+                computes: &computes,
+                tile_bytes: &tile_bytes,
+                threads,
+                rule,
+            })
         });
 
         // Names of replica 0's entries; replica r's copy of entry i is r·n + i.

@@ -400,6 +400,31 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The steps directly inside this one, in program order: the body of a `Seq`, `Label` or
+    /// `Repeat`, a `While`'s condition and body, an `If`'s branches, a `Switch`'s cases and
+    /// default (none for the others).
+    pub fn children(&self) -> Vec<&Step> {
+        match self {
+            Step::Seq(v) => v.iter().collect(),
+            Step::Label { body, .. } | Step::Repeat { body, .. } => vec![body],
+            Step::While { cond, body, .. } => vec![cond, body],
+            Step::If { then, else_, .. } => vec![then, else_],
+            Step::Switch { cases, default, .. } => cases
+                .iter()
+                .map(|(_, c)| c)
+                .chain(std::iter::once(&**default))
+                .collect(),
+            Step::Sync(_)
+            | Step::Exchange(_)
+            | Step::Compute(_)
+            | Step::Call(_)
+            | Step::StreamIn { .. }
+            | Step::StreamOut { .. } => Vec::new(),
+        }
+    }
+}
+
 /// A tensor the host can write or read by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostTensor {
