@@ -6,7 +6,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use support::{cardiac, fails_with, mesh, stderr, tmp};
+use support::{cardiac, fails_with, mesh, run_refused, stderr, tmp};
 
 #[test]
 fn compile_then_exec_reports_the_same_points_as_run() {
@@ -460,18 +460,9 @@ fn doubtful_problems_are_told_what_to_do() {
     );
     // Options the slab ignores are an error, and a bad stimulus is named.
     let fresh = d.join("fresh").display().to_string();
-    fails_with(
-        &["run", "--cell-type", "mid", "--out", &fresh],
-        "--cell-type",
-    );
-    fails_with(
-        &["run", "--stim-amplitude", "-5", "--out", &fresh],
-        "--stim-amplitude",
-    );
-    fails_with(
-        &["run", "--stim-duration", "0.001", "--out", &fresh],
-        "--stim-duration",
-    );
+    run_refused(&fresh, &["--cell-type", "mid"], "--cell-type");
+    run_refused(&fresh, &["--stim-amplitude", "-5"], "--stim-amplitude");
+    run_refused(&fresh, &["--stim-duration", "0.001"], "--stim-duration");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -551,21 +542,13 @@ fn a_run_repeated_from_its_results_json_gives_identical_results() {
     let bad = d.join("bad.json");
     std::fs::write(&bad, r#"{"problem": {"sigma_L": 0.2}}"#).unwrap();
     let fresh = d.join("fresh").display().to_string();
-    fails_with(
-        &[
-            "run",
-            "--params",
-            &bad.display().to_string(),
-            "--out",
-            &fresh,
-        ],
-        "sigma_L",
-    );
-    fails_with(
-        &["run", "--sigma-t", "0.5", "--out", &fresh],
+    run_refused(&fresh, &["--params", &bad.display().to_string()], "sigma_L");
+    run_refused(
+        &fresh,
+        &["--sigma-t", "0.5"],
         "--sigma-t 0.5 S/m is larger than --sigma-l",
     );
-    fails_with(&["run", "--chi", "0", "--out", &fresh], "--chi 0");
+    run_refused(&fresh, &["--chi", "0"], "--chi 0");
     let _ = std::fs::remove_dir_all(&d);
 }
 

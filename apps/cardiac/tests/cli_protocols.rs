@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{cardiac, fails_with, stderr, tmp};
+use support::{cardiac, fails_with, run_refused, stderr, tmp};
 
 #[test]
 fn cell_mode_writes_its_files_and_keeps_earlier_ones() {
@@ -213,40 +213,30 @@ fn sites_regions_scalings_and_s2_are_recorded_and_a_run_repeats_from_its_record(
     }
     // Mistakes are named, before any work.
     let fresh = d.join("fresh").display().to_string();
-    fails_with(
-        &["run", "--tp06", "GKq*0.5", "--out", &fresh],
+    run_refused(
+        &fresh,
+        &["--tp06", "GKq*0.5"],
         "unknown TP06 parameter \"GKq\"",
     );
-    fails_with(
-        &["run", "--region", "box:0,0,0,1,1,1", "--out", &fresh],
-        "changes nothing",
-    );
-    fails_with(
-        &["run", "--act-threshold", "-90", "--out", &fresh],
+    run_refused(&fresh, &["--region", "box:0,0,0,1,1,1"], "changes nothing");
+    run_refused(
+        &fresh,
+        &["--act-threshold", "-90"],
         "--act-threshold -90 mV",
     );
-    fails_with(
-        &["run", "--s2", "1", "--out", &fresh],
+    run_refused(
+        &fresh,
+        &["--s2", "1"],
         "--s2 1 ms (the S2 coupling interval) must be longer than the pulse",
     );
-    fails_with(
-        &[
-            "run",
-            "--stim-site",
-            "box:30,30,30,31,31,31",
-            "--out",
-            &fresh,
-        ],
+    run_refused(
+        &fresh,
+        &["--stim-site", "box:30,30,30,31,31,31"],
         "--stim-site 1",
     );
-    fails_with(
-        &[
-            "run",
-            "--stim-cells",
-            "/nonexistent/cells.txt",
-            "--out",
-            &fresh,
-        ],
+    run_refused(
+        &fresh,
+        &["--stim-cells", "/nonexistent/cells.txt"],
         "/nonexistent/cells.txt",
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -38,6 +38,11 @@ pub fn fails_with(args: &[&str], want: &str) {
     assert!(err.contains(want), "{args:?}: expected {want:?} in:\n{err}");
 }
 
+/// `cardiac run ARGS --out OUT` fails with a message containing `want`, without panicking.
+pub fn run_refused(out: &str, args: &[&str], want: &str) {
+    fails_with(&[&["run"][..], args, &["--out", out]].concat(), want);
+}
+
 pub fn mesh() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/biv_0.3.msh")
