@@ -6,7 +6,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use support::{cardiac, fails_with, mesh, run_refused, stderr, tmp};
+use support::{cardiac, fails_with, mesh, repeats_from_its_record, run_refused, stderr, tmp};
 
 #[test]
 fn compile_then_exec_reports_the_same_points_as_run() {
@@ -501,24 +501,7 @@ fn a_run_repeated_from_its_results_json_gives_identical_results() {
     );
     assert_eq!(record["parameters"]["t_end"].as_f64(), Some(6.0));
     // Repeated from the record alone: the same files, byte for byte.
-    let again = d.join("again").display().to_string();
-    let o = cardiac(&[
-        "run",
-        "--params",
-        &results.display().to_string(),
-        "--snapshot-every",
-        "0",
-        "--out",
-        &again,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["results.json", "activation.vtu"] {
-        assert_eq!(
-            std::fs::read(d.join("first").join(f)).unwrap(),
-            std::fs::read(d.join("again").join(f)).unwrap(),
-            "{f} differs"
-        );
-    }
+    repeats_from_its_record(&d, &[]);
     // An option given on the command line overrides the record.
     let over = d.join("over").display().to_string();
     let o = cardiac(&[

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{cardiac, fails_with, run_refused, stderr, tmp};
+use support::{cardiac, fails_with, repeats_from_its_record, run_refused, stderr, tmp};
 
 #[test]
 fn cell_mode_writes_its_files_and_keeps_earlier_ones() {
@@ -192,25 +192,7 @@ fn sites_regions_scalings_and_s2_are_recorded_and_a_run_repeats_from_its_record(
     assert_eq!(p["regions"][0]["scale"]["g_kr"].as_f64(), Some(0.5));
     assert_eq!(p["tp06"]["g_cal"].as_f64(), Some(1.1));
     assert_eq!(p["act_threshold"].as_f64(), Some(-20.0));
-    let again = d.join("again").display().to_string();
-    let o = cardiac(&[
-        "run",
-        "--params",
-        &results.display().to_string(),
-        "--snapshot-every",
-        "0",
-        "--no-report",
-        "--out",
-        &again,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["results.json", "activation.vtu"] {
-        assert_eq!(
-            std::fs::read(d.join("first").join(f)).unwrap(),
-            std::fs::read(d.join("again").join(f)).unwrap(),
-            "{f} differs"
-        );
-    }
+    repeats_from_its_record(&d, &["--no-report"]);
     // Mistakes are named, before any work.
     let fresh = d.join("fresh").display().to_string();
     run_refused(

@@ -43,6 +43,28 @@ pub fn run_refused(out: &str, args: &[&str], want: &str) {
     fails_with(&[&["run"][..], args, &["--out", out]].concat(), want);
 }
 
+/// `cardiac run --params D/first/results.json --snapshot-every 0 EXTRA --out D/again` succeeds
+/// and writes the same `results.json` and `activation.vtu` as `D/first`, byte for byte.
+pub fn repeats_from_its_record(d: &Path, extra: &[&str]) {
+    let results = d.join("first/results.json").display().to_string();
+    let again = d.join("again").display().to_string();
+    let args = [
+        &["run", "--params", &results, "--snapshot-every", "0"][..],
+        extra,
+        &["--out", &again],
+    ]
+    .concat();
+    let o = cardiac(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["results.json", "activation.vtu"] {
+        assert_eq!(
+            std::fs::read(d.join("first").join(f)).unwrap(),
+            std::fs::read(d.join("again").join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
 pub fn mesh() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/biv_0.3.msh")
