@@ -292,9 +292,7 @@ impl RunCtx<'_> {
                 let mut first: Option<(u128, EngineError)> = None;
                 for c in &region.chunks {
                     if let Err((key, e)) = x.grouped_groups(r, c) {
-                        if first.as_ref().is_none_or(|(k, _)| key < *k) {
-                            first = Some((key, e));
-                        }
+                        super::team::keep_lowest(&mut first, key, e);
                     }
                 }
                 first.map_or(Ok(()), |(_, e)| Err(e))
@@ -502,9 +500,7 @@ impl Exec<'_> {
             let mut k = 0u64;
             for s in &region.steps {
                 if let Err((key, e)) = self.group_step(region, g, s, base, &mut k) {
-                    if first.as_ref().is_none_or(|(f, _)| key < *f) {
-                        first = Some((key, e));
-                    }
+                    super::team::keep_lowest(&mut first, key, e);
                     break;
                 }
             }

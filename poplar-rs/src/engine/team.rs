@@ -104,9 +104,7 @@ impl Team {
     /// which thread ran what).
     pub(super) fn fail(&self, key: u128, e: EngineError) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_none_or(|(t, _)| key < *t) {
-            *slot = Some((key, e));
-        }
+        keep_lowest(&mut slot, key, e);
     }
 
     /// A helper's life: run each published job with `work` until [`Job::Stop`].
@@ -168,6 +166,13 @@ impl Team {
     pub(super) fn stop(&self) {
         self.job.store(Job::Stop.encode(), Ordering::Relaxed);
         self.gen.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Puts failure `e` with order `key` into `slot` unless it already holds one with a lower key.
+pub(super) fn keep_lowest(slot: &mut Option<(u128, EngineError)>, key: u128, e: EngineError) {
+    if slot.as_ref().is_none_or(|(k, _)| key < *k) {
+        *slot = Some((key, e));
     }
 }
 
