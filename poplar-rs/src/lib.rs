@@ -4,25 +4,25 @@
 //! [`codelet`](mod@codelet)s) and [`Program`]s → [`compile`] (validation, exchange inference, BSP lowering,
 //! memory allocation) → an [`Executable`] (plain data, saveable) → an [`Engine`] that runs it
 //! on the tile simulator. See ARCHITECTURE.md.
+//!
+//! This crate is the façade: it re-exports the public API of the crates along the pipeline,
+//! which Cargo keeps apart —
+//! `poplar-core` (targets, element types, ids, host floating point, codelets),
+//! `poplar-exe` (executables, their file, profiles),
+//! `poplar-compiler` (the graph IR and the compiler) and
+//! `poplar-engine` (the simulator and its distribution over ranks).
+//! Applications and libraries use `poplar::…` only.
 
-pub mod codelet;
-pub mod compiler;
-pub mod dist;
-pub mod dtype;
-pub mod engine;
-pub mod entity;
-pub mod error;
-pub mod exe;
-pub mod fp;
-pub mod graph;
 /// Programs: control flow over compute sets, copies and host streams (part of the graph IR,
 /// in `graph/program.rs`).
-pub use graph::program;
-pub mod profile;
-pub mod target;
+pub use poplar_compiler::graph::program;
+pub use poplar_compiler::{compiler, error, graph};
+pub use poplar_core::{codelet, dtype, entity, fp, target};
+pub use poplar_engine::{dist, engine};
+pub use poplar_exe::{exe, profile};
 
 #[doc(hidden)]
-pub use inventory;
+pub use poplar_core::inventory;
 
 pub use compiler::{compile, CompileOptions, InPlaceConcat};
 pub use dtype::{DType, Element};
@@ -31,6 +31,6 @@ pub use error::{CompileError, GraphError, ValidationError};
 pub use exe::Executable;
 pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};
 /// IEEE binary16, the chip's half-precision element type (`DType::F16`, `half` in codelet names).
-pub use half::f16;
+pub use poplar_core::f16;
 pub use program::Program;
 pub use target::{Target, TileId};

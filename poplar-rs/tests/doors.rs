@@ -1,8 +1,11 @@
-//! The doors between rooms: which module of `poplar` may import which (ARCHITECTURE.md,
-//! "Doors between rooms"). This test reads every `crate::…` path in `poplar-rs/src` and fails
-//! when a file reaches into a room its own room may not enter. A new room must be added to
-//! `ROOMS` with the rooms it may use, which is the point: a new dependency is a decision made in
-//! review, not an accident.
+//! The doors between rooms: which module of the framework may import which (ARCHITECTURE.md,
+//! "Doors between rooms"). The rooms live in four crates (`CRATES`), and Cargo already refuses
+//! a door between crates that do not depend on each other; this test guards what Cargo cannot
+//! see: the doors between rooms of one crate, and the rooms a crate's root imports from the
+//! crates below it. It reads every `crate::…` (and `poplar_*::…`) path in `poplar-rs/*/src` and
+//! fails when a file reaches into a room its own room may not enter. A new room must be added
+//! to `ROOMS` with the rooms it may use, which is the point: a new dependency is a decision made
+//! in review, not an accident.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -65,8 +68,26 @@ const NEVER: &[(&str, &str)] = &[
     ("dist", "exe"),
 ];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// Each crate of the framework (its folder under `poplar-rs/`) and the rooms it holds, in the
+/// order of the pipeline: a crate may depend only on crates before it.
+const CRATES: &[(&str, &[&str])] = &[
+    ("core", &["codelet", "dtype", "entity", "fp", "target"]),
+    ("exe", &["exe", "profile"]),
+    ("compiler", &["compiler", "error", "graph"]),
+    ("engine", &["dist", "engine"]),
+];
+
+fn src(krate: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate)
+        .join("src")
+}
+
+fn crate_of(room: &str) -> usize {
+    CRATES
+        .iter()
+        .position(|(_, rooms)| rooms.contains(&room))
+        .unwrap_or_else(|| panic!("room '{room}' is in no crate of CRATES"))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -80,9 +101,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The room of a source file: its first path component under src/, without `.rs`.
-fn room_of(file: &Path) -> String {
-    let rel = file.strip_prefix(src()).unwrap();
+/// The room of a source file: its first path component under its crate's src/, without `.rs`.
+fn room_of(krate: &str, file: &Path) -> String {
+    let rel = file.strip_prefix(src(krate)).unwrap();
     let first = rel
         .components()
         .next()
@@ -92,14 +113,31 @@ fn room_of(file: &Path) -> String {
     first.trim_end_matches(".rs").to_string()
 }
 
-/// Every room named by a `crate::room` path in `text` (in `use` lines, braces and code),
-/// skipping line comments. `crate::{a, b::{c, d}}` names `a` and `b`, over several lines too.
+/// Every room named by a `crate::room` or `poplar_x::room` path in `text` (in `use` lines,
+/// braces and code), skipping line comments. `crate::{a, b::{c, d}}` names `a` and `b`, over
+/// several lines too.
 fn rooms_used(text: &str) -> BTreeSet<String> {
     let code: String = text
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
+    let mut out = BTreeSet::new();
+    for prefix in [
+        "crate::",
+        "poplar_core::",
+        "poplar_exe::",
+        "poplar_compiler::",
+        "poplar_engine::",
+    ] {
+        out.extend(paths_after(&code, prefix));
+    }
+    out.remove("");
+    out
+}
+
+/// The first components of every path that starts with `prefix` in `code`.
+fn paths_after(code: &str, prefix: &str) -> BTreeSet<String> {
     let ident = |s: &str| -> String {
         s.trim_start()
             .chars()
@@ -107,9 +145,9 @@ fn rooms_used(text: &str) -> BTreeSet<String> {
             .collect()
     };
     let mut out = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + "crate::".len()..];
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let after = &rest[i + prefix.len()..];
         if let Some(inner) = after.strip_prefix('{') {
             // Top-level items of the group: split at commas outside nested braces.
             let mut depth = 0usize;
@@ -137,23 +175,31 @@ fn rooms_used(text: &str) -> BTreeSet<String> {
             rest = after;
         }
     }
-    out.remove("");
     out
 }
 
 #[test]
 fn no_room_imports_what_its_doors_do_not_allow() {
     let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    files.sort();
+    for (krate, _) in CRATES {
+        let mut these = Vec::new();
+        rust_files(&src(krate), &mut these);
+        these.sort();
+        files.extend(these.into_iter().map(|f| (*krate, f)));
+    }
     let known: BTreeSet<&str> = ROOMS.iter().map(|(r, _)| *r).collect();
     // Names that are not rooms: crate-root items and re-exports used by macros.
-    let not_rooms = ["inventory", "__codelet_multi_worker", "codelet_macro"];
+    let not_rooms = [
+        "inventory",
+        "__codelet_multi_worker",
+        "codelet_macro",
+        "entity_id",
+    ];
     let mut problems = Vec::new();
-    for f in &files {
-        let room = room_of(f);
+    for (krate, f) in &files {
+        let room = room_of(krate, f);
         if room == "lib" {
-            continue; // the crate root re-exports everything
+            continue; // the crate root: `a_crate_root_imports_only_what_its_rooms_may_use`
         }
         let Some((_, allowed)) = ROOMS.iter().find(|(r, _)| *r == room) else {
             problems.push(format!(
@@ -188,6 +234,65 @@ fn no_room_imports_what_its_doors_do_not_allow() {
         "doors crossed:\n{}",
         problems.join("\n")
     );
+}
+
+/// A crate's root imports the rooms of crates below it (`use poplar_core::{codelet, …};`) so
+/// that its files name every room alike (`crate::target::…`); it may import only rooms that
+/// one of its own rooms may use, and those must live in a crate before it in the pipeline.
+#[test]
+fn a_crate_root_imports_only_what_its_rooms_may_use() {
+    let mut problems = Vec::new();
+    for (k, (krate, rooms)) in CRATES.iter().enumerate() {
+        let lib = src(krate).join("lib.rs");
+        let text = std::fs::read_to_string(&lib).unwrap();
+        let used: BTreeSet<String> = ["poplar_core::", "poplar_exe::", "poplar_compiler::"]
+            .iter()
+            .flat_map(|p| paths_after(&text, p))
+            .filter(|r| ROOMS.iter().any(|(room, _)| room == r))
+            .collect();
+        for u in &used {
+            let wanted = rooms.iter().any(|r| {
+                let (_, allowed) = ROOMS.iter().find(|(room, _)| room == r).unwrap();
+                allowed.contains(&u.as_str())
+            });
+            if !wanted {
+                problems.push(format!(
+                    "{}: imports room '{u}' that none of {rooms:?} may use",
+                    lib.display()
+                ));
+            }
+            if crate_of(u) >= k {
+                problems.push(format!(
+                    "{}: imports room '{u}' of a crate not before it",
+                    lib.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every room is in exactly one crate, and a room's doors lead only into its own crate or into
+/// crates before it (which Cargo then enforces).
+#[test]
+fn every_room_lives_in_one_crate_and_looks_down_the_pipeline() {
+    for (room, allowed) in ROOMS {
+        let k = crate_of(room);
+        let homes = CRATES.iter().filter(|(_, rs)| rs.contains(room)).count();
+        assert_eq!(homes, 1, "room '{room}' is in {homes} crates");
+        for a in *allowed {
+            assert!(
+                crate_of(a) <= k,
+                "room '{room}' may import '{a}', which lives in a crate after its own"
+            );
+        }
+        assert!(
+            src(CRATES[k].0).join(format!("{room}.rs")).exists()
+                || src(CRATES[k].0).join(room).is_dir(),
+            "room '{room}' has no file or folder in poplar-rs/{}/src",
+            CRATES[k].0
+        );
+    }
 }
 
 #[test]

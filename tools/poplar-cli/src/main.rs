@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use poplar::exe::ExecutableError;
-use poplar::profile::{CycleModel, MemoryReport, Profile, ProfileError};
-use poplar::Executable;
+use poplar_exe::exe::ExecutableError;
+use poplar_exe::profile::{CycleModel, MemoryReport, Profile, ProfileError};
+use poplar_exe::Executable;
 
 /// Errors of the CLI, each naming the file at fault.
 #[derive(Debug, thiserror::Error)]

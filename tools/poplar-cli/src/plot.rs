@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use plotters::prelude::*;
-use poplar::profile::{MemoryReport, PhaseKind, Profile};
+use poplar_exe::profile::{MemoryReport, PhaseKind, Profile};
 
 use crate::CliError;
 
@@ -332,7 +332,7 @@ pub fn labels(p: &Profile, path: &Path) -> Result<(), CliError> {
 
 /// Memory per tile by category, with the budget.
 pub fn memory(m: &MemoryReport, path: &Path) -> Result<(), CliError> {
-    let get = |f: fn(&poplar::profile::CategoryBytes) -> u64| -> Vec<u64> {
+    let get = |f: fn(&poplar_exe::profile::CategoryBytes) -> u64| -> Vec<u64> {
         m.tiles.iter().map(|t| f(&t.by_category)).collect()
     };
     let vars = get(|c| c.variables);
@@ -366,7 +366,7 @@ pub fn memory(m: &MemoryReport, path: &Path) -> Result<(), CliError> {
 
 /// The timeline (what the Chrome trace shows): one row per track, spans coloured by kind.
 pub fn timeline(p: &Profile, path: &Path) -> Result<(), CliError> {
-    use poplar::profile::SpanKind;
+    use poplar_exe::profile::SpanKind;
     let err = plot_err(path);
     let tl = &p.timeline;
     let rows = tl.tracks.len().max(1);

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use poplar::exe::{ExchangePhase, Executable, MemoryCategory, Step, SyncKind};
-use poplar::profile::{
+use poplar_exe::exe::{ExchangePhase, Executable, MemoryCategory, Step, SyncKind};
+use poplar_exe::profile::{
     CategoryBytes, CycleModel, LabelProfile, MemoryReport, PhaseKind, Profile, Split, Stats,
 };
 
@@ -368,10 +368,10 @@ impl ReportData {
                 .spans
                 .iter()
                 .map(|s| match s.kind {
-                    poplar::profile::SpanKind::Compute => 0,
-                    poplar::profile::SpanKind::Exchange => 1,
-                    poplar::profile::SpanKind::Sync => 2,
-                    poplar::profile::SpanKind::Label => 3,
+                    poplar_exe::profile::SpanKind::Compute => 0,
+                    poplar_exe::profile::SpanKind::Exchange => 1,
+                    poplar_exe::profile::SpanKind::Sync => 2,
+                    poplar_exe::profile::SpanKind::Label => 3,
                 })
                 .collect(),
             name: tl.spans.iter().map(|s| s.name).collect(),
@@ -448,7 +448,7 @@ fn memory_data(exe: &Executable) -> MemoryData {
 
 /// The position of a category in [`CategoryBytes::entries`] (the order of `by_category`).
 ///
-/// [`CategoryBytes::entries`]: poplar::profile::CategoryBytes::entries
+/// [`CategoryBytes::entries`]: poplar_exe::profile::CategoryBytes::entries
 fn category_index(c: MemoryCategory) -> u32 {
     let mut one = CategoryBytes::default();
     let field = match c {
@@ -466,7 +466,7 @@ fn category_index(c: MemoryCategory) -> u32 {
 
 fn exchange_info(
     x: &ExchangePhase,
-    cost: &poplar::profile::model::ExchangeCost,
+    cost: &poplar_exe::profile::model::ExchangeCost,
     temporaries: &BTreeMap<u64, u64>,
     bin: &dyn Fn(u32) -> u32,
 ) -> ExchangeInfo {
@@ -509,7 +509,7 @@ fn body(s: &Step) -> Vec<Node> {
     }
 }
 
-fn run_bytes(runs: &[poplar::exe::MemRun]) -> u64 {
+fn run_bytes(runs: &[poplar_exe::exe::MemRun]) -> u64 {
     runs.iter().map(|r| u64::from(r.bytes)).sum()
 }
 

@@ -9,8 +9,8 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let exe = poplar::Executable::load_unlinked("model.exe")?;
-//! let profile = poplar::profile::Profile::load("profile.json")?;
+//! let exe = poplar_exe::Executable::load_unlinked("model.exe")?;
+//! let profile = poplar_exe::profile::Profile::load("profile.json")?;
 //! let data = poplar_viewer::ReportData::from_executable(&exe, "model").with_profile(&profile)?;
 //! poplar_viewer::write(std::path::Path::new("report.html"), &data, false)?;
 //! # Ok(()) }

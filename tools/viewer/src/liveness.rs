@@ -9,12 +9,12 @@
 //! is at most the compiler's peak (equal where the last buffer placed is touched; alignment
 //! padding after it is not).
 //!
-//! [`TileImage::temporary_bytes`]: poplar::exe::TileImage::temporary_bytes
+//! [`TileImage::temporary_bytes`]: poplar_exe::exe::TileImage::temporary_bytes
 
 use std::collections::BTreeMap;
 
-use poplar::codelet::FieldShape;
-use poplar::exe::{ComputePhase, ExchangePhase, Executable};
+use poplar_core::codelet::FieldShape;
+use poplar_exe::exe::{ComputePhase, ExchangePhase, Executable};
 
 /// Per phase, per tile (only tiles that use any): temporary bytes in use.
 pub struct PhaseTemporaries {

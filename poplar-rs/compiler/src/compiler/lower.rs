@@ -651,10 +651,6 @@ impl<'a> Lowerer<'a> {
             replica_maps: self.replica_maps,
         }
     }
-
-    pub fn temp_base(&self) -> &[u64] {
-        &self.temp_base
-    }
 }
 
 fn tile_compute(m: &mut BTreeMap<TileId, TileCompute>, tile: TileId) -> &mut TileCompute {

@@ -25,7 +25,7 @@ use crate::exe::{Executable, SyncKind};
 /// Steps after which a segment is replayed at once instead of memoised.
 pub const SEGMENT_LIMIT: usize = 4096;
 
-/// Options of [`crate::Engine::enable_profiling`].
+/// Options of `Engine::enable_profiling`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProfileOptions {
     /// Steps (compute, exchange, sync and label events) of the first runs kept for the
@@ -174,7 +174,8 @@ impl Recorder {
         self.restart_segment();
     }
 
-    pub(crate) fn begin_run(&mut self) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn begin_run(&mut self) {
         self.cache = OnceLock::new();
         self.runs += 1;
         self.stack.clear();
@@ -184,7 +185,8 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn end_run(&mut self, wall: Duration) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn end_run(&mut self, wall: Duration) {
         self.run_wall_ns += wall.as_nanos() as u64;
         self.stack.clear();
         // The next run starts with every tile's clock equal.
@@ -192,7 +194,8 @@ impl Recorder {
         self.seg.clear();
     }
 
-    pub(crate) fn enter(&mut self, name: &str) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn enter(&mut self, name: &str) {
         let id = match self.labels.get(name) {
             Some(&id) => id,
             None => {
@@ -208,12 +211,14 @@ impl Recorder {
         self.push(ev(ENTER, id));
     }
 
-    pub(crate) fn exit(&mut self) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn exit(&mut self) {
         self.stack.pop();
         self.push(ev(EXIT, 0));
     }
 
-    pub(crate) fn sync(&mut self, kind: SyncKind) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn sync(&mut self, kind: SyncKind) {
         match kind {
             SyncKind::Internal => {
                 self.syncs.internal += 1;
@@ -230,13 +235,15 @@ impl Recorder {
         }
     }
 
-    pub(crate) fn exchange(&mut self, i: crate::exe::ExchangePhaseId, wall: Duration) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn exchange(&mut self, i: crate::exe::ExchangePhaseId, wall: Duration) {
         self.exchange_exec[i] += 1;
         self.exchange_wall_ns[i] += wall.as_nanos() as u64;
         self.push(ev(EXCHANGE, i.as_u32()));
     }
 
-    pub(crate) fn compute(&mut self, i: crate::exe::ComputePhaseId, wall: Duration) {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn compute(&mut self, i: crate::exe::ComputePhaseId, wall: Duration) {
         self.compute_exec[i] += 1;
         self.wall_ns[i] += wall.as_nanos() as u64;
         self.push(ev(COMPUTE, i.as_u32()));
@@ -244,7 +251,8 @@ impl Recorder {
 
     /// The host wall times recorded so far (per compute phase, per exchange phase, and of
     /// whole runs), for the engine to replace by the slowest rank's when it runs over several.
-    pub(crate) fn wall_times_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn wall_times_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
         self.cache = OnceLock::new();
         self.wall_ns
             .values_mut()

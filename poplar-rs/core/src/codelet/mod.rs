@@ -38,7 +38,9 @@ pub mod rounding;
 
 pub use field::*;
 pub use hint::prefetch;
-pub(crate) use hint::{prefetch_ptr, set_progress_hook};
+// For the engine crate only (its exchange loop and look-ahead), not part of the API.
+#[doc(hidden)]
+pub use hint::{prefetch_ptr, set_progress_hook, ProgressHook};
 
 pub use registry::*;
 pub use rounding::to_f16;
@@ -60,8 +62,8 @@ pub use rounding::to_f16;
 /// result whatever the order of its workers (disjoint writes per worker).
 ///
 /// What the macro adds to `Name`: `Name::NAME`, the registered name (use it with
-/// [`Graph::add_vertex`](crate::Graph::add_vertex), or use
-/// [`Graph::add_vertex_of::<Name>`](crate::Graph::add_vertex_of)); one associated constant per
+/// `Graph::add_vertex`, or use
+/// `Graph::add_vertex_of::<Name>`); one associated constant per
 /// field with the field's name and its index (`Name::out`), for
 /// [`CycleCtx::elements`] in `cycles()`, so that a renamed or reordered field is a compile
 /// error, not a wrong estimate; and an implementation of [`Codelet`].

@@ -3,7 +3,7 @@
 //! With the cargo feature `mpi` and a program started under `mpiexec -n P`, each of the `P`
 //! processes (ranks) owns a contiguous block of the target's chips (or of its tiles, when there
 //! are fewer chips than ranks; see [`RankSplit`]), holds only their memories and runs their
-//! compute phases with its own threads. The engine ([`crate::Engine`]) does the rest: it packs
+//! compute phases with its own threads. The engine ([`Engine`](crate::engine::Engine)) does the rest: it packs
 //! the copies that cross ranks into one message per pair of ranks per exchange phase, gets
 //! control-flow predicates to every rank, routes host reads, writes and streams through rank 0
 //! and makes an error on any rank the error of every rank.
@@ -163,7 +163,7 @@ impl Cluster {
     /// Ends the whole job with status `code` (`MPI_Abort` over several ranks, else
     /// `std::process::exit`): for an error that only this rank has (a file it cannot read,
     /// say), after which the other ranks would otherwise wait for it forever. Errors the
-    /// engine shared with every rank ([`crate::EngineError::is_shared`]) need no abort.
+    /// engine shared with every rank ([`crate::engine::EngineError::is_shared`]) need no abort.
     pub fn abort(&self, code: i32) -> ! {
         #[cfg(feature = "mpi")]
         if self.size() > 1 {
@@ -183,7 +183,7 @@ impl Cluster {
 
 /// Initializes MPI (with the feature `mpi`): under `mpiexec -n P` the job has `P` ranks;
 /// started alone it is one rank. Without the feature, a job of one rank. Every engine created
-/// afterwards runs over the world's ranks (unless [`crate::EngineOptions::ranks`] says
+/// afterwards runs over the world's ranks (unless [`crate::engine::EngineOptions::ranks`] says
 /// otherwise).
 pub fn init() -> Result<Cluster, DistError> {
     #[cfg(feature = "mpi")]

@@ -16,7 +16,7 @@
 //! Results are bit-identical for any thread count: tiles are independent within a phase, the
 //! vertices of a tile keep their order, and exchange writes are disjoint from everything read.
 //!
-//! Bool invariant: [`Element`](crate::Element) lets codelets view memory as `bool`, which is sound only for bytes
+//! Bool invariant: [`Element`](crate::dtype::Element) lets codelets view memory as `bool`, which is sound only for bytes
 //! 0 and 1. Host writes and streams store bools as 0/1; for anything else that reaches a bool
 //! field (init blocks, exchanged bytes of a hand-made executable) the engine normalizes the bool
 //! fields of a vertex (non-zero becomes 1) before calling it.

@@ -403,7 +403,7 @@ impl Executable {
     /// everything else is verified ([`Executable::check`] uses the field layouts the file
     /// records). For tools that only read an executable, such as memory and cycle reports of an
     /// application's executable; running it still needs the codelets, which
-    /// [`Engine::new`](crate::Engine::new) checks before anything runs.
+    /// `Engine::new` checks before anything runs.
     pub fn load_unlinked(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;

@@ -1,26 +1,26 @@
 //! The compiler: graph + programs → executable, as a pipeline of passes with a verifier after
 //! each:
 //!
-//! 1. [`validate`]: everything later passes assume (codelets registered, fields connected with
+//! 1. `validate`: everything later passes assume (codelets registered, fields connected with
 //!    the right types, every element and vertex mapped, no data races);
-//! 2. [`layout`]: always-live memory of every tile (variables, constants, vertex state, and the
-//!    receive slack that [`in_place`] asks for beside variables);
-//! 3. [`in_place`]: which read-only concatenations are bound around their local piece, and
+//! 2. `layout`: always-live memory of every tile (variables, constants, vertex state, and the
+//!    receive slack that `in_place` asks for beside variables);
+//! 3. `in_place`: which read-only concatenations are bound around their local piece, and
 //!    the receive slack the layout reserves for them (run before the layout places segments);
-//! 4. [`lower`]: exchange inference and lowering of programs into BSP supersteps, placing each
+//! 4. `lower`: exchange inference and lowering of programs into BSP supersteps, placing each
 //!    superstep's temporaries above the always-live area;
-//! 5. [`images`]: the tile images and the memory check against the per-tile budget;
+//! 5. `images`: the tile images and the memory check against the per-tile budget;
 //! 6. the executable's own consistency check ([`Executable::check`]).
 //!
-//! [`verify`] runs after each pass (switch: [`CompileOptions::verify`]) and reports a typed
+//! `verify` runs after each pass (switch: [`CompileOptions::verify`]) and reports a typed
 //! [`VerifierError`] naming the pass, tile and entity; the final check always runs.
 
-pub mod images;
-pub mod in_place;
-pub mod layout;
-pub mod lower;
-pub mod validate;
-pub mod verify;
+mod images;
+mod in_place;
+mod layout;
+mod lower;
+mod validate;
+mod verify;
 
 use crate::error::{CompileError, Pass, VerifierError};
 use crate::exe::{Executable, HostTensor, ReplicaConstant, Replication, StreamDesc};
@@ -36,7 +36,7 @@ pub struct CompileOptions {
     /// When to bind read-only concatenations such as `[halo…, own slice, halo…]` in place
     /// (see [`InPlaceConcat`]).
     pub in_place_concat: InPlaceConcat,
-    /// Run the verifier after each pass ([`verify`]): on by default. The final check of the
+    /// Run the verifier after each pass (`verify`): on by default. The final check of the
     /// executable always runs. Turning it off saves a little compile time on very large graphs;
     /// a verifier failure is a compiler bug, reported as [`CompileError::Verifier`].
     pub verify: bool,
@@ -55,7 +55,7 @@ impl Default for CompileOptions {
 /// When the compiler binds a read-only concatenation around its local slice in place: it
 /// reserves always-live receive space ("slack") beside the slice's variable segment, the
 /// exchange fills it directly, and the slice is not copied next to a received halo every
-/// superstep (see [`in_place`]). Slack is always-live while temporaries are shared by all
+/// superstep (see `in_place`). Slack is always-live while temporaries are shared by all
 /// supersteps, so with several concatenations around different slices of one tile (e.g. the
 /// two buffers of a ping-pong) the slack can outgrow the temporaries it replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -199,7 +199,7 @@ pub enum MemoryCategory {
     /// Receive, gather and staging buffers of one superstep.
     Temporary,
     /// Always-live receive space beside a variable's segment, for concatenations bound in
-    /// place (`CompileOptions::in_place_concat`, [`crate::InPlaceConcat`]).
+    /// place (`CompileOptions::in_place_concat`, `InPlaceConcat`).
     ReceiveSlack,
 }
 
@@ -438,7 +438,7 @@ pub struct HostTensor {
 }
 
 /// Direction of a host stream in an executable (the graph has its own
-/// [`crate::graph::StreamDir`]; the compiler maps one to the other, so that the executable
+/// `graph::StreamDir`; the compiler maps one to the other, so that the executable
 /// refers to nothing of the graph IR).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StreamDir {

@@ -202,7 +202,7 @@ impl Target {
     /// Checks that every field lies in the range the chip model can mean (see
     /// [`TargetError`] and the constants `MAX_*`), so that nothing downstream (the compiler,
     /// the cycle model, the engine) sizes an allocation or a loop from an absurd figure. Run by
-    /// the compiler, [`Executable::check`](crate::exe::Executable::check) (so by every loader)
+    /// the compiler, `Executable::check` (so by every loader)
     /// and the engine.
     pub fn validate(&self) -> Result<(), TargetError> {
         fn int(field: &'static str, v: u32, lo: u32, hi: u32) -> Result<(), TargetError> {

@@ -140,7 +140,7 @@ impl Graph {
     /// `r·chips_per_replica .. (r+1)·chips_per_replica` of `machine`. Replicas differ only in
     /// their data, their replica constants ([`Graph::add_replica_constant`],
     /// [`Graph::replication_index`]) and where cross-replica copies send
-    /// ([`Program::cross_replica_copy`](crate::program::Program::cross_replica_copy)).
+    /// ([`Program::cross_replica_copy`](crate::graph::program::Program::cross_replica_copy)).
     ///
     /// `replicas` must be a power of two (the collectives' rings need it) and
     /// `replicas × chips_per_replica` at most the machine's chips.
@@ -559,7 +559,7 @@ impl Graph {
     /// An untyped integer literal (Rust infers `i32`) given to a state field of another numeric
     /// type is converted when its value fits that type exactly: `set_vertex_state(v, "n", 5)`
     /// sets a `State<u32>` to `5u32`. Anything else must match the field's type (validation
-    /// reports a [`StateDType`](crate::ValidationError::StateDType) error otherwise).
+    /// reports a [`StateDType`](crate::error::ValidationError::StateDType) error otherwise).
     pub fn set_vertex_state(
         &mut self,
         v: VertexRef,

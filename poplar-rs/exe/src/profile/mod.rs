@@ -1,10 +1,10 @@
 //! Cycle model, profiles and memory reports: where the time and the memory go, per tile and
 //! per phase.
 //!
-//! - [`model`]: the cycle model, a pure function of an [`Executable`](crate::Executable) and its
+//! - [`model`]: the cycle model, a pure function of an [`Executable`](crate::exe::Executable) and its
 //!   target (`docs/cycle-model.md`);
 //! - [`Profile`]: what the engine records when profiling is on
-//!   ([`Engine::enable_profiling`](crate::Engine::enable_profiling)), aggregated per phase, per
+//!   (`Engine::enable_profiling`), aggregated per phase, per
 //!   label and per tile, with a text summary, a versioned JSON form and a Chrome trace
 //!   (`docs/profile-schema.md`);
 //! - [`MemoryReport`]: per tile always-live and temporary bytes by variable and category;

@@ -1,6 +1,6 @@
 //! Typed entity ids and the dense maps they index (after cranelift's `entity` crate).
 //!
-//! An id is a `u32` newtype declared with `entity_id!` (crate-internal); a [`PrimaryMap`]
+//! An id is a `u32` newtype declared with `entity_id!` (the framework's crates only); a [`PrimaryMap`]
 //! owns the entities of one kind and hands out their ids, and can be indexed only by its own id
 //! type, so a compute-phase id can never index the exchange phases, and no `.0 as usize` appears
 //! outside this module. Ids serialize as plain integers and maps as plain arrays, so file formats
@@ -23,7 +23,9 @@ pub trait EntityId: Copy + Eq + Ord + std::hash::Hash + fmt::Debug {
 
 /// Declares a `u32` entity id type: `entity_id!(pub struct ComputePhaseId, "cp");` gives a
 /// `Copy` newtype that prints as `cp7`, serializes as `7`, and implements [`EntityId`].
-#[allow(unused_macros)]
+/// Exported for the framework's own crates only (hidden from the docs, not part of the API).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! entity_id {
     ($(#[$m:meta])* $vis:vis struct $name:ident, $prefix:literal;) => {
         $(#[$m])*
@@ -72,8 +74,8 @@ macro_rules! entity_id {
         }
     };
 }
-#[allow(unused_imports)]
-pub(crate) use entity_id;
+#[doc(hidden)]
+pub use crate::entity_id;
 
 /// A dense map that owns entities of one kind, indexed only by `K`.
 #[derive(Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ pub fn prefetch<T>(v: &T) {
 
 /// [`prefetch`] of an address that need not be dereferenceable (the engine's exchange loop).
 #[inline(always)]
-pub(crate) fn prefetch_ptr(p: *const u8) {
+pub fn prefetch_ptr(p: *const u8) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     // SAFETY: `_mm_prefetch` is unsafe only because it needs the `sse` target feature, which
     // the `cfg` above guarantees for the whole build. A prefetch never faults, whatever the
@@ -30,12 +30,12 @@ pub(crate) fn prefetch_ptr(p: *const u8) {
 // without this room importing the engine.
 
 /// Called by [`Worker::progress`](super::Worker::progress) with (worker, workers, done, total).
-pub(crate) type ProgressHook = fn(u32, u32, usize, usize);
+pub type ProgressHook = fn(u32, u32, usize, usize);
 
 static PROGRESS_HOOK: std::sync::OnceLock<ProgressHook> = std::sync::OnceLock::new();
 
 /// Installs the progress hook (once per process; the engine does, when it is built).
-pub(crate) fn set_progress_hook(hook: ProgressHook) {
+pub fn set_progress_hook(hook: ProgressHook) {
     let _ = PROGRESS_HOOK.set(hook);
 }
 
