@@ -29,6 +29,7 @@ pub use dtype::{DType, Element};
 pub use engine::{Engine, EngineError, EngineOptions, GroupedRun, Interleave};
 pub use error::{CompileError, GraphError, ValidationError};
 pub use exe::Executable;
+pub use fp::f16_from_f64;
 pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};
 /// IEEE binary16, the chip's half-precision element type (`DType::F16`, `half` in codelet names).
 pub use poplar_core::f16;

@@ -221,3 +221,61 @@ mod tests {
         assert!(xs[4].is_nan());
     }
 }
+
+// Correctly rounded host conversion of f64 to f16.
+
+/// `x` rounded to the nearest f16, ties to even: the correctly rounded conversion, the same
+/// bits on every host.
+///
+/// It exists because `half::f16::from_f64` (which [`f16`](crate::f16) re-exports) is not
+/// correctly rounded: built without `std` (as poplar-rs builds `half`) it drops the low 32
+/// bits of the f64 before it rounds, so `1 + 2⁻¹¹ + 2⁻²¹` (just above a tie) becomes 1 instead
+/// of `1 + 2⁻¹⁰`; on x86 hosts with F16C it converts through f32 and rounds twice. Host
+/// references that round an exact f64 result once to f16 must use this function.
+/// (`half::f16::from_f32` is correctly rounded.)
+///
+/// IEEE rules throughout: magnitudes of 65520 (halfway between 65504, the largest finite f16,
+/// and 2¹⁶) and above become infinity; results below the smallest normal are subnormal, and
+/// below half the smallest subnormal (2⁻²⁵) zero; NaN stays NaN (quiet, with the top bits of
+/// its payload); the sign of zeros, infinities and NaNs is kept.
+pub fn f16_from_f64(x: f64) -> half::f16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    let exp = ((bits >> 52) & 0x7FF) as i32;
+    let man = bits & ((1u64 << 52) - 1);
+    if exp == 0x7FF {
+        let payload = if man == 0 {
+            0
+        } else {
+            0x200 | (man >> 42) as u16
+        };
+        return half::f16::from_bits(sign | 0x7C00 | payload);
+    }
+    if exp == 0 {
+        // Zero or an f64 subnormal (below 2⁻¹⁰²²): far below half the smallest f16.
+        return half::f16::from_bits(sign);
+    }
+    let e = exp - 1023; // x = 1.man · 2^e
+    if e > 15 {
+        return half::f16::from_bits(sign | 0x7C00);
+    }
+    let sig = (1u64 << 52) | man; // x = sig · 2^(e − 52)
+                                  // The f16 result is q · 2^(E − 10) with E = max(e, −14) (q includes the implicit bit of a
+                                  // normal result): drop `shift` bits of `sig`.
+    let (shift, base) = if e >= -14 {
+        (42u32, ((e + 14) as u16) << 10) // biased exponent e + 15, less the implicit bit in q
+    } else {
+        ((28 - e) as u32, 0) // subnormal: q counts units of 2⁻²⁴
+    };
+    if shift > 53 {
+        // Below half of 2⁻²⁴ (sig < 2⁵³ ≤ 2^(shift − 1)).
+        return half::f16::from_bits(sign);
+    }
+    let q = sig >> shift;
+    let rem = sig & ((1u64 << shift) - 1);
+    let half_unit = 1u64 << (shift - 1);
+    let up = rem > half_unit || (rem == half_unit && q & 1 == 1);
+    // A carry out of the significand moves to the next binade (or to infinity at the top):
+    // the bit patterns of f16 magnitudes are ordered like their values.
+    half::f16::from_bits(sign | (base + q as u16 + u16::from(up)))
+}
