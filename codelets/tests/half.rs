@@ -1,6 +1,9 @@
 //! Half precision: the f16 codelets against an f64 host reference, and stochastic rounding.
 
-use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+use poplar::{
+    compile, f16, f16_from_f64, CompileOptions, DType, Engine, EngineOptions, Graph, Program,
+    Target,
+};
 
 const N: usize = 256;
 const TILES: u32 = 4;
@@ -71,7 +74,7 @@ fn binary_f16_codelets_are_correctly_rounded() {
         let want: Vec<f16> = x
             .iter()
             .zip(&y)
-            .map(|(a, b)| f16::from_f64(op(a.to_f64(), b.to_f64())))
+            .map(|(a, b)| f16_from_f64(op(a.to_f64(), b.to_f64())))
             .collect();
         assert_eq!(got, want, "{name}");
     }
@@ -141,7 +144,7 @@ fn scaled_add_reduce_and_dot_in_half_against_f64() {
     // ulp, which can move a result across a tie).
     let got: Vec<f16> = e.read_tensor("a").unwrap();
     for i in 0..N {
-        let exact = f16::from_f64(x[i].to_f64() + f64::from(0.3f32) * y[i].to_f64());
+        let exact = f16_from_f64(x[i].to_f64() + f64::from(0.3f32) * y[i].to_f64());
         let ulps = (i32::from(got[i].to_bits() as i16) - i32::from(exact.to_bits() as i16)).abs();
         assert!(ulps <= 1, "element {i}: {} vs {}", got[i], exact);
     }
