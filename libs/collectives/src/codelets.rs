@@ -17,8 +17,10 @@
 //! | `gcl::Store<T>` | `data` (in/out), `recv`, `pos`, `step` (in/out) | `data[f] = recv`; `step += 1` |
 //! | `gcl::Map<T>` | `x` (in/out) | `x = x·x` (`op` 0) or `x = x·scale` (`op` 1) |
 //!
-//! `⊕` is the operator in state `op` ([`crate::Op::code`]). `half` computes in f32 and rounds
-//! once per result. Cycle estimates: the standard element-wise formula of
+//! `⊕` is the operator in state `op` ([`crate::Op::code`]). For `half` each `⊕` computes in f32
+//! and rounds its result to f16 (`gcl::Finish` rounds twice), and the buffers that travel are
+//! f16, so a ring rounds at every step (`docs/collectives.md`, "Half precision"; host model:
+//! [`crate::reference::all_reduce_f16_ring`]). Cycle estimates: the standard element-wise formula of
 //! [`::codelets::cycles`] over the elements written.
 
 use poplar::codelet::*;
