@@ -1,5 +1,7 @@
 //! Linear algebra on poplar-rs, in the style of Poplar's poplin: a planned dense matrix
-//! multiply `C[g, m, n] = A[g, m, k] · B[g, k, n]` in f32.
+//! multiply `C[g, m, n] = A[g, m, k] · B[g, k, n]` with f32 operands, or f16 operands and f32
+//! partials ([`MatMulOptions::input_type`]); `C` is f32 either way, and both operands must be
+//! of the plan's type.
 //!
 //! ```
 //! use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
@@ -29,8 +31,8 @@
 //! - [`mod@plan`]: the planner and its cost model ([`Plan`] prints itself);
 //! - [`mod@build`]: operands laid out for a plan ([`create_lhs`], [`create_rhs`]) and the multiply
 //!   ([`matmul`]);
-//! - [`mod@codelets`]: `MatMulBlock<float>` and `SumBlocks<float>`, with the AMP rates the cycle
-//!   model assumes.
+//! - [`mod@codelets`]: `MatMulBlock<float>`, `MatMulBlock<half>` and `SumBlocks<float>`, with
+//!   the AMP rates the cycle model assumes.
 //!
 //! A binary that uses this crate calls [`link()`] once, so that the linker keeps the codelet
 //! registrations (as for the standard codelets).

@@ -7,8 +7,9 @@ use crate::encode::Encoded;
 use crate::plan::FcPlan;
 
 /// Writes `enc` to the weights created as `weights` by [`crate::create_weights`] (their host
-/// writes `weights.rows`, `.cols`, `.vals`, `.steps`), converting the values to f16 for an
-/// f16 plan.
+/// writes `weights.rows`, `.cols`, `.vals`, `.steps`), converting the values to f16 (to
+/// nearest, ties to even) for an f16 plan. Use it rather than writing `{weights}.vals` by
+/// hand: [`Encoded::vals`] is f32, which the engine refuses for the f16 values of an f16 plan.
 pub fn write_encoded(
     engine: &mut Engine,
     weights: &str,

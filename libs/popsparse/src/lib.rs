@@ -1,8 +1,8 @@
 //! A dynamic sparse fully-connected layer on poplar-rs, in the manner of Poplar's popsparse
 //! (`shared/seeds/popsparse-dynamic-sparse-matmul.txt`): `Y = W·X` (Fwd), `X' = Wᵀ·Y'`
 //! (GradA) and `W' = Y'·Xᵀ` on the pattern (GradW), with `W` sparse (element or block
-//! sparsity, f32)
-//! and its pattern changeable at run time without recompiling.
+//! sparsity; f32, or f16 values with f32 partials) and its pattern changeable at run time
+//! without recompiling. See `docs/sparse.md` for a walk through the API.
 //!
 //! - [`mod@plan`]: the planner (`P_X × P_Y × P_Z` tiles, bucket capacity) and its cost model;
 //! - [`mod@encode`]: the host encoder from COO triplets into buckets, spilling by ring
