@@ -38,7 +38,7 @@ fn oracle(t: &[(f64, u16)], x: f64) -> Option<u16> {
         lo.1
     } else if a > mid {
         hi.1
-    } else if lo.1 % 2 == 0 {
+    } else if lo.1.is_multiple_of(2) {
         lo.1
     } else {
         hi.1
@@ -84,7 +84,7 @@ fn random_inputs(n: usize) -> Vec<f64> {
     (0..n)
         .map(|_| {
             let r = rng.next();
-            if r % 16 == 0 {
+            if r.is_multiple_of(16) {
                 return f64::from_bits(rng.next());
             }
             let exp = (r >> 8) % 49; // 2^-30 ..= 2^18
@@ -202,10 +202,10 @@ fn f16_from_f64_is_correctly_rounded_on_random_and_special_inputs() {
         .filter_map(|&x| oracle(&t, x))
         .map(|b| b & 0x7FFF)
         .collect();
-    assert!(results.iter().any(|&b| b == 0));
+    assert!(results.contains(&0));
     assert!(results.iter().any(|&b| b > 0 && b < 0x400));
     assert!(results.iter().any(|&b| (0x400..0x7C00).contains(&b)));
-    assert!(results.iter().any(|&b| b == 0x7C00));
+    assert!(results.contains(&0x7C00));
     let mut n = check_all(&t, &xs, "f16_from_f64", f16_from_f64);
     n += check_all(&t, &special_inputs(), "f16_from_f64", f16_from_f64);
     for nan in [
@@ -261,7 +261,7 @@ fn half_from_f32_is_correctly_rounded_at_every_boundary() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     for _ in 0..1_000_000 {
         let r = rng.next();
-        let x = if r % 16 == 0 {
+        let x = if r.is_multiple_of(16) {
             f32::from_bits((r >> 32) as u32)
         } else {
             let exp = ((r >> 8) % 49) as u32; // 2^-30 ..= 2^18

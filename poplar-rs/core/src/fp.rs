@@ -177,51 +177,6 @@ pub fn flush_slice(xs: &mut [f32]) -> usize {
     n
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The smallest normal f32, read through `black_box` so the compiler cannot fold it.
-    fn tiny() -> f32 {
-        std::hint::black_box(f32::MIN_POSITIVE)
-    }
-
-    #[test]
-    fn the_guard_flushes_results_and_inputs_and_restores_ieee() {
-        let _ieee = FlushGuard::new(false);
-        // IEEE: half the smallest normal is a subnormal, and a subnormal input is not zero.
-        let sub = tiny() / std::hint::black_box(2.0);
-        assert!(sub.is_subnormal());
-        assert!(std::hint::black_box(sub) * 2.0 == tiny());
-        {
-            let _g = FlushGuard::new(true);
-            if hardware_flush() {
-                assert!(flushing());
-                // Result flushed.
-                assert_eq!(tiny() / std::hint::black_box(2.0), 0.0);
-                // Input read as zero.
-                assert_eq!(std::hint::black_box(sub) * std::hint::black_box(2.0), 0.0);
-                // The sign of a flushed result is kept.
-                assert!((-tiny() / std::hint::black_box(2.0)).is_sign_negative());
-            }
-        }
-        assert!(!flushing());
-        assert!((tiny() / std::hint::black_box(2.0)).is_subnormal());
-    }
-
-    #[test]
-    fn software_flush_keeps_signs_and_normals() {
-        let sub = f32::from_bits(1);
-        assert_eq!(flush_f32(sub).to_bits(), 0);
-        assert_eq!(flush_f32(-sub).to_bits(), 0x8000_0000);
-        assert_eq!(flush_f32(f32::MIN_POSITIVE), f32::MIN_POSITIVE);
-        let mut xs = [sub, 1.0, -sub, 0.0, f32::NAN];
-        assert_eq!(flush_slice(&mut xs), 2);
-        assert_eq!(xs[..4], [0.0, 1.0, -0.0, 0.0]);
-        assert!(xs[4].is_nan());
-    }
-}
-
 // Correctly rounded host conversion of f64 to f16.
 
 /// `x` rounded to the nearest f16, ties to even: the correctly rounded conversion, the same
@@ -278,4 +233,49 @@ pub fn f16_from_f64(x: f64) -> half::f16 {
     // A carry out of the significand moves to the next binade (or to infinity at the top):
     // the bit patterns of f16 magnitudes are ordered like their values.
     half::f16::from_bits(sign | (base + q as u16 + u16::from(up)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest normal f32, read through `black_box` so the compiler cannot fold it.
+    fn tiny() -> f32 {
+        std::hint::black_box(f32::MIN_POSITIVE)
+    }
+
+    #[test]
+    fn the_guard_flushes_results_and_inputs_and_restores_ieee() {
+        let _ieee = FlushGuard::new(false);
+        // IEEE: half the smallest normal is a subnormal, and a subnormal input is not zero.
+        let sub = tiny() / std::hint::black_box(2.0);
+        assert!(sub.is_subnormal());
+        assert!(std::hint::black_box(sub) * 2.0 == tiny());
+        {
+            let _g = FlushGuard::new(true);
+            if hardware_flush() {
+                assert!(flushing());
+                // Result flushed.
+                assert_eq!(tiny() / std::hint::black_box(2.0), 0.0);
+                // Input read as zero.
+                assert_eq!(std::hint::black_box(sub) * std::hint::black_box(2.0), 0.0);
+                // The sign of a flushed result is kept.
+                assert!((-tiny() / std::hint::black_box(2.0)).is_sign_negative());
+            }
+        }
+        assert!(!flushing());
+        assert!((tiny() / std::hint::black_box(2.0)).is_subnormal());
+    }
+
+    #[test]
+    fn software_flush_keeps_signs_and_normals() {
+        let sub = f32::from_bits(1);
+        assert_eq!(flush_f32(sub).to_bits(), 0);
+        assert_eq!(flush_f32(-sub).to_bits(), 0x8000_0000);
+        assert_eq!(flush_f32(f32::MIN_POSITIVE), f32::MIN_POSITIVE);
+        let mut xs = [sub, 1.0, -sub, 0.0, f32::NAN];
+        assert_eq!(flush_slice(&mut xs), 2);
+        assert_eq!(xs[..4], [0.0, 1.0, -0.0, 0.0]);
+        assert!(xs[4].is_nan());
+    }
 }
