@@ -6,9 +6,9 @@
 //! [`Vertex`] trait:
 //!
 //! ```
-//! use poplar::codelet::*;
+//! use poplar_core::codelet::*;
 //!
-//! poplar::codelet! {
+//! poplar_core::codelet! {
 //!     /// `out[i] = a[i] * k`
 //!     pub struct Scale as "doc::Scale" {
 //!         a: Input<Vector<f32>>,

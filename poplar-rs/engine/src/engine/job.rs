@@ -16,7 +16,7 @@ use std::process::ExitCode;
 /// type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// fn main() -> std::process::ExitCode {
-///     poplar::engine::job_main(|| -> Result<(), BoxError> {
+///     poplar_engine::engine::job_main(|| -> Result<(), BoxError> {
 ///         let text = std::fs::read_to_string("input.txt")?;
 ///         println!("{} bytes", text.len());
 ///         Ok(())
