@@ -80,18 +80,44 @@ pub fn anchor(
     best.map(|(_, a)| a)
 }
 
+/// What the in-place pass decided: the receive slack the layout reserves around each segment,
+/// and the anchor each read-only gathered field is bound around. Empty when the pass did not
+/// run ([`InPlaceConcat::Never`](super::InPlaceConcat::Never)).
+#[derive(Debug, Default)]
+pub struct InPlace {
+    /// Per variable, per segment (empty: no slack anywhere).
+    pub slack: Vec<Vec<Slack>>,
+    /// By (tile, regions of the field).
+    pub anchors: Anchors,
+}
+
+/// The in-place pass: where read-only concatenations are bound around their local piece.
+pub fn plan(
+    graph: &Graph,
+    programs: &[Program],
+    codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
+    segs: &PrimaryMap<VarId, Vec<Seg>>,
+    mode: super::InPlaceConcat,
+) -> InPlace {
+    use super::InPlaceConcat::*;
+    match mode {
+        Never => InPlace::default(),
+        IfNoLarger | Always => slack_needs(graph, programs, codelets, segs, mode == IfNoLarger),
+    }
+}
+
 /// The slack to reserve around every segment (`segs` from [`super::layout::segments`]) so that
 /// every read-only gathered field of every compute set the programs execute can be bound in
 /// place: per segment, the largest need of any such field. With `no_larger`, a tile whose
 /// slack would exceed the gathered buffers it saves (the largest total over one compute set)
 /// gets none.
-pub fn slack_needs(
+fn slack_needs(
     graph: &Graph,
     programs: &[Program],
     codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
     segs: &PrimaryMap<VarId, Vec<Seg>>,
     no_larger: bool,
-) -> (Vec<Vec<Slack>>, Anchors) {
+) -> InPlace {
     let mut anchors = Anchors::new();
     let mut slack: Vec<Vec<Slack>> = segs
         .values()
@@ -163,7 +189,7 @@ pub fn slack_needs(
             }
         }
     }
-    (slack, anchors)
+    InPlace { slack, anchors }
 }
 
 /// The anchors the in-place pass chose, by (tile, regions of the field): the lowerer binds a

@@ -78,8 +78,6 @@ pub struct Layout {
     pub segs: PrimaryMap<VarId, Vec<Seg>>,
     /// Per variable, per segment: the receive slack reserved around it.
     pub slack: Vec<Vec<Slack>>,
-    /// The in-place anchors chosen by the in-place pass (empty when it did not run).
-    pub anchors: super::in_place::Anchors,
     pub tiles: Vec<TileAlloc>,
     /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
     /// element count.
@@ -156,19 +154,21 @@ pub fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
 /// and code.
 pub fn layout(
     graph: &Graph,
-    codelets: &PrimaryMap<VertexKey, Option<&'static CodeletDesc>>,
+    codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
     mut segs: PrimaryMap<VarId, Vec<Seg>>,
-    mut slack: Vec<Vec<Slack>>,
+    slack: &[Vec<Slack>],
 ) -> Layout {
     let nt = graph.target.num_tiles() as usize;
     let align = u64::from(graph.target.alignment);
     let mut tiles = vec![TileAlloc::default(); nt];
-    if slack.is_empty() {
-        slack = segs
-            .values()
+    // No slack (the in-place pass did not run): none beside any segment.
+    let slack: Vec<Vec<Slack>> = if slack.is_empty() {
+        segs.values()
             .map(|vs| vec![Slack::default(); vs.len()])
-            .collect();
-    }
+            .collect()
+    } else {
+        slack.to_vec()
+    };
     for ((var, vs), slack) in graph.vars.values().zip(segs.values_mut()).zip(&slack) {
         let elem = var.dtype.size() as u64;
         let cat = if var.is_constant {
@@ -209,7 +209,7 @@ pub fn layout(
     let mut state = PrimaryMap::with_capacity(graph.vertices.len());
     let mut code: Vec<std::collections::BTreeSet<&str>> = vec![Default::default(); nt];
     for (vi, v) in graph.vertices.iter() {
-        let (Some(desc), Some(tile)) = (codelets.get(vi).copied().flatten(), v.tile) else {
+        let (Some(desc), Some(tile)) = (codelets.get(vi).copied(), v.tile) else {
             state.push(Vec::new());
             continue;
         };
@@ -260,7 +260,6 @@ pub fn layout(
     Layout {
         segs,
         slack,
-        anchors: Default::default(),
         tiles,
         state,
         align,

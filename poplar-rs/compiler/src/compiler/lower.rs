@@ -27,7 +27,7 @@ use crate::graph::program::Program;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId, VertexKey};
 use crate::target::TileId;
 
-use super::in_place::anchor;
+use super::in_place::{anchor, Anchors};
 use super::layout::{Layout, Piece, TempArena};
 
 /// Default cycle estimate for a codelet that gives none: a fixed overhead plus one cycle per
@@ -46,6 +46,14 @@ struct Move {
 
 /// The result of lowering (see [`Lowerer::finish`]).
 pub struct Lowered {
+    /// Per program of `compile`'s list: its steps.
+    pub programs: Vec<Step>,
+    /// Per graph function: its steps.
+    pub functions: Vec<Step>,
+    /// Per host tensor (the graph's order): its memory runs.
+    pub host_tensor_runs: Vec<Vec<MemRun>>,
+    /// Per replica constant (the graph's order; none when not replicated): its memory runs.
+    pub replica_constant_runs: Vec<Vec<MemRun>>,
     pub codelet_refs: Vec<CodeletRef>,
     pub computes: Vec<ComputePhase>,
     pub exchanges: Vec<ExchangePhase>,
@@ -57,9 +65,47 @@ pub struct Lowered {
     pub replica_maps: Vec<Vec<u32>>,
 }
 
-pub struct Lowerer<'a> {
+/// The lowering pass: exchange inference and BSP lowering of every program and function, and
+/// the memory runs of every host tensor and replica constant.
+pub fn lower(
+    graph: &Graph,
+    programs: &[Program],
+    layout: &Layout,
+    anchors: &Anchors,
+    codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
+) -> Lowered {
+    let mut lw = Lowerer::new(graph, layout, anchors, codelets);
+    let programs = programs.iter().map(|p| lw.program(p)).collect();
+    let functions = graph.functions.values().map(|p| lw.program(p)).collect();
+    let host_tensor_runs = graph
+        .host_tensors
+        .values()
+        .map(|h| lw.runs(&h.tensor))
+        .collect();
+    let replica_constant_runs = match &graph.replication {
+        None => Vec::new(),
+        Some(_) => graph
+            .replica_constants
+            .iter()
+            .map(|(var, _)| {
+                let v = &graph.vars[*var];
+                lw.runs(&graph.whole(*var, v.dtype, &[v.len as usize]))
+            })
+            .collect(),
+    };
+    Lowered {
+        programs,
+        functions,
+        host_tensor_runs,
+        replica_constant_runs,
+        ..lw.finish()
+    }
+}
+
+struct Lowerer<'a> {
     graph: &'a Graph,
     layout: &'a Layout,
+    anchors: &'a Anchors,
     codelets: &'a PrimaryMap<VertexKey, &'static CodeletDesc>,
     codelet_refs: Vec<CodeletRef>,
     codelet_index: HashMap<&'static str, u32>,
@@ -78,9 +124,10 @@ fn u32_of(x: u64) -> u32 {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(
+    fn new(
         graph: &'a Graph,
         layout: &'a Layout,
+        anchors: &'a Anchors,
         codelets: &'a PrimaryMap<VertexKey, &'static CodeletDesc>,
     ) -> Self {
         let temp_base = layout
@@ -91,6 +138,7 @@ impl<'a> Lowerer<'a> {
         Lowerer {
             graph,
             layout,
+            anchors,
             codelets,
             codelet_refs: Vec::new(),
             codelet_index: HashMap::new(),
@@ -186,7 +234,7 @@ impl<'a> Lowerer<'a> {
         self.computes.push(ComputePhase { name, tiles });
     }
 
-    pub fn program(&mut self, p: &Program) -> Step {
+    fn program(&mut self, p: &Program) -> Step {
         match p {
             Program::Sequence { label, body } => {
                 let mut steps = Vec::with_capacity(body.len());
@@ -314,7 +362,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The tensor's bytes as memory runs, in element order.
-    pub fn runs(&self, t: &Tensor) -> Vec<MemRun> {
+    fn runs(&self, t: &Tensor) -> Vec<MemRun> {
         let elem = t.dtype.size() as u64;
         let mut out: Vec<MemRun> = Vec::new();
         for p in self.pieces(t) {
@@ -525,7 +573,7 @@ impl<'a> Lowerer<'a> {
         key: &(TileId, Vec<Region>),
     ) -> Option<u64> {
         // The anchor the in-place pass chose for this field (recorded in the layout).
-        let a = *self.layout.anchors.get(key)?;
+        let a = *self.anchors.get(key)?;
         debug_assert_eq!(Some(a), anchor(pieces, tile, &self.layout.segs, elem));
         let room = self.layout.slack[a.var][a.seg];
         if a.before > room.before || a.after > room.after {
@@ -581,7 +629,7 @@ impl<'a> Lowerer<'a> {
     fn copy(&mut self, src: &Tensor, dst: &Tensor) -> Step {
         let segs = self.moves(src, dst);
         let mut steps = Vec::new();
-        if !overlaps(src.regions(), dst.regions()) {
+        if !Region::lists_overlap(src.regions(), dst.regions()) {
             let mut local: BTreeMap<TileId, TileCompute> = BTreeMap::new();
             let mut remote = Vec::new();
             for m in segs {
@@ -641,8 +689,12 @@ impl<'a> Lowerer<'a> {
 
     /// What lowering produced, besides the steps it returned: the phases, the codelets used,
     /// and per tile where temporaries start and their peak.
-    pub fn finish(self) -> Lowered {
+    fn finish(self) -> Lowered {
         Lowered {
+            programs: Vec::new(),
+            functions: Vec::new(),
+            host_tensor_runs: Vec::new(),
+            replica_constant_runs: Vec::new(),
             codelet_refs: self.codelet_refs,
             computes: self.computes,
             exchanges: self.exchanges,
@@ -783,25 +835,4 @@ fn group_transfers(moves: Vec<Move>) -> Vec<Transfer> {
     }));
     out.sort_by_key(|t| (t.src_tile, t.src_offset));
     out
-}
-
-/// Whether two region lists share any variable element.
-pub(super) fn overlaps(a: &[Region], b: &[Region]) -> bool {
-    let mut ev: Vec<(VarId, u64, u64, bool)> =
-        a.iter().map(|r| (r.var, r.start, r.end(), false)).collect();
-    ev.extend(b.iter().map(|r| (r.var, r.start, r.end(), true)));
-    ev.sort_by_key(|e| (e.0, e.1));
-    let mut reach: [Option<(VarId, u64)>; 2] = [None, None];
-    for (var, s, e, side) in ev {
-        let other = reach[usize::from(!side)];
-        if matches!(other, Some((v, end)) if v == var && end > s) {
-            return true;
-        }
-        let mine = &mut reach[usize::from(side)];
-        match mine {
-            Some((v, end)) if *v == var => *end = (*end).max(e),
-            _ => *mine = Some((var, e)),
-        }
-    }
-    false
 }

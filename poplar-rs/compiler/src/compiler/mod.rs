@@ -15,6 +15,7 @@
 //! `verify` runs after each pass (switch: [`CompileOptions::verify`]) and reports a typed
 //! [`VerifierError`] naming the pass, tile and entity; the final check always runs.
 
+mod assemble;
 mod images;
 mod in_place;
 mod layout;
@@ -23,7 +24,7 @@ mod validate;
 mod verify;
 
 use crate::error::{CompileError, Pass, VerifierError};
-use crate::exe::{Executable, HostTensor, ReplicaConstant, Replication, StreamDesc};
+use crate::exe::Executable;
 use crate::graph::program::Program;
 use crate::graph::Graph;
 
@@ -71,7 +72,8 @@ pub enum InPlaceConcat {
     Always,
 }
 
-/// Compiles `programs` (run later by index) over `graph`.
+/// Compiles `programs` (run later by index) over `graph`: the passes in order, each followed by
+/// its verifier when [`CompileOptions::verify`] is on, then the executable's own check.
 pub fn compile(
     graph: &Graph,
     programs: &[Program],
@@ -84,112 +86,37 @@ pub fn compile(
         variables = graph.vars.len()
     )
     .entered();
+    let verify = options.verify;
 
     let validated = validate::validate(graph, programs).map_err(CompileError::Invalid)?;
-    let codelet_opts: crate::entity::PrimaryMap<_, _> =
-        validated.codelets.values().map(|&d| Some(d)).collect();
+    let codelets = &validated.codelets;
 
+    // In place runs before the layout places segments: it sizes the slack beside them.
     let segs = layout::segments(graph);
-    let (slack, anchors) = match options.in_place_concat {
-        InPlaceConcat::Never => (Vec::new(), Default::default()),
-        mode => in_place::slack_needs(
-            graph,
-            programs,
-            &validated.codelets,
-            &segs,
-            mode == InPlaceConcat::IfNoLarger,
-        ),
-    };
-    let mut layout = layout::layout(graph, &codelet_opts, segs, slack);
-    layout.anchors = anchors;
-    if options.verify {
+    let in_place = in_place::plan(graph, programs, codelets, &segs, options.in_place_concat);
+    let layout = layout::layout(graph, codelets, segs, &in_place.slack);
+    if verify {
         verify::layout(graph, &layout)?;
-        verify::in_place(graph, &layout, &layout.slack)?;
+        verify::in_place(graph, &layout, &in_place)?;
     }
 
-    let mut lw = lower::Lowerer::new(graph, &layout, &validated.codelets);
-    let progs: Vec<_> = programs.iter().map(|p| lw.program(p)).collect();
-    let functions: Vec<_> = graph.functions.values().map(|p| lw.program(p)).collect();
-    let host_tensors = graph
-        .host_tensors
-        .iter()
-        .map(|(name, h)| HostTensor {
-            name: name.clone(),
-            dtype: h.tensor.dtype,
-            shape: h.tensor.shape.clone(),
-            runs: lw.runs(&h.tensor),
-            writable: h.writable,
-            readable: h.readable,
-        })
-        .collect();
-    let replica_constants: Vec<ReplicaConstant> = match &graph.replication {
-        None => Vec::new(),
-        Some(rep) => graph
-            .replica_constants
-            .iter()
-            .map(|(var, bytes)| {
-                let v = &graph.vars[*var];
-                let t = graph.whole(*var, v.dtype, &[v.len as usize]);
-                let per = bytes.len() / rep.factor as usize;
-                ReplicaConstant {
-                    name: v.name.clone(),
-                    runs: lw.runs(&t),
-                    values: (0..rep.factor as usize)
-                        .map(|r| bytes[r * per..(r + 1) * per].to_vec())
-                        .collect(),
-                }
-            })
-            .collect(),
-    };
-    let lowered = lw.finish();
-    if options.verify {
+    let lowered = lower::lower(graph, programs, &layout, &in_place.anchors, codelets);
+    if verify {
         verify::lower(
-            &progs,
-            &functions,
+            &lowered.programs,
+            &lowered.functions,
             lowered.computes.len(),
             lowered.exchanges.len(),
         )?;
     }
 
-    // Pass 5: tile images and the memory check.
     let tiles = images::build(graph, &layout, &lowered, options.allow_out_of_memory)?;
-
-    let replication = graph.replication.as_ref().map(|rep| Replication {
-        factor: rep.factor,
-        chips_per_replica: rep.chips_per_replica,
-        maps: lowered.replica_maps.clone(),
-        constants: replica_constants,
-    });
-    let exe = Executable {
-        target: graph.machine_target().clone(),
-        replication,
-        codelets: lowered.codelet_refs.into(),
-        tiles,
-        computes: lowered.computes.into(),
-        exchanges: lowered.exchanges.into(),
-        programs: progs,
-        functions: functions.into(),
-        host_tensors,
-        streams: graph
-            .streams
-            .values()
-            .map(|s| StreamDesc {
-                name: s.name.clone(),
-                dtype: s.dtype,
-                len: s.len,
-                dir: match s.dir {
-                    crate::graph::StreamDir::HostToDevice => crate::exe::StreamDir::HostToDevice,
-                    crate::graph::StreamDir::DeviceToHost => crate::exe::StreamDir::DeviceToHost,
-                },
-            })
-            .collect(),
-        variable_names: graph.vars.values().map(|v| v.name.clone()).collect(),
-        app_sections: Default::default(),
-    };
-    if options.verify {
+    let exe = assemble::executable(graph, lowered, tiles);
+    if verify {
         verify::images(&exe)?;
     }
-    // Pass 6: the executable's own consistency check, always (the engine relies on it).
+
+    // The executable's own consistency check, always: the engine relies on it.
     exe.check().map_err(|e| VerifierError {
         pass: Pass::Check,
         tile: None,

@@ -10,7 +10,7 @@ use crate::dtype::DType;
 use crate::entity::PrimaryMap;
 use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
-use crate::graph::{Binding, Graph, Tensor, VarId, VertexKey};
+use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexKey};
 
 /// What validation learned.
 pub struct Validated {
@@ -461,7 +461,7 @@ impl ProgramValidator<'_> {
                 src.dtype, src.shape, dst.dtype, dst.shape
             ));
         }
-        if super::lower::overlaps(src.regions(), dst.regions()) {
+        if Region::lists_overlap(src.regions(), dst.regions()) {
             bad("source and destination share elements (each replica reads its source while another writes its destination)".into());
         }
         let r = rep.factor;
@@ -561,9 +561,9 @@ impl ProgramValidator<'_> {
                 }
                 for (i, a) in copies.iter().enumerate() {
                     for b in &copies[i + 1..] {
-                        let clash = super::lower::overlaps(a.dst.regions(), b.dst.regions())
-                            || super::lower::overlaps(a.dst.regions(), b.src.regions())
-                            || super::lower::overlaps(a.src.regions(), b.dst.regions());
+                        let clash = Region::lists_overlap(a.dst.regions(), b.dst.regions())
+                            || Region::lists_overlap(a.dst.regions(), b.src.regions())
+                            || Region::lists_overlap(a.src.regions(), b.dst.regions());
                         if clash {
                             self.errs.push(E::BadCrossReplicaCopy {
                                 reason: "two copies of one exchange overlap (a destination with a source or another destination)".into(),

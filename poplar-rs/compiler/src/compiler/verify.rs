@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::layout::{Layout, Slack};
+use super::in_place::InPlace;
+use super::layout::Layout;
 use crate::error::{Pass, VerifierError};
 use crate::exe::{Executable, Step};
 use crate::graph::Graph;
@@ -102,8 +103,10 @@ pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
 }
 
 /// After the in-place pre-pass: one slack entry per segment, each a whole number of the
-/// variable's elements (the exchange writes elements into it).
-pub fn in_place(graph: &Graph, layout: &Layout, slack: &[Vec<Slack>]) -> Result<(), VerifierError> {
+/// variable's elements (the exchange writes elements into it), and every anchor on a segment
+/// of its own tile.
+pub fn in_place(graph: &Graph, layout: &Layout, in_place: &InPlace) -> Result<(), VerifierError> {
+    let slack = &in_place.slack;
     if slack.is_empty() {
         return Ok(());
     }
@@ -119,7 +122,7 @@ pub fn in_place(graph: &Graph, layout: &Layout, slack: &[Vec<Slack>]) -> Result<
             ),
         ));
     }
-    for ((tile, _), a) in &layout.anchors {
+    for ((tile, _), a) in &in_place.anchors {
         let seg = layout
             .segs
             .values()
@@ -252,6 +255,7 @@ pub fn images(exe: &Executable) -> Result<(), VerifierError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::layout::Slack;
     use super::*;
     use crate::exe::{ComputePhaseId, ExchangePhaseId};
 
@@ -264,15 +268,23 @@ mod tests {
         g.set_tile_mapping(&a, 1).unwrap();
         g.set_tile_mapping(&b, 1).unwrap();
         let segs = super::super::layout::segments(&g);
-        let good = super::super::layout::layout(&g, &Default::default(), segs, Vec::new());
+        let good = super::super::layout::layout(&g, &Default::default(), segs, &[]);
         layout(&g, &good).unwrap();
-        in_place(&g, &good, &good.slack).unwrap();
+        in_place(
+            &g,
+            &good,
+            &InPlace {
+                slack: good.slack.clone(),
+                anchors: Default::default(),
+            },
+        )
+        .unwrap();
 
         let mut overlap = super::super::layout::layout(
             &g,
             &Default::default(),
             super::super::layout::segments(&g),
-            Vec::new(),
+            &[],
         );
         let first = overlap.segs.keys().next().unwrap();
         let second = overlap.segs.keys().nth(1).unwrap();
@@ -285,7 +297,7 @@ mod tests {
             &g,
             &Default::default(),
             super::super::layout::segments(&g),
-            Vec::new(),
+            &[],
         );
         gap.segs[first][0].end = 4;
         let e = layout(&g, &gap).unwrap_err();
@@ -299,6 +311,10 @@ mod tests {
             }],
             vec![Slack::default()],
         ];
+        let odd = InPlace {
+            slack: odd,
+            anchors: Default::default(),
+        };
         let e = in_place(&g, &good, &odd).unwrap_err();
         assert_eq!((e.pass, e.tile), (Pass::InPlace, Some(1)));
         assert!(e.to_string().contains("after pass 'in-place'"), "{e}");

@@ -28,6 +28,28 @@ impl Region {
     pub fn end(&self) -> u64 {
         self.start + self.len
     }
+
+    /// Whether two lists of regions share any variable element (each list may hold several
+    /// variables, in any order).
+    pub(crate) fn lists_overlap(a: &[Region], b: &[Region]) -> bool {
+        let mut ev: Vec<(VarId, u64, u64, bool)> =
+            a.iter().map(|r| (r.var, r.start, r.end(), false)).collect();
+        ev.extend(b.iter().map(|r| (r.var, r.start, r.end(), true)));
+        ev.sort_by_key(|e| (e.0, e.1));
+        let mut reach: [Option<(VarId, u64)>; 2] = [None, None];
+        for (var, s, e, side) in ev {
+            let other = reach[usize::from(!side)];
+            if matches!(other, Some((v, end)) if v == var && end > s) {
+                return true;
+            }
+            let mine = &mut reach[usize::from(side)];
+            match mine {
+                Some((v, end)) if *v == var => *end = (*end).max(e),
+                _ => *mine = Some((var, e)),
+            }
+        }
+        false
+    }
 }
 
 /// A typed, shaped view over variable elements. Cheap to clone.
