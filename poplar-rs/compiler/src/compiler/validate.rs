@@ -5,12 +5,12 @@
 
 use std::collections::HashSet;
 
-use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape};
+use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape, FieldSpec};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
 use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
-use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexKey};
+use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexInfo, VertexKey};
 
 /// What validation learned.
 pub struct Validated {
@@ -49,9 +49,26 @@ fn tensor_name(graph: &Graph, t: &Tensor) -> Option<String> {
 
 pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>> {
     let mut errs = Vec::new();
-    let nt = graph.target.num_tiles();
+    check_mappings(graph, &mut errs);
+    let codelets: Vec<_> = graph
+        .vertices
+        .iter()
+        .filter_map(|(vi, v)| check_vertex(graph, vi, v, &mut errs).map(|d| (vi, d)))
+        .collect();
+    check_races(graph, &codelets, &mut errs);
+    check_programs(graph, programs, &mut errs);
+    if errs.is_empty() {
+        Ok(Validated {
+            codelets: codelets.into_iter().map(|(_, d)| d).collect(),
+        })
+    } else {
+        Err(errs)
+    }
+}
 
-    // Every element of every variable is mapped.
+/// Every element of every variable is mapped, to a tile of the target.
+fn check_mappings(graph: &Graph, errs: &mut Vec<E>) {
+    let nt = graph.target.num_tiles();
     for var in &graph.vars {
         let mut next = 0u64;
         for (r, tile) in var.mapping.iter() {
@@ -79,203 +96,252 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             });
         }
     }
+}
 
-    let mut codelets = Vec::with_capacity(graph.vertices.len());
-    for (vi, v) in graph.vertices.iter() {
-        let vid = vi.as_u32();
-        let vname = || vertex_name(graph, vi);
-        match v.tile {
-            None => errs.push(E::UnmappedVertex { vertex: vname() }),
-            Some(t) if t >= nt => errs.push(E::TileOutOfRange {
-                what: format!("vertex {vid}"),
-                tile: t,
-                num_tiles: nt,
-            }),
-            _ => {}
-        }
-        let Some(desc) = lookup(&v.codelet) else {
-            let names = crate::codelet::registered();
-            errs.push(E::UnknownCodelet {
+/// One vertex: mapped to a tile of the target, its codelet registered, every field it names
+/// declared, every declared field bound the way the codelet says, no written field aliased.
+/// Returns its codelet when registered.
+fn check_vertex(
+    graph: &Graph,
+    vi: VertexKey,
+    v: &VertexInfo,
+    errs: &mut Vec<E>,
+) -> Option<&'static CodeletDesc> {
+    let nt = graph.target.num_tiles();
+    let vname = || vertex_name(graph, vi);
+    match v.tile {
+        None => errs.push(E::UnmappedVertex { vertex: vname() }),
+        Some(t) if t >= nt => errs.push(E::TileOutOfRange {
+            what: format!("vertex {}", vi.as_u32()),
+            tile: t,
+            num_tiles: nt,
+        }),
+        _ => {}
+    }
+    let Some(desc) = lookup(&v.codelet) else {
+        let names = crate::codelet::registered();
+        errs.push(E::UnknownCodelet {
+            vertex: vname(),
+            did_you_mean: nearest_name(&v.codelet, names.iter().map(|d| d.name)),
+        });
+        return None;
+    };
+    for name in v.conns.keys().chain(v.state.keys()) {
+        if desc.field_index(name).is_none() {
+            errs.push(E::UnknownField {
                 vertex: vname(),
-                did_you_mean: nearest_name(&v.codelet, names.iter().map(|d| d.name)),
+                field: name.clone(),
+                did_you_mean: nearest_name(name, desc.fields.iter().map(|f| f.name)),
             });
-            continue;
-        };
-        codelets.push((vi, desc));
-        for name in v.conns.keys().chain(v.state.keys()) {
-            if desc.field_index(name).is_none() {
-                errs.push(E::UnknownField {
-                    vertex: vname(),
-                    field: name.clone(),
-                    did_you_mean: nearest_name(name, desc.fields.iter().map(|f| f.name)),
-                });
-            }
         }
-        for f in desc.fields {
-            let field = || f.name.to_string();
-            if f.dir == FieldDir::State {
-                if v.conns.contains_key(f.name) {
-                    errs.push(E::WrongBinding {
-                        vertex: vname(),
-                        field: field(),
-                        expected: "a state value",
-                        got: "a tensor",
-                    });
-                }
-                match v.state.get(f.name) {
-                    None => errs.push(E::MissingState {
-                        vertex: vname(),
-                        field: field(),
-                    }),
-                    Some(val) => {
-                        if val.dtype != f.dtype {
-                            errs.push(E::StateDType {
-                                vertex: vname(),
-                                field: field(),
-                                expected: f.dtype,
-                                got: val.dtype,
-                            });
-                        }
-                        match (f.shape, val.is_vector) {
-                            (FieldShape::Scalar, true) => errs.push(E::WrongBinding {
-                                vertex: vname(),
-                                field: field(),
-                                expected: "a scalar",
-                                got: "a vector",
-                            }),
-                            (FieldShape::Vector, false) => errs.push(E::WrongBinding {
-                                vertex: vname(),
-                                field: field(),
-                                expected: "a vector",
-                                got: "a scalar",
-                            }),
-                            _ => {}
-                        }
-                    }
-                }
-                continue;
-            }
-            if v.state.contains_key(f.name) {
-                errs.push(E::WrongBinding {
-                    vertex: vname(),
-                    field: field(),
-                    expected: "a tensor",
-                    got: "a state value",
-                });
-            }
-            let Some(b) = v.conns.get(f.name) else {
-                errs.push(E::UnconnectedField {
-                    vertex: vname(),
-                    field: field(),
-                });
-                continue;
-            };
-            let tensors: Vec<&Tensor> = match (f.shape, b) {
-                (FieldShape::VectorList, Binding::List(l)) => l.iter().collect(),
-                (FieldShape::VectorList, Binding::Tensor(_)) => {
-                    errs.push(E::WrongBinding {
-                        vertex: vname(),
-                        field: field(),
-                        expected: "a list of tensors",
-                        got: "one tensor",
-                    });
-                    continue;
-                }
-                (_, Binding::List(_)) => {
-                    errs.push(E::WrongBinding {
-                        vertex: vname(),
-                        field: field(),
-                        expected: "one tensor",
-                        got: "a list of tensors",
-                    });
-                    continue;
-                }
-                (_, Binding::Tensor(t)) => vec![t],
-            };
-            for t in tensors {
-                if t.graph != graph.id {
-                    errs.push(E::ForeignTensor {
-                        what: format!("vertex {vid} field '{}'", f.name),
-                    });
-                    continue;
-                }
-                if t.dtype != f.dtype {
-                    errs.push(E::DTypeMismatch {
-                        vertex: vname(),
-                        field: field(),
-                        expected: f.dtype,
-                        got: t.dtype,
-                        tensor: tensor_name(graph, t),
-                    });
-                }
-                if f.shape == FieldShape::Scalar && t.num_elements() != 1 {
-                    errs.push(E::NotScalar {
-                        vertex: vname(),
-                        field: field(),
-                        elements: t.num_elements(),
-                        tensor: tensor_name(graph, t),
-                    });
-                }
-                if t.num_elements() as u64 > u64::from(u32::MAX) {
-                    errs.push(E::FieldTooLarge {
-                        vertex: vname(),
-                        field: field(),
-                        elements: t.num_elements() as u64,
-                    });
-                }
-                if f.dir.writes() {
-                    if let Some(r) = t.regions.iter().find(|r| graph.vars[r.var].is_constant) {
-                        errs.push(E::WriteToConstant {
-                            what: format!("vertex {vid} field '{}'", f.name),
-                            var: graph.vars[r.var].name.clone(),
-                        });
-                    }
-                }
-            }
+    }
+    for f in desc.fields {
+        if f.dir == FieldDir::State {
+            check_state_field(graph, vi, v, f, errs);
+        } else {
+            check_tensor_field(graph, vi, v, f, errs);
         }
-        // A written field may overlap nothing else of the same vertex (nor itself).
-        let mut acc: Vec<(u32, u64, u64, usize, bool)> = Vec::new();
-        for (fi, f) in desc.fields.iter().enumerate() {
-            if f.dir == FieldDir::State {
-                continue;
-            }
-            let Some(b) = v.conns.get(f.name) else {
-                continue;
+    }
+    check_aliasing(graph, vi, v, desc, errs);
+    Some(desc)
+}
+
+/// A state field: given a value (not a tensor) of the field's type and shape.
+fn check_state_field(
+    graph: &Graph,
+    vi: VertexKey,
+    v: &VertexInfo,
+    f: &FieldSpec,
+    errs: &mut Vec<E>,
+) {
+    let vname = || vertex_name(graph, vi);
+    let field = || f.name.to_string();
+    if v.conns.contains_key(f.name) {
+        errs.push(E::WrongBinding {
+            vertex: vname(),
+            field: field(),
+            expected: "a state value",
+            got: "a tensor",
+        });
+    }
+    let Some(val) = v.state.get(f.name) else {
+        errs.push(E::MissingState {
+            vertex: vname(),
+            field: field(),
+        });
+        return;
+    };
+    if val.dtype != f.dtype {
+        errs.push(E::StateDType {
+            vertex: vname(),
+            field: field(),
+            expected: f.dtype,
+            got: val.dtype,
+        });
+    }
+    let (expected, got) = match (f.shape, val.is_vector) {
+        (FieldShape::Scalar, true) => ("a scalar", "a vector"),
+        (FieldShape::Vector, false) => ("a vector", "a scalar"),
+        _ => return,
+    };
+    errs.push(E::WrongBinding {
+        vertex: vname(),
+        field: field(),
+        expected,
+        got,
+    });
+}
+
+/// A tensor field: connected (not given a state value), to one tensor or a list as its shape
+/// says, each tensor checked by [`check_field_tensor`].
+fn check_tensor_field(
+    graph: &Graph,
+    vi: VertexKey,
+    v: &VertexInfo,
+    f: &FieldSpec,
+    errs: &mut Vec<E>,
+) {
+    let vname = || vertex_name(graph, vi);
+    let field = || f.name.to_string();
+    if v.state.contains_key(f.name) {
+        errs.push(E::WrongBinding {
+            vertex: vname(),
+            field: field(),
+            expected: "a tensor",
+            got: "a state value",
+        });
+    }
+    let Some(b) = v.conns.get(f.name) else {
+        errs.push(E::UnconnectedField {
+            vertex: vname(),
+            field: field(),
+        });
+        return;
+    };
+    let tensors: Vec<&Tensor> = match (f.shape, b) {
+        (FieldShape::VectorList, Binding::List(l)) => l.iter().collect(),
+        (_, Binding::Tensor(t)) if f.shape != FieldShape::VectorList => vec![t],
+        (_, b) => {
+            let (expected, got) = match b {
+                Binding::Tensor(_) => ("a list of tensors", "one tensor"),
+                Binding::List(_) => ("one tensor", "a list of tensors"),
             };
-            let ts: Vec<&Tensor> = match b {
-                Binding::Tensor(t) => vec![t],
-                Binding::List(l) => l.iter().collect(),
-            };
-            for t in ts.into_iter().filter(|t| t.graph == graph.id) {
-                for r in t.regions.iter() {
-                    acc.push((r.var.as_u32(), r.start, r.end(), fi, f.dir.writes()));
-                }
-            }
+            errs.push(E::WrongBinding {
+                vertex: vname(),
+                field: field(),
+                expected,
+                got,
+            });
+            return;
         }
-        acc.sort_by_key(|a| (a.0, a.1));
-        let mut reported = HashSet::new();
-        for i in 0..acc.len() {
-            let a = acc[i];
-            for b in acc[i + 1..].iter().take_while(|b| b.0 == a.0 && b.1 < a.2) {
-                if (a.4 || b.4) && reported.insert((a.3.min(b.3), a.3.max(b.3))) {
-                    let (w, o) = if a.4 { (a.3, b.3) } else { (b.3, a.3) };
-                    errs.push(E::AliasedField {
-                        vertex: vname(),
-                        field: desc.fields[w].name.into(),
-                        other: desc.fields[o].name.into(),
-                        var: graph.vars[VarId::from_u32(a.0)].name.clone(),
-                        start: b.1,
-                        end: a.2.min(b.2),
-                    });
-                }
+    };
+    for t in tensors {
+        check_field_tensor(graph, vi, f, t, errs);
+    }
+}
+
+/// One tensor bound to a field: of this graph, of the field's type, one element for a scalar,
+/// at most 2³² − 1 elements, and no constant if the field writes.
+fn check_field_tensor(graph: &Graph, vi: VertexKey, f: &FieldSpec, t: &Tensor, errs: &mut Vec<E>) {
+    let vname = || vertex_name(graph, vi);
+    let field = || f.name.to_string();
+    if t.graph != graph.id {
+        errs.push(E::ForeignTensor {
+            what: format!("vertex {} field '{}'", vi.as_u32(), f.name),
+        });
+        return;
+    }
+    if t.dtype != f.dtype {
+        errs.push(E::DTypeMismatch {
+            vertex: vname(),
+            field: field(),
+            expected: f.dtype,
+            got: t.dtype,
+            tensor: tensor_name(graph, t),
+        });
+    }
+    if f.shape == FieldShape::Scalar && t.num_elements() != 1 {
+        errs.push(E::NotScalar {
+            vertex: vname(),
+            field: field(),
+            elements: t.num_elements(),
+            tensor: tensor_name(graph, t),
+        });
+    }
+    if t.num_elements() as u64 > u64::from(u32::MAX) {
+        errs.push(E::FieldTooLarge {
+            vertex: vname(),
+            field: field(),
+            elements: t.num_elements() as u64,
+        });
+    }
+    if f.dir.writes() {
+        if let Some(r) = t.regions.iter().find(|r| graph.vars[r.var].is_constant) {
+            errs.push(E::WriteToConstant {
+                what: format!("vertex {} field '{}'", vi.as_u32(), f.name),
+                var: graph.vars[r.var].name.clone(),
+            });
+        }
+    }
+}
+
+/// The tensors bound to a vertex's field (none for a state field or an unbound one).
+fn field_tensors<'g>(v: &'g VertexInfo, f: &FieldSpec) -> Vec<&'g Tensor> {
+    if f.dir == FieldDir::State {
+        return Vec::new();
+    }
+    match v.conns.get(f.name) {
+        Some(Binding::Tensor(t)) => vec![t],
+        Some(Binding::List(l)) => l.iter().collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A written field overlaps nothing else of the same vertex (nor itself).
+fn check_aliasing(
+    graph: &Graph,
+    vi: VertexKey,
+    v: &VertexInfo,
+    desc: &CodeletDesc,
+    errs: &mut Vec<E>,
+) {
+    let mut acc: Vec<(u32, u64, u64, usize, bool)> = Vec::new();
+    for (fi, f) in desc.fields.iter().enumerate() {
+        for t in field_tensors(v, f)
+            .into_iter()
+            .filter(|t| t.graph == graph.id)
+        {
+            for r in t.regions.iter() {
+                acc.push((r.var.as_u32(), r.start, r.end(), fi, f.dir.writes()));
             }
         }
     }
+    acc.sort_by_key(|a| (a.0, a.1));
+    let mut reported = HashSet::new();
+    for i in 0..acc.len() {
+        let a = acc[i];
+        for b in acc[i + 1..].iter().take_while(|b| b.0 == a.0 && b.1 < a.2) {
+            if (a.4 || b.4) && reported.insert((a.3.min(b.3), a.3.max(b.3))) {
+                let (w, o) = if a.4 { (a.3, b.3) } else { (b.3, a.3) };
+                errs.push(E::AliasedField {
+                    vertex: vertex_name(graph, vi),
+                    field: desc.fields[w].name.into(),
+                    other: desc.fields[o].name.into(),
+                    var: graph.vars[VarId::from_u32(a.0)].name.clone(),
+                    start: b.1,
+                    end: a.2.min(b.2),
+                });
+            }
+        }
+    }
+}
 
-    // Data races between vertices of one compute set.
+/// No data race between the vertices of one compute set: an element one vertex writes is
+/// touched by no other (one race reported per compute set).
+fn check_races(graph: &Graph, codelets: &[(VertexKey, &'static CodeletDesc)], errs: &mut Vec<E>) {
     let mut descs: PrimaryMap<VertexKey, Option<&'static CodeletDesc>> =
         vec![None; graph.vertices.len()].into();
-    for &(vi, d) in &codelets {
+    for &(vi, d) in codelets {
         descs[vi] = Some(d);
     }
     for cs in graph.compute_sets.values() {
@@ -285,13 +351,11 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             let Some(desc) = descs[vr.key()] else {
                 continue;
             };
-            for f in desc.fields.iter().filter(|f| f.dir != FieldDir::State) {
-                let ts: Vec<&Tensor> = match v.conns.get(f.name) {
-                    Some(Binding::Tensor(t)) => vec![t],
-                    Some(Binding::List(l)) => l.iter().collect(),
-                    None => continue,
-                };
-                for t in ts.into_iter().filter(|t| t.graph == graph.id) {
+            for f in desc.fields {
+                for t in field_tensors(v, f)
+                    .into_iter()
+                    .filter(|t| t.graph == graph.id)
+                {
                     for r in t.regions.iter() {
                         acc.push(Access {
                             var: r.var.as_u32(),
@@ -316,11 +380,13 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
             });
         }
     }
+}
 
-    // Programs.
+/// The programs and the graph's functions, and no function that calls itself.
+fn check_programs(graph: &Graph, programs: &[Program], errs: &mut Vec<E>) {
     let mut pv = ProgramValidator {
         graph,
-        errs: &mut errs,
+        errs,
         calls: Vec::new(),
     };
     for p in programs {
@@ -330,15 +396,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
         pv.program(f);
     }
     let calls = std::mem::take(&mut pv.calls);
-    check_recursion(graph, &calls, &mut errs);
-
-    if errs.is_empty() {
-        Ok(Validated {
-            codelets: codelets.into_iter().map(|(_, d)| d).collect(),
-        })
-    } else {
-        Err(errs)
-    }
+    check_recursion(graph, &calls, errs);
 }
 
 /// Finds one pair of accesses by different vertices that overlap with at least one write.
