@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, Resolved, COPY_OVERHEAD};
+use super::Interleave;
 use crate::codelet::{FieldDir, FieldShape};
 use crate::entity::PrimaryMap;
 use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, Step};
@@ -112,7 +113,24 @@ impl Fusion {
 
     /// Builds the plans of every chain of `exe`'s programs and functions ([`chain`]) that
     /// moves at least `min_bytes` and passes [`fusible`].
-    pub(super) fn build(
+    /// The interleaving `mode` asks for (none for [`Interleave::Never`]).
+    pub(super) fn for_mode(
+        mode: Interleave,
+        exe: &Executable,
+        codelets: &PrimaryMap<CodeletId, Resolved>,
+        exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
+        computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
+        threads: usize,
+    ) -> Fusion {
+        let min_bytes = match mode {
+            Interleave::Never => return Fusion::default(),
+            Interleave::Large | Interleave::ChainsOnly => FUSE_MIN_BYTES,
+            Interleave::All => 0,
+        };
+        Fusion::build(exe, codelets, exchanges, computes, threads, min_bytes)
+    }
+
+    fn build(
         exe: &Executable,
         codelets: &PrimaryMap<CodeletId, Resolved>,
         exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,

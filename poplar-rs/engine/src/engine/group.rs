@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, COPY_OVERHEAD};
+use super::Interleave;
 use crate::entity::PrimaryMap;
 use crate::exe::{ComputePhaseId, ExchangePhaseId, Executable, Step};
 use crate::target::TileId;
@@ -148,6 +149,27 @@ pub(super) struct Rule {
     pub(super) min_phases: u64,
     pub(super) min_groups: usize,
     pub(super) max_group_bytes: u64,
+}
+
+impl Rule {
+    /// The rule `mode` asks for; `None`: no grouped runs.
+    pub(super) fn for_mode(mode: Interleave, threads: usize) -> Option<Rule> {
+        match mode {
+            Interleave::Never | Interleave::ChainsOnly => None,
+            Interleave::Large => Some(Rule {
+                min_bytes: super::fuse::FUSE_MIN_BYTES,
+                min_phases: MIN_PHASES,
+                min_groups: GROUPS_PER_THREAD * threads,
+                max_group_bytes: GROUP_MAX_BYTES,
+            }),
+            Interleave::All => Some(Rule {
+                min_bytes: 0,
+                min_phases: 0,
+                min_groups: 2,
+                max_group_bytes: u64::MAX,
+            }),
+        }
+    }
 }
 
 impl Regions {

@@ -1,6 +1,9 @@
 //! Tile memory: one zero-initialized allocation per tile, accessed through raw pointers.
 
-use crate::exe::MemRun;
+use std::ops::Range;
+
+use super::EngineError;
+use crate::exe::{Executable, MemRun};
 use crate::target::TileId;
 
 // ---------------------------------------------------------------------------------------------
@@ -84,6 +87,43 @@ impl Memory {
         // interpreting control flow between phases, so nothing else accesses tile memory.
         unsafe {
             std::ptr::copy_nonoverlapping(data.as_ptr(), self.base(tile).add(offset), data.len())
+        }
+    }
+}
+
+impl Memory {
+    /// Zeroed memory for this rank's tiles of `exe` (the others' get none: `in_bounds`
+    /// refuses them); a tile the host cannot allocate is an error naming it.
+    pub(super) fn allocate(exe: &Executable, mine: &Range<TileId>) -> Result<Memory, EngineError> {
+        let tiles = exe
+            .tiles
+            .iter()
+            .enumerate()
+            .map(|(t, img)| {
+                let bytes = if mine.contains(&(t as TileId)) {
+                    img.memory_bytes
+                } else {
+                    0
+                };
+                TileMem::new(bytes as usize).ok_or(EngineError::HostOutOfMemory {
+                    tile: t as TileId,
+                    bytes,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Memory { tiles })
+    }
+
+    /// Writes `exe`'s initial data into this rank's tiles.
+    pub(super) fn load_init(&self, exe: &Executable, mine: &Range<TileId>) {
+        for (t, img) in exe.tiles.iter().enumerate() {
+            if !mine.contains(&(t as TileId)) {
+                continue;
+            }
+            for b in &img.init {
+                // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
+                self.write(t as TileId, b.offset as usize, &b.data);
+            }
         }
     }
 }

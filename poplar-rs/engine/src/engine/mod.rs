@@ -51,9 +51,7 @@ use plan::*;
 pub use ranks::{program_traffic, rank_traffic, PhaseTraffic, ProgramTraffic};
 use team::{StopOnDrop, Team};
 
-use crate::codelet::FieldDir;
 use crate::dist::{RankSplit, Ranks};
-use crate::dtype::DType;
 use crate::entity::PrimaryMap;
 use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ReplicaLayout};
 use crate::profile::{Profile, ProfileOptions, Recorder};
@@ -219,328 +217,79 @@ impl Engine {
         exe.check()?; // validates the target too (every count below is bounded)
         panics::install();
         crate::codelet::set_progress_hook(lookahead::ahead_progress);
-        let descs = exe.resolve_codelets()?;
-        for (t, img) in exe.tiles.iter().enumerate() {
-            if img.memory_bytes > exe.target.bytes_per_tile {
-                return Err(EngineError::TileOutOfMemory {
-                    tile: t as TileId,
-                    bytes: img.memory_bytes,
-                    budget: exe.target.bytes_per_tile,
-                });
-            }
-        }
+        let codelets = plan::resolve(&exe.resolve_codelets()?);
+        check_tile_budgets(exe)?;
         let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
-        let (rank, split) = (ranks.rank(), RankSplit::new(&exe.target, ranks.size()));
-        let mine = split.tiles(rank);
-        let owns = |t: TileId| mine.contains(&t);
+        let split = RankSplit::new(&exe.target, ranks.size());
+        let mine = split.tiles(ranks.rank());
         let threads = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        // One thread runs everything on the caller's thread: no pool at all.
-        let pool = if threads > 1 {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .stack_size(8 << 20)
-                    .thread_name(|i| format!("poplar-engine-{i}"))
-                    .build()
-                    .map_err(|e| EngineError::ThreadPool(e.to_string()))?,
-            )
-        } else {
-            None
+        let share = Share {
+            mine: &mine,
+            threads,
         };
-
-        // Only this rank's tiles get memory (the others' have none: `in_bounds` refuses them).
-        let tiles = exe
-            .tiles
-            .iter()
-            .enumerate()
-            .map(|(t, img)| {
-                let bytes = if owns(t as TileId) {
-                    img.memory_bytes
-                } else {
-                    0
-                };
-                TileMem::new(bytes as usize).ok_or(EngineError::HostOutOfMemory {
-                    tile: t as TileId,
-                    bytes,
-                })
-            })
-            .collect::<Result<_, _>>();
-        let dist_agree = |r: Result<(), EngineError>| -> Result<(), EngineError> {
-            if ranks.size() == 1 {
-                return r;
-            }
-            ranks::Dist {
-                ranks: ranks.clone(),
-                split: split.clone(),
-                rank,
-                exchanges: PrimaryMap::new(),
-            }
-            .agree(r)
-        };
+        let pool = team::pool(threads)?;
+        let mem = Memory::allocate(exe, &mine);
         // A rank that cannot allocate fails every rank (none waits for it later).
-        dist_agree(tiles.as_ref().map(|_| ()).map_err(Clone::clone))?;
-        let mem = Memory { tiles: tiles? };
-        for (t, img) in exe.tiles.iter().enumerate() {
-            if !owns(t as TileId) {
-                continue;
-            }
-            for b in &img.init {
-                // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
-                mem.write(t as TileId, b.offset as usize, &b.data);
-            }
-        }
+        ranks::agree_at_creation(
+            &ranks,
+            &split,
+            mem.as_ref().map(|_| ()).map_err(Clone::clone),
+        )?;
+        let mem = mem?;
+        mem.load_init(exe, &mine);
 
-        let codelets: PrimaryMap<CodeletId, Resolved> = descs
-            .iter()
-            .map(|d| {
-                let pick = |f: &dyn Fn(&crate::codelet::FieldSpec) -> bool| {
-                    d.fields
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| f(s))
-                        .map(|(i, s)| (i, s.shape))
-                        .collect()
-                };
-                Resolved {
-                    desc: d,
-                    compute: d.compute,
-                    multi_worker: d.multi_worker,
-                    bool_fields: pick(&|s| s.dtype == DType::Bool),
-                    f32_written: pick(&|s| {
-                        s.dtype == DType::F32 && matches!(s.dir, FieldDir::Output | FieldDir::InOut)
-                    }),
-                }
-            })
-            .collect();
-
-        // A transfer larger than 1/(4·threads) of its phase is cut into pieces of that size,
-        // so that one large copy does not hold up the others.
-        let parts = threads * 4;
         let exchanges = exe
             .exchanges
             .values()
-            .map(|ph| {
-                let total: u64 = ph
-                    .transfers
-                    .iter()
-                    .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
-                    .sum();
-                let piece = if threads > 1 && total >= PARALLEL_EXCHANGE_BYTES {
-                    total.div_ceil(parts as u64).max(4096)
-                } else {
-                    u64::MAX
-                };
-                let mut ops = Vec::new();
-                for t in &ph.transfers {
-                    // Copies that cross ranks go as messages (`ranks.rs`).
-                    if !owns(t.src_tile) {
-                        continue;
-                    }
-                    for &(dst_tile, dst) in t.dsts.iter().filter(|d| owns(d.0)) {
-                        let mut done = 0u64;
-                        let bytes = u64::from(t.bytes);
-                        while done < bytes {
-                            let n = (bytes - done).min(piece);
-                            ops.push(CopyOp {
-                                src_tile: t.src_tile,
-                                src: t.src_offset + done as u32,
-                                dst_tile,
-                                dst: dst + done as u32,
-                                bytes: n as u32,
-                            });
-                            done += n;
-                        }
-                    }
-                }
-                let chunks = if piece == u64::MAX {
-                    std::iter::once(0..ops.len()).collect()
-                } else {
-                    let costs: Vec<u64> = ops
-                        .iter()
-                        .map(|o| u64::from(o.bytes) + COPY_OVERHEAD)
-                        .collect();
-                    guided(&costs, threads, EXCHANGE_SMALLEST_TASK * threads as u64)
-                };
-                ExchangePlan { ops, chunks }
-            })
+            .map(|ph| ExchangePlan::build(ph, share))
             .collect();
-
-        // Vertices writing f32 fields take the slow path when flushing falls back to software.
-        let soft_flush = options
-            .flush_subnormals
-            .unwrap_or(exe.target.flush_subnormals)
-            && (options.flush_in_software || !crate::fp::hardware_flush());
+        let inputs = ComputeInputs {
+            codelets: &codelets,
+            mem: &mem,
+            share,
+            workers_per_tile: exe.target.workers_per_tile,
+            slow_f32: options.check_finite || soft_flush(&options, exe),
+        };
         let computes = exe
             .computes
             .values()
-            .map(|ph| {
-                let mut tiles = Vec::with_capacity(ph.tiles.len());
-                let mut vertices = Vec::new();
-                let mut fields = Vec::new();
-                let mut lists = Vec::new();
-                let mut bools = Vec::new();
-                let mut costs = Vec::with_capacity(ph.tiles.len());
-                for (index, tc) in ph.tiles.iter().enumerate() {
-                    if !owns(tc.tile) {
-                        continue;
-                    }
-                    let first = vertices.len() as u32;
-                    for v in &tc.vertices {
-                        let rc: &Resolved = &codelets[v.codelet];
-                        let bools_at = bools.len() as u32;
-                        for &(f, shape) in &rc.bool_fields {
-                            // One byte per bool.
-                            bools.extend(Exec::field_ranges(v, f, shape));
-                        }
-                        vertices.push(HotVertex {
-                            compute: rc.compute,
-                            fields_at: fields.len(),
-                            n_fields: v.fields.len(),
-                            lists_at: lists.len(),
-                            n_lists: v.lists.len(),
-                            workers: if rc.multi_worker {
-                                exe.target.workers_per_tile
-                            } else {
-                                1
-                            },
-                            bools_at,
-                            n_bools: bools.len() as u32 - bools_at,
-                            slow: (options.check_finite || soft_flush)
-                                && !rc.f32_written.is_empty(),
-                        });
-                        fields.extend_from_slice(&v.fields);
-                        lists.extend_from_slice(&v.lists);
-                    }
-                    tiles.push(HotTile {
-                        base: mem.base(tc.tile),
-                        index: index as u32,
-                        first,
-                        end: vertices.len() as u32,
-                        copies: !tc.pre_copies.is_empty() || !tc.post_copies.is_empty(),
-                        runs: 0..0,
-                    });
-                    let copies: u64 = tc
-                        .pre_copies
-                        .iter()
-                        .chain(&tc.post_copies)
-                        .map(|c| u64::from(c.bytes) / 8 + 4)
-                        .sum();
-                    let verts: u64 = tc
-                        .vertices
-                        .iter()
-                        .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
-                        .sum();
-                    costs.push(4 + copies + verts);
-                }
-                let total: u64 = costs.iter().sum();
-                let chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
-                    guided(&costs, threads, COMPUTE_SMALLEST_TASK * threads as u64)
-                } else {
-                    std::iter::once(0..tiles.len()).collect()
-                };
-                let lookahead = total >= LOOKAHEAD_TILE_COST * tiles.len().max(1) as u64;
-                // The field lines of every tile, only where the look-ahead will ask for them.
-                let mut runs = Vec::new();
-                if lookahead {
-                    for ht in tiles.iter_mut() {
-                        // `index`, not position: over several ranks `tiles` skips the
-                        // tiles of other ranks.
-                        let tc = &ph.tiles[ht.index as usize];
-                        let at = runs.len() as u32;
-                        runs.extend(field_line_runs(tc, &codelets));
-                        ht.runs = at..runs.len() as u32;
-                    }
-                }
-                ComputePlan {
-                    tiles,
-                    vertices,
-                    fields,
-                    lists,
-                    bools,
-                    runs,
-                    chunks,
-                    lookahead,
-                    costs,
-                }
-            })
+            .map(|ph| ComputePlan::build(ph, &inputs))
             .collect();
-
-        let fusion = match options.interleave {
-            _ if ranks.size() > 1 => fuse::Fusion::default(),
-            Interleave::Never => fuse::Fusion::default(),
-            Interleave::Large | Interleave::ChainsOnly => fuse::Fusion::build(
-                exe,
-                &codelets,
-                &exchanges,
-                &computes,
-                threads,
-                fuse::FUSE_MIN_BYTES,
-            ),
-            Interleave::All => {
-                fuse::Fusion::build(exe, &codelets, &exchanges, &computes, threads, 0)
+        let alone = ranks.size() == 1;
+        let interleaving = match options.interleave {
+            mode if alone => {
+                fuse::Fusion::for_mode(mode, exe, &codelets, &exchanges, &computes, threads)
             }
-        };
-
-        let rule = match options.interleave {
-            _ if ranks.size() > 1 => None,
-            Interleave::Never | Interleave::ChainsOnly => None,
-            Interleave::Large => Some(group::Rule {
-                min_bytes: fuse::FUSE_MIN_BYTES,
-                min_phases: group::MIN_PHASES,
-                min_groups: group::GROUPS_PER_THREAD * threads,
-                max_group_bytes: group::GROUP_MAX_BYTES,
-            }),
-            Interleave::All => Some(group::Rule {
-                min_bytes: 0,
-                min_phases: 0,
-                min_groups: 2,
-                max_group_bytes: u64::MAX,
-            }),
+            _ => fuse::Fusion::default(),
         };
         // From `kept`, the executable the engine owns: runs are keyed by the addresses of its
         // steps.
-        let regions = rule.map_or_else(group::Regions::default, |rule| {
-            let tile_bytes: Vec<usize> = mem.tiles.iter().map(|t| t.bytes).collect();
-            group::Regions::build(&group::Inputs {
+        let grouped = match group::Rule::for_mode(options.interleave, threads) {
+            Some(rule) if alone => group::Regions::build(&group::Inputs {
                 exe: &kept,
                 exchanges: &exchanges,
                 computes: &computes,
-                tile_bytes: &tile_bytes,
+                tile_bytes: &mem.tiles.iter().map(|t| t.bytes).collect::<Vec<_>>(),
                 threads,
                 rule,
-            })
-        });
-
-        // Names of replica 0's entries; replica r's copy of entry i is r·n + i.
-        let tensor_index = exe
-            .host_tensors
-            .iter()
-            .take(replicas.host_tensors_per_replica)
-            .enumerate()
-            .map(|(i, h)| (h.name.clone(), i))
-            .collect();
-        let stream_index = exe
-            .streams
-            .iter()
-            .take(replicas.streams_per_replica)
-            .enumerate()
-            .map(|(i, s)| (s.name.clone(), i))
-            .collect();
-        let n_streams = exe.streams.len();
-        let dist = (ranks.size() > 1).then(|| ranks::Dist {
-            exchanges: exe
-                .exchanges
-                .values()
-                .map(|ph| ranks::plan_exchange(ph, &split, rank))
-                .collect(),
-            ranks,
-            split,
-            rank,
-        });
+            }),
+            _ => group::Regions::default(),
+        };
+        let dist = (!alone).then(|| ranks::Dist::new(ranks, split, exe));
         Ok(Engine {
+            tensor_index: host_names(
+                exe.host_tensors.iter().map(|h| &h.name),
+                replicas.host_tensors_per_replica,
+            ),
+            stream_index: host_names(
+                exe.streams.iter().map(|s| &s.name),
+                replicas.streams_per_replica,
+            ),
+            inputs: (0..exe.streams.len()).map(|_| None).collect(),
+            outputs: vec![Vec::new(); exe.streams.len()],
             exe: kept,
             options,
             threads,
@@ -549,12 +298,8 @@ impl Engine {
             codelets,
             exchanges,
             computes,
-            fusion,
-            regions,
-            tensor_index,
-            stream_index,
-            inputs: (0..n_streams).map(|_| None).collect(),
-            outputs: vec![Vec::new(); n_streams],
+            fusion: interleaving,
+            regions: grouped,
             recorder: None,
             epoch: std::sync::atomic::AtomicU64::new(0),
             replicas,
@@ -634,7 +379,7 @@ impl Engine {
 
     /// Whether flushing falls back to software (no hardware modes on this host, or asked).
     fn soft_flush(&self) -> bool {
-        self.flushes() && (self.options.flush_in_software || !crate::fp::hardware_flush())
+        soft_flush(&self.options, &self.exe)
     }
 
     /// Runs top-level program `index`. On error the run stops; tile memory then holds whatever
@@ -724,4 +469,43 @@ impl Engine {
         }
         result
     }
+}
+
+/// Every tile's image fits the target's memory per tile.
+fn check_tile_budgets(exe: &Executable) -> Result<(), EngineError> {
+    match exe
+        .tiles
+        .iter()
+        .enumerate()
+        .find(|(_, img)| img.memory_bytes > exe.target.bytes_per_tile)
+    {
+        Some((t, img)) => Err(EngineError::TileOutOfMemory {
+            tile: t as TileId,
+            bytes: img.memory_bytes,
+            budget: exe.target.bytes_per_tile,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether subnormals are flushed in software: the target (or the options) flush, and the
+/// host cannot, or the options ask for software.
+fn soft_flush(options: &EngineOptions, exe: &Executable) -> bool {
+    options
+        .flush_subnormals
+        .unwrap_or(exe.target.flush_subnormals)
+        && (options.flush_in_software || !crate::fp::hardware_flush())
+}
+
+/// Host tensor or stream names of replica 0 and their index; replica r's copy of entry i is
+/// r·n + i.
+fn host_names<'a>(
+    names: impl Iterator<Item = &'a String>,
+    per_replica: usize,
+) -> HashMap<String, usize> {
+    names
+        .take(per_replica)
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i))
+        .collect()
 }

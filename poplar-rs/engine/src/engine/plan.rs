@@ -4,8 +4,15 @@
 
 use std::ops::Range;
 
+use super::exec::Exec;
 use super::lookahead::LineRun;
-use crate::codelet::{CodeletDesc, FieldLoc, FieldShape, VertexError, VertexIo, Worker};
+use super::memory::Memory;
+use crate::codelet::{
+    CodeletDesc, FieldDir, FieldLoc, FieldShape, FieldSpec, VertexError, VertexIo, Worker,
+};
+use crate::dtype::DType;
+use crate::entity::PrimaryMap;
+use crate::exe::{CodeletId, ComputePhase, ExchangePhase, TileCompute, Transfer, VertexInst};
 use crate::target::TileId;
 
 // ---------------------------------------------------------------------------------------------
@@ -106,6 +113,215 @@ pub(super) struct ComputePlan {
 unsafe impl Send for ComputePlan {}
 // SAFETY: as above.
 unsafe impl Sync for ComputePlan {}
+
+// ---------------------------------------------------------------------------------------------
+// Building the plans (once, at engine creation)
+
+/// Which tiles this rank runs, and how many threads share a phase.
+#[derive(Clone, Copy)]
+pub(super) struct Share<'a> {
+    /// This rank's tiles (all of them on one rank).
+    pub(super) mine: &'a std::ops::Range<TileId>,
+    pub(super) threads: usize,
+}
+
+impl Share<'_> {
+    #[inline]
+    pub(super) fn owns(&self, t: TileId) -> bool {
+        self.mine.contains(&t)
+    }
+}
+
+/// Every codelet of the executable resolved for the hot path.
+pub(super) fn resolve(descs: &[&'static CodeletDesc]) -> PrimaryMap<CodeletId, Resolved> {
+    descs.iter().map(|&d| Resolved::new(d)).collect()
+}
+
+impl Resolved {
+    fn new(desc: &'static CodeletDesc) -> Resolved {
+        let pick = |f: &dyn Fn(&FieldSpec) -> bool| {
+            desc.fields
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| f(s))
+                .map(|(i, s)| (i, s.shape))
+                .collect()
+        };
+        Resolved {
+            desc,
+            compute: desc.compute,
+            multi_worker: desc.multi_worker,
+            bool_fields: pick(&|s| s.dtype == DType::Bool),
+            f32_written: pick(&|s| {
+                s.dtype == DType::F32 && matches!(s.dir, FieldDir::Output | FieldDir::InOut)
+            }),
+        }
+    }
+}
+
+impl ExchangePlan {
+    /// The copies of `ph` between this rank's tiles (copies that cross ranks go as messages,
+    /// `ranks.rs`). A transfer larger than 1/(4·threads) of its phase is cut into pieces of
+    /// that size, so that one large copy does not hold up the others.
+    pub(super) fn build(ph: &ExchangePhase, share: Share<'_>) -> ExchangePlan {
+        let threads = share.threads;
+        let total: u64 = ph
+            .transfers
+            .iter()
+            .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
+            .sum();
+        let piece = if threads > 1 && total >= PARALLEL_EXCHANGE_BYTES {
+            total.div_ceil(threads as u64 * 4).max(4096)
+        } else {
+            u64::MAX
+        };
+        let mut ops = Vec::new();
+        for t in ph.transfers.iter().filter(|t| share.owns(t.src_tile)) {
+            for &(dst_tile, dst) in t.dsts.iter().filter(|d| share.owns(d.0)) {
+                push_pieces(&mut ops, t, dst_tile, dst, piece);
+            }
+        }
+        let chunks = if piece == u64::MAX {
+            std::iter::once(0..ops.len()).collect()
+        } else {
+            let costs: Vec<u64> = ops
+                .iter()
+                .map(|o| u64::from(o.bytes) + COPY_OVERHEAD)
+                .collect();
+            guided(&costs, threads, EXCHANGE_SMALLEST_TASK * threads as u64)
+        };
+        ExchangePlan { ops, chunks }
+    }
+}
+
+/// One transfer to one destination, as copies of at most `piece` bytes.
+fn push_pieces(ops: &mut Vec<CopyOp>, t: &Transfer, dst_tile: TileId, dst: u32, piece: u64) {
+    let bytes = u64::from(t.bytes);
+    let mut done = 0u64;
+    while done < bytes {
+        let n = (bytes - done).min(piece);
+        ops.push(CopyOp {
+            src_tile: t.src_tile,
+            src: t.src_offset + done as u32,
+            dst_tile,
+            dst: dst + done as u32,
+            bytes: n as u32,
+        });
+        done += n;
+    }
+}
+
+/// What a compute plan needs besides its phase.
+pub(super) struct ComputeInputs<'a> {
+    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
+    pub(super) mem: &'a Memory,
+    pub(super) share: Share<'a>,
+    pub(super) workers_per_tile: u32,
+    /// Vertices that write f32 fields take the slow path (finite checks, or flushing
+    /// subnormals in software).
+    pub(super) slow_f32: bool,
+}
+
+impl ComputePlan {
+    /// The flat tables of `ph`'s tiles on this rank, split into guided ranges when the phase
+    /// is heavy enough to share, with the look-ahead's line runs when it is heavier still.
+    pub(super) fn build(ph: &ComputePhase, inputs: &ComputeInputs<'_>) -> ComputePlan {
+        let threads = inputs.share.threads;
+        let mut plan = ComputePlan {
+            tiles: Vec::with_capacity(ph.tiles.len()),
+            vertices: Vec::new(),
+            fields: Vec::new(),
+            lists: Vec::new(),
+            bools: Vec::new(),
+            runs: Vec::new(),
+            chunks: Vec::new(),
+            lookahead: false,
+            costs: Vec::with_capacity(ph.tiles.len()),
+        };
+        for (index, tc) in ph.tiles.iter().enumerate() {
+            if inputs.share.owns(tc.tile) {
+                plan.push_tile(index as u32, tc, inputs);
+            }
+        }
+        let total: u64 = plan.costs.iter().sum();
+        plan.chunks = if threads > 1 && total >= PARALLEL_COMPUTE_COST {
+            guided(&plan.costs, threads, COMPUTE_SMALLEST_TASK * threads as u64)
+        } else {
+            std::iter::once(0..plan.tiles.len()).collect()
+        };
+        plan.lookahead = total >= LOOKAHEAD_TILE_COST * plan.tiles.len().max(1) as u64;
+        if plan.lookahead {
+            plan.add_line_runs(ph, inputs.codelets);
+        }
+        plan
+    }
+
+    /// Appends tile `tc` (the `index`-th of its phase): its vertices, their fields, and its
+    /// estimated cost.
+    fn push_tile(&mut self, index: u32, tc: &TileCompute, inputs: &ComputeInputs<'_>) {
+        let first = self.vertices.len() as u32;
+        for v in &tc.vertices {
+            self.push_vertex(v, inputs);
+        }
+        self.tiles.push(HotTile {
+            base: inputs.mem.base(tc.tile),
+            index,
+            first,
+            end: self.vertices.len() as u32,
+            copies: !tc.pre_copies.is_empty() || !tc.post_copies.is_empty(),
+            runs: 0..0,
+        });
+        let copies: u64 = tc
+            .pre_copies
+            .iter()
+            .chain(&tc.post_copies)
+            .map(|c| u64::from(c.bytes) / 8 + 4)
+            .sum();
+        let verts: u64 = tc
+            .vertices
+            .iter()
+            .map(|v| v.cycles.clamp(1, 1 << 40) + 8)
+            .sum();
+        self.costs.push(4 + copies + verts);
+    }
+
+    fn push_vertex(&mut self, v: &VertexInst, inputs: &ComputeInputs<'_>) {
+        let rc = &inputs.codelets[v.codelet];
+        let bools_at = self.bools.len() as u32;
+        for &(f, shape) in &rc.bool_fields {
+            // One byte per bool.
+            self.bools.extend(Exec::field_ranges(v, f, shape));
+        }
+        self.vertices.push(HotVertex {
+            compute: rc.compute,
+            fields_at: self.fields.len(),
+            n_fields: v.fields.len(),
+            lists_at: self.lists.len(),
+            n_lists: v.lists.len(),
+            workers: if rc.multi_worker {
+                inputs.workers_per_tile
+            } else {
+                1
+            },
+            bools_at,
+            n_bools: self.bools.len() as u32 - bools_at,
+            slow: inputs.slow_f32 && !rc.f32_written.is_empty(),
+        });
+        self.fields.extend_from_slice(&v.fields);
+        self.lists.extend_from_slice(&v.lists);
+    }
+
+    /// The field lines of every tile, for the look-ahead to ask for.
+    fn add_line_runs(&mut self, ph: &ComputePhase, codelets: &PrimaryMap<CodeletId, Resolved>) {
+        for ht in self.tiles.iter_mut() {
+            // `index`, not position: over several ranks `tiles` skips the tiles of other ranks.
+            let tc = &ph.tiles[ht.index as usize];
+            let at = self.runs.len() as u32;
+            self.runs.extend(field_line_runs(tc, codelets));
+            ht.runs = at..self.runs.len() as u32;
+        }
+    }
+}
 
 /// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's
 /// target when the tile runs next).

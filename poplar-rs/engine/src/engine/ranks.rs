@@ -95,6 +95,21 @@ pub(super) struct Dist {
 }
 
 impl Dist {
+    /// This rank's share of a job over `ranks`: the messages of every exchange phase of `exe`.
+    pub(super) fn new(ranks: Ranks, split: RankSplit, exe: &Executable) -> Dist {
+        let rank = ranks.rank();
+        Dist {
+            exchanges: exe
+                .exchanges
+                .values()
+                .map(|ph| plan_exchange(ph, &split, rank))
+                .collect(),
+            ranks,
+            split,
+            rank,
+        }
+    }
+
     pub(super) fn owns(&self, tile: TileId) -> bool {
         self.split.tiles(self.rank).contains(&tile)
     }
@@ -253,6 +268,25 @@ impl Dist {
 
 /// Checks that every rank holds the same executable; on every rank, the first rank that
 /// differs from rank 0 is the error.
+/// [`Dist::agree`] while the engine is being built (before its `Dist` exists): every rank
+/// gets the error of the lowest failing rank. On one rank, `r` itself.
+pub(super) fn agree_at_creation(
+    ranks: &Ranks,
+    split: &RankSplit,
+    r: Result<(), EngineError>,
+) -> Result<(), EngineError> {
+    if ranks.size() == 1 {
+        return r;
+    }
+    Dist {
+        ranks: ranks.clone(),
+        split: split.clone(),
+        rank: ranks.rank(),
+        exchanges: PrimaryMap::new(),
+    }
+    .agree(r)
+}
+
 pub(super) fn agree_on_executable(ranks: &Ranks, exe: &Executable) -> Result<(), EngineError> {
     let sum = exe.checksum();
     let all = ranks.comm.all_gather(&sum.to_le_bytes());

@@ -19,6 +19,21 @@ use std::sync::Mutex;
 
 use super::EngineError;
 
+/// The pool whose threads join a run's team; `None` for one thread, which runs everything on
+/// the caller's thread.
+pub(super) fn pool(threads: usize) -> Result<Option<rayon::ThreadPool>, EngineError> {
+    if threads <= 1 {
+        return Ok(None);
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(8 << 20)
+        .thread_name(|i| format!("poplar-engine-{i}"))
+        .build()
+        .map(Some)
+        .map_err(|e| EngineError::ThreadPool(e.to_string()))
+}
+
 /// Spins (a `pause` each, a few µs in all) before a waiting thread starts yielding its core.
 /// Yielding early matters when the host puts two team threads on one core (seen on the 2-core
 /// VM: with 2,000 spins some runs of a short-superstep loop took 4× as long); the cardiac
