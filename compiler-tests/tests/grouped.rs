@@ -1,5 +1,5 @@
 //! A straight stretch of supersteps whose tiles fall into groups that no copy joins runs group
-//! by group (`poplar::Interleave`, `engine/group.rs`): the bits of running the phases apart,
+//! by group (`poplar::Interleave`, `engine/grouped.rs`): the bits of running the phases apart,
 //! for any number of threads, with the same stochastic rounding; after a failing vertex, the
 //! error of the phases apart, and each group stopped at its own first failure.
 
@@ -167,7 +167,7 @@ fn small_or_joined_stretches_are_not_grouped_by_default() {
     r.unwrap();
     assert!(e.grouped_runs().is_empty());
     assert_eq!(e.read_tensor::<f32>("a").unwrap(), model([ROUNDS; 8]));
-    let (e, r) = run(&exe, Interleave::ChainsOnly, 2);
+    let (e, r) = run(&exe, Interleave::NoGroupedRuns, 2);
     r.unwrap();
     assert!(e.grouped_runs().is_empty());
 

@@ -168,7 +168,7 @@ fn random_graphs_give_the_same_bits_interleaved() {
 }
 
 /// A copy whose source is half on the destination's tile: the exchange brings the other
-/// half, and an on-tile copy phase (no vertices) moves the local half. The chain is the
+/// half, and an on-tile copy phase (no vertices) moves the local half. The interleaving is the
 /// exchange, that copy phase and the compute set after it, interleaved as one.
 fn split_copy(fail: bool) -> Executable {
     let mut g = Graph::new(&Target::custom(2, 1 << 16));
@@ -211,13 +211,13 @@ fn a_copy_with_an_on_tile_part_interleaves_with_the_compute_after_it() {
     for threads in [1, 2] {
         for mode in [Interleave::All, Interleave::Never] {
             let mut e = engine(&exe, mode, threads);
-            let chains = e.interleaved_phases();
+            let interleaved = e.interleaved_phases();
             if mode == Interleave::All {
-                // One chain, ending at the phase with vertices (not at the copy phase).
-                assert_eq!(chains.len(), 1, "{chains:?}");
-                assert_eq!(exe.computes[chains[0].1].name, "step");
+                // One interleaving, ending at the phase with vertices (not at the copy phase).
+                assert_eq!(interleaved.len(), 1, "{interleaved:?}");
+                assert_eq!(exe.computes[interleaved[0].1].name, "step");
             } else {
-                assert!(chains.is_empty());
+                assert!(interleaved.is_empty());
             }
             e.write_tensor("a", &a).unwrap();
             e.write_tensor("b", &[0f32; 8]).unwrap();
@@ -233,7 +233,7 @@ fn a_copy_with_an_on_tile_part_interleaves_with_the_compute_after_it() {
 }
 
 #[test]
-fn after_a_failing_vertex_the_chain_still_completes_its_copies() {
+fn after_a_failing_vertex_the_interleaving_still_completes_its_copies() {
     // Both halves of `b` land: the exchanged one and the on-tile one (a phase before the
     // failing one).
     let exe = split_copy(true);

@@ -9,7 +9,7 @@
 //!    methods (each chip sends to both neighbours at once).
 //! 2. Host time of a simulated all-reduce of 64 MB over 16 replicas against copying the bytes
 //!    it moves over the links with the same threads, in the same run (medians of 5), with the
-//!    engine's grouped runs (the default), its exchange-compute chains only, and the phases
+//!    engine's grouped runs (the default), its interleaving only (no grouped runs), and the phases
 //!    apart; and against a plain host loop with the simulator's memory access pattern
 //!    ([`NativeRing`]), step by step and group by group, which says how much of the ratio is
 //!    the pattern itself and how much the simulator.
@@ -239,7 +239,7 @@ impl NativeRing {
 }
 
 impl NativeRing {
-    /// The same steps group by group, as the engine runs them (`engine/group.rs`): tile t of
+    /// The same steps group by group, as the engine runs them (`engine/grouped.rs`): tile t of
     /// every replica through all the steps, then tile t + 1 (tiles in parallel).
     fn run_grouped(&mut self, pool: &rayon::ThreadPool) {
         use rayon::prelude::*;
@@ -302,11 +302,11 @@ fn host_time() {
     let t = Instant::now();
     let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).expect("engine");
     let setup = t.elapsed().as_secs_f64();
-    // The engine without grouped runs (exchange-compute chains only), in the same run.
-    let mut chains_only = Engine::new(
+    // The engine without grouped runs (interleaving only (no grouped runs)), in the same run.
+    let mut no_grouped = Engine::new(
         &exe,
         EngineOptions {
-            interleave: poplar::Interleave::ChainsOnly,
+            interleave: poplar::Interleave::NoGroupedRuns,
             ..EngineOptions::with_threads(threads)
         },
     )
@@ -354,11 +354,11 @@ fn host_time() {
         let t = Instant::now();
         e.run(0).expect("run");
         sim.push(t.elapsed().as_secs_f64());
-        chains_only
+        no_grouped
             .write_tensor_all_replicas("grads", &data)
             .expect("write");
         let t = Instant::now();
-        chains_only.run(0).expect("run");
+        no_grouped.run(0).expect("run");
         chained.push(t.elapsed().as_secs_f64());
         apart
             .write_tensor_all_replicas("grads", &data)
@@ -398,7 +398,7 @@ fn host_time() {
         .collect();
     for (what, eng) in [
         ("grouped", &e),
-        ("chains only", &chains_only),
+        ("no grouped runs", &no_grouped),
         ("separate", &apart),
     ] {
         let check: Vec<f32> = eng.read_tensor_replica("grads", 5).expect("read");
@@ -430,7 +430,7 @@ fn host_time() {
     );
     let ch = median(chained);
     println!(
-        "simulated all-reduce, exchange-compute chains only: median {ch:.3} s; ratio {:.2}",
+        "simulated all-reduce, interleaving only (no grouped runs): median {ch:.3} s; ratio {:.2}",
         ch / c
     );
     println!(

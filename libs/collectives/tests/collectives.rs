@@ -436,7 +436,7 @@ fn interleaving_exchanges_with_the_ring_steps_changes_no_bit() {
                     .collect::<Vec<_>>()
             };
             let apart = bits(Interleave::Never);
-            for mode in [Interleave::All, Interleave::ChainsOnly] {
+            for mode in [Interleave::All, Interleave::NoGroupedRuns] {
                 assert_eq!(bits(mode), apart, "{kind:?} {method:?} {mode:?}");
             }
         }

@@ -22,10 +22,10 @@ pub(super) struct Exec<'e> {
     pub(super) codelets: &'e PrimaryMap<CodeletId, Resolved>,
     pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
     pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
-    /// Exchange–compute pairs run interleaved tile by tile (`fuse.rs`).
-    pub(super) fusion: &'e super::fuse::Fusion,
-    /// Straight runs of supersteps run group by group (`group.rs`).
-    pub(super) regions: &'e super::group::Regions,
+    /// Exchange–compute pairs run interleaved tile by tile (`interleave.rs`).
+    pub(super) interleaving: &'e super::interleave::Interleaving,
+    /// Straight runs of supersteps run group by group (`grouped.rs`).
+    pub(super) grouped: &'e super::grouped::GroupedRuns,
     pub(super) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
     pub(super) soft_flush: bool,
@@ -108,7 +108,7 @@ impl RunCtx<'_> {
         {
             // A program or function that is one straight `Repeat` (or `Label`) run group by
             // group; inside a `Seq`, the runs are found below.
-            if let Some(r) = self.x.regions.whole(step) {
+            if let Some(r) = self.x.grouped.whole(step) {
                 return self.grouped(r);
             }
         }
@@ -122,7 +122,7 @@ impl RunCtx<'_> {
                         continue;
                     }
                     if let Some((f, last)) = self.interleaved_at(v, i) {
-                        self.fused(f)?;
+                        self.interleaved(f)?;
                         i = last + 1;
                         continue;
                     }
@@ -258,13 +258,13 @@ impl RunCtx<'_> {
     }
 
     /// If `v[i]` is an exchange that runs interleaved with the compute phases after it: the
-    /// plan, and the index of the chain's last compute step (syncs between them only matter to
+    /// plan, and the index of the interleaving's last compute step (syncs between them only matter to
     /// the profiler, which turns interleaving off).
     fn interleaved_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
         if !matches!(v[i], Step::Exchange(_)) || self.prof.is_some() || self.x.dist.is_some() {
             return None;
         }
-        self.x.fusion.at(v, i)
+        self.x.interleaving.at(v, i)
     }
 
     /// If a straight run of `v` that runs group by group starts at `v[i]`: the run, and the
@@ -273,24 +273,24 @@ impl RunCtx<'_> {
         if self.prof.is_some() || self.x.dist.is_some() {
             return None;
         }
-        self.x.regions.at(v, i)
+        self.x.grouped.at(v, i)
     }
 
-    /// A straight run of supersteps, group by group (`group.rs`).
+    /// A straight run of supersteps, group by group (`grouped.rs`).
     pub(super) fn grouped(&self, r: u32) -> Result<(), EngineError> {
         let x = self.x;
-        let region = &x.regions.regions[r as usize];
+        let run = &x.grouped.plans[r as usize];
         // As `compute`: one epoch per compute phase the run executes, all taken before any
         // task reads them; the run's k-th phase (from 1) uses `base + k`.
         x.epoch
-            .fetch_add(region.phases, std::sync::atomic::Ordering::SeqCst);
+            .fetch_add(run.phases, std::sync::atomic::Ordering::SeqCst);
         match self.team {
-            Some(team) if region.chunks.len() > 1 => {
+            Some(team) if run.chunks.len() > 1 => {
                 team.run(Job::Grouped(r), |job, t| x.work(job, t))
             }
             _ => {
                 let mut first: Option<(u128, EngineError)> = None;
-                for c in &region.chunks {
+                for c in &run.chunks {
                     if let Err((key, e)) = x.grouped_groups(r, c) {
                         super::team::keep_lowest(&mut first, key, e);
                     }
@@ -301,23 +301,25 @@ impl RunCtx<'_> {
     }
 
     /// An exchange phase and the compute phases after it, interleaved tile by tile.
-    pub(super) fn fused(&self, f: u32) -> Result<(), EngineError> {
+    pub(super) fn interleaved(&self, f: u32) -> Result<(), EngineError> {
         let x = self.x;
-        let plan = &x.fusion.plans[f as usize];
+        let plan = &x.interleaving.plans[f as usize];
         // As `compute`: one epoch per compute phase, before any task reads it. Only the last
-        // phase of a chain can have vertices (the others are on-tile copies), and it reads
+        // phase of a interleaving can have vertices (the others are on-tile copies), and it reads
         // the epoch it would have read run alone.
         x.epoch.fetch_add(
             plan.computes.len() as u64,
             std::sync::atomic::Ordering::SeqCst,
         );
         match self.team {
-            Some(team) if plan.chunks.len() > 1 => team.run(Job::Fused(f), |job, t| x.work(job, t)),
+            Some(team) if plan.chunks.len() > 1 => {
+                team.run(Job::Interleaved(f), |job, t| x.work(job, t))
+            }
             _ => {
                 // Every task's copies run, also after a failure; the first failure is reported.
                 let mut result = Ok(());
                 for r in &plan.chunks {
-                    let e = x.fused_units(f, r);
+                    let e = x.interleaved_units(f, r);
                     if result.is_ok() {
                         result = e;
                     }
@@ -419,16 +421,16 @@ impl Exec<'_> {
                     self.exchange_ops(&plan.ops[plan.chunks[c].clone()]);
                 }
             }
-            Job::Fused(f) => {
-                let chunks = &self.fusion.plans[f as usize].chunks;
+            Job::Interleaved(f) => {
+                let chunks = &self.interleaving.plans[f as usize].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
-                    if let Err(e) = self.fused_units(f, &chunks[c]) {
+                    if let Err(e) = self.interleaved_units(f, &chunks[c]) {
                         team.fail(c as u128, e);
                     }
                 }
             }
             Job::Grouped(r) => {
-                let chunks = &self.regions.regions[r as usize].chunks;
+                let chunks = &self.grouped.plans[r as usize].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err((key, e)) = self.grouped_groups(r, &chunks[c]) {
                         team.fail(key, e);
@@ -443,23 +445,23 @@ impl Exec<'_> {
     /// its share of each compute phase. After a vertex fails, the task's remaining copies and
     /// on-tile copies of vertex-free phases still run (they complete before the failing phase
     /// when run apart) but no more vertices.
-    pub(super) fn fused_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
-        let plan = &self.fusion.plans[f as usize];
+    pub(super) fn interleaved_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
+        let plan = &self.interleaving.plans[f as usize];
         let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
         // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
-        // `FUSED_PREFETCH_AHEAD` units ahead instead (below).
+        // `INTERLEAVE_PREFETCH_AHEAD` units ahead instead (below).
         super::lookahead::ahead_end();
         let _quiet = super::panics::Quiet::begin();
         let mut result = Ok(());
         let units = &plan.units[r.clone()];
-        for next in units.iter().take(FUSED_PREFETCH_AHEAD) {
+        for next in units.iter().take(INTERLEAVE_PREFETCH_AHEAD) {
             self.prefetch_unit(plan, next);
         }
         for (i, u) in units.iter().enumerate() {
             // A hint (reads and writes nothing): a later tile's copies and fields — its
             // vertices' state, scalars and the first line of its vectors — are cold, a few
             // misses per vertex that nothing else would overlap.
-            if let Some(next) = units.get(i + FUSED_PREFETCH_AHEAD) {
+            if let Some(next) = units.get(i + INTERLEAVE_PREFETCH_AHEAD) {
                 self.prefetch_unit(plan, next);
             }
             self.exchange_ops(&plan.ops[u.ops.start as usize..u.ops.end as usize]);
@@ -468,7 +470,7 @@ impl Exec<'_> {
                 let cp = &self.computes[c];
                 let ht = &cp.tiles[t.tile as usize];
                 if (t.phase as usize) + 1 < plan.computes.len() {
-                    // A phase before the last: on-tile copies only (`fuse::chain`), which
+                    // A phase before the last: on-tile copies only (`interleave::interleaving_at`), which
                     // cannot fail and run also after a failure.
                     let tc = &self.exe.computes[c].tiles[ht.index as usize];
                     Self::local_copies(ht.base, &tc.pre_copies);
@@ -490,16 +492,16 @@ impl Exec<'_> {
         r: u32,
         gs: &Range<usize>,
     ) -> Result<(), (u128, EngineError)> {
-        let region = &self.regions.regions[r as usize];
+        let run = &self.grouped.plans[r as usize];
         // `grouped` took the run's epochs before the task started.
-        let base = self.epoch.load(std::sync::atomic::Ordering::SeqCst) - region.phases;
+        let base = self.epoch.load(std::sync::atomic::Ordering::SeqCst) - run.phases;
         super::lookahead::ahead_end();
         let _quiet = super::panics::Quiet::begin();
         let mut first: Option<(u128, EngineError)> = None;
         for g in gs.clone() {
             let mut k = 0u64;
-            for s in &region.steps {
-                if let Err((key, e)) = self.group_step(region, g, s, base, &mut k) {
+            for s in &run.steps {
+                if let Err((key, e)) = self.group_step(run, g, s, base, &mut k) {
                     super::team::keep_lowest(&mut first, key, e);
                     break;
                 }
@@ -511,7 +513,7 @@ impl Exec<'_> {
     /// Group `g`'s share of straight step `s`; `k` counts the run's compute phases so far.
     fn group_step(
         &self,
-        region: &super::group::Region,
+        run: &super::grouped::GroupedRunPlan,
         g: usize,
         s: &Step,
         base: u64,
@@ -520,24 +522,24 @@ impl Exec<'_> {
         match s {
             Step::Seq(v) => {
                 for s in v {
-                    self.group_step(region, g, s, base, k)?;
+                    self.group_step(run, g, s, base, k)?;
                 }
             }
             Step::Repeat { count, body } => {
                 for _ in 0..*count {
-                    self.group_step(region, g, body, base, k)?;
+                    self.group_step(run, g, body, base, k)?;
                 }
             }
-            Step::Label { body, .. } => self.group_step(region, g, body, base, k)?,
+            Step::Label { body, .. } => self.group_step(run, g, body, base, k)?,
             Step::Exchange(x) => {
-                if let Some(by) = region.exchanges.get(x) {
+                if let Some(by) = run.exchanges.get(x) {
                     self.exchange_ops(by.of(g));
                 }
             }
             Step::Compute(c) => {
                 *k += 1;
                 let plan = &self.computes[*c];
-                if let Some(by) = region.computes.get(c) {
+                if let Some(by) = run.computes.get(c) {
                     for &t in by.of(g) {
                         let ht = &plan.tiles[t as usize];
                         if let Err(e) = self.run_tile(*c, plan, ht, base + *k) {
@@ -547,7 +549,7 @@ impl Exec<'_> {
                     }
                 }
             }
-            // Syncs only matter to the profiler; a run holds no other step (`group::straight`).
+            // Syncs only matter to the profiler; a run holds no other step (`grouped::straight`).
             _ => {}
         }
         Ok(())
@@ -652,7 +654,11 @@ impl Exec<'_> {
     /// Asks the CPU for the first cache line of every copy source and destination of an
     /// interleaved unit and of every field of its vertices (a hint: nothing is read or
     /// written; a vector-list field's offset is a table index, and its hint is wasted).
-    fn prefetch_unit(&self, plan: &super::fuse::FusedPlan, u: &super::fuse::FusedUnit) {
+    fn prefetch_unit(
+        &self,
+        plan: &super::interleave::InterleavedPlan,
+        u: &super::interleave::InterleavedUnit,
+    ) {
         for o in &plan.ops[u.ops.start as usize..u.ops.end as usize] {
             crate::codelet::prefetch_ptr(self.mem.base(o.src_tile).wrapping_add(o.src as usize));
             crate::codelet::prefetch_ptr(self.mem.base(o.dst_tile).wrapping_add(o.dst as usize));

@@ -50,7 +50,7 @@ pub(super) struct Memory {
 // disjoint chunk (a tile appears at most once per compute phase: `check()`), exchange tasks
 // write only destination ranges that overlap no source and no other destination (`check()`),
 // and the tasks of a grouped run touch only the tiles of their own groups (a group is closed
-// under the run's copies: `group::region` joins every copy's source and destination tile).
+// under the run's copies: `grouped::grouped_run` joins every copy's source and destination tile).
 unsafe impl Send for Memory {}
 // SAFETY: as above.
 unsafe impl Sync for Memory {}

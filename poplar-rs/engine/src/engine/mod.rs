@@ -30,9 +30,9 @@ use std::collections::HashMap;
 
 mod error;
 mod exec;
-mod fuse;
-mod group;
+mod grouped;
 mod host;
+mod interleave;
 mod job;
 mod lookahead;
 mod memory;
@@ -43,7 +43,7 @@ mod team;
 
 pub use error::{is_shared_error, EngineError};
 use exec::*;
-pub use group::GroupedRun;
+pub use grouped::GroupedRun;
 use host::*;
 pub use job::job_main;
 use memory::*;
@@ -81,20 +81,20 @@ pub struct EngineOptions {
     /// tiles ([`RankSplit`]).
     pub ranks: Option<Ranks>,
     /// Which exchange phases run interleaved, tile by tile, with the compute phases after them
-    /// (the same bits as running them apart; `engine/fuse.rs`).
+    /// (the same bits as running them apart; `engine/interleave.rs`).
     pub interleave: Interleave,
 }
 
 /// How far the engine may reorder the host's work across the phases of a superstep, where
 /// that cannot change a result; never when profiling or over several ranks.
 ///
-/// * *Chains* (`engine/fuse.rs`): an exchange interleaved with the compute phase after it (and
+/// * *Interleaving* (`engine/interleave.rs`): an exchange interleaved with the compute phase after it (and
 ///   the on-tile copy phases between, which a `Copy` program with parts on their own tile
 ///   leaves): for each tile, the copies that land on it, then its on-tile copies and vertices,
 ///   so the host reads the copied bytes while they are still cached. Only where no vertex or
 ///   on-tile copy of those phases writes a byte the exchange reads, so the results are the same
 ///   bits as running the phases apart.
-/// * *Grouped runs* (`engine/group.rs`): a stretch of a sequence made only of exchanges,
+/// * *Grouped runs* (`engine/grouped.rs`): a stretch of a sequence made only of exchanges,
 ///   compute phases and syncs (also inside `Repeat`s) whose tiles fall into groups that no copy
 ///   joins, such as the same tile of every replica in a ring all-reduce, runs group by group
 ///   through all its steps: the same bits, since no byte crosses between groups. After a
@@ -102,16 +102,16 @@ pub struct EngineOptions {
 ///   the end of the stretch ([`Engine::grouped_runs`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Interleave {
-    /// Chains of exchanges of 1 MiB or more (smaller ones are still cached when their compute
+    /// Interleaving of exchanges of 1 MiB or more (smaller ones are still cached when their compute
     /// starts), and grouped runs of 4 compute phases or more (repeats counted) that copy 1 MiB
     /// or more per pass, with at least 4 groups per thread and at most 2 MiB of tile memory in
     /// a group.
     #[default]
     Large,
-    /// Every chain and grouped run that can be (of 2 groups or more; for tests).
+    /// Every interleaving and grouped run there can be (of 2 groups or more; for tests).
     All,
-    /// Chains as [`Interleave::Large`], no grouped runs (for A/B measurements).
-    ChainsOnly,
+    /// Interleaving as [`Interleave::Large`], no grouped runs (for A/B measurements).
+    NoGroupedRuns,
     /// None: every phase runs to its end before the next (for A/B measurements).
     Never,
 }
@@ -140,10 +140,10 @@ pub struct Engine {
     codelets: PrimaryMap<CodeletId, Resolved>,
     exchanges: PrimaryMap<ExchangePhaseId, ExchangePlan>,
     computes: PrimaryMap<ComputePhaseId, ComputePlan>,
-    /// Exchange–compute pairs run interleaved (`fuse.rs`).
-    fusion: fuse::Fusion,
-    /// Straight runs of supersteps run group by group (`group.rs`).
-    regions: group::Regions,
+    /// Exchange–compute pairs run interleaved (`interleave.rs`).
+    interleaving: interleave::Interleaving,
+    /// Straight runs of supersteps run group by group (`grouped.rs`).
+    grouped: grouped::GroupedRuns,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
     /// Per stream: the connected host buffer of a host-to-device stream.
@@ -260,15 +260,15 @@ impl Engine {
             .collect();
         let alone = ranks.size() == 1;
         let interleaving = match options.interleave {
-            mode if alone => {
-                fuse::Fusion::for_mode(mode, exe, &codelets, &exchanges, &computes, threads)
-            }
-            _ => fuse::Fusion::default(),
+            mode if alone => interleave::Interleaving::for_mode(
+                mode, exe, &codelets, &exchanges, &computes, threads,
+            ),
+            _ => interleave::Interleaving::default(),
         };
         // From `kept`, the executable the engine owns: runs are keyed by the addresses of its
         // steps.
-        let grouped = match group::Rule::for_mode(options.interleave, threads) {
-            Some(rule) if alone => group::Regions::build(&group::Inputs {
+        let grouped = match grouped::Rule::for_mode(options.interleave, threads) {
+            Some(rule) if alone => grouped::GroupedRuns::build(&grouped::Inputs {
                 exe: &kept,
                 exchanges: &exchanges,
                 computes: &computes,
@@ -276,7 +276,7 @@ impl Engine {
                 threads,
                 rule,
             }),
-            _ => group::Regions::default(),
+            _ => grouped::GroupedRuns::default(),
         };
         let dist = (!alone).then(|| ranks::Dist::new(ranks, split, exe));
         Ok(Engine {
@@ -298,8 +298,8 @@ impl Engine {
             codelets,
             exchanges,
             computes,
-            fusion: interleaving,
-            regions: grouped,
+            interleaving,
+            grouped,
             recorder: None,
             epoch: std::sync::atomic::AtomicU64::new(0),
             replicas,
@@ -352,13 +352,15 @@ impl Engine {
     /// ids; on-tile copy phases between the two are part of the interleaving; see
     /// [`Interleave`]).
     pub fn interleaved_phases(&self) -> Vec<(ExchangePhaseId, ComputePhaseId)> {
-        self.fusion
+        self.interleaving
             .plans
             .iter()
             .map(|p| {
                 (
                     p.exchange,
-                    *p.computes.last().expect("a chain has a compute phase"),
+                    *p.computes
+                        .last()
+                        .expect("a interleaving has a compute phase"),
                 )
             })
             .collect()
@@ -367,7 +369,7 @@ impl Engine {
     /// The stretches of this engine's programs that run group by group ([`Interleave`]), in
     /// the order they were found (programs, then functions; outer stretches first).
     pub fn grouped_runs(&self) -> Vec<GroupedRun> {
-        self.regions.describe()
+        self.grouped.describe()
     }
 
     /// Whether runs flush subnormals (the option, else the executable's target).
@@ -398,8 +400,8 @@ impl Engine {
             codelets: &self.codelets,
             exchanges: &self.exchanges,
             computes: &self.computes,
-            fusion: &self.fusion,
-            regions: &self.regions,
+            interleaving: &self.interleaving,
+            grouped: &self.grouped,
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
             sr_seed: self.options.stochastic_rounding,

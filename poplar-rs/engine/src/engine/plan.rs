@@ -382,7 +382,7 @@ pub(super) const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
 /// Copies ahead whose source and destination the exchange loop prefetches.
 pub(super) const EXCHANGE_PREFETCH_AHEAD: usize = 4;
 /// Units (tiles) ahead whose copies and field heads an interleaved phase asks for.
-pub(super) const FUSED_PREFETCH_AHEAD: usize = 2;
+pub(super) const INTERLEAVE_PREFETCH_AHEAD: usize = 2;
 /// Fixed cost of one copy, in byte-equivalents, for balancing.
 pub(super) const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.

@@ -46,9 +46,9 @@ const SPINS_BEFORE_YIELD: u32 = if cfg!(miri) { 0 } else { 100 };
 pub(super) enum Job {
     Compute(u32),
     Exchange(u32),
-    /// An exchange and a compute phase interleaved tile by tile (`fuse.rs`).
-    Fused(u32),
-    /// A straight run of supersteps run group by group (`group.rs`).
+    /// An exchange and a compute phase interleaved tile by tile (`interleave.rs`).
+    Interleaved(u32),
+    /// A straight run of supersteps run group by group (`grouped.rs`).
     Grouped(u32),
     /// The run is over: helpers return.
     Stop,
@@ -59,7 +59,7 @@ impl Job {
         match self {
             Job::Compute(i) => u64::from(i),
             Job::Exchange(i) => (1 << 32) | u64::from(i),
-            Job::Fused(i) => (2 << 32) | u64::from(i),
+            Job::Interleaved(i) => (2 << 32) | u64::from(i),
             Job::Grouped(i) => (3 << 32) | u64::from(i),
             Job::Stop => u64::MAX,
         }
@@ -69,7 +69,7 @@ impl Job {
         match v {
             u64::MAX => Job::Stop,
             v if v >> 32 == 1 => Job::Exchange(v as u32),
-            v if v >> 32 == 2 => Job::Fused(v as u32),
+            v if v >> 32 == 2 => Job::Interleaved(v as u32),
             v if v >> 32 == 3 => Job::Grouped(v as u32),
             v => Job::Compute(v as u32),
         }
@@ -223,7 +223,7 @@ mod tests {
             Job::Compute(u32::MAX),
             Job::Exchange(0),
             Job::Exchange(7),
-            Job::Fused(3),
+            Job::Interleaved(3),
             Job::Grouped(u32::MAX),
             Job::Stop,
         ] {

@@ -51,7 +51,7 @@ pub(super) const GROUP_MAX_BYTES: u64 = 2 << 20;
 pub(super) const GROUPS_PER_THREAD: usize = 4;
 
 /// A stretch of fewer compute phases (repeats counted) reads each group's memory only a few
-/// times, and interleaving (`fuse.rs`) already keeps an exchange's bytes cached for the
+/// times, and interleaving (`interleave.rs`) already keeps an exchange's bytes cached for the
 /// compute after it: measured on the sparse layer's Fwd at 1024² (a stretch of 3 phases in
 /// 23 groups), grouped was 4–20 % slower in 3 alternated runs; hdiff's stretches of 1 and 2
 /// phases were unchanged. A ring all-reduce over 16 replicas has 37.
@@ -84,7 +84,7 @@ impl<T> ByGroup<T> {
 }
 
 /// One straight run, run group by group.
-pub(super) struct Region {
+pub(super) struct GroupedRunPlan {
     /// A copy of the run's steps (`v[i..i + steps.len()]` of one `Seq`), which every task walks.
     pub(super) steps: Vec<Step>,
     /// Compute phases the run executes, repeats counted (the epochs it takes).
@@ -125,12 +125,12 @@ pub struct GroupedRun {
 /// heap-allocated and never change while the engine lives (the engine owns the executable and
 /// never mutates it), so the address names one position of one `Seq`.
 #[derive(Default)]
-pub(super) struct Regions {
-    pub(super) regions: Vec<Region>,
+pub(super) struct GroupedRuns {
+    pub(super) plans: Vec<GroupedRunPlan>,
     by_start: HashMap<usize, u32>,
 }
 
-/// What [`Regions::build`] reads: the engine's executable and plans, each tile's memory size.
+/// What [`GroupedRuns::build`] reads: the engine's executable and plans, each tile's memory size.
 #[derive(Clone, Copy)]
 pub(super) struct Inputs<'a> {
     /// The executable the engine owns (runs are keyed by the addresses of its steps).
@@ -142,7 +142,7 @@ pub(super) struct Inputs<'a> {
     pub(super) rule: Rule,
 }
 
-/// How [`Regions::build`] chooses.
+/// How [`GroupedRuns::build`] chooses.
 #[derive(Clone, Copy)]
 pub(super) struct Rule {
     pub(super) min_bytes: u64,
@@ -155,9 +155,9 @@ impl Rule {
     /// The rule `mode` asks for; `None`: no grouped runs.
     pub(super) fn for_mode(mode: Interleave, threads: usize) -> Option<Rule> {
         match mode {
-            Interleave::Never | Interleave::ChainsOnly => None,
+            Interleave::Never | Interleave::NoGroupedRuns => None,
             Interleave::Large => Some(Rule {
-                min_bytes: super::fuse::FUSE_MIN_BYTES,
+                min_bytes: super::interleave::INTERLEAVE_MIN_BYTES,
                 min_phases: MIN_PHASES,
                 min_groups: GROUPS_PER_THREAD * threads,
                 max_group_bytes: GROUP_MAX_BYTES,
@@ -172,41 +172,41 @@ impl Rule {
     }
 }
 
-impl Regions {
+impl GroupedRuns {
     /// The grouped run that is the whole of program or function body `s`, if there is one.
     #[inline]
     pub(super) fn whole(&self, s: &Step) -> Option<u32> {
-        if self.regions.is_empty() {
+        if self.plans.is_empty() {
             return None;
         }
         let r = *self.by_start.get(&(s as *const Step as usize))?;
-        (self.regions[r as usize].steps.len() == 1).then_some(r)
+        (self.plans[r as usize].steps.len() == 1).then_some(r)
     }
 
     /// The grouped run starting at `v[i]`, and the index after its last step.
     #[inline]
     pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
-        if self.regions.is_empty() {
+        if self.plans.is_empty() {
             return None;
         }
         let r = *self.by_start.get(&(&v[i] as *const Step as usize))?;
-        let end = i + self.regions[r as usize].steps.len();
+        let end = i + self.plans[r as usize].steps.len();
         (end <= v.len()).then_some((r, end))
     }
 
     /// Every straight run of the programs and functions of `inp.exe` that passes `inp.rule`.
-    pub(super) fn build(inp: &Inputs<'_>) -> Regions {
+    pub(super) fn build(inp: &Inputs<'_>) -> GroupedRuns {
         let exe = inp.exe;
-        let mut out = Regions::default();
+        let mut out = GroupedRuns::default();
         let mut try_run = |run: &[Step]| -> bool {
             let key = &run[0] as *const Step as usize;
             if out.by_start.contains_key(&key) {
                 return true;
             }
-            match region(inp, run) {
+            match grouped_run(inp, run) {
                 Some(r) => {
-                    out.by_start.insert(key, out.regions.len() as u32);
-                    out.regions.push(r);
+                    out.by_start.insert(key, out.plans.len() as u32);
+                    out.plans.push(r);
                     true
                 }
                 None => false,
@@ -224,7 +224,7 @@ impl Regions {
     }
 
     pub(super) fn describe(&self) -> Vec<GroupedRun> {
-        self.regions
+        self.plans
             .iter()
             .map(|r| GroupedRun {
                 steps: r.steps.len(),
@@ -316,7 +316,7 @@ fn root(parent: &mut [u32], mut t: u32) -> u32 {
 }
 
 /// The grouped plan of `run`, if it passes `inp.rule`.
-fn region(inp: &Inputs<'_>, run: &[Step]) -> Option<Region> {
+fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
     let Inputs {
         exe,
         exchanges,
@@ -428,7 +428,7 @@ fn region(inp: &Inputs<'_>, run: &[Step]) -> Option<Region> {
     } else {
         std::iter::once(0..groups).collect()
     };
-    Some(Region {
+    Some(GroupedRunPlan {
         steps: run.to_vec(),
         phases,
         groups,

@@ -8,23 +8,23 @@
 //! for each tile in turn, the copies that land on it and then its share of those compute
 //! phases, so the compute reads what was just copied while it is still cached.
 //!
-//! The compute phases of one interleaved chain ([`chain`]) are any number of phases without
+//! The compute phases of one interleaving ([`interleaving_at`]) are any number of phases without
 //! vertices (on-tile copies only: what a `Copy` program leaves on its tiles after the
 //! exchange), then at most one phase with vertices. A tile's share of each phase runs in
-//! program order, and a phase touches only its own tile's memory, so the chain gives the
-//! bytes of the phases run apart exactly when no vertex (or on-tile copy) of the chain writes
+//! program order, and a phase touches only its own tile's memory, so the interleaving gives the
+//! bytes of the phases run apart exactly when no vertex (or on-tile copy) of the interleaving writes
 //! a byte that one of the exchange's copies reads: all copies into a tile run before its
 //! compute, copies never write what another copy reads (`check()`: ExchangeOverlap), so the
 //! only thing the interleaving could change is a copy reading a source that some tile's
-//! compute already overwrote. [`fusible`] checks that, byte range against byte range, when
-//! the engine is built; chains that fail it run phase by phase. Only the last phase can fail
+//! compute already overwrote. [`interleavable`] checks that, byte range against byte range, when
+//! the engine is built; interleavings that fail it run phase by phase. Only the last phase can fail
 //! (a phase without vertices cannot), and after a failure every copy of the exchange and
 //! every on-tile copy of the earlier phases still runs (they would have completed before the
 //! failing phase began); the failing phase stops as it would alone.
 //!
 //! Not used when profiling (each phase keeps its own host wall time) or over several ranks
 //! (copies between ranks travel as messages after the local ones); [`super::Interleave`]
-//! chooses which exchanges (by default those of [`FUSE_MIN_BYTES`] or more).
+//! chooses which exchanges (by default those of [`INTERLEAVE_MIN_BYTES`] or more).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -41,60 +41,60 @@ use crate::target::TileId;
 /// compute phase starts): [`super::Interleave::Large`]. Measured on the sparse layer's Fwd
 /// (`popsparse` bench), whose distribution delivers 4.1 MB: interleaved, 17 % less host time;
 /// the cardiac and hdiff runs are unchanged with every exchange interleaved.
-pub(super) const FUSE_MIN_BYTES: u64 = 1 << 20;
+pub(super) const INTERLEAVE_MIN_BYTES: u64 = 1 << 20;
 
-/// One tile of an interleaved chain: the copies that land on it, then its share of each
-/// compute phase of the chain, in program order.
-pub(super) struct FusedUnit {
-    /// Range of [`FusedPlan::ops`].
+/// One tile of an interleaving: the copies that land on it, then its share of each
+/// compute phase of the interleaving, in program order.
+pub(super) struct InterleavedUnit {
+    /// Range of [`InterleavedPlan::ops`].
     pub(super) ops: Range<u32>,
-    /// Range of [`FusedPlan::tiles`].
+    /// Range of [`InterleavedPlan::tiles`].
     pub(super) tiles: Range<u32>,
 }
 
-/// A tile's share of one compute phase of a chain.
+/// A tile's share of one compute phase of a interleaving.
 #[derive(Clone, Copy)]
-pub(super) struct FusedTile {
-    /// Position of the phase in [`FusedPlan::computes`].
+pub(super) struct InterleavedTile {
+    /// Position of the phase in [`InterleavedPlan::computes`].
     pub(super) phase: u32,
     /// Index into that phase's compute plan `tiles`.
     pub(super) tile: u32,
 }
 
 /// An exchange phase and the compute phases after it, interleaved tile by tile.
-pub(super) struct FusedPlan {
+pub(super) struct InterleavedPlan {
     pub(super) exchange: ExchangePhaseId,
-    /// The chain's compute phases in program order: phases without vertices, then at most one
-    /// with vertices ([`chain`]).
+    /// The interleaving's compute phases in program order: phases without vertices, then at most one
+    /// with vertices ([`interleaving_at`]).
     pub(super) computes: Vec<ComputePhaseId>,
     /// The exchange's copies, grouped by destination tile in tile order.
     pub(super) ops: Vec<CopyOp>,
     /// One per tile that receives copies or runs compute, in tile order.
-    pub(super) units: Vec<FusedUnit>,
-    /// Each unit's tile shares (see [`FusedUnit::tiles`]).
-    pub(super) tiles: Vec<FusedTile>,
+    pub(super) units: Vec<InterleavedUnit>,
+    /// Each unit's tile shares (see [`InterleavedUnit::tiles`]).
+    pub(super) tiles: Vec<InterleavedTile>,
     /// Ranges of `units` run as one parallel task each.
     pub(super) chunks: Vec<Range<usize>>,
 }
 
-/// The interleaved chains of an engine, and which program steps they replace.
+/// The interleavings of an engine, and which program steps they replace.
 #[derive(Default)]
-pub(super) struct Fusion {
-    pub(super) plans: Vec<FusedPlan>,
-    /// Plans by exchange and first compute phase (several chains may share them).
+pub(super) struct Interleaving {
+    pub(super) plans: Vec<InterleavedPlan>,
+    /// Plans by exchange and first compute phase (several interleavings may share them).
     by_first: HashMap<(ExchangePhaseId, ComputePhaseId), Vec<u32>>,
-    /// Whether each compute phase has vertices (a chain ends at the first that does).
+    /// Whether each compute phase has vertices (a interleaving ends at the first that does).
     has_vertices: PrimaryMap<ComputePhaseId, bool>,
 }
 
-impl Fusion {
-    /// The interleaved plan for the chain starting at exchange step `v[i]`, and the index of
-    /// the chain's last compute step, if there is one.
+impl Interleaving {
+    /// The interleaved plan for the interleaving starting at exchange step `v[i]`, and the index of
+    /// the interleaving's last compute step, if there is one.
     pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
         if self.plans.is_empty() {
             return None;
         }
-        let (x, first, last) = chain(v, i, &self.has_vertices)?;
+        let (x, first, last) = interleaving_at(v, i, &self.has_vertices)?;
         let computes = computes_in(&v[first..=last]);
         let Step::Compute(c) = v[first] else {
             return None;
@@ -111,8 +111,8 @@ impl Fusion {
             .map(|f| (f, last))
     }
 
-    /// Builds the plans of every chain of `exe`'s programs and functions ([`chain`]) that
-    /// moves at least `min_bytes` and passes [`fusible`].
+    /// Builds the plans of every interleaving of `exe`'s programs and functions ([`interleaving_at`]) that
+    /// moves at least `min_bytes` and passes [`interleavable`].
     /// The interleaving `mode` asks for (none for [`Interleave::Never`]).
     pub(super) fn for_mode(
         mode: Interleave,
@@ -121,13 +121,13 @@ impl Fusion {
         exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
         computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
         threads: usize,
-    ) -> Fusion {
+    ) -> Interleaving {
         let min_bytes = match mode {
-            Interleave::Never => return Fusion::default(),
-            Interleave::Large | Interleave::ChainsOnly => FUSE_MIN_BYTES,
+            Interleave::Never => return Interleaving::default(),
+            Interleave::Large | Interleave::NoGroupedRuns => INTERLEAVE_MIN_BYTES,
             Interleave::All => 0,
         };
-        Fusion::build(exe, codelets, exchanges, computes, threads, min_bytes)
+        Interleaving::build(exe, codelets, exchanges, computes, threads, min_bytes)
     }
 
     fn build(
@@ -137,25 +137,25 @@ impl Fusion {
         computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
         threads: usize,
         min_bytes: u64,
-    ) -> Fusion {
+    ) -> Interleaving {
         let has_vertices: PrimaryMap<ComputePhaseId, bool> = exe
             .computes
             .values()
             .map(|ph| ph.tiles.iter().any(|t| !t.vertices.is_empty()))
             .collect();
-        let mut chains = Vec::new();
+        let mut interleavings = Vec::new();
         for s in exe.programs.iter().chain(exe.functions.values()) {
-            chains_in(s, &has_vertices, &mut chains);
+            interleavings_in(s, &has_vertices, &mut interleavings);
         }
-        chains.sort_unstable();
-        chains.dedup();
-        let mut f = Fusion {
+        interleavings.sort_unstable();
+        interleavings.dedup();
+        let mut f = Interleaving {
             has_vertices,
-            ..Fusion::default()
+            ..Interleaving::default()
         };
-        for (x, cs) in chains {
+        for (x, cs) in interleavings {
             let bytes: u64 = exchanges[x].ops.iter().map(|o| u64::from(o.bytes)).sum();
-            if bytes < min_bytes || !cs.iter().all(|&c| fusible(exe, codelets, x, c)) {
+            if bytes < min_bytes || !cs.iter().all(|&c| interleavable(exe, codelets, x, c)) {
                 continue;
             }
             f.by_first
@@ -170,9 +170,9 @@ impl Fusion {
 }
 
 /// If `v[i]` is an exchange step: the exchange, and the indices of the first and the last
-/// compute step of its chain — the compute steps after it (syncs between them do not count:
+/// compute step of its interleaving — the compute steps after it (syncs between them do not count:
 /// they only matter to the profiler) up to and including the first phase with vertices.
-pub(super) fn chain(
+pub(super) fn interleaving_at(
     v: &[Step],
     i: usize,
     has_vertices: &PrimaryMap<ComputePhaseId, bool>,
@@ -197,7 +197,7 @@ pub(super) fn chain(
     ends.map(|(first, last)| (x, first, last))
 }
 
-/// The compute phases of `steps`, in order (a chain's steps are syncs and compute phases).
+/// The compute phases of `steps`, in order (a interleaving's steps are syncs and compute phases).
 fn computes_in(steps: &[Step]) -> impl Iterator<Item = ComputePhaseId> + Clone + '_ {
     steps.iter().filter_map(|s| match s {
         Step::Compute(c) => Some(*c),
@@ -205,8 +205,8 @@ fn computes_in(steps: &[Step]) -> impl Iterator<Item = ComputePhaseId> + Clone +
     })
 }
 
-/// Every chain (exchange, compute phases) that some sequence in `s` runs.
-pub(super) fn chains_in(
+/// Every interleaving (exchange, compute phases) that some sequence in `s` runs.
+pub(super) fn interleavings_in(
     s: &Step,
     has_vertices: &PrimaryMap<ComputePhaseId, bool>,
     out: &mut Vec<(ExchangePhaseId, Vec<ComputePhaseId>)>,
@@ -214,15 +214,15 @@ pub(super) fn chains_in(
     match s {
         Step::Seq(v) => {
             for (i, a) in v.iter().enumerate() {
-                if let Some((x, first, last)) = chain(v, i, has_vertices) {
+                if let Some((x, first, last)) = interleaving_at(v, i, has_vertices) {
                     out.push((x, computes_in(&v[first..=last]).collect()));
                 }
-                chains_in(a, has_vertices, out);
+                interleavings_in(a, has_vertices, out);
             }
         }
         _ => {
             for c in s.children() {
-                chains_in(c, has_vertices, out);
+                interleavings_in(c, has_vertices, out);
             }
         }
     }
@@ -230,7 +230,7 @@ pub(super) fn chains_in(
 
 /// Whether no byte written by compute phase `c` (written and read-written fields of its
 /// vertices, destinations of its on-tile copies) is read by a copy of exchange phase `x`.
-pub(super) fn fusible(
+pub(super) fn interleavable(
     exe: &Executable,
     codelets: &PrimaryMap<CodeletId, Resolved>,
     x: ExchangePhaseId,
@@ -316,7 +316,7 @@ fn plan(
     x: ExchangePhaseId,
     cs: Vec<ComputePhaseId>,
     threads: usize,
-) -> FusedPlan {
+) -> InterleavedPlan {
     let mut ops = xp.ops.clone();
     // Stable: within a tile the copies keep the exchange plan's order.
     ops.sort_by_key(|o| o.dst_tile);
@@ -353,10 +353,10 @@ fn plan(
         while j < shares.len() && shares[j].0 == tile {
             let (_, phase, k) = shares[j];
             cost += computes[cs[phase as usize]].costs[k as usize];
-            tiles.push(FusedTile { phase, tile: k });
+            tiles.push(InterleavedTile { phase, tile: k });
             j += 1;
         }
-        units.push(FusedUnit {
+        units.push(InterleavedUnit {
             ops: first_op as u32..i as u32,
             tiles: first_tile as u32..tiles.len() as u32,
         });
@@ -367,7 +367,7 @@ fn plan(
     } else {
         std::iter::once(0..units.len()).collect()
     };
-    FusedPlan {
+    InterleavedPlan {
         exchange: x,
         computes: cs,
         ops,
