@@ -16,7 +16,7 @@
 /// Programs: control flow over compute sets, copies and host streams (part of the graph IR,
 /// in `graph/program.rs`).
 pub use poplar_compiler::graph::program;
-pub use poplar_compiler::{compiler, error, graph};
+pub use poplar_compiler::{compiler, graph};
 pub use poplar_core::{codelet, dtype, entity, fp, target};
 pub use poplar_engine::{dist, engine};
 pub use poplar_exe::{exe, profile};
@@ -28,6 +28,14 @@ pub use compiler::{compile, CompileOptions, InPlaceConcat};
 pub use dtype::{DType, Element};
 pub use engine::{Engine, EngineError, EngineOptions, GroupedRun, Interleave};
 pub use error::{CompileError, GraphError, ValidationError};
+
+/// The errors of building and compiling a graph, in one place: [`GraphError`] (and how errors
+/// name a vertex, [`VertexName`](error::VertexName)) from `poplar::graph`, the compiler's from
+/// `poplar::compiler`.
+pub mod error {
+    pub use poplar_compiler::compiler::{CompileError, Pass, ValidationError, VerifierError};
+    pub use poplar_compiler::graph::{GraphError, VertexName};
+}
 pub use exe::Executable;
 pub use fp::f16_from_f64;
 pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};

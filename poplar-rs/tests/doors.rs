@@ -21,15 +21,11 @@ const ROOMS: &[(&str, &[&str])] = &[
     // Codelets are written against tile memory only: no graph, compiler, exe or engine.
     ("codelet", &["dtype", "entity", "target"]),
     // The IR users build (graph/, including its programs).
-    ("graph", &["codelet", "dtype", "entity", "error", "target"]),
-    // Error types of the graph and the compiler.
-    ("error", &["codelet", "dtype", "entity", "graph", "target"]),
+    ("graph", &["codelet", "dtype", "entity", "target"]),
     // The compiler reads the graph and writes the executable; it never runs anything.
     (
         "compiler",
-        &[
-            "codelet", "dtype", "entity", "error", "exe", "graph", "target",
-        ],
+        &["codelet", "dtype", "entity", "exe", "graph", "target"],
     ),
     // The executable is self-contained: nothing of the graph IR or the compiler.
     ("exe", &["codelet", "dtype", "entity", "target"]),
@@ -73,7 +69,7 @@ const NEVER: &[(&str, &str)] = &[
 const CRATES: &[(&str, &[&str])] = &[
     ("core", &["codelet", "dtype", "entity", "fp", "target"]),
     ("exe", &["exe", "profile"]),
-    ("compiler", &["compiler", "error", "graph"]),
+    ("compiler", &["compiler", "graph"]),
     ("engine", &["dist", "engine"]),
 ];
 

@@ -1,5 +1,5 @@
 //! poplar-rs graph IR and compiler: the [`graph`] users build (variables, tensors as views,
-//! compute sets of vertices, programs), its [`error`]s, and the [`compiler`] that validates it,
+//! compute sets of vertices, programs, and their errors), and the [`compiler`] that validates it,
 //! lays out tile memory, infers exchanges and lowers programs into an
 //! [`Executable`](poplar_exe::Executable). Compiling runs nothing.
 
@@ -9,7 +9,6 @@ use poplar_core::{codelet, dtype, entity, target};
 use poplar_exe::exe;
 
 pub mod compiler;
-pub mod error;
 pub mod graph;
 
 pub use compiler::{compile, CompileOptions, InPlaceConcat};

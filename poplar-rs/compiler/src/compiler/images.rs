@@ -2,9 +2,9 @@
 //! and a breakdown of where the memory goes), and the check of every tile against the target's
 //! memory budget.
 
+use super::error::CompileError;
 use super::layout::Layout;
 use super::lower::Lowered;
-use crate::error::CompileError;
 use crate::exe::{MemoryCategory, MemoryItem, TileImage};
 use crate::graph::Graph;
 

@@ -16,6 +16,7 @@
 //! [`VerifierError`] naming the pass, tile and entity; the final check always runs.
 
 mod assemble;
+mod error;
 mod images;
 mod in_place;
 mod layout;
@@ -23,10 +24,10 @@ mod lower;
 mod validate;
 mod verify;
 
-use crate::error::{CompileError, Pass, VerifierError};
 use crate::exe::Executable;
 use crate::graph::program::Program;
 use crate::graph::Graph;
+pub use error::{CompileError, Pass, ValidationError, VerifierError};
 
 /// Options of [`compile`].
 #[derive(Debug, Clone)]

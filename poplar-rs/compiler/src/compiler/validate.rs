@@ -5,11 +5,12 @@
 
 use std::collections::HashSet;
 
+use super::error::ValidationError as E;
 use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape, FieldSpec};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
-use crate::error::{nearest_name, ValidationError as E, VertexName};
 use crate::graph::program::Program;
+use crate::graph::{nearest_name, VertexName};
 use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexInfo, VertexKey};
 
 /// What validation learned.

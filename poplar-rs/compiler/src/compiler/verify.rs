@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use super::error::{Pass, VerifierError};
 use super::in_place::InPlace;
 use super::layout::Layout;
-use crate::error::{Pass, VerifierError};
 use crate::exe::{Executable, Step};
 use crate::graph::Graph;
 use crate::target::TileId;

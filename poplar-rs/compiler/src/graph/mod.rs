@@ -1,6 +1,7 @@
 //! The static graph: variables and constants mapped to tiles, compute sets of vertices, host
 //! handles and streams. Built by the user, read by the compiler, never executed directly.
 
+mod error;
 mod handles;
 pub mod mapping;
 pub mod program;
@@ -13,8 +14,9 @@ use indexmap::IndexMap;
 
 use crate::dtype::{to_le_bytes, DType, Element};
 use crate::entity::PrimaryMap;
-use crate::error::GraphError;
 use crate::target::{Target, TileId};
+pub(crate) use error::nearest_name;
+pub use error::{GraphError, VertexName};
 pub use handles::{ComputeSet, Function, Stream, StreamDir, VertexRef};
 pub use handles::{ComputeSetKey, FunctionKey, StreamKey, VertexKey};
 pub use mapping::IntervalMap;
@@ -559,7 +561,7 @@ impl Graph {
     /// An untyped integer literal (Rust infers `i32`) given to a state field of another numeric
     /// type is converted when its value fits that type exactly: `set_vertex_state(v, "n", 5)`
     /// sets a `State<u32>` to `5u32`. Anything else must match the field's type (validation
-    /// reports a [`StateDType`](crate::error::ValidationError::StateDType) error otherwise).
+    /// reports a [`StateDType`](crate::compiler::ValidationError::StateDType) error otherwise).
     pub fn set_vertex_state(
         &mut self,
         v: VertexRef,

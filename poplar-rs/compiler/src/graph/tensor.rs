@@ -8,8 +8,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::GraphError;
 use crate::dtype::DType;
-use crate::error::GraphError;
 
 crate::entity::entity_id!(
     /// Dense index of a variable (or constant) in its graph.
