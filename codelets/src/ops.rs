@@ -43,6 +43,7 @@ use poplar::{ComputeSet, DType, Element, Graph, GraphError, Program, Tensor, Til
 
 /// Errors of the helpers.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum OpError {
     /// A view or mapping operation of the graph failed.
     Graph(GraphError),

@@ -32,6 +32,7 @@ pub fn link() {
 
 /// Why a collective cannot be built; each names the thing at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CollectiveError {
     /// The group size does not divide the replication factor (or is 0).
     #[error("communication group {group:?} does not divide {replicas} replicas")]

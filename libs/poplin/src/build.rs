@@ -7,6 +7,7 @@ use crate::plan::Plan;
 
 /// Errors of building a multiply.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MatMulError {
     Graph(GraphError),
     /// Operands that do not match the plan (shape, type).

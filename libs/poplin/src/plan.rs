@@ -102,6 +102,7 @@ pub struct Plan {
 
 /// Why no plan was found.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PlanError {
     /// A size is zero.
     Empty(MatMulParams),

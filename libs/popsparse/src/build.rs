@@ -22,6 +22,7 @@ use crate::plan::FcPlan;
 
 /// Errors of building the layer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum FcError {
     Graph(GraphError),
     Op(String),

@@ -30,6 +30,7 @@ pub struct Encoded {
 
 /// A pattern the encoder refuses.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// Triplet `index` lies outside `W`'s `[rows × cols]`.
     OutOfRange {

@@ -69,6 +69,7 @@ impl FcParams {
 
     /// The same layer with block sparsity of `block × block` (`nonzeros` rounded up to whole
     /// blocks).
+    #[must_use]
     pub fn with_block(self, block: usize) -> FcParams {
         let bb = (block * block).max(1);
         FcParams {
@@ -248,6 +249,7 @@ impl std::fmt::Display for FcPlan {
 
 /// Why no plan was found.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum FcPlanError {
     Empty(FcParams),
     /// A block size other than 1, 4, 8, 16, or sizes that are not multiples of it.

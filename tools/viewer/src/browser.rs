@@ -18,6 +18,7 @@ use tungstenite::{Message, WebSocket};
 
 /// Errors of the browser driver.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BrowserError {
     #[error(
         "no Chromium found (tried $CHROMIUM, chromium, chromium-browser, google-chrome): \

@@ -31,6 +31,7 @@ const SCRIPT: &str = include_str!("../assets/viewer.js");
 
 /// What can go wrong making a report; each names the file or the thing at fault.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReportError {
     /// The profile is not of this executable.
     #[error("the profile does not belong to this executable: {what}")]

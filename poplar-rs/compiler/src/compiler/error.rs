@@ -22,6 +22,7 @@ fn of_tensor(t: &Option<String>) -> String {
 
 /// One problem found by the validation pass.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValidationError {
     /// The vertex's codelet is not in the registry.
     #[error("{vertex}: codelet '{}' is not registered{} (is the crate that defines it linked? call codelets::link())", .vertex.codelet, suggest(.did_you_mean))]
@@ -202,6 +203,7 @@ pub struct VerifierError {
 
 /// Errors of `compile`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompileError {
     /// Validation found problems in the graph or programs (all of them).
     #[error("graph is invalid ({} problem(s)):\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]

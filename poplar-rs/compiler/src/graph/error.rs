@@ -6,6 +6,7 @@ use crate::target::TileId;
 
 /// Errors while building a graph.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GraphError {
     /// A tensor view (slice, reshape, …) that does not fit its tensor.
     #[error("invalid {op}: {reason}")]

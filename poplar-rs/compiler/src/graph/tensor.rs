@@ -310,6 +310,7 @@ impl Tensor {
     }
 
     /// The same elements as one dimension.
+    #[must_use = "a view changes nothing: use the tensor it returns"]
     pub fn flatten(&self) -> Tensor {
         self.with(vec![self.num_elements()], self.regions.to_vec())
     }

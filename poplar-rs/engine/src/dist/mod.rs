@@ -89,6 +89,7 @@ impl Ranks {
 
 /// Errors of [`init`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DistError {
     /// MPI was already initialized (by an earlier [`init`] or by other code).
     #[error("MPI is already initialized in this process")]
@@ -139,6 +140,7 @@ impl Cluster {
     /// A shared error is printed by rank 0 alone and every rank returns failure; any other is
     /// printed by the rank that has it (naming the rank) and ends the whole job
     /// ([`Cluster::abort`]), since the other ranks would wait for this one.
+    #[must_use = "the exit code says the job failed: return it from main"]
     pub fn fail(&self, chain: &[String], shared: bool) -> std::process::ExitCode {
         if self.is_root() || !shared {
             let who = if self.size() > 1 && !shared {

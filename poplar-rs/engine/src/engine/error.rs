@@ -7,6 +7,7 @@ use crate::target::TileId;
 
 /// Errors of building or running an engine. Each names the thing at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The executable fails its checks (`Executable::check`, codelet resolution).
     #[error("invalid executable: {0}")]

@@ -23,6 +23,7 @@ use std::process::ExitCode;
 ///     })
 /// }
 /// ```
+#[must_use = "the exit code says whether the job failed: return it from main"]
 pub fn job_main<E>(body: impl FnOnce() -> Result<(), E>) -> ExitCode
 where
     E: AsRef<dyn std::error::Error + Send + Sync + 'static>,

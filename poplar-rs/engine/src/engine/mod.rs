@@ -118,6 +118,7 @@ pub enum Interleave {
 
 impl EngineOptions {
     /// Default options with `threads` worker threads.
+    #[must_use]
     pub fn with_threads(threads: usize) -> Self {
         EngineOptions {
             threads: Some(threads),
