@@ -12,7 +12,10 @@
 //! transfer into an ordinary inter-chip transfer. Control-flow predicates keep replica 0's
 //! location; the engine compares the other replicas' values against it.
 
-use super::{Executable, MemRun, Replication, Step, TileImage, Transfer, NO_REPLICA};
+use super::{
+    ComputePhase, CrossReplicaTransfer, ExchangePhase, Executable, HostTensor, InitBlock, MemRun,
+    ReplicaConstant, Replication, Step, StreamDesc, TileCompute, TileImage, Transfer, NO_REPLICA,
+};
 use crate::target::{Target, TileId};
 
 /// What the engine needs to address replica `r`'s copy of a flat executable's entities.
@@ -44,204 +47,252 @@ impl Executable {
         let Some(rep) = &self.replication else {
             return (self.clone(), self.expand_layout());
         };
-        let r_count = rep.factor;
-        let t_count = rep.tiles_per_replica(&self.target);
+        let x = Expander {
+            rep,
+            replicas: rep.factor,
+            tiles_per_replica: rep.tiles_per_replica(&self.target),
+            streams: self.streams.len() as u32,
+        };
         let layout = ReplicaLayout {
-            replicas: r_count,
-            tiles_per_replica: t_count,
+            replicas: x.replicas,
+            tiles_per_replica: x.tiles_per_replica,
             host_tensors_per_replica: self.host_tensors.len(),
             streams_per_replica: self.streams.len(),
         };
-        let at = |r: u32, t: TileId| r * t_count + t;
-        let target = Target {
-            num_ipus: r_count * rep.chips_per_replica,
-            ..self.target.clone()
-        };
-
-        let mut tiles: Vec<TileImage> = Vec::with_capacity(self.tiles.len() * r_count as usize);
-        for _ in 0..r_count {
-            tiles.extend(self.tiles.iter().cloned());
-        }
-        for c in &rep.constants {
-            for (r, value) in c.values.iter().enumerate().take(r_count as usize) {
-                let mut pos = 0usize;
-                for run in &c.runs {
-                    let n = run.bytes as usize;
-                    let (Some(data), Some(tile)) = (
-                        value.get(pos..pos + n),
-                        tiles.get_mut(at(r as u32, run.tile) as usize),
-                    ) else {
-                        break;
-                    };
-                    tile.init.push(super::InitBlock {
-                        offset: run.offset,
-                        data: data.to_vec(),
-                        len: run.bytes,
-                    });
-                    pos += n;
-                }
-            }
-        }
-
-        let computes = self
-            .computes
-            .values()
-            .map(|ph| super::ComputePhase {
-                name: ph.name.clone(),
-                tiles: (0..r_count)
-                    .flat_map(|r| {
-                        ph.tiles.iter().map(move |tc| super::TileCompute {
-                            tile: at(r, tc.tile),
-                            ..tc.clone()
-                        })
-                    })
-                    .collect(),
-            })
-            .collect();
-
-        let exchanges = self
-            .exchanges
-            .values()
-            .map(|ph| {
-                let mut transfers: Vec<Transfer> = (0..r_count)
-                    .flat_map(|r| {
-                        ph.transfers.iter().map(move |t| Transfer {
-                            src_tile: at(r, t.src_tile),
-                            src_offset: t.src_offset,
-                            bytes: t.bytes,
-                            dsts: t.dsts.iter().map(|&(d, o)| (at(r, d), o)).collect(),
-                        })
-                    })
-                    .collect();
-                for c in &ph.cross_replica {
-                    let Some(map) = rep.maps.get(c.map as usize) else {
-                        continue;
-                    };
-                    for (r, &d) in map.iter().enumerate() {
-                        if d != NO_REPLICA {
-                            transfers.push(Transfer {
-                                src_tile: at(r as u32, c.src_tile),
-                                src_offset: c.src_offset,
-                                bytes: c.bytes,
-                                dsts: vec![(at(d, c.dst_tile), c.dst_offset)],
-                            });
-                        }
-                    }
-                }
-                transfers.sort_by_key(|t| (t.src_tile, t.src_offset));
-                super::ExchangePhase {
-                    name: ph.name.clone(),
-                    transfers,
-                    cross_replica: Vec::new(),
-                }
-            })
-            .collect();
-
-        let shift_runs = |r: u32, runs: &[MemRun]| -> Vec<MemRun> {
-            runs.iter()
-                .map(|m| MemRun {
-                    tile: at(r, m.tile),
-                    ..*m
-                })
-                .collect()
-        };
-        let n_streams = self.streams.len() as u32;
-        let expand_step = |s: &Step| -> Step {
-            fn walk(s: &Step, f: &dyn Fn(&Step) -> Option<Step>) -> Step {
-                if let Some(x) = f(s) {
-                    return x;
-                }
-                match s {
-                    Step::Seq(v) => Step::Seq(v.iter().map(|c| walk(c, f)).collect()),
-                    Step::Label { name, body } => Step::Label {
-                        name: name.clone(),
-                        body: Box::new(walk(body, f)),
-                    },
-                    Step::Repeat { count, body } => Step::Repeat {
-                        count: *count,
-                        body: Box::new(walk(body, f)),
-                    },
-                    Step::While {
-                        cond,
-                        predicate,
-                        body,
-                    } => Step::While {
-                        cond: Box::new(walk(cond, f)),
-                        predicate: *predicate,
-                        body: Box::new(walk(body, f)),
-                    },
-                    Step::If {
-                        predicate,
-                        then,
-                        else_,
-                    } => Step::If {
-                        predicate: *predicate,
-                        then: Box::new(walk(then, f)),
-                        else_: Box::new(walk(else_, f)),
-                    },
-                    Step::Switch {
-                        control,
-                        cases,
-                        default,
-                    } => Step::Switch {
-                        control: *control,
-                        cases: cases.iter().map(|(v, c)| (*v, walk(c, f))).collect(),
-                        default: Box::new(walk(default, f)),
-                    },
-                    other => other.clone(),
-                }
-            }
-            walk(s, &|s| match s {
-                Step::StreamIn { stream, runs } => Some(Step::Seq(
-                    (0..r_count)
-                        .map(|r| Step::StreamIn {
-                            stream: r * n_streams + stream,
-                            runs: shift_runs(r, runs),
-                        })
-                        .collect(),
-                )),
-                Step::StreamOut { stream, runs } => Some(Step::Seq(
-                    (0..r_count)
-                        .map(|r| Step::StreamOut {
-                            stream: r * n_streams + stream,
-                            runs: shift_runs(r, runs),
-                        })
-                        .collect(),
-                )),
-                _ => None,
-            })
-        };
-
         let flat = Executable {
-            target,
+            target: Target {
+                num_ipus: x.replicas * rep.chips_per_replica,
+                ..self.target.clone()
+            },
             replication: None,
             codelets: self.codelets.clone(),
-            tiles,
-            computes,
-            exchanges,
-            programs: self.programs.iter().map(expand_step).collect(),
-            functions: self.functions.values().map(expand_step).collect(),
-            host_tensors: (0..r_count)
-                .flat_map(|r| {
-                    self.host_tensors.iter().map(move |h| super::HostTensor {
-                        name: replica_name(&h.name, r),
-                        runs: shift_runs(r, &h.runs),
-                        ..h.clone()
-                    })
-                })
-                .collect(),
-            streams: (0..r_count)
-                .flat_map(|r| {
-                    self.streams.iter().map(move |s| super::StreamDesc {
-                        name: replica_name(&s.name, r),
-                        ..s.clone()
-                    })
-                })
-                .collect(),
+            tiles: x.tiles(&self.tiles),
+            computes: self.computes.values().map(|p| x.compute(p)).collect(),
+            exchanges: self.exchanges.values().map(|p| x.exchange(p)).collect(),
+            programs: self.programs.iter().map(|s| x.step(s)).collect(),
+            functions: self.functions.values().map(|s| x.step(s)).collect(),
+            host_tensors: x.host_tensors(&self.host_tensors),
+            streams: x.streams(&self.streams),
             variable_names: self.variable_names.clone(),
             app_sections: self.app_sections.clone(),
         };
         (flat, layout)
+    }
+}
+
+/// The replication of an executable being expanded, with the sizes that place replica `r`'s
+/// copy of a replica-local entity in the flat executable.
+struct Expander<'a> {
+    rep: &'a Replication,
+    replicas: u32,
+    tiles_per_replica: u32,
+    /// Streams of one replica.
+    streams: u32,
+}
+
+impl Expander<'_> {
+    /// Replica `r`'s copy of replica-local tile `t`.
+    #[inline]
+    fn at(&self, r: u32, t: TileId) -> TileId {
+        r * self.tiles_per_replica + t
+    }
+
+    /// `runs` moved onto replica `r`'s tiles.
+    fn shift_runs(&self, r: u32, runs: &[MemRun]) -> Vec<MemRun> {
+        runs.iter()
+            .map(|m| MemRun {
+                tile: self.at(r, m.tile),
+                ..*m
+            })
+            .collect()
+    }
+
+    /// The tile images of all replicas, each replica's with its values of the replica
+    /// constants as init blocks.
+    fn tiles(&self, one: &[TileImage]) -> Vec<TileImage> {
+        let mut tiles: Vec<TileImage> = Vec::with_capacity(one.len() * self.replicas as usize);
+        for _ in 0..self.replicas {
+            tiles.extend(one.iter().cloned());
+        }
+        for c in &self.rep.constants {
+            self.place_constant(c, &mut tiles);
+        }
+        tiles
+    }
+
+    /// Appends each replica's value of `c` to its tiles' init blocks, run by run, up to the
+    /// first run that the value or the tiles do not cover.
+    fn place_constant(&self, c: &ReplicaConstant, tiles: &mut [TileImage]) {
+        for (r, value) in c.values.iter().enumerate().take(self.replicas as usize) {
+            let mut pos = 0usize;
+            for run in &c.runs {
+                let n = run.bytes as usize;
+                let (Some(data), Some(tile)) = (
+                    value.get(pos..pos + n),
+                    tiles.get_mut(self.at(r as u32, run.tile) as usize),
+                ) else {
+                    break;
+                };
+                tile.init.push(InitBlock {
+                    offset: run.offset,
+                    data: data.to_vec(),
+                    len: run.bytes,
+                });
+                pos += n;
+            }
+        }
+    }
+
+    /// A compute phase over the tiles of every replica.
+    fn compute(&self, ph: &ComputePhase) -> ComputePhase {
+        ComputePhase {
+            name: ph.name.clone(),
+            tiles: (0..self.replicas)
+                .flat_map(|r| {
+                    ph.tiles.iter().map(move |tc| TileCompute {
+                        tile: self.at(r, tc.tile),
+                        ..tc.clone()
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// An exchange phase over the tiles of every replica, its cross-replica transfers turned
+    /// into ordinary ones; transfers sorted by source.
+    fn exchange(&self, ph: &ExchangePhase) -> ExchangePhase {
+        let mut transfers: Vec<Transfer> = (0..self.replicas)
+            .flat_map(|r| {
+                ph.transfers.iter().map(move |t| Transfer {
+                    src_tile: self.at(r, t.src_tile),
+                    src_offset: t.src_offset,
+                    bytes: t.bytes,
+                    dsts: t.dsts.iter().map(|&(d, o)| (self.at(r, d), o)).collect(),
+                })
+            })
+            .collect();
+        for c in &ph.cross_replica {
+            self.cross_replica(c, &mut transfers);
+        }
+        transfers.sort_by_key(|t| (t.src_tile, t.src_offset));
+        ExchangePhase {
+            name: ph.name.clone(),
+            transfers,
+            cross_replica: Vec::new(),
+        }
+    }
+
+    /// Pushes one transfer per replica that `c`'s map sends somewhere (none if the map is
+    /// unknown).
+    fn cross_replica(&self, c: &CrossReplicaTransfer, transfers: &mut Vec<Transfer>) {
+        let Some(map) = self.rep.maps.get(c.map as usize) else {
+            return;
+        };
+        for (r, &d) in map.iter().enumerate() {
+            if d != NO_REPLICA {
+                transfers.push(Transfer {
+                    src_tile: self.at(r as u32, c.src_tile),
+                    src_offset: c.src_offset,
+                    bytes: c.bytes,
+                    dsts: vec![(self.at(d, c.dst_tile), c.dst_offset)],
+                });
+            }
+        }
+    }
+
+    /// A step with each stream copy replaced by the sequence of every replica's copy.
+    fn step(&self, s: &Step) -> Step {
+        map_steps(s, &|s| match s {
+            Step::StreamIn { stream, runs } => Some(Step::Seq(
+                (0..self.replicas)
+                    .map(|r| Step::StreamIn {
+                        stream: r * self.streams + stream,
+                        runs: self.shift_runs(r, runs),
+                    })
+                    .collect(),
+            )),
+            Step::StreamOut { stream, runs } => Some(Step::Seq(
+                (0..self.replicas)
+                    .map(|r| Step::StreamOut {
+                        stream: r * self.streams + stream,
+                        runs: self.shift_runs(r, runs),
+                    })
+                    .collect(),
+            )),
+            _ => None,
+        })
+    }
+
+    /// The host tensors of all replicas, replica-major.
+    fn host_tensors(&self, one: &[HostTensor]) -> Vec<HostTensor> {
+        (0..self.replicas)
+            .flat_map(|r| {
+                one.iter().map(move |h| HostTensor {
+                    name: replica_name(&h.name, r),
+                    runs: self.shift_runs(r, &h.runs),
+                    ..h.clone()
+                })
+            })
+            .collect()
+    }
+
+    /// The streams of all replicas, replica-major.
+    fn streams(&self, one: &[StreamDesc]) -> Vec<StreamDesc> {
+        (0..self.replicas)
+            .flat_map(|r| {
+                one.iter().map(move |s| StreamDesc {
+                    name: replica_name(&s.name, r),
+                    ..s.clone()
+                })
+            })
+            .collect()
+    }
+}
+
+/// `s` rebuilt with every step for which `f` gives a replacement replaced (not descending
+/// into it); the other steps are copied around their rebuilt bodies.
+fn map_steps(s: &Step, f: &dyn Fn(&Step) -> Option<Step>) -> Step {
+    if let Some(x) = f(s) {
+        return x;
+    }
+    match s {
+        Step::Seq(v) => Step::Seq(v.iter().map(|c| map_steps(c, f)).collect()),
+        Step::Label { name, body } => Step::Label {
+            name: name.clone(),
+            body: Box::new(map_steps(body, f)),
+        },
+        Step::Repeat { count, body } => Step::Repeat {
+            count: *count,
+            body: Box::new(map_steps(body, f)),
+        },
+        Step::While {
+            cond,
+            predicate,
+            body,
+        } => Step::While {
+            cond: Box::new(map_steps(cond, f)),
+            predicate: *predicate,
+            body: Box::new(map_steps(body, f)),
+        },
+        Step::If {
+            predicate,
+            then,
+            else_,
+        } => Step::If {
+            predicate: *predicate,
+            then: Box::new(map_steps(then, f)),
+            else_: Box::new(map_steps(else_, f)),
+        },
+        Step::Switch {
+            control,
+            cases,
+            default,
+        } => Step::Switch {
+            control: *control,
+            cases: cases.iter().map(|(v, c)| (*v, map_steps(c, f))).collect(),
+            default: Box::new(map_steps(default, f)),
+        },
+        other => other.clone(),
     }
 }
 
