@@ -428,7 +428,40 @@ fn section_header(kind: u32, len: u64, crc: u32) -> [u8; SECTION_HEADER_BYTES] {
     h
 }
 
+/// Parses a file image: header and manifest, then the sections, then the executable they make.
 fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
+    let Manifest {
+        mut target,
+        replication,
+        codelets,
+        mut tiles,
+        computes,
+        exchanges,
+        programs,
+        functions,
+        host_tensors,
+        streams,
+        variable_names,
+    } = read_manifest(r)?;
+    let app_sections = read_sections(r, &mut target, &mut tiles)?;
+    Ok(Executable {
+        target,
+        replication,
+        codelets: codelets.into(),
+        tiles,
+        computes: computes.into(),
+        exchanges: exchanges.into(),
+        programs,
+        functions: functions.into(),
+        host_tensors,
+        streams,
+        variable_names,
+        app_sections,
+    })
+}
+
+/// Reads the header (magic, a supported version) and the manifest it announces, checksummed.
+fn read_manifest(r: &mut impl Source) -> Result<Manifest, ExecutableError> {
     if r.take(8, "header")? != MAGIC {
         return Err(ExecutableError::BadMagic);
     }
@@ -445,25 +478,20 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
     let moff = r.offset();
     let mbytes = r.take(mlen, "manifest")?;
     checksum("manifest", moff, &mbytes, mcrc)?;
-    let m: Manifest = serde_json::from_slice(&mbytes).map_err(|e| ExecutableError::Manifest {
+    serde_json::from_slice(&mbytes).map_err(|e| ExecutableError::Manifest {
         offset: moff,
         message: e.to_string(),
-    })?;
-    drop(mbytes);
-    let Manifest {
-        mut target,
-        replication,
-        codelets,
-        mut tiles,
-        computes,
-        exchanges,
-        programs,
-        functions,
-        host_tensors,
-        streams,
-        variable_names,
-    } = m;
+    })
+}
 
+/// Reads the section table and every section, into `target` (its rates) and `tiles` (their
+/// init data); returns the application sections. Requires the init data and target sections
+/// once each and nothing after the last section.
+fn read_sections(
+    r: &mut impl Source,
+    target: &mut Target,
+    tiles: &mut [TileImage],
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, ExecutableError> {
     let count = r.u32("section table")?;
     let mut have_init = false;
     let mut have_target = false;
@@ -500,62 +528,16 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
                 offset: soff,
             });
         }
+        let section = SectionAt {
+            name,
+            len,
+            crc,
+            offset: boff,
+        };
         if kind == SECTION_TARGET {
-            let bytes = r.take(len, &name)?;
-            checksum(&name, boff, &bytes, crc)?;
-            // 16 bytes before the GW-Link rate existed (it keeps its default), 24 since.
-            if bytes.len() != 16 && bytes.len() != 24 {
-                return Err(ExecutableError::SectionLength {
-                    section: name,
-                    offset: boff,
-                    expected: 24,
-                    found: bytes.len() as u64,
-                });
-            }
-            let f64_at = |i: usize| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&bytes[i..i + 8]);
-                f64::from_bits(u64::from_le_bytes(a))
-            };
-            target.clock_hz = f64_at(0);
-            target.link_bytes_per_cycle = f64_at(8);
-            target.gw_link_bytes_per_cycle = if bytes.len() == 24 {
-                f64_at(16)
-            } else {
-                crate::target::GW_LINK_BYTES_PER_CYCLE
-            };
-            continue;
-        }
-        // Init data: the manifest says how long each block is; the section must hold exactly
-        // their sum (already known to be present), read block by block into its own buffer.
-        let expected: u64 = tiles
-            .iter()
-            .flat_map(|t| &t.init)
-            .map(|b| u64::from(b.len))
-            .sum();
-        if expected != len {
-            return Err(ExecutableError::SectionLength {
-                section: name,
-                offset: boff,
-                expected,
-                found: len,
-            });
-        }
-        let mut hasher = crc32fast::Hasher::new();
-        for b in tiles.iter_mut().flat_map(|t| &mut t.init) {
-            let mut data = vec![0u8; b.len as usize];
-            r.fill(&mut data)?;
-            hasher.update(&data);
-            b.data = data;
-        }
-        let computed = hasher.finalize();
-        if computed != crc {
-            return Err(ExecutableError::Checksum {
-                section: name,
-                offset: boff,
-                stored: crc,
-                computed,
-            });
+            read_target_section(r, section, target)?;
+        } else {
+            read_init_data(r, section, tiles)?;
         }
     }
     if r.remaining() != 0 {
@@ -564,30 +546,97 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
             count: r.remaining(),
         });
     }
-    if !have_init {
-        return Err(ExecutableError::MissingSection {
-            section: section_name(SECTION_INIT_DATA),
+    for (have, kind) in [
+        (have_init, SECTION_INIT_DATA),
+        (have_target, SECTION_TARGET),
+    ] {
+        if !have {
+            return Err(ExecutableError::MissingSection {
+                section: section_name(kind),
+            });
+        }
+    }
+    Ok(app_sections)
+}
+
+/// A section whose header has been read (its bytes are known to be present).
+struct SectionAt {
+    name: String,
+    len: u64,
+    crc: u32,
+    /// Where its bytes start.
+    offset: u64,
+}
+
+/// Reads the target section: the clock and link rates, which the manifest does not hold.
+fn read_target_section(
+    r: &mut impl Source,
+    s: SectionAt,
+    target: &mut Target,
+) -> Result<(), ExecutableError> {
+    let bytes = r.take(s.len, &s.name)?;
+    checksum(&s.name, s.offset, &bytes, s.crc)?;
+    // 16 bytes before the GW-Link rate existed (it keeps its default), 24 since.
+    if bytes.len() != 16 && bytes.len() != 24 {
+        return Err(ExecutableError::SectionLength {
+            section: s.name,
+            offset: s.offset,
+            expected: 24,
+            found: bytes.len() as u64,
         });
     }
-    if !have_target {
-        return Err(ExecutableError::MissingSection {
-            section: section_name(SECTION_TARGET),
+    let f64_at = |i: usize| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&bytes[i..i + 8]);
+        f64::from_bits(u64::from_le_bytes(a))
+    };
+    target.clock_hz = f64_at(0);
+    target.link_bytes_per_cycle = f64_at(8);
+    target.gw_link_bytes_per_cycle = if bytes.len() == 24 {
+        f64_at(16)
+    } else {
+        crate::target::GW_LINK_BYTES_PER_CYCLE
+    };
+    Ok(())
+}
+
+/// Reads the init data section. The manifest says how long each block is; the section must
+/// hold exactly their sum, read block by block into its own buffer.
+fn read_init_data(
+    r: &mut impl Source,
+    s: SectionAt,
+    tiles: &mut [TileImage],
+) -> Result<(), ExecutableError> {
+    let expected: u64 = tiles
+        .iter()
+        .flat_map(|t| &t.init)
+        .map(|b| u64::from(b.len))
+        .sum();
+    if expected != s.len {
+        return Err(ExecutableError::SectionLength {
+            section: s.name,
+            offset: s.offset,
+            expected,
+            found: s.len,
         });
     }
-    Ok(Executable {
-        target,
-        replication,
-        codelets: codelets.into(),
-        tiles,
-        computes: computes.into(),
-        exchanges: exchanges.into(),
-        programs,
-        functions: functions.into(),
-        host_tensors,
-        streams,
-        variable_names,
-        app_sections,
-    })
+    let mut hasher = crc32fast::Hasher::new();
+    for b in tiles.iter_mut().flat_map(|t| &mut t.init) {
+        let mut data = vec![0u8; b.len as usize];
+        r.fill(&mut data)?;
+        hasher.update(&data);
+        b.data = data;
+    }
+    let computed = hasher.finalize();
+    if computed != s.crc {
+        return Err(ExecutableError::Checksum {
+            section: s.name,
+            offset: s.offset,
+            stored: s.crc,
+            computed,
+        });
+    }
+    Ok(())
 }
 
 /// Splits an application section's payload into its name and data.
