@@ -1,5 +1,5 @@
 //! [`Executable::check`]: the structural invariants an engine relies on (the typed errors are
-//! in `exe/error.rs`). Slightly over 600 lines: one checker, one section per part of the
+//! in `exe/error.rs`). About 800 lines: one checker, one section per part of the
 //! executable (tiles, computes, exchanges, programs, host access), all of which the engine's
 //! soundness argument reads together.
 //!
@@ -12,7 +12,10 @@ use crate::codelet::{CodeletDesc, FieldLoc, FieldShape};
 use crate::dtype::DType;
 use crate::target::TileId;
 
-use super::{Executable, ExecutableError, FieldKind, MemRun, ScalarLoc, Step, Transfer};
+use super::{
+    Executable, ExecutableError, FieldKind, MemRun, ScalarLoc, Step, TileCompute, Transfer,
+    VertexInst,
+};
 
 /// A byte range of a vertex's fields: `start..end`, owning field, written or not.
 #[derive(Clone, Copy)]
@@ -51,6 +54,132 @@ fn find_written_overlap(spans: &mut [Span]) -> Option<(Span, Span)> {
         }
     }
     None
+}
+
+/// A vertex being checked, for the errors that name it, and its tile's memory.
+#[derive(Clone, Copy)]
+struct VertexAt {
+    compute_phase: usize,
+    tile: TileId,
+    vertex: u32,
+    /// The tile's memory bytes.
+    mem: u64,
+}
+
+/// The pre- and post-copies of compute phase `p` on one tile stay inside its `mem` bytes.
+fn check_copies(p: usize, tc: &TileCompute, mem: u64) -> Result<(), ExecutableError> {
+    for (which, copies) in [("pre", &tc.pre_copies), ("post", &tc.post_copies)] {
+        for (i, c) in copies.iter().enumerate() {
+            let b = u64::from(c.bytes);
+            if u64::from(c.src) + b > mem || u64::from(c.dst) + b > mem {
+                return Err(ExecutableError::CopyOutOfBounds {
+                    compute_phase: p,
+                    tile: tc.tile,
+                    which,
+                    index: i,
+                    src: c.src,
+                    dst: c.dst,
+                    bytes: c.bytes,
+                    memory_bytes: mem as u32,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks field `f` of a vertex, at `loc`, and pushes its non-empty byte spans: one for a
+/// scalar (which must have length 1) or vector, one per entry for a vector list (whose
+/// entries must lie inside the vertex's `lists`).
+fn field_spans(
+    at: VertexAt,
+    f: usize,
+    loc: FieldLoc,
+    kind: &FieldKind,
+    lists: &[FieldLoc],
+    spans: &mut Vec<Span>,
+) -> Result<(), ExecutableError> {
+    match kind.shape {
+        FieldShape::Scalar | FieldShape::Vector => {
+            if kind.shape == FieldShape::Scalar && loc.len != 1 {
+                return Err(ExecutableError::ScalarLen {
+                    compute_phase: at.compute_phase,
+                    tile: at.tile,
+                    vertex: at.vertex,
+                    field: f,
+                    len: loc.len,
+                });
+            }
+            let s = field_span(at, f, loc, kind)?;
+            if s.end > s.start {
+                spans.push(s);
+            }
+        }
+        FieldShape::VectorList => {
+            let start = loc.offset as usize;
+            let Some(entries) = start
+                .checked_add(loc.len as usize)
+                .and_then(|end| lists.get(start..end))
+            else {
+                return Err(ExecutableError::ListOutOfRange {
+                    compute_phase: at.compute_phase,
+                    tile: at.tile,
+                    vertex: at.vertex,
+                    field: f,
+                    start: loc.offset,
+                    len: loc.len,
+                    lists: lists.len(),
+                });
+            };
+            for l in entries {
+                let s = field_span(at, f, *l, kind)?;
+                if s.end > s.start {
+                    spans.push(s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `l`, elements of field `f`, checked to lie inside the tile's memory and to be
+/// aligned to the element size.
+fn field_span(
+    at: VertexAt,
+    f: usize,
+    l: FieldLoc,
+    kind: &FieldKind,
+) -> Result<Span, ExecutableError> {
+    let size = kind.dtype.size();
+    let start = u64::from(l.offset);
+    let end = start + u64::from(l.len) * size as u64;
+    if end > at.mem {
+        return Err(ExecutableError::FieldOutOfBounds {
+            compute_phase: at.compute_phase,
+            tile: at.tile,
+            vertex: at.vertex,
+            field: f,
+            offset: start,
+            bytes: end - start,
+            memory_bytes: at.mem as u32,
+        });
+    }
+    if start % size as u64 != 0 {
+        return Err(ExecutableError::FieldMisaligned {
+            compute_phase: at.compute_phase,
+            tile: at.tile,
+            vertex: at.vertex,
+            field: f,
+            offset: start,
+            align: size,
+        });
+    }
+    Ok(Span {
+        start,
+        end,
+        field: f,
+        written: kind.dir.writes(),
+    })
 }
 
 /// Is the predicate / control dtype one the engine reads as an integer?
@@ -130,130 +259,61 @@ impl Checker<'_> {
                 }
                 prev = Some(tile);
                 let mem = self.mem(tile);
-                for (which, copies) in [("pre", &tc.pre_copies), ("post", &tc.post_copies)] {
-                    for (i, c) in copies.iter().enumerate() {
-                        let b = u64::from(c.bytes);
-                        if u64::from(c.src) + b > mem || u64::from(c.dst) + b > mem {
-                            return Err(ExecutableError::CopyOutOfBounds {
-                                compute_phase: p,
-                                tile,
-                                which,
-                                index: i,
-                                src: c.src,
-                                dst: c.dst,
-                                bytes: c.bytes,
-                                memory_bytes: mem as u32,
-                            });
-                        }
-                    }
-                }
+                check_copies(p, tc, mem)?;
                 for v in &tc.vertices {
-                    let Some(cref) = self.exe.codelets.get(v.codelet) else {
-                        return Err(ExecutableError::NoSuchCodelet {
-                            compute_phase: p,
-                            tile,
-                            vertex: v.id,
-                            codelet: v.codelet.as_u32(),
-                            count: self.exe.codelets.len(),
-                        });
+                    let at = VertexAt {
+                        compute_phase: p,
+                        tile,
+                        vertex: v.id,
+                        mem,
                     };
-                    if v.fields.len() != cref.fields.len() {
-                        return Err(ExecutableError::FieldCount {
-                            compute_phase: p,
-                            tile,
-                            vertex: v.id,
-                            codelet: cref.name.clone(),
-                            expected: cref.fields.len(),
-                            found: v.fields.len(),
-                        });
-                    }
-                    spans.clear();
-                    for (f, (loc, kind)) in v.fields.iter().zip(&cref.fields).enumerate() {
-                        let written = kind.dir.writes();
-                        let size = kind.dtype.size();
-                        let range = |l: FieldLoc| -> Result<Span, ExecutableError> {
-                            let start = u64::from(l.offset);
-                            let end = start + u64::from(l.len) * size as u64;
-                            if end > mem {
-                                return Err(ExecutableError::FieldOutOfBounds {
-                                    compute_phase: p,
-                                    tile,
-                                    vertex: v.id,
-                                    field: f,
-                                    offset: start,
-                                    bytes: end - start,
-                                    memory_bytes: mem as u32,
-                                });
-                            }
-                            if start % size as u64 != 0 {
-                                return Err(ExecutableError::FieldMisaligned {
-                                    compute_phase: p,
-                                    tile,
-                                    vertex: v.id,
-                                    field: f,
-                                    offset: start,
-                                    align: size,
-                                });
-                            }
-                            Ok(Span {
-                                start,
-                                end,
-                                field: f,
-                                written,
-                            })
-                        };
-                        match kind.shape {
-                            FieldShape::Scalar | FieldShape::Vector => {
-                                if kind.shape == FieldShape::Scalar && loc.len != 1 {
-                                    return Err(ExecutableError::ScalarLen {
-                                        compute_phase: p,
-                                        tile,
-                                        vertex: v.id,
-                                        field: f,
-                                        len: loc.len,
-                                    });
-                                }
-                                let s = range(*loc)?;
-                                if s.end > s.start {
-                                    spans.push(s);
-                                }
-                            }
-                            FieldShape::VectorList => {
-                                let start = loc.offset as usize;
-                                let Some(entries) = start
-                                    .checked_add(loc.len as usize)
-                                    .and_then(|end| v.lists.get(start..end))
-                                else {
-                                    return Err(ExecutableError::ListOutOfRange {
-                                        compute_phase: p,
-                                        tile,
-                                        vertex: v.id,
-                                        field: f,
-                                        start: loc.offset,
-                                        len: loc.len,
-                                        lists: v.lists.len(),
-                                    });
-                                };
-                                for l in entries {
-                                    let s = range(*l)?;
-                                    if s.end > s.start {
-                                        spans.push(s);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    if let Some((w, o)) = find_written_overlap(&mut spans) {
-                        return Err(ExecutableError::AliasedField {
-                            compute_phase: p,
-                            tile,
-                            vertex: v.id,
-                            field: w.field,
-                            other: o.field,
-                        });
-                    }
+                    self.check_vertex(at, v, &mut spans)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A vertex's codelet exists and the vertex has its fields, each inside the tile, aligned
+    /// and (for a list) with its entries present, and no written field overlaps another.
+    /// `spans` is scratch space.
+    fn check_vertex(
+        &self,
+        at: VertexAt,
+        v: &VertexInst,
+        spans: &mut Vec<Span>,
+    ) -> Result<(), ExecutableError> {
+        let Some(cref) = self.exe.codelets.get(v.codelet) else {
+            return Err(ExecutableError::NoSuchCodelet {
+                compute_phase: at.compute_phase,
+                tile: at.tile,
+                vertex: v.id,
+                codelet: v.codelet.as_u32(),
+                count: self.exe.codelets.len(),
+            });
+        };
+        if v.fields.len() != cref.fields.len() {
+            return Err(ExecutableError::FieldCount {
+                compute_phase: at.compute_phase,
+                tile: at.tile,
+                vertex: v.id,
+                codelet: cref.name.clone(),
+                expected: cref.fields.len(),
+                found: v.fields.len(),
+            });
+        }
+        spans.clear();
+        for (f, (loc, kind)) in v.fields.iter().zip(&cref.fields).enumerate() {
+            field_spans(at, f, *loc, kind, &v.lists, spans)?;
+        }
+        if let Some((w, o)) = find_written_overlap(spans) {
+            return Err(ExecutableError::AliasedField {
+                compute_phase: at.compute_phase,
+                tile: at.tile,
+                vertex: v.id,
+                field: w.field,
+                other: o.field,
+            });
         }
         Ok(())
     }
