@@ -130,6 +130,20 @@ impl Profile {
     /// A text summary in the spirit of Poplar's `printProfileSummary`.
     pub fn text_summary(&self) -> String {
         let mut s = String::new();
+        self.write_overview(&mut s);
+        write_tile_stats(&mut s, "compute", &self.tiles.compute);
+        write_tile_stats(&mut s, "exchange", &self.tiles.exchange);
+        write_tile_stats(&mut s, "sync", &self.tiles.sync);
+        if !self.labels.is_empty() {
+            self.write_labels(&mut s);
+            self.write_cross_chip(&mut s);
+        }
+        self.write_phases(&mut s);
+        s
+    }
+
+    /// The summary's first lines: target, runs, elapsed cycles by kind and syncs.
+    fn write_overview(&self, s: &mut String) {
         let t = &self.target;
         let total = self.total_cycles();
         let secs = total as f64 / t.clock_hz;
@@ -170,85 +184,80 @@ impl Profile {
             "  syncs: {} internal, {} global",
             self.syncs.internal, self.syncs.global
         );
-        let tiles = |name: &str, v: &[u64], s: &mut String| {
-            let st = Stats::of(v);
+    }
+
+    /// The table of labels: executions and elapsed cycles by kind.
+    fn write_labels(&self, s: &mut String) {
+        let _ = writeln!(s, "\nPrograms by label (elapsed cycles, inclusive):");
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>8}",
+            "label", "runs", "compute", "exchange", "sync", "total", "effect."
+        );
+        for l in &self.labels {
             let _ = writeln!(
                 s,
-                "  per tile {name:<8}: min {} median {} max {} mean {:.0} std {:.0} effectiveness {:.1}%",
-                st.min,
-                st.median,
-                st.max,
-                st.mean,
-                st.std,
-                100.0 * st.effectiveness
+                "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>7.1}%",
+                l.name,
+                l.executions,
+                l.elapsed.compute,
+                l.elapsed.exchange,
+                l.elapsed.sync,
+                l.elapsed.total(),
+                100.0 * l.effectiveness
             );
-        };
-        tiles("compute", &self.tiles.compute, &mut s);
-        tiles("exchange", &self.tiles.exchange, &mut s);
-        tiles("sync", &self.tiles.sync, &mut s);
-        if !self.labels.is_empty() {
-            let _ = writeln!(s, "\nPrograms by label (elapsed cycles, inclusive):");
-            let _ = writeln!(
-                s,
-                "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>8}",
-                "label", "runs", "compute", "exchange", "sync", "total", "effect."
-            );
-            for l in &self.labels {
-                let _ = writeln!(
-                    s,
-                    "  {:<24} {:>8} {:>14} {:>14} {:>14} {:>14} {:>7.1}%",
-                    l.name,
-                    l.executions,
-                    l.elapsed.compute,
-                    l.elapsed.exchange,
-                    l.elapsed.sync,
-                    l.elapsed.total(),
-                    100.0 * l.effectiveness
-                );
-            }
-            // Collectives (and any block that crosses chips): their steps and link bytes.
-            let over_links: Vec<_> = self
-                .labels
-                .iter()
-                .filter(|l| l.inter_chip_bytes > 0)
-                .collect();
-            if !over_links.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "\nBlocks that cross chips (collectives: one exchange per step):"
-                );
-                let _ = writeln!(
-                    s,
-                    "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10}",
-                    "label",
-                    "exchanges",
-                    "bytes over links",
-                    "links",
-                    "busiest link B",
-                    "exchange cyc",
-                    "GB/s"
-                );
-                let clock = self.target.clock_hz;
-                for l in over_links {
-                    let secs = l.elapsed.total() as f64 / clock;
-                    let _ = writeln!(
-                        s,
-                        "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10.2}",
-                        l.name,
-                        l.exchange_phases,
-                        l.inter_chip_bytes,
-                        l.links,
-                        l.max_link_bytes,
-                        l.elapsed.exchange,
-                        if secs > 0.0 {
-                            l.inter_chip_bytes as f64 / secs / 1e9
-                        } else {
-                            0.0
-                        }
-                    );
-                }
-            }
         }
+    }
+
+    /// The table of collectives (and any block that crosses chips): their steps and link
+    /// bytes; nothing if no label crosses chips.
+    fn write_cross_chip(&self, s: &mut String) {
+        let over_links: Vec<_> = self
+            .labels
+            .iter()
+            .filter(|l| l.inter_chip_bytes > 0)
+            .collect();
+        if over_links.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "\nBlocks that cross chips (collectives: one exchange per step):"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10}",
+            "label",
+            "exchanges",
+            "bytes over links",
+            "links",
+            "busiest link B",
+            "exchange cyc",
+            "GB/s"
+        );
+        let clock = self.target.clock_hz;
+        for l in over_links {
+            let secs = l.elapsed.total() as f64 / clock;
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>10} {:>16} {:>6} {:>16} {:>14} {:>10.2}",
+                l.name,
+                l.exchange_phases,
+                l.inter_chip_bytes,
+                l.links,
+                l.max_link_bytes,
+                l.elapsed.exchange,
+                if secs > 0.0 {
+                    l.inter_chip_bytes as f64 / secs / 1e9
+                } else {
+                    0.0
+                }
+            );
+        }
+    }
+
+    /// The table of phases, busiest first, with a note if any uses default cycle estimates.
+    fn write_phases(&self, s: &mut String) {
         let _ = writeln!(s, "\nPhases (cycles of the busiest tile x executions):");
         let _ = writeln!(
             s,
@@ -259,35 +268,8 @@ impl Profile {
         phases.sort_by_key(|p| std::cmp::Reverse(p.cycles));
         let mut flagged = false;
         for p in phases {
-            let flag = if p.default_estimates > 0 {
-                flagged = true;
-                "*"
-            } else {
-                ""
-            };
-            // Exchange wall times exist since the engine measured them (older files hold 0).
-            let wall = if p.kind == PhaseKind::Compute || p.wall_ns > 0 {
-                format!("{:.1}", p.wall_ns as f64 / 1e3)
-            } else {
-                "-".into()
-            };
-            let st = &p.per_execution;
-            let _ = writeln!(
-                s,
-                "  {:<9} {:<28} {:>7} {:>12} {:>9} {:>9} {:>9} {:>6.1}% {:>11}",
-                match p.kind {
-                    PhaseKind::Compute => "compute",
-                    PhaseKind::Exchange => "exchange",
-                },
-                format!("{}{flag}", truncate(&p.name, 27)),
-                p.executions,
-                p.cycles,
-                st.min,
-                st.median,
-                st.max,
-                100.0 * st.effectiveness,
-                wall
-            );
+            flagged |= p.default_estimates > 0;
+            write_phase_row(s, p);
         }
         if flagged {
             let _ = writeln!(
@@ -295,7 +277,6 @@ impl Profile {
                 "  * some vertices use the default cycle estimate (their codelet gives none)"
             );
         }
-        s
     }
 
     /// The timeline as a Chrome trace-event JSON object (opens in Perfetto and
@@ -356,6 +337,50 @@ impl Profile {
             }
         })
     }
+}
+
+/// One line of per-tile statistics of the summary.
+fn write_tile_stats(s: &mut String, name: &str, v: &[u64]) {
+    let st = Stats::of(v);
+    let _ = writeln!(
+        s,
+        "  per tile {name:<8}: min {} median {} max {} mean {:.0} std {:.0} effectiveness {:.1}%",
+        st.min,
+        st.median,
+        st.max,
+        st.mean,
+        st.std,
+        100.0 * st.effectiveness
+    );
+}
+
+/// One row of the summary's phase table; its name is flagged `*` if it uses default cycle
+/// estimates.
+fn write_phase_row(s: &mut String, p: &PhaseProfile) {
+    let flag = if p.default_estimates > 0 { "*" } else { "" };
+    // Exchange wall times exist since the engine measured them (older files hold 0).
+    let wall = if p.kind == PhaseKind::Compute || p.wall_ns > 0 {
+        format!("{:.1}", p.wall_ns as f64 / 1e3)
+    } else {
+        "-".into()
+    };
+    let st = &p.per_execution;
+    let _ = writeln!(
+        s,
+        "  {:<9} {:<28} {:>7} {:>12} {:>9} {:>9} {:>9} {:>6.1}% {:>11}",
+        match p.kind {
+            PhaseKind::Compute => "compute",
+            PhaseKind::Exchange => "exchange",
+        },
+        format!("{}{flag}", truncate(&p.name, 27)),
+        p.executions,
+        p.cycles,
+        st.min,
+        st.median,
+        st.max,
+        100.0 * st.effectiveness,
+        wall
+    );
 }
 
 fn truncate(s: &str, n: usize) -> String {
