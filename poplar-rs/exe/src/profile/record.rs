@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::data::*;
-use super::model::CycleModel;
+use super::model::{ComputeCost, CycleModel, ExchangeCost};
 use super::timeline::{timeline_layout, TraceBuilder};
 use crate::exe::{Executable, SyncKind};
 
@@ -275,112 +275,26 @@ impl Recorder {
     fn build(&self) -> Profile {
         let m = &self.model;
         let n = m.target.num_tiles() as usize;
-        let mut acc = self.base.clone().unwrap_or_default();
-        acc.ensure(n, self.label_names.len());
         let mut clk = vec![0u64; n];
-        for (seg, &count) in &self.segments {
-            clk.iter_mut().for_each(|c| *c = 0);
-            replay(m, seg, &mut clk, count, &mut acc, None);
-        }
-        let mut timeline = timeline_layout(&m.target, self.options.timeline_tracks);
-        timeline.names = self.label_names.clone();
-        timeline.truncated = self.truncated;
-        {
-            let mut tb = TraceBuilder::new(&m.target, &mut timeline);
-            let mut tacc = Acc::default();
-            clk.iter_mut().for_each(|c| *c = 0);
-            replay(m, &self.prefix, &mut clk, 1, &mut tacc, Some(&mut tb));
-        }
-
-        let mut phases = Vec::new();
-        for (i, c) in m.computes.iter().enumerate() {
-            let executions = self.compute_exec[ComputePhaseId::from_u32(i as u32)];
-            if executions == 0 {
-                continue;
-            }
-            let mut per = vec![0u64; n];
-            for t in &c.tiles {
-                per[t.tile as usize] = t.cycles;
-            }
-            phases.push(PhaseProfile {
-                kind: PhaseKind::Compute,
-                index: i as u32,
-                name: self.phase_name(PhaseKind::Compute, i),
-                executions,
-                tile_cycles: c
-                    .tiles
-                    .iter()
-                    .map(|t| [u64::from(t.tile), t.cycles])
-                    .collect(),
-                per_execution: Stats::of(&per),
-                cycles: executions.saturating_mul(c.max),
-                items: c.vertices,
-                default_estimates: c.default_estimates,
-                bytes: 0,
-                inter_chip_bytes: 0,
-                wall_ns: self.wall_ns[ComputePhaseId::from_u32(i as u32)],
-            });
-        }
-        for (i, e) in m.exchanges.iter().enumerate() {
-            let executions = self.exchange_exec[ExchangePhaseId::from_u32(i as u32)];
-            if executions == 0 {
-                continue;
-            }
-            let mut per = vec![0u64; n];
-            for t in &e.tiles {
-                per[t.tile as usize] = t.cycles;
-            }
-            phases.push(PhaseProfile {
-                kind: PhaseKind::Exchange,
-                index: i as u32,
-                name: self.phase_name(PhaseKind::Exchange, i),
-                executions,
-                tile_cycles: e
-                    .tiles
-                    .iter()
-                    .map(|t| [u64::from(t.tile), t.cycles])
-                    .collect(),
-                per_execution: Stats::of(&per),
-                cycles: executions.saturating_mul(e.max),
-                items: e.transfers,
-                default_estimates: 0,
-                bytes: e.bytes,
-                inter_chip_bytes: e.inter_chip_bytes,
-                wall_ns: self.exchange_wall_ns[ExchangePhaseId::from_u32(i as u32)],
-            });
-        }
+        let acc = self.replay_segments(&mut clk);
+        let timeline = self.replay_timeline(&mut clk);
+        let mut phases: Vec<PhaseProfile> = m
+            .computes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| self.compute_profile(i, c, n))
+            .collect();
+        phases.extend(
+            m.exchanges
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| self.exchange_profile(i, e, n)),
+        );
         let labels = self
             .label_names
             .iter()
             .enumerate()
-            .map(|(l, name)| {
-                let la = &acc.labels[l];
-                let elapsed = la.elapsed.total();
-                let busy: f64 = la
-                    .compute
-                    .iter()
-                    .zip(&la.exchange)
-                    .map(|(&c, &e)| (c + e) as f64)
-                    .sum::<f64>()
-                    / n.max(1) as f64;
-                LabelProfile {
-                    name: name.clone(),
-                    executions: self.label_exec[l],
-                    elapsed: la.elapsed,
-                    compute: Stats::of(&la.compute),
-                    exchange: Stats::of(&la.exchange),
-                    sync: Stats::of(&la.sync),
-                    effectiveness: if elapsed == 0 {
-                        0.0
-                    } else {
-                        busy / elapsed as f64
-                    },
-                    exchange_phases: la.exchange_phases,
-                    inter_chip_bytes: la.inter_chip_bytes,
-                    links: la.links.len() as u64,
-                    max_link_bytes: la.links.values().copied().max().unwrap_or(0),
-                }
-            })
+            .map(|(l, name)| self.label_profile(l, name, &acc.labels[l], n))
             .collect();
         Profile {
             schema: PROFILE_SCHEMA.to_string(),
@@ -398,6 +312,127 @@ impl Recorder {
             phases,
             labels,
             timeline,
+        }
+    }
+
+    /// The cycles of everything recorded: the replays of segments that filled up, plus each
+    /// memoised segment replayed once from equal clocks and counted as often as it occurred.
+    /// `clk` is scratch space of one clock per tile.
+    fn replay_segments(&self, clk: &mut [u64]) -> Acc {
+        let mut acc = self.base.clone().unwrap_or_default();
+        acc.ensure(clk.len(), self.label_names.len());
+        for (seg, &count) in &self.segments {
+            clk.iter_mut().for_each(|c| *c = 0);
+            replay(&self.model, seg, clk, count, &mut acc, None);
+        }
+        acc
+    }
+
+    /// The timeline: the steps kept for it replayed once and drawn. `clk` is scratch space of
+    /// one clock per tile.
+    fn replay_timeline(&self, clk: &mut [u64]) -> Timeline {
+        let m = &self.model;
+        let mut timeline = timeline_layout(&m.target, self.options.timeline_tracks);
+        timeline.names = self.label_names.clone();
+        timeline.truncated = self.truncated;
+        {
+            let mut tb = TraceBuilder::new(&m.target, &mut timeline);
+            let mut tacc = Acc::default();
+            clk.iter_mut().for_each(|c| *c = 0);
+            replay(m, &self.prefix, clk, 1, &mut tacc, Some(&mut tb));
+        }
+        timeline
+    }
+
+    /// The profile of compute phase `i` (static cost `c`), or `None` if it never ran. `n`:
+    /// tiles of the target.
+    fn compute_profile(&self, i: usize, c: &ComputeCost, n: usize) -> Option<PhaseProfile> {
+        let executions = self.compute_exec[ComputePhaseId::from_u32(i as u32)];
+        if executions == 0 {
+            return None;
+        }
+        let mut per = vec![0u64; n];
+        for t in &c.tiles {
+            per[t.tile as usize] = t.cycles;
+        }
+        Some(PhaseProfile {
+            kind: PhaseKind::Compute,
+            index: i as u32,
+            name: self.phase_name(PhaseKind::Compute, i),
+            executions,
+            tile_cycles: c
+                .tiles
+                .iter()
+                .map(|t| [u64::from(t.tile), t.cycles])
+                .collect(),
+            per_execution: Stats::of(&per),
+            cycles: executions.saturating_mul(c.max),
+            items: c.vertices,
+            default_estimates: c.default_estimates,
+            bytes: 0,
+            inter_chip_bytes: 0,
+            wall_ns: self.wall_ns[ComputePhaseId::from_u32(i as u32)],
+        })
+    }
+
+    /// The profile of exchange phase `i` (static cost `e`), or `None` if it never ran. `n`:
+    /// tiles of the target.
+    fn exchange_profile(&self, i: usize, e: &ExchangeCost, n: usize) -> Option<PhaseProfile> {
+        let executions = self.exchange_exec[ExchangePhaseId::from_u32(i as u32)];
+        if executions == 0 {
+            return None;
+        }
+        let mut per = vec![0u64; n];
+        for t in &e.tiles {
+            per[t.tile as usize] = t.cycles;
+        }
+        Some(PhaseProfile {
+            kind: PhaseKind::Exchange,
+            index: i as u32,
+            name: self.phase_name(PhaseKind::Exchange, i),
+            executions,
+            tile_cycles: e
+                .tiles
+                .iter()
+                .map(|t| [u64::from(t.tile), t.cycles])
+                .collect(),
+            per_execution: Stats::of(&per),
+            cycles: executions.saturating_mul(e.max),
+            items: e.transfers,
+            default_estimates: 0,
+            bytes: e.bytes,
+            inter_chip_bytes: e.inter_chip_bytes,
+            wall_ns: self.exchange_wall_ns[ExchangePhaseId::from_u32(i as u32)],
+        })
+    }
+
+    /// The profile of label `l`, named `name`, from its accumulated cycles `la`. `n`: tiles of
+    /// the target.
+    fn label_profile(&self, l: usize, name: &str, la: &LabelAcc, n: usize) -> LabelProfile {
+        let elapsed = la.elapsed.total();
+        let busy: f64 = la
+            .compute
+            .iter()
+            .zip(&la.exchange)
+            .map(|(&c, &e)| (c + e) as f64)
+            .sum::<f64>()
+            / n.max(1) as f64;
+        LabelProfile {
+            name: name.to_string(),
+            executions: self.label_exec[l],
+            elapsed: la.elapsed,
+            compute: Stats::of(&la.compute),
+            exchange: Stats::of(&la.exchange),
+            sync: Stats::of(&la.sync),
+            effectiveness: if elapsed == 0 {
+                0.0
+            } else {
+                busy / elapsed as f64
+            },
+            exchange_phases: la.exchange_phases,
+            inter_chip_bytes: la.inter_chip_bytes,
+            links: la.links.len() as u64,
+            max_link_bytes: la.links.values().copied().max().unwrap_or(0),
         }
     }
 
@@ -501,126 +536,210 @@ fn replay(
     clk: &mut [u64],
     mult: u64,
     acc: &mut Acc,
-    mut trace: Option<&mut TraceBuilder<'_>>,
+    trace: Option<&mut TraceBuilder<'_>>,
 ) {
-    let n = clk.len();
-    acc.ensure(n, 0);
-    let mut stack: Vec<u32> = Vec::new();
-    let mut f = clk.iter().copied().max().unwrap_or(0);
-    let tpi = m.target.tiles_per_ipu.max(1) as usize;
+    acc.ensure(clk.len(), 0);
+    let f = clk.iter().copied().max().unwrap_or(0);
+    let mut r = Replay {
+        m,
+        clk,
+        mult,
+        acc,
+        trace,
+        stack: Vec::new(),
+        f,
+    };
     for &e in events {
         let (k, a) = kind_of(e);
         match k {
-            COMPUTE | EXCHANGE => {
-                let f0 = f;
-                let (cat, kind, name) = if k == COMPUTE {
-                    let c = &m.computes[a as usize];
-                    for t in &c.tiles {
-                        let i = t.tile as usize;
-                        let before = clk[i];
-                        clk[i] = before.saturating_add(t.cycles);
-                        f = f.max(clk[i]);
-                        add(acc, &stack, Cat::Compute, i, t.cycles.saturating_mul(mult));
-                        if let Some(tb) = trace.as_deref_mut() {
-                            tb.tile(i, before, clk[i]);
-                        }
-                    }
-                    (Cat::Compute, SpanKind::Compute, c.name.as_str())
-                } else {
-                    let x = &m.exchanges[a as usize];
-                    for &l in &stack {
-                        let la = &mut acc.labels[l as usize];
-                        la.exchange_phases = la.exchange_phases.saturating_add(mult);
-                        la.inter_chip_bytes = la
-                            .inter_chip_bytes
-                            .saturating_add(x.inter_chip_bytes.saturating_mul(mult));
-                        for link in &x.links {
-                            let b = la.links.entry((link.src_chip, link.dst_chip)).or_default();
-                            *b = b.saturating_add(link.bytes.saturating_mul(mult));
-                        }
-                    }
-                    for t in &x.tiles {
-                        let i = t.tile as usize;
-                        let before = clk[i];
-                        clk[i] = before.saturating_add(t.cycles);
-                        f = f.max(clk[i]);
-                        add(acc, &stack, Cat::Exchange, i, t.cycles.saturating_mul(mult));
-                        if let Some(tb) = trace.as_deref_mut() {
-                            tb.tile(i, before, clk[i]);
-                        }
-                    }
-                    (Cat::Exchange, SpanKind::Exchange, x.name.as_str())
-                };
-                add_elapsed(acc, &stack, cat, (f - f0).saturating_mul(mult));
-                if let Some(tb) = trace.as_deref_mut() {
-                    tb.flush(kind, name);
-                }
-            }
-            SYNC_INTERNAL | SYNC_GLOBAL => {
-                let global = k == SYNC_GLOBAL;
-                let cost = u64::from(if global {
-                    m.target.global_sync_cycles
-                } else {
-                    m.target.internal_sync_cycles
-                });
-                let scope = if global { n.max(1) } else { tpi };
-                for chip in clk.chunks_mut(scope).enumerate() {
-                    let (c, tiles) = chip;
-                    let t_end = tiles
-                        .iter()
-                        .copied()
-                        .max()
-                        .unwrap_or(0)
-                        .saturating_add(cost);
-                    for (j, t) in tiles.iter_mut().enumerate() {
-                        let i = c * scope + j;
-                        add(acc, &stack, Cat::Sync, i, (t_end - *t).saturating_mul(mult));
-                        if let Some(tb) = trace.as_deref_mut() {
-                            tb.tile(i, *t, t_end);
-                        }
-                        *t = t_end;
-                    }
-                }
-                f = f.saturating_add(cost);
-                add_elapsed(acc, &stack, Cat::Sync, cost.saturating_mul(mult));
-                if let Some(tb) = trace.as_deref_mut() {
-                    tb.flush(
-                        SpanKind::Sync,
-                        if global {
-                            "sync (global)"
-                        } else {
-                            "sync (internal)"
-                        },
-                    );
-                }
-            }
-            ENTER | RESUME => {
-                acc.ensure(n, a as usize + 1);
-                stack.push(a);
-                if let Some(tb) = trace.as_deref_mut() {
-                    tb.open.push((a, f));
-                }
-            }
-            EXIT => {
-                stack.pop();
-                if let Some(tb) = trace.as_deref_mut() {
-                    tb.close(f);
-                }
-            }
-            RUN_START => {
-                clk.iter_mut().for_each(|c| *c = f);
-                if let Some(tb) = trace.as_deref_mut() {
-                    while !tb.open.is_empty() {
-                        tb.close(f);
-                    }
-                }
-            }
+            COMPUTE => r.compute(a),
+            EXCHANGE => r.exchange(a),
+            SYNC_INTERNAL | SYNC_GLOBAL => r.sync(k == SYNC_GLOBAL),
+            ENTER | RESUME => r.enter(a),
+            EXIT => r.exit(),
+            RUN_START => r.run_start(),
             _ => unreachable!("unknown event kind"),
         }
     }
-    if let Some(tb) = trace {
-        while !tb.open.is_empty() {
-            tb.close(f);
+    if let Some(tb) = r.trace {
+        close_all(tb, r.f);
+    }
+}
+
+/// The state of one [`replay`].
+struct Replay<'a, 't> {
+    m: &'a CycleModel,
+    /// The tiles' clocks.
+    clk: &'a mut [u64],
+    /// How many times the events count.
+    mult: u64,
+    acc: &'a mut Acc,
+    trace: Option<&'a mut TraceBuilder<'t>>,
+    /// The open labels, innermost last.
+    stack: Vec<u32>,
+    /// The latest clock of any tile.
+    f: u64,
+}
+
+impl Replay<'_, '_> {
+    /// Compute phase `a`: each of its tiles runs its cycles.
+    #[inline]
+    fn compute(&mut self, a: u32) {
+        let m = self.m;
+        let c = &m.computes[a as usize];
+        let f0 = self.f;
+        for t in &c.tiles {
+            self.run_tile(Cat::Compute, t.tile as usize, t.cycles);
         }
+        self.end_phase(f0, Cat::Compute, SpanKind::Compute, &c.name);
+    }
+
+    /// Exchange phase `a`: counted in the open labels' exchanges and link bytes, then each of
+    /// its tiles runs its cycles.
+    #[inline]
+    fn exchange(&mut self, a: u32) {
+        let m = self.m;
+        let x = &m.exchanges[a as usize];
+        let f0 = self.f;
+        for &l in &self.stack {
+            let la = &mut self.acc.labels[l as usize];
+            la.exchange_phases = la.exchange_phases.saturating_add(self.mult);
+            la.inter_chip_bytes = la
+                .inter_chip_bytes
+                .saturating_add(x.inter_chip_bytes.saturating_mul(self.mult));
+            for link in &x.links {
+                let b = la.links.entry((link.src_chip, link.dst_chip)).or_default();
+                *b = b.saturating_add(link.bytes.saturating_mul(self.mult));
+            }
+        }
+        for t in &x.tiles {
+            self.run_tile(Cat::Exchange, t.tile as usize, t.cycles);
+        }
+        self.end_phase(f0, Cat::Exchange, SpanKind::Exchange, &x.name);
+    }
+
+    /// Tile `i` runs `cycles` of a phase (counted as `cat`).
+    #[inline]
+    fn run_tile(&mut self, cat: Cat, i: usize, cycles: u64) {
+        let before = self.clk[i];
+        self.clk[i] = before.saturating_add(cycles);
+        self.f = self.f.max(self.clk[i]);
+        add(
+            self.acc,
+            &self.stack,
+            cat,
+            i,
+            cycles.saturating_mul(self.mult),
+        );
+        if let Some(tb) = self.trace.as_deref_mut() {
+            tb.tile(i, before, self.clk[i]);
+        }
+    }
+
+    /// Ends a phase that started when the latest clock was `f0`: its elapsed cycles, and its
+    /// span in the trace.
+    #[inline]
+    fn end_phase(&mut self, f0: u64, cat: Cat, kind: SpanKind, name: &str) {
+        add_elapsed(
+            self.acc,
+            &self.stack,
+            cat,
+            (self.f - f0).saturating_mul(self.mult),
+        );
+        if let Some(tb) = self.trace.as_deref_mut() {
+            tb.flush(kind, name);
+        }
+    }
+
+    /// A sync, `global` or internal (per chip): every tile of its scope waits for the
+    /// slowest, then all pay the sync's cost.
+    #[inline]
+    fn sync(&mut self, global: bool) {
+        let target = &self.m.target;
+        let cost = u64::from(if global {
+            target.global_sync_cycles
+        } else {
+            target.internal_sync_cycles
+        });
+        let scope = if global {
+            self.clk.len().max(1)
+        } else {
+            target.tiles_per_ipu.max(1) as usize
+        };
+        for (c, tiles) in self.clk.chunks_mut(scope).enumerate() {
+            let t_end = tiles
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .saturating_add(cost);
+            for (j, t) in tiles.iter_mut().enumerate() {
+                let i = c * scope + j;
+                add(
+                    self.acc,
+                    &self.stack,
+                    Cat::Sync,
+                    i,
+                    (t_end - *t).saturating_mul(self.mult),
+                );
+                if let Some(tb) = self.trace.as_deref_mut() {
+                    tb.tile(i, *t, t_end);
+                }
+                *t = t_end;
+            }
+        }
+        self.f = self.f.saturating_add(cost);
+        add_elapsed(
+            self.acc,
+            &self.stack,
+            Cat::Sync,
+            cost.saturating_mul(self.mult),
+        );
+        if let Some(tb) = self.trace.as_deref_mut() {
+            tb.flush(
+                SpanKind::Sync,
+                if global {
+                    "sync (global)"
+                } else {
+                    "sync (internal)"
+                },
+            );
+        }
+    }
+
+    /// Enters (or resumes) label `a`.
+    #[inline]
+    fn enter(&mut self, a: u32) {
+        self.acc.ensure(self.clk.len(), a as usize + 1);
+        self.stack.push(a);
+        if let Some(tb) = self.trace.as_deref_mut() {
+            tb.open.push((a, self.f));
+        }
+    }
+
+    /// Leaves the innermost label.
+    #[inline]
+    fn exit(&mut self) {
+        self.stack.pop();
+        if let Some(tb) = self.trace.as_deref_mut() {
+            tb.close(self.f);
+        }
+    }
+
+    /// The start of a run: every tile's clock is the latest, and no label is open in the
+    /// trace.
+    fn run_start(&mut self) {
+        let f = self.f;
+        self.clk.iter_mut().for_each(|c| *c = f);
+        if let Some(tb) = self.trace.as_deref_mut() {
+            close_all(tb, f);
+        }
+    }
+}
+
+/// Closes every label span still open in the trace at `f`.
+fn close_all(tb: &mut TraceBuilder<'_>, f: u64) {
+    while !tb.open.is_empty() {
+        tb.close(f);
     }
 }
