@@ -15,7 +15,9 @@
 //! - sync: `internal_sync_cycles` (per chip) or `global_sync_cycles`, after waiting for the
 //!   slowest tile of the sync's scope (see the profile's replay).
 
-use crate::exe::{ComputePhase, ExchangePhase, Executable, LocalCopy, TileCompute};
+use std::collections::BTreeMap;
+
+use crate::exe::{ComputePhase, ExchangePhase, Executable, LocalCopy, TileCompute, Transfer};
 use crate::target::{Target, TileId};
 
 /// Bytes per cycle of an on-tile copy (one 64-bit load and store per cycle).
@@ -196,35 +198,100 @@ fn div_ceil_f(bytes: u64, per_cycle: f64) -> u64 {
 
 /// The static cost of one exchange phase.
 pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
-    #[derive(Default, Clone, Copy)]
-    struct Acc {
-        send: u64,
-        recv: u64,
-        send_lat: u64,
-        recv_lat: u64,
-        sent: u64,
-        received: u64,
-        used: bool,
-    }
-    use std::collections::BTreeMap;
-    let setup = u64::from(target.exchange_setup_cycles);
-    // A tile's own exchange port, on-chip and off-chip messages alike.
-    let port = |b: u64| setup + b.div_ceil(u64::from(target.exchange_bytes_per_cycle.max(1)));
-    let latency = |a: u32, b: u32| {
-        u64::from(target.link_hop_latency_cycles) * u64::from(target.hops(a, b))
-            + u64::from(target.gw_hop_latency_cycles) * u64::from(target.gw_hops(a, b))
-    };
-    let mut acc: BTreeMap<TileId, Acc> = Default::default();
-    // Bytes per ordered chip pair, and the pairs each tile sends over or receives from.
-    let mut pairs: BTreeMap<(u32, u32), u64> = Default::default();
-    let mut tile_pairs: Vec<(TileId, (u32, u32))> = Vec::new();
     let mut cost = ExchangeCost {
         name: phase.name.clone(),
         transfers: phase.transfers.len() as u64,
         ..Default::default()
     };
+    let mut traffic = Traffic::default();
     let mut chips: Vec<u32> = Vec::new();
     for tr in &phase.transfers {
+        traffic.add(target, tr, &mut cost, &mut chips);
+    }
+    cost.links = link_loads(target, &traffic.pairs);
+    let floor = link_floors(&cost.links, traffic.tile_pairs);
+    cost.tiles = traffic
+        .tiles
+        .into_iter()
+        .filter(|(_, a)| a.used)
+        .map(|(tile, a)| a.cost(tile, floor.get(&tile).copied().unwrap_or(0)))
+        .collect();
+    cost.max = cost.tiles.iter().map(|t| t.cycles).max().unwrap_or(0);
+    cost
+}
+
+/// Cycles of a message of `b` bytes at a tile's own exchange port, on-chip and off-chip
+/// messages alike.
+#[inline]
+fn port_cycles(target: &Target, b: u64) -> u64 {
+    u64::from(target.exchange_setup_cycles)
+        + b.div_ceil(u64::from(target.exchange_bytes_per_cycle.max(1)))
+}
+
+/// The latency of the hops from chip `a` to chip `b`.
+#[inline]
+fn hop_latency(target: &Target, a: u32, b: u32) -> u64 {
+    u64::from(target.link_hop_latency_cycles) * u64::from(target.hops(a, b))
+        + u64::from(target.gw_hop_latency_cycles) * u64::from(target.gw_hops(a, b))
+}
+
+/// What one tile sends and receives in an exchange phase.
+#[derive(Default, Clone, Copy)]
+struct TileTraffic {
+    /// Port cycles of sending and of receiving.
+    send: u64,
+    recv: u64,
+    /// The largest hop latency of what it sends to and receives from other chips.
+    send_lat: u64,
+    recv_lat: u64,
+    /// Bytes sent and received.
+    sent: u64,
+    received: u64,
+    used: bool,
+}
+
+impl TileTraffic {
+    /// The tile's cost, given `floor`: the cycles its chip pairs' links take to carry the
+    /// phase's bytes, which inter-chip sends or receives wait for.
+    fn cost(self, tile: TileId, floor: u64) -> TileExchangeCost {
+        let send_cycles = self
+            .send
+            .max(if self.send_lat > 0 { floor } else { 0 })
+            .saturating_add(self.send_lat);
+        let recv_cycles = self
+            .recv
+            .max(if self.recv_lat > 0 { floor } else { 0 })
+            .saturating_add(self.recv_lat);
+        TileExchangeCost {
+            tile,
+            cycles: send_cycles.max(recv_cycles),
+            send_cycles,
+            recv_cycles,
+            bytes_sent: self.sent,
+            bytes_received: self.received,
+        }
+    }
+}
+
+/// The traffic of an exchange phase, gathered transfer by transfer.
+#[derive(Default)]
+struct Traffic {
+    tiles: BTreeMap<TileId, TileTraffic>,
+    /// Bytes per ordered chip pair.
+    pairs: BTreeMap<(u32, u32), u64>,
+    /// The chip pairs each tile sends over or receives from.
+    tile_pairs: Vec<(TileId, (u32, u32))>,
+}
+
+impl Traffic {
+    /// Adds transfer `tr` to the traffic and to `cost`'s byte counts. `chips` is scratch space.
+    fn add(
+        &mut self,
+        target: &Target,
+        tr: &Transfer,
+        cost: &mut ExchangeCost,
+        chips: &mut Vec<u32>,
+    ) {
         let bytes = u64::from(tr.bytes);
         let src_chip = target.ipu_of(tr.src_tile);
         cost.bytes += bytes;
@@ -232,31 +299,35 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         for &(d, _) in &tr.dsts {
             let dc = target.ipu_of(d);
             cost.bytes_delivered += bytes;
-            let a = acc.entry(d).or_default();
+            let a = self.tiles.entry(d).or_default();
             a.used = true;
             a.received += bytes;
-            a.recv = a.recv.saturating_add(port(bytes));
+            a.recv = a.recv.saturating_add(port_cycles(target, bytes));
             if dc != src_chip {
                 cost.inter_chip_bytes += bytes;
-                a.recv_lat = a.recv_lat.max(latency(src_chip, dc));
-                tile_pairs.push((d, (src_chip, dc)));
+                a.recv_lat = a.recv_lat.max(hop_latency(target, src_chip, dc));
+                self.tile_pairs.push((d, (src_chip, dc)));
                 if !chips.contains(&dc) {
                     chips.push(dc);
                 }
             }
         }
-        let s = acc.entry(tr.src_tile).or_default();
+        let s = self.tiles.entry(tr.src_tile).or_default();
         s.used = true;
         s.sent += bytes;
         // A broadcast leaves the tile once; it crosses to each other chip once.
-        s.send = s.send.saturating_add(port(bytes));
-        for &c in &chips {
-            s.send_lat = s.send_lat.max(latency(src_chip, c));
-            *pairs.entry((src_chip, c)).or_default() += bytes;
-            tile_pairs.push((tr.src_tile, (src_chip, c)));
+        s.send = s.send.saturating_add(port_cycles(target, bytes));
+        for &c in chips.iter() {
+            s.send_lat = s.send_lat.max(hop_latency(target, src_chip, c));
+            *self.pairs.entry((src_chip, c)).or_default() += bytes;
+            self.tile_pairs.push((tr.src_tile, (src_chip, c)));
         }
     }
-    cost.links = pairs
+}
+
+/// The load of each chip pair's links, sorted by pair.
+fn link_loads(target: &Target, pairs: &BTreeMap<(u32, u32), u64>) -> Vec<LinkLoad> {
+    pairs
         .iter()
         .map(|(&(a, b), &bytes)| {
             let gw = target.domain_of(a) != target.domain_of(b);
@@ -273,11 +344,13 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
                 gw,
             }
         })
-        .collect();
-    // A tile that sends over (or receives from) a chip pair finishes no earlier than that
-    // pair's links have carried the phase's bytes.
-    let link_cycles: BTreeMap<(u32, u32), u64> = cost
-        .links
+        .collect()
+}
+
+/// Per tile that sends over (or receives from) a chip pair, the cycles before which it cannot
+/// finish: the slowest of its pairs' links carrying the phase's bytes.
+fn link_floors(links: &[LinkLoad], tile_pairs: Vec<(TileId, (u32, u32))>) -> BTreeMap<TileId, u64> {
+    let link_cycles: BTreeMap<(u32, u32), u64> = links
         .iter()
         .map(|l| ((l.src_chip, l.dst_chip), l.cycles))
         .collect();
@@ -287,31 +360,7 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         let f = floor.entry(t).or_default();
         *f = (*f).max(c);
     }
-    cost.tiles = acc
-        .into_iter()
-        .filter(|(_, a)| a.used)
-        .map(|(tile, a)| {
-            let f = floor.get(&tile).copied().unwrap_or(0);
-            let send_cycles = a
-                .send
-                .max(if a.send_lat > 0 { f } else { 0 })
-                .saturating_add(a.send_lat);
-            let recv_cycles = a
-                .recv
-                .max(if a.recv_lat > 0 { f } else { 0 })
-                .saturating_add(a.recv_lat);
-            TileExchangeCost {
-                tile,
-                cycles: send_cycles.max(recv_cycles),
-                send_cycles,
-                recv_cycles,
-                bytes_sent: a.sent,
-                bytes_received: a.received,
-            }
-        })
-        .collect();
-    cost.max = cost.tiles.iter().map(|t| t.cycles).max().unwrap_or(0);
-    cost
+    floor
 }
 
 impl CycleModel {
