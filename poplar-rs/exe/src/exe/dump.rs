@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Executable, Step};
+use super::{ComputePhase, ExchangePhase, Executable, Step};
 
 impl Executable {
     /// The program `index` as indented steps, followed by the exchange and compute phases it
@@ -15,6 +15,7 @@ impl Executable {
         out
     }
 
+    /// Step `s` and what it contains, indented by `depth`.
     fn step(&self, s: &Step, depth: usize, out: &mut String) {
         let pad = "  ".repeat(depth);
         match s {
@@ -26,48 +27,8 @@ impl Executable {
             Step::Sync(k) => {
                 let _ = writeln!(out, "{pad}sync {k:?}");
             }
-            Step::Exchange(i) => {
-                let x = &self.exchanges[*i];
-                let _ = writeln!(out, "{pad}exchange '{}'", x.name);
-                for t in &x.transfers {
-                    let dsts: Vec<String> =
-                        t.dsts.iter().map(|(d, o)| format!("{d}:{o}")).collect();
-                    let _ = writeln!(
-                        out,
-                        "{pad}  {}:{} {}B -> {}",
-                        t.src_tile,
-                        t.src_offset,
-                        t.bytes,
-                        dsts.join(" ")
-                    );
-                }
-            }
-            Step::Compute(i) => {
-                let c = &self.computes[*i];
-                let _ = writeln!(out, "{pad}compute '{}'", c.name);
-                for t in &c.tiles {
-                    let mut parts = Vec::new();
-                    for cp in &t.pre_copies {
-                        parts.push(format!("pre {}->{} {}B", cp.src, cp.dst, cp.bytes));
-                    }
-                    for v in &t.vertices {
-                        let fields: Vec<String> = v
-                            .fields
-                            .iter()
-                            .map(|f| format!("{}+{}", f.offset, f.len))
-                            .collect();
-                        parts.push(format!(
-                            "{}[{}]",
-                            self.codelets[v.codelet].name,
-                            fields.join(",")
-                        ));
-                    }
-                    for cp in &t.post_copies {
-                        parts.push(format!("post {}->{} {}B", cp.src, cp.dst, cp.bytes));
-                    }
-                    let _ = writeln!(out, "{pad}  tile {}: {}", t.tile, parts.join("; "));
-                }
-            }
+            Step::Exchange(i) => self.exchange_lines(&self.exchanges[*i], &pad, out),
+            Step::Compute(i) => self.compute_lines(&self.computes[*i], &pad, out),
             Step::Repeat { count, body } => {
                 let _ = writeln!(out, "{pad}repeat {count}");
                 self.step(body, depth + 1, out);
@@ -125,6 +86,50 @@ impl Executable {
                     runs.len()
                 );
             }
+        }
+    }
+
+    /// An exchange step: the phase's name, then one line per transfer, `src -> dsts`.
+    fn exchange_lines(&self, x: &ExchangePhase, pad: &str, out: &mut String) {
+        let _ = writeln!(out, "{pad}exchange '{}'", x.name);
+        for t in &x.transfers {
+            let dsts: Vec<String> = t.dsts.iter().map(|(d, o)| format!("{d}:{o}")).collect();
+            let _ = writeln!(
+                out,
+                "{pad}  {}:{} {}B -> {}",
+                t.src_tile,
+                t.src_offset,
+                t.bytes,
+                dsts.join(" ")
+            );
+        }
+    }
+
+    /// A compute step: the phase's name, then one line per tile: its pre-copies, vertices
+    /// (codelet and fields) and post-copies.
+    fn compute_lines(&self, c: &ComputePhase, pad: &str, out: &mut String) {
+        let _ = writeln!(out, "{pad}compute '{}'", c.name);
+        for t in &c.tiles {
+            let mut parts = Vec::new();
+            for cp in &t.pre_copies {
+                parts.push(format!("pre {}->{} {}B", cp.src, cp.dst, cp.bytes));
+            }
+            for v in &t.vertices {
+                let fields: Vec<String> = v
+                    .fields
+                    .iter()
+                    .map(|f| format!("{}+{}", f.offset, f.len))
+                    .collect();
+                parts.push(format!(
+                    "{}[{}]",
+                    self.codelets[v.codelet].name,
+                    fields.join(",")
+                ));
+            }
+            for cp in &t.post_copies {
+                parts.push(format!("post {}->{} {}B", cp.src, cp.dst, cp.bytes));
+            }
+            let _ = writeln!(out, "{pad}  tile {}: {}", t.tile, parts.join("; "));
         }
     }
 
