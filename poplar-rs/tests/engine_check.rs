@@ -3,7 +3,7 @@
 #[path = "engine_support/mod.rs"]
 mod support;
 
-use poplar::exe::ExecutableError as E;
+use poplar::exe::CheckError as E;
 use poplar::exe::StreamDir;
 use poplar::exe::*;
 use poplar::DType;

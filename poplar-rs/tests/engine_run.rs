@@ -636,29 +636,25 @@ fn new_refuses_unknown_or_changed_codelets() {
     bad.codelets[poplar::exe::CodeletId::from_u32(0)].name = "test::NotThere".into();
     assert!(matches!(
         Engine::new(&bad, opts(1)),
-        Err(EngineError::Executable(ExecutableError::UnregisteredCodelet { name })) if name == "test::NotThere"
+        Err(EngineError::Executable(CheckError::UnregisteredCodelet { name })) if name == "test::NotThere"
     ));
     let mut bad = good.clone();
     bad.codelets[poplar::exe::CodeletId::from_u32(0)].signature = "c:InOut:Scalar:i32;".into();
     assert!(matches!(
         Engine::new(&bad, opts(1)),
-        Err(EngineError::Executable(
-            ExecutableError::CodeletSignature { .. }
-        ))
+        Err(EngineError::Executable(CheckError::CodeletSignature { .. }))
     ));
     let mut bad = good.clone();
     bad.codelets[poplar::exe::CodeletId::from_u32(0)].fields[0].dtype = DType::I32;
     assert!(matches!(
         Engine::new(&bad, opts(1)),
-        Err(EngineError::Executable(
-            ExecutableError::CodeletLayout { .. }
-        ))
+        Err(EngineError::Executable(CheckError::CodeletLayout { .. }))
     ));
     let mut bad = good;
     bad.tiles.pop();
     assert!(matches!(
         Engine::new(&bad, opts(1)),
-        Err(EngineError::Executable(ExecutableError::TileCount { .. }))
+        Err(EngineError::Executable(CheckError::TileCount { .. }))
     ));
 }
 

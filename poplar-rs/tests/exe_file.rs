@@ -4,8 +4,8 @@
 mod support;
 
 use poplar::exe::file::{MAGIC, SECTION_INIT_DATA, SECTION_TARGET};
-use poplar::exe::ExecutableError as E;
 use poplar::exe::*;
+use poplar::exe::{CheckError as C, ExecutableError as E, FileError as F};
 use poplar::Engine;
 use support::*;
 
@@ -96,7 +96,7 @@ fn round_trip_bytes_and_file() {
 fn missing_file_is_an_io_error() {
     assert!(matches!(
         Executable::load(tmp_path("does-not-exist")),
-        Err(E::Io { .. })
+        Err(E::File(F::Io { .. }))
     ));
 }
 
@@ -105,8 +105,8 @@ fn every_truncation_is_an_error() {
     let bytes = small().to_bytes();
     for n in 0..bytes.len() {
         match Executable::from_bytes(&bytes[..n]) {
-            Err(E::Truncated { .. }) | Err(E::BadMagic) => {}
-            Err(E::MissingSection { .. }) if n >= bytes.len() - 16 - 16 => {}
+            Err(E::File(F::Truncated { .. })) | Err(E::File(F::BadMagic)) => {}
+            Err(E::File(F::MissingSection { .. })) if n >= bytes.len() - 16 - 16 => {}
             other => panic!("prefix {n}: {other:?}"),
         }
     }
@@ -115,10 +115,10 @@ fn every_truncation_is_an_error() {
     long.push(0);
     assert_eq!(
         Executable::from_bytes(&long).unwrap_err(),
-        E::TrailingBytes {
+        E::File(F::TrailingBytes {
             offset: bytes.len() as u64,
             count: 1
-        }
+        })
     );
 }
 
@@ -140,24 +140,27 @@ fn every_byte_flip_is_an_error() {
 fn wrong_magic_and_version() {
     let mut b = small().to_bytes();
     b[0] = b'X';
-    assert_eq!(Executable::from_bytes(&b).unwrap_err(), E::BadMagic);
+    assert_eq!(
+        Executable::from_bytes(&b).unwrap_err(),
+        E::File(F::BadMagic)
+    );
     let mut b = small().to_bytes();
     b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     assert_eq!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::UnsupportedVersion {
+        E::File(F::UnsupportedVersion {
             found: FORMAT_VERSION + 1,
             supported: FORMAT_VERSION
-        }
+        })
     );
     assert_eq!(
         Executable::from_bytes(&[]).unwrap_err(),
-        E::Truncated {
+        E::File(F::Truncated {
             section: "header".into(),
             offset: 0,
             needed: 8,
             available: 0
-        }
+        })
     );
 }
 
@@ -170,13 +173,13 @@ fn checksums_are_verified() {
     let last = b.len() - 1;
     b[last] ^= 1;
     assert!(
-        matches!(Executable::from_bytes(&b).unwrap_err(), E::Checksum { ref section, .. } if section == "init data section")
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::File(F::Checksum { ref section, .. }) if section == "init data section")
     );
     // Tamper with the manifest.
     let mut b = bytes.clone();
     b[24 + m.len() / 2] ^= 4;
     assert!(
-        matches!(Executable::from_bytes(&b).unwrap_err(), E::Checksum { ref section, offset: 24, .. } if section == "manifest")
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::File(F::Checksum { ref section, offset: 24, .. }) if section == "manifest")
     );
 }
 
@@ -186,7 +189,7 @@ fn bogus_lengths_do_not_allocate() {
     let mut b = bytes.clone();
     b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(
-        matches!(Executable::from_bytes(&b).unwrap_err(), E::Truncated { ref section, needed: u64::MAX, .. } if section == "manifest")
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::File(F::Truncated { ref section, needed: u64::MAX, .. }) if section == "manifest")
     );
     // Section length field of the first section (target): just after the section count.
     let (_, m, _) = split(&bytes);
@@ -195,7 +198,7 @@ fn bogus_lengths_do_not_allocate() {
     b[at..at + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
     assert!(matches!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::Truncated { .. }
+        E::File(F::Truncated { .. })
     ));
 }
 
@@ -213,15 +216,15 @@ fn section_table_errors() {
     b[kind_at..kind_at + 4].copy_from_slice(&77u32.to_le_bytes());
     assert_eq!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::UnknownSection {
+        E::File(F::UnknownSection {
             kind: 77,
             offset: kind_at as u64
-        }
+        })
     );
     let mut b = bytes.clone();
     b[kind_at..kind_at + 4].copy_from_slice(&SECTION_INIT_DATA.to_le_bytes());
     assert!(
-        matches!(Executable::from_bytes(&b).unwrap_err(), E::SectionLength { expected, found: 24, .. } if expected > 24)
+        matches!(Executable::from_bytes(&b).unwrap_err(), E::File(F::SectionLength { expected, found: 24, .. }) if expected > 24)
     );
     // The target section twice.
     let mut b = bytes.clone();
@@ -229,24 +232,24 @@ fn section_table_errors() {
     b.extend_from_slice(&bytes[kind_at..kind_at + 16 + 24]);
     assert_eq!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::DuplicateSection {
+        E::File(F::DuplicateSection {
             section: "target section".into(),
             offset: bytes.len() as u64
-        }
+        })
     );
     // Only one section declared: the rest is trailing.
     let mut b = bytes.clone();
     b[count_at..count_at + 4].copy_from_slice(&1u32.to_le_bytes());
     assert!(matches!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::TrailingBytes { .. }
+        E::File(F::TrailingBytes { .. })
     ));
     // Drop the init data section entirely.
     let mut b = bytes[..count_at + 4 + 16 + 24].to_vec();
     b[count_at..count_at + 4].copy_from_slice(&1u32.to_le_bytes());
     assert!(matches!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::MissingSection { .. }
+        E::File(F::MissingSection { .. })
     ));
 }
 
@@ -256,11 +259,11 @@ fn manifest_errors() {
     assert!(matches!(
         Executable::from_bytes(&with_manifest(&bytes, b"{\"not\": \"an executable\"}"))
             .unwrap_err(),
-        E::Manifest { offset: 24, .. }
+        E::File(F::Manifest { offset: 24, .. })
     ));
     assert!(matches!(
         Executable::from_bytes(&with_manifest(&bytes, b"\xff\xfe")).unwrap_err(),
-        E::Manifest { .. }
+        E::File(F::Manifest { .. })
     ));
     // Deeply nested steps hit serde_json's recursion limit, not the stack.
     let mut exe = small();
@@ -276,7 +279,7 @@ fn manifest_errors() {
     // Dropping the deep tree recursively is fine at this depth on the test thread.
     assert!(matches!(
         Executable::from_bytes(&deep).unwrap_err(),
-        E::Manifest { .. }
+        E::File(F::Manifest { .. })
     ));
 }
 
@@ -288,7 +291,7 @@ fn init_section_length_must_match_manifest() {
     let bytes = exe.to_bytes();
     assert!(matches!(
         Executable::from_bytes(&bytes).unwrap_err(),
-        E::SectionLength { .. }
+        E::File(F::SectionLength { .. })
     ));
 }
 
@@ -298,9 +301,9 @@ fn codelets_are_checked_against_the_registry() {
     exe.codelets[poplar::exe::CodeletId::from_u32(0)].name = "test::Gone".into();
     assert_eq!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
-        E::UnregisteredCodelet {
+        E::Check(C::UnregisteredCodelet {
             name: "test::Gone".into()
-        }
+        })
     );
     let mut exe = small();
     exe.codelets[poplar::exe::CodeletId::from_u32(1)]
@@ -308,13 +311,13 @@ fn codelets_are_checked_against_the_registry() {
         .push_str("extra:Input:Scalar:f32;");
     assert!(matches!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
-        E::CodeletSignature { ref name, .. } if name == "test::AddTo"
+        E::Check(C::CodeletSignature { ref name, .. }) if name == "test::AddTo"
     ));
     let mut exe = small();
     exe.codelets[poplar::exe::CodeletId::from_u32(1)].multi_worker = true;
     assert!(matches!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
-        E::CodeletLayout { .. }
+        E::Check(C::CodeletLayout { .. })
     ));
 }
 
@@ -325,7 +328,7 @@ fn loading_runs_check() {
         2;
     assert!(matches!(
         Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
-        E::FieldMisaligned { tile: 3, .. }
+        E::Check(C::FieldMisaligned { tile: 3, .. })
     ));
 }
 
@@ -391,7 +394,7 @@ fn application_sections_round_trip_and_are_checked() {
     b[at] ^= 1;
     assert!(matches!(
         Executable::from_bytes(&b).unwrap_err(),
-        E::Checksum { ref section, .. } if section == "application section"
+        E::File(F::Checksum { ref section, .. }) if section == "application section"
     ));
     // Two sections of one name are refused.
     let mut one = small();
@@ -405,7 +408,7 @@ fn application_sections_round_trip_and_are_checked() {
     b2[count_at..count_at + 4].copy_from_slice(&4u32.to_le_bytes());
     assert!(matches!(
         Executable::from_bytes(&b2).unwrap_err(),
-        E::DuplicateSection { ref section, .. } if section.contains("'dup'")
+        E::File(F::DuplicateSection { ref section, .. }) if section.contains("'dup'")
     ));
 }
 

@@ -12,4 +12,4 @@ use poplar_core::{codelet, dtype, entity, target};
 pub mod exe;
 pub mod profile;
 
-pub use exe::{Executable, ExecutableError};
+pub use exe::{CheckError, Executable, ExecutableError, FileError};

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use poplar_exe::exe::ExecutableError;
+use poplar_exe::exe::{ExecutableError, FileError};
 use poplar_exe::profile::{CycleModel, MemoryReport, Profile, ProfileError};
 use poplar_exe::Executable;
 
@@ -23,7 +23,7 @@ use poplar_exe::Executable;
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// An executable that does not load; the file is named once (I/O errors name it already).
-    #[error("{}", named(path, source, matches!(source, ExecutableError::Io { .. })))]
+    #[error("{}", named(path, source, matches!(source, ExecutableError::File(FileError::Io { .. }))))]
     Exe {
         path: String,
         source: ExecutableError,

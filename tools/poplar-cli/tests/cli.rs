@@ -127,10 +127,13 @@ fn executables_of_codelets_not_linked_here_are_reported() {
     assert!(out.contains("Static cycle model"), "{out}");
 
     // The library still refuses to load it for running, and the engine to run it.
-    let unregistered = poplar::exe::ExecutableError::UnregisteredCodelet {
+    let unregistered = poplar::exe::CheckError::UnregisteredCodelet {
         name: "app::NotLinkedHere".into(),
     };
-    assert_eq!(poplar::Executable::load(&path).unwrap_err(), unregistered);
+    assert_eq!(
+        poplar::Executable::load(&path).unwrap_err(),
+        poplar::exe::ExecutableError::Check(unregistered.clone())
+    );
     let loaded = poplar::Executable::load_unlinked(&path).unwrap();
     assert_eq!(
         Engine::new(&loaded, EngineOptions::default()).unwrap_err(),

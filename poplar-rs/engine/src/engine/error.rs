@@ -1,7 +1,7 @@
 //! Errors of building and running an engine.
 
 use crate::dtype::DType;
-use crate::exe::ExecutableError;
+use crate::exe::CheckError;
 use crate::exe::StreamDir;
 use crate::target::TileId;
 
@@ -11,7 +11,7 @@ use crate::target::TileId;
 pub enum EngineError {
     /// The executable fails its checks (`Executable::check`, codelet resolution).
     #[error("invalid executable: {0}")]
-    Executable(#[from] ExecutableError),
+    Executable(#[from] CheckError),
     /// A tile needs more memory than the target has (compiled with `allow_out_of_memory`).
     #[error("tile {tile} needs {bytes} bytes but the target has {budget} bytes per tile")]
     TileOutOfMemory {

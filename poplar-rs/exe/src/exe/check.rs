@@ -13,8 +13,7 @@ use crate::dtype::DType;
 use crate::target::TileId;
 
 use super::{
-    Executable, ExecutableError, FieldKind, MemRun, ScalarLoc, Step, TileCompute, Transfer,
-    VertexInst,
+    CheckError, Executable, FieldKind, MemRun, ScalarLoc, Step, TileCompute, Transfer, VertexInst,
 };
 
 /// A byte range of a vertex's fields: `start..end`, owning field, written or not.
@@ -67,12 +66,12 @@ struct VertexAt {
 }
 
 /// The pre- and post-copies of compute phase `p` on one tile stay inside its `mem` bytes.
-fn check_copies(p: usize, tc: &TileCompute, mem: u64) -> Result<(), ExecutableError> {
+fn check_copies(p: usize, tc: &TileCompute, mem: u64) -> Result<(), CheckError> {
     for (which, copies) in [("pre", &tc.pre_copies), ("post", &tc.post_copies)] {
         for (i, c) in copies.iter().enumerate() {
             let b = u64::from(c.bytes);
             if u64::from(c.src) + b > mem || u64::from(c.dst) + b > mem {
-                return Err(ExecutableError::CopyOutOfBounds {
+                return Err(CheckError::CopyOutOfBounds {
                     compute_phase: p,
                     tile: tc.tile,
                     which,
@@ -98,11 +97,11 @@ fn field_spans(
     kind: &FieldKind,
     lists: &[FieldLoc],
     spans: &mut Vec<Span>,
-) -> Result<(), ExecutableError> {
+) -> Result<(), CheckError> {
     match kind.shape {
         FieldShape::Scalar | FieldShape::Vector => {
             if kind.shape == FieldShape::Scalar && loc.len != 1 {
-                return Err(ExecutableError::ScalarLen {
+                return Err(CheckError::ScalarLen {
                     compute_phase: at.compute_phase,
                     tile: at.tile,
                     vertex: at.vertex,
@@ -121,7 +120,7 @@ fn field_spans(
                 .checked_add(loc.len as usize)
                 .and_then(|end| lists.get(start..end))
             else {
-                return Err(ExecutableError::ListOutOfRange {
+                return Err(CheckError::ListOutOfRange {
                     compute_phase: at.compute_phase,
                     tile: at.tile,
                     vertex: at.vertex,
@@ -144,17 +143,12 @@ fn field_spans(
 
 /// The bytes of `l`, elements of field `f`, checked to lie inside the tile's memory and to be
 /// aligned to the element size.
-fn field_span(
-    at: VertexAt,
-    f: usize,
-    l: FieldLoc,
-    kind: &FieldKind,
-) -> Result<Span, ExecutableError> {
+fn field_span(at: VertexAt, f: usize, l: FieldLoc, kind: &FieldKind) -> Result<Span, CheckError> {
     let size = kind.dtype.size();
     let start = u64::from(l.offset);
     let end = start + u64::from(l.len) * size as u64;
     if end > at.mem {
-        return Err(ExecutableError::FieldOutOfBounds {
+        return Err(CheckError::FieldOutOfBounds {
             compute_phase: at.compute_phase,
             tile: at.tile,
             vertex: at.vertex,
@@ -165,7 +159,7 @@ fn field_span(
         });
     }
     if start % size as u64 != 0 {
-        return Err(ExecutableError::FieldMisaligned {
+        return Err(CheckError::FieldMisaligned {
             compute_phase: at.compute_phase,
             tile: at.tile,
             vertex: at.vertex,
@@ -200,9 +194,9 @@ impl Checker<'_> {
             .map_or(0, |t| u64::from(t.memory_bytes))
     }
 
-    fn tile_ok(&self, what: impl FnOnce() -> String, tile: TileId) -> Result<(), ExecutableError> {
+    fn tile_ok(&self, what: impl FnOnce() -> String, tile: TileId) -> Result<(), CheckError> {
         if tile >= self.num_tiles {
-            return Err(ExecutableError::TileOutOfRange {
+            return Err(CheckError::TileOutOfRange {
                 what: what(),
                 tile,
                 num_tiles: self.num_tiles,
@@ -211,11 +205,11 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_tiles(&self) -> Result<(), ExecutableError> {
+    fn check_tiles(&self) -> Result<(), CheckError> {
         for (t, img) in self.exe.tiles.iter().enumerate() {
             let tile = t as TileId;
             if img.always_live_bytes > img.memory_bytes {
-                return Err(ExecutableError::AlwaysLiveOverMemory {
+                return Err(CheckError::AlwaysLiveOverMemory {
                     tile,
                     always_live: img.always_live_bytes,
                     memory: img.memory_bytes,
@@ -223,7 +217,7 @@ impl Checker<'_> {
             }
             for (b, blk) in img.init.iter().enumerate() {
                 if blk.data.len() != blk.len as usize {
-                    return Err(ExecutableError::InitLength {
+                    return Err(CheckError::InitLength {
                         tile,
                         block: b,
                         len: blk.len,
@@ -231,7 +225,7 @@ impl Checker<'_> {
                     });
                 }
                 if u64::from(blk.offset) + u64::from(blk.len) > u64::from(img.memory_bytes) {
-                    return Err(ExecutableError::InitOutOfBounds {
+                    return Err(CheckError::InitOutOfBounds {
                         tile,
                         block: b,
                         offset: blk.offset,
@@ -244,7 +238,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_computes(&self) -> Result<(), ExecutableError> {
+    fn check_computes(&self) -> Result<(), CheckError> {
         let mut spans = Vec::new();
         for (p, phase) in self.exe.computes.values().enumerate() {
             let mut prev: Option<TileId> = None;
@@ -252,7 +246,7 @@ impl Checker<'_> {
                 let tile = tc.tile;
                 self.tile_ok(|| format!("compute phase {p} ('{}')", phase.name), tile)?;
                 if prev.is_some_and(|pt| tile <= pt) {
-                    return Err(ExecutableError::ComputeTileOrder {
+                    return Err(CheckError::ComputeTileOrder {
                         compute_phase: p,
                         tile,
                     });
@@ -282,9 +276,9 @@ impl Checker<'_> {
         at: VertexAt,
         v: &VertexInst,
         spans: &mut Vec<Span>,
-    ) -> Result<(), ExecutableError> {
+    ) -> Result<(), CheckError> {
         let Some(cref) = self.exe.codelets.get(v.codelet) else {
-            return Err(ExecutableError::NoSuchCodelet {
+            return Err(CheckError::NoSuchCodelet {
                 compute_phase: at.compute_phase,
                 tile: at.tile,
                 vertex: v.id,
@@ -293,7 +287,7 @@ impl Checker<'_> {
             });
         };
         if v.fields.len() != cref.fields.len() {
-            return Err(ExecutableError::FieldCount {
+            return Err(CheckError::FieldCount {
                 compute_phase: at.compute_phase,
                 tile: at.tile,
                 vertex: v.id,
@@ -307,7 +301,7 @@ impl Checker<'_> {
             field_spans(at, f, *loc, kind, &v.lists, spans)?;
         }
         if let Some((w, o)) = find_written_overlap(spans) {
-            return Err(ExecutableError::AliasedField {
+            return Err(CheckError::AliasedField {
                 compute_phase: at.compute_phase,
                 tile: at.tile,
                 vertex: v.id,
@@ -318,13 +312,13 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_replica_constants(&self) -> Result<(), ExecutableError> {
+    fn check_replica_constants(&self) -> Result<(), CheckError> {
         let Some(rep) = &self.exe.replication else {
             return Ok(());
         };
         for c in &rep.constants {
             let bad = |reason: String| {
-                Err(ExecutableError::BadReplication {
+                Err(CheckError::BadReplication {
                     reason: format!("replica constant '{}' {reason}", c.name),
                 })
             };
@@ -361,7 +355,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_exchanges(&self) -> Result<(), ExecutableError> {
+    fn check_exchanges(&self) -> Result<(), CheckError> {
         // (tile, start, end, transfer, is_destination)
         let mut ranges: Vec<(TileId, u64, u64, usize, bool)> = Vec::new();
         let mut spans: Vec<Span> = Vec::new();
@@ -370,7 +364,7 @@ impl Checker<'_> {
             if !phase.cross_replica.is_empty() {
                 let maps = self.exe.replication.as_ref().map_or(0, |r| r.maps.len());
                 if let Some(c) = phase.cross_replica.iter().find(|c| c.map as usize >= maps) {
-                    return Err(ExecutableError::BadReplication {
+                    return Err(CheckError::BadReplication {
                         reason: format!(
                             "exchange phase {p} ('{}') uses replica map {} of {maps}",
                             phase.name, c.map
@@ -405,7 +399,7 @@ impl Checker<'_> {
                     let start = u64::from(off);
                     let end = start + u64::from(t.bytes);
                     if end > mem {
-                        return Err(ExecutableError::TransferOutOfBounds {
+                        return Err(CheckError::TransferOutOfBounds {
                             exchange_phase: p,
                             transfer: i,
                             tile,
@@ -444,7 +438,7 @@ impl Checker<'_> {
                     } else {
                         "the source"
                     };
-                    return Err(ExecutableError::ExchangeOverlap {
+                    return Err(CheckError::ExchangeOverlap {
                         exchange_phase: p,
                         tile,
                         transfer: w.field,
@@ -463,9 +457,9 @@ impl Checker<'_> {
         owner: &str,
         what: &'static str,
         s: &ScalarLoc,
-    ) -> Result<(), ExecutableError> {
+    ) -> Result<(), CheckError> {
         self.tile_ok(|| format!("{owner}: {what}"), s.tile)?;
-        let bad = |reason: String| ExecutableError::BadScalar {
+        let bad = |reason: String| CheckError::BadScalar {
             owner: owner.to_string(),
             what,
             tile: s.tile,
@@ -488,11 +482,11 @@ impl Checker<'_> {
     }
 
     /// Checks runs in bounds and aligned to `align`; returns their total bytes.
-    fn check_runs(&self, owner: &str, runs: &[MemRun], align: u64) -> Result<u64, ExecutableError> {
+    fn check_runs(&self, owner: &str, runs: &[MemRun], align: u64) -> Result<u64, CheckError> {
         let mut total = 0u64;
         for (i, r) in runs.iter().enumerate() {
             self.tile_ok(|| format!("{owner}: run {i}"), r.tile)?;
-            let bad = |reason: String| ExecutableError::BadRun {
+            let bad = |reason: String| CheckError::BadRun {
                 owner: owner.to_string(),
                 run: i,
                 tile: r.tile,
@@ -512,15 +506,10 @@ impl Checker<'_> {
         Ok(total)
     }
 
-    fn check_step(
-        &self,
-        owner: &str,
-        step: &Step,
-        calls: &mut Vec<u32>,
-    ) -> Result<(), ExecutableError> {
+    fn check_step(&self, owner: &str, step: &Step, calls: &mut Vec<u32>) -> Result<(), CheckError> {
         let idx = |what: &'static str, index: u32, count: usize| {
             if index as usize >= count {
-                Err(ExecutableError::StepIndex {
+                Err(CheckError::StepIndex {
                     owner: owner.to_string(),
                     what,
                     index,
@@ -584,7 +573,7 @@ impl Checker<'_> {
                     StreamDir::DeviceToHost
                 };
                 if sd.dir != want {
-                    return Err(ExecutableError::StreamDirection {
+                    return Err(CheckError::StreamDirection {
                         owner: owner.to_string(),
                         stream: *stream,
                         name: sd.name.clone(),
@@ -593,14 +582,15 @@ impl Checker<'_> {
                 let what = format!("{owner}: stream '{}'", sd.name);
                 let size = sd.dtype.size() as u64;
                 let total = self.check_runs(&what, runs, size)?;
-                let expected = (sd.len as u64).checked_mul(size).ok_or_else(|| {
-                    ExecutableError::SizeOverflow {
-                        what: "stream",
-                        name: sd.name.clone(),
-                    }
-                })?;
+                let expected =
+                    (sd.len as u64)
+                        .checked_mul(size)
+                        .ok_or_else(|| CheckError::SizeOverflow {
+                            what: "stream",
+                            name: sd.name.clone(),
+                        })?;
                 if total != expected {
-                    return Err(ExecutableError::RunTotal {
+                    return Err(CheckError::RunTotal {
                         owner: what,
                         expected,
                         found: total,
@@ -611,7 +601,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_programs(&self) -> Result<(), ExecutableError> {
+    fn check_programs(&self) -> Result<(), CheckError> {
         let mut calls = Vec::new();
         for (i, p) in self.exe.programs.iter().enumerate() {
             self.check_step(&format!("program {i}"), p, &mut calls)?;
@@ -641,7 +631,7 @@ impl Checker<'_> {
                             colour[c] = 1;
                             stack.push((c, 0));
                         }
-                        1 => return Err(ExecutableError::RecursiveCall { function: callee }),
+                        1 => return Err(CheckError::RecursiveCall { function: callee }),
                         _ => {}
                     }
                 } else {
@@ -653,11 +643,11 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_host(&self) -> Result<(), ExecutableError> {
+    fn check_host(&self) -> Result<(), CheckError> {
         let mut names = std::collections::HashSet::new();
         for h in &self.exe.host_tensors {
             if !names.insert(h.name.as_str()) {
-                return Err(ExecutableError::DuplicateName {
+                return Err(CheckError::DuplicateName {
                     kind: "host tensor",
                     name: h.name.clone(),
                 });
@@ -669,12 +659,12 @@ impl Checker<'_> {
                 .shape
                 .iter()
                 .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
-                .ok_or_else(|| ExecutableError::SizeOverflow {
+                .ok_or_else(|| CheckError::SizeOverflow {
                     what: "host tensor",
                     name: h.name.clone(),
                 })?;
             if total != expected {
-                return Err(ExecutableError::RunTotal {
+                return Err(CheckError::RunTotal {
                     owner,
                     expected,
                     found: total,
@@ -685,13 +675,13 @@ impl Checker<'_> {
         let device_bytes = u64::from(self.num_tiles) * u64::from(self.exe.target.bytes_per_tile);
         for s in &self.exe.streams {
             if (s.len as u64).saturating_mul(s.dtype.size() as u64) > device_bytes {
-                return Err(ExecutableError::StreamTooLong {
+                return Err(CheckError::StreamTooLong {
                     name: s.name.clone(),
                     len: s.len,
                 });
             }
             if !names.insert(s.name.as_str()) {
-                return Err(ExecutableError::DuplicateName {
+                return Err(CheckError::DuplicateName {
                     kind: "stream",
                     name: s.name.clone(),
                 });
@@ -707,12 +697,12 @@ impl Executable {
     /// sources or other destinations within an exchange phase, every index in range, no
     /// recursive calls. Does not consult the codelet registry (see
     /// [`Executable::resolve_codelets`]).
-    pub fn check(&self) -> Result<(), ExecutableError> {
+    pub fn check(&self) -> Result<(), CheckError> {
         self.target.validate()?;
         self.check_replication()?;
         let num_tiles = self.tiles_described();
         if self.tiles.len() as u64 != num_tiles {
-            return Err(ExecutableError::TileCount {
+            return Err(CheckError::TileCount {
                 expected: num_tiles,
                 found: self.tiles.len(),
             });
@@ -730,11 +720,11 @@ impl Executable {
         Ok(())
     }
 
-    fn check_replication(&self) -> Result<(), ExecutableError> {
+    fn check_replication(&self) -> Result<(), CheckError> {
         let Some(rep) = &self.replication else {
             return Ok(());
         };
-        let bad = |reason: String| Err(ExecutableError::BadReplication { reason });
+        let bad = |reason: String| Err(CheckError::BadReplication { reason });
         if !rep.factor.is_power_of_two() {
             return bad(format!("{} replicas is not a power of two", rep.factor));
         }
@@ -757,18 +747,18 @@ impl Executable {
     /// Looks every codelet up in the registry and checks it has the layout the executable was
     /// compiled against (signature, field kinds and multi_worker flag). Returns the descriptors,
     /// indexed like [`Executable::codelets`].
-    pub fn resolve_codelets(&self) -> Result<Vec<&'static CodeletDesc>, ExecutableError> {
+    pub fn resolve_codelets(&self) -> Result<Vec<&'static CodeletDesc>, CheckError> {
         self.codelets
             .values()
             .map(|c| {
                 let d = crate::codelet::lookup(&c.name).ok_or_else(|| {
-                    ExecutableError::UnregisteredCodelet {
+                    CheckError::UnregisteredCodelet {
                         name: c.name.clone(),
                     }
                 })?;
                 let sig = d.signature();
                 if sig != c.signature {
-                    return Err(ExecutableError::CodeletSignature {
+                    return Err(CheckError::CodeletSignature {
                         name: c.name.clone(),
                         expected: c.signature.clone(),
                         registered: sig,
@@ -780,7 +770,7 @@ impl Executable {
                         .zip(&c.fields)
                         .all(|(s, k)| FieldKind::from(s) == *k);
                 if !same_fields || d.multi_worker != c.multi_worker {
-                    return Err(ExecutableError::CodeletLayout {
+                    return Err(CheckError::CodeletLayout {
                         name: c.name.clone(),
                     });
                 }

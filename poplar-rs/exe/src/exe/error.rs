@@ -1,11 +1,46 @@
-//! The typed errors of checking, saving and loading executables.
+//! The typed errors of executables: [`CheckError`] (an executable that is not consistent, or
+//! whose codelets are not those registered), [`FileError`] (a file that cannot be read or
+//! written as an executable), and [`ExecutableError`], either of them (loading checks too).
 
 use crate::dtype::DType;
 use crate::target::TileId;
 
-/// What is wrong with an executable or an executable file. Each variant names the thing at fault.
+/// Loading or saving an executable failed: the file, or the executable it holds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecutableError {
+    /// The file cannot be read or written as an executable.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The executable is not consistent, or its codelets are not those registered.
+    #[error(transparent)]
+    Check(#[from] CheckError),
+}
+
+impl ExecutableError {
+    /// The file error, if this is one.
+    pub fn file(&self) -> Option<&FileError> {
+        match self {
+            ExecutableError::File(e) => Some(e),
+            ExecutableError::Check(_) => None,
+        }
+    }
+
+    /// The consistency error, if this is one.
+    pub fn check(&self) -> Option<&CheckError> {
+        match self {
+            ExecutableError::Check(e) => Some(e),
+            ExecutableError::File(_) => None,
+        }
+    }
+}
+
+/// What [`Executable::check`](super::Executable::check) or
+/// [`Executable::resolve_codelets`](super::Executable::resolve_codelets) finds wrong with an
+/// executable. Each variant names the thing at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
     // ---- target and tiles ----
     /// A field of the target is outside what the chip model can mean.
     #[error("invalid target: {0}")]
@@ -226,8 +261,12 @@ pub enum ExecutableError {
     /// A codelet is registered with other field kinds or worker mode than the executable records.
     #[error("codelet '{name}': the executable's field kinds or multi_worker flag disagree with the registered codelet")]
     CodeletLayout { name: String },
+}
 
-    // ---- files ----
+/// What is wrong with an executable file. Each variant names the thing at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
     /// Reading or writing the file failed.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

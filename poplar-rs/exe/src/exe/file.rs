@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CodeletId, CodeletRef, ComputePhase, ComputePhaseId, ExchangePhase, ExchangePhaseId,
-    Executable, ExecutableError, FunctionId, HostTensor, Step, StreamDesc, TileImage,
+    Executable, ExecutableError, FileError, FunctionId, HostTensor, Step, StreamDesc, TileImage,
     FORMAT_VERSION,
 };
 use crate::entity::PrimaryMap;
@@ -101,12 +101,12 @@ trait Source {
     fn offset(&self) -> u64;
     fn remaining(&self) -> u64;
     /// Fills `buf`; the caller has checked `buf.len() <= remaining()`.
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError>;
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), FileError>;
 
     /// Reports truncation if fewer than `n` bytes are left.
-    fn need(&self, n: u64, section: &str) -> Result<(), ExecutableError> {
+    fn need(&self, n: u64, section: &str) -> Result<(), FileError> {
         if n > self.remaining() {
-            return Err(ExecutableError::Truncated {
+            return Err(FileError::Truncated {
                 section: section.to_string(),
                 offset: self.offset(),
                 needed: n,
@@ -116,19 +116,19 @@ trait Source {
         Ok(())
     }
     /// Takes `n` bytes (allocated only once `n` is known to be present).
-    fn take(&mut self, n: u64, section: &str) -> Result<Vec<u8>, ExecutableError> {
+    fn take(&mut self, n: u64, section: &str) -> Result<Vec<u8>, FileError> {
         self.need(n, section)?;
         let mut v = vec![0u8; n as usize];
         self.fill(&mut v)?;
         Ok(v)
     }
-    fn u32(&mut self, section: &str) -> Result<u32, ExecutableError> {
+    fn u32(&mut self, section: &str) -> Result<u32, FileError> {
         self.need(4, section)?;
         let mut a = [0u8; 4];
         self.fill(&mut a)?;
         Ok(u32::from_le_bytes(a))
     }
-    fn u64(&mut self, section: &str) -> Result<u64, ExecutableError> {
+    fn u64(&mut self, section: &str) -> Result<u64, FileError> {
         self.need(8, section)?;
         let mut a = [0u8; 8];
         self.fill(&mut a)?;
@@ -148,7 +148,7 @@ impl Source for SliceSource<'_> {
     fn remaining(&self) -> u64 {
         (self.data.len() - self.pos) as u64
     }
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError> {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), FileError> {
         buf.copy_from_slice(&self.data[self.pos..self.pos + buf.len()]);
         self.pos += buf.len();
         Ok(())
@@ -169,9 +169,9 @@ impl Source for FileSource {
     fn remaining(&self) -> u64 {
         self.len - self.pos
     }
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), ExecutableError> {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), FileError> {
         // Large reads bypass the BufReader's buffer and land directly in `buf`.
-        self.file.read_exact(buf).map_err(|e| ExecutableError::Io {
+        self.file.read_exact(buf).map_err(|e| FileError::Io {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
@@ -180,10 +180,10 @@ impl Source for FileSource {
     }
 }
 
-fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(), ExecutableError> {
+fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(), FileError> {
     let computed = crc32fast::hash(bytes);
     if computed != stored {
-        return Err(ExecutableError::Checksum {
+        return Err(FileError::Checksum {
             section: section.to_string(),
             offset,
             stored,
@@ -193,8 +193,8 @@ fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(),
     Ok(())
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> ExecutableError {
-    ExecutableError::Io {
+fn io_err(path: &Path, e: std::io::Error) -> FileError {
+    FileError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     }
@@ -368,7 +368,7 @@ impl Executable {
     /// Writes the executable to `path`, atomically: into a temporary file beside it, then
     /// renamed over `path`, so a failed or interrupted save never leaves a truncated file and
     /// never destroys the file that was there before.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ExecutableError> {
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), FileError> {
         let path = path.as_ref();
         let name = path.file_name().map_or_else(
             || std::ffi::OsString::from("executable"),
@@ -429,7 +429,7 @@ fn section_header(kind: u32, len: u64, crc: u32) -> [u8; SECTION_HEADER_BYTES] {
 }
 
 /// Parses a file image: header and manifest, then the sections, then the executable they make.
-fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
+fn parse(r: &mut impl Source) -> Result<Executable, FileError> {
     let Manifest {
         mut target,
         replication,
@@ -461,14 +461,14 @@ fn parse(r: &mut impl Source) -> Result<Executable, ExecutableError> {
 }
 
 /// Reads the header (magic, a supported version) and the manifest it announces, checksummed.
-fn read_manifest(r: &mut impl Source) -> Result<Manifest, ExecutableError> {
+fn read_manifest(r: &mut impl Source) -> Result<Manifest, FileError> {
     if r.take(8, "header")? != MAGIC {
-        return Err(ExecutableError::BadMagic);
+        return Err(FileError::BadMagic);
     }
     let version = r.u32("header")?;
     // Version 4 only added fields that default to "not replicated": version 3 files load.
     if !(3..=FORMAT_VERSION).contains(&version) {
-        return Err(ExecutableError::UnsupportedVersion {
+        return Err(FileError::UnsupportedVersion {
             found: version,
             supported: FORMAT_VERSION,
         });
@@ -478,7 +478,7 @@ fn read_manifest(r: &mut impl Source) -> Result<Manifest, ExecutableError> {
     let moff = r.offset();
     let mbytes = r.take(mlen, "manifest")?;
     checksum("manifest", moff, &mbytes, mcrc)?;
-    serde_json::from_slice(&mbytes).map_err(|e| ExecutableError::Manifest {
+    serde_json::from_slice(&mbytes).map_err(|e| FileError::Manifest {
         offset: moff,
         message: e.to_string(),
     })
@@ -491,7 +491,7 @@ fn read_sections(
     r: &mut impl Source,
     target: &mut Target,
     tiles: &mut [TileImage],
-) -> Result<std::collections::BTreeMap<String, Vec<u8>>, ExecutableError> {
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, FileError> {
     let count = r.u32("section table")?;
     let mut have_init = false;
     let mut have_target = false;
@@ -509,7 +509,7 @@ fn read_sections(
             checksum(&name, boff, &bytes, crc)?;
             let (app_name, data) = split_app_section(&bytes, boff)?;
             if app_sections.contains_key(&app_name) {
-                return Err(ExecutableError::DuplicateSection {
+                return Err(FileError::DuplicateSection {
                     section: format!("application section '{app_name}'"),
                     offset: soff,
                 });
@@ -520,10 +520,10 @@ fn read_sections(
         let seen = match kind {
             SECTION_INIT_DATA => &mut have_init,
             SECTION_TARGET => &mut have_target,
-            _ => return Err(ExecutableError::UnknownSection { kind, offset: soff }),
+            _ => return Err(FileError::UnknownSection { kind, offset: soff }),
         };
         if std::mem::replace(seen, true) {
-            return Err(ExecutableError::DuplicateSection {
+            return Err(FileError::DuplicateSection {
                 section: name,
                 offset: soff,
             });
@@ -541,7 +541,7 @@ fn read_sections(
         }
     }
     if r.remaining() != 0 {
-        return Err(ExecutableError::TrailingBytes {
+        return Err(FileError::TrailingBytes {
             offset: r.offset(),
             count: r.remaining(),
         });
@@ -551,7 +551,7 @@ fn read_sections(
         (have_target, SECTION_TARGET),
     ] {
         if !have {
-            return Err(ExecutableError::MissingSection {
+            return Err(FileError::MissingSection {
                 section: section_name(kind),
             });
         }
@@ -573,12 +573,12 @@ fn read_target_section(
     r: &mut impl Source,
     s: SectionAt,
     target: &mut Target,
-) -> Result<(), ExecutableError> {
+) -> Result<(), FileError> {
     let bytes = r.take(s.len, &s.name)?;
     checksum(&s.name, s.offset, &bytes, s.crc)?;
     // 16 bytes before the GW-Link rate existed (it keeps its default), 24 since.
     if bytes.len() != 16 && bytes.len() != 24 {
-        return Err(ExecutableError::SectionLength {
+        return Err(FileError::SectionLength {
             section: s.name,
             offset: s.offset,
             expected: 24,
@@ -606,14 +606,14 @@ fn read_init_data(
     r: &mut impl Source,
     s: SectionAt,
     tiles: &mut [TileImage],
-) -> Result<(), ExecutableError> {
+) -> Result<(), FileError> {
     let expected: u64 = tiles
         .iter()
         .flat_map(|t| &t.init)
         .map(|b| u64::from(b.len))
         .sum();
     if expected != s.len {
-        return Err(ExecutableError::SectionLength {
+        return Err(FileError::SectionLength {
             section: s.name,
             offset: s.offset,
             expected,
@@ -629,7 +629,7 @@ fn read_init_data(
     }
     let computed = hasher.finalize();
     if computed != s.crc {
-        return Err(ExecutableError::Checksum {
+        return Err(FileError::Checksum {
             section: s.name,
             offset: s.offset,
             stored: s.crc,
@@ -640,8 +640,8 @@ fn read_init_data(
 }
 
 /// Splits an application section's payload into its name and data.
-fn split_app_section(bytes: &[u8], offset: u64) -> Result<(String, Vec<u8>), ExecutableError> {
-    let bad = |message: String| ExecutableError::Manifest { offset, message };
+fn split_app_section(bytes: &[u8], offset: u64) -> Result<(String, Vec<u8>), FileError> {
+    let bad = |message: String| FileError::Manifest { offset, message };
     let nlen = bytes
         .get(..4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)

@@ -18,7 +18,7 @@ pub mod file;
 mod replicate;
 pub use replicate::ReplicaLayout;
 
-pub use error::ExecutableError;
+pub use error::{CheckError, ExecutableError, FileError};
 
 use serde::{Deserialize, Serialize};
 
