@@ -1,0 +1,19 @@
+//! What the poplar-rs applications (cardiac, hdiff, mlp) share, written once:
+//!
+//! - [`output`]: the output folder of a run, checked before any work (created if missing,
+//!   refused if it is a file, cannot be written, or holds an earlier run's files unless
+//!   forced), and files written atomically (a temporary file beside them, then renamed);
+//! - [`vtk`]: the pieces of a VTK XML file the apps' writers share: the header and footer,
+//!   and base64 binary data arrays with their 64-bit size prefix;
+//! - `fonts` (feature `plot`): the embedded DejaVu Sans registered once for plotters;
+//! - `testing` (feature `testing`): an app's binary run on N ranks under `mpiexec`, for the
+//!   multi-rank tests.
+
+pub mod output;
+pub mod vtk;
+
+#[cfg(feature = "plot")]
+pub mod fonts;
+
+#[cfg(feature = "testing")]
+pub mod testing;
