@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use hdiff::grid::{test_input, Coefficient, Grid};
@@ -183,11 +183,10 @@ fn run(args: RunArgs) -> Result<()> {
             "coefficient": args.coeff.to_string(),
             "figures": figures,
         });
-        std::fs::write(
+        app_support::output::write_atomic(
             dir.join("results.json"),
             serde_json::to_string_pretty(&json)?,
-        )
-        .with_context(|| format!("cannot write {}", dir.join("results.json").display()))?;
+        )?;
         println!(
             "wrote input/output .npy and .vti and results.json to {}",
             dir.display()
