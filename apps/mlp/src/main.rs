@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use app_support::output::{write_atomic, RunFiles};
 use clap::{Args, Parser, Subcommand};
 use mlp::config::{Config, Reduction};
 use mlp::model::Shape;
@@ -113,17 +113,21 @@ impl Opts {
     }
 }
 
-/// Creates `dir`, refusing one that holds files of an earlier run unless `force`.
-fn out_dir(dir: &Path, files: &[&str], force: bool) -> anyhow::Result<()> {
-    if !force {
-        if let Some(f) = files.iter().map(|f| dir.join(f)).find(|p| p.exists()) {
-            anyhow::bail!(
-                "{} exists (an earlier run); use --force or another --out",
-                f.display()
-            );
-        }
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+/// Files `mlp train` writes (and would overwrite) in its output folder.
+const TRAIN_FILES: RunFiles = RunFiles::new(&["history.json"]);
+
+/// Files `mlp scaling` writes.
+const SCALING_FILES: RunFiles = RunFiles::new(&["scaling.json", "scaling.svg"]);
+
+/// Checks the output folder on rank 0 (created if missing; refused if it is a file, cannot be
+/// written, or holds `files` of an earlier run unless `force`); its verdict is every rank's.
+fn out_dir(dir: &Path, files: RunFiles, force: bool) -> anyhow::Result<()> {
+    poplar::dist::agree(if poplar::dist::is_root() {
+        files.prepare(dir, force).map_err(|e| format!("{e:#}"))
+    } else {
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// `println!` on rank 0 only: under `mpiexec` every rank runs this same program (the engine's
@@ -156,12 +160,7 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(epochs);
             // Options first: a bad option creates no output folder and prints no banner.
             cfg.check(mlp::run::data(&cfg).0.len())?;
-            // Rank 0 checks the folder; its verdict is every rank's.
-            poplar::dist::agree(if root {
-                out_dir(&out, &["history.json"], force).map_err(|e| format!("{e:#}"))
-            } else {
-                Ok(())
-            })?;
+            out_dir(&out, TRAIN_FILES, force)?;
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             say!(
@@ -197,7 +196,7 @@ fn real_main() -> anyhow::Result<()> {
             say!("all-reduce: {}", history.all_reduce_plan);
             let path = out.join("history.json");
             if root {
-                std::fs::write(&path, serde_json::to_string_pretty(&history)?)?;
+                write_atomic(&path, serde_json::to_string_pretty(&history)?)?;
             }
             say!("wrote {}", path.display());
         }
@@ -210,11 +209,7 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
-            poplar::dist::agree(if root {
-                out_dir(&out, &["scaling.json", "scaling.svg"], force).map_err(|e| format!("{e:#}"))
-            } else {
-                Ok(())
-            })?;
+            out_dir(&out, SCALING_FILES, force)?;
             let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
             for &r in &rs {
                 Config {
@@ -228,10 +223,7 @@ fn real_main() -> anyhow::Result<()> {
                 print!("{}", mlp::scaling::table(&rows));
             }
             if root {
-                std::fs::write(
-                    out.join("scaling.json"),
-                    serde_json::to_string_pretty(&rows)?,
-                )?;
+                write_atomic(out.join("scaling.json"), serde_json::to_string_pretty(&rows)?)?;
                 mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
             }
             say!("wrote {}/scaling.json and scaling.svg", out.display());

@@ -126,14 +126,7 @@ pub fn table(rows: &[Row]) -> String {
 /// Samples per second against R (log–log): the compiled step, the seed's model and linear
 /// scaling from R = 1, as SVG.
 pub fn plot(rows: &[Row], path: &Path) -> anyhow::Result<()> {
-    static FONT: std::sync::Once = std::sync::Once::new();
-    FONT.call_once(|| {
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-    });
+    app_support::fonts::register_sans_serif();
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plotting {}: {e}", path.display());
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;

@@ -5,7 +5,6 @@
 #![cfg(feature = "mpi")]
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mlp");
 
@@ -24,13 +23,7 @@ fn train(n: usize, out: &Path) -> Vec<serde_json::Value> {
         "--out",
         out.to_str().unwrap(),
     ];
-    let o = if n == 1 {
-        std::process::Command::new(BIN).args(args).output().unwrap()
-    } else {
-        poplar::dist::mpiexec(n, Path::new(BIN), &args, Duration::from_secs(300))
-            .unwrap_or_else(|e| panic!("mpiexec -n {n} mlp: {e}"))
-            .0
-    };
+    let o = app_support::testing::run_on_ranks(n, BIN, &args);
     assert!(
         o.status.success(),
         "{n} ranks: {}",
