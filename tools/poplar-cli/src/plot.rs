@@ -15,15 +15,7 @@ const MAX_COLUMNS: usize = 1200;
 /// An SVG drawing area at `path`, with the embedded DejaVu Sans registered as "sans-serif" for
 /// plotters' text layout (once per process; no system fonts needed).
 fn svg_area(path: &Path, size: (u32, u32)) -> DrawingArea<SVGBackend<'_>, plotters::coord::Shift> {
-    static FONT: std::sync::Once = std::sync::Once::new();
-    FONT.call_once(|| {
-        // Valid TrueType bytes from the `dejavu` crate; a failure would only leave text out.
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-    });
+    app_support::fonts::register_sans_serif();
     SVGBackend::new(path, size).into_drawing_area()
 }
 
