@@ -65,7 +65,7 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     // Text layout uses the embedded font with either backend (plotters' ab_glyph feature).
-    register_embedded_font();
+    app_support::fonts::register_sans_serif();
     if png {
         draw(
             BitMapBackend::new(path, SIZE).into_drawing_area(),
@@ -81,20 +81,6 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
             &err,
         )
     }
-}
-
-/// Makes "sans-serif" the embedded DejaVu Sans for plotters' text (once per process).
-fn register_embedded_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // The bytes are a valid TrueType font shipped by the `dejavu` crate; registration only
-        // fails for unparsable data, in which case text would be missing, not wrong.
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-    });
 }
 
 /// The chart itself, on any plotters backend.

@@ -166,8 +166,11 @@ impl RunReport {
         serde_json::to_string_pretty(self).expect("a report always serialises")
     }
 
+    /// Writes the report as JSON to `path`, atomically (a temporary file beside it, renamed).
     pub fn save(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        std::fs::write(path, self.to_json())
+        let mut f = app_support::output::AtomicFile::create(path)?;
+        std::io::Write::write_all(&mut f, self.to_json().as_bytes())?;
+        f.commit()
     }
 
     /// Reads `path`, or `path/results.json` if `path` is a folder.

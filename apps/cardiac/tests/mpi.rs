@@ -6,8 +6,7 @@
 #![cfg(feature = "mpi")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
+use std::process::Output;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
 
@@ -29,14 +28,8 @@ fn ok(o: &Output, what: &str) {
     );
 }
 
-fn one(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run cardiac")
-}
-
 fn ranks(n: usize, args: &[&str]) -> Output {
-    poplar::dist::mpiexec(n, Path::new(BIN), args, Duration::from_secs(300))
-        .unwrap_or_else(|e| panic!("mpiexec -n {n} cardiac {args:?}: {e}"))
-        .0
+    app_support::testing::run_on_ranks(n, BIN, args)
 }
 
 fn same_file(a: &Path, b: &Path) {
@@ -50,7 +43,7 @@ fn exec_of_a_two_chip_executable_gives_the_same_files_on_one_two_and_three_ranks
     let exe = d.join("slab.pexe");
     let exe_s = exe.to_str().unwrap();
     ok(
-        &one(&["compile", "--chips", "2", "--output", exe_s]),
+        &ranks(1, &["compile", "--chips", "2", "--output", exe_s]),
         "compile",
     );
     let run = |n: usize| {
@@ -65,7 +58,7 @@ fn exec_of_a_two_chip_executable_gives_the_same_files_on_one_two_and_three_ranks
             "--out",
             out.to_str().unwrap(),
         ];
-        let o = if n == 1 { one(&args) } else { ranks(n, &args) };
+        let o = ranks(n, &args);
         ok(&o, &format!("exec on {n} ranks"));
         // Rank 0 alone reports: one line of results, not one per rank.
         let stdout = String::from_utf8_lossy(&o.stdout);
@@ -105,7 +98,7 @@ fn run_on_two_chips_gives_the_same_files_on_one_and_two_ranks() {
             "--out",
             out.to_str().unwrap(),
         ];
-        let o = if n == 1 { one(&args) } else { ranks(n, &args) };
+        let o = ranks(n, &args);
         ok(&o, &format!("run on {n} ranks"));
         out
     };

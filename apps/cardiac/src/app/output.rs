@@ -4,22 +4,25 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+use app_support::output::{write_atomic, RunFiles};
 
 use crate::mesh::TetMesh;
 use crate::report::RunReport;
 use crate::solver::device::DeviceRun;
 use crate::solver::Results;
 
-/// Files a run writes (and would overwrite) in its output folder.
-pub const RESULT_FILES: [&str; 6] = [
+/// Files a run writes (and would overwrite) in its output folder, voltage snapshots
+/// (`voltage_<t>ms.vtu`) included.
+pub const RESULT_FILES: RunFiles = RunFiles::new(&[
     "activation.vtu",
     "results.json",
     "profile.json",
     "report.html",
     "traces.csv",
     "voltage.pvd",
-];
+])
+.with_series(&[("voltage_", "ms.vtu")]);
 
 /// V over time at chosen points (`--trace-point`), sampled after every device run, written as
 /// `traces.csv` (a column per point, named with its coordinates and the cell nearest to it).
@@ -72,60 +75,18 @@ impl Traces {
         if !poplar::dist::is_root() {
             return Ok(()); // rank 0 writes the files of an MPI job
         }
-        let path = dir.join("traces.csv");
-        let tmp = dir.join(".traces.csv.tmp");
-        std::fs::write(&tmp, out).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+        Ok(write_atomic(dir.join("traces.csv"), out)?)
     }
-}
-
-/// Whether `name` is one of the files a run writes (including voltage snapshots).
-fn is_result_file(name: &str) -> bool {
-    RESULT_FILES.contains(&name) || (name.starts_with("voltage_") && name.ends_with("ms.vtu"))
 }
 
 /// Checks that `dir` can take a run's results: creates it if missing, refuses a path that is a
 /// file or a folder that cannot be written, and (unless `force`) one holding files of an
-/// earlier run, which it names.
+/// earlier run, which it names. Rank 0 checks, in an MPI job (the others return `Ok`).
 pub fn prepare(dir: &Path, force: bool) -> Result<()> {
     if !poplar::dist::is_root() {
         return Ok(()); // rank 0 writes (and checks) the files of an MPI job
     }
-    if dir.exists() && !dir.is_dir() {
-        bail!(
-            "--out {} is a file, not a folder: give a folder for the results",
-            dir.display()
-        );
-    }
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
-    let probe = dir.join(".cardiac-write-check");
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("the output folder {} is not writable", dir.display()))?;
-    let _ = std::fs::remove_file(&probe);
-    if !force {
-        let mut earlier: Vec<String> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot list {}", dir.display()))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| is_result_file(n))
-            .collect();
-        earlier.sort();
-        if let Some(first) = earlier.first() {
-            bail!(
-                "{} already holds results of an earlier run ({}{}); pass --force to overwrite \
-                 them, or choose another --out",
-                dir.display(),
-                dir.join(first).display(),
-                if earlier.len() > 1 {
-                    format!(" and {} more", earlier.len() - 1)
-                } else {
-                    String::new()
-                }
-            );
-        }
-    }
-    Ok(())
+    Ok(RESULT_FILES.prepare(dir, force)?)
 }
 
 /// Voltage snapshots of a run: `voltage_<t>ms.vtu` files and the `voltage.pvd` collection
@@ -194,7 +155,7 @@ impl Snapshots {
         }
         pvd.push_str("  </Collection>\n</VTKFile>\n");
         let path = self.dir.join("voltage.pvd");
-        std::fs::write(&path, pvd).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&path, pvd)?;
         crate::say!(
             "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
             self.written.len(),

@@ -6,35 +6,23 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
+use app_support::output::RunFiles;
 
 use crate::cell::{BeatFeatures, PacedRun, Protocol, RestitutionPoint};
 
 /// Files `cardiac cell` writes.
-pub const CELL_FILES: [&str; 4] = ["trace.csv", "beats.csv", "restitution.csv", "cell.json"];
+pub const CELL_FILES: RunFiles =
+    RunFiles::new(&["trace.csv", "beats.csv", "restitution.csv", "cell.json"]);
 
-/// Checks (and creates) the output folder before any work.
+/// Checks (and creates) the output folder before any work: refused if it is a file, cannot be
+/// written, or holds an earlier run's files (unless `force`), which it names.
 pub fn prepare(dir: &Path, force: bool) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        bail!("--out {} is a file, not a folder", dir.display());
-    }
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
-    if !force {
-        if let Some(f) = CELL_FILES.iter().find(|f| dir.join(f).exists()) {
-            bail!(
-                "{} holds {f} of an earlier run: give --force to replace it, or another --out",
-                dir.display()
-            );
-        }
-    }
-    Ok(())
+    Ok(CELL_FILES.prepare(dir, force)?)
 }
 
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    Ok(app_support::output::write_atomic(path, text)?)
 }
 
 fn num(x: f64) -> String {

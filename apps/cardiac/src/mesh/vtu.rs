@@ -689,10 +689,11 @@ pub fn write_vtu_with(
         file: file.clone(),
         error: source,
     };
-    let f = std::fs::File::create(path).map_err(io)?;
-    let mut w = std::io::BufWriter::new(f);
+    // Through a temporary file renamed into place: a failed write never leaves a truncated
+    // file under the final name, nor touches the one it would replace.
+    let mut w = app_support::output::AtomicFile::create(path).map_err(io)?;
     write_vtu_to(&mut w, mesh, cell_data, point_data, encoding).map_err(io)?;
-    w.flush().map_err(io)
+    w.commit().map_err(io)
 }
 
 fn check_lengths(
@@ -796,12 +797,7 @@ fn write_array(
     match encoding {
         VtuEncoding::Ascii => data.write_ascii(w)?,
         VtuEncoding::Base64 => {
-            let body = data.le_bytes();
-            let mut bytes = Vec::with_capacity(8 + body.len());
-            bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(&body);
-            drop(body);
-            let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            let text = app_support::vtk::encode_binary(&data.le_bytes());
             w.write_all(text.as_bytes())?;
             writeln!(w)?;
         }
@@ -818,12 +814,7 @@ pub fn write_vtu_to(
     point_data: &[(&str, &[f32])],
     encoding: VtuEncoding,
 ) -> std::io::Result<()> {
-    writeln!(w, "<?xml version=\"1.0\"?>")?;
-    writeln!(
-        w,
-        "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" \
-         header_type=\"UInt64\">"
-    )?;
+    app_support::vtk::write_header(w, "UnstructuredGrid")?;
     writeln!(w, "<UnstructuredGrid>")?;
     writeln!(
         w,
@@ -880,5 +871,6 @@ pub fn write_vtu_to(
     let types = Data::U8(vec![VTK_TETRA; mesh.num_cells()]);
     write_array(w, Some("types"), 1, &types, encoding)?;
     writeln!(w, "</Cells>")?;
-    writeln!(w, "</Piece>\n</UnstructuredGrid>\n</VTKFile>")
+    writeln!(w, "</Piece>\n</UnstructuredGrid>")?;
+    app_support::vtk::write_footer(w)
 }
