@@ -13,7 +13,16 @@ use cardiac::partition::Strategy;
 use cardiac::tp06::Scalings;
 use clap::Args;
 
-use super::check_list;
+/// Checks that a comma-separated option has `n` finite numbers.
+fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<()> {
+    if let Some(v) = v {
+        ensure!(
+            v.len() == n && v.iter().all(|x| x.is_finite()),
+            "--{name} takes {n} comma-separated numbers ({what}), got {v:?}"
+        );
+    }
+    Ok(())
+}
 
 #[derive(Args, Clone)]
 pub(crate) struct ProblemArgs {

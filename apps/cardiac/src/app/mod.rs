@@ -9,12 +9,23 @@
 //! - [`bundle`]: what an executable carries besides the program (run info, probes, mesh) as
 //!   application sections of the executable file;
 //! - [`output`]: the output folder (checked before any work), snapshots, result files;
-//! - [`run`]: the run loop, stopping exactly at the requested time.
+//! - [`single`]: the files of `cardiac cell` (one paced cell);
+//! - [`run`]: the run loop, stopping exactly at the requested time;
+//! - [`console`]: what the commands print about a run (machine, points, phase breakdown);
+//! - [`run_cmd`]: `cardiac run`, in named steps;
+//! - [`saved`]: `cardiac compile` and `cardiac exec` (an executable saved to a file);
+//! - [`partition_table`]: `cardiac partition` (the paper's Table 1);
+//! - [`diagonal_plot`]: `cardiac plot-diagonal`.
 
 pub mod bundle;
+pub mod console;
+pub mod diagonal_plot;
 pub mod output;
+pub mod partition_table;
 pub mod probes;
 pub mod problem;
 pub mod protocol;
 pub mod run;
+pub mod run_cmd;
+pub mod saved;
 pub mod single;

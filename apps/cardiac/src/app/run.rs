@@ -21,6 +21,20 @@ pub fn steps_for(t_end: f64, dt: f64) -> u64 {
     (t_end / dt * (1.0 - 1e-6)).ceil().max(1.0) as u64
 }
 
+/// ODE steps per device run: the default chunk, or fewer so that snapshots (or trace samples)
+/// every `every` ms fall on chunk ends (at least one step).
+pub fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
+    if every <= 0.0 {
+        return default;
+    }
+    let steps = (every / dt).round().max(1.0);
+    if steps < f64::from(default) {
+        steps as u32
+    } else {
+        default
+    }
+}
+
 /// Largest |V| (mV) a run may reach: TP06 stays within about −95..+60 mV; beyond this the
 /// integration has diverged (a too large time step, stimulus or conductivity).
 pub const V_BOUND_MV: f32 = 200.0;
@@ -151,7 +165,22 @@ pub fn run_device(
 
 #[cfg(test)]
 mod tests {
-    use super::steps_for;
+    use super::{chunk_steps_for, steps_for};
+
+    #[test]
+    fn chunks_shrink_to_the_snapshot_interval_only() {
+        // dt 0.02 ms, default chunk 250 steps (5 ms).
+        assert_eq!(chunk_steps_for(0.0, 0.02, 250), 250, "no snapshots");
+        assert_eq!(chunk_steps_for(10.0, 0.02, 250), 250, "longer interval");
+        assert_eq!(chunk_steps_for(5.0, 0.02, 250), 250, "equal interval");
+        assert_eq!(chunk_steps_for(2.0, 0.02, 250), 100);
+        assert_eq!(
+            chunk_steps_for(0.05, 0.02, 250),
+            3,
+            "rounded to whole steps"
+        );
+        assert_eq!(chunk_steps_for(0.001, 0.02, 250), 1, "at least one step");
+    }
 
     #[test]
     fn step_counts_reach_the_end_time_exactly() {

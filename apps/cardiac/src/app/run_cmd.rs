@@ -1,0 +1,472 @@
+//! `cardiac run`: a problem built, compiled and run on the simulated chips, with what it
+//! prints and the files it writes — in named steps: [`prepare`] (options, output folder,
+//! mesh, set-up), [`traces`], [`print_problem`], [`compile`], [`simulate`], [`record`],
+//! [`print_results`], [`compare_native`], [`summarise_beats`] and [`write_files`].
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{ensure, Context, Result};
+use poplar::profile::Profile;
+use poplar::Executable;
+use poplar_viewer::ReportData;
+
+use crate::app::console::{self, print_activation_summary, print_points};
+use crate::app::output::{self, Beats, Snapshots, Traces};
+use crate::app::problem::{self, ProblemSpec};
+use crate::app::run::{chunk_steps_for, run_device, LoopOptions};
+use crate::app::saved::compile_or_hint;
+use crate::mesh::TetMesh;
+use crate::partition::PartitionStats;
+use crate::report::{BeatSummary, RunReport};
+use crate::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
+use crate::solver::native::NativeSolver;
+use crate::solver::{Results, Setup};
+
+/// What `cardiac run` runs, with its options resolved from the command line.
+#[derive(Debug, Clone)]
+pub struct RunCommand {
+    /// The problem (mesh, stimulus, time step, machine).
+    pub spec: ProblemSpec,
+    /// Simulated time to stop at (ms), checked by [`check_times`].
+    pub t_end: f64,
+    /// Whether `t_end` was set (`--t-end`, the `--params` file, `--quick`): otherwise a paced
+    /// run lasts its beats.
+    pub t_end_fixed: bool,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Overwrite the files of an earlier run in `out`.
+    pub force: bool,
+    /// Simulator threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Also run the native reference and compare.
+    pub native: bool,
+    /// Profile the run (phase breakdown, profile.json).
+    pub profile: bool,
+    /// Write report.html.
+    pub report: bool,
+    /// Points (`x,y,z` in mm, as given) whose V goes into traces.csv.
+    pub trace_points: Vec<String>,
+    /// Sampling interval of traces.csv (ms).
+    pub trace_every: f64,
+    /// ms between voltage snapshots (0: none).
+    pub snapshot_every: f64,
+}
+
+/// Checks `--t-end` and `--snapshot-every` (before the problem is read).
+pub fn check_times(t_end: f64, snapshot_every: f64) -> Result<()> {
+    ensure!(
+        t_end > 0.0 && t_end.is_finite(),
+        "--t-end {t_end} must be positive"
+    );
+    ensure!(
+        snapshot_every >= 0.0 && snapshot_every.is_finite(),
+        "--snapshot-every {snapshot_every} must be 0 (none) or a positive number of ms"
+    );
+    Ok(())
+}
+
+/// `cardiac run`.
+pub fn run(c: &RunCommand) -> Result<()> {
+    let t_all = Instant::now();
+    let mut p = prepare(c)?;
+    let mut traces = traces(c, &p.setup, &mut p.cfg)?;
+    print_problem(c, &p);
+    let compiled = compile(c, &p)?;
+    let (build_s, compile_s) = (compiled.build_s, compiled.compile_s);
+    let sim = simulate(c, &p, compiled.exe, compiled.info, &mut traces)?;
+    let mut report = record(c, &p, &sim.res);
+    print_results(c, &p.setup, &sim.res, &report);
+    if c.native && poplar::dist::is_root() {
+        compare_native(&p.setup, &sim.res);
+    }
+    if let Some(b) = &sim.beats {
+        report.beats = Some(summarise_beats(b));
+    }
+    write_files(c, &p, &sim, &report, compiled.page)?;
+    say!(
+        "timings: set-up (mesh + operator) {:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {:.2} s ({:.3} s per simulated ms), total {:.2} s",
+        p.setup_s,
+        sim.sim_s,
+        sim.sim_s / f64::from(sim.res.t).max(1e-9),
+        t_all.elapsed().as_secs_f64()
+    );
+    say!(
+        "wrote {0}/activation.vtu and {0}/results.json",
+        c.out.display()
+    );
+    Ok(())
+}
+
+/// The problem of a run, ready to build.
+pub struct Prepared {
+    pub mesh: TetMesh,
+    pub setup: Setup,
+    pub cfg: DeviceConfig,
+    /// Whether some site paces (several pulses).
+    pub paced: bool,
+    /// Pulse start times (ms).
+    pub starts: Vec<f64>,
+    /// When the run stops (ms): `t_end`, or the end of the last beat of a paced run.
+    pub t_end: f64,
+    /// Wall seconds of the set-up (mesh and operator).
+    pub setup_s: f64,
+}
+
+/// Checks the time step, the machine and — before any work, so that a run is never lost to an
+/// unusable output folder — the output folder (rank 0 checks; its verdict is every rank's);
+/// then loads the mesh and sets the problem up.
+pub fn prepare(c: &RunCommand) -> Result<Prepared> {
+    let spec = &c.spec;
+    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+        note!("{w}");
+    }
+    let mut cfg = problem::device_config(spec)?;
+    poplar::dist::agree(output::prepare(&c.out, c.force).map_err(|e| format!("{e:#}")))?;
+    let t = Instant::now();
+    let (mesh, warnings) = problem::load_mesh(spec)?;
+    for w in &warnings {
+        note!("{w}");
+    }
+    let setup = problem::setup(spec, &mesh)?;
+    let paced = problem::paced(&setup);
+    let starts = problem::pulse_starts(&setup);
+    let t_end = run_length(c, paced, &starts);
+    let setup_s = t.elapsed().as_secs_f64();
+    cfg.chunk_steps = chunk_steps_for(c.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
+    Ok(Prepared {
+        mesh,
+        setup,
+        cfg,
+        paced,
+        starts,
+        t_end,
+        setup_s,
+    })
+}
+
+/// A paced run lasts its beats (a cycle after the last pulse: `--bcl` when the main site
+/// paces, else the longest interval between pulses and at least 500 ms) unless its end was
+/// set; any other run stops at `t_end`.
+fn run_length(c: &RunCommand, paced: bool, starts: &[f64]) -> f64 {
+    match starts.last() {
+        Some(&last) if paced && !c.t_end_fixed => {
+            let cycle = if c.spec.beats > 1 {
+                c.spec.bcl
+            } else {
+                starts.windows(2).map(|w| w[1] - w[0]).fold(500.0, f64::max)
+            };
+            last + cycle
+        }
+        _ => c.t_end,
+    }
+}
+
+/// `x,y,z` (mm) of a `--trace-point`.
+fn parse_point(text: &str) -> Result<[f64; 3]> {
+    let v: Vec<f64> = text
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--trace-point {text}: give x,y,z in mm"))?;
+    ensure!(
+        v.len() == 3 && v.iter().all(|x| x.is_finite()),
+        "--trace-point {text}: give x,y,z in mm"
+    );
+    Ok([v[0], v[1], v[2]])
+}
+
+/// The traced points: parsed, device runs shortened to the sampling interval, each point's
+/// cell printed, and V at t = 0 recorded.
+pub fn traces(c: &RunCommand, setup: &Setup, cfg: &mut DeviceConfig) -> Result<Traces> {
+    let points = c
+        .trace_points
+        .iter()
+        .map(|t| parse_point(t))
+        .collect::<Result<Vec<_>>>()?;
+    if !points.is_empty() {
+        ensure!(
+            c.trace_every.is_finite() && c.trace_every > 0.0,
+            "--trace-every {} must be a positive number of ms",
+            c.trace_every
+        );
+        cfg.chunk_steps = cfg.chunk_steps.min(chunk_steps_for(
+            c.trace_every,
+            f64::from(setup.dt_ode),
+            cfg.chunk_steps,
+        ));
+    }
+    let mut traces = Traces::new(&points, setup);
+    for p in &points {
+        let cell = setup.nearest_cell(*p);
+        let d = setup.centroids[cell];
+        say!(
+            "trace point ({} {} {}) mm: cell {cell}, centroid ({:.3} {:.3} {:.3}) mm",
+            p[0],
+            p[1],
+            p[2],
+            d[0],
+            d[1],
+            d[2]
+        );
+    }
+    traces.record(0.0, &setup.initial_states()[..setup.n]);
+    Ok(traces)
+}
+
+/// The banner: problem, stimulus, advice, time stepping and machine.
+pub fn print_problem(c: &RunCommand, p: &Prepared) {
+    let (spec, mesh, setup) = (&c.spec, &p.mesh, &p.setup);
+    say!("== cardiac run");
+    match &spec.mesh {
+        None => say!(
+            "problem: Niederer slab 20 × 7 × 3 mm, dx {} mm: {} tetrahedra; fibres along x; TP06 epi",
+            spec.dx, setup.n
+        ),
+        Some(path) => {
+            let bb = mesh
+                .bounding_box()
+                .map(|(lo, hi)| format!("{lo:.2?} to {hi:.2?} mm"))
+                .unwrap_or_default();
+            let tags: Vec<&str> = mesh.surfaces.iter().map(|s| s.name.as_str()).collect();
+            say!(
+                "problem: {} (× {}): {} tetrahedra spanning {bb}; {}; surfaces {tags:?}",
+                path.display(),
+                spec.scale,
+                setup.n,
+                if mesh.fibres.is_some() {
+                    "fibres from the mesh or --fibre"
+                } else {
+                    "no fibres: isotropic conduction σ = σ_l"
+                },
+            );
+        }
+    }
+    for line in problem::describe_stimulus(spec, setup) {
+        say!("{line}");
+    }
+    for line in problem::advice(spec, mesh, &problem::conductivity(spec, mesh)) {
+        note!("{line}");
+    }
+    say!(
+        "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {} ms or all activated",
+        setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable, p.t_end
+    );
+    say!(
+        "machine: {}",
+        console::describe_machine(&p.cfg.target, p.cfg.tiles.min(setup.n), p.cfg.strategy)
+    );
+}
+
+/// A compiled run: the executable, its run info and the report page's static part.
+pub struct Compiled {
+    pub exe: Executable,
+    pub info: RunInfo,
+    /// report.html without the profile (none with `--no-report`).
+    pub page: Option<ReportData>,
+    pub build_s: f64,
+    pub compile_s: f64,
+}
+
+/// Builds and compiles the graph, takes the report page's static part (the engine takes the
+/// executable over) and prints the partition and memory per tile.
+pub fn compile(c: &RunCommand, p: &Prepared) -> Result<Compiled> {
+    let (spec, cfg) = (&c.spec, &p.cfg);
+    let t = Instant::now();
+    let prob = device::build(&p.setup, cfg)?;
+    let build_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let exe = compile_or_hint(&prob, spec.chips)?;
+    let compile_s = t.elapsed().as_secs_f64();
+    let page = c.report.then(|| {
+        let title = format!(
+            "cardiac run: {}, {} chip(s), {} strategy",
+            match &spec.mesh {
+                None => format!("slab dx {} mm", spec.dx),
+                Some(m) => m.display().to_string(),
+            },
+            spec.chips,
+            cfg.strategy.name()
+        );
+        ReportData::from_executable(&exe, &title)
+    });
+    let (mem_max, mem_med) = console::memory_max_median(&exe);
+    say!(
+        "partition and halos ({} tiles; memory per tile max {} B, median {} B of {} B):",
+        prob.plan.tiles.len(),
+        mem_max,
+        mem_med,
+        cfg.target.bytes_per_tile
+    );
+    say!("  {}", PartitionStats::table_header());
+    say!("  {}", PartitionStats::new(&prob.plan).table_row());
+    // The graph (with its initial values) is not needed once compiled, and the engine takes
+    // the executable over: the initial data are then held once, in tile memory.
+    let info = prob.info.clone();
+    drop(prob);
+    Ok(Compiled {
+        exe,
+        info,
+        page,
+        build_s,
+        compile_s,
+    })
+}
+
+/// What the simulation gave.
+pub struct Simulated {
+    pub res: Results,
+    /// Wall seconds of the run loop.
+    pub sim_s: f64,
+    pub profile: Option<Profile>,
+    /// Per-beat maps of a paced run.
+    pub beats: Option<Beats>,
+}
+
+/// Runs the executable to the end, recording beats, traces and snapshots after every device
+/// run; writes the snapshots' `voltage.pvd` and `traces.csv`.
+pub fn simulate(
+    c: &RunCommand,
+    p: &Prepared,
+    exe: Executable,
+    info: RunInfo,
+    traces: &mut Traces,
+) -> Result<Simulated> {
+    say!("progress:");
+    let mut snapshots = Snapshots::new(&c.out, c.snapshot_every);
+    let mut beats = p
+        .paced
+        .then(|| Beats::from_starts(p.starts.clone(), p.setup.n));
+    let mut hook = |run: &DeviceRun| {
+        if let Some(b) = beats.as_mut() {
+            let (up, down) = run.last_crossings()?;
+            b.record(&up, &down);
+        }
+        if !traces.is_empty() {
+            let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+            traces.record(t, &run.voltage()?);
+        }
+        snapshots.after_chunk(run, &p.mesh)
+    };
+    let (res, sim_s, profile) = run_device(
+        exe,
+        info,
+        p.t_end,
+        c.threads,
+        c.profile,
+        Some(&mut hook),
+        LoopOptions {
+            centroids: Some(&p.setup.centroids),
+            to_t_end: p.paced,
+        },
+    )?;
+    snapshots.finish()?;
+    traces.write(&c.out)?;
+    Ok(Simulated {
+        res,
+        sim_s,
+        profile,
+        beats,
+    })
+}
+
+/// The run's record (results.json): results, and the problem with the mesh as an absolute
+/// path, so that `cardiac run --params results.json` repeats it from any folder.
+pub fn record(c: &RunCommand, p: &Prepared, res: &Results) -> RunReport {
+    let spec = &c.spec;
+    let mut report = RunReport::new(&p.setup, res, spec.slab_dx());
+    let mut recorded = spec.clone();
+    if let Some(m) = &spec.mesh {
+        recorded.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
+    }
+    report.parameters = Some(serde_json::json!({
+        "problem": recorded,
+        "t_end": p.t_end,
+        "note": "repeat this run with `cardiac run --params results.json`",
+    }));
+    report
+}
+
+/// Activation at the benchmark points (against the published spread at P8, for the
+/// benchmark) and over the mesh.
+pub fn print_results(c: &RunCommand, setup: &Setup, res: &Results, report: &RunReport) {
+    let spec = &c.spec;
+    say!("results (simulated {:.2} ms):", res.t);
+    print_points(report);
+    if let (Some(dx), true) = (spec.slab_dx(), spec.benchmark_stimulus()) {
+        if let Some((lo, hi)) = problem::published_p8_spread(dx) {
+            say!(
+                "  published codes put P8 at {lo}–{hi} ms at dx {dx} mm (docs/cardiac.md, Niederer check)"
+            );
+        }
+    }
+    print_activation_summary(setup, res);
+}
+
+/// Runs the native reference to the same time and says whether it agrees bit for bit.
+pub fn compare_native(setup: &Setup, res: &Results) {
+    let t = Instant::now();
+    let mut nat = NativeSolver::new(setup);
+    while nat.time() < res.t - 1e-6 {
+        nat.step();
+    }
+    let nr = nat.results();
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let same = bits(&nr.activation) == bits(&res.activation) && bits(&nr.v) == bits(&res.v);
+    say!(
+        "native reference: {:.2} s; framework == native bit for bit: {same}",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+/// Prints the beats of a paced run and returns them for the record.
+pub fn summarise_beats(b: &Beats) -> Vec<BeatSummary> {
+    say!("beats (activation, repolarisation through -70 mV, APD = their difference):");
+    let summary = b.summary();
+    for (k, (act, rep, apd)) in summary.iter().enumerate() {
+        say!(
+            "  beat {:>3}: {act} cells activated, {rep} repolarised, median APD {apd:.1} ms",
+            k + 1
+        );
+    }
+    summary
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, r, apd))| BeatSummary {
+            beat: k + 1,
+            activated: a,
+            repolarised: r,
+            median_apd_ms: if apd.is_finite() { Some(apd) } else { None },
+        })
+        .collect()
+}
+
+/// `activation.vtu`, `results.json`, and (rank 0 of an MPI job) the phase breakdown with
+/// `profile.json`, and `report.html`.
+pub fn write_files(
+    c: &RunCommand,
+    p: &Prepared,
+    sim: &Simulated,
+    report: &RunReport,
+    page: Option<ReportData>,
+) -> Result<()> {
+    output::write_outputs_with(&c.out, &p.mesh, &sim.res, report, sim.beats.as_ref())?;
+    let root = poplar::dist::is_root();
+    if let Some(prof) = sim.profile.as_ref().filter(|_| root) {
+        console::print_phase_breakdown(prof, &p.cfg.target, p.setup.dt_ode, sim.res.t);
+        prof.save(c.out.join("profile.json"))
+            .with_context(|| format!("writing {}/profile.json", c.out.display()))?;
+    }
+    if let Some(mut page) = page.filter(|_| root) {
+        if let Some(prof) = &sim.profile {
+            page = page.with_profile(prof)?;
+        }
+        // The folder was checked for earlier results (`output::prepare`) before the run.
+        poplar_viewer::write(&c.out.join("report.html"), &page, true)?;
+        say!(
+            "wrote {}/report.html (open it in a browser: memory per tile, program tree, liveness, execution)",
+            c.out.display()
+        );
+    }
+    Ok(())
+}

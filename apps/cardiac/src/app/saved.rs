@@ -1,0 +1,150 @@
+//! `cardiac compile` and `cardiac exec`: a problem compiled once into an executable file that
+//! also carries what the host needs to run it and report on it ([`bundle`]), and such a file
+//! run with its own settings.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Context, Result};
+use poplar::Executable;
+
+use crate::app::bundle;
+use crate::app::console::print_points;
+use crate::app::output::{self, Snapshots};
+use crate::app::probes::Probes;
+use crate::app::problem::{self, ProblemSpec};
+use crate::app::run::{run_device, LoopOptions};
+use crate::solver::device::{self, DeviceRun};
+
+/// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
+pub fn compile_or_hint(prob: &device::DeviceProblem, chips: u32) -> Result<Executable> {
+    match device::compile_problem(prob) {
+        Err(device::DeviceError::Compile(e @ poplar::CompileError::OutOfMemory { .. })) => {
+            Err(anyhow::Error::new(e).context(format!(
+                "the problem does not fit in the tile memory of {chips} chip(s): give more \
+                 tiles with --chips {} (1,472 tiles each)",
+                chips * 2
+            )))
+        }
+        r => Ok(r?),
+    }
+}
+
+/// Refuses an existing `output` unless `force` (checked before the problem is read).
+pub fn check_output(output: &Path, force: bool) -> Result<()> {
+    ensure!(
+        force || !output.exists(),
+        "{} exists: pass --force to overwrite it, or choose another -o",
+        output.display()
+    );
+    Ok(())
+}
+
+/// `cardiac compile`: builds and compiles `spec` and saves the executable with its run info,
+/// benchmark points and mesh to `output` (checked by [`check_output`] first).
+pub fn compile(spec: &ProblemSpec, output: &Path) -> Result<()> {
+    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+        note!("{w}");
+    }
+    let (mesh, warnings) = problem::load_mesh(spec)?;
+    for w in &warnings {
+        note!("{w}");
+    }
+    let setup = problem::setup(spec, &mesh)?;
+    let cfg = problem::device_config(spec)?;
+    let prob = device::build(&setup, &cfg)?;
+    let mut exe = compile_or_hint(&prob, spec.chips)?;
+    bundle::attach(
+        &mut exe,
+        &prob.info,
+        &Probes::select(&setup, spec.slab_dx()),
+        &mesh,
+    )?;
+    if poplar::dist::is_root() {
+        exe.save(output)
+            .with_context(|| format!("saving {}", output.display()))?;
+    }
+    say!(
+        "wrote {} (the executable, with its run info, benchmark points and mesh)",
+        output.display()
+    );
+    Ok(())
+}
+
+/// What `cardiac exec` runs and where it writes.
+#[derive(Debug, Clone)]
+pub struct ExecCommand {
+    /// The executable file (written by `cardiac compile`).
+    pub file: PathBuf,
+    /// Simulated time to run (ms).
+    pub t_end: f64,
+    /// Output folder (none: print only).
+    pub out: Option<PathBuf>,
+    /// Overwrite the files of an earlier run in `out`.
+    pub force: bool,
+    /// Simulator threads (default: all cores).
+    pub threads: Option<usize>,
+    /// ms between voltage snapshots (0: none).
+    pub snapshot_every: f64,
+}
+
+/// `cardiac exec`: runs a saved executable, prints the activation at its benchmark points and
+/// writes `results.json`, `activation.vtu` and snapshots into `out`, if given (checked first).
+pub fn exec(c: &ExecCommand) -> Result<()> {
+    ensure!(
+        c.t_end > 0.0 && c.t_end.is_finite(),
+        "--t-end {} must be positive",
+        c.t_end
+    );
+    ensure!(
+        c.snapshot_every >= 0.0 && c.snapshot_every.is_finite(),
+        "--snapshot-every {} must be 0 (none) or a positive number of ms",
+        c.snapshot_every
+    );
+    let exe = Executable::load(&c.file)
+        .with_context(|| format!("loading the executable {}", c.file.display()))?;
+    let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &c.file)?;
+    if let Some(dir) = &c.out {
+        poplar::dist::agree(output::prepare(dir, c.force).map_err(|e| format!("{e:#}")))?;
+    }
+    say!(
+        "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",
+        c.file.display(),
+        info.n,
+        info.dt_ode,
+        info.pde_steps,
+        exe.target.num_ipus,
+        exe.target.tiles_per_ipu
+    );
+    let mut snapshots = match &c.out {
+        Some(dir) => Snapshots::new(dir, c.snapshot_every),
+        None => Snapshots::none(),
+    };
+    let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
+    let (res, secs, _) = run_device(
+        exe,
+        info,
+        c.t_end,
+        c.threads,
+        false,
+        Some(&mut hook),
+        LoopOptions::default(),
+    )?;
+    snapshots.finish()?;
+    let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
+    say!(
+        "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",
+        res.t,
+        secs,
+        res.activation.len()
+    );
+    let report = probes.report(&res)?;
+    print_points(&report);
+    if let Some(dir) = &c.out {
+        output::write_outputs(dir, &mesh, &res, &report)?;
+        say!(
+            "wrote {0}/results.json and {0}/activation.vtu",
+            dir.display()
+        );
+    }
+    Ok(())
+}
