@@ -229,4 +229,3 @@ fn real_main() -> Result<()> {
         } => diagonal_plot::plot_runs(&inputs, &output, &title, labels.as_deref()),
     }
 }
-

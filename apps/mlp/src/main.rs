@@ -223,7 +223,10 @@ fn real_main() -> anyhow::Result<()> {
                 print!("{}", mlp::scaling::table(&rows));
             }
             if root {
-                write_atomic(out.join("scaling.json"), serde_json::to_string_pretty(&rows)?)?;
+                write_atomic(
+                    out.join("scaling.json"),
+                    serde_json::to_string_pretty(&rows)?,
+                )?;
                 mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
             }
             say!("wrote {}/scaling.json and scaling.svg", out.display());

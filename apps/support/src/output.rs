@@ -244,8 +244,8 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> Resul
 mod tests {
     use super::*;
 
-    const FILES: RunFiles = RunFiles::new(&["results.json", "activation.vtu"])
-        .with_series(&[("voltage_", "ms.vtu")]);
+    const FILES: RunFiles =
+        RunFiles::new(&["results.json", "activation.vtu"]).with_series(&[("voltage_", "ms.vtu")]);
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("app-support-{name}-{}", std::process::id()));
@@ -289,7 +289,10 @@ mod tests {
             "{msg}"
         );
         // Nothing was touched.
-        assert_eq!(std::fs::read_to_string(d.join("results.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("results.json")).unwrap(),
+            "{}"
+        );
         assert_eq!(
             listing(&d),
             ["notes.txt", "results.json", "voltage_0001.000ms.vtu"]

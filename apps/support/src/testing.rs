@@ -14,9 +14,10 @@ pub const TIME_LIMIT: Duration = Duration::from_secs(300);
 /// Panics, naming the command, if it cannot be started or runs out of time.
 pub fn run_on_ranks(ranks: usize, program: impl AsRef<Path>, args: &[&str]) -> Output {
     let program = program.as_ref();
-    let name = program
-        .file_name()
-        .map_or_else(|| program.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = program.file_name().map_or_else(
+        || program.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     if ranks == 1 {
         return Command::new(program)
             .args(args)

@@ -17,7 +17,9 @@ pub enum VtkError {
     #[error("binary data array: not base64 ({0})")]
     Base64(#[from] base64::DecodeError),
     /// Shorter than its size prefix, or than the size it gives.
-    #[error("binary data array: {found} bytes after the 8-byte size prefix, which gives {expected}")]
+    #[error(
+        "binary data array: {found} bytes after the 8-byte size prefix, which gives {expected}"
+    )]
     Length { expected: u64, found: usize },
 }
 
@@ -94,7 +96,10 @@ mod tests {
             values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         );
         // An empty array is a bare prefix.
-        assert_eq!(decode_binary(&encode_binary(&[])).unwrap(), Vec::<u8>::new());
+        assert_eq!(
+            decode_binary(&encode_binary(&[])).unwrap(),
+            Vec::<u8>::new()
+        );
     }
 
     #[test]
