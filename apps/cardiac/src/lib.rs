@@ -30,4 +30,5 @@ pub mod partition;
 pub mod plot;
 pub mod report;
 pub mod solver;
-pub mod tp06;
+/// The TP06 cell model (the `tp06` crate), as `cardiac::tp06`.
+pub use tp06;

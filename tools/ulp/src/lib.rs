@@ -50,13 +50,13 @@ pub fn unary_functions() -> Vec<Unary> {
         std("sqrt", f32::sqrt, f64::sqrt),
         Unary {
             name: "tp06-exp",
-            f: cardiac::tp06::real::exp_f32,
+            f: tp06::real::exp_f32,
             reference: f64::exp,
             domain: Some(exp_domain),
         },
         Unary {
             name: "tp06-ln",
-            f: cardiac::tp06::real::ln_f32,
+            f: tp06::real::ln_f32,
             reference: f64::ln,
             domain: Some(ln_domain),
         },

@@ -18,35 +18,13 @@ pub mod vtu;
 pub use adjacency::{face_vertices, NO_NEIGHBOUR};
 pub use error::{MeshError, Pos};
 pub use gmsh::{read_msh, write_msh};
+/// Cell (tetrahedron) type of the TP06 model: the `tp06` crate's, stored per cell.
+pub use tp06::CellType;
 pub use vtu::{read_vtu, write_vtu, write_vtu_with, VtuEncoding};
 
 use geometry::{max_edge_length, norm, signed_volume};
 use std::collections::HashSet;
 use std::path::Path;
-
-/// Cell (tetrahedron) type of the TP06 model, stored per cell as a `u8`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[repr(u8)]
-pub enum CellType {
-    Endo = 0,
-    Mid = 1,
-    Epi = 2,
-}
-
-impl CellType {
-    /// The file encoding used by both readers (`cell_type` field: 0 endo, 1 mid, 2 epi).
-    /// Accepts integral floats because Gmsh stores every field value as a double.
-    pub fn from_value(v: f64) -> Option<CellType> {
-        match v {
-            0.0 => Some(CellType::Endo),
-            1.0 => Some(CellType::Mid),
-            2.0 => Some(CellType::Epi),
-            _ => None,
-        }
-    }
-}
 
 /// A named set of boundary triangles (Gmsh physical surface, e.g. `ENDO_LV`).
 #[derive(Debug, Clone, PartialEq)]

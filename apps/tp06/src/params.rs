@@ -5,7 +5,7 @@
 //! dimension bookkeeping only; numerically they are 1, as in the original model code.
 
 use super::real::Real;
-use crate::mesh::CellType;
+use crate::CellType;
 
 /// Gas constant R (mJ/(mol·K)).
 pub const R: f64 = 8314.472;

@@ -1,5 +1,5 @@
 //! Unit tests of the TP06 kernels that need crate-internal access (the generic model in `f32`).
-//! Comparisons with the independent myokit reference are in `tests/tp06_reference.rs`.
+//! Comparisons with the independent myokit reference are in cardiac's `tests/tp06_reference.rs`.
 
 use super::*;
 
@@ -278,14 +278,14 @@ fn a_table_of_models_equals_one_call_per_model() {
 }
 
 /// The f32 currents (fast exp/ln, as used by `step_batch`) against myokit's f64 evaluation at
-/// the reference states of `reference/tp06/states_currents.csv`: 1e-4 relative, with absolute
+/// the reference states of cardiac's `reference/tp06/states_currents.csv`: 1e-4 relative, with absolute
 /// floors of 1e-5 pA/pF for currents and 1e-9 mM/ms for SR fluxes where the value is a
 /// near-cancelling difference (e.g. I_NaCa near its reversal).
 #[test]
 fn f32_currents_match_myokit() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/reference/tp06/states_currents.csv"
+        "/../cardiac/reference/tp06/states_currents.csv"
     );
     let text = std::fs::read_to_string(path).expect("reference CSV");
     let mut lines = text.lines();

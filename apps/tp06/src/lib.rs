@@ -20,7 +20,7 @@
 //! pacing stimulus is −52 pA/pF for 1 ms). As in the CellML, I_stim is also carried by K⁺
 //! (it appears in dK_i/dt).
 //!
-//! # Accuracy (measured by `tests/tp06_reference.rs` against myokit 1.39.2 / CVODES)
+//! # Accuracy (measured by cardiac's `tests/tp06_reference.rs` against myokit 1.39.2 / CVODES)
 //! * Currents, fluxes and all 19 state derivatives at 69 states (23 per cell type) (rest, stimulus,
 //!   upstroke, plateau, repolarisation, and V placed on/around 15 mV): within 8e-9 relative of
 //!   myokit's evaluation of the same CellML, except inside the ±1 µV window around 15 mV where
@@ -54,7 +54,29 @@ pub mod model;
 pub mod params;
 pub mod real;
 
-use crate::mesh::CellType;
+/// Cell (tetrahedron) type of the TP06 model, stored per cell as a `u8`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[repr(u8)]
+pub enum CellType {
+    Endo = 0,
+    Mid = 1,
+    Epi = 2,
+}
+
+impl CellType {
+    /// The file encoding used by the mesh readers (`cell_type` field: 0 endo, 1 mid, 2 epi).
+    /// Accepts integral floats because Gmsh stores every field value as a double.
+    pub fn from_value(v: f64) -> Option<CellType> {
+        match v {
+            0.0 => Some(CellType::Endo),
+            1.0 => Some(CellType::Mid),
+            2.0 => Some(CellType::Epi),
+            _ => None,
+        }
+    }
+}
+
 pub use model::Currents;
 pub use params::{CellModel, CellParams, Scalings};
 
@@ -586,7 +608,7 @@ fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
     let len = len.min(n.saturating_sub(start));
     for k in 0..N_STATES {
         for line in states[k * n + start..][..len].iter().step_by(16) {
-            poplar::codelet::prefetch(line);
+            poplar_core::codelet::prefetch(line);
         }
     }
 }
