@@ -151,7 +151,7 @@ fn target_and_tiles() {
         err(|e| e.tiles[0].init.push(InitBlock {
             offset: u32::MAX,
             len: 2,
-            data: vec![0, 0]
+            data: vec![0, 0].into()
         })),
         E::InitOutOfBounds { .. }
     ));

@@ -71,7 +71,7 @@ fn init_blocks_and_host_round_trip() {
         Err(EngineError::NoSuchProgram { index: 3, count: 0 })
     ));
     assert_eq!(e.num_programs(), 0);
-    assert_eq!(e.executable(), &exe.without_init_data());
+    assert_eq!(e.executable(), &without_init_data(&exe));
 }
 
 #[test]
@@ -686,9 +686,15 @@ fn engine_is_send_and_sync_and_can_own_its_executable() {
         owned.read_tensor::<f32>("all").unwrap(),
         copied.read_tensor::<f32>("all").unwrap()
     );
-    // The engines keep the executable, but not its initial data: tile memory holds them.
-    assert_eq!(owned.executable(), &exe.without_init_data());
-    assert_eq!(copied.executable(), &exe.without_init_data());
+    // The engines keep the executable, but not its initial data: tile memory holds them, and
+    // the engine built from a reference shared the caller's bytes and let go of them.
+    assert_eq!(owned.executable(), &without_init_data(&exe));
+    assert_eq!(copied.executable(), &without_init_data(&exe));
+    assert!(exe
+        .tiles
+        .iter()
+        .flat_map(|t| &t.init)
+        .all(|b| std::sync::Arc::strong_count(&b.data) == 1));
     assert!(exe
         .tiles
         .iter()

@@ -474,7 +474,9 @@ fn the_checksum_tells_executables_apart_by_any_byte_and_survives_a_round_trip() 
         'found: for t in &mut e.tiles {
             for b in &mut t.init {
                 if left < b.data.len() {
-                    b.data[left] ^= 0x01;
+                    let mut bytes = b.data.to_vec();
+                    bytes[left] ^= 0x01;
+                    b.data = bytes.into();
                     break 'found;
                 }
                 left -= b.data.len();

@@ -248,11 +248,20 @@ pub fn u32_bytes(xs: &[u32]) -> Vec<u8> {
     xs.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// `exe` as an engine keeps it: every init block's offset and length, none of its bytes.
+pub fn without_init_data(exe: &Executable) -> Executable {
+    let mut e = exe.clone();
+    for b in e.tiles.iter_mut().flat_map(|t| &mut t.init) {
+        b.data = Default::default();
+    }
+    e
+}
+
 pub fn init(offset: u32, data: Vec<u8>) -> InitBlock {
     InitBlock {
         offset,
         len: data.len() as u32,
-        data,
+        data: data.into(),
     }
 }
 

@@ -226,7 +226,7 @@ impl ReportData {
     pub fn from_executable(exe: &Executable, title: &str) -> ReportData {
         if exe.replication.is_some() {
             // Every replica's tiles, as the engine runs them (the file stores one replica).
-            let (flat, _) = exe.without_init_data().expand_replicas();
+            let (flat, _) = exe.expand_replicas();
             return ReportData::from_executable(&flat, title);
         }
         let t = &exe.target;

@@ -195,12 +195,11 @@ pub fn layout(
                 t.alloc(sl.after, 1, &slack_name(), MemoryCategory::ReceiveSlack);
             }
             if let Some(init) = &var.init {
-                let data =
-                    init[(range.start * elem) as usize..(range.end * elem) as usize].to_vec();
+                let data = &init[(range.start * elem) as usize..(range.end * elem) as usize];
                 t.init.push(InitBlock {
                     offset: offset as u32,
                     len: data.len() as u32,
-                    data,
+                    data: data.into(),
                 });
             }
             seg.offset = offset;
@@ -233,7 +232,7 @@ pub fn layout(
             t.init.push(InitBlock {
                 offset: off as u32,
                 len: val.bytes.len() as u32,
-                data: val.bytes.clone(),
+                data: val.bytes.as_slice().into(),
             });
             fields.push(Some((off, val.len() as u64)));
         }

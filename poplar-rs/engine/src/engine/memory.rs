@@ -114,15 +114,17 @@ impl Memory {
         Ok(Memory { tiles })
     }
 
-    /// Writes `exe`'s initial data into this rank's tiles.
-    pub(super) fn load_init(&self, exe: &Executable, mine: &Range<TileId>) {
-        for (t, img) in exe.tiles.iter().enumerate() {
-            if !mine.contains(&(t as TileId)) {
-                continue;
-            }
-            for b in &img.init {
-                // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
-                self.write(t as TileId, b.offset as usize, &b.data);
+    /// Moves `exe`'s initial data into this rank's tiles: each block is written, then the
+    /// executable's share of its bytes dropped (other ranks' blocks too: those ranks hold
+    /// them), so `exe` keeps every block's offset and length but none of its bytes.
+    pub(super) fn load_init(&self, exe: &mut Executable, mine: &Range<TileId>) {
+        for (t, img) in exe.tiles.iter_mut().enumerate() {
+            for b in &mut img.init {
+                let data = std::mem::take(&mut b.data);
+                if mine.contains(&(t as TileId)) {
+                    // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
+                    self.write(t as TileId, b.offset as usize, &data);
+                }
             }
         }
     }

@@ -173,45 +173,38 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// Checks the executable, resolves its codelets, allocates and initializes tile memory and
-    /// builds the thread pool. The initial data are copied once, straight into tile memory; the
-    /// engine keeps the rest of the executable (see [`Engine::executable`]), not those data.
+    /// builds the thread pool. The engine runs a copy of `exe` that shares its initial data
+    /// (nothing is copied: [`InitBlock::data`](crate::exe::InitBlock::data) is shared) and
+    /// drops that share once tile memory holds the data (see [`Engine::executable`]).
     ///
     /// A replicated executable ([`Executable::replication`]) is expanded into the flat
     /// executable of all its replicas, which the engine then runs (and
     /// [`Engine::executable`] returns); host tensors and streams are then addressed per
     /// replica (`*_replica`, `*_all_replicas`).
     pub fn new(exe: &Executable, options: EngineOptions) -> Result<Engine, EngineError> {
-        let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
-        if ranks.size() > 1 {
-            // First of all, so that every rank checks the same executable and fails alike.
-            ranks::agree_on_executable(&ranks, exe)?;
-        }
-        if exe.replication.is_some() {
-            exe.check()?;
-            let (flat, layout) = exe.expand_replicas();
-            return Engine::build(flat.without_init_data(), &flat, options, layout);
-        }
-        Engine::build(exe.without_init_data(), exe, options, exe.expand_layout())
+        Engine::from_executable(exe.clone(), options)
     }
 
     /// Like [`Engine::new`], taking ownership of the executable: its initial data are freed
     /// as soon as tile memory holds them, so a large executable is never held twice.
     pub fn from_executable(exe: Executable, options: EngineOptions) -> Result<Engine, EngineError> {
-        if exe.replication.is_some() {
-            return Engine::new(&exe, options);
-        }
         let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
         if ranks.size() > 1 {
+            // First of all, so that every rank checks the same executable and fails alike.
             ranks::agree_on_executable(&ranks, &exe)?;
         }
-        let layout = exe.expand_layout();
-        Engine::build(exe.without_init_data(), &exe, options, layout)
+        if exe.replication.is_none() {
+            let replicas = exe.expand_layout();
+            return Engine::build(exe, options, replicas);
+        }
+        exe.check()?;
+        let (flat, replicas) = exe.expand_replicas();
+        Engine::build(flat, options, replicas)
     }
 
-    /// `exe` is the full (flat) executable, `kept` the same without its initial data.
+    /// The one constructor: `exe` is flat (replicas expanded), and becomes the engine's own.
     fn build(
-        kept: Executable,
-        exe: &Executable,
+        mut exe: Executable,
         options: EngineOptions,
         replicas: ReplicaLayout,
     ) -> Result<Engine, EngineError> {
@@ -219,7 +212,7 @@ impl Engine {
         panics::install();
         crate::codelet::set_progress_hook(lookahead::ahead_progress);
         let codelets = plan::resolve(&exe.resolve_codelets()?);
-        check_tile_budgets(exe)?;
+        check_tile_budgets(&exe)?;
         let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
         let split = RankSplit::new(&exe.target, ranks.size());
         let mine = split.tiles(ranks.rank());
@@ -232,7 +225,7 @@ impl Engine {
             threads,
         };
         let pool = team::pool(threads)?;
-        let mem = Memory::allocate(exe, &mine);
+        let mem = Memory::allocate(&exe, &mine);
         // A rank that cannot allocate fails every rank (none waits for it later).
         ranks::agree_at_creation(
             &ranks,
@@ -240,7 +233,8 @@ impl Engine {
             mem.as_ref().map(|_| ()).map_err(Clone::clone),
         )?;
         let mem = mem?;
-        mem.load_init(exe, &mine);
+        mem.load_init(&mut exe, &mine);
+        let exe = exe;
 
         let exchanges = exe
             .exchanges
@@ -252,7 +246,7 @@ impl Engine {
             mem: &mem,
             share,
             workers_per_tile: exe.target.workers_per_tile,
-            slow_f32: options.check_finite || soft_flush(&options, exe),
+            slow_f32: options.check_finite || soft_flush(&options, &exe),
         };
         let computes = exe
             .computes
@@ -262,15 +256,15 @@ impl Engine {
         let alone = ranks.size() == 1;
         let interleaving = match options.interleave {
             mode if alone => interleave::Interleaving::for_mode(
-                mode, exe, &codelets, &exchanges, &computes, threads,
+                mode, &exe, &codelets, &exchanges, &computes, threads,
             ),
             _ => interleave::Interleaving::default(),
         };
-        // From `kept`, the executable the engine owns: runs are keyed by the addresses of its
-        // steps.
+        // From the executable the engine owns (moving it keeps its steps where they are): runs
+        // are keyed by the addresses of its steps.
         let grouped = match grouped::Rule::for_mode(options.interleave, threads) {
             Some(rule) if alone => grouped::GroupedRuns::build(&grouped::Inputs {
-                exe: &kept,
+                exe: &exe,
                 exchanges: &exchanges,
                 computes: &computes,
                 tile_bytes: &mem.tiles.iter().map(|t| t.bytes).collect::<Vec<_>>(),
@@ -279,7 +273,7 @@ impl Engine {
             }),
             _ => grouped::GroupedRuns::default(),
         };
-        let dist = (!alone).then(|| ranks::Dist::new(ranks, split, exe));
+        let dist = (!alone).then(|| ranks::Dist::new(ranks, split, &exe));
         Ok(Engine {
             tensor_index: host_names(
                 exe.host_tensors.iter().map(|h| &h.name),
@@ -291,7 +285,7 @@ impl Engine {
             ),
             inputs: (0..exe.streams.len()).map(|_| None).collect(),
             outputs: vec![Vec::new(); exe.streams.len()],
-            exe: kept,
+            exe,
             options,
             threads,
             pool,
@@ -308,8 +302,8 @@ impl Engine {
         })
     }
 
-    /// The executable this engine runs, without its initial data (tile memory holds them from
-    /// [`Engine::new`] on; see [`Executable::without_init_data`]).
+    /// The executable this engine runs, without its initial data (`InitBlock::data` empty,
+    /// `len` kept): tile memory holds them from [`Engine::new`] on.
     pub fn executable(&self) -> &Executable {
         &self.exe
     }

@@ -625,7 +625,7 @@ fn read_init_data(
         let mut data = vec![0u8; b.len as usize];
         r.fill(&mut data)?;
         hasher.update(&data);
-        b.data = data;
+        b.data = data.into();
     }
     let computed = hasher.finalize();
     if computed != s.crc {

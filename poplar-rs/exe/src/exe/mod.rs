@@ -94,43 +94,6 @@ impl Executable {
             None => u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu),
         }
     }
-
-    /// A copy without the initial data of the tile images (`InitBlock::data` empty, `len`
-    /// kept): everything a running engine or a report needs, at a fraction of the size.
-    pub fn without_init_data(&self) -> Executable {
-        Executable {
-            target: self.target.clone(),
-            replication: self.replication.clone(),
-            codelets: self.codelets.clone(),
-            tiles: self
-                .tiles
-                .iter()
-                .map(|t| TileImage {
-                    memory_bytes: t.memory_bytes,
-                    always_live_bytes: t.always_live_bytes,
-                    temporary_bytes: t.temporary_bytes,
-                    init: t
-                        .init
-                        .iter()
-                        .map(|b| InitBlock {
-                            offset: b.offset,
-                            data: Vec::new(),
-                            len: b.len,
-                        })
-                        .collect(),
-                    breakdown: t.breakdown.clone(),
-                })
-                .collect(),
-            computes: self.computes.clone(),
-            exchanges: self.exchanges.clone(),
-            programs: self.programs.clone(),
-            functions: self.functions.clone(),
-            host_tensors: self.host_tensors.clone(),
-            streams: self.streams.clone(),
-            variable_names: self.variable_names.clone(),
-            app_sections: self.app_sections.clone(),
-        }
-    }
 }
 
 /// A codelet as the executable names it: the loader checks it is registered with this layout.
@@ -177,11 +140,16 @@ pub struct TileImage {
 }
 
 /// Bytes to place at `offset` before the first run.
+///
+/// The bytes are shared and immutable (`Arc<[u8]>`): cloning an executable, expanding its
+/// replicas or handing it to an engine copies no initial data, and an engine drops its share
+/// once tile memory holds them, so they are freed as soon as nothing else holds the
+/// executable.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct InitBlock {
     pub offset: u32,
     #[serde(skip)]
-    pub data: Vec<u8>,
+    pub data: std::sync::Arc<[u8]>,
     /// Length of `data`, kept in the manifest; the bytes travel in a binary section.
     pub len: u32,
 }

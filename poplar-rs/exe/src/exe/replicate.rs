@@ -135,7 +135,7 @@ impl Expander<'_> {
                 };
                 tile.init.push(InitBlock {
                     offset: run.offset,
-                    data: data.to_vec(),
+                    data: data.into(),
                     len: run.bytes,
                 });
                 pos += n;

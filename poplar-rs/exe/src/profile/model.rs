@@ -378,7 +378,7 @@ impl CycleModel {
     /// ([`Executable::expand_replicas`]), whose phases have the same indices.
     pub fn new(exe: &Executable) -> CycleModel {
         if exe.replication.is_some() {
-            let (flat, _) = exe.without_init_data().expand_replicas();
+            let (flat, _) = exe.expand_replicas();
             return CycleModel::new(&flat);
         }
         CycleModel {
