@@ -157,6 +157,8 @@ fn target_and_tiles() {
     ));
 }
 
+/// Every check of a compute phase, one broken executable and its error each: a list that reads
+/// as the specification of `check_computes`, so it stays one function (~120 lines).
 #[test]
 fn compute_phases() {
     assert!(matches!(

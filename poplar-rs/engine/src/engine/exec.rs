@@ -101,6 +101,7 @@ impl RunCtx<'_> {
         Ok(v)
     }
 
+    /// Runs one step of the lowered program: the interpreter, one short arm per kind of step.
     pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
         if matches!(step, Step::Repeat { .. } | Step::Label { .. })
             && self.prof.is_none()
@@ -113,64 +114,15 @@ impl RunCtx<'_> {
             }
         }
         match step {
-            Step::Seq(v) => {
-                let mut i = 0;
-                while i < v.len() {
-                    if let Some((r, end)) = self.grouped_at(v, i) {
-                        self.grouped(r)?;
-                        i = end;
-                        continue;
-                    }
-                    if let Some((f, last)) = self.interleaved_at(v, i) {
-                        self.interleaved(f)?;
-                        i = last + 1;
-                        continue;
-                    }
-                    self.step(&v[i])?;
-                    i += 1;
-                }
-            }
-            Step::Label { name, body } => match self.prof.as_deref_mut() {
-                None => self.step(body)?,
-                Some(p) => {
-                    p.enter(name);
-                    let r = self.step(body);
-                    // Leave the label even when the body failed, so the label stack stays
-                    // balanced for later runs.
-                    if let Some(p) = self.prof.as_deref_mut() {
-                        p.exit();
-                    }
-                    r?;
-                }
-            },
+            Step::Seq(v) => self.seq(v)?,
+            Step::Label { name, body } => self.label(name, body)?,
             Step::Sync(kind) => {
                 if let Some(p) = self.prof.as_deref_mut() {
                     p.sync(*kind);
                 }
             }
-            Step::Exchange(i) => {
-                if self.prof.is_none() {
-                    self.exchange(*i);
-                } else {
-                    let start = std::time::Instant::now();
-                    self.exchange(*i);
-                    if let Some(p) = self.prof.as_deref_mut() {
-                        p.exchange(*i, start.elapsed());
-                    }
-                }
-            }
-            Step::Compute(i) => {
-                if self.prof.is_none() {
-                    self.compute(*i)?;
-                } else {
-                    let start = std::time::Instant::now();
-                    let r = self.compute(*i);
-                    if let Some(p) = self.prof.as_deref_mut() {
-                        p.compute(*i, start.elapsed());
-                    }
-                    r?;
-                }
-            }
+            Step::Exchange(i) => self.timed_exchange(*i),
+            Step::Compute(i) => self.timed_compute(*i)?,
             Step::Repeat { count, body } => {
                 for _ in 0..*count {
                     self.step(body)?;
@@ -226,6 +178,67 @@ impl RunCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A sequence: grouped runs and interleavings where the engine found them, else step by
+    /// step.
+    fn seq(&mut self, v: &[Step]) -> Result<(), EngineError> {
+        let mut i = 0;
+        while i < v.len() {
+            if let Some((r, end)) = self.grouped_at(v, i) {
+                self.grouped(r)?;
+                i = end;
+                continue;
+            }
+            if let Some((f, last)) = self.interleaved_at(v, i) {
+                self.interleaved(f)?;
+                i = last + 1;
+                continue;
+            }
+            self.step(&v[i])?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// A labelled body, entered and left in the profile when profiling.
+    fn label(&mut self, name: &str, body: &Step) -> Result<(), EngineError> {
+        let Some(p) = self.prof.as_deref_mut() else {
+            return self.step(body);
+        };
+        p.enter(name);
+        let r = self.step(body);
+        // Leave the label even when the body failed, so the label stack stays balanced for
+        // later runs.
+        if let Some(p) = self.prof.as_deref_mut() {
+            p.exit();
+        }
+        r
+    }
+
+    /// An exchange phase, its host time recorded when profiling.
+    fn timed_exchange(&mut self, i: ExchangePhaseId) {
+        if self.prof.is_none() {
+            return self.exchange(i);
+        }
+        let start = std::time::Instant::now();
+        self.exchange(i);
+        if let Some(p) = self.prof.as_deref_mut() {
+            p.exchange(i, start.elapsed());
+        }
+    }
+
+    /// A compute phase, its host time recorded when profiling (also when a vertex failed).
+    fn timed_compute(&mut self, i: ComputePhaseId) -> Result<(), EngineError> {
+        if self.prof.is_none() {
+            return self.compute(i);
+        }
+        let start = std::time::Instant::now();
+        let r = self.compute(i);
+        if let Some(p) = self.prof.as_deref_mut() {
+            p.compute(i, start.elapsed());
+        }
+        r
     }
 
     pub(super) fn stream_in(&mut self, stream: usize, runs: &[MemRun]) -> Result<(), EngineError> {

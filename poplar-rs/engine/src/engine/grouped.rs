@@ -317,64 +317,91 @@ fn root(parent: &mut [u32], mut t: u32) -> u32 {
 
 /// The grouped plan of `run`, if it passes `inp.rule`.
 fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
-    let Inputs {
-        exe,
-        exchanges,
-        computes,
-        tile_bytes,
-        threads,
-        rule,
-    } = *inp;
     let (mut xs, mut cs) = (Vec::new(), Vec::new());
     for s in run {
         phases_of(s, 1, &mut xs, &mut cs);
     }
     let moved = xs.iter().fold(0u64, |acc, &(x, n)| {
-        let bytes: u64 = exchanges[x].ops.iter().map(|o| u64::from(o.bytes)).sum();
+        let bytes: u64 = inp.exchanges[x]
+            .ops
+            .iter()
+            .map(|o| u64::from(o.bytes))
+            .sum();
         acc.saturating_add(bytes.saturating_mul(n))
     });
-    if moved < rule.min_bytes {
-        return None;
-    }
     let phases = cs.iter().fold(0u64, |acc, &(_, n)| acc.saturating_add(n));
-    if phases < rule.min_phases {
+    if moved < inp.rule.min_bytes || phases < inp.rule.min_phases {
         return None;
     }
-    let mut xs: Vec<ExchangePhaseId> = xs.into_iter().map(|(x, _)| x).collect();
-    xs.sort_unstable();
-    xs.dedup();
-    let mut cs: Vec<ComputePhaseId> = cs.into_iter().map(|(c, _)| c).collect();
-    cs.sort_unstable();
-    cs.dedup();
+    let xs = distinct(xs.into_iter().map(|(x, _)| x));
+    let cs = distinct(cs.into_iter().map(|(c, _)| c));
+    let (group_of, bytes) = tile_groups(inp, &xs, &cs);
+    let groups = bytes.len();
+    let largest_bytes = bytes.iter().copied().max().unwrap_or(0);
+    if groups < inp.rule.min_groups.max(2) || largest_bytes > inp.rule.max_group_bytes {
+        return None;
+    }
+    let mut costs = vec![0u64; groups];
+    let exchanges = exchanges_by_group(inp, &xs, &group_of, &mut costs);
+    let computes = computes_by_group(inp, &cs, &group_of, &mut costs);
+    let chunks = if inp.threads > 1 {
+        guided(&costs, inp.threads, 64 * inp.threads as u64)
+    } else {
+        std::iter::once(0..groups).collect()
+    };
+    Some(GroupedRunPlan {
+        steps: run.to_vec(),
+        phases,
+        groups,
+        exchanges,
+        computes,
+        chunks,
+        largest_bytes,
+        moved,
+    })
+}
 
-    // Tiles joined by copies; `used` marks the tiles the run touches.
-    let n = tile_bytes.len();
+/// The distinct ids of `ids`, sorted.
+fn distinct<T: Ord>(ids: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = ids.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The tile of a compute plan's tile `ht` in phase `c`.
+fn tile_of(inp: &Inputs<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> TileId {
+    inp.exe.computes[c].tiles[ht.index as usize].tile
+}
+
+/// Each tile's group (`u32::MAX` for a tile the run does not touch), groups numbered in the
+/// order of their smallest tile, and each group's tile memory: tiles are joined by every copy
+/// of the run's exchanges (union–find).
+fn tile_groups(
+    inp: &Inputs<'_>,
+    xs: &[ExchangePhaseId],
+    cs: &[ComputePhaseId],
+) -> (Vec<u32>, Vec<u64>) {
+    let n = inp.tile_bytes.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut used = vec![false; n];
-    for &x in &xs {
-        for o in &exchanges[x].ops {
+    for &x in xs {
+        for o in &inp.exchanges[x].ops {
             let (a, b) = (root(&mut parent, o.src_tile), root(&mut parent, o.dst_tile));
             parent[a.max(b) as usize] = a.min(b);
             used[o.src_tile as usize] = true;
             used[o.dst_tile as usize] = true;
         }
     }
-    let tile_of = |c: ComputePhaseId, ht: &super::plan::HotTile| -> TileId {
-        exe.computes[c].tiles[ht.index as usize].tile
-    };
-    for &c in &cs {
-        for ht in &computes[c].tiles {
-            used[tile_of(c, ht) as usize] = true;
+    for &c in cs {
+        for ht in &inp.computes[c].tiles {
+            used[tile_of(inp, c, ht) as usize] = true;
         }
     }
-    // Groups numbered in the order of their smallest tile.
     let mut group_of = vec![u32::MAX; n];
     let mut group_root: HashMap<u32, u32> = HashMap::new();
     let mut bytes: Vec<u64> = Vec::new();
-    for t in 0..n {
-        if !used[t] {
-            continue;
-        }
+    for t in (0..n).filter(|&t| used[t]) {
         let r = root(&mut parent, t as u32);
         let next = group_root.len() as u32;
         let g = *group_root.entry(r).or_insert(next);
@@ -382,21 +409,24 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
             bytes.push(0);
         }
         group_of[t] = g;
-        bytes[g as usize] += tile_bytes[t] as u64;
+        bytes[g as usize] += inp.tile_bytes[t] as u64;
     }
-    let groups = bytes.len();
-    let largest_bytes = bytes.iter().copied().max().unwrap_or(0);
-    if groups < rule.min_groups.max(2) || largest_bytes > rule.max_group_bytes {
-        return None;
-    }
+    (group_of, bytes)
+}
 
-    let mut costs = vec![0u64; groups];
-    let mut ex = HashMap::new();
-    for &x in &xs {
-        let mut ops = exchanges[x].ops.clone();
+/// Each exchange's copies by the group of their destination, adding their cost to `costs`.
+fn exchanges_by_group(
+    inp: &Inputs<'_>,
+    xs: &[ExchangePhaseId],
+    group_of: &[u32],
+    costs: &mut [u64],
+) -> HashMap<ExchangePhaseId, ByGroup<CopyOp>> {
+    let mut out = HashMap::new();
+    for &x in xs {
+        let mut ops = inp.exchanges[x].ops.clone();
         // Stable: a tile's copies keep the exchange plan's order.
         ops.sort_by_key(|o| o.dst_tile);
-        let by = ByGroup::new(ops, groups, |o| group_of[o.dst_tile as usize] as usize);
+        let by = ByGroup::new(ops, costs.len(), |o| group_of[o.dst_tile as usize] as usize);
         for (g, cost) in costs.iter_mut().enumerate() {
             *cost += by
                 .of(g)
@@ -404,15 +434,26 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
                 .map(|o| u64::from(o.bytes) / 4 + COPY_OVERHEAD / 4)
                 .sum::<u64>();
         }
-        ex.insert(x, by);
+        out.insert(x, by);
     }
-    let mut co = HashMap::new();
-    for &c in &cs {
-        let plan = &computes[c];
+    out
+}
+
+/// Each compute phase's tiles (indices into its plan, in tile order) by group, adding their
+/// cost to `costs`.
+fn computes_by_group(
+    inp: &Inputs<'_>,
+    cs: &[ComputePhaseId],
+    group_of: &[u32],
+    costs: &mut [u64],
+) -> HashMap<ComputePhaseId, ByGroup<u32>> {
+    let mut out = HashMap::new();
+    for &c in cs {
+        let plan = &inp.computes[c];
         let mut ks: Vec<u32> = (0..plan.tiles.len() as u32).collect();
-        ks.sort_by_key(|&k| tile_of(c, &plan.tiles[k as usize]));
-        let by = ByGroup::new(ks, groups, |&k| {
-            group_of[tile_of(c, &plan.tiles[k as usize]) as usize] as usize
+        ks.sort_by_key(|&k| tile_of(inp, c, &plan.tiles[k as usize]));
+        let by = ByGroup::new(ks, costs.len(), |&k| {
+            group_of[tile_of(inp, c, &plan.tiles[k as usize]) as usize] as usize
         });
         for (g, cost) in costs.iter_mut().enumerate() {
             *cost += by
@@ -421,21 +462,7 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
                 .map(|&k| plan.costs[k as usize])
                 .sum::<u64>();
         }
-        co.insert(c, by);
+        out.insert(c, by);
     }
-    let chunks = if threads > 1 {
-        guided(&costs, threads, 64 * threads as u64)
-    } else {
-        std::iter::once(0..groups).collect()
-    };
-    Some(GroupedRunPlan {
-        steps: run.to_vec(),
-        phases,
-        groups,
-        exchanges: ex,
-        computes: co,
-        chunks,
-        largest_bytes,
-        moved,
-    })
+    out
 }
