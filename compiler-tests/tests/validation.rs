@@ -1,5 +1,8 @@
 //! One test per validation error: a graph with exactly that mistake, and the typed error that
 //! names the thing at fault.
+//!
+//! (About 700 lines. One file because it is one list, a test per `ValidationError` variant,
+//! with shared graph helpers.)
 
 use poplar::error::{CompileError, GraphError, ValidationError as V, VertexName};
 use poplar::{compile, CompileOptions, DType, Graph, Program, Target};

@@ -1,4 +1,7 @@
 //! `Executable::check` rejects every kind of malformed executable, naming the culprit.
+//!
+//! (About 800 lines. One file because every test breaks one property of the same base
+//! executable and reads as one list: the specification of `Executable::check`.)
 
 #[path = "engine_support/mod.rs"]
 mod support;

@@ -1,4 +1,7 @@
 //! Engine behaviour on hand-made executables.
+//!
+//! (About 750 lines. One file because the tests share the hand-made executables of
+//! `engine_support`; each test is one behaviour of the engine.)
 
 #[path = "engine_support/mod.rs"]
 mod support;

@@ -1,5 +1,9 @@
 //! ten Tusscher–Panfilov 2006 (TP06) human ventricular cell model.
 //!
+//! (About 700 lines. One concept, the cell model: the f64 reference and the f32 batch kernel
+//! must perform the same equations, and stay side by side so that a change to one is seen with
+//! the other.)
+//!
 //! Implemented from the CellML specification in `shared/reference/tp06/` (Chaste's annotated
 //! `tt06_epi`, `tt06_M`, `tt06_endo`), with the three cell types in one code path
 //! ([`params::CellParams`]).

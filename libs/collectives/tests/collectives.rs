@@ -1,6 +1,9 @@
 //! Every collective, operator, group and method against the host model on random data,
 //! including sizes not divisible by the group size and a single replica; the methods agree
 //! with each other; impossible requests are typed errors.
+//!
+//! (About 950 lines. One file because every case runs through the same host model and helpers
+//! (random data, the device run, the comparison); split, each part would repeat them.)
 
 use collectives::{reference, CollectiveError, Group, Kind, Method, Op, Options};
 use poplar::exe::{ComputePhaseId, Step};

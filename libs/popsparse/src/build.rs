@@ -1,6 +1,9 @@
 //! The layer in a graph: the sparse weights (buckets the host writes), the dense operands laid
 //! out for the plan, and the Fwd, GradA and GradW programs.
 //!
+//! (About 750 lines. One concept, the layer's graph: the three passes share the operands,
+//! buckets and exchange buffers built here, and each pass is its own function below.)
+//!
 //! Each pass runs
 //! 1. **distribution**: the partials are zeroed, the encoded buckets are copied into the
 //!    working buffer A on their own tiles, and every tile processes its bucket;

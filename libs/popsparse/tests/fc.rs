@@ -1,6 +1,9 @@
 //! The sparse layer's three passes against dense host products (f64), for random and
 //! deliberately bad patterns, forced spills, one and many tiles; pattern updates on the same
 //! engine; overflow.
+//!
+//! (About 600 lines. One file because every test compares the layer with the same dense host
+//! products and shares the set-up helpers.)
 
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
 use popsparse::{EncodeError, FcOptions, FcParams, FcPlan};

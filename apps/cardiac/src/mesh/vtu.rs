@@ -1,5 +1,8 @@
 //! VTK XML UnstructuredGrid (`.vtu`) reader and writer.
 //!
+//! (About 900 lines. One concept, the `.vtu` format: reading and writing share the element and
+//! DataArray encodings and their checks.)
+//!
 //! The reader accepts inline `ascii` and `binary` (base64, with the `UInt32`/`UInt64` size
 //! header, either encoded together with the data or as a separate base64 block as VTK itself
 //! writes it) DataArrays, in either byte order. Compressed (`compressor=…`) and `appended` data

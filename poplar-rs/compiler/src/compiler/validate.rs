@@ -1,5 +1,8 @@
 //! Validation pass: everything the later passes rely on, reported all at once.
 //!
+//! (About 700 lines. One concept, the validation pass: one check a function, all of them
+//! feeding one list of errors in a fixed order.)
+//!
 //! On success it returns what it learned (the resolved codelet of every vertex), in the spirit
 //! of a validator that returns information rather than just a verdict.
 

@@ -1,5 +1,9 @@
 //! The static graph: variables and constants mapped to tiles, compute sets of vertices, host
 //! handles and streams. Built by the user, read by the compiler, never executed directly.
+//!
+//! (About 700 lines. One concept, the `Graph` type: its methods (variables, mappings, vertices,
+//! connections, host access, streams, functions) all guard the same tables and the graph's
+//! identity; views are in `tensor.rs`, handles in `handles.rs`.)
 
 mod error;
 mod handles;

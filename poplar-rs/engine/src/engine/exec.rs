@@ -1,5 +1,9 @@
 //! Running a program: the step interpreter (`RunCtx`) and the parallel executor of compute
 //! and exchange phases (`Exec`), which the team's threads share.
+//!
+//! (About 900 lines. One concept in two halves that share the run's state: the interpreter
+//! walks the steps, the executor runs each phase's tasks on the team; interleaved and grouped
+//! runs are dispatched from both.)
 
 use std::ops::Range;
 

@@ -1,5 +1,8 @@
 //! Saving and loading executables.
 //!
+//! (About 650 lines. One concept, the file format: the writer and the reader of each section
+//! sit together, so the layout above is defined in one place.)
+//!
 //! File layout (all integers little-endian):
 //!
 //! ```text

@@ -1,5 +1,9 @@
 //! Recording during a run and building the [`Profile`] afterwards.
 //!
+//! (About 750 lines. One concept, the recorder: what it stores during a run and the replay that
+//! builds the profile from it share one event encoding; split, that encoding would have to be
+//! public.)
+//!
 //! The engine calls the recorder once per step (a few integer operations each). The modelled
 //! time of tiles is not advanced during the run: the recorder keeps the step sequence of the
 //! current *segment* (the steps since the last sync after which every tile's clock is equal,
