@@ -15,7 +15,8 @@ const ROOMS: &[(&str, &[&str])] = &[
     // Leaves: plain data and helpers that everything may use.
     ("target", &[]),
     ("dtype", &[]),
-    ("entity", &[]),
+    // Typed ids and dense maps; `TileMap` is keyed by the target's `TileId`.
+    ("entity", &["target"]),
     // Floating-point modes of host threads (subnormal flushing).
     ("fp", &[]),
     // Codelets are written against tile memory only: no graph, compiler, exe or engine.

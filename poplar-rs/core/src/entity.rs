@@ -4,13 +4,16 @@
 //! owns the entities of one kind and hands out their ids, and can be indexed only by its own id
 //! type, so a compute-phase id can never index the exchange phases, and no `.0 as usize` appears
 //! outside this module. Ids serialize as plain integers and maps as plain arrays, so file formats
-//! do not change when a `Vec` becomes a map.
+//! do not change when a `Vec` becomes a map. A [`TileMap`] is the same for per-tile tables,
+//! indexed by [`TileId`].
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::target::TileId;
 
 /// A typed index into a [`PrimaryMap`].
 pub trait EntityId: Copy + Eq + Ord + std::hash::Hash + fmt::Debug {
@@ -239,6 +242,84 @@ impl<'de, K: EntityId, V: Deserialize<'de>> Deserialize<'de> for PrimaryMap<K, V
     }
 }
 
+/// A dense table with one entry for every tile of a target, indexed by [`TileId`] (the
+/// compiler's per-tile tables), so that no `tile as usize` appears where it is used.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TileMap<V> {
+    items: Vec<V>,
+}
+
+impl<V> TileMap<V> {
+    /// One entry per tile, `f(tile)` each.
+    pub fn from_fn(tiles: u32, f: impl FnMut(TileId) -> V) -> Self {
+        TileMap {
+            items: (0..tiles).map(f).collect(),
+        }
+    }
+
+    /// One entry per tile, `v` each.
+    pub fn filled(tiles: u32, v: V) -> Self
+    where
+        V: Clone,
+    {
+        TileMap {
+            items: vec![v; tiles as usize],
+        }
+    }
+
+    /// The number of tiles.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The entry of `tile`, if the table has that tile.
+    pub fn get(&self, tile: TileId) -> Option<&V> {
+        self.items.get(tile as usize)
+    }
+
+    /// Every tile and its entry, in tile order.
+    pub fn iter(&self) -> impl Iterator<Item = (TileId, &V)> {
+        self.items.iter().enumerate().map(|(t, v)| (t as TileId, v))
+    }
+
+    /// Every tile and its entry, in tile order, mutably.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (TileId, &mut V)> {
+        self.items
+            .iter_mut()
+            .enumerate()
+            .map(|(t, v)| (t as TileId, v))
+    }
+
+    /// Every entry, in tile order.
+    pub fn values(&self) -> std::slice::Iter<'_, V> {
+        self.items.iter()
+    }
+
+    /// Every entry, in tile order, mutably.
+    pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
+        self.items.iter_mut()
+    }
+}
+
+impl<V> Index<TileId> for TileMap<V> {
+    type Output = V;
+    #[inline]
+    fn index(&self, tile: TileId) -> &V {
+        &self.items[tile as usize]
+    }
+}
+
+impl<V> IndexMut<TileId> for TileMap<V> {
+    #[inline]
+    fn index_mut(&mut self, tile: TileId) -> &mut V {
+        &mut self.items[tile as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +332,23 @@ mod tests {
         /// Test id B.
         struct B, "b";
     );
+
+    #[test]
+    fn a_tile_map_has_one_entry_per_tile_in_tile_order() {
+        let mut m = TileMap::from_fn(4, |t| t * 10);
+        m[2] += 1;
+        assert_eq!(m.len(), 4);
+        assert_eq!(
+            m.iter().collect::<Vec<_>>(),
+            [(0, &0), (1, &10), (2, &21), (3, &30)]
+        );
+        assert_eq!((m.get(3), m.get(4)), (Some(&30), None));
+        for (t, v) in m.iter_mut() {
+            *v -= t * 10;
+        }
+        assert_eq!(m.values().copied().collect::<Vec<_>>(), [0, 0, 1, 0]);
+        assert_eq!(TileMap::filled(2, 'x'), TileMap::from_fn(2, |_| 'x'));
+    }
 
     #[test]
     fn ids_index_only_their_own_map_and_serialize_as_numbers() {

@@ -18,9 +18,9 @@ pub fn build(
 ) -> Result<Vec<TileImage>, CompileError> {
     let mut tiles = Vec::with_capacity(layout.tiles.len());
     let mut worst: Option<(u32, u64)> = None;
-    for (i, ta) in layout.tiles.iter().enumerate() {
-        let base = lowered.temp_base[i];
-        let peak = lowered.temp_peak[i];
+    for (tile, ta) in layout.tiles.iter() {
+        let base = lowered.temp_base[tile];
+        let peak = lowered.temp_peak[tile];
         let total = (base + peak).next_multiple_of(layout.align);
         let mut breakdown: Vec<MemoryItem> = ta
             .items
@@ -40,7 +40,7 @@ pub fn build(
         }
         breakdown.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
         if total > u64::from(graph.target.bytes_per_tile) && worst.is_none_or(|(_, w)| total > w) {
-            worst = Some((i as u32, total));
+            worst = Some((tile, total));
         }
         tiles.push(TileImage {
             memory_bytes: u32::try_from(total).unwrap_or(u32::MAX),

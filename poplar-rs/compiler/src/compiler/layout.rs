@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::codelet::{CodeletDesc, FieldDir};
-use crate::entity::PrimaryMap;
+use crate::entity::{PrimaryMap, TileMap};
 use crate::exe::{InitBlock, MemoryCategory};
 use crate::graph::VertexKey;
 use crate::graph::{Graph, Region, VarId};
@@ -78,7 +78,7 @@ pub struct Layout {
     pub segs: PrimaryMap<VarId, Vec<Seg>>,
     /// Per variable, per segment: the receive slack reserved around it.
     pub slack: Vec<Vec<Slack>>,
-    pub tiles: Vec<TileAlloc>,
+    pub tiles: TileMap<TileAlloc>,
     /// Per vertex, per state field (declaration order; `None` for non-state fields): offset and
     /// element count.
     pub state: PrimaryMap<VertexKey, Vec<Option<(u64, u64)>>>,
@@ -158,9 +158,9 @@ pub fn layout(
     mut segs: PrimaryMap<VarId, Vec<Seg>>,
     slack: &[Vec<Slack>],
 ) -> Layout {
-    let nt = graph.target.num_tiles() as usize;
+    let nt = graph.target.num_tiles();
     let align = u64::from(graph.target.alignment);
-    let mut tiles = vec![TileAlloc::default(); nt];
+    let mut tiles = TileMap::filled(nt, TileAlloc::default());
     // No slack (the in-place pass did not run): none beside any segment.
     let slack: Vec<Vec<Slack>> = if slack.is_empty() {
         segs.values()
@@ -178,7 +178,7 @@ pub fn layout(
         };
         for (seg, sl) in vs.iter_mut().zip(slack) {
             let (range, tile) = (seg.start..seg.end, seg.tile);
-            let t = &mut tiles[tile as usize];
+            let t = &mut tiles[tile];
             let bytes = (range.end - range.start) * elem;
             let slack_name = || format!("{} (receive slack)", var.name);
             if sl.before > 0 {
@@ -206,14 +206,15 @@ pub fn layout(
         }
     }
     let mut state = PrimaryMap::with_capacity(graph.vertices.len());
-    let mut code: Vec<std::collections::BTreeSet<&str>> = vec![Default::default(); nt];
+    let mut code: TileMap<std::collections::BTreeSet<&str>> =
+        TileMap::filled(nt, Default::default());
     for (vi, v) in graph.vertices.iter() {
         let (Some(desc), Some(tile)) = (codelets.get(vi).copied(), v.tile) else {
             state.push(Vec::new());
             continue;
         };
-        let t = &mut tiles[tile as usize];
-        code[tile as usize].insert(desc.name);
+        let t = &mut tiles[tile];
+        code[tile].insert(desc.name);
         let mut fields = Vec::with_capacity(desc.fields.len());
         let mut desc_bytes = DESCRIPTOR_BYTES_PER_VERTEX;
         for f in desc.fields {
@@ -251,7 +252,7 @@ pub fn layout(
         );
         state.push(fields);
     }
-    for (tile, names) in code.iter().enumerate() {
+    for (tile, names) in code.iter() {
         for name in names {
             tiles[tile].reserve(CODE_BYTES_PER_CODELET, align, name, MemoryCategory::Code);
         }
@@ -268,13 +269,13 @@ pub fn layout(
 /// Temporary allocation for one lowered construct (an Execute or a Copy): buffers live from
 /// the construct's first exchange to its last compute, then the space is reused.
 pub struct TempArena<'a> {
-    base: &'a [u64],
+    base: &'a TileMap<u64>,
     align: u64,
     used: BTreeMap<TileId, u64>,
 }
 
 impl<'a> TempArena<'a> {
-    pub fn new(base: &'a [u64], align: u64) -> Self {
+    pub fn new(base: &'a TileMap<u64>, align: u64) -> Self {
         TempArena {
             base,
             align,
@@ -284,7 +285,7 @@ impl<'a> TempArena<'a> {
 
     /// A buffer of `bytes` on `tile`.
     pub fn alloc(&mut self, tile: TileId, bytes: u64) -> u64 {
-        let base = self.base[tile as usize];
+        let base = self.base[tile];
         let u = self.used.entry(tile).or_insert(0);
         let off = (base + *u).next_multiple_of(self.align);
         *u = off + bytes - base;

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::codelet::{CodeletDesc, CycleCtx, FieldDir, FieldLoc, FieldShape};
-use crate::entity::PrimaryMap;
+use crate::entity::{PrimaryMap, TileMap};
 use crate::exe::{
     CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, ScalarLoc, Step, SyncKind,
     TileCompute, Transfer, VertexInst,
@@ -58,9 +58,9 @@ pub struct Lowered {
     pub computes: Vec<ComputePhase>,
     pub exchanges: Vec<ExchangePhase>,
     /// Per tile: where temporaries start (above the always-live area, aligned).
-    pub temp_base: Vec<u64>,
+    pub temp_base: TileMap<u64>,
     /// Per tile: the peak bytes of temporaries.
-    pub temp_peak: Vec<u64>,
+    pub temp_peak: TileMap<u64>,
     /// The replica maps of the cross-replica copies (`exe::Replication::maps`).
     pub replica_maps: Vec<Vec<u32>>,
 }
@@ -111,8 +111,8 @@ struct Lowerer<'a> {
     codelet_index: HashMap<&'static str, u32>,
     computes: Vec<ComputePhase>,
     exchanges: Vec<ExchangePhase>,
-    temp_base: Vec<u64>,
-    temp_peak: Vec<u64>,
+    temp_base: TileMap<u64>,
+    temp_peak: TileMap<u64>,
     cs_cache: HashMap<ComputeSet, Step>,
     replica_maps: Vec<Vec<u32>>,
 }
@@ -130,11 +130,9 @@ impl<'a> Lowerer<'a> {
         anchors: &'a Anchors,
         codelets: &'a PrimaryMap<VertexKey, &'static CodeletDesc>,
     ) -> Self {
-        let temp_base = layout
-            .tiles
-            .iter()
-            .map(|t| t.next.next_multiple_of(layout.align))
-            .collect();
+        let temp_base = TileMap::from_fn(graph.target.num_tiles(), |t| {
+            layout.tiles[t].next.next_multiple_of(layout.align)
+        });
         Lowerer {
             graph,
             layout,
@@ -145,7 +143,7 @@ impl<'a> Lowerer<'a> {
             computes: Vec::new(),
             exchanges: Vec::new(),
             temp_base,
-            temp_peak: vec![0; graph.target.num_tiles() as usize],
+            temp_peak: TileMap::filled(graph.target.num_tiles(), 0),
             cs_cache: HashMap::new(),
             replica_maps: Vec::new(),
         }
@@ -177,7 +175,7 @@ impl<'a> Lowerer<'a> {
 
     fn finish_arena(&mut self, arena: TempArena<'_>) {
         for (t, used) in arena.usage() {
-            let p = &mut self.temp_peak[t as usize];
+            let p = &mut self.temp_peak[t];
             *p = (*p).max(used);
         }
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use super::error::{Pass, VerifierError};
 use super::in_place::InPlace;
 use super::layout::Layout;
+use crate::entity::TileMap;
 use crate::exe::{Executable, Step};
 use crate::graph::Graph;
 use crate::target::TileId;
@@ -26,7 +27,8 @@ fn err(pass: Pass, tile: Option<TileId>, entity: Option<String>, reason: String)
 /// allocations of a tile overlap or lie beyond its always-live area, counting the receive slack
 /// reserved before and after each segment (slack is never part of another allocation).
 pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
-    let mut per_tile: Vec<Vec<(u64, u64, String)>> = vec![Vec::new(); layout.tiles.len()];
+    let mut per_tile: TileMap<Vec<(u64, u64, String)>> =
+        TileMap::filled(graph.target.num_tiles(), Vec::new());
     for (k, (vi, segs)) in layout.segs.iter().enumerate() {
         let var = &graph.vars[vi];
         let entity = || Some(format!("variable '{}'", var.name));
@@ -62,7 +64,7 @@ pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
                     format!("{} bytes of slack before offset {}", sl.before, s.offset),
                 ));
             }
-            per_tile[s.tile as usize].push((
+            per_tile[s.tile].push((
                 s.offset - sl.before,
                 s.offset + (s.end - s.start) * var.dtype.size() as u64 + sl.after,
                 var.name.clone(),
@@ -77,12 +79,12 @@ pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
             ));
         }
     }
-    for (t, mut v) in per_tile.into_iter().enumerate() {
+    for (t, v) in per_tile.iter_mut() {
         v.sort_unstable();
         if let Some(w) = v.windows(2).find(|w| w[0].1 > w[1].0) {
             return Err(err(
                 Pass::Layout,
-                Some(t as TileId),
+                Some(t),
                 Some(format!("variables '{}' and '{}'", w[0].2, w[1].2)),
                 format!(
                     "allocations {}..{} and {}..{} overlap",
@@ -93,7 +95,7 @@ pub fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
         if let Some(l) = v.last().filter(|l| l.1 > layout.tiles[t].next) {
             return Err(err(
                 Pass::Layout,
-                Some(t as TileId),
+                Some(t),
                 Some(format!("variable '{}'", l.2)),
                 "allocation beyond the always-live area".into(),
             ));
