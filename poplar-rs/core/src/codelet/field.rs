@@ -111,6 +111,7 @@ impl Worker {
     }
 
     /// The sub-range of `0..n` this worker should handle when work is split evenly.
+    #[inline]
     pub fn split(&self, n: usize) -> std::ops::Range<usize> {
         let c = self.count as usize;
         let i = self.id as usize;
@@ -185,6 +186,7 @@ impl<'a> VertexIo<'a> {
     /// by this vertex; every `FieldLoc` (and every list entry) is in bounds and aligned for its
     /// field's element type, and written fields do not overlap any other field.
     #[doc(hidden)]
+    #[inline]
     pub unsafe fn new(base: *mut u8, fields: &'a [FieldLoc], lists: &'a [FieldLoc]) -> Self {
         VertexIo {
             base,

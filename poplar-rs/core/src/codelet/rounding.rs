@@ -31,6 +31,7 @@ thread_local! {
 
 /// Sets the calling thread's rounding mode (the engine does, around each vertex).
 #[doc(hidden)]
+#[inline]
 pub fn set_rounding(r: Rounding) {
     ROUNDING.with(|c| c.set(r));
 }
@@ -50,6 +51,7 @@ pub fn mix64(mut z: u64) -> u64 {
 
 /// The key of one vertex execution: `seed`, the engine's count of compute phases run,
 /// the tile, and the vertex's index on its tile.
+#[inline]
 pub fn vertex_key(seed: u64, epoch: u64, tile: u32, vertex: u32) -> u64 {
     mix64(
         mix64(mix64(seed ^ 0x5851_F42D_4C95_7F2D) ^ epoch)
