@@ -8,6 +8,7 @@ use super::data::*;
 
 /// Errors of reading a profile.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProfileError {
     #[error("cannot read profile {path}: {source}")]
     Io {
