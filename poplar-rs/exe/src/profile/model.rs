@@ -2,9 +2,11 @@
 //! compute and exchange phase, the modelled cycles of each tile that takes part.
 //!
 //! Formulas and constants are documented in `docs/cycle-model.md`; in brief:
-//! - compute: on-tile pre-copies, then the vertices on `workers_per_tile` worker contexts (a
-//!   single-worker vertex goes to the context that is free first, a multi-worker vertex runs its
-//!   per-worker estimate on every context), then post-copies; a copy costs
+//! - compute: on-tile pre-copies, then the vertices on `workers_per_tile` barrel-threaded
+//!   worker contexts (a single-worker vertex goes to the context that is free first, a
+//!   multi-worker vertex runs its per-worker estimate on every context plus the supervisor's
+//!   cycles; the schedule's tile time is `workers` times its busiest context), then
+//!   post-copies; a copy costs
 //!   `LOCAL_COPY_SETUP_CYCLES + ceil(bytes / LOCAL_COPY_BYTES_PER_CYCLE)`;
 //! - exchange: per tile `max(send, receive)`; a message costs `exchange_setup_cycles +
 //!   ceil(bytes / exchange_bytes_per_cycle)` on each side (a broadcast is sent once); the bytes
@@ -33,10 +35,13 @@ pub struct TileComputeCost {
     pub cycles: u64,
     /// Cycles of the on-tile copies before and after the vertices.
     pub copy_cycles: u64,
-    /// Cycles of the vertex schedule (the busiest worker context).
+    /// Tile cycles of the vertex schedule: `workers × busiest context + supervisor_cycles`.
     pub vertex_cycles: u64,
-    /// Sum of the vertices' worker cycles over all contexts (for worker utilisation).
+    /// Sum of the vertices' worker cycles over all contexts (for worker utilisation:
+    /// `worker_cycles / (vertex_cycles - supervisor_cycles)`).
     pub worker_cycles: u64,
+    /// Supervisor cycles of the multi-worker vertices.
+    pub supervisor_cycles: u64,
 }
 
 /// Static cost of one compute phase.
@@ -113,27 +118,49 @@ pub fn copy_cycles(copies: &[LocalCopy]) -> u64 {
         .sum()
 }
 
-/// The vertex schedule of one tile: `(busiest context, sum over contexts)`.
+/// Tile cycles the supervisor spends starting one multi-worker vertex and waiting for its
+/// workers: poplibs' `ScaledAdd` supervisor (21 per type + 11 common + 7 + 12), the middle of
+/// its published supervisor overheads (25 for `BroadcastScalar`, up to about 70).
+pub const SUPERVISOR_CYCLES: u64 = 51;
+
+/// The vertex schedule of one tile on the barrel-threaded worker contexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VertexSchedule {
+    /// Tile cycles: `workers × busiest context + supervisor`.
+    pub tile_cycles: u64,
+    /// The busiest context's worker cycles.
+    pub busiest_worker: u64,
+    /// Worker cycles summed over all contexts (for worker utilisation).
+    pub worker_cycles: u64,
+    /// Supervisor cycles of the multi-worker vertices ([`SUPERVISOR_CYCLES`] each).
+    pub supervisor_cycles: u64,
+}
+
+/// Schedules one tile's vertices, given as `(worker cycles, multi-worker)`, on `workers`
+/// barrel-threaded contexts.
 ///
-/// Vertices are taken in order. A single-worker vertex runs on the context that becomes free
-/// first (lowest index on ties), so equal vertices go round-robin; a multi-worker vertex's
-/// estimate is one context's share and runs on every context after what that context already
-/// has. `multi_worker[i]` tells whether codelet `i` is multi-worker.
+/// Estimates are worker-context cycles. The contexts issue in a round-robin barrel: a context
+/// issues once every `workers` tile cycles whether the others are busy or not, so a context's
+/// `c` worker cycles take `workers × c` tile cycles and the schedule takes `workers` times its
+/// busiest context. Vertices are taken in order: a single-worker vertex runs on the context
+/// that becomes free first (lowest index on ties); a multi-worker vertex starts when every
+/// context is free, runs its per-context estimate on all of them, and adds
+/// [`SUPERVISOR_CYCLES`].
 pub fn schedule_vertices(
     vertices: impl IntoIterator<Item = (u64, bool)>,
     workers: u32,
-) -> (u64, u64) {
+) -> VertexSchedule {
     // Bounded by the target's validation (1..=MAX_WORKERS); clamped again here so that the
     // model never allocates from an unchecked count.
     let w = workers.clamp(1, crate::target::MAX_WORKERS) as usize;
     let mut free = vec![0u64; w];
-    let mut sum = 0u64;
+    let mut s = VertexSchedule::default();
     for (cycles, multi) in vertices {
         if multi {
-            for f in &mut free {
-                *f = f.saturating_add(cycles);
-            }
-            sum = sum.saturating_add(cycles.saturating_mul(w as u64));
+            let start = free.iter().copied().max().unwrap_or(0);
+            free.fill(start.saturating_add(cycles));
+            s.worker_cycles = s.worker_cycles.saturating_add(cycles.saturating_mul(w as u64));
+            s.supervisor_cycles = s.supervisor_cycles.saturating_add(SUPERVISOR_CYCLES);
         } else {
             let (k, _) = free
                 .iter()
@@ -141,15 +168,20 @@ pub fn schedule_vertices(
                 .min_by_key(|&(k, &f)| (f, k))
                 .expect("at least one worker");
             free[k] = free[k].saturating_add(cycles);
-            sum = sum.saturating_add(cycles);
+            s.worker_cycles = s.worker_cycles.saturating_add(cycles);
         }
     }
-    (free.into_iter().max().unwrap_or(0), sum)
+    s.busiest_worker = free.into_iter().max().unwrap_or(0);
+    s.tile_cycles = s
+        .busiest_worker
+        .saturating_mul(w as u64)
+        .saturating_add(s.supervisor_cycles);
+    s
 }
 
 fn tile_compute(exe: &Executable, tc: &TileCompute) -> TileComputeCost {
     let copies = copy_cycles(&tc.pre_copies) + copy_cycles(&tc.post_copies);
-    let (vertex_cycles, worker_cycles) = schedule_vertices(
+    let schedule = schedule_vertices(
         tc.vertices.iter().map(|v| {
             let multi = exe.codelets.get(v.codelet).is_some_and(|c| c.multi_worker);
             (v.cycles, multi)
@@ -158,10 +190,11 @@ fn tile_compute(exe: &Executable, tc: &TileCompute) -> TileComputeCost {
     );
     TileComputeCost {
         tile: tc.tile,
-        cycles: copies.saturating_add(vertex_cycles),
+        cycles: copies.saturating_add(schedule.tile_cycles),
         copy_cycles: copies,
-        vertex_cycles,
-        worker_cycles,
+        vertex_cycles: schedule.tile_cycles,
+        worker_cycles: schedule.worker_cycles,
+        supervisor_cycles: schedule.supervisor_cycles,
     }
 }
 

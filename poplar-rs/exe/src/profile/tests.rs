@@ -81,46 +81,79 @@ fn xphase(transfers: Vec<Transfer>) -> ExchangePhase {
     }
 }
 
+// The barrel: six contexts issue in turn, so a context's `c` worker cycles take `6c` tile
+// cycles whether the other contexts are busy or idle.
+
 #[test]
-fn one_vertex() {
+fn one_vertex_alone_runs_at_a_sixth_of_the_issue_rate() {
     let e = exe(Target::custom(4, 1024));
     let c = compute_cost(&e, &phase("a", vec![tile(2, vec![v(100, false)])]));
-    assert_eq!(c.max, 100);
+    assert_eq!(c.max, 600);
     assert_eq!(c.tiles.len(), 1);
     assert_eq!(c.tiles[0].tile, 2);
-    assert_eq!(c.tiles[0].cycles, 100);
+    assert_eq!(c.tiles[0].cycles, 600);
+    assert_eq!(c.tiles[0].worker_cycles, 100);
+    assert_eq!(c.tiles[0].supervisor_cycles, 0);
     assert_eq!(c.default_estimates, 0);
 }
 
 #[test]
-fn six_vertices_on_six_workers() {
+fn six_equal_vertices_take_as_long_as_one() {
     let e = exe(Target::custom(1, 1024));
     let six: Vec<_> = (0..6).map(|_| v(100, false)).collect();
-    assert_eq!(compute_cost(&e, &phase("a", vec![tile(0, six)])).max, 100);
-    // A seventh waits for the first free worker.
-    let seven: Vec<_> = (0..7).map(|_| v(100, false)).collect();
-    let c = compute_cost(&e, &phase("a", vec![tile(0, seven)]));
-    assert_eq!(c.max, 200);
-    assert_eq!(c.tiles[0].worker_cycles, 700);
-    // Greedy: 300, then 100 x 5 on the other workers, then 100 goes to worker 1 → max 300.
-    let mut mixed = vec![v(300, false)];
-    mixed.extend((0..6).map(|_| v(100, false)));
-    assert_eq!(compute_cost(&e, &phase("a", vec![tile(0, mixed)])).max, 300);
+    let c = compute_cost(&e, &phase("a", vec![tile(0, six)]));
+    assert_eq!(c.max, 600);
+    assert_eq!(c.tiles[0].worker_cycles, 600);
 }
 
 #[test]
-fn multi_worker_vertex_runs_on_every_worker() {
+fn a_seventh_vertex_waits_for_the_first_free_context() {
     let e = exe(Target::custom(1, 1024));
-    // The estimate is one worker's share: 50 on all six.
+    let seven: Vec<_> = (0..7).map(|_| v(100, false)).collect();
+    let c = compute_cost(&e, &phase("a", vec![tile(0, seven)]));
+    assert_eq!(c.max, 1200);
+    assert_eq!(c.tiles[0].worker_cycles, 700);
+}
+
+#[test]
+fn mixed_vertices_go_to_the_first_free_context() {
+    let e = exe(Target::custom(1, 1024));
+    // 300 on context 0, 100 on contexts 1..=5, the last 100 on context 1 (free at 100):
+    // the busiest context has 300 worker cycles.
+    let mut mixed = vec![v(300, false)];
+    mixed.extend((0..6).map(|_| v(100, false)));
+    assert_eq!(
+        compute_cost(&e, &phase("a", vec![tile(0, mixed)])).max,
+        6 * 300
+    );
+}
+
+#[test]
+fn multi_worker_vertex_runs_on_every_context_plus_the_supervisor() {
+    let e = exe(Target::custom(1, 1024));
+    // The estimate is one context's share: 50 on all six, then the supervisor's 51.
     let c = compute_cost(&e, &phase("a", vec![tile(0, vec![v(50, true)])]));
-    assert_eq!(c.max, 50);
+    assert_eq!(c.max, 6 * 50 + SUPERVISOR_CYCLES);
     assert_eq!(c.tiles[0].worker_cycles, 300);
-    // After a 100-cycle vertex on worker 0, worker 0 finishes its share at 150.
+    assert_eq!(c.tiles[0].supervisor_cycles, SUPERVISOR_CYCLES);
+    // After a 100-cycle vertex on context 0, the multi-worker vertex starts when every
+    // context is free (at 100) and ends at 150 on all of them.
     let c = compute_cost(
         &e,
         &phase("a", vec![tile(0, vec![v(100, false), v(50, true)])]),
     );
-    assert_eq!(c.max, 150);
+    assert_eq!(c.max, 6 * 150 + SUPERVISOR_CYCLES);
+    assert_eq!(c.tiles[0].worker_cycles, 400);
+}
+
+#[test]
+fn a_six_worker_split_is_six_times_faster_than_one_worker() {
+    let e = exe(Target::custom(1, 1024));
+    let one = compute_cost(&e, &phase("a", vec![tile(0, vec![v(6000, false)])]));
+    let six: Vec<_> = (0..6).map(|_| v(1000, false)).collect();
+    let six = compute_cost(&e, &phase("a", vec![tile(0, six)]));
+    assert_eq!(one.max, 36_000);
+    assert_eq!(six.max, 6000);
 }
 
 #[test]
@@ -141,7 +174,7 @@ fn copies_and_default_estimates() {
     let c = compute_cost(&e, &phase("a", vec![t]));
     // (4 + ceil(20/8)) + 10 + (4 + 1)
     assert_eq!(c.tiles[0].copy_cycles, 7 + 5);
-    assert_eq!(c.max, 22);
+    assert_eq!(c.max, 6 * 10 + 7 + 5);
     assert_eq!(c.default_estimates, 1);
 }
 
@@ -249,9 +282,16 @@ fn gw_links_join_pods_at_their_own_rate_and_latency() {
     assert_eq!(c.max, 16 + 25_600 + 800);
 }
 
+/// A target whose tiles have one worker context, so that a vertex's estimate is its tile
+/// cycles: the replay tests below are about clocks and syncs, not the barrel.
+fn one_worker(mut t: Target) -> Target {
+    t.workers_per_tile = 1;
+    t
+}
+
 /// Two compute phases: tile 0 busy 100 then idle, tile 1 busy 10 then 100.
 fn two_phase_exe() -> Executable {
-    let mut e = exe(Target::custom(2, 1024));
+    let mut e = exe(one_worker(Target::custom(2, 1024)));
     e.computes.push(phase(
         "A",
         vec![tile(0, vec![v(100, false)]), tile(1, vec![v(10, false)])],
@@ -290,7 +330,7 @@ fn elided_sync_lets_a_phase_start_early() {
 
 #[test]
 fn internal_sync_waits_per_chip_global_for_all() {
-    let mut t = Target::gc200_multi(2);
+    let mut t = one_worker(Target::gc200_multi(2));
     t.tiles_per_ipu = 1;
     let mut e = exe(t);
     e.computes.push(phase(
