@@ -162,8 +162,11 @@ pub trait Vertex {
     /// Runs the vertex once (or once per worker for multi-worker codelets).
     fn compute(&mut self, worker: Worker) -> Result<(), VertexError>;
 
-    /// Estimated cycles of one run on one worker context; `None` lets the cycle model use its
-    /// documented default and flag the estimate.
+    /// Estimated cycles of one run on one worker context (worker-context cycles: the model
+    /// multiplies the busiest context's cycles by the tile's worker count, because the
+    /// contexts issue in a round-robin barrel — `docs/cycle-model.md`); for a multi-worker
+    /// codelet, one context's share. `None` lets the cycle model use its documented default
+    /// and flag the estimate.
     fn cycles(_ctx: &CycleCtx<'_>) -> Option<u64>
     where
         Self: Sized,
