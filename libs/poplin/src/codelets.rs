@@ -8,34 +8,52 @@
 //! - `SumBlocks<float>`: `partials` (`p` blocks of `len`, concatenated) → `out` (`len`),
 //!   `out[i] = Σ_j partials[j·len + i]` in order of `j`: the reduction over the k split.
 //!
+//! All three are multi-worker (`codelet! { .., multi_worker }`), as poplibs' `ConvPartial*`
+//! and reduction vertices are supervisor vertices: worker `w` of the tile's six contexts takes
+//! the `w`-th even share ([`Worker::split`]) of the block's outputs in row-major order (of
+//! `len` for `SumBlocks`). Every output is computed by the same operations in the same order
+//! whatever the split, so the results do not depend on it.
+//!
 //! # Cycle model
-//! The multiply runs on the tile's accumulating matrix product (AMP) unit. The hardware
-//! overview (`shared/seeds/ipu-hardware-overview.txt`) gives "up to 64 multiply-accumulate
-//! operations per cycle" per tile; that is the half-precision rate. Single precision runs at a
-//! quarter of it, 16 per cycle: the published GC200 peaks, 250 TFLOP/s for FP16 and
-//! 62.5 TFLOP/s for FP32 over 1,472 tiles at 1.33 GHz, are 64 and 16 multiply-accumulates per
-//! tile and cycle. [`block_cycles`] charges `OVERHEAD + mb·(ROW_OVERHEAD + nb·⌈kb / 16⌉)`:
-//! the AMP takes 16 of the k products of one output per cycle, and each output row costs a
-//! little setup.
+//! Estimates are worker-context cycles, and a vertex reports its busiest worker's share; the
+//! cycle model runs a multi-worker vertex on all six contexts, which issue in turn, and adds
+//! the supervisor's cycles: a tile takes `6 × busiest share + SUPERVISOR_CYCLES` (poplibs'
+//! estimators have the same shape, `supervisor + numWorkerContexts × maxWorkerCycles`). The
+//! planner costs its vertices with the model's own scheduling function
+//! (`poplar::profile::model::schedule_vertices`).
+//!
+//! The multiply runs on the tile's accumulating matrix product (AMP) unit, one AMP
+//! instruction per worker cycle. A worker's share of `o` outputs over `r` rows of the block
+//! costs [`share_cycles`]: `OVERHEAD + r·ROW_OVERHEAD + o·⌈kb / MACS⌉`.
+//!
+//! | constant | value | source |
+//! |---|---|---|
+//! | [`MACS_PER_CYCLE_F32`] | 16 | published GC200 FP32 peak, 62.5 TFLOP/s = 1,472 tiles × 1.33 GHz × 16 MAC × 2: one AMP instruction per worker cycle, so the tile reaches it only with all six contexts busy |
+//! | [`MACS_PER_CYCLE_F16`] | 64 | published GC200 FP16.16 peak, 250 TFLOP/s (64 MAC/tile/cycle); the hardware overview's "up to 64 multiply-accumulate operations per cycle" (`shared/seeds/ipu-hardware-overview.txt`). This vertex keeps f32 partials (FP16.32), for which GC200 publishes no figure; poplibs plans it with a separate conv-unit count (`getFp16InFp32OutConvUnitsPerTile`), so 64 is an upper bound |
+//! | `OVERHEAD` | 20 | `codelets::cycles`; poplibs' `getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat` charges a worker `46 + (n − 3)·8` cycles for `n ≥ 3` float outputs, about 22 fixed: close. Not measured |
+//! | `ROW_OVERHEAD` | 6 | `codelets::cycles`: pointer set-up per row of the share. No poplibs counterpart (its outer loop charges the supervisor per output-channel pass, 19 + 6 cycles plus the AMP weight loads, which this model does not count). Not measured |
+//!
+//! The rates give the AMP's peak per tile cycle only when the six contexts are busy: one
+//! `MatMulBlock` on one context would take six times as long, which is why the vertex is
+//! multi-worker.
+//!
+//! `SumBlocks<float>` adds two f32 lanes per worker cycle, [`sum_cycles`]:
+//! `OVERHEAD + parts·(ROW_OVERHEAD + ⌈len_w / 2⌉)` for a worker's share `len_w = ⌈len / 6⌉`,
+//! the throughput of poplibs' strided reduce (`getCyclesEstimateForStridedReduce`, float ADD:
+//! one 2-wide add per partial and cycle, about 11 cycles per pair of outputs on top). Not
+//! measured.
+
+use std::ops::Range;
 
 use poplar::codelet::*;
 
 use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 
-/// Multiply-accumulates per cycle and tile for f32 (AMP; see the module notes).
+/// Multiply-accumulates per worker cycle for f32 operands: one AMP instruction (module notes).
 pub const MACS_PER_CYCLE_F32: u64 = 16;
-/// Multiply-accumulates per cycle and tile for f16 inputs with f32 partials (AMP).
+/// Multiply-accumulates per worker cycle for f16 operands with f32 partials (module notes:
+/// an upper bound).
 pub const MACS_PER_CYCLE_F16: u64 = 64;
-
-/// Cycles of one `MatMulBlock<float>` of `mb × kb` by `kb × nb`.
-pub const fn block_cycles(mb: u64, kb: u64, nb: u64) -> u64 {
-    block_cycles_at(mb, kb, nb, MACS_PER_CYCLE_F32)
-}
-
-/// Cycles of one block multiply at `macs` multiply-accumulates per cycle.
-pub const fn block_cycles_at(mb: u64, kb: u64, nb: u64, macs: u64) -> u64 {
-    OVERHEAD + mb * (ROW_OVERHEAD + nb * kb.div_ceil(macs))
-}
 
 /// The AMP rate for an input type: 64 for `half`, 16 otherwise.
 pub const fn macs_per_cycle(dtype: poplar::DType) -> u64 {
@@ -45,10 +63,49 @@ pub const fn macs_per_cycle(dtype: poplar::DType) -> u64 {
     }
 }
 
-/// Cycles of one `SumBlocks<float>` over `parts` partial blocks of `len` elements: an f32 add
-/// is 2 wide (`codelets::cycles`).
-pub const fn sum_cycles(parts: u64, len: u64) -> u64 {
-    OVERHEAD + parts * (ROW_OVERHEAD + len.div_ceil(2))
+/// The share of `0..n` that worker `id` of `workers` takes: [`Worker::split`]'s.
+pub fn share(n: usize, id: u32, workers: u32) -> Range<usize> {
+    Worker {
+        id,
+        count: workers.max(1),
+    }
+    .split(n)
+}
+
+/// Worker cycles of one worker's share of a block multiply: `outputs` outputs over `rows`
+/// rows of the block, `kb` products each at `macs` per cycle.
+pub const fn share_cycles(rows: u64, outputs: u64, kb: u64, macs: u64) -> u64 {
+    OVERHEAD + rows * ROW_OVERHEAD + outputs * kb.div_ceil(macs)
+}
+
+/// Worker cycles of a `MatMulBlock` vertex of `mb × kb` by `kb × nb` at `macs` per cycle, its
+/// outputs shared by `workers` contexts: the busiest worker's [`share_cycles`].
+pub fn block_cycles_at(mb: u64, kb: u64, nb: u64, macs: u64, workers: u32) -> u64 {
+    let (n, nb_) = ((mb * nb) as usize, nb.max(1) as usize);
+    (0..workers.max(1))
+        .map(|w| {
+            let r = share(n, w, workers);
+            let rows = if r.is_empty() {
+                0
+            } else {
+                (r.end - 1) / nb_ - r.start / nb_ + 1
+            };
+            share_cycles(rows as u64, r.len() as u64, kb, macs)
+        })
+        .max()
+        .unwrap_or(OVERHEAD)
+}
+
+/// [`block_cycles_at`] for f32 operands.
+pub fn block_cycles(mb: u64, kb: u64, nb: u64, workers: u32) -> u64 {
+    block_cycles_at(mb, kb, nb, MACS_PER_CYCLE_F32, workers)
+}
+
+/// Worker cycles of a `SumBlocks<float>` vertex over `parts` partial blocks of `len` elements
+/// shared by `workers` contexts: the largest share, `⌈len / workers⌉`, two f32 adds a cycle.
+pub const fn sum_cycles(parts: u64, len: u64, workers: u32) -> u64 {
+    let w = if workers == 0 { 1 } else { workers as u64 };
+    OVERHEAD + parts * (ROW_OVERHEAD + len.div_ceil(w).div_ceil(2))
 }
 
 /// The block sizes `(mb, kb, nb)` of a multiply from its three field lengths, if consistent.
@@ -65,18 +122,32 @@ pub fn block_dims(a: usize, b: usize, out: usize) -> Option<(usize, usize, usize
     (mb * nb == out).then_some((mb, kb, nb))
 }
 
-/// `out = a · b` for row-major blocks, as the vertex computes it.
-pub fn multiply_block(a: &[f32], b: &[f32], out: &mut [f32], mb: usize, kb: usize, nb: usize) {
-    for r in 0..mb {
+/// The outputs `range` (row-major indices into the `mb × nb` block) of `out = a · b` for
+/// row-major blocks with `kb` columns of `a` and `nb` of `b`, as a worker computes its share.
+/// `out` is the whole block. Each output sums its `kb` products in order of `kk`, in f32.
+pub fn multiply_outputs<T: Copy>(
+    a: &[T],
+    b: &[T],
+    out: &mut [f32],
+    kb: usize,
+    nb: usize,
+    range: Range<usize>,
+    to_f32: impl Fn(T) -> f32,
+) {
+    for idx in range {
+        let (r, c) = (idx / nb, idx % nb);
         let row = &a[r * kb..(r + 1) * kb];
-        for c in 0..nb {
-            let mut s = 0.0f32;
-            for (kk, &x) in row.iter().enumerate() {
-                s += x * b[kk * nb + c];
-            }
-            out[r * nb + c] = s;
+        let mut s = 0.0f32;
+        for (kk, &x) in row.iter().enumerate() {
+            s += to_f32(x) * to_f32(b[kk * nb + c]);
         }
+        out[idx] = s;
     }
+}
+
+/// `out = a · b` for row-major blocks, as the vertex's workers compute it together.
+pub fn multiply_block(a: &[f32], b: &[f32], out: &mut [f32], mb: usize, kb: usize, nb: usize) {
+    multiply_outputs(a, b, out, kb, nb, 0..mb * nb, |x| x);
 }
 
 /// The block sizes of a `MatMulBlock` vertex, or the error naming its fields.
@@ -94,14 +165,16 @@ fn checked_dims(
 }
 
 /// The cycles of a `MatMulBlock` vertex at `macs` multiply-accumulates per cycle.
-fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64) -> Option<u64> {
+fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64, workers: u32) -> Option<u64> {
     let (mb, kb, nb) = block_dims(a as usize, b as usize, out as usize)?;
-    Some(block_cycles_at(mb as u64, kb as u64, nb as u64, macs))
+    Some(block_cycles_at(
+        mb as u64, kb as u64, nb as u64, macs, workers,
+    ))
 }
 
 poplar::codelet! {
     /// `MatMulBlock<float>`: `out = a · b` for one block (module notes).
-    pub struct MatMulBlockF32 as "MatMulBlock<float>" {
+    pub struct MatMulBlockF32 as "MatMulBlock<float>", multi_worker {
         a: Input<Vector<f32>>,
         b: Input<Vector<f32>>,
         out: Output<Vector<f32>>,
@@ -109,27 +182,34 @@ poplar::codelet! {
 }
 
 impl Vertex for MatMulBlockF32<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
         let (mb, kb, nb) = checked_dims(
             "MatMulBlock<float>",
             self.a.len(),
             self.b.len(),
             self.out.len(),
         )?;
-        multiply_block(self.a, self.b, self.out, mb, kb, nb);
+        let range = w.split(mb * nb);
+        multiply_outputs(self.a, self.b, self.out, kb, nb, range, |x| x);
         Ok(())
     }
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         let e = |f| ctx.elements(f);
-        matmul_cycles(e(Self::a), e(Self::b), e(Self::out), MACS_PER_CYCLE_F32)
+        matmul_cycles(
+            e(Self::a),
+            e(Self::b),
+            e(Self::out),
+            MACS_PER_CYCLE_F32,
+            ctx.workers,
+        )
     }
 }
 
 poplar::codelet! {
     /// `MatMulBlock<half>`: `out = a · b` for one block of f16 operands, with f32 partials: each
     /// product of two f16 values is exact in f32 and is accumulated in f32 in order of `kk`.
-    pub struct MatMulBlockF16 as "MatMulBlock<half>" {
+    pub struct MatMulBlockF16 as "MatMulBlock<half>", multi_worker {
         a: Input<Vector<poplar::f16>>,
         b: Input<Vector<poplar::f16>>,
         out: Output<Vector<f32>>,
@@ -137,35 +217,40 @@ poplar::codelet! {
 }
 
 impl Vertex for MatMulBlockF16<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
         let (mb, kb, nb) = checked_dims(
             "MatMulBlock<half>",
             self.a.len(),
             self.b.len(),
             self.out.len(),
         )?;
-        let a: Vec<f32> = self.a.iter().map(|x| x.to_f32()).collect();
-        let b: Vec<f32> = self.b.iter().map(|x| x.to_f32()).collect();
-        multiply_block(&a, &b, self.out, mb, kb, nb);
+        let range = w.split(mb * nb);
+        multiply_outputs(self.a, self.b, self.out, kb, nb, range, |x| x.to_f32());
         Ok(())
     }
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         let e = |f| ctx.elements(f);
-        matmul_cycles(e(Self::a), e(Self::b), e(Self::out), MACS_PER_CYCLE_F16)
+        matmul_cycles(
+            e(Self::a),
+            e(Self::b),
+            e(Self::out),
+            MACS_PER_CYCLE_F16,
+            ctx.workers,
+        )
     }
 }
 
 poplar::codelet! {
     /// `SumBlocks<float>`: `out[i] = Σ_j partials[j·len + i]` (module notes).
-    pub struct SumBlocksF32 as "SumBlocks<float>" {
+    pub struct SumBlocksF32 as "SumBlocks<float>", multi_worker {
         partials: Input<Vector<f32>>,
         out: Output<Vector<f32>>,
     }
 }
 
 impl Vertex for SumBlocksF32<'_> {
-    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
         let len = self.out.len();
         if len == 0 || !self.partials.len().is_multiple_of(len) {
             return Err(VertexError::new(format!(
@@ -173,9 +258,11 @@ impl Vertex for SumBlocksF32<'_> {
                 self.partials.len()
             )));
         }
-        self.out.copy_from_slice(&self.partials[..len]);
+        let r = w.split(len);
+        let out = &mut self.out[r.clone()];
+        out.copy_from_slice(&self.partials[r.clone()]);
         for part in self.partials.chunks_exact(len).skip(1) {
-            for (o, &p) in self.out.iter_mut().zip(part) {
+            for (o, &p) in out.iter_mut().zip(&part[r.clone()]) {
                 *o += p;
             }
         }
@@ -184,7 +271,11 @@ impl Vertex for SumBlocksF32<'_> {
 
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         let len = ctx.elements(Self::out).max(1);
-        Some(sum_cycles(ctx.elements(Self::partials) / len, len))
+        Some(sum_cycles(
+            ctx.elements(Self::partials) / len,
+            len,
+            ctx.workers,
+        ))
     }
 }
 
@@ -198,5 +289,39 @@ mod tests {
         assert_eq!(block_dims(1, 1, 1), Some((1, 1, 1)));
         assert_eq!(block_dims(6, 10, 7), None);
         assert_eq!(block_dims(0, 4, 4), None);
+    }
+
+    #[test]
+    fn the_busiest_share_sets_the_block_estimate() {
+        // 12 × 1 outputs over 6 workers: two outputs on two rows each.
+        assert_eq!(
+            block_cycles_at(12, 32, 1, 16, 6),
+            OVERHEAD + 2 * ROW_OVERHEAD + 2 * 2
+        );
+        // 1 × 7 outputs: one row, at most two outputs (7·5/6..7·6/6 = 5..7).
+        assert_eq!(
+            block_cycles_at(1, 16, 7, 16, 6),
+            OVERHEAD + ROW_OVERHEAD + 2
+        );
+        // One worker: the whole block, as the single-context formula.
+        assert_eq!(
+            block_cycles_at(3, 40, 5, 16, 1),
+            OVERHEAD + 3 * (ROW_OVERHEAD + 5 * 3)
+        );
+        assert_eq!(sum_cycles(3, 13, 6), OVERHEAD + 3 * (ROW_OVERHEAD + 2));
+    }
+
+    #[test]
+    fn worker_shares_give_the_bits_of_the_whole_block() {
+        let (mb, kb, nb) = (5, 37, 7);
+        let a: Vec<f32> = (0..mb * kb).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..kb * nb).map(|i| (i as f32 * 0.11).cos()).collect();
+        let mut whole = vec![0.0; mb * nb];
+        multiply_block(&a, &b, &mut whole, mb, kb, nb);
+        let mut split = vec![0.0; mb * nb];
+        for w in 0..6 {
+            multiply_outputs(&a, &b, &mut split, kb, nb, share(mb * nb, w, 6), |x| x);
+        }
+        assert_eq!(whole, split);
     }
 }

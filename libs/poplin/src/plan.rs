@@ -12,19 +12,29 @@
 //! - **multiply exchange**: every tile receives its `A` and `B` blocks (4 or 2 bytes per element),
 //!   except those of the operands [`crate::create_lhs`]/[`crate::create_rhs`] put on it; the
 //!   busiest tile's bytes over the exchange rate, plus the per-message set-up;
-//! - **multiply compute**: [`crate::codelets::block_cycles_at`] of the largest block at the
-//!   AMP rate of the input type, times the
-//!   groups a tile serves;
+//! - **multiply compute**: the tile cycles of the groups' `MatMulBlock` vertices on the tile
+//!   (each [`crate::codelets::block_cycles_at`] of the largest block at the AMP rate of the
+//!   input type, a multi-worker vertex), scheduled by the cycle model's own rule
+//!   (`poplar::profile::model::schedule_vertices`: six times the busiest context, plus the
+//!   supervisor's cycles per multi-worker vertex);
 //! - **reduce exchange and compute** (`pk > 1`): `pk − 1` partial blocks to the first tile of
-//!   the k split, and [`crate::codelets::sum_cycles`];
+//!   the k split, and the `SumBlocks` vertices ([`crate::codelets::sum_cycles`]) scheduled
+//!   the same way;
 //! - a sync per superstep.
 //!
 //! Memory per tile: the `A`, `B` and partial blocks of every group the tile serves, and with
 //! `pk > 1` the received partials and the output block.
 
+use poplar::profile::model::schedule_vertices;
 use poplar::{Target, TileId};
 
 use crate::codelets::{block_cycles_at, macs_per_cycle, sum_cycles};
+
+/// Tile cycles of `n` copies of a multi-worker vertex of `cycles` worker cycles on one tile,
+/// by the cycle model's scheduling rule.
+pub fn multi_worker_tile_cycles(cycles: u64, n: u64, workers: u32) -> u64 {
+    schedule_vertices((0..n).map(|_| (cycles, true)), workers).tile_cycles
+}
 
 /// The sizes of a (batched) multiply `C[g, m, n] = A[g, m, k] · B[g, k, n]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,12 +252,13 @@ fn evaluate(
     let recv = if pn > 1 { a_bytes } else { 0 } + if pm > 1 { b_bytes } else { 0 };
     let messages = u64::from(pn > 1) + u64::from(pm > 1);
     let multiply_exchange = gpt * (recv.div_ceil(rate) + messages * setup);
-    let multiply_compute = gpt * block_cycles_at(mb, kb, nb, macs);
+    let w = target.workers_per_tile;
+    let multiply_compute = multi_worker_tile_cycles(block_cycles_at(mb, kb, nb, macs, w), gpt, w);
     let (reduce_exchange, reduce_compute) = if pk > 1 {
         let part = 4 * mb * nb;
         (
             gpt * (((pk as u64 - 1) * part).div_ceil(rate) + (pk as u64 - 1) * setup),
-            gpt * sum_cycles(pk as u64, mb * nb),
+            multi_worker_tile_cycles(sum_cycles(pk as u64, mb * nb, w), gpt, w),
         )
     } else {
         (0, 0)

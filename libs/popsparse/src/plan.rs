@@ -343,7 +343,11 @@ fn evaluate(
         let chunk = xb.div_ceil(py as u64);
         (
             ((py as u64 - 1) * 4 * chunk * z).div_ceil(rate) + (py as u64 - 1) * setup,
-            poplin::codelets::sum_cycles(py as u64, chunk * z),
+            poplin::plan::multi_worker_tile_cycles(
+                poplin::codelets::sum_cycles(py as u64, chunk * z, target.workers_per_tile),
+                1,
+                target.workers_per_tile,
+            ),
         )
     } else {
         (0, 0)
