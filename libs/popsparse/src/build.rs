@@ -20,7 +20,7 @@
 
 use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor, VertexRef};
 
-use crate::codelets::bucket_cycles_for;
+use crate::codelets::{fwd_cycles, grad_w_cycles};
 use crate::plan::FcPlan;
 
 /// Errors of building the layer.
@@ -399,8 +399,11 @@ fn passes(
     Ok(Program::seq(steps))
 }
 
-/// The partition, batch and block states of a vertex on `tile`, and its cycle estimate.
-/// `first` vertices zero `zeroed` output elements first (their cost is added).
+/// The partition, batch and block states of a vertex on `tile`, and its cycle estimate (a
+/// worker's share: of the batch columns for Fwd and GradA, of the entries for GradW, `grad_w`).
+/// `first` vertices zero `zeroed` output elements first (a worker's share of their cost is
+/// added).
+#[allow(clippy::too_many_arguments)]
 fn set_partition(
     graph: &mut Graph,
     v: VertexRef,
@@ -409,6 +412,7 @@ fn set_partition(
     propagation: u32,
     first: u32,
     zeroed: usize,
+    grad_w: bool,
 ) -> Result<(), FcError> {
     graph.set_vertex_state(v, "propagation", propagation)?;
     graph.set_vertex_state(v, "first", first)?;
@@ -426,15 +430,15 @@ fn set_partition(
         graph.set_vertex_state(v, f, val as u32)?;
     }
     let half = plan.data_type == DType::F16;
+    let workers = graph.target().workers_per_tile;
     let zero = if first != 0 {
-        codelets::cycles::elementwise(zeroed as u64, DType::F32, 1)
+        codelets::cycles::multi_worker(zeroed as u64, workers, DType::F32, 1)
     } else {
         0
     };
-    graph.set_cycle_estimate(
-        v,
-        bucket_cycles_for(plan.capacity as u64, zr.len() as u64, p.block as u64, half) + zero,
-    )?;
+    let pass = if grad_w { grad_w_cycles } else { fwd_cycles };
+    let (cap, z, b) = (plan.capacity as u64, zr.len() as u64, p.block as u64);
+    graph.set_cycle_estimate(v, pass(cap, z, b, half, workers) + zero)?;
     Ok(())
 }
 
@@ -458,7 +462,16 @@ fn dense_vertex(
     graph.connect(v, "vals", &bucket(&buf[2], plan, tile)?)?;
     graph.connect(v, input_field, input)?;
     graph.connect(v, "out", out)?;
-    set_partition(graph, v, plan, tile, propagation, first, out.num_elements())?;
+    set_partition(
+        graph,
+        v,
+        plan,
+        tile,
+        propagation,
+        first,
+        out.num_elements(),
+        false,
+    )?;
     graph.set_tile_mapping(v, tile as u32)?;
     Ok(v)
 }
@@ -714,6 +727,7 @@ pub fn grad_w(
                 prop,
                 first,
                 plan.capacity * plan.block_values(),
+                true,
             )?;
             graph.set_tile_mapping(v, tile as u32)?;
         }

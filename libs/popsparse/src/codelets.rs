@@ -15,8 +15,38 @@
 //! gradient bucket): the distribution's first compute set does, so no separate zeroing phase
 //! runs.
 //!
-//! Cycle estimates (static, so for a full bucket): [`bucket_cycles`], which the builder sets on
-//! each vertex (the batch and block size are state values a cycle estimate cannot see).
+//! # Workers
+//! The three dense codelets are multi-worker, as poplibs' `SparseDenseMatMul*` are supervisor
+//! vertices: on the chip, Fwd and GradA split the batch columns `z` over the six contexts
+//! ([`z_share`]; poplibs splits only `Z` among the workers of its AMP block vertices, and `X`
+//! rows too for element sparsity, which the unsorted entries of these buckets do not allow
+//! cheaply), and GradW splits the entries ([`entry_share`]; poplibs' GradW splits the non-zero
+//! groups). Each output, or gradient, is then computed by the same operations in the same
+//! order as by one context (`worker_shares_give_the_bits_of_one_sweep` checks it). On the
+//! host, worker 0's call sweeps the whole bucket and the other calls return at once: six
+//! sweeps over the entries would scan each entry six times.
+//!
+//! # Cycle estimates
+//! Worker-context cycles of the busiest worker (the cycle model runs a multi-worker vertex on
+//! all six contexts, `6 × share + SUPERVISOR_CYCLES` tile cycles), static, so for a full
+//! bucket of `cap` entries: [`entry_cycles`] of the share, `OVERHEAD + entries·(ROW_OVERHEAD
+//! + ⌈b²·z / rate⌉)`, which the builder sets on each vertex (the batch and block size are state
+//! values a cycle estimate cannot see) and the planner schedules with the cycle model's own
+//! `schedule_vertices`. The constants and their sources:
+//!
+//! | constant | f32 | f16 | source |
+//! |---|---|---|---|
+//! | element rate, MAC per worker cycle | 1 | 2 | the seed (§ 4.4.1): `f32v2mac`, two MACs in two cycles; `f16v4mul` and `f16v4acc`, four in two (poplibs' `sparseDenseElementwiseMultiply` reaches 4 in 3 and 8 in 3 when `Z` is a multiple of 4 or 8: these are the lower rates) |
+//! | 4 × 4 blocks | 4 | 8 | poplibs' `sparseDenseBlockMultiply`: `cyclesPerZ` 4 (f32) and 2 (f16) for the 16 MACs of a block |
+//! | 8 × 8 blocks | 8 | 16 | the same: `cyclesPerZ` 8 and 4 for 64 MACs |
+//! | 16 × 16 blocks | 16 | 64 | the AMP's peak, as `poplin` (poplibs' `cyclesPerZ` of 4 per weight load would give 32 for f32, above the published FP32 peak, so the peak is kept) |
+//! | per entry, `ROW_OVERHEAD` | 6 | 6 | reading a COO entry's row and column and checking its partition: an assumption, not measured. poplibs' meta-info groups the non-zeros by row: its element-wise estimators charge 11–15 cycles per row and nothing per non-zero beyond the MACs, its block estimator 14–25 per block, plus the supervisor's loads of each block's weights into the AMP, which this model does not count |
+//! | `OVERHEAD` | 20 | 20 | `codelets::cycles`, not measured (poplibs: 25–33 worker cycles) |
+//!
+//! With `first`, the zeroing of the worker's part of the output adds
+//! `codelets::cycles::multi_worker(outputs, workers, F32, 1)`.
+
+use std::ops::Range;
 
 use poplar::codelet::*;
 
@@ -30,36 +60,65 @@ pub const EMPTY: u32 = u32::MAX;
 /// are therefore below 2³¹ (the planner refuses larger layers: `FcPlanError::TooLarge`).
 pub const SPILLED: u32 = 1 << 31;
 
-/// f32 multiply-accumulates per cycle of an element-sparse vertex: `f32v2mac`, two in two
-/// cycles (the seed, § 4.4.1).
+/// f32 multiply-accumulates per worker cycle of an element-sparse vertex: `f32v2mac`, two in
+/// two cycles (the seed, § 4.4.1).
 pub const ELEMENT_MACS_PER_CYCLE: u64 = 1;
-/// f32 multiply-accumulates per cycle of a block-sparse vertex, on the AMP (as `poplin`).
-pub const BLOCK_MACS_PER_CYCLE: u64 = 16;
-
-/// f16 multiply-accumulates per cycle of an element-sparse vertex: `f16v4mul` and `f16v4acc`,
-/// four in two cycles (seed § 4.4.1).
+/// f16 multiply-accumulates per worker cycle of an element-sparse vertex: `f16v4mul` and
+/// `f16v4acc`, four in two cycles (seed § 4.4.1).
 pub const ELEMENT_MACS_PER_CYCLE_F16: u64 = 2;
-/// f16 multiply-accumulates per cycle of a block-sparse vertex on the AMP (as `poplin`).
-pub const BLOCK_MACS_PER_CYCLE_F16: u64 = 64;
+/// f32 multiply-accumulates per worker cycle of a block-sparse vertex on the AMP with 16 × 16
+/// blocks: the AMP's FP32 peak, as `poplin`.
+pub const BLOCK_MACS_PER_CYCLE: u64 = poplin::codelets::MACS_PER_CYCLE_F32;
+/// f16 multiply-accumulates per worker cycle of a block-sparse vertex on the AMP with 16 × 16
+/// blocks (as `poplin`).
+pub const BLOCK_MACS_PER_CYCLE_F16: u64 = poplin::codelets::MACS_PER_CYCLE_F16;
 
-/// Cycles of a Fwd/GradA/GradW vertex over a bucket of `cap` entries of `block × block`, batch
-/// `z`, f32: a scan of each entry, and `block² · z` multiply-accumulates per entry at the
-/// element or AMP rate.
-pub const fn bucket_cycles(cap: u64, z: u64, block: u64) -> u64 {
-    bucket_cycles_for(cap, z, block, false)
+/// Multiply-accumulates per worker cycle of a vertex with `block × block` entries: the element
+/// rate for 1, poplibs' AMP rates for 4 and 8 (`sparseDenseBlockMultiply`: a block's `b²` MACs
+/// in `cyclesPerZ` cycles per batch column), the AMP's peak for 16 (module notes).
+pub const fn macs_per_cycle(block: u64, half: bool) -> u64 {
+    match (block, half) {
+        (1, false) => ELEMENT_MACS_PER_CYCLE,
+        (1, true) => ELEMENT_MACS_PER_CYCLE_F16,
+        (4, false) => 4,
+        (4, true) => 8,
+        (8, false) => 8,
+        (8, true) => 16,
+        (_, false) => BLOCK_MACS_PER_CYCLE,
+        (_, true) => BLOCK_MACS_PER_CYCLE_F16,
+    }
 }
 
-/// [`bucket_cycles`] for f32 (`half` false) or f16 (`half` true) values.
-pub const fn bucket_cycles_for(cap: u64, z: u64, block: u64, half: bool) -> u64 {
+/// Worker cycles of `entries` bucket entries of `block × block` with `z` batch columns each:
+/// a scan of each entry, and its `block² · z` multiply-accumulates at
+/// [`macs_per_cycle`].
+pub const fn entry_cycles(entries: u64, z: u64, block: u64, half: bool) -> u64 {
     let macs = block * block * z;
-    let rate = match (block == 1, half) {
-        (true, false) => ELEMENT_MACS_PER_CYCLE,
-        (true, true) => ELEMENT_MACS_PER_CYCLE_F16,
-        // The AMP takes a block's b² weights and streams the z columns through them.
-        (false, false) => BLOCK_MACS_PER_CYCLE,
-        (false, true) => BLOCK_MACS_PER_CYCLE_F16,
-    };
-    OVERHEAD + cap * (ROW_OVERHEAD + macs.div_ceil(rate))
+    OVERHEAD + entries * (ROW_OVERHEAD + macs.div_ceil(macs_per_cycle(block, half)))
+}
+
+/// The batch columns of `0..z` that worker `id` of `workers` takes in Fwd and GradA.
+pub fn z_share(z: usize, id: u32, workers: u32) -> Range<usize> {
+    poplin::codelets::share(z, id, workers)
+}
+
+/// The bucket entries of `0..cap` that worker `id` of `workers` takes in GradW.
+pub fn entry_share(cap: usize, id: u32, workers: u32) -> Range<usize> {
+    poplin::codelets::share(cap, id, workers)
+}
+
+/// Worker cycles of a Fwd or GradA vertex over a full bucket of `cap` entries, batch `z`: the
+/// busiest worker's share of the batch columns, `⌈z / workers⌉`, over every entry.
+pub const fn fwd_cycles(cap: u64, z: u64, block: u64, half: bool, workers: u32) -> u64 {
+    let w = if workers == 0 { 1 } else { workers as u64 };
+    entry_cycles(cap, z.div_ceil(w), block, half)
+}
+
+/// Worker cycles of a GradW vertex over a full bucket of `cap` entries, batch `z`: the busiest
+/// worker's share of the entries, `⌈cap / workers⌉`, over the whole batch.
+pub const fn grad_w_cycles(cap: u64, z: u64, block: u64, half: bool, workers: u32) -> u64 {
+    let w = if workers == 0 { 1 } else { workers as u64 };
+    entry_cycles(cap.div_ceil(w), z, block, half)
 }
 
 /// Partition bounds of a vertex: `x0, nx, y0, ny, z, block`.
@@ -99,9 +158,11 @@ impl Value for poplar::f16 {
     }
 }
 
-/// The Fwd and GradA kernels over one bucket: `grad_a` swaps the roles of rows and columns.
+/// The Fwd and GradA kernels over one bucket, for the batch columns `zr` of every row:
+/// `grad_a` swaps the roles of rows and columns. With `first`, the columns `zr` of `out` are
+/// zeroed first.
 #[allow(clippy::too_many_arguments)]
-fn dense_pass<T: Value>(
+pub fn dense_pass<T: Value>(
     name: &str,
     rows: &[u32],
     cols: &[u32],
@@ -111,6 +172,8 @@ fn dense_pass<T: Value>(
     d: [usize; 6],
     propagation: u32,
     grad_a: bool,
+    first: bool,
+    zr: Range<usize>,
 ) -> Result<(), VertexError> {
     let [x0, _, y0, _, z, b] = d;
     let bb = b * b;
@@ -122,6 +185,24 @@ fn dense_pass<T: Value>(
             vals.len()
         )));
     }
+    if zr.end > z {
+        return Err(VertexError::new(format!(
+            "{name}: batch columns {zr:?} outside the batch of {z}"
+        )));
+    }
+    if zr.is_empty() {
+        return Ok(());
+    }
+    if first {
+        if zr.len() == z {
+            out.fill(0.0);
+        } else {
+            for row in out.chunks_mut(z) {
+                row[zr.clone()].fill(0.0);
+            }
+        }
+    }
+    let (z0, z1) = (zr.start, zr.end);
     if b == 1 {
         // Element sparsity: one value per entry, one row of the batch. The entry's row and
         // column relative to the partition, as `take` decides, in two unsigned comparisons: an
@@ -142,8 +223,8 @@ fn dense_pass<T: Value>(
             let (r, c) = (ro + x0, co + y0);
             let (oo, io) = if grad_a { (co, ro) } else { (ro, co) };
             let (Some(dst), Some(src)) = (
-                out.get_mut(oo * z..(oo + 1) * z),
-                input.get(io * z..(io + 1) * z),
+                out.get_mut(oo * z + z0..oo * z + z1),
+                input.get(io * z + z0..io * z + z1),
             ) else {
                 return Err(VertexError::new(format!(
                     "{name}: entry ({r}, {c}) outside the dense blocks"
@@ -175,10 +256,69 @@ fn dense_pass<T: Value>(
                 let (orow, irow) = ((oo + o) * z, (io + inp) * z);
                 // Row slices (bounds checked once above), so the loop over the batch has no
                 // per-element checks and vectorises.
-                let (dst, src) = (&mut out[orow..orow + z], &input[irow..irow + z]);
+                let (dst, src) = (&mut out[orow + z0..orow + z1], &input[irow + z0..irow + z1]);
                 for (d, &x) in dst.iter_mut().zip(src) {
                     *d += T::product(w, x);
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The GradW kernel over the bucket entries `er`: `grad[e, i, j] += Σ_z yg[r + i − x0, z] ·
+/// x[c + j − y0, z]` for the entries of this partition and pass. With `first`, the gradient
+/// of the entries `er` is zeroed first.
+#[allow(clippy::too_many_arguments)]
+pub fn grad_w_pass<T: Value>(
+    name: &str,
+    rows: &[u32],
+    cols: &[u32],
+    grad: &mut [f32],
+    x: &[T],
+    yg: &[T],
+    d: [usize; 6],
+    propagation: u32,
+    first: bool,
+    er: Range<usize>,
+) -> Result<(), VertexError> {
+    let [x0, _, y0, _, z, b] = d;
+    let bb = b * b;
+    if rows.len() != cols.len() || grad.len() != rows.len() * bb {
+        return Err(VertexError::new(format!(
+            "{name}: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
+            rows.len(),
+            cols.len(),
+            grad.len()
+        )));
+    }
+    if er.end > rows.len() {
+        return Err(VertexError::new(format!(
+            "{name}: entries {er:?} outside the bucket of {}",
+            rows.len()
+        )));
+    }
+    if first {
+        grad[er.start * bb..er.end * bb].fill(0.0);
+    }
+    for e in er {
+        let Some((r, c)) = take(rows[e], cols[e], &d, propagation) else {
+            continue;
+        };
+        let (ro, co) = (r - x0, c - y0);
+        if (ro + b) * z > yg.len() || (co + b) * z > x.len() {
+            return Err(VertexError::new(format!(
+                "{name}: entry ({r}, {c}) outside the dense blocks"
+            )));
+        }
+        for i in 0..b {
+            for j in 0..b {
+                let (yo, xo) = ((ro + i) * z, (co + j) * z);
+                let mut s = 0.0f32;
+                for (&a, &c) in yg[yo..yo + z].iter().zip(&x[xo..xo + z]) {
+                    s += T::product(a, c);
+                }
+                grad[e * bb + i * b + j] += s;
             }
         }
     }
@@ -189,7 +329,7 @@ macro_rules! dense_codelet {
     ($name:ident as $cname:literal, $t:ty, $input:ident, $grad_a:expr) => {
         poplar::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
-            pub struct $name as $cname {
+            pub struct $name as $cname, multi_worker {
                 rows: Input<Vector<u32>>,
                 cols: Input<Vector<u32>>,
                 vals: Input<Vector<$t>>,
@@ -207,11 +347,12 @@ macro_rules! dense_codelet {
         }
 
         impl Vertex for $name<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
-                let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                if self.first != 0 {
-                    self.out.fill(0.0);
+            /// Worker 0 sweeps all the batch columns; the others return (module notes).
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                if w.id != 0 {
+                    return Ok(());
                 }
+                let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
                 dense_pass(
                     $cname,
                     self.rows,
@@ -222,13 +363,15 @@ macro_rules! dense_codelet {
                     d,
                     self.propagation,
                     $grad_a,
+                    self.first != 0,
+                    0..d[4],
                 )
             }
 
             /// The bucket scan only; the batch and block are state values, which a cycle
-            /// estimate cannot see, so the builder sets [`bucket_cycles`] on each vertex.
+            /// estimate cannot see, so the builder sets [`fwd_cycles`] on each vertex.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
+                Some(entry_cycles(ctx.elements(Self::rows), 0, 1, false))
             }
         }
     };
@@ -243,7 +386,7 @@ macro_rules! grad_w_codelet {
     ($name:ident as $cname:literal, $t:ty) => {
         poplar::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
-            pub struct $name as $cname {
+            pub struct $name as $cname, multi_worker {
                 rows: Input<Vector<u32>>,
                 cols: Input<Vector<u32>>,
                 grad: InOut<Vector<f32>>,
@@ -261,50 +404,30 @@ macro_rules! grad_w_codelet {
         }
 
         impl Vertex for $name<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            /// Worker 0 sweeps all the entries; the others return (module notes).
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                if w.id != 0 {
+                    return Ok(());
+                }
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                let [x0, _, y0, _, z, b] = d;
-                let bb = b * b;
-                if self.first != 0 {
-                    self.grad.fill(0.0);
-                }
-                if self.rows.len() != self.cols.len() || self.grad.len() != self.rows.len() * bb {
-                    return Err(VertexError::new(format!(
-                        "{}: bucket fields disagree: rows {}, cols {}, grad {} (block {b})",
-                        $cname,
-                        self.rows.len(),
-                        self.cols.len(),
-                        self.grad.len()
-                    )));
-                }
-                for (e, (&r, &c)) in self.rows.iter().zip(self.cols.iter()).enumerate() {
-                    let Some((r, c)) = take(r, c, &d, self.propagation) else {
-                        continue;
-                    };
-                    let (ro, co) = (r - x0, c - y0);
-                    if (ro + b) * z > self.yg.len() || (co + b) * z > self.x.len() {
-                        return Err(VertexError::new(format!(
-                            "{}: entry ({r}, {c}) outside the dense blocks",
-                            $cname
-                        )));
-                    }
-                    for i in 0..b {
-                        for j in 0..b {
-                            let (yo, xo) = ((ro + i) * z, (co + j) * z);
-                            let mut s = 0.0f32;
-                            for (&a, &c) in self.yg[yo..yo + z].iter().zip(&self.x[xo..xo + z]) {
-                                s += <$t as Value>::product(a, c);
-                            }
-                            self.grad[e * bb + i * b + j] += s;
-                        }
-                    }
-                }
-                Ok(())
+                grad_w_pass(
+                    $cname,
+                    self.rows,
+                    self.cols,
+                    self.grad,
+                    self.x,
+                    self.yg,
+                    d,
+                    self.propagation,
+                    self.first != 0,
+                    0..self.rows.len(),
+                )
             }
 
-            /// The bucket scan only (see `SparseFwd<float>`).
+            /// The bucket scan only (see `SparseFwd<float>`); the builder sets
+            /// [`grad_w_cycles`].
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(bucket_cycles(ctx.elements(Self::rows), 1, 1))
+                Some(entry_cycles(ctx.elements(Self::rows), 0, 1, false))
             }
         }
     };
@@ -335,5 +458,93 @@ impl Vertex for Countdown<'_> {
 
     fn cycles(_ctx: &CycleCtx<'_>) -> Option<u64> {
         Some(OVERHEAD)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bucket of `cap` entries of `b × b` blocks in an `n × n` partition at the origin, with
+    /// a few empty slots and entries of the other pass.
+    fn bucket(cap: usize, n: usize, b: usize) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for e in 0..cap {
+            let (r, c) = ((e * 7 % (n / b)) * b, (e * 5 % (n / b)) * b);
+            rows.push(if e % 9 == 4 { EMPTY } else { r as u32 });
+            cols.push(c as u32 | if e % 11 == 3 { SPILLED } else { 0 });
+            vals.extend((0..b * b).map(|k| ((e * 31 + k) as f32 * 0.37).sin()));
+        }
+        (rows, cols, vals)
+    }
+
+    #[test]
+    fn worker_shares_give_the_bits_of_one_sweep() {
+        let (n, z) = (16, 7);
+        let input: Vec<f32> = (0..n * z).map(|i| (i as f32 * 0.11).cos()).collect();
+        let other: Vec<f32> = (0..n * z).map(|i| (i as f32 * 0.23).sin()).collect();
+        for b in [1, 4] {
+            let (rows, cols, vals) = bucket(13, n, b);
+            let d = [0, n, 0, n, z, b];
+            for grad_a in [false, true] {
+                let mut whole = vec![9.0f32; n * z];
+                dense_pass(
+                    "t",
+                    &rows,
+                    &cols,
+                    &vals,
+                    &input,
+                    &mut whole,
+                    d,
+                    0,
+                    grad_a,
+                    true,
+                    0..z,
+                )
+                .unwrap();
+                let mut split = vec![9.0f32; n * z];
+                for w in 0..6 {
+                    let zr = z_share(z, w, 6);
+                    dense_pass(
+                        "t", &rows, &cols, &vals, &input, &mut split, d, 0, grad_a, true, zr,
+                    )
+                    .unwrap();
+                }
+                assert_eq!(whole, split, "block {b}, grad_a {grad_a}");
+                assert!(whole.iter().any(|&v| v != 0.0));
+            }
+            let mut whole = vec![9.0f32; rows.len() * b * b];
+            let all = 0..rows.len();
+            grad_w_pass(
+                "t", &rows, &cols, &mut whole, &input, &other, d, 1, true, all,
+            )
+            .unwrap();
+            let mut split = vec![9.0f32; rows.len() * b * b];
+            for w in 0..6 {
+                let er = entry_share(rows.len(), w, 6);
+                grad_w_pass(
+                    "t", &rows, &cols, &mut split, &input, &other, d, 1, true, er,
+                )
+                .unwrap();
+            }
+            assert_eq!(whole, split, "GradW, block {b}");
+            assert!(whole.iter().any(|&v| v != 0.0));
+        }
+    }
+
+    #[test]
+    fn the_busiest_share_sets_the_estimates() {
+        // 7 batch columns over 6 workers: the busiest takes 2 of every entry.
+        assert_eq!(
+            fwd_cycles(10, 7, 1, false, 6),
+            OVERHEAD + 10 * (ROW_OVERHEAD + 2)
+        );
+        // 13 entries over 6 workers: the busiest takes 3 of them, with the whole batch.
+        assert_eq!(
+            grad_w_cycles(13, 8, 4, false, 6),
+            OVERHEAD + 3 * (ROW_OVERHEAD + 16 * 8 / 4)
+        );
+        assert_eq!(macs_per_cycle(16, false), 16);
+        assert_eq!(macs_per_cycle(8, true), 16);
     }
 }

@@ -14,24 +14,28 @@
 //! - **distribution exchange**: every tile gets its dense block `X[y-range, z-range]` once
 //!   (4 bytes an element over the exchange rate, plus the message set-up, and an on-tile copy
 //!   where it lives); the later steps read it in place;
-//! - **distribution compute**: `P_Z` times [`crate::codelets::bucket_cycles`] of a full bucket,
-//!   `P_Z − 1` shifts of the buckets within the partition (three exchanges each: rows,
-//!   columns, values), and the zeroing of the partials;
+//! - **distribution compute**: `P_Z` multi-worker vertices over a full bucket
+//!   ([`crate::codelets::fwd_cycles`], the first also zeroing the partials), in tile cycles
+//!   by the cycle model's own rule (`poplar::profile::model::schedule_vertices`: six times the
+//!   busiest context, plus the supervisor's cycles), and `P_Z − 1` shifts of the buckets within
+//!   the partition (three exchanges each: rows, columns, values);
 //! - **reduction** over `P_Y` (when > 1), spread over the `P_Y` tiles of a row of partitions:
 //!   each receives a chunk of `⌈rows/P_Y⌉` rows of the `P_Y − 1` other partials and sums them
-//!   with `poplin`'s `SumBlocks<float>`;
+//!   with `poplin`'s multi-worker `SumBlocks<float>`, scheduled the same way;
 //! - an internal sync before each exchange, and one global sync for `If(steps)` (the
 //!   cycle model charges a global sync to every data-dependent control flow);
 //! - the first compute reads the encoded buckets in place and zeroes the partials itself.
 //!
-//! A propagation step costs the loop's condition and its global sync, the global sync of the
-//! `Switch`, the three shift exchanges (with their syncs) and a compute.
+//! A propagation step costs the loop's condition (a single-worker `Countdown` vertex) and its
+//! global sync, the global sync of the `Switch`, the three shift exchanges (with their syncs)
+//! and a compute.
 //!
 //! Memory per tile: the bucket three times (the encoded one and two propagation buffers), the
 //! dense input and output-gradient blocks, and the received partials and output chunk of the
 //! larger of the Fwd and GradA reductions. The plan keeps the fastest `(P_X, P_Y, P_Z)` within
 //! `available_memory_proportion` of a tile, breaking ties by memory.
 
+use poplar::profile::model::schedule_vertices;
 use poplar::Target;
 
 /// Sizes of the layer: `Y[X, Z] = W[X, Y] · X[Y, Z]`.
@@ -293,6 +297,13 @@ impl std::fmt::Display for FcPlanError {
 
 impl std::error::Error for FcPlanError {}
 
+/// Entries per bucket over `t` tiles.
+fn cap_of(p: &FcParams, o: &FcOptions, t: u64) -> u64 {
+    ((p.nonzero_blocks() as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
+        .ceil()
+        .max(1.0) as u64
+}
+
 fn evaluate(
     target: &Target,
     p: &FcParams,
@@ -312,11 +323,12 @@ fn evaluate(
     let half = o.data_type == poplar::DType::F16;
     // Bytes of a value (weights, dense operands); partials are f32.
     let e = if half { 2 } else { 4 };
-    let bucket_cycles =
-        |cap: u64, z: u64, b: u64| crate::codelets::bucket_cycles_for(cap, z, b, half);
-    let cap = ((p.nonzero_blocks() as f64 / t as f64) * (1.0 + o.bucket_oversize.max(0.0)))
-        .ceil()
-        .max(1.0) as u64;
+    // Tile cycles of vertices by the cycle model's own rule: `(worker cycles, multi-worker)`.
+    let w = target.workers_per_tile;
+    let tile = |c: u64, multi: bool| schedule_vertices([(c, multi)], w).tile_cycles;
+    // A Fwd vertex over a full bucket: a worker's share of the batch columns.
+    let vertex = crate::codelets::fwd_cycles(cap_of(p, o, t), z, b, half, w);
+    let cap = cap_of(p, o, t);
     let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
     let setup = u64::from(target.exchange_setup_cycles);
     let sync = u64::from(target.internal_sync_cycles);
@@ -328,26 +340,22 @@ fn evaluate(
         0
     };
     let input = remote + 4 + (e * yb * z).div_ceil(8);
-    let zero = codelets::cycles::elementwise(xb * z, poplar::DType::F32, 1);
+    let zero = codelets::cycles::multi_worker(xb * z, w, poplar::DType::F32, 1);
     // A shift of every bucket (rows, columns, values: three exchanges with their syncs).
     let shift = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
         + (e * cap * bb).div_ceil(rate)
         + setup
         + sync;
-    // Distribution: the P_Z buckets of a partition pass through its P_Z tiles (P_Z computes and
-    // P_Z − 1 shifts within the partition).
-    let compute = pz as u64 * bucket_cycles(cap, z, b) + zero + (pz as u64 - 1) * shift;
+    // Distribution: the P_Z buckets of a partition pass through its P_Z tiles (P_Z computes,
+    // the first of which zeroes the partials, and P_Z − 1 shifts within the partition).
+    let compute = tile(vertex + zero, true) + (pz as u64 - 1) * (tile(vertex, true) + shift);
     // The reduction over P_Y is spread over the P_Y tiles of a row of partitions: each sums
     // a chunk of ⌈xb/P_Y⌉ rows from the P_Y − 1 others.
     let (rx, rc) = if py > 1 {
         let chunk = xb.div_ceil(py as u64);
         (
             ((py as u64 - 1) * 4 * chunk * z).div_ceil(rate) + (py as u64 - 1) * setup,
-            poplin::plan::multi_worker_tile_cycles(
-                poplin::codelets::sum_cycles(py as u64, chunk * z, target.workers_per_tile),
-                1,
-                target.workers_per_tile,
-            ),
+            tile(poplin::codelets::sum_cycles(py as u64, chunk * z, w), true),
         )
     } else {
         (0, 0)
@@ -356,7 +364,8 @@ fn evaluate(
     // the RepeatWhileTrue predicate), the global sync of the Switch on the active buffer, the
     // three shift exchanges and the compute.
     let global = u64::from(target.global_sync_cycles);
-    let step = codelets::cycles::OVERHEAD + 2 * global + shift + bucket_cycles(cap, z, b);
+    let countdown = tile(codelets::cycles::OVERHEAD, false);
+    let step = countdown + 2 * global + shift + tile(vertex, true);
     let est = FcEstimate {
         distribution_exchange: input,
         distribution_compute: compute,
