@@ -1,7 +1,8 @@
 //! The vertices of each stage. Every codelet is multi-worker: on the chip, worker `w` would
 //! compute the rectangle [`Stage::worker_rect`] gives it, so the six worker contexts of a tile
 //! share one block, and the cycle estimate (set per vertex by [`crate::device`]) is the
-//! slowest worker's. On the host, the call of worker 0 sweeps the whole block and the others
+//! slowest worker's, in worker cycles; the cycle model charges the tile six times that (the
+//! contexts issue in turn) plus the supervisor's cycles ([`Stage::tile_cycles`]). On the host, the call of worker 0 sweeps the whole block and the others
 //! return at once: every point is computed by the same operations whatever the split (the
 //! test `worker_split_gives_the_same_bits` checks it), and one sweep over rows of the whole
 //! block is 2.5× faster on the host than six over short rows, with the Laplacian of the split's

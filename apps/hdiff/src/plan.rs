@@ -273,10 +273,11 @@ impl Plan {
     }
 
     /// The compute bound of `target` for this stencil, in output points per second: every
-    /// worker of every tile at [`CYCLES_PER_POINT`].
+    /// tile at [`CYCLES_PER_POINT`] tile cycles per point (its contexts issue in turn, one
+    /// instruction per tile cycle between them, so six busy contexts each take six times as
+    /// long per point as one alone would).
     pub fn compute_bound_points_per_s(target: &Target) -> f64 {
-        f64::from(target.num_tiles()) * f64::from(target.workers_per_tile) / CYCLES_PER_POINT
-            * target.clock_hz
+        f64::from(target.num_tiles()) / CYCLES_PER_POINT * target.clock_hz
     }
 
     /// One line describing the decomposition.
@@ -304,7 +305,8 @@ impl Plan {
     }
 }
 
-/// A rough model of one iteration (the busiest unit): compute of the largest block, the
+/// A rough model of one iteration (the busiest unit): compute of the largest block (in tile
+/// cycles, [`Stage::tile_cycles`]), the
 /// halo it receives at the tile's exchange rate (plus the hop latency when groups straddle
 /// chips), the
 /// on-tile gathers of two-dimensional blocks, and a sync per exchange. Used only to choose
@@ -334,7 +336,7 @@ fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize,
     };
     let sync = u64::from(target.internal_sync_cycles);
     if stages.len() == 1 {
-        let per_plane = Stage::Fused.vertex_cycles(rows, cols, w) + gather;
+        let per_plane = Stage::Fused.tile_cycles(rows, cols, w) + gather;
         kb * (per_plane + exchange) + sync
     } else {
         // Per superstep, the busiest receiver: the Laplacian tile receives its whole input
@@ -354,9 +356,9 @@ fn estimate(grid: &Grid, target: &Target, mapping: Mapping, g: usize, bj: usize,
         let slowest = stages
             .iter()
             .map(|s| match s {
-                Stage::Lap => s.vertex_cycles(rows + 2, cols + 2, w),
-                Stage::Flx => s.vertex_cycles(rows, cols + 1, w),
-                _ => s.vertex_cycles(rows, cols, w),
+                Stage::Lap => s.tile_cycles(rows + 2, cols + 2, w),
+                Stage::Flx => s.tile_cycles(rows, cols + 1, w),
+                _ => s.tile_cycles(rows, cols, w),
             })
             .max()
             .unwrap_or(0);

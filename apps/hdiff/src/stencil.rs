@@ -22,6 +22,8 @@
 
 use std::cell::RefCell;
 
+use poplar::profile::model::schedule_vertices;
+
 /// Floating-point operations per output point, as every GFLOP/s figure counts them: the
 /// Laplacian 5 (a multiply and four adds), each flux 4 (two subtracts, the limiter's multiply
 /// and its compare), the update 5 (three adds, a multiply, a subtract). The limiter's select is
@@ -30,15 +32,23 @@ use std::cell::RefCell;
 pub const FLOPS_PER_POINT: u64 = 18;
 
 /// Vector instructions per point of each stage in the cycle model (the flops, plus the
-/// limiter's select in each flux).
+/// limiter's select in each flux), one per worker cycle, with the loads and stores co-issued
+/// beside them. A count of the kernels' arithmetic, not a measurement; poplibs' element-wise
+/// estimators (`binaryOpInnerLoopCycles` in `popopsCycleEstimators.cpp`) charge a stand-alone
+/// f32 operation its instruction plus about 2 cycles of loads, stores and loop per vector,
+/// which a fused stencil keeping its intermediates in registers mostly avoids.
 pub const LAP_OPS: u64 = 5;
 pub const FLX_OPS: u64 = 5;
 pub const FLY_OPS: u64 = 5;
 pub const OUT_OPS: u64 = 5;
-/// f32 lanes of one vector instruction (`codelets::cycles::vector_width(F32)`).
+/// f32 lanes of one vector instruction (`codelets::cycles::vector_width(F32)`; poplibs'
+/// `target.getVectorWidth(FLOAT)` is 2 as well).
 pub const WIDTH: u64 = 2;
-/// Cycles of one worker per output point when nothing is computed twice: the stencil's
-/// compute bound per worker context.
+/// Worker cycles per output point when nothing is computed twice. The six contexts issue in
+/// turn, one instruction per tile cycle between them, so this is also a tile's cycles per
+/// point with every context busy: the stencil's compute bound per tile, 18 flops in 10
+/// cycles (1.8 flops per tile cycle, against the 4 of the f32 vector peak: two lanes of
+/// multiply-add).
 pub const CYCLES_PER_POINT: f64 = (LAP_OPS + FLX_OPS + FLY_OPS + OUT_OPS) as f64 / WIDTH as f64;
 
 /// A read-only view of one plane: element `(r, c)` of the window is
@@ -447,8 +457,8 @@ impl Stage {
         }
     }
 
-    /// Modelled cycles of a multi-worker vertex computing a `rows × cols` block: its slowest
-    /// worker.
+    /// Modelled worker cycles of a multi-worker vertex computing a `rows × cols` block: its
+    /// slowest worker (the vertex's cycle estimate).
     pub fn vertex_cycles(self, rows: usize, cols: usize, workers: u32) -> u64 {
         (0..workers.max(1))
             .map(|w| {
@@ -457,6 +467,14 @@ impl Stage {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// Modelled tile cycles of that vertex, by the cycle model's own rule
+    /// (`poplar::profile::model::schedule_vertices`): the contexts issue in turn, so `workers`
+    /// times the slowest worker, plus the supervisor's cycles.
+    pub fn tile_cycles(self, rows: usize, cols: usize, workers: u32) -> u64 {
+        let v = self.vertex_cycles(rows, cols, workers);
+        schedule_vertices([(v, true)], workers).tile_cycles
     }
 }
 
