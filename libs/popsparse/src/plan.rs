@@ -5,9 +5,10 @@
 //! Its `P_Z` tiles, `(x·P_Y + y)·P_Z + z`, consecutive in the ring of tiles, each take batch
 //! columns `z·⌈Z/P_Z⌉..`. Every tile has a bucket of the same capacity,
 //! `⌈blocks / (P_X·P_Y·P_Z) · (1 + bucket_oversize)⌉` entries (row, column of a non-zero
-//! block: `u32`; its `block²` values: `f32`; 12 bytes an entry for element sparsity). A
-//! partition's non-zeros are spread over its `P_Z` buckets, and every one of its tiles must
-//! see all of them: the distribution passes the `P_Z` buckets through the `P_Z` tiles.
+//! block: `u32`; its `block²` values of the plan's type: 12 bytes an entry for f32 element
+//! sparsity). A partition's non-zeros are spread over its `P_Z` buckets, and every one of its
+//! tiles must see all of them: the distribution passes the `P_Z` buckets through the `P_Z`
+//! tiles.
 //!
 //! The cost model is that of the best case (every non-zero in a bucket of its own
 //! partition; the planner plans for it, as popsparse does), for the Fwd pass:
@@ -230,7 +231,7 @@ impl std::fmt::Display for FcPlan {
             self.yb,
             self.zb,
             self.capacity,
-            (8 + 4 * self.block_values()) * self.capacity
+            (8 + self.data_type.size() * self.block_values()) * self.capacity
         )?;
         writeln!(
             f,
