@@ -1,28 +1,32 @@
 //! Binary element-wise codelets, out-of-place and in-place.
 //!
-//! | name | result | cost per vector |
-//! |---|---|---|
-//! | `Add<T>` | `x + y` (wrapping for integers) | 1 |
-//! | `Sub<T>` | `x - y` (wrapping for integers) | 1 |
-//! | `Mul<T>` | `x * y` (wrapping for integers) | 1 |
-//! | `Max<T>` | `x.max(y)` (for `float`, a NaN operand yields the other one) | 1 |
-//! | `Min<T>` | `x.min(y)` | 1 |
-//! | `Div<float>` | `x / y` | 12 per element |
+//! | name | result |
+//! |---|---|
+//! | `Add<T>` | `x + y` (wrapping for integers) |
+//! | `Sub<T>` | `x - y` (wrapping for integers) |
+//! | `Mul<T>` | `x * y` (wrapping for integers) |
+//! | `Max<T>` | `x.max(y)` (for `float`, a NaN operand yields the other one) |
+//! | `Min<T>` | `x.min(y)` |
+//! | `Div<float>` | `x / y` |
 //!
 //! `T` is `float`, `int` or `unsigned`. Out-of-place fields: `in1`, `in2`:
 //! `Input<Vector<T>>`, `out: Output<Vector<T>>` with `out[i] = in1[i] op in2[i]`. In-place
 //! (`AddInPlace<T>`, …): `a: InOut<Vector<T>>`, `b: Input<Vector<T>>` with `a[i] = a[i] op
 //! b[i]`. All lengths must agree. `AddMulti<float>` is `Add<float>` split over the workers.
+//!
+//! Cycle estimates: poplibs' `BinaryOp2D` (out of place), `BinaryOp2DInPlace` and
+//! `BinaryOp1D` (the multi-worker one), see [`cycles::binary`].
 
 use poplar::codelet::*;
 use poplar::Element;
 
 use crate::cycles;
+use crate::ops::BinaryOp;
 use crate::util::same_len;
 
 macro_rules! binary_codelets {
     ($($name:ident as $cname:literal, $inplace:ident as $iname:literal: $t:ty,
-        |$x:ident, $y:ident| $body:expr, cost $cost:expr;)*) => {$(
+        |$x:ident, $y:ident| $body:expr, op $op:ident;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = ", stringify!($body), "` with `",
                 stringify!($x), " = in1[i]`, `", stringify!($y), " = in2[i]`.")]
@@ -51,9 +55,10 @@ macro_rules! binary_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + cost * ceil(n / width)`.
+            /// `BinaryOp2D`: `5 + ceil(n / width) · cycles per vector`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, $cost))
+                let l = cycles::binary(BinaryOp::$op, <$t as Element>::DTYPE, false);
+                Some(l.cycles(ctx.elements(Self::out)))
             }
         }
 
@@ -75,32 +80,32 @@ macro_rules! binary_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + cost * ceil(n / width)`.
+            /// `BinaryOp2DInPlace`: `20 + ceil(n / width) · cycles per vector`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::a), <$t as Element>::DTYPE, $cost))
+                let l = cycles::binary(BinaryOp::$op, <$t as Element>::DTYPE, true);
+                Some(l.cycles(ctx.elements(Self::a)))
             }
         }
     )*};
 }
 
 binary_codelets! {
-    AddF32 as "Add<float>", AddInPlaceF32 as "AddInPlace<float>": f32, |x, y| x + y, cost 1;
-    AddI32 as "Add<int>", AddInPlaceI32 as "AddInPlace<int>": i32, |x, y| x.wrapping_add(y), cost 1;
-    AddU32 as "Add<unsigned>", AddInPlaceU32 as "AddInPlace<unsigned>": u32, |x, y| x.wrapping_add(y), cost 1;
-    SubF32 as "Sub<float>", SubInPlaceF32 as "SubInPlace<float>": f32, |x, y| x - y, cost 1;
-    SubI32 as "Sub<int>", SubInPlaceI32 as "SubInPlace<int>": i32, |x, y| x.wrapping_sub(y), cost 1;
-    SubU32 as "Sub<unsigned>", SubInPlaceU32 as "SubInPlace<unsigned>": u32, |x, y| x.wrapping_sub(y), cost 1;
-    MulF32 as "Mul<float>", MulInPlaceF32 as "MulInPlace<float>": f32, |x, y| x * y, cost 1;
-    MulI32 as "Mul<int>", MulInPlaceI32 as "MulInPlace<int>": i32, |x, y| x.wrapping_mul(y), cost 1;
-    MulU32 as "Mul<unsigned>", MulInPlaceU32 as "MulInPlace<unsigned>": u32, |x, y| x.wrapping_mul(y), cost 1;
-    MaxF32 as "Max<float>", MaxInPlaceF32 as "MaxInPlace<float>": f32, |x, y| x.max(y), cost 1;
-    MaxI32 as "Max<int>", MaxInPlaceI32 as "MaxInPlace<int>": i32, |x, y| x.max(y), cost 1;
-    MaxU32 as "Max<unsigned>", MaxInPlaceU32 as "MaxInPlace<unsigned>": u32, |x, y| x.max(y), cost 1;
-    MinF32 as "Min<float>", MinInPlaceF32 as "MinInPlace<float>": f32, |x, y| x.min(y), cost 1;
-    MinI32 as "Min<int>", MinInPlaceI32 as "MinInPlace<int>": i32, |x, y| x.min(y), cost 1;
-    MinU32 as "Min<unsigned>", MinInPlaceU32 as "MinInPlace<unsigned>": u32, |x, y| x.min(y), cost 1;
-    // Division is not vectorised: 12 cycles per element is 24 per 2-wide vector.
-    DivF32 as "Div<float>", DivInPlaceF32 as "DivInPlace<float>": f32, |x, y| x / y, cost 24;
+    AddF32 as "Add<float>", AddInPlaceF32 as "AddInPlace<float>": f32, |x, y| x + y, op Add;
+    AddI32 as "Add<int>", AddInPlaceI32 as "AddInPlace<int>": i32, |x, y| x.wrapping_add(y), op Add;
+    AddU32 as "Add<unsigned>", AddInPlaceU32 as "AddInPlace<unsigned>": u32, |x, y| x.wrapping_add(y), op Add;
+    SubF32 as "Sub<float>", SubInPlaceF32 as "SubInPlace<float>": f32, |x, y| x - y, op Sub;
+    SubI32 as "Sub<int>", SubInPlaceI32 as "SubInPlace<int>": i32, |x, y| x.wrapping_sub(y), op Sub;
+    SubU32 as "Sub<unsigned>", SubInPlaceU32 as "SubInPlace<unsigned>": u32, |x, y| x.wrapping_sub(y), op Sub;
+    MulF32 as "Mul<float>", MulInPlaceF32 as "MulInPlace<float>": f32, |x, y| x * y, op Mul;
+    MulI32 as "Mul<int>", MulInPlaceI32 as "MulInPlace<int>": i32, |x, y| x.wrapping_mul(y), op Mul;
+    MulU32 as "Mul<unsigned>", MulInPlaceU32 as "MulInPlace<unsigned>": u32, |x, y| x.wrapping_mul(y), op Mul;
+    MaxF32 as "Max<float>", MaxInPlaceF32 as "MaxInPlace<float>": f32, |x, y| x.max(y), op Max;
+    MaxI32 as "Max<int>", MaxInPlaceI32 as "MaxInPlace<int>": i32, |x, y| x.max(y), op Max;
+    MaxU32 as "Max<unsigned>", MaxInPlaceU32 as "MaxInPlace<unsigned>": u32, |x, y| x.max(y), op Max;
+    MinF32 as "Min<float>", MinInPlaceF32 as "MinInPlace<float>": f32, |x, y| x.min(y), op Min;
+    MinI32 as "Min<int>", MinInPlaceI32 as "MinInPlace<int>": i32, |x, y| x.min(y), op Min;
+    MinU32 as "Min<unsigned>", MinInPlaceU32 as "MinInPlace<unsigned>": u32, |x, y| x.min(y), op Min;
+    DivF32 as "Div<float>", DivInPlaceF32 as "DivInPlace<float>": f32, |x, y| x / y, op Div;
 }
 
 poplar::codelet! {
@@ -128,14 +133,10 @@ impl Vertex for AddMultiF32<'_> {
         Ok(())
     }
 
-    /// `OVERHEAD + ceil(ceil(n / workers) / width)`.
+    /// One worker's share (`BinaryOp1D`'s worker): `29 + ceil(ceil(n / workers) / 2) · 3`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::multi_worker(
-            ctx.elements(Self::out),
-            ctx.workers,
-            f32::DTYPE,
-            1,
-        ))
+        let l = cycles::binary_multi_worker(BinaryOp::Add, f32::DTYPE);
+        Some(l.worker_share(ctx.elements(Self::out), ctx.workers))
     }
 }
 

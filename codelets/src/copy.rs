@@ -2,6 +2,9 @@
 //!
 //! The input field is called `input` (`in` is a Rust keyword and the `codelet!` macro registers
 //! field names exactly as written).
+//!
+//! Cycle estimate: poplibs has no copy vertex to follow (Poplar's on-tile copies are its own
+//! code); [`cycles::copy`] assumes `Fill`'s overhead and one 64-bit load and store per cycle.
 
 use poplar::codelet::*;
 use poplar::Element;
@@ -26,9 +29,9 @@ macro_rules! copy_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + ceil(n / width)`.
+            /// `23 + ceil(n / (8 bytes))`: no poplibs estimator, see [`cycles::copy`].
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+                Some(cycles::copy(<$t as Element>::DTYPE).cycles(ctx.elements(Self::out)))
             }
         }
     )*};

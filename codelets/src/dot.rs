@@ -5,6 +5,10 @@
 //! - `MatVec<float>`: `matrix: Input<Vector<f32>>` (a `rows × cols` block, row-major), `vec:
 //!   Input<Vector<f32>>` (`cols` elements) → `out: Output<Vector<f32>>` (`rows` elements),
 //!   `out[r] = Dot(matrix[r, ..], vec)`. `matrix` must have `out.len() * vec.len()` elements.
+//!
+//! Cycle estimates: poplibs has no dot-product vertex (poplin's matrix products use the AMP
+//! vertices); [`cycles::dot`] costs one as the reduction estimator's single-input sum with
+//! twice the loads, and [`cycles::matvec`] one such dot per row.
 
 use poplar::codelet::*;
 use poplar::Element;
@@ -37,9 +41,9 @@ macro_rules! dot_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + ceil(n / width)`: one multiply-accumulate vector per cycle.
+            /// No poplibs estimator: see [`cycles::dot`] (`17 + 4 · ceil(n / 4)` for `float`).
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::a), <$t as Element>::DTYPE, 1))
+                Some(cycles::dot(<$t as Element>::DTYPE).cycles(ctx.elements(Self::a)))
             }
         }
     )*};
@@ -78,12 +82,11 @@ impl Vertex for MatVecF32<'_> {
         Ok(())
     }
 
-    /// `OVERHEAD + rows * (ROW_OVERHEAD + ceil(cols / 2))`.
+    /// No poplibs estimator: `17 + rows · (8 + 4 · ceil(cols / 4))` ([`cycles::matvec`]).
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::rows(
+        Some(cycles::matvec(
             ctx.elements(Self::out),
             ctx.elements(Self::vec),
-            f32::DTYPE,
         ))
     }
 }

@@ -1,4 +1,8 @@
 //! `Fill<T>`: `out[i] = value`, and the multi-worker `FillMulti<float>`.
+//!
+//! Cycle estimates: poplibs' `Fill` (`_fillCycleEstimate`), see [`cycles::fill`].
+//! `FillMulti<float>` has no poplibs counterpart (popops splits a fill over the workers as
+//! separate `Fill` vertices): one worker's share is `Fill` over `ceil(n / workers)` elements.
 
 use poplar::codelet::*;
 use poplar::Element;
@@ -21,9 +25,9 @@ macro_rules! fill_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + ceil(n / width)`.
+            /// `_fillCycleEstimate`: `23 + ceil(n / 2)` for 32- and 16-bit types.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+                Some(cycles::fill(<$t as Element>::DTYPE, ctx.elements(Self::out)))
             }
         }
     )*};
@@ -53,13 +57,12 @@ impl Vertex for FillMultiF32<'_> {
         Ok(())
     }
 
-    /// `OVERHEAD + ceil(ceil(n / workers) / width)`.
+    /// One worker's share: `Fill<float>` over `ceil(n / workers)` elements.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::multi_worker(
-            ctx.elements(Self::out),
-            ctx.workers,
+        let w = u64::from(ctx.workers.max(1));
+        Some(cycles::fill(
             f32::DTYPE,
-            1,
+            ctx.elements(Self::out).div_ceil(w),
         ))
     }
 }

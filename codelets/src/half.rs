@@ -18,16 +18,20 @@
 //! | `Cast<float,half>` | `input: Input<Vector<f32>>`, `out: Output<Vector<f16>>` | `round(input[i])` |
 //! | `Cast<half,float>` | `input: Input<Vector<f16>>`, `out: Output<Vector<f32>>` | exact |
 //!
-//! Cycle estimates: f16 vectors are 4 wide ([`cycles::vector_width`]).
+//! Cycle estimates: as the `float` codelets of the same families ([`cycles`]), with vectors of
+//! 4 `half`s: `BinaryOp2D`, `BinaryOp2DInPlace`, `ScaledAdd2D`, the single-input reduction
+//! (8-wide accumulators), `Cast1DSingleWorker`; `Dot<half>` has no poplibs vertex
+//! ([`cycles::dot`]).
 
 use poplar::codelet::*;
 use poplar::{f16, DType};
 
 use crate::cycles;
+use crate::ops::{BinaryOp, ReduceOp};
 use crate::util::same_len;
 
 macro_rules! half_binary {
-    ($($name:ident as $cname:literal, $inplace:ident as $iname:literal, |$x:ident, $y:ident| $body:expr;)*) => {$(
+    ($($name:ident as $cname:literal, $inplace:ident as $iname:literal, $op:ident, |$x:ident, $y:ident| $body:expr;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = round(", stringify!($body), ")` in f32.")]
             pub struct $name as $cname {
@@ -55,8 +59,9 @@ macro_rules! half_binary {
                 Ok(())
             }
 
+            /// `BinaryOp2D` for `half`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), DType::F16, 1))
+                Some(cycles::binary(BinaryOp::$op, DType::F16, false).cycles(ctx.elements(Self::out)))
             }
         }
 
@@ -77,19 +82,20 @@ macro_rules! half_binary {
                 Ok(())
             }
 
+            /// `BinaryOp2DInPlace` for `half`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::a), DType::F16, 1))
+                Some(cycles::binary(BinaryOp::$op, DType::F16, true).cycles(ctx.elements(Self::a)))
             }
         }
     )*};
 }
 
 half_binary! {
-    AddF16 as "Add<half>", AddInPlaceF16 as "AddInPlace<half>", |x, y| x + y;
-    SubF16 as "Sub<half>", SubInPlaceF16 as "SubInPlace<half>", |x, y| x - y;
-    MulF16 as "Mul<half>", MulInPlaceF16 as "MulInPlace<half>", |x, y| x * y;
-    MaxF16 as "Max<half>", MaxInPlaceF16 as "MaxInPlace<half>", |x, y| x.max(y);
-    MinF16 as "Min<half>", MinInPlaceF16 as "MinInPlace<half>", |x, y| x.min(y);
+    AddF16 as "Add<half>", AddInPlaceF16 as "AddInPlace<half>", Add, |x, y| x + y;
+    SubF16 as "Sub<half>", SubInPlaceF16 as "SubInPlace<half>", Sub, |x, y| x - y;
+    MulF16 as "Mul<half>", MulInPlaceF16 as "MulInPlace<half>", Mul, |x, y| x * y;
+    MaxF16 as "Max<half>", MaxInPlaceF16 as "MaxInPlace<half>", Max, |x, y| x.max(y);
+    MinF16 as "Min<half>", MinInPlaceF16 as "MinInPlace<half>", Min, |x, y| x.min(y);
 }
 
 poplar::codelet! {
@@ -110,8 +116,9 @@ impl Vertex for ScaledAddF16<'_> {
         Ok(())
     }
 
+    /// `ScaledAdd2D` for `half`: `30 + 3 · ceil(n / 4)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(Self::a), DType::F16, 1))
+        Some(cycles::scaled_add(DType::F16).cycles(ctx.elements(Self::a)))
     }
 }
 
@@ -136,12 +143,10 @@ impl Vertex for ReduceSumF16<'_> {
         Ok(())
     }
 
+    /// `getCyclesEstimateForSingleInput`, `half` partials, `float` out: `17 + 2 · ceil(n / 8)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(
-            ctx.elements(Self::input),
-            DType::F16,
-            1,
-        ))
+        let l = cycles::reduce(ReduceOp::Sum, DType::F16);
+        Some(l.cycles(ctx.elements(Self::input)))
     }
 }
 
@@ -170,8 +175,9 @@ impl Vertex for DotF16<'_> {
         Ok(())
     }
 
+    /// No poplibs estimator: [`cycles::dot`], `17 + 4 · ceil(n / 8)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(Self::a), DType::F16, 1))
+        Some(cycles::dot(DType::F16).cycles(ctx.elements(Self::a)))
     }
 }
 
@@ -198,8 +204,9 @@ impl Vertex for CastF32F16<'_> {
         Ok(())
     }
 
+    /// `Cast1DSingleWorker`: `26 + 2 · ceil(n / 4)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(Self::out), DType::F32, 1))
+        Some(cycles::cast(DType::F32, DType::F16).cycles(ctx.elements(Self::out)))
     }
 }
 
@@ -226,7 +233,8 @@ impl Vertex for CastF16F32<'_> {
         Ok(())
     }
 
+    /// `Cast1DSingleWorker`: `25 + ceil(n / 2)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(Self::out), DType::F32, 1))
+        Some(cycles::cast(DType::F16, DType::F32).cycles(ctx.elements(Self::out)))
     }
 }

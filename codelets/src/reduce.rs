@@ -8,14 +8,19 @@
 //!   `out: Output<Vector<T>>` with `out[i] = partials[0][i] op partials[1][i] op …`, in list
 //!   order. Every partial must have `out.len()` elements. This is the second stage of a
 //!   two-stage reduction (partials computed per tile, then reduced on the output's tile).
+//!
+//! Cycle estimates: poplibs' reduction estimators, the single-input path for the reductions to
+//! one value ([`cycles::reduce`]) and the generic `Reduce` vertex for the partials
+//! ([`cycles::partials`]).
 
 use poplar::codelet::*;
 use poplar::Element;
 
 use crate::cycles;
+use crate::ops::ReduceOp;
 
 macro_rules! reduce_codelets {
-    ($($name:ident as $cname:literal: $t:ty, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
+    ($($name:ident as $cname:literal: $t:ty, $op:ident, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`", $cname, "`: `out = fold(", stringify!($init), ", |", stringify!($acc),
                 ", ", stringify!($x), "| ", stringify!($body), ")` over `input`.")]
@@ -38,28 +43,29 @@ macro_rules! reduce_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + ceil(n / width)` over the input.
+            /// `getCyclesEstimateForSingleInput` over the input ([`cycles::reduce`]).
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::input), <$t as Element>::DTYPE, 1))
+                let l = cycles::reduce(ReduceOp::$op, <$t as Element>::DTYPE);
+                Some(l.cycles(ctx.elements(Self::input)))
             }
         }
     )*};
 }
 
 reduce_codelets! {
-    ReduceSumF32 as "ReduceSum<float>": f32, 0.0, |a, x| a + x;
-    ReduceSumI32 as "ReduceSum<int>": i32, 0, |a, x| a.wrapping_add(x);
-    ReduceSumU32 as "ReduceSum<unsigned>": u32, 0, |a, x| a.wrapping_add(x);
-    ReduceMaxF32 as "ReduceMax<float>": f32, f32::NEG_INFINITY, |a, x| a.max(x);
-    ReduceMaxI32 as "ReduceMax<int>": i32, i32::MIN, |a, x| a.max(x);
-    ReduceMaxU32 as "ReduceMax<unsigned>": u32, u32::MIN, |a, x| a.max(x);
-    ReduceMinF32 as "ReduceMin<float>": f32, f32::INFINITY, |a, x| a.min(x);
-    ReduceMinI32 as "ReduceMin<int>": i32, i32::MAX, |a, x| a.min(x);
-    ReduceMinU32 as "ReduceMin<unsigned>": u32, u32::MAX, |a, x| a.min(x);
+    ReduceSumF32 as "ReduceSum<float>": f32, Sum, 0.0, |a, x| a + x;
+    ReduceSumI32 as "ReduceSum<int>": i32, Sum, 0, |a, x| a.wrapping_add(x);
+    ReduceSumU32 as "ReduceSum<unsigned>": u32, Sum, 0, |a, x| a.wrapping_add(x);
+    ReduceMaxF32 as "ReduceMax<float>": f32, Max, f32::NEG_INFINITY, |a, x| a.max(x);
+    ReduceMaxI32 as "ReduceMax<int>": i32, Max, i32::MIN, |a, x| a.max(x);
+    ReduceMaxU32 as "ReduceMax<unsigned>": u32, Max, u32::MIN, |a, x| a.max(x);
+    ReduceMinF32 as "ReduceMin<float>": f32, Min, f32::INFINITY, |a, x| a.min(x);
+    ReduceMinI32 as "ReduceMin<int>": i32, Min, i32::MAX, |a, x| a.min(x);
+    ReduceMinU32 as "ReduceMin<unsigned>": u32, Min, u32::MAX, |a, x| a.min(x);
 }
 
 macro_rules! partials_codelets {
-    ($($name:ident as $cname:literal: $t:ty, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
+    ($($name:ident as $cname:literal: $t:ty, $op:ident, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = fold over k of partials[k][i]` with `|",
                 stringify!($acc), ", ", stringify!($x), "| ", stringify!($body), "`.")]
@@ -91,22 +97,23 @@ macro_rules! partials_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + parts * (ROW_OVERHEAD + ceil(len / width))`.
+            /// `getCyclesEstimateForReduce` ([`cycles::partials`]).
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
                 let parts = u64::from(ctx.sizes.get(Self::partials).copied().unwrap_or(0));
-                Some(cycles::rows(parts, ctx.elements(Self::out), <$t as Element>::DTYPE))
+                let len = ctx.elements(Self::out);
+                Some(cycles::partials(ReduceOp::$op, <$t as Element>::DTYPE, parts, len))
             }
         }
     )*};
 }
 
 partials_codelets! {
-    ReduceSumPartialsF32 as "ReduceSumPartials<float>": f32, 0.0, |a, x| a + x;
-    ReduceSumPartialsI32 as "ReduceSumPartials<int>": i32, 0, |a, x| a.wrapping_add(x);
-    ReduceSumPartialsU32 as "ReduceSumPartials<unsigned>": u32, 0, |a, x| a.wrapping_add(x);
-    ReduceMaxPartialsF32 as "ReduceMaxPartials<float>": f32, f32::NEG_INFINITY, |a, x| a.max(x);
-    ReduceMaxPartialsI32 as "ReduceMaxPartials<int>": i32, i32::MIN, |a, x| a.max(x);
-    ReduceMaxPartialsU32 as "ReduceMaxPartials<unsigned>": u32, u32::MIN, |a, x| a.max(x);
+    ReduceSumPartialsF32 as "ReduceSumPartials<float>": f32, Sum, 0.0, |a, x| a + x;
+    ReduceSumPartialsI32 as "ReduceSumPartials<int>": i32, Sum, 0, |a, x| a.wrapping_add(x);
+    ReduceSumPartialsU32 as "ReduceSumPartials<unsigned>": u32, Sum, 0, |a, x| a.wrapping_add(x);
+    ReduceMaxPartialsF32 as "ReduceMaxPartials<float>": f32, Max, f32::NEG_INFINITY, |a, x| a.max(x);
+    ReduceMaxPartialsI32 as "ReduceMaxPartials<int>": i32, Max, i32::MIN, |a, x| a.max(x);
+    ReduceMaxPartialsU32 as "ReduceMaxPartials<unsigned>": u32, Max, u32::MIN, |a, x| a.max(x);
 }
 
 #[cfg(test)]

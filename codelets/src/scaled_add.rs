@@ -3,6 +3,9 @@
 //! Fields: `a: InOut<Vector<f32>>`, `b: Input<Vector<f32>>` of equal length, `scale:
 //! State<f32>`. The product and sum are separate f32 operations (no fused multiply-add), so a
 //! host loop `a[i] += scale * b[i]` gives bit-identical results.
+//!
+//! Cycle estimates: poplibs' `ScaledAdd2D` ([`cycles::scaled_add`]) and `ScaledAddSupervisor`'s
+//! worker ([`cycles::SCALED_ADD_MULTI_WORKER`]).
 
 use poplar::codelet::*;
 use poplar::Element;
@@ -28,9 +31,9 @@ impl Vertex for ScaledAddF32<'_> {
         Ok(())
     }
 
-    /// `OVERHEAD + ceil(n / 2)`: one 2-wide multiply-accumulate per cycle.
+    /// `ScaledAdd2D`: `30 + 3 · ceil(n / 2)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::elementwise(ctx.elements(Self::a), f32::DTYPE, 1))
+        Some(cycles::scaled_add(f32::DTYPE).cycles(ctx.elements(Self::a)))
     }
 }
 
@@ -59,14 +62,10 @@ impl Vertex for ScaledAddMultiF32<'_> {
         Ok(())
     }
 
-    /// `OVERHEAD + ceil(ceil(n / workers) / 2)`.
+    /// One worker's share (`ScaledAddSupervisor`'s worker): `22 + 3 · ceil(ceil(n / workers) / 2)`.
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::multi_worker(
-            ctx.elements(Self::a),
-            ctx.workers,
-            f32::DTYPE,
-            1,
-        ))
+        let n = ctx.elements(Self::a);
+        Some(cycles::SCALED_ADD_MULTI_WORKER.worker_share(n, ctx.workers))
     }
 }
 

@@ -1,23 +1,25 @@
 //! Unary element-wise codelets: `out[i] = f(input[i])`.
 //!
-//! | name | `f(x)` | cost per vector |
-//! |---|---|---|
-//! | `Neg<float>`, `Neg<int>` | `-x` (wrapping for `int`) | 1 |
-//! | `Abs<float>`, `Abs<int>` | `\|x\|` (wrapping for `int`: `\|i32::MIN\| = i32::MIN`) | 1 |
-//! | `Square<float>`, `Square<int>`, `Square<unsigned>` | `x * x` (wrapping for integers) | 1 |
-//! | `Sqrt<float>` | `x.sqrt()` | 8 per element |
-//! | `Exp<float>` | `x.exp()` | 10 per element |
+//! | name | `f(x)` |
+//! |---|---|
+//! | `Neg<float>`, `Neg<int>` | `-x` (wrapping for `int`) |
+//! | `Abs<float>`, `Abs<int>` | `\|x\|` (wrapping for `int`: `\|i32::MIN\| = i32::MIN`) |
+//! | `Square<float>`, `Square<int>`, `Square<unsigned>` | `x * x` (wrapping for integers) |
+//! | `Sqrt<float>` | `x.sqrt()` |
+//! | `Exp<float>` | `x.exp()` |
 //!
-//! Fields: `input: Input<Vector<T>>`, `out: Output<Vector<T>>` of equal length.
+//! Fields: `input: Input<Vector<T>>`, `out: Output<Vector<T>>` of equal length. Cycle
+//! estimates: poplibs' `UnaryOp2D`, see [`cycles::unary`].
 
 use poplar::codelet::*;
 use poplar::Element;
 
 use crate::cycles;
+use crate::ops::UnaryOp;
 use crate::util::same_len;
 
 macro_rules! unary_codelets {
-    ($($name:ident as $cname:literal: $t:ty, |$x:ident| $body:expr, cost $cost:expr;)*) => {$(
+    ($($name:ident as $cname:literal: $t:ty, |$x:ident| $body:expr, op $op:ident;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = ", stringify!($body), "` with `",
                 stringify!($x), " = input[i]`.")]
@@ -44,25 +46,25 @@ macro_rules! unary_codelets {
                 Ok(())
             }
 
-            /// `OVERHEAD + cost * ceil(n / width)`.
+            /// `UnaryOp2D`: `20 + ceil(n / width) · cycles per vector`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, $cost))
+                let l = cycles::unary(UnaryOp::$op, <$t as Element>::DTYPE);
+                Some(l.cycles(ctx.elements(Self::out)))
             }
         }
     )*};
 }
 
 unary_codelets! {
-    NegF32 as "Neg<float>": f32, |x| -x, cost 1;
-    NegI32 as "Neg<int>": i32, |x| x.wrapping_neg(), cost 1;
-    AbsF32 as "Abs<float>": f32, |x| x.abs(), cost 1;
-    AbsI32 as "Abs<int>": i32, |x| x.wrapping_abs(), cost 1;
-    SquareF32 as "Square<float>": f32, |x| x * x, cost 1;
-    SquareI32 as "Square<int>": i32, |x| x.wrapping_mul(x), cost 1;
-    SquareU32 as "Square<unsigned>": u32, |x| x.wrapping_mul(x), cost 1;
-    // Transcendentals are not vectorised: cost is per element, so width 2 is undone by 2x.
-    SqrtF32 as "Sqrt<float>": f32, |x| x.sqrt(), cost 16;
-    ExpF32 as "Exp<float>": f32, |x| x.exp(), cost 20;
+    NegF32 as "Neg<float>": f32, |x| -x, op Neg;
+    NegI32 as "Neg<int>": i32, |x| x.wrapping_neg(), op Neg;
+    AbsF32 as "Abs<float>": f32, |x| x.abs(), op Abs;
+    AbsI32 as "Abs<int>": i32, |x| x.wrapping_abs(), op Abs;
+    SquareF32 as "Square<float>": f32, |x| x * x, op Square;
+    SquareI32 as "Square<int>": i32, |x| x.wrapping_mul(x), op Square;
+    SquareU32 as "Square<unsigned>": u32, |x| x.wrapping_mul(x), op Square;
+    SqrtF32 as "Sqrt<float>": f32, |x| x.sqrt(), op Sqrt;
+    ExpF32 as "Exp<float>": f32, |x| x.exp(), op Exp;
 }
 
 #[cfg(test)]
