@@ -1,10 +1,14 @@
 //! Graph-building helpers in the style of popops.
 //!
-//! Each helper adds vertices of the standard codelets to a compute set: one vertex per tile and
-//! contiguous region of the tile mapping of the output (the tensor written), with every operand
-//! sliced to the same flat element range. Operands may live on other tiles (the compiler adds
-//! the exchange) and an operand of exactly one element is broadcast. They use only poplar's
-//! public graph API.
+//! Each helper adds vertices of the standard codelets to a compute set over the tile mapping of
+//! the output (the tensor written), with every operand sliced to the same flat element range.
+//! As popops does (`splitRegionsBetweenWorkers`), each tile's elements are split between its
+//! worker contexts ([`split_between_workers`]): up to `workers_per_tile` pieces of about equal
+//! size, whole 64-bit vectors except at the end of a region, each a single-worker vertex, so
+//! that the six barrel-threaded contexts share the work (one vertex doing a tile's work alone
+//! takes six times as long, see `docs/cycle-model.md`). Operands may live on other tiles (the
+//! compiler adds the exchange) and an operand of exactly one element is broadcast. They use
+//! only poplar's public graph API.
 //!
 //! ```
 //! use codelets::ops;
@@ -151,9 +155,71 @@ fn operand(t: &Tensor, n: usize, dtype: DType, field: &str, op: &str) -> Result<
     }
 }
 
-/// Adds one `codelet` vertex per tile and contiguous region of `out`, connecting `out_field`
-/// to that region of `out` and each `(field, tensor)` of `inputs` to the same range of the
-/// tensor; `state` is set on every vertex. The general form of the helpers below.
+/// Splits one tile's `regions` (flat element ranges, in order) between `workers` worker
+/// contexts, in the manner of popops' `splitRegionsBetweenWorkers`: at most `workers` groups
+/// of consecutive elements, each a multiple of `grain` elements (but for the last) and, when
+/// there are enough elements, at least `min` of them; a group that crosses the end of a region
+/// has one range per region. Every element is in exactly one range, in order.
+pub fn split_between_workers(
+    regions: &[Range<usize>],
+    workers: usize,
+    grain: usize,
+    min: usize,
+) -> Vec<Vec<Range<usize>>> {
+    let total: usize = regions.iter().map(|r| r.len()).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let grain = grain.max(1);
+    let groups = total.div_ceil(min.max(1)).clamp(1, workers.max(1));
+    let per = total.div_ceil(groups).div_ceil(grain) * grain;
+    let mut out: Vec<Vec<Range<usize>>> = Vec::new();
+    let mut left = 0; // elements the current group can still take
+    for r in regions {
+        let mut at = r.start;
+        while at < r.end {
+            if left == 0 {
+                out.push(Vec::new());
+                left = per;
+            }
+            let end = (at + left).min(r.end);
+            out.last_mut().expect("a group").push(at..end);
+            left -= end - at;
+            at = end;
+        }
+    }
+    out
+}
+
+/// The pieces of `t`'s tile mapping that single-worker vertices take: per tile, its regions
+/// split between the target's workers ([`split_between_workers`], 64-bit grains, at least two
+/// of them per piece).
+pub fn worker_pieces(
+    graph: &Graph,
+    t: &Tensor,
+    op: &str,
+) -> Result<Vec<(TileId, Range<usize>)>, OpError> {
+    let workers = graph.target().workers_per_tile as usize;
+    let grain = crate::cycles::data_path_width(t.dtype()) as usize;
+    let mut out = Vec::new();
+    let regions = mapped_regions(graph, t, op)?;
+    let mut i = 0;
+    while i < regions.len() {
+        let tile = regions[i].0;
+        let n = regions[i..].iter().take_while(|r| r.0 == tile).count();
+        let ranges: Vec<Range<usize>> = regions[i..i + n].iter().map(|r| r.1.clone()).collect();
+        for group in split_between_workers(&ranges, workers, grain, 2 * grain) {
+            out.extend(group.into_iter().map(|r| (tile, r)));
+        }
+        i += n;
+    }
+    Ok(out)
+}
+
+/// Adds `codelet` vertices over the tile mapping of `out`, its elements on each tile split
+/// between the workers ([`worker_pieces`]): each vertex connects `out_field` to its range of
+/// `out` and each `(field, tensor)` of `inputs` to the same range of the tensor; `state` is set
+/// on every vertex. The general form of the helpers below.
 pub fn elementwise(
     graph: &mut Graph,
     cs: ComputeSet,
@@ -170,7 +236,7 @@ pub fn elementwise(
         .map(|&(f, t)| Ok((f, operand(t, n, out.dtype(), f, codelet)?)))
         .collect::<Result<Vec<_>, OpError>>()?;
     let mut vertices = Vec::new();
-    for (tile, range) in mapped_regions(graph, out, codelet)? {
+    for (tile, range) in worker_pieces(graph, out, codelet)? {
         let v = graph.add_vertex(cs, codelet)?;
         graph.connect(v, out_field, &flat_out.slice(range.clone())?)?;
         for (f, t) in &operands {
@@ -346,7 +412,9 @@ pub fn fill<T: Element + Into<StateValue>>(
 pub const MULTI_WORKER_MIN_ELEMENTS: usize = 96;
 
 /// `a += scale * b` (`float` only), over the tile mapping of `a`. Regions of at least
-/// [`MULTI_WORKER_MIN_ELEMENTS`] elements use the multi-worker codelet.
+/// [`MULTI_WORKER_MIN_ELEMENTS`] elements use the multi-worker codelet (as popops' supervisor
+/// `ScaledAdd` over a region); the rest of a tile's elements are split between its workers as
+/// single-worker `ScaledAdd<float>` vertices.
 pub fn scaled_add(
     graph: &mut Graph,
     cs: ComputeSet,
@@ -363,13 +431,28 @@ pub fn scaled_add(
     let n = a.num_elements();
     let flat_a = a.flatten();
     let flat_b = operand(b, n, DType::F32, "b", "ScaledAdd<float>")?;
+    let workers = graph.target().workers_per_tile as usize;
+    let mut pieces: Vec<(&str, TileId, Range<usize>)> = Vec::new();
+    let regions = mapped_regions(graph, a, "ScaledAdd<float>")?;
+    for (k, (tile, range)) in regions.iter().enumerate() {
+        if range.len() >= MULTI_WORKER_MIN_ELEMENTS {
+            pieces.push(("ScaledAddMulti<float>", *tile, range.clone()));
+        }
+        // The small regions of a tile, split between its workers once its last region is seen.
+        let last_of_tile = regions.get(k + 1).is_none_or(|r| r.0 != *tile);
+        if last_of_tile {
+            let small: Vec<Range<usize>> = regions
+                .iter()
+                .filter(|r| r.0 == *tile && r.1.len() < MULTI_WORKER_MIN_ELEMENTS)
+                .map(|r| r.1.clone())
+                .collect();
+            for group in split_between_workers(&small, workers, 2, 4) {
+                pieces.extend(group.into_iter().map(|r| ("ScaledAdd<float>", *tile, r)));
+            }
+        }
+    }
     let mut vertices = Vec::new();
-    for (tile, range) in mapped_regions(graph, a, "ScaledAdd<float>")? {
-        let name = if range.len() >= MULTI_WORKER_MIN_ELEMENTS {
-            "ScaledAddMulti<float>"
-        } else {
-            "ScaledAdd<float>"
-        };
+    for (name, tile, range) in pieces {
         let v = graph.add_vertex(cs, name)?;
         graph.connect(v, "a", &flat_a.slice(range.clone())?)?;
         graph.connect(v, "b", &flat_b.slice(range)?)?;
@@ -414,9 +497,9 @@ fn scalar_out(graph: &Graph, out: &Tensor, dtype: DType, op: &str) -> Result<Til
     Ok(mapped_regions(graph, out, op)?[0].0)
 }
 
-/// The two-stage pattern of [`reduce`] and [`dot`]: a `first` vertex per tile region of the
-/// (flattened, equally long) operands, each writing one partial, then `last` (a `Reduce*`
-/// codelet) over the partials on the tile of `out`.
+/// The two-stage pattern of [`reduce`] and [`dot`]: a `first` vertex per worker piece
+/// ([`worker_pieces`]) of the (flattened, equally long) operands, each writing one partial,
+/// then `last` (a `Reduce*` codelet) over the partials on the tile of `out`.
 fn two_stage(
     graph: &mut Graph,
     first: &str,
@@ -430,7 +513,7 @@ fn two_stage(
     let regions = if lead.num_elements() == 0 {
         Vec::new()
     } else {
-        mapped_regions(graph, lead, first)?
+        worker_pieces(graph, lead, first)?
     };
     if regions.len() <= 1 {
         let cs = graph.add_compute_set(name);
@@ -467,11 +550,12 @@ fn two_stage(
 
 /// A program that reduces every element of `input` into the single element `out`.
 ///
-/// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per tile and
-/// contiguous region of `input`, each writing one element of a new variable
-/// `"{name}/partials"` on its tile; compute set `"{name}/final"` reduces those partials on the
-/// tile of `out`. If `input` is one region, a single compute set writes `out` directly. Float
-/// sums are therefore grouped by region (not strictly left to right over `input`).
+/// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per worker piece
+/// of `input` (each tile's elements split between its workers, [`worker_pieces`]), each
+/// writing one element of a new variable `"{name}/partials"` on its tile; compute set
+/// `"{name}/final"` reduces those partials on the tile of `out`. If `input` is one piece, a
+/// single compute set writes `out` directly. Float sums are therefore grouped by piece (not
+/// strictly left to right over `input`).
 pub fn reduce(
     graph: &mut Graph,
     op: ReduceOp,
@@ -491,7 +575,7 @@ pub fn reduce(
 }
 
 /// A program computing the dot product of `a` and `b` (equal element counts) into the single
-/// element `out`: a `Dot<T>` vertex per tile region of `a` writing a partial (`b` is sliced
+/// element `out`: a `Dot<T>` vertex per worker piece of `a` writing a partial (`b` is sliced
 /// to match and exchanged if it lives elsewhere), then `ReduceSum<T>` of the partials on the
 /// tile of `out`, as in [`reduce`].
 pub fn dot(
@@ -533,4 +617,28 @@ pub fn reduce_sum(
     name: &str,
 ) -> Result<Program, OpError> {
     reduce(graph, ReduceOp::Sum, input, out, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_between_workers;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // lists of ranges that happen to hold one
+    fn regions_split_between_workers() {
+        // 100 floats on one region: 6 pieces of 18 (whole vectors) but the last.
+        let g = split_between_workers(&[0..100], 6, 2, 4);
+        let lens: Vec<usize> = g.iter().map(|p| p.iter().map(|r| r.len()).sum()).collect();
+        assert_eq!(lens, [18, 18, 18, 18, 18, 10]);
+        assert_eq!(g[1], [18..36]);
+        // Few elements: fewer pieces, at least `min` each but for the last.
+        let g = split_between_workers(&[10..15], 6, 2, 4);
+        assert_eq!(g, [vec![10..14], vec![14..15]]);
+        // Pieces cross region ends: 2 regions of 7, 3 workers, grain 1.
+        let g = split_between_workers(&[0..7, 20..27], 3, 1, 1);
+        assert_eq!(g, [vec![0..5], vec![5..7, 20..23], vec![23..27]]);
+        assert!(split_between_workers(&[3..3], 6, 2, 4).is_empty());
+        // One worker: everything in one piece.
+        assert_eq!(split_between_workers(&[0..9], 1, 4, 8), [vec![0..9]]);
+    }
 }
