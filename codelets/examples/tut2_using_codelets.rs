@@ -22,12 +22,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     graph.create_host_write("x", &x)?;
     graph.create_host_read("z", &z)?;
 
-    // By hand: one "Fill<float>" vertex per tile sets y to 0.5. A vertex has a codelet, its
-    // fields connected to tensors (or given state), and a tile.
+    // By hand: one "FillMulti<float>" vertex per tile region sets y to 0.5. A vertex has a
+    // codelet, its fields connected to tensors (or given state), and a tile. A multi-worker
+    // codelet splits its work over the tile's six worker contexts.
     let fill_cs = graph.add_compute_set("fill y");
     for (tile, ranges) in graph.tile_mapping(&y)?.into_iter().enumerate() {
         for range in ranges {
-            let v = graph.add_vertex(fill_cs, "Fill<float>")?;
+            let v = graph.add_vertex(fill_cs, "FillMulti<float>")?;
             graph.connect(v, "out", &y.slice(range)?)?;
             graph.set_vertex_state(v, "value", 0.5f32)?;
             graph.set_tile_mapping(v, tile as u32)?;
@@ -59,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let s_dev = engine.read_tensor::<f32>("s")?[0];
 
     // The host computation: element-wise results are bit-identical; the sum is reduced per
-    // tile first, so it is compared with a tolerance.
+    // worker piece of each tile first, so it is compared with a tolerance.
     let z_host: Vec<f32> = xs.iter().map(|&x| (x + 0.5) + -2.0 * x).collect();
     let s_host: f64 = z_host.iter().map(|&v| f64::from(v)).sum();
     println!("z[0..4] = {:?}, sum = {s_dev} (host {s_host})", &z_dev[..4]);

@@ -1,4 +1,5 @@
-//! Tutorial 4: profiling — memory per tile, the cycle model, and a profiled run.
+//! Tutorial 4: profiling — memory per tile, the cycle model, and a profiled run; and the six
+//! worker contexts of a tile: the same add as one vertex per tile and split over the workers.
 //!
 //! Run: `cargo run -p codelets --example tut4_profiling`
 
@@ -21,10 +22,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     graph.create_host_write("x", &x)?;
     graph.create_host_read("s", &s)?;
 
-    let cs = graph.add_compute_set("y = x + x");
-    ops::add(&mut graph, cs, &x, &x, &y)?;
+    // The same add twice. First one single-worker vertex per tile region of y: each tile's
+    // whole share runs on one of its six worker contexts.
+    let one = graph.add_compute_set("y = x + x, 1 worker");
+    for (tile, range) in ops::mapped_regions(&graph, &y, "y")? {
+        let v = graph.add_vertex(one, "Add<float>")?;
+        graph.connect(v, "in1", &x.slice(range.clone())?)?;
+        graph.connect(v, "in2", &x.slice(range.clone())?)?;
+        graph.connect(v, "out", &y.slice(range)?)?;
+        graph.set_tile_mapping(v, tile)?;
+    }
+    // Then as `ops::add` builds it: each tile's elements split over its six workers.
+    let six = graph.add_compute_set("y = x + x");
+    ops::add(&mut graph, six, &x, &x, &y)?;
     let sum = ops::reduce_sum(&mut graph, &y, &s, "sum y")?;
-    let program = Program::labelled("main", vec![Program::execute(cs), sum]);
+    let program = Program::labelled(
+        "main",
+        vec![
+            Program::labelled("one worker", vec![Program::execute(one)]),
+            Program::labelled("six workers", vec![Program::execute(six)]),
+            sum,
+        ],
+    );
     let exe = compile(&graph, &[program], &CompileOptions::default())?;
 
     // Memory: always-live and temporary bytes per tile, by category and item.
@@ -59,6 +78,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(dir.join("tut4.trace.json"), trace)?;
     println!("saved {}", dir.display());
 
+    // The lesson of the six workers: the same add, the same exchange, six times the compute.
+    let compute = |name: &str| profile.label(name).map_or(0, |l| l.elapsed.compute);
+    let (one_worker, six_workers) = (compute("one worker"), compute("six workers"));
+    let ratio = one_worker as f64 / six_workers.max(1) as f64;
+    println!("y = x + x: one vertex per tile {one_worker} cycles, over six workers {six_workers} cycles ({ratio:.2}x)");
+
     let got = engine.read_tensor::<f32>("s")?[0];
     let want: f32 = xs.iter().map(|v| v + v).sum();
     println!("sum = {got} (host {want})");
@@ -67,6 +92,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fits = memory.total.max <= memory.bytes_per_tile;
     if got != want || main != Some(profile.total_cycles()) || !fits || profile.runs != 1 {
         eprintln!("tut4: MISMATCH against the host computation or the profile");
+        std::process::exit(1);
+    }
+    // A sixth of the issue slots per context: close to 6x (the per-vertex overheads differ).
+    if !(5.0..=6.5).contains(&ratio) {
+        eprintln!("tut4: one worker against six: {ratio:.2}x, expected about 6x");
         std::process::exit(1);
     }
     println!("tut4: OK");

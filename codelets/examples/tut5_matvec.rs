@@ -2,6 +2,7 @@
 //!
 //! Run: `cargo run -p codelets --example tut5_matvec`
 
+use poplar::profile::CycleModel;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 
 const ROWS: usize = 64;
@@ -23,47 +24,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // x lives on tile 0; every tile reads all of it, so the compiler broadcasts it.
     graph.set_tile_mapping(&x, 0)?;
 
-    // Row block `t` of A and of y live on tile `t`; one MatVec<float> vertex per block
-    // computes the dot product of each of its rows with x.
+    // Row block `t` of A and of y live on tile `t`. Its rows are split over the tile's worker
+    // contexts: one MatVec<float> vertex per share computes the dot product of each of its
+    // rows with x.
     let cs = graph.add_compute_set("matvec");
     let rows_per_tile = ROWS.div_ceil(TILES as usize);
+    let workers = target.workers_per_tile as usize;
     for tile in 0..TILES {
         let r0 = (tile as usize * rows_per_tile).min(ROWS);
         let r1 = (r0 + rows_per_tile).min(ROWS);
         if r0 == r1 {
             continue;
         }
-        let block = a.slice(r0..r1)?;
-        let out = y.slice(r0..r1)?;
-        graph.set_tile_mapping(&block, tile)?;
-        graph.set_tile_mapping(&out, tile)?;
-        let v = graph.add_vertex(cs, "MatVec<float>")?;
-        graph.connect(v, "matrix", &block.flatten())?;
-        graph.connect(v, "vec", &x)?;
-        graph.connect(v, "out", &out)?;
-        graph.set_tile_mapping(v, tile)?;
+        graph.set_tile_mapping(&a.slice(r0..r1)?, tile)?;
+        graph.set_tile_mapping(&y.slice(r0..r1)?, tile)?;
+        for w in 0..workers {
+            // Worker w's rows, cut as `Worker::split` cuts: 8 rows give 1, 1, 2, 1, 1, 2.
+            let w0 = r0 + (r1 - r0) * w / workers;
+            let w1 = r0 + (r1 - r0) * (w + 1) / workers;
+            if w0 == w1 {
+                continue;
+            }
+            let v = graph.add_vertex(cs, "MatVec<float>")?;
+            graph.connect(v, "matrix", &a.slice(w0..w1)?.flatten())?;
+            graph.connect(v, "vec", &x)?;
+            graph.connect(v, "out", &y.slice(w0..w1)?)?;
+            graph.set_tile_mapping(v, tile)?;
+        }
     }
 
     let exe = compile(&graph, &[Program::execute(cs)], &CompileOptions::default())?;
 
-    // Cost summary: bytes exchanged, and estimated cycles of the busiest tile per compute set.
+    // Cost summary: bytes exchanged, and the modelled tile cycles of the busiest tile per
+    // compute set (the cycle model: six worker contexts, see tutorial 4).
     let exchanged: u64 = exe
         .exchanges
         .values()
         .flat_map(|e| &e.transfers)
         .map(|t| u64::from(t.bytes) * t.dsts.len() as u64)
         .sum();
-    let cycles: Vec<u64> = exe
-        .computes
-        .values()
-        .map(|c| {
-            c.tiles
-                .iter()
-                .map(|t| t.vertices.iter().map(|v| v.cycles).sum::<u64>())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let model = CycleModel::new(&exe);
+    let cycles: Vec<u64> = model.computes.iter().map(|c| c.max).collect();
     println!("exchanged {exchanged} B; busiest tile per compute set: {cycles:?} cycles");
     let mut engine = Engine::new(&exe, EngineOptions::default())?;
     let a_host: Vec<f32> = (0..ROWS * COLS)
