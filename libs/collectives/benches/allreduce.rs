@@ -15,7 +15,8 @@
 //!    the pattern itself and how much the simulator.
 //!
 //! `cargo bench -p collectives --bench allreduce` (`-- quick`: part 1 up to 4 MB only;
-//! `-- host`: part 2 only).
+//! `-- model`: part 1 and the several-Pods table, the modelled figures only; `-- host`: part 2
+//! only).
 
 use std::time::Instant;
 
@@ -458,13 +459,14 @@ fn main() {
     collectives::link();
     let quick = std::env::args().any(|a| a == "quick");
     let host_only = std::env::args().any(|a| a == "host");
+    let model_only = std::env::args().any(|a| a == "model");
     if !host_only {
         bandwidth_table(quick);
         if !quick {
             pods_table();
         }
     }
-    if !quick {
+    if !quick && !model_only {
         host_time();
     }
 }

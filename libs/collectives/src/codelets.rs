@@ -20,30 +20,140 @@
 //! `⊕` is the operator in state `op` ([`crate::Op::code`]). For `half` each `⊕` computes in f32
 //! and rounds its result to f16 (`gcl::Finish` rounds twice), and the buffers that travel are
 //! f16, so a ring rounds at every step (`docs/collectives.md`, "Half precision"; host model:
-//! [`crate::reference::all_reduce_f16_ring`]). Cycle estimates: the standard element-wise formula of
-//! [`::codelets::cycles`] over the elements written.
+//! [`crate::reference::all_reduce_f16_ring`]).
+//!
+//! **Workers.** Every vertex is multi-worker: each of the tile's worker contexts takes its share
+//! of the fragment's columns ([`Worker::split`]), so a tile's ring step runs on all six
+//! contexts at once. Each element is computed as before, with its index in the fragment (the
+//! stochastic-rounding key of `half`), so the results do not depend on the split. `step` holds
+//! one counter per worker context (`workers_per_tile` elements, all equal): each worker reads
+//! and advances its own, so that the workers' writes are disjoint.
+//!
+//! **Cycle estimates** are one worker's share, in worker cycles ([`::codelets::cycles`]). GCL's
+//! vertices are not public, so there is no estimator to follow; each is costed as the popops
+//! vertex doing the same arithmetic (poplibs' `lib/popops/popopsCycleEstimators.cpp`):
+//!
+//! | codelet | costed as | worker overhead | per vector |
+//! |---|---|---|---|
+//! | `gcl::Reduce` | `BinaryOp1D` (add; `bool`: logical and) | 29 (`float`), 26 | the type's add |
+//! | `gcl::Accumulate` | `BinaryOp1DInPlace` | 58 | the type's add |
+//! | `gcl::Finish` | `BinaryOp1D`, two operations per vector | 29, 26 | twice the add |
+//! | `gcl::Slice`, `gcl::Store` | `Copy` (no poplibs estimator) | 23 | 1 per 64 bits |
+//! | `gcl::Map` | `UnaryOp1DInPlace` (square) | 55 | the type's square |
+//!
+//! plus [`FRAGMENT_CYCLES`] for the fragment index (no measurement). The add costs 3 cycles
+//! per 2 `float`s or 4 `half`s, 7 per `int`, 5 per 4 `bool`s (`binaryOpPerfInfo`); the estimate
+//! cannot see `op`, and min, max and multiply cost the same or close (`float` max 3 per 2,
+//! `half` max 4 per 4).
 
 use poplar::codelet::*;
 use poplar::{f16, DType, Element};
 
-use ::codelets::cycles;
+use ::codelets::cycles::{self, Loop};
+use ::codelets::ops::{BinaryOp, UnaryOp};
+
+/// Worker cycles to work out the fragment a step touches (`(pos + off ± step) mod g` with
+/// every term below `g`: adds, compares and subtracts): no measurement, an assumption.
+pub const FRAGMENT_CYCLES: u64 = 10;
+
+/// The loop of one `⊕` over a vector of `dtype`: popops' add (`binaryOpPerfInfo`), or logical
+/// and for `bool` (`{5, false, 4}`: 4 elements in 5 cycles).
+fn combine_loop(dtype: DType, in_place: bool) -> Loop {
+    match dtype {
+        DType::Bool => Loop {
+            overhead: 0,
+            width: 4,
+            per_vector: 5,
+        },
+        _ => cycles::binary(BinaryOp::Add, dtype, in_place),
+    }
+}
+
+/// One worker's cycles of a combining vertex: `overhead + FRAGMENT_CYCLES + ops ·
+/// ceil(ceil(n / workers) / width) · per_vector` with the overhead of `BinaryOp1D` (or 58 for
+/// `BinaryOp1DInPlace`).
+pub fn combine_cycles(dtype: DType, n: u64, workers: u32, in_place: bool, ops: u64) -> u64 {
+    let l = combine_loop(dtype, in_place);
+    let overhead = if in_place {
+        58
+    } else if dtype == DType::F32 {
+        cycles::BINARY_MULTI_WORKER_OVERHEAD
+    } else {
+        26
+    };
+    Loop {
+        overhead: overhead + FRAGMENT_CYCLES,
+        per_vector: ops * l.per_vector,
+        ..l
+    }
+    .worker_share(n, workers)
+}
+
+/// One worker's cycles of a copying vertex (`gcl::Slice`, `gcl::Store`): `Copy`'s estimate
+/// (no poplibs estimator) over the share, plus [`FRAGMENT_CYCLES`].
+pub fn copy_cycles(dtype: DType, n: u64, workers: u32) -> u64 {
+    FRAGMENT_CYCLES + cycles::copy(dtype).worker_share(n, workers)
+}
+
+/// One worker's cycles of `gcl::Map`: `UnaryOp1DInPlace`'s worker (55) and the type's square
+/// (`unaryOpInPlacePerfInfo`; 1 per `bool`, which it leaves as it is).
+pub fn map_cycles(dtype: DType, n: u64, workers: u32) -> u64 {
+    let l = match dtype {
+        DType::Bool => Loop {
+            overhead: 0,
+            width: 8,
+            per_vector: 1,
+        },
+        _ => cycles::unary(UnaryOp::Square, dtype),
+    };
+    Loop { overhead: 55, ..l }.worker_share(n, workers)
+}
+
+/// The range of `worker`'s share of `0..n` clipped to `0..k`.
+#[inline]
+fn share(worker: Worker, n: usize, k: usize) -> std::ops::Range<usize> {
+    let r = worker.split(n);
+    r.start.min(k)..r.end.min(k)
+}
+
+/// This worker's step counter, checked: `step` has one per worker context.
+fn counter(name: &str, step: &[u32], worker: Worker) -> Result<u32, VertexError> {
+    if step.len() != worker.count as usize {
+        return Err(shape_err(
+            name,
+            format!(
+                "step has {} counters, the tile has {} workers",
+                step.len(),
+                worker.count
+            ),
+        ));
+    }
+    Ok(step[worker.id as usize])
+}
 
 /// How an element type combines two values under an operator code ([`crate::Op::code`]).
 pub trait Combine: Copy {
     fn combine(op: u32, a: Self, b: Self, i: usize) -> Result<Self, VertexError>;
     /// `out[i] = a[i] ⊕ b[i]` for the common length, the operator chosen once (so the loop
-    /// over plain arithmetic types is vectorised).
-    fn combine_into(op: u32, out: &mut [Self], a: &[Self], b: &[Self]) -> Result<(), VertexError> {
+    /// over plain arithmetic types is vectorised). The slices start at element `at` of the
+    /// fragment: element `i` combines with index `at + i`.
+    fn combine_into(
+        op: u32,
+        out: &mut [Self],
+        a: &[Self],
+        b: &[Self],
+        at: usize,
+    ) -> Result<(), VertexError> {
         for (i, ((o, &x), &y)) in out.iter_mut().zip(a).zip(b).enumerate() {
-            *o = Self::combine(op, x, y, i)?;
+            *o = Self::combine(op, x, y, at + i)?;
         }
         Ok(())
     }
     /// `acc[i] = acc[i] ⊕ b[i]` for the common length (as [`Combine::combine_into`] with
     /// `out` = `a` = `acc`: the same operands in the same order, so the same bits).
-    fn combine_assign(op: u32, acc: &mut [Self], b: &[Self]) -> Result<(), VertexError> {
+    fn combine_assign(op: u32, acc: &mut [Self], b: &[Self], at: usize) -> Result<(), VertexError> {
         for (i, (o, &y)) in acc.iter_mut().zip(b).enumerate() {
-            *o = Self::combine(op, *o, y, i)?;
+            *o = Self::combine(op, *o, y, at + i)?;
         }
         Ok(())
     }
@@ -87,12 +197,18 @@ macro_rules! hoisted_assign {
 }
 
 impl Combine for f32 {
-    fn combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
+    fn combine_into(
+        op: u32,
+        out: &mut [f32],
+        a: &[f32],
+        b: &[f32],
+        _at: usize,
+    ) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "float", {
             0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
         })
     }
-    fn combine_assign(op: u32, acc: &mut [f32], b: &[f32]) -> Result<(), VertexError> {
+    fn combine_assign(op: u32, acc: &mut [f32], b: &[f32], _at: usize) -> Result<(), VertexError> {
         hoisted_assign!(op, acc, b, "float", {
             0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
         })
@@ -130,13 +246,19 @@ impl Combine for f16 {
 }
 
 impl Combine for i32 {
-    fn combine_into(op: u32, out: &mut [i32], a: &[i32], b: &[i32]) -> Result<(), VertexError> {
+    fn combine_into(
+        op: u32,
+        out: &mut [i32],
+        a: &[i32],
+        b: &[i32],
+        _at: usize,
+    ) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "int", {
             0 => |x, y| x.wrapping_add(y), 1 => |x, y| x.wrapping_mul(y),
             2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
         })
     }
-    fn combine_assign(op: u32, acc: &mut [i32], b: &[i32]) -> Result<(), VertexError> {
+    fn combine_assign(op: u32, acc: &mut [i32], b: &[i32], _at: usize) -> Result<(), VertexError> {
         hoisted_assign!(op, acc, b, "int", {
             0 => |x, y| x.wrapping_add(y), 1 => |x, y| x.wrapping_mul(y),
             2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
@@ -218,7 +340,7 @@ macro_rules! gcl_codelets {
     ($($t:ty, $ty:literal, $slice:ident $sn:literal, $reduce:ident $rn:literal, $acc:ident $an:literal, $finish:ident $fn_:literal, $place:ident $pn:literal, $map:ident $mn:literal;)*) => {$(
         poplar::codelet! {
             #[doc = concat!("`gcl::Slice<", $ty, ">`: `out = data[f]` at step 0.")]
-            pub struct $slice as $sn {
+            pub struct $slice as $sn, multi_worker {
                 data: Input<Vector<$t>>,
                 pos: Input<u32>,
                 out: Output<Vector<$t>>,
@@ -229,25 +351,26 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $slice<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 let w = self.out.len();
                 let f = fragment(self.pos, self.off, 0, self.g, self.up);
                 let src = frag($sn, &self.data, f, w, self.g)?;
-                self.out[..src.len()].copy_from_slice(src);
+                let r = share(worker, w, src.len());
+                self.out[r.clone()].copy_from_slice(&src[r]);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+                Some(copy_cycles(<$t as Element>::DTYPE, ctx.elements(Self::out), ctx.workers))
             }
         }
 
         poplar::codelet! {
             #[doc = concat!("`gcl::Reduce<", $ty, ">`: `out = recv ⊕ data[f]`, then `step += 1`.")]
-            pub struct $reduce as $rn {
+            pub struct $reduce as $rn, multi_worker {
                 data: Input<Vector<$t>>,
                 recv: Input<Vector<$t>>,
                 pos: Input<u32>,
-                step: InOut<u32>,
+                step: InOut<Vector<u32>>,
                 out: Output<Vector<$t>>,
                 g: State<u32>,
                 off: State<u32>,
@@ -257,33 +380,38 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $reduce<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $rn;
                 let w = self.out.len();
                 if self.recv.len() != w {
                     return Err(shape_err(NAME, format!("recv has {} elements, out {w}", self.recv.len())));
                 }
-                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                let step = counter(NAME, &self.step, worker)?;
+                let f = fragment(self.pos, self.off, step, self.g, self.up);
                 let own = frag(NAME, &self.data, f, w, self.g)?;
                 let k = own.len();
-                <$t as Combine>::combine_into(self.op, &mut self.out[..k], &self.recv[..k], own)?;
+                let r = share(worker, w, k);
+                <$t as Combine>::combine_into(self.op, &mut self.out[r.clone()], &self.recv[r.clone()], &own[r.clone()], r.start)?;
                 // Past a short fragment's end: nothing to combine (never stored).
-                self.out[k..].copy_from_slice(&self.recv[k..]);
-                *self.step = self.step.wrapping_add(1);
+                let rest = share(worker, w, w);
+                let rest = rest.start.max(k)..rest.end.max(k);
+                self.out[rest.clone()].copy_from_slice(&self.recv[rest]);
+                self.step[worker.id as usize] = step.wrapping_add(1);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 1))
+                let n = ctx.elements(Self::out);
+                Some(combine_cycles(<$t as Element>::DTYPE, n, ctx.workers, false, 1))
             }
         }
 
         poplar::codelet! {
             #[doc = concat!("`gcl::Accumulate<", $ty, ">`: `buf = buf ⊕ data[f]`, then `step += 1` (the reduce-scatter step that keeps its fragment where it arrived).")]
-            pub struct $acc as $an {
+            pub struct $acc as $an, multi_worker {
                 data: Input<Vector<$t>>,
                 buf: InOut<Vector<$t>>,
                 pos: Input<u32>,
-                step: InOut<u32>,
+                step: InOut<Vector<u32>>,
                 g: State<u32>,
                 off: State<u32>,
                 up: State<bool>,
@@ -292,24 +420,27 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $acc<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $an;
                 let w = self.buf.len();
-                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                let step = counter(NAME, &self.step, worker)?;
+                let f = fragment(self.pos, self.off, step, self.g, self.up);
                 let own = frag(NAME, &self.data, f, w, self.g)?;
                 // Past a short fragment's end: nothing to combine (never stored).
-                <$t as Combine>::combine_assign(self.op, &mut self.buf[..own.len()], own)?;
-                *self.step = self.step.wrapping_add(1);
+                let r = share(worker, w, own.len());
+                <$t as Combine>::combine_assign(self.op, &mut self.buf[r.clone()], &own[r.clone()], r.start)?;
+                self.step[worker.id as usize] = step.wrapping_add(1);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::buf), <$t as Element>::DTYPE, 1))
+                let n = ctx.elements(Self::buf);
+                Some(combine_cycles(<$t as Element>::DTYPE, n, ctx.workers, true, 1))
             }
         }
 
         poplar::codelet! {
             #[doc = concat!("`gcl::Finish<", $ty, ">`: `out = (a ⊕ b) ⊕ data[pos]`, `b` possibly empty.")]
-            pub struct $finish as $fn_ {
+            pub struct $finish as $fn_, multi_worker {
                 data: Input<Vector<$t>>,
                 a: Input<Vector<$t>>,
                 b: Input<Vector<$t>>,
@@ -322,7 +453,7 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $finish<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $fn_;
                 let w = self.out.len();
                 if self.a.len() != w || (self.with_b && self.b.len() != w) {
@@ -331,7 +462,7 @@ macro_rules! gcl_codelets {
                 let f = fragment(self.pos, 0, 0, self.g, true);
                 let own = frag(NAME, &self.data, f, w, self.g)?;
                 let op = self.op;
-                for i in 0..w {
+                for i in worker.split(w) {
                     let mut x = self.a[i];
                     if self.with_b {
                         x = <$t as Combine>::combine(op, x, self.b[i], i)?;
@@ -344,17 +475,18 @@ macro_rules! gcl_codelets {
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::out), <$t as Element>::DTYPE, 2))
+                let n = ctx.elements(Self::out);
+                Some(combine_cycles(<$t as Element>::DTYPE, n, ctx.workers, false, 2))
             }
         }
 
         poplar::codelet! {
             #[doc = concat!("`gcl::Store<", $ty, ">`: `data[f] = recv`, then `step += 1`.")]
-            pub struct $place as $pn {
+            pub struct $place as $pn, multi_worker {
                 data: InOut<Vector<$t>>,
                 recv: Input<Vector<$t>>,
                 pos: Input<u32>,
-                step: InOut<u32>,
+                step: InOut<Vector<u32>>,
                 g: State<u32>,
                 off: State<u32>,
                 up: State<bool>,
@@ -362,7 +494,7 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $place<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 const NAME: &str = $pn;
                 let w = self.recv.len();
                 let l = self.data.len();
@@ -371,20 +503,22 @@ macro_rules! gcl_codelets {
                         "data has {l} elements, more than {} fragments of {w}", self.g
                     )));
                 }
-                let f = fragment(self.pos, self.off, *self.step, self.g, self.up);
+                let step = counter(NAME, &self.step, worker)?;
+                let f = fragment(self.pos, self.off, step, self.g, self.up);
                 let (a, b) = ((f * w).min(l), ((f + 1) * w).min(l));
-                self.data[a..b].copy_from_slice(&self.recv[..b - a]);
-                *self.step = self.step.wrapping_add(1);
+                let r = share(worker, w, b - a);
+                self.data[a + r.start..a + r.end].copy_from_slice(&self.recv[r]);
+                self.step[worker.id as usize] = step.wrapping_add(1);
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::recv), <$t as Element>::DTYPE, 1))
+                Some(copy_cycles(<$t as Element>::DTYPE, ctx.elements(Self::recv), ctx.workers))
             }
         }
 
         poplar::codelet! {
             #[doc = concat!("`gcl::Map<", $ty, ">`: `x = x·x` (`op` 0) or `x = x·scale` (`op` 1).")]
-            pub struct $map as $mn {
+            pub struct $map as $mn, multi_worker {
                 x: InOut<Vector<$t>>,
                 op: State<u32>,
                 scale: State<f32>,
@@ -392,15 +526,17 @@ macro_rules! gcl_codelets {
         }
 
         impl Vertex for $map<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 let (op, s) = (self.op, self.scale);
-                for (i, x) in self.x.iter_mut().enumerate() {
+                let r = worker.split(self.x.len());
+                for (i, x) in self.x[r.clone()].iter_mut().enumerate() {
+                    let i = r.start + i;
                     *x = if op == 0 { x.square(i) } else { x.scale(s, i) };
                 }
                 Ok(())
             }
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cycles::elementwise(ctx.elements(Self::x), <$t as Element>::DTYPE, 1))
+                Some(map_cycles(<$t as Element>::DTYPE, ctx.elements(Self::x), ctx.workers))
             }
         }
     )*};

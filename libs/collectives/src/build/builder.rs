@@ -13,7 +13,8 @@ pub(super) struct Chain {
     pub(super) half: usize,
     /// Sends to the next replica in ring order (clockwise) or the previous.
     pub(super) up_ring: bool,
-    /// Per tile of the half: send and receive buffers and the step counter.
+    /// Per tile of the half: send and receive buffers and the step counters (one per worker
+    /// context).
     pub(super) send: Vec<Tensor>,
     pub(super) recv: Vec<Tensor>,
     pub(super) step: Vec<Tensor>,
@@ -328,7 +329,8 @@ impl<'g> Builder<'g> {
         poplar::concat(&parts).map_err(|e| self.err(e))
     }
 
-    /// A buffer per tile of half `h` (`w` elements each), named `what`.
+    /// A buffer per tile of half `h` (`w` elements each; a `u32` step counter has one element
+    /// per worker context), named `what`.
     pub(super) fn buffers(
         &mut self,
         h: usize,
@@ -341,7 +343,11 @@ impl<'g> Builder<'g> {
             if w == 0 {
                 continue;
             }
-            let len = if dtype == DType::U32 { 1 } else { w };
+            let len = if dtype == DType::U32 {
+                self.g.target().workers_per_tile as usize
+            } else {
+                w
+            };
             let v = self
                 .g
                 .add_variable(dtype, &[len], &format!("{}/{what}{h}.{j}", self.name));

@@ -22,18 +22,20 @@ impl Builder<'_> {
                 continue;
             }
             let steps = poplar::concat(&ch.step).map_err(|e| self.err(e))?;
-            let init = vec![*start; ch.step.len()];
+            let init = vec![*start; steps.num_elements()];
             self.counter += 1;
             let k = self
                 .g
                 .add_constant(
-                    &[ch.step.len()],
+                    &[init.len()],
                     &init,
                     &format!("{}/step start{}", self.name, self.counter),
                 )
                 .map_err(|e| self.err(e))?;
+            // Each tile's counters (one per worker) where the tile's step variable lives.
+            let per = ch.step.first().map_or(0, |t| t.num_elements());
             for (i, j) in self.live(ch.half).into_iter().enumerate() {
-                let e = k.slice(i..i + 1).map_err(|e| self.err(e))?;
+                let e = k.slice(i * per..(i + 1) * per).map_err(|e| self.err(e))?;
                 self.g
                     .set_tile_mapping(&e, self.tiles[j])
                     .map_err(|e| self.err(e))?;
@@ -125,7 +127,7 @@ impl Builder<'_> {
         let gsz = self.plan.group_size;
         let d = self.data[ch.half][j].clone().expect("live tile");
         let p = self.pos_at(j)?;
-        let step = ch.step[i].reshape(&[]).map_err(|e| self.err(e))?;
+        let step = ch.step[i].clone();
         let mut fields = vec![("data", &d), ("pos", &p), ("step", &step)];
         fields.extend_from_slice(buffers);
         let mut state = vec![
