@@ -2,8 +2,9 @@
 //!
 //! Per replica (replica-local tiles): the parameters, the gradient accumulator and the loss
 //! statistics on tile 0; the samples of a micro-batch split over tiles `1..=k`, each computing
-//! the summed gradient of its samples (`mlp::FwdBwd`), which tile 0 adds to the accumulator
-//! (`mlp::Accumulate`). After `GA` micro-batches the accumulators of all replicas are
+//! the summed gradient of its samples in three compute sets (`mlp::Hidden`, `mlp::Logits`,
+//! `mlp::Backward`, multi-worker vertices that share the work over the tile's six worker
+//! contexts), which tile 0 adds to the accumulator (`mlp::Accumulate`). After `GA` micro-batches the accumulators of all replicas are
 //! all-reduced in place (the collectives library, `Op::Add`), and every replica applies the
 //! same update (`mlp::Sgd`), so the parameters stay equal on every replica.
 //!
@@ -61,7 +62,15 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
     let x_stream = g.add_host_to_device_stream("x", DType::F32, m * d)?;
     let y_stream = g.add_host_to_device_stream("y", DType::I32, m)?;
 
-    let fwd = g.add_compute_set("fwd+bwd");
+    let (h, c) = (shape.hidden, shape.classes);
+    let (b1_at, w2_at, b2_at) = shape.offsets();
+    let w1 = params.slice(0..b1_at)?;
+    let b1 = params.slice(b1_at..w2_at)?;
+    let w2 = params.slice(w2_at..b2_at)?;
+    let b2 = params.slice(b2_at..p)?;
+    let hidden = g.add_compute_set("hidden");
+    let logits = g.add_compute_set("logits");
+    let backward = g.add_compute_set("backward");
     let acc = g.add_compute_set("accumulate");
     let (mut xs, mut ys, mut parts, mut part_stats) = (vec![], vec![], vec![], vec![]);
     for (k, r) in split(m, cfg.tiles).into_iter().enumerate() {
@@ -69,20 +78,35 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
         let n = r.len();
         let x = g.add_variable(DType::F32, &[n * d], &format!("x{k}"));
         let y = g.add_variable(DType::I32, &[n], &format!("y{k}"));
+        let act = g.add_variable(DType::F32, &[n * h], &format!("act{k}"));
+        let lg = g.add_variable(DType::F32, &[n * c], &format!("logits{k}"));
         let gp = g.add_variable(DType::F32, &[p], &format!("grad{k}"));
         let sp = g.add_variable(DType::F32, &[2], &format!("stats{k}"));
-        for t in [&x, &y, &gp, &sp] {
+        for t in [&x, &y, &act, &lg, &gp, &sp] {
             g.set_tile_mapping(t, tile)?;
         }
-        let v = g.add_vertex_of::<crate::codelets::FwdBwd>(fwd)?;
-        g.connect(v, "params", &params)?;
-        g.connect(v, "x", &x)?;
-        g.connect(v, "y", &y)?;
-        g.connect(v, "grad", &gp)?;
-        g.connect(v, "stats", &sp)?;
-        g.set_vertex_state(v, "inputs", shape.inputs as u32)?;
-        g.set_vertex_state(v, "hidden", shape.hidden as u32)?;
-        g.set_vertex_state(v, "classes", shape.classes as u32)?;
+        let v = g.add_vertex_of::<crate::codelets::Hidden>(hidden)?;
+        for (f, t) in [("w1", &w1), ("b1", &b1), ("x", &x), ("act", &act)] {
+            g.connect(v, f, t)?;
+        }
+        g.set_tile_mapping(v, tile)?;
+        let v = g.add_vertex_of::<crate::codelets::Logits>(logits)?;
+        for (f, t) in [("w2", &w2), ("b2", &b2), ("act", &act), ("logits", &lg)] {
+            g.connect(v, f, t)?;
+        }
+        g.set_tile_mapping(v, tile)?;
+        let v = g.add_vertex_of::<crate::codelets::Backward>(backward)?;
+        for (f, t) in [
+            ("w2", &w2),
+            ("x", &x),
+            ("y", &y),
+            ("act", &act),
+            ("logits", &lg),
+            ("grad", &gp),
+            ("stats", &sp),
+        ] {
+            g.connect(v, f, t)?;
+        }
         g.set_tile_mapping(v, tile)?;
         xs.push(x);
         ys.push(y);
@@ -114,7 +138,9 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
     let micro = Program::seq(vec![
         Program::stream_to_device(x_stream, &poplar::concat(&xs)?),
         Program::stream_to_device(y_stream, &poplar::concat(&ys)?),
-        Program::execute(fwd),
+        Program::execute(hidden),
+        Program::execute(logits),
+        Program::execute(backward),
         Program::execute(acc),
     ]);
     let step = Program::seq(vec![
