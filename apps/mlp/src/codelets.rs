@@ -28,13 +28,16 @@
 //!   `dj` `2·c` (the dot estimate's 4 per vector of 2, strided), the bias 1, the `W1` row
 //!   `3·⌈d/2⌉` (`ScaledAdd2D`); worker 0 adds `b2` (`c`) and the loss (20) per sample; 17 of
 //!   vertex overhead;
-//! - `Accumulate`: poplibs' generic `Reduce` (`codelets::cycles::partials`) of the parts and
-//!   `acc` over the worker's `⌈P/6⌉` elements;
+//! - `Accumulate`: what popops' `addInPlace` of each part in turn would cost (the same
+//!   additions in the same order), in one vertex: `BinaryOp1DInPlace`'s worker overhead (58)
+//!   and 3 cycles per 2 floats per part over the worker's `⌈P/6⌉` elements (poplibs' generic
+//!   `Reduce`, `codelets::cycles::partials`, fetches each part's pointer for every 4 outputs
+//!   and would cost several times as much);
 //! - `Sgd`: `ScaledAddSupervisor`'s worker over `⌈P/6⌉` elements plus `Fill`'s 1 cycle per 2
 //!   floats to zero the gradient.
 
 use codelets::cycles;
-use codelets::ops::{BinaryOp, ReduceOp, UnaryOp};
+use codelets::ops::{BinaryOp, UnaryOp};
 use poplar::codelet::*;
 use poplar::DType;
 
@@ -281,7 +284,8 @@ impl Vertex for Accumulate<'_> {
     fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
         let len = share_of(ctx.elements(Self::acc), ctx.workers);
         let parts = u64::from(ctx.sizes.get(Self::parts).copied().unwrap_or(1));
-        Some(cycles::partials(ReduceOp::Sum, DType::F32, parts + 1, len))
+        let add = cycles::binary(BinaryOp::Add, DType::F32, true);
+        Some(58 + parts * (add.cycles(len) - add.overhead))
     }
 }
 
@@ -357,6 +361,10 @@ mod tests {
             <Backward as Vertex>::cycles(&ctx(&s, &t)),
             Some(17 + 2 * (40 + 3 * unit + 24))
         );
+        // Accumulate: 3 parts of 100 elements, 17 per worker: 58 + 3 · 9 vectors · 3.
+        let s = [3, 100];
+        let t = [300, 100];
+        assert_eq!(<Accumulate as Vertex>::cycles(&ctx(&s, &t)), Some(58 + 81));
         // Sgd: 100 parameters, 17 per worker: 22 + 3·9, then 9 to zero the gradient.
         let s = [100, 100, 1];
         let t = s.map(u64::from);
