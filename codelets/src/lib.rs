@@ -5,8 +5,8 @@
 //! these codelets must call [`link()`] once so that the linker keeps this crate (and with it
 //! the registrations that `inventory` collects).
 //!
-//! [`ops`] has graph-building helpers (one vertex per tile and contiguous region of the
-//! output) in the style of popops.
+//! [`ops`] has graph-building helpers in the style of popops: over the tile mapping of the
+//! output, each tile's elements split between its worker contexts.
 //!
 //! The input field of unary, copy and reduce codelets is called `input`: `in` is a Rust
 //! keyword, and `poplar::codelet!` registers field names as written.
@@ -15,7 +15,8 @@
 //!
 //! Element-wise codelets check that their operand lengths agree and fail with a
 //! `VertexError` naming the codelet and the field otherwise. Integer arithmetic wraps. Cycle
-//! estimates follow the formulas of [`cycles`].
+//! estimates are worker-context cycles in the shape of poplibs' estimators, with the constants
+//! and their sources in [`cycles`].
 //!
 //! | name | fields | computes |
 //! |---|---|---|
