@@ -159,7 +159,9 @@ pub fn schedule_vertices(
         if multi {
             let start = free.iter().copied().max().unwrap_or(0);
             free.fill(start.saturating_add(cycles));
-            s.worker_cycles = s.worker_cycles.saturating_add(cycles.saturating_mul(w as u64));
+            s.worker_cycles = s
+                .worker_cycles
+                .saturating_add(cycles.saturating_mul(w as u64));
             s.supervisor_cycles = s.supervisor_cycles.saturating_add(SUPERVISOR_CYCLES);
         } else {
             let (k, _) = free
