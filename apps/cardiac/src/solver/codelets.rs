@@ -1,10 +1,61 @@
 //! The app's codelets: ELLPACK SpMV over a tile's halo-extended local vector, and the TP06 step
 //! with the activation-time update over a tile's cells.
+//!
+//! All four are multi-worker codelets. On the chip, worker `w` of a tile's six takes the rows
+//! (SpMV) or cells (TP06) `w.split(n)`, and the cycle estimates are one worker's share,
+//! calibrated on the instruction counts and measurements of the paper ("Ultra-fast
+//! unstructured-mesh simulation on IPUs", §4.3; the constants below say what comes from where).
+//! On the host, the last worker's call runs the whole vertex and the other calls return at once:
+//! every row and cell is computed by the same operations whatever the split, so the results are
+//! the same bits (the tests `*_worker_split_gives_the_same_bits` run the six ranges one after
+//! another against one sweep), and one sweep is what the host runs fast. In-process A/B runs
+//! of the engine on this host (same executable, the split switched between runs):
+//! - TP06: the batch kernel steps a tile's cells in blocks of 64 and takes whole state rows, so
+//!   six calls would each gather their columns into a buffer of their own and step them in
+//!   short, partly padded 8-cell blocks: a step of the 0.2 mm slab (≈ 214 cells per tile) was
+//!   27–29 % slower that way;
+//! - SpMV: six calls over each worker's rows made a step of the 0.5 mm slab (≈ 14 rows per
+//!   tile) 2.6–3.4 % slower (the calls' fixed costs), and of the 0.2 mm slab 3.9 % slower when
+//!   each took its rows as slices of their own (each call began on rows its prefetch had not
+//!   asked for yet).
+
+use std::ops::Range;
 
 use poplar::codelet::*;
+use poplar::profile::model::LOCAL_COPY_BYTES_PER_CYCLE;
 
 use crate::matrix::{ell_rows, ColIndex, ELL_WIDTH};
 use crate::tp06;
+
+/// Worker cycles per ELLPACK row of the SpMV: the paper's measurement (§4.3.1: 107
+/// execution-context cycles counted in the `popc -O3` assembly of its inner loop, 106
+/// measured). Its rows have the same shape as ours: a separate diagonal and 16 off-diagonal
+/// slots (`ELL_WIDTH`), a tetrahedron and its face and second-tier neighbours. Ours index the
+/// local vector with 16-bit columns (`cardiac::EllSpmv16`) where the paper's code loaded 32-bit
+/// ones; the count is used for both widths.
+pub const SPMV_ROW_CYCLES: u64 = 106;
+/// Worker cycles of one SpMV call besides its rows: the paper's one-time start and teardown
+/// overhead (§4.3.1: 153 instructions), counted once per worker since each worker runs the loop
+/// over its own rows.
+pub const SPMV_START_CYCLES: u64 = 153;
+/// Worker cycles per cell of the TP06 step: the paper's measurement (§4.3.2: 1,401 cycles
+/// counted for the model's 1,077 instruction bundles with the latencies of its math functions,
+/// 1,418 with the loop overhead, 1,415 measured). Not added: the activation and crossing
+/// updates and the `v_prev` copy after the step, which the paper's step did not have (a few
+/// dozen instructions per cell: compares, selects and three guarded divisions; a few per cent
+/// of this on a chip).
+pub const TP06_CELL_CYCLES: u64 = 1_415;
+/// Worker cycles of one TP06 call besides its cells. The paper publishes none for the ODE
+/// vertex; assumed equal to the SpMV's start and teardown (153), which also covers the few
+/// stimulus-class currents each worker sums.
+pub const TP06_START_CYCLES: u64 = 153;
+
+/// Worker cycles of the `v_in` copy of `cardiac::Tp06StepFrom` over `cells` cells: one f32 per
+/// cell at the cycle model's on-tile copy rate (a 64-bit load and store per cycle, i.e. two
+/// cells). The paper's code copied the voltage elsewhere; ours is folded into the ODE vertex.
+fn v_in_copy_cycles(cells: u64) -> u64 {
+    (4 * cells).div_ceil(LOCAL_COPY_BYTES_PER_CYCLE)
+}
 
 /// The ELLPACK SpMV codelets, one per column-index width: `cardiac::EllSpmv` (u32) and
 /// `cardiac::EllSpmv16` (u16, chosen by the app when the local vector is at most 65,536 long).
@@ -13,7 +64,9 @@ macro_rules! ell_spmv_codelets {
         poplar::codelet! {
             /// `y = D∘x[h..] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x`
             /// is the local vector `[halo | own cells]` (`h = x.len() - n`), `I` indexes into it.
-            pub struct $name as $cname {
+            /// Multi-worker: on the chip each worker computes the rows `Worker::split(n)`; on
+            /// the host the last worker's call computes them all (see the module's notes).
+            pub struct $name as $cname, multi_worker {
                 x: Input<Vector<f32>>,
                 y: Output<Vector<f32>>,
                 diag: Input<Vector<f32>>,
@@ -23,14 +76,18 @@ macro_rules! ell_spmv_codelets {
         }
 
         impl Vertex for $name<'_> {
-            fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                if w.id + 1 != w.count {
+                    return Ok(());
+                }
                 spmv(self.x, self.y, self.diag, self.values, self.cols)
             }
 
+            /// One worker's rows (at most `ceil(n / workers)`): [`SPMV_START_CYCLES`] +
+            /// [`SPMV_ROW_CYCLES`] per row.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                // Per row: 17 multiply-adds with an indexed load each, ~2 cycles per slot on
-                // one worker.
-                Some(30 + ctx.elements(Self::y) * (2 * (ELL_WIDTH as u64 + 1) + 4))
+                let rows = ctx.elements(Self::y).div_ceil(u64::from(ctx.workers.max(1)));
+                Some(SPMV_START_CYCLES + SPMV_ROW_CYCLES * rows)
             }
         }
     )*};
@@ -41,7 +98,7 @@ ell_spmv_codelets! {
     EllSpmv16 as "cardiac::EllSpmv16": u16;
 }
 
-/// The body of both SpMV codelets.
+/// The body of both SpMV codelets: all rows of the tile.
 fn spmv<C: ColIndex>(
     x: &[f32],
     y: &mut [f32],
@@ -79,11 +136,16 @@ fn spmv<C: ColIndex>(
 }
 
 /// The TP06 codelets: `cardiac::Tp06Step`, and `cardiac::Tp06StepFrom` with a `v_in` field.
+///
+/// On the chip, worker `w` steps the cells `w.split(n)` (its columns of every state row), all
+/// from the clock's value before the step, which the last worker then advances; the cycle
+/// estimate is one worker's share. On the host, the last worker's call steps every cell of the
+/// tile and advances the clock, and the other calls return at once (see the module's notes).
 macro_rules! tp06_codelets {
     ($($(#[$doc:meta])* $name:ident as $cname:literal $(, voltage from $vin:ident)?;)*) => {$(
         poplar::codelet! {
             $(#[$doc])*
-            pub struct $name as $cname {
+            pub struct $name as $cname, multi_worker {
                 s: InOut<Vector<f32>>,
                 v_prev: InOut<Vector<f32>>,
                 act: InOut<Vector<f32>>,
@@ -105,6 +167,10 @@ macro_rules! tp06_codelets {
 
         impl Vertex for $name<'_> {
             fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                // The host runs the whole vertex in the last worker's call.
+                if w.id + 1 != w.count {
+                    return Ok(());
+                }
                 let n = self.v_prev.len();
                 let v_in: Option<&[f32]> = None $(.or(Some(self.$vin)))?;
                 check_ode_sizes(
@@ -121,10 +187,8 @@ macro_rules! tp06_codelets {
                     self.class_start,
                     self.class_sites.len(),
                 )?;
-                if let Some(v) = v_in {
-                    self.s[..n].copy_from_slice(v);
-                }
-                tp06_step(w, OdeFields {
+                let t = *self.time;
+                tp06_cells(0..n, t, v_in, OdeFields {
                     s: self.s,
                     v_prev: self.v_prev,
                     act: self.act,
@@ -136,18 +200,21 @@ macro_rules! tp06_codelets {
                     sites: self.sites,
                     class_start: self.class_start,
                     class_sites: self.class_sites,
-                    time: self.time,
                     dt: self.dt,
                     act_threshold: self.act_threshold,
                     repol_level: self.repol_level,
-                })
+                });
+                *self.time = super::next_time(t, self.dt);
+                Ok(())
             }
 
+            /// One worker's cells (at most `ceil(n / workers)`): [`TP06_START_CYCLES`] +
+            /// [`TP06_CELL_CYCLES`] per cell, plus the `v_in` copy for `Tp06StepFrom`.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                // Measured-style estimate: ~400 cycles per cell per step on one worker (19
-                // states, ~12 exponentials), plus overhead; the v_in copy of Tp06StepFrom
-                // (~1 cycle per cell) is within its precision. Field 1 is v_prev (n cells).
-                Some(100 + ctx.elements(Self::v_prev) * 400)
+                let cells = ctx.elements(Self::v_prev).div_ceil(u64::from(ctx.workers.max(1)));
+                // The `v_in` copy: only in the codelet with that field.
+                let copy = 0 $(+ { let _ = Self::$vin; v_in_copy_cycles(cells) })?;
+                Some(TP06_START_CYCLES + TP06_CELL_CYCLES * cells + copy)
             }
         }
     )*};
@@ -164,7 +231,7 @@ tp06_codelets! {
     Tp06StepFrom as "cardiac::Tp06StepFrom", voltage from v_in;
 }
 
-/// The fields of both TP06 codelets.
+/// The fields of both TP06 codelets, except the clock.
 struct OdeFields<'a> {
     s: &'a mut [f32],
     v_prev: &'a mut [f32],
@@ -177,7 +244,6 @@ struct OdeFields<'a> {
     sites: &'a [f32],
     class_start: &'a [u32],
     class_sites: &'a [u8],
-    time: &'a mut f32,
     dt: f32,
     act_threshold: f32,
     repol_level: f32,
@@ -186,17 +252,26 @@ struct OdeFields<'a> {
 /// Most stimulus classes a TP06 vertex computes currents for (class ids are `u8`).
 const MAX_CLASSES: usize = 256;
 
-/// The body of both TP06 codelets, after `s`'s V row holds the voltage to step from.
-fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
+/// The body of both TP06 codelets over `cells` of the tile, for the step that starts at `t`:
+/// the voltage from `v_in` if given, the TP06 step, then the activation and crossing updates.
+/// Field sizes are checked by the caller.
+fn tp06_cells(cells: Range<usize>, t: f32, v_in: Option<&[f32]>, f: OdeFields<'_>) {
     let n = f.v_prev.len();
+    let r = cells;
+    if let Some(v) = v_in {
+        f.s[r.clone()].copy_from_slice(&v[r.clone()]);
+    }
     // Host-side hint: bring in the activation inputs now, so they are cached when the check
     // below runs (they are two short per-tile arrays the hardware prefetcher does not pick up;
     // their loads stalled for most of the check's time).
-    for (a, v) in f.act.iter().zip(f.v_prev.iter()).step_by(16) {
+    for (a, v) in f.act[r.clone()]
+        .iter()
+        .zip(f.v_prev[r.clone()].iter())
+        .step_by(16)
+    {
         poplar::codelet::prefetch(a);
         poplar::codelet::prefetch(v);
     }
-    let t = *f.time;
     let classes = (f.class_start.len() - 1).min(MAX_CLASSES);
     // A few classes in practice: a small stack buffer (zeroing 256 floats per tile and step
     // cost measurably on tiles of a dozen cells).
@@ -218,31 +293,55 @@ fn tp06_step(w: Worker, f: OdeFields<'_>) -> Result<(), VertexError> {
     let (models, _) = f.models.as_chunks::<{ tp06::params::N_PARAMS }>();
     let batch = tp06::Batch {
         models,
-        model: f.cell_model,
+        model: &f.cell_model[r.clone()],
         stim: tp06::Stim::Classes {
-            class: f.stim_class,
+            class: &f.stim_class[r.clone()],
             current: class_current,
         },
         dt: f.dt,
     };
-    // The blocks report their progress so that the engine fetches the next tile meanwhile.
-    tp06::step_batch_of(f.s, n, &batch, &mut |end| w.progress(end, n));
-    let v = &f.s[..n];
+    step_cells(f.s, n, r.clone(), &batch);
+    let v = &f.s[r.clone()];
+    let v_prev = &mut f.v_prev[r.clone()];
     let th = f.act_threshold;
-    tp06::update_activation(f.v_prev, v, t, f.dt, th, f.act);
+    tp06::update_activation(v_prev, v, t, f.dt, th, &mut f.act[r.clone()]);
     tp06::update_crossings(
-        f.v_prev,
+        v_prev,
         v,
         t,
         f.dt,
         th,
         f.repol_level,
-        f.last_up,
-        f.last_down,
+        &mut f.last_up[r.clone()],
+        &mut f.last_down[r],
     );
-    f.v_prev.copy_from_slice(v);
-    *f.time = super::next_time(t, f.dt);
-    Ok(())
+    v_prev.copy_from_slice(v);
+}
+
+/// One TP06 step of `cells` of the `n`-cell state-major states `s` (`s[k * n + i]`), with
+/// `batch`'s per-cell slices starting at `cells.start`. The batch kernel steps all `n'` cells of
+/// an `n'`-strided array: the whole tile (the host's sweep) is stepped in place; a part of it
+/// (one worker's share on the chip: `tp06_worker_split_gives_the_same_bits`) is gathered into
+/// a buffer of its own, stepped and written back.
+fn step_cells(s: &mut [f32], n: usize, cells: Range<usize>, batch: &tp06::Batch<'_>) {
+    let m = cells.len();
+    // The blocks report their progress so that the engine fetches the next tile meanwhile; as
+    // one worker's, since the host's one call steps the whole tile (a report from worker 5 of
+    // 6 would count the tile as five sixths done before it starts).
+    let mut progress = |end| Worker { id: 0, count: 1 }.progress(end, m);
+    if m == n {
+        tp06::step_batch_of(s, n, batch, &mut progress);
+        return;
+    }
+    let ns = tp06::N_STATES;
+    let mut part = vec![0.0f32; ns * m];
+    for (k, row) in part.chunks_exact_mut(m.max(1)).enumerate() {
+        row.copy_from_slice(&s[k * n + cells.start..][..m]);
+    }
+    tp06::step_batch_of(&mut part, m, batch, &mut progress);
+    for (k, row) in part.chunks_exact(m.max(1)).enumerate() {
+        s[k * n + cells.start..][..m].copy_from_slice(row);
+    }
 }
 
 /// Checks the field sizes of a TP06 vertex over `n` cells.
@@ -298,3 +397,137 @@ fn check_tables(
 
 /// Keeps this module's registrations linked.
 pub fn link() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::SiteSchedule;
+
+    /// The arrays a TP06 vertex writes.
+    #[derive(Clone, PartialEq, Debug)]
+    struct Written {
+        s: Vec<u32>,
+        v_prev: Vec<u32>,
+        act: Vec<u32>,
+        last_up: Vec<u32>,
+        last_down: Vec<u32>,
+    }
+
+    /// `steps` TP06 steps of a tile of `n` cells of the three published models, the first ten
+    /// stimulated, each step taking its voltage from a `v_in` a little off the V row; each
+    /// step over the `ranges` of cells one after another, as the workers would.
+    fn run(n: usize, steps: usize, ranges: &[Range<usize>]) -> Written {
+        let ns = tp06::N_STATES;
+        let mut s = vec![0.0f32; ns * n];
+        for i in 0..n {
+            let init = tp06::initial_state(tp06::CellType::from_value((i % 3) as f64).unwrap());
+            for (k, &x) in init.iter().enumerate() {
+                s[k * n + i] = x as f32;
+            }
+        }
+        let mut v_prev = s[..n].to_vec();
+        let (mut act, mut last_up, mut last_down) =
+            (vec![-1.0f32; n], vec![-1.0; n], vec![-1.0; n]);
+        let cell_model: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+        let models: Vec<f32> = tp06::published_models().concat();
+        let stim_class: Vec<u8> = (0..n).map(|i| u8::from(i < 10)).collect();
+        let site = SiteSchedule {
+            current: -52.0,
+            start: 0.0,
+            duration: 2.0,
+            period: 0.0,
+            count: 1.0,
+            s2_start: -1.0,
+        };
+        let sites = site.to_fields();
+        // Class 0: no sites; class 1: site 0.
+        let (class_start, class_sites) = ([0u32, 0, 1], [0u8]);
+        let dt = 0.05f32;
+        let mut t = 0.0f32;
+        for _ in 0..steps {
+            let v_in: Vec<f32> = (0..n).map(|i| s[i] + 0.01 * (i % 4) as f32).collect();
+            for r in ranges {
+                let f = OdeFields {
+                    s: &mut s,
+                    v_prev: &mut v_prev,
+                    act: &mut act,
+                    last_up: &mut last_up,
+                    last_down: &mut last_down,
+                    cell_model: &cell_model,
+                    models: &models,
+                    stim_class: &stim_class,
+                    sites: &sites,
+                    class_start: &class_start,
+                    class_sites: &class_sites,
+                    dt,
+                    act_threshold: 0.0,
+                    repol_level: -70.0,
+                };
+                tp06_cells(r.clone(), t, Some(&v_in), f);
+            }
+            t = crate::solver::next_time(t, dt);
+        }
+        assert!(
+            act[..10].iter().all(|&a| a > 0.0),
+            "the stimulated cells activate"
+        );
+        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect();
+        Written {
+            s: bits(&s),
+            v_prev: bits(&v_prev),
+            act: bits(&act),
+            last_up: bits(&last_up),
+            last_down: bits(&last_down),
+        }
+    }
+
+    #[test]
+    fn tp06_worker_split_gives_the_same_bits() {
+        // 45 cells: neither a multiple of the six workers nor of the kernel's 8-cell blocks, so
+        // the chip's split (7 or 8 cells a worker) steps each worker's cells in a block of its
+        // own, padded or not, while the host's one sweep steps them in blocks from cell 0.
+        let n = 45;
+        let split: Vec<Range<usize>> = (0..6).map(|id| Worker { id, count: 6 }.split(n)).collect();
+        assert_eq!(split.iter().map(Range::len).max(), Some(8));
+        let whole = 0..n;
+        assert_eq!(
+            run(n, 200, &split),
+            run(n, 200, std::slice::from_ref(&whole))
+        );
+    }
+
+    #[test]
+    fn spmv_worker_split_gives_the_same_bits() {
+        // 45 rows over a local vector with a halo of 20; pseudo-random values and columns.
+        let (n, h) = (45, 20);
+        let mut seed = 12345u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            seed >> 8
+        };
+        let x: Vec<f32> = (0..h + n).map(|_| next() as f32 / 1e6 - 8.0).collect();
+        let diag: Vec<f32> = (0..n).map(|_| next() as f32 / 1e7).collect();
+        let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() as f32 / 1e8).collect();
+        let cols: Vec<u16> = (0..n * ELL_WIDTH)
+            .map(|_| (next() as usize % (h + n)) as u16)
+            .collect();
+        let mut whole = vec![0.0f32; n];
+        spmv(&x, &mut whole, &diag, &values, &cols).unwrap();
+        let mut split = vec![0.0f32; n];
+        for id in 0..6 {
+            let r = Worker { id, count: 6 }.split(n);
+            let slots = r.start * ELL_WIDTH..r.end * ELL_WIDTH;
+            ell_rows(
+                &mut split[r.clone()],
+                &diag[r.clone()],
+                &values[slots.clone()],
+                &cols[slots],
+                &x,
+                h + r.start,
+            );
+        }
+        let bits = |y: &[f32]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert!(whole.iter().all(|&v| v != 0.0));
+        assert_eq!(bits(&split), bits(&whole));
+    }
+}
