@@ -98,7 +98,7 @@ pub(crate) fn cmd_cell(a: CellArgs) -> Result<()> {
         a.trace_every
     );
     let s2 = a.s2.as_deref().map(parse_s2).transpose()?;
-    single::prepare(&a.out, a.force)?;
+    let _output_lock = single::prepare(&a.out, a.force)?;
     say!(
         "== cardiac cell: TP06 {:?}, dt {} ms; {} beats at {} ms, {} pA/pF for {} ms from {} ms",
         p.cell_type,

@@ -183,17 +183,21 @@ fn output_folders_are_checked_before_the_run_and_earlier_results_kept() {
         .contains("is a file"));
     assert!(output::prepare(&file.join("x"), true).is_err());
     let dir = d.join("run");
-    output::prepare(&dir, false).unwrap();
+    drop(output::prepare(&dir, false).unwrap());
     assert!(dir.is_dir());
-    output::prepare(&dir, false).unwrap(); // empty: fine
+    drop(output::prepare(&dir, false).unwrap()); // empty: fine
     std::fs::write(dir.join("results.json"), b"{}").unwrap();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
     let e = output::prepare(&dir, false).unwrap_err().to_string();
     assert!(e.contains("results.json") && e.contains("--force"), "{e}");
-    output::prepare(&dir, true).unwrap();
-    assert_eq!(
-        std::fs::read(dir.join("results.json")).unwrap(),
-        b"{}",
-        "prepare writes nothing"
-    );
+    assert_eq!(std::fs::read(dir.join("results.json")).unwrap(), b"{}");
+    // Forced: the earlier run's files go, nothing else.
+    let lock = output::prepare(&dir, true).unwrap();
+    assert!(!dir.join("results.json").exists());
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+    // While the lock is held, another run is refused.
+    let e = output::prepare(&dir, true).unwrap_err().to_string();
+    assert!(e.contains("in use by another run"), "{e}");
+    drop(lock);
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");
 }

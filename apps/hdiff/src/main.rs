@@ -107,9 +107,13 @@ fn run(args: RunArgs) -> Result<()> {
     // and writes the files.
     let root = poplar::dist::is_root();
     let out_dir = args.out.as_ref().filter(|_| root);
-    // Rank 0 checks the folder; its verdict is every rank's.
+    // Rank 0 checks the folder and holds its lock until the run ends; its verdict is every
+    // rank's.
+    let mut _output_lock = None;
     poplar::dist::agree(match out_dir {
-        Some(dir) => prepare(dir, args.force).map_err(|e| format!("{e:#}")),
+        Some(dir) => prepare(dir, args.force)
+            .map(|l| _output_lock = Some(l))
+            .map_err(|e| format!("{e:#}")),
         None => Ok(()),
     })?;
     if args.chips == 0 {

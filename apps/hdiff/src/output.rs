@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use app_support::output::{write_atomic_with, RunFiles};
+use app_support::output::{write_atomic_with, OutputLock, RunFiles};
 use app_support::vtk;
 use npyz::WriterBuilder;
 
@@ -24,10 +24,11 @@ pub const RESULT_FILES: RunFiles = RunFiles::new(&[
     "results.json",
 ]);
 
-/// Checks that `dir` can take a run's results: creates it if missing, refuses a path that is a
-/// file or a folder that cannot be written, and (unless `force`) one holding files of an
-/// earlier run, which it names.
-pub fn prepare(dir: &Path, force: bool) -> Result<()> {
+/// Checks that `dir` can take a run's results and locks it for the run (until the lock is
+/// dropped): creates it if missing, refuses a path that is a file, a folder that cannot be
+/// written or one another run is writing into, and (unless `force`, which removes them) one
+/// holding files of an earlier run, which it names.
+pub fn prepare(dir: &Path, force: bool) -> Result<OutputLock> {
     Ok(RESULT_FILES.prepare(dir, force)?)
 }
 

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use app_support::output::{write_atomic, RunFiles};
+use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
 use mlp::config::{Config, Reduction};
 use mlp::model::Shape;
@@ -120,14 +120,20 @@ const TRAIN_FILES: RunFiles = RunFiles::new(&["history.json"]);
 const SCALING_FILES: RunFiles = RunFiles::new(&["scaling.json", "scaling.svg"]);
 
 /// Checks the output folder on rank 0 (created if missing; refused if it is a file, cannot be
-/// written, or holds `files` of an earlier run unless `force`); its verdict is every rank's.
-fn out_dir(dir: &Path, files: RunFiles, force: bool) -> anyhow::Result<()> {
+/// written, is in use by another run, or holds `files` of an earlier run unless `force`, which
+/// removes them) and locks it until the returned lock (rank 0's) is dropped; its verdict is
+/// every rank's.
+fn out_dir(dir: &Path, files: RunFiles, force: bool) -> anyhow::Result<Option<OutputLock>> {
+    let mut lock = None;
     poplar::dist::agree(if poplar::dist::is_root() {
-        files.prepare(dir, force).map_err(|e| format!("{e:#}"))
+        files
+            .prepare(dir, force)
+            .map(|l| lock = Some(l))
+            .map_err(|e| format!("{e:#}"))
     } else {
         Ok(())
     })?;
-    Ok(())
+    Ok(lock)
 }
 
 /// `println!` on rank 0 only: under `mpiexec` every rank runs this same program (the engine's
@@ -160,7 +166,7 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(epochs);
             // Options first: a bad option creates no output folder and prints no banner.
             cfg.check(mlp::run::data(&cfg).0.len())?;
-            out_dir(&out, TRAIN_FILES, force)?;
+            let _output_lock = out_dir(&out, TRAIN_FILES, force)?;
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             say!(
@@ -209,7 +215,7 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
-            out_dir(&out, SCALING_FILES, force)?;
+            let _output_lock = out_dir(&out, SCALING_FILES, force)?;
             let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
             for &r in &rs {
                 Config {

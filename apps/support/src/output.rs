@@ -1,20 +1,38 @@
-//! The output folder of a run and the files written into it.
+//! The output folder of a run and the files written into it: the only way the applications
+//! write a result.
 //!
-//! [`RunFiles::prepare`] checks a folder before any work starts, so that a bad `--out` never
-//! loses a finished run: it creates the folder if missing, refuses a path that is a file or a
-//! folder that cannot be written, and (unless forced) one holding files of an earlier run,
-//! naming the first of them. [`write_atomic`] and [`AtomicFile`] write a file through a
-//! temporary file in the same folder, renamed into place once complete: a failed write never
-//! leaves a truncated file under the final name, nor touches the file it would replace.
+//! - [`RunFiles::prepare`] checks a folder before any work starts, so that a bad `--out` never
+//!   loses a finished run: it creates the folder if missing, refuses a path that is a file or a
+//!   folder that cannot be written, takes the folder's lock ([`OutputLock`]: a second run into
+//!   the same folder is refused, naming the first), and then either refuses a folder holding
+//!   files of an earlier run (naming the first of them) or, forced, removes those files — only
+//!   those: the names the run writes, never a file the user put there.
+//! - [`write_atomic`], [`write_atomic_with`] and [`AtomicFile`] write a file through a
+//!   temporary file in the same folder, flushed to the disk (`fsync`) and then renamed into
+//!   place; [`AtomicPath`] does the same for a library that writes a file by its path (the
+//!   plots). A failed write, a full disk or a killed process never leaves a truncated file
+//!   under the final name, nor touches the file it would replace; a failed write removes its
+//!   temporary file.
+//! - [`check_output_file`]: the rule of every single-file output (`-o FILE`, `--json FILE`):
+//!   an existing file is refused unless forced, and a file that is one of the command's inputs
+//!   always.
+//!
+//! Test builds (`cfg(test)` or the feature `fault-injection`, which the apps enable in their
+//! dev-dependencies only) honour `APP_SUPPORT_FAIL_WRITES_AFTER=N`: see [`fault`].
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+mod lock;
+
+pub use lock::{OutputLock, LOCK_FILE};
+
 /// What can go wrong with an output folder or a file written into it; each names the path at
 /// fault. The I/O error, if any, is the [`source`](std::error::Error::source) (so that
 /// `anyhow`'s `{:#}` prints it after the message).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OutputError {
     /// `--out` names a file.
     #[error("--out {} is a file, not a folder: give a folder for the results", dir.display())]
@@ -42,8 +60,8 @@ pub enum OutputError {
     },
     /// The folder holds files of an earlier run and overwriting was not asked for.
     #[error(
-        "{} already holds results of an earlier run ({}{}); pass --force to overwrite them, or \
-         choose another --out",
+        "{} already holds results of an earlier run ({}{}); pass --force to replace them (the \
+         earlier run's files are removed first), or choose another --out",
         dir.display(),
         first.display(),
         if *more > 0 { format!(" and {more} more") } else { String::new() }
@@ -55,6 +73,47 @@ pub enum OutputError {
         /// How many more there are.
         more: usize,
     },
+    /// Another run holds the folder's lock.
+    #[error(
+        "{} is in use by another run: {holder}; wait for it to end, or choose another --out{hint}",
+        dir.display()
+    )]
+    Locked {
+        dir: PathBuf,
+        /// Who holds it: pid, host, start time and command line.
+        holder: String,
+        /// How to remove the lock if that run is gone (empty if it was seen running).
+        hint: String,
+    },
+    /// The lock could not be taken or read for another reason than another run holding it.
+    #[error("cannot lock the output folder {} ({})", dir.display(), lock.display())]
+    Lock {
+        dir: PathBuf,
+        lock: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the earlier run could not be removed (`--force`).
+    #[error("cannot remove {}, a file of the earlier run", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A single-file output exists and overwriting was not asked for.
+    #[error("{} exists: pass --force to overwrite it, or choose another output", path.display())]
+    Exists { path: PathBuf },
+    /// A single-file output names a folder.
+    #[error("{} is a folder: give a file name for the output", path.display())]
+    IsAFolder { path: PathBuf },
+    /// A single-file output is one of the command's inputs (refused even with `--force`).
+    #[error(
+        "{} is also an input of this command ({}): choose another output (--force does not \
+         allow this)",
+        path.display(),
+        input.display()
+    )]
+    OutputIsInput { path: PathBuf, input: PathBuf },
     /// A file could not be written (it is left as it was).
     #[error("cannot write {}", path.display())]
     Write {
@@ -65,7 +124,8 @@ pub enum OutputError {
 }
 
 /// The files a run writes (and would overwrite) in its output folder: fixed names, and series
-/// of names with a given prefix and suffix (e.g. `voltage_<t>ms.vtu` snapshots).
+/// of names with a given prefix and suffix and a number between (e.g. `voltage_<t>ms.vtu`
+/// snapshots).
 #[derive(Debug, Clone, Copy)]
 pub struct RunFiles {
     names: &'static [&'static str],
@@ -78,7 +138,8 @@ impl RunFiles {
         RunFiles { names, series: &[] }
     }
 
-    /// Also every file whose name starts with `prefix` and ends with `suffix`, for each pair.
+    /// Also every file whose name is `prefix`, a number (digits and dots) and `suffix`, for
+    /// each pair.
     pub const fn with_series(self, series: &'static [(&'static str, &'static str)]) -> RunFiles {
         RunFiles { series, ..self }
     }
@@ -92,14 +153,29 @@ impl RunFiles {
     pub fn contains(&self, name: &str) -> bool {
         self.names.contains(&name)
             || self.series.iter().any(|(p, s)| {
-                name.len() >= p.len() + s.len() && name.starts_with(p) && name.ends_with(s)
+                name.len() > p.len() + s.len()
+                    && name.starts_with(p)
+                    && name.ends_with(s)
+                    && name[p.len()..name.len() - s.len()]
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || b == b'.')
             })
     }
 
-    /// Checks that `dir` can take a run's results: creates it if missing, refuses a path that
-    /// is a file or a folder that cannot be written, and (unless `force`) one holding files of
-    /// an earlier run, naming the first by name and counting the others.
-    pub fn prepare(&self, dir: &Path, force: bool) -> Result<(), OutputError> {
+    /// Makes `dir` ready for a run's results and locks it for the run (the lock is held until
+    /// the returned [`OutputLock`] is dropped):
+    ///
+    /// 1. creates it if missing; refuses a path that is a file, or a folder that cannot be
+    ///    written;
+    /// 2. takes its lock: refused if another run holds it (naming that run's pid, host, start
+    ///    time and command); a lock left by a run that died on this host is removed;
+    /// 3. removes the temporary files that killed runs left behind (`.<name>.tmp<pid>` of a
+    ///    result name, of a process that is gone);
+    /// 4. unless `force`, refuses a folder holding files of an earlier run, naming the first
+    ///    by name and counting the others; with `force`, removes those files (only the names
+    ///    of [`contains`](Self::contains), never another file), so that no earlier result is
+    ///    left beside the new ones.
+    pub fn prepare(&self, dir: &Path, force: bool) -> Result<OutputLock, OutputError> {
         if dir.exists() && !dir.is_dir() {
             return Err(OutputError::NotAFolder { dir: dir.into() });
         }
@@ -108,13 +184,23 @@ impl RunFiles {
             source,
         })?;
         check_writable(dir)?;
-        if force {
-            return Ok(());
-        }
+        let lock = OutputLock::acquire(dir)?;
+        self.remove_stale_temporaries(dir)?;
         let mut earlier = self.earlier(dir)?;
         earlier.sort();
+        if force {
+            for name in &earlier {
+                let path = dir.join(name);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(OutputError::Remove { path, source }),
+                }
+            }
+            return Ok(lock);
+        }
         match earlier.first() {
-            None => Ok(()),
+            None => Ok(lock),
             Some(first) => Err(OutputError::EarlierRun {
                 dir: dir.into(),
                 first: dir.join(first),
@@ -123,7 +209,7 @@ impl RunFiles {
         }
     }
 
-    /// Names of the files in `dir` that a run writes.
+    /// Names of the files (not folders) in `dir` that a run writes.
     fn earlier(&self, dir: &Path) -> Result<Vec<String>, OutputError> {
         let list = |source| OutputError::List {
             dir: dir.into(),
@@ -131,13 +217,37 @@ impl RunFiles {
         };
         let mut found = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(list)? {
-            let name = entry.map_err(list)?.file_name();
+            let entry = entry.map_err(list)?;
+            let name = entry.file_name();
             let name = name.to_string_lossy();
-            if self.contains(&name) {
+            if self.contains(&name) && !entry.file_type().is_ok_and(|t| t.is_dir()) {
                 found.push(name.into_owned());
             }
         }
         Ok(found)
+    }
+
+    /// Removes the temporary files of result names left by processes that are gone (a killed
+    /// run): called with the lock held.
+    fn remove_stale_temporaries(&self, dir: &Path) -> Result<(), OutputError> {
+        let list = |source| OutputError::List {
+            dir: dir.into(),
+            source,
+        };
+        for entry in std::fs::read_dir(dir).map_err(list)? {
+            let entry = entry.map_err(list)?;
+            let name = entry.file_name();
+            let Some((target, pid)) = parse_temporary_name(&name.to_string_lossy()) else {
+                continue;
+            };
+            if self.contains(&target)
+                && pid != std::process::id()
+                && lock::process_state(pid, None) == lock::Process::Gone
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -152,33 +262,99 @@ fn check_writable(dir: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// The temporary name of `name` for this process: `.<name>.tmp<pid>`, and `.<ext>` again if
+/// `keep_extension` (for libraries that choose a format by the extension).
+fn temporary_name(name: &str, keep_extension: Option<&str>) -> String {
+    let pid = std::process::id();
+    match keep_extension {
+        Some(ext) => format!(".{name}.tmp{pid}.{ext}"),
+        None => format!(".{name}.tmp{pid}"),
+    }
+}
+
+/// The final name and the pid of a temporary name made by [`temporary_name`].
+fn parse_temporary_name(tmp: &str) -> Option<(String, u32)> {
+    let rest = tmp.strip_prefix('.')?;
+    let at = rest.rfind(".tmp")?;
+    let (name, tail) = (&rest[..at], &rest[at + 4..]);
+    let digits = tail.split_once('.').map_or(tail, |(d, _)| d);
+    if name.is_empty() || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((name.to_string(), digits.parse().ok()?))
+}
+
+/// The file name of `path`, or an `InvalidInput` error naming it.
+fn file_name(path: &Path) -> std::io::Result<String> {
+    Ok(path
+        .file_name()
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a file name", path.display()),
+            )
+        })?
+        .to_string_lossy()
+        .into_owned())
+}
+
+/// Flushes the folder holding `path` to the disk, so that a rename into it survives a crash
+/// of the machine (best effort: not every system can open a folder).
+fn sync_parent(path: &Path) {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Renames the complete, flushed `tmp` to `path` and flushes the folder.
+fn rename_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    fault::before_rename()?;
+    std::fs::rename(tmp, path)?;
+    sync_parent(path);
+    Ok(())
+}
+
+/// The file under an [`AtomicFile`]: writes go through the test builds' failure shim.
+#[derive(Debug)]
+struct Sink(File);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = fault::allowed(buf.len())?;
+        self.0.write(&buf[..n])
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// A file being written under a temporary name beside its final one (`.<name>.tmp<pid>` in the
 /// same folder, so that the rename stays within one file system): [`commit`](Self::commit)
-/// renames it into place; dropped without a commit, the temporary file is removed and the
-/// final name keeps what it held.
+/// flushes it to the disk and renames it into place; dropped without a commit (an error, a
+/// panic), the temporary file is removed and the final name keeps what it held.
 #[derive(Debug)]
 pub struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
-    w: Option<BufWriter<File>>,
+    w: Option<BufWriter<Sink>>,
 }
 
 impl AtomicFile {
     /// Starts writing `path`.
     pub fn create(path: impl AsRef<Path>) -> std::io::Result<AtomicFile> {
         let path = path.as_ref().to_path_buf();
-        let name = path
-            .file_name()
-            .ok_or_else(|| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("{} is not a file name", path.display()),
-                )
-            })?
-            .to_string_lossy()
-            .into_owned();
-        let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-        let w = BufWriter::new(File::create(&tmp)?);
+        let tmp = path.with_file_name(temporary_name(&file_name(&path)?, None));
+        let w = BufWriter::with_capacity(1 << 16, Sink(File::create(&tmp)?));
         Ok(AtomicFile {
             path,
             tmp,
@@ -191,11 +367,13 @@ impl AtomicFile {
         &self.path
     }
 
-    /// Flushes the file and renames it to its final name.
+    /// Flushes the file to the disk (`fsync`) and renames it to its final name.
     pub fn commit(mut self) -> std::io::Result<()> {
         let w = self.w.take().expect("an uncommitted file has a writer");
-        w.into_inner().map_err(|e| e.into_error())?;
-        std::fs::rename(&self.tmp, &self.path)
+        let Sink(file) = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        rename_into_place(&self.tmp, &self.path)
     }
 }
 
@@ -211,9 +389,64 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        // Not committed, or the rename failed: the temporary file goes.
-        drop(self.w.take());
+        // Not committed, or the rename failed: the temporary file goes. Its buffer is dropped
+        // unwritten (a `BufWriter` would flush it, failing again on a full disk).
+        if let Some(w) = self.w.take() {
+            let (_file, _unwritten) = w.into_parts();
+        }
         if self.tmp.exists() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A temporary path beside `path`, for a library that writes a file by its path (plotters):
+/// it writes [`tmp`](Self::tmp) (same extension, so that a format chosen by the extension is
+/// kept), then [`commit`](Self::commit) flushes it to the disk and renames it to `path`;
+/// dropped without a commit, the temporary file is removed.
+#[derive(Debug)]
+pub struct AtomicPath {
+    path: PathBuf,
+    tmp: PathBuf,
+    committed: bool,
+}
+
+impl AtomicPath {
+    /// A temporary path for writing `path`.
+    pub fn new(path: impl AsRef<Path>) -> std::io::Result<AtomicPath> {
+        let path = path.as_ref().to_path_buf();
+        let name = file_name(&path)?;
+        let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(temporary_name(&name, ext.as_deref()));
+        Ok(AtomicPath {
+            path,
+            tmp,
+            committed: false,
+        })
+    }
+
+    /// Where to write.
+    pub fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes the written file to the disk and renames it to its final name.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        File::open(&self.tmp)?.sync_all()?;
+        rename_into_place(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicPath {
+    fn drop(&mut self) {
+        if !self.committed && self.tmp.exists() {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
@@ -238,6 +471,163 @@ pub fn write_atomic_with(
 /// Writes `contents` to `path` atomically (see [`write_atomic_with`]).
 pub fn write_atomic(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> Result<(), OutputError> {
     write_atomic_with(path, |f| f.write_all(contents.as_ref()))
+}
+
+/// Whether `a` and `b` are the same existing file (same device and inode on Unix, so hard
+/// links and symbolic links count; the same canonical path elsewhere).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The rule of every single-file output, checked before any long work: `path` must not be
+/// one of `inputs` (ever: `force` does not change it), must not be a folder, and must not
+/// exist unless `force`.
+pub fn check_output_file(path: &Path, force: bool, inputs: &[&Path]) -> Result<(), OutputError> {
+    if let Some(input) = inputs.iter().find(|i| same_file(path, i)) {
+        return Err(OutputError::OutputIsInput {
+            path: path.into(),
+            input: input.to_path_buf(),
+        });
+    }
+    if path.is_dir() {
+        return Err(OutputError::IsAFolder { path: path.into() });
+    }
+    if !force && std::fs::symlink_metadata(path).is_ok() {
+        return Err(OutputError::Exists { path: path.into() });
+    }
+    Ok(())
+}
+
+/// The write-failure shim of test builds (`cfg(test)`, or the feature `fault-injection`, which
+/// the apps enable only in their dev-dependencies, so that `cargo test` builds their binaries
+/// with it and `cargo build`/`cargo run` without).
+///
+/// - `APP_SUPPORT_FAIL_WRITES_AFTER=N` (read once per process): after `N` bytes in all written
+///   through [`AtomicFile`]s, every further write fails with "no space left on device"
+///   (`ErrorKind::StorageFull`), as on a disk that fills up at that point;
+/// - `APP_SUPPORT_FAIL_RENAME=1`: every rename into place fails;
+/// - [`fail_writes_after`](fault::fail_writes_after): the same budget for the calling thread only (unit tests, which run
+///   in parallel threads).
+///
+/// In other builds these are no-ops and the variables are ignored.
+pub mod fault {
+    #[cfg(any(test, feature = "fault-injection"))]
+    mod imp {
+        use std::cell::Cell;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::OnceLock;
+
+        thread_local! {
+            static THREAD: Cell<Option<u64>> = const { Cell::new(None) };
+        }
+
+        fn global() -> &'static Option<AtomicU64> {
+            static G: OnceLock<Option<AtomicU64>> = OnceLock::new();
+            G.get_or_init(|| {
+                std::env::var("APP_SUPPORT_FAIL_WRITES_AFTER")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+                    .map(AtomicU64::new)
+            })
+        }
+
+        fn full() -> std::io::Error {
+            std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "no space left on device (injected by APP_SUPPORT_FAIL_WRITES_AFTER)",
+            )
+        }
+
+        pub fn fail_writes_after(bytes: Option<u64>) {
+            THREAD.with(|t| t.set(bytes));
+        }
+
+        pub fn allowed(len: usize) -> std::io::Result<usize> {
+            if len == 0 {
+                return Ok(0);
+            }
+            if let Some(left) = THREAD.with(|t| t.get()) {
+                if left == 0 {
+                    return Err(full());
+                }
+                let n = (len as u64).min(left);
+                THREAD.with(|t| t.set(Some(left - n)));
+                return Ok(n as usize);
+            }
+            let Some(budget) = global() else {
+                return Ok(len);
+            };
+            let mut left = budget.load(Ordering::Relaxed);
+            loop {
+                if left == 0 {
+                    return Err(full());
+                }
+                let n = (len as u64).min(left);
+                match budget.compare_exchange(left, left - n, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => return Ok(n as usize),
+                    Err(now) => left = now,
+                }
+            }
+        }
+
+        pub fn before_rename() -> std::io::Result<()> {
+            static FAIL: OnceLock<bool> = OnceLock::new();
+            if *FAIL.get_or_init(|| std::env::var_os("APP_SUPPORT_FAIL_RENAME").is_some()) {
+                return Err(std::io::Error::other(
+                    "rename refused (injected by APP_SUPPORT_FAIL_RENAME)",
+                ));
+            }
+            Ok(())
+        }
+    }
+
+    #[cfg(not(any(test, feature = "fault-injection")))]
+    mod imp {
+        pub fn fail_writes_after(_bytes: Option<u64>) {}
+
+        #[inline]
+        pub fn allowed(len: usize) -> std::io::Result<usize> {
+            Ok(len)
+        }
+
+        #[inline]
+        pub fn before_rename() -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Test builds: after `bytes` more bytes written through [`AtomicFile`](super::AtomicFile)s
+    /// on this thread, writes fail as on a full disk (`None`: no limit, the process's
+    /// `APP_SUPPORT_FAIL_WRITES_AFTER` applies). A no-op in other builds.
+    pub fn fail_writes_after(bytes: Option<u64>) {
+        imp::fail_writes_after(bytes)
+    }
+
+    /// How many of `len` bytes may be written now (an error once the budget is spent).
+    pub(super) fn allowed(len: usize) -> std::io::Result<usize> {
+        imp::allowed(len)
+    }
+
+    /// An error if renames are to fail.
+    pub(super) fn before_rename() -> std::io::Result<()> {
+        imp::before_rename()
+    }
+
+    /// Whether this build honours the shim's variables.
+    pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
 }
 
 #[cfg(test)]
@@ -267,6 +657,9 @@ mod tests {
     fn run_files_are_the_names_and_the_series() {
         assert!(FILES.contains("results.json"));
         assert!(FILES.contains("voltage_0010.000ms.vtu"));
+        // A series' middle is the run's number, not any text.
+        assert!(!FILES.contains("voltage_mine_ms.vtu"));
+        assert!(!FILES.contains("voltage_ms.vtu"));
         assert!(!FILES.contains("voltage_ms.vt"));
         assert!(!FILES.contains("notes.txt"));
         assert!(!FILES.contains("results.json.bak"));
@@ -297,12 +690,16 @@ mod tests {
             listing(&d),
             ["notes.txt", "results.json", "voltage_0001.000ms.vtu"]
         );
-        // Forced, it is accepted; a folder of other files always is.
-        FILES.prepare(&d, true).unwrap();
-        std::fs::remove_file(d.join("results.json")).unwrap();
-        std::fs::remove_file(d.join("voltage_0001.000ms.vtu")).unwrap();
-        FILES.prepare(&d, false).unwrap();
-        assert_eq!(listing(&d), ["notes.txt"], "the write check leaves nothing");
+        // Forced, it is accepted and the earlier run's files go (only those); a folder of
+        // other files is always accepted.
+        drop(FILES.prepare(&d, true).unwrap());
+        assert_eq!(listing(&d), ["notes.txt"]);
+        drop(FILES.prepare(&d, false).unwrap());
+        assert_eq!(
+            listing(&d),
+            ["notes.txt"],
+            "the write check and the lock leave nothing"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -329,7 +726,7 @@ mod tests {
         assert!(matches!(e, OutputError::Create { .. }), "{e}");
         assert!(e.to_string().contains("file/sub"), "{e}");
         let new = d.join("a").join("b");
-        FILES.prepare(&new, false).unwrap();
+        drop(FILES.prepare(&new, false).unwrap());
         assert!(new.is_dir());
         std::fs::remove_dir_all(&d).unwrap();
     }
@@ -383,6 +780,204 @@ mod tests {
             assert!(e.to_string().contains("is not writable"), "{e}");
         }
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+    #[test]
+    fn forced_the_earlier_runs_files_are_removed_and_nothing_else() {
+        let d = scratch("force");
+        for f in [
+            "results.json",
+            "activation.vtu",
+            "voltage_00001.000ms.vtu",
+            "voltage_00002.000ms.vtu",
+        ] {
+            std::fs::write(d.join(f), "earlier").unwrap();
+        }
+        for f in [
+            "notes.txt",
+            "voltage_mine_ms.vtu",
+            "results.json.bak",
+            "mesh.vtu",
+        ] {
+            std::fs::write(d.join(f), "mine").unwrap();
+        }
+        std::fs::create_dir(d.join("voltage_00003.000ms.vtu")).unwrap(); // a folder: kept
+        let lock = FILES.prepare(&d, true).unwrap();
+        assert_eq!(
+            listing(&d),
+            [
+                LOCK_FILE,
+                "mesh.vtu",
+                "notes.txt",
+                "results.json.bak",
+                "voltage_00003.000ms.vtu",
+                "voltage_mine_ms.vtu"
+            ]
+        );
+        drop(lock);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_second_run_into_a_locked_folder_is_refused_naming_the_first() {
+        let d = scratch("locked");
+        let first = FILES.prepare(&d, false).unwrap();
+        for force in [false, true] {
+            let e = FILES.prepare(&d, force).unwrap_err();
+            let msg = e.to_string();
+            assert!(matches!(e, OutputError::Locked { .. }), "{msg}");
+            assert!(
+                msg.contains(&format!("pid {}", std::process::id())),
+                "{msg}"
+            );
+        }
+        drop(first);
+        drop(FILES.prepare(&d, false).unwrap());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn temporaries_of_dead_runs_are_removed_and_others_kept() {
+        let d = scratch("temporaries");
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let mine = std::process::id();
+        for f in [
+            format!(".results.json.tmp{dead}"),
+            format!(".voltage_00001.000ms.vtu.tmp{dead}"),
+            format!(".results.json.tmp{mine}"),
+            format!(".notes.txt.tmp{dead}"),
+        ] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        drop(FILES.prepare(&d, false).unwrap());
+        let left = listing(&d);
+        if Path::new("/proc/self/stat").exists() {
+            assert_eq!(
+                left,
+                [
+                    format!(".notes.txt.tmp{dead}"),
+                    format!(".results.json.tmp{mine}")
+                ]
+            );
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn temporary_names_parse_back() {
+        let pid = std::process::id();
+        assert_eq!(
+            parse_temporary_name(&temporary_name("a.json", None)),
+            Some(("a.json".into(), pid))
+        );
+        assert_eq!(
+            parse_temporary_name(&temporary_name("d.png", Some("png"))),
+            Some(("d.png".into(), pid))
+        );
+        assert_eq!(parse_temporary_name(".a.json.tmpx"), None);
+        assert_eq!(parse_temporary_name("a.json.tmp1"), None);
+    }
+
+    #[test]
+    fn a_write_failing_midway_leaves_no_temporary_and_no_final_file() {
+        let d = scratch("midway");
+        let p = d.join("activation.vtu");
+        let big = vec![b'x'; 200_000];
+        // Every failure point: at the first byte, inside the buffer, past it, at the last byte.
+        for after in [0, 1, 1000, 65_536, 100_000, 199_999] {
+            fault::fail_writes_after(Some(after));
+            let e = write_atomic(&p, &big).unwrap_err();
+            fault::fail_writes_after(None);
+            assert!(e.to_string().contains("activation.vtu"), "{e}");
+            let source = std::error::Error::source(&e).unwrap().to_string();
+            assert!(source.contains("no space left"), "{source}");
+            assert!(
+                listing(&d).is_empty(),
+                "after {after} bytes: {:?}",
+                listing(&d)
+            );
+        }
+        // Over an earlier file: it is kept whole.
+        std::fs::write(&p, "old").unwrap();
+        fault::fail_writes_after(Some(5000));
+        assert!(write_atomic_with(&p, |f| f.write_all(&big)).is_err());
+        fault::fail_writes_after(None);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
+        assert_eq!(listing(&d), ["activation.vtu"]);
+        // With the budget large enough, the whole file.
+        fault::fail_writes_after(Some(200_000));
+        write_atomic(&p, &big).unwrap();
+        fault::fail_writes_after(None);
+        assert_eq!(std::fs::read(&p).unwrap(), big);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_file_dropped_uncommitted_leaves_nothing() {
+        let d = scratch("dropped");
+        let p = d.join("results.json");
+        {
+            let mut f = AtomicFile::create(&p).unwrap();
+            f.write_all(&[b'y'; 100_000]).unwrap();
+        }
+        let a = AtomicPath::new(d.join("plot.png")).unwrap();
+        assert!(a.tmp().to_string_lossy().ends_with(".png"));
+        std::fs::write(a.tmp(), "half").unwrap();
+        drop(a);
+        assert!(listing(&d).is_empty(), "{:?}", listing(&d));
+        let a = AtomicPath::new(d.join("plot.png")).unwrap();
+        std::fs::write(a.tmp(), "whole").unwrap();
+        a.commit().unwrap();
+        assert_eq!(listing(&d), ["plot.png"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_replaced_not_rewritten_in_place() {
+        // A hard link to the old file keeps the old contents: the new file is a new inode,
+        // complete before it takes the name.
+        let d = scratch("inode");
+        let p = d.join("results.json");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::hard_link(&p, d.join("link")).unwrap();
+        write_atomic(&p, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("link")).unwrap(), "old");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn an_output_file_is_refused_if_it_exists_unforced_or_is_an_input() {
+        let d = scratch("single");
+        let input = d.join("profile.json");
+        std::fs::write(&input, "{}").unwrap();
+        let out = d.join("trace.json");
+        check_output_file(&out, false, &[&input]).unwrap();
+        std::fs::write(&out, "x").unwrap();
+        let e = check_output_file(&out, false, &[&input]).unwrap_err();
+        assert!(matches!(e, OutputError::Exists { .. }), "{e}");
+        assert!(e.to_string().contains("--force"), "{e}");
+        check_output_file(&out, true, &[&input]).unwrap();
+        // The input itself, by another spelling or through a link: refused, forced or not.
+        let other = d.join(".").join("profile.json");
+        for force in [false, true] {
+            let e = check_output_file(&other, force, &[&input]).unwrap_err();
+            assert!(matches!(e, OutputError::OutputIsInput { .. }), "{e}");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&input, d.join("sym")).unwrap();
+            std::fs::hard_link(&input, d.join("hard")).unwrap();
+            for p in ["sym", "hard"] {
+                let e = check_output_file(&d.join(p), true, &[&input]).unwrap_err();
+                assert!(matches!(e, OutputError::OutputIsInput { .. }), "{p}: {e}");
+            }
+        }
+        let e = check_output_file(&d, true, &[]).unwrap_err();
+        assert!(matches!(e, OutputError::IsAFolder { .. }), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

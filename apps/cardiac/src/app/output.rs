@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use app_support::output::{write_atomic, RunFiles};
+use app_support::output::{write_atomic, OutputLock, RunFiles};
 
 use crate::mesh::TetMesh;
 use crate::report::RunReport;
@@ -79,14 +79,29 @@ impl Traces {
     }
 }
 
-/// Checks that `dir` can take a run's results: creates it if missing, refuses a path that is a
-/// file or a folder that cannot be written, and (unless `force`) one holding files of an
-/// earlier run, which it names. Rank 0 checks, in an MPI job (the others return `Ok`).
-pub fn prepare(dir: &Path, force: bool) -> Result<()> {
+/// Checks that `dir` can take a run's results and locks it for the run ([`RunFiles::prepare`]):
+/// creates it if missing, refuses a path that is a file or a folder that cannot be written,
+/// or one that another run is writing into (naming it); then refuses a folder holding files
+/// of an earlier run (naming them) unless `force`, which removes them. Rank 0 checks and
+/// holds the lock, in an MPI job (the others return `None`); the folder is locked until the
+/// lock is dropped.
+pub fn prepare(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
     if !poplar::dist::is_root() {
-        return Ok(()); // rank 0 writes (and checks) the files of an MPI job
+        return Ok(None); // rank 0 writes (and checks) the files of an MPI job
     }
-    Ok(RESULT_FILES.prepare(dir, force)?)
+    Ok(Some(RESULT_FILES.prepare(dir, force)?))
+}
+
+/// [`prepare`] on rank 0, its verdict every rank's: the lock (rank 0), or the error of the
+/// rank that failed.
+pub fn prepare_agreed(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
+    let mut lock = None;
+    poplar::dist::agree(
+        prepare(dir, force)
+            .map(|l| lock = l)
+            .map_err(|e| format!("{e:#}")),
+    )?;
+    Ok(lock)
 }
 
 /// Voltage snapshots of a run: `voltage_<t>ms.vtu` files and the `voltage.pvd` collection

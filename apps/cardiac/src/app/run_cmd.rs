@@ -111,6 +111,8 @@ pub struct Prepared {
     pub t_end: f64,
     /// Wall seconds of the set-up (mesh and operator).
     pub setup_s: f64,
+    /// The output folder's lock (rank 0), held until the run ends.
+    pub output_lock: Option<app_support::output::OutputLock>,
 }
 
 /// Checks the time step, the machine and — before any work, so that a run is never lost to an
@@ -122,7 +124,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         note!("{w}");
     }
     let mut cfg = problem::device_config(spec)?;
-    poplar::dist::agree(output::prepare(&c.out, c.force).map_err(|e| format!("{e:#}")))?;
+    let output_lock = output::prepare_agreed(&c.out, c.force)?;
     let t = Instant::now();
     let (mesh, warnings) = problem::load_mesh(spec)?;
     for w in &warnings {
@@ -142,6 +144,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         starts,
         t_end,
         setup_s,
+        output_lock,
     })
 }
 

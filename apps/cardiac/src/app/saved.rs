@@ -103,9 +103,11 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
     let exe = Executable::load(&c.file)
         .with_context(|| format!("loading the executable {}", c.file.display()))?;
     let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &c.file)?;
-    if let Some(dir) = &c.out {
-        poplar::dist::agree(output::prepare(dir, c.force).map_err(|e| format!("{e:#}")))?;
-    }
+    // The output folder's lock (rank 0), held until the run ends.
+    let _output_lock = match &c.out {
+        Some(dir) => output::prepare_agreed(dir, c.force)?,
+        None => None,
+    };
     say!(
         "== cardiac exec {}: {} cells, dt_ode {} ms, p = {}; machine {} chip(s) × {} tiles",
         c.file.display(),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
-use app_support::output::RunFiles;
+use app_support::output::{OutputLock, RunFiles};
 
 use crate::cell::{BeatFeatures, PacedRun, Protocol, RestitutionPoint};
 
@@ -15,9 +15,10 @@ use crate::cell::{BeatFeatures, PacedRun, Protocol, RestitutionPoint};
 pub const CELL_FILES: RunFiles =
     RunFiles::new(&["trace.csv", "beats.csv", "restitution.csv", "cell.json"]);
 
-/// Checks (and creates) the output folder before any work: refused if it is a file, cannot be
-/// written, or holds an earlier run's files (unless `force`), which it names.
-pub fn prepare(dir: &Path, force: bool) -> Result<()> {
+/// Checks (and creates) the output folder before any work and locks it for the run (until the
+/// lock is dropped): refused if it is a file, cannot be written, is in use by another run, or
+/// holds an earlier run's files (unless `force`, which removes them), which it names.
+pub fn prepare(dir: &Path, force: bool) -> Result<OutputLock> {
     Ok(CELL_FILES.prepare(dir, force)?)
 }
 
