@@ -9,6 +9,7 @@
 // root so that every crate names a room the same way: `crate::target::…`.
 use poplar_core::{codelet, dtype, entity, target};
 
+mod atomic;
 pub mod exe;
 pub mod profile;
 

@@ -368,30 +368,13 @@ impl Executable {
         Ok(exe)
     }
 
-    /// Writes the executable to `path`, atomically: into a temporary file beside it, then
-    /// renamed over `path`, so a failed or interrupted save never leaves a truncated file and
-    /// never destroys the file that was there before.
+    /// Writes the executable to `path`, atomically: into a temporary file beside it
+    /// (`.<name>.<pid>.tmp`), flushed to the disk (`fsync`), then renamed over `path`, so a
+    /// failed or interrupted save never leaves a truncated file and never destroys the file
+    /// that was there before; a failed save removes its temporary file.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), FileError> {
         let path = path.as_ref();
-        let name = path.file_name().map_or_else(
-            || std::ffi::OsString::from("executable"),
-            |n| n.to_os_string(),
-        );
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(&name);
-        tmp_name.push(format!(".{}.tmp", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
-        let result = (|| {
-            let file = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            self.write_to(&mut w).map_err(|e| io_err(path, e))?;
-            w.flush().map_err(|e| io_err(path, e))?;
-            std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+        crate::atomic::save(path, |w| self.write_to(w), io_err)
     }
 
     /// Reads and verifies an executable written by [`Executable::save`]. Init blocks are read

@@ -93,9 +93,11 @@ impl Profile {
         Profile::from_json(&text)
     }
 
-    /// Writes the profile as JSON.
+    /// Writes the profile as JSON to `path`, atomically: into a temporary file beside it,
+    /// flushed to the disk, then renamed over `path` (a failed save leaves the file that was
+    /// there and no temporary file).
     pub fn save(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
-        std::fs::write(path, self.to_json())
+        crate::atomic::save_bytes(path.as_ref(), self.to_json().as_bytes())
     }
 
     /// Modelled elapsed cycles of everything recorded.

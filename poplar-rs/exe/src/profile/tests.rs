@@ -427,3 +427,35 @@ fn timeline_has_one_span_per_track_and_phase() {
     assert!(spans.contains(&(2, "B", 250, 100)));
     assert!(spans.contains(&(0, "main", 0, 350)));
 }
+
+/// `Profile::save` replaces the file (a temporary beside it, renamed), never rewrites it in
+/// place: a hard link to the old file keeps the old contents, a failed save leaves the old file
+/// and no temporary, and the saved file reads back.
+#[cfg(unix)]
+#[test]
+fn a_profile_is_saved_atomically() {
+    let e = two_phase_exe();
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
+    r.end_run(Default::default());
+    let p = r.profile().clone();
+    let dir = std::env::temp_dir().join(format!("poplar-exe-profile-save-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("profile.json");
+    std::fs::write(&path, "old").unwrap();
+    std::fs::hard_link(&path, dir.join("link")).unwrap();
+    p.save(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("link")).unwrap(), "old");
+    assert_eq!(Profile::load(&path).unwrap().to_json(), p.to_json());
+    // Into a folder that does not exist: an error, nothing written.
+    assert!(p.save(dir.join("missing").join("profile.json")).is_err());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["link", "profile.json"], "no temporary is left");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
