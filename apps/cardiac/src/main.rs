@@ -42,7 +42,8 @@ enum Cmd {
         problem: ProblemArgs,
         #[arg(short, long)]
         output: PathBuf,
-        /// Overwrite OUTPUT if it exists (refused otherwise).
+        /// Overwrite OUTPUT if it exists (refused otherwise; an input, the mesh or the
+        /// --params file, is never overwritten).
         #[arg(long)]
         force: bool,
     },
@@ -94,6 +95,9 @@ enum Cmd {
         /// Legend labels, comma-separated, one per input (default: dx and dt from each file).
         #[arg(long, value_delimiter = ',')]
         labels: Option<Vec<String>>,
+        /// Overwrite OUTPUT if it exists (refused otherwise; an input is never overwritten).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -180,8 +184,19 @@ fn cmd_compile(
     force: bool,
     matches: Option<&clap::ArgMatches>,
 ) -> Result<()> {
-    saved::check_output(&output, force)?;
-    saved::compile(&problem.to_spec_with(matches)?, &output)
+    // Before the problem is read; then against the mesh a --params file names.
+    let given: Vec<&std::path::Path> = problem
+        .mesh
+        .iter()
+        .chain(&problem.params)
+        .map(|p| p.as_path())
+        .collect();
+    saved::check_output(&output, force, &given)?;
+    let spec = problem.to_spec_with(matches)?;
+    if let Some(mesh) = &spec.mesh {
+        saved::check_output(&output, true, &[mesh])?;
+    }
+    saved::compile(&spec, &output)
 }
 
 /// Prints the error and its causes, one per line, without a backtrace (RUST_BACKTRACE is for
@@ -226,6 +241,7 @@ fn real_main() -> Result<()> {
             output,
             title,
             labels,
-        } => diagonal_plot::plot_runs(&inputs, &output, &title, labels.as_deref()),
+            force,
+        } => diagonal_plot::plot_runs(&inputs, &output, &title, labels.as_deref(), force),
     }
 }

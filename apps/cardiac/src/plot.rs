@@ -54,7 +54,8 @@ const COLOURS: [RGBColor; 6] = [
 const SIZE: (u32, u32) = (900, 560);
 
 /// Draws activation time against distance along the diagonal into `path`: a PNG image if the
-/// file name ends in `.png` (any case), an SVG file otherwise.
+/// file name ends in `.png` (any case), an SVG file otherwise. Atomically: drawn into a
+/// temporary file beside `path`, renamed once complete.
 pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), PlotError> {
     let shown = path.display().to_string();
     let err = |e: &dyn std::fmt::Display| PlotError::Draw {
@@ -66,21 +67,23 @@ pub fn plot_diagonal(series: &[Series], title: &str, path: &Path) -> Result<(), 
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     // Text layout uses the embedded font with either backend (plotters' ab_glyph feature).
     app_support::fonts::register_sans_serif();
+    let file = app_support::output::AtomicPath::new(path).map_err(|e| err(&e))?;
     if png {
         draw(
-            BitMapBackend::new(path, SIZE).into_drawing_area(),
+            BitMapBackend::new(file.tmp(), SIZE).into_drawing_area(),
             series,
             title,
             &err,
-        )
+        )?;
     } else {
         draw(
-            SVGBackend::new(path, SIZE).into_drawing_area(),
+            SVGBackend::new(file.tmp(), SIZE).into_drawing_area(),
             series,
             title,
             &err,
-        )
+        )?;
     }
+    file.commit().map_err(|e| err(&e))
 }
 
 /// The chart itself, on any plotters backend.

@@ -21,7 +21,7 @@
 //! dev-dependencies only) honour `APP_SUPPORT_FAIL_WRITES_AFTER=N`: see [`fault`].
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 mod lock;
@@ -338,6 +338,12 @@ impl Write for Sink {
     }
 }
 
+impl Seek for Sink {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
 /// A file being written under a temporary name beside its final one (`.<name>.tmp<pid>` in the
 /// same folder, so that the rename stays within one file system): [`commit`](Self::commit)
 /// flushes it to the disk and renames it into place; dropped without a commit (an error, a
@@ -384,6 +390,14 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.w.as_mut().expect("open").flush()
+    }
+}
+
+/// For formats that go back to fill in a size or an offset (executables): the buffer is
+/// flushed first.
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.w.as_mut().expect("open").seek(pos)
     }
 }
 

@@ -10,13 +10,27 @@ use crate::report::RunReport;
 
 /// Plots the runs of `inputs` (results.json files or the folders holding them) into `output`
 /// (PNG if the name ends in .png, SVG otherwise; its folder is created), labelled with
-/// `labels` (one per input) or with each run's dx and dt.
+/// `labels` (one per input) or with each run's dx and dt. `output` is checked first: refused
+/// if it exists (unless `force`) or is one of the inputs (always).
 pub fn plot_runs(
     inputs: &[PathBuf],
     output: &Path,
     title: &str,
     labels: Option<&[String]>,
+    force: bool,
 ) -> Result<()> {
+    let read: Vec<PathBuf> = inputs
+        .iter()
+        .map(|p| {
+            if p.is_dir() {
+                p.join("results.json")
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    let read: Vec<&Path> = read.iter().map(PathBuf::as_path).collect();
+    app_support::output::check_output_file(output, force, &read)?;
     if let Some(l) = labels {
         ensure!(
             l.len() == inputs.len(),

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use poplar::profile::Profile;
 use poplar::Executable;
 use poplar_viewer::ReportData;
@@ -457,8 +457,7 @@ pub fn write_files(
     let root = poplar::dist::is_root();
     if let Some(prof) = sim.profile.as_ref().filter(|_| root) {
         console::print_phase_breakdown(prof, &p.cfg.target, p.setup.dt_ode, sim.res.t);
-        prof.save(c.out.join("profile.json"))
-            .with_context(|| format!("writing {}/profile.json", c.out.display()))?;
+        app_support::output::write_atomic(c.out.join("profile.json"), prof.to_json())?;
     }
     if let Some(mut page) = page.filter(|_| root) {
         if let Some(prof) = &sim.profile {

@@ -29,14 +29,12 @@ pub fn compile_or_hint(prob: &device::DeviceProblem, chips: u32) -> Result<Execu
     }
 }
 
-/// Refuses an existing `output` unless `force` (checked before the problem is read).
-pub fn check_output(output: &Path, force: bool) -> Result<()> {
-    ensure!(
-        force || !output.exists(),
-        "{} exists: pass --force to overwrite it, or choose another -o",
-        output.display()
-    );
-    Ok(())
+/// Refuses an existing `output` unless `force`, and one of `inputs` (the mesh, the parameter
+/// file) always (checked before the problem is read).
+pub fn check_output(output: &Path, force: bool, inputs: &[&Path]) -> Result<()> {
+    Ok(app_support::output::check_output_file(
+        output, force, inputs,
+    )?)
 }
 
 /// `cardiac compile`: builds and compiles `spec` and saves the executable with its run info,
@@ -60,8 +58,8 @@ pub fn compile(spec: &ProblemSpec, output: &Path) -> Result<()> {
         &mesh,
     )?;
     if poplar::dist::is_root() {
-        exe.save(output)
-            .with_context(|| format!("saving {}", output.display()))?;
+        // Atomically, like every result (a temporary file beside it, synced, renamed).
+        app_support::output::write_atomic_with(output, |w| exe.write_to(w))?;
     }
     say!(
         "wrote {} (the executable, with its run info, benchmark points and mesh)",

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::super::SurfaceTag;
 use super::super::{MeshError, TetMesh};
 
-/// Write `mesh` as Gmsh MSH 4.1 ASCII: one volume entity holding all nodes and tets, one surface
+/// Write `mesh` as Gmsh MSH 4.1 ASCII, atomically: one volume entity holding all nodes and tets, one surface
 /// entity + physical group per [`SurfaceTag`], and `$ElementData` fields `fibres` and
 /// `cell_type` when present, so [`read_msh`](super::read_msh) restores the mesh exactly (coordinates are written
 /// in shortest round-trip form).
@@ -18,10 +18,11 @@ pub fn write_msh(path: impl AsRef<Path>, mesh: &TetMesh) -> Result<(), MeshError
         file: file.clone(),
         error: source,
     };
-    let f = std::fs::File::create(path).map_err(io)?;
-    let mut w = std::io::BufWriter::new(f);
+    // Through a temporary file renamed into place (app-support's AtomicFile): a failed write
+    // never leaves a truncated mesh under the final name, nor touches the one it replaces.
+    let mut w = app_support::output::AtomicFile::create(path).map_err(io)?;
     write_msh_to(&mut w, mesh).map_err(io)?;
-    w.flush().map_err(io)
+    w.commit().map_err(io)
 }
 
 /// [`write_msh`] into any writer.
