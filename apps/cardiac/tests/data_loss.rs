@@ -7,7 +7,8 @@
 //!   does not block the next one;
 //! - `--force` removes the earlier run's files and nothing else;
 //! - `plot-diagonal` and `compile` refuse an existing output without `--force`, and their own
-//!   input always.
+//!   input always;
+//! - under an MPI launcher, a build without the feature `mpi` refuses to start.
 //!
 //! The random points come from a seed printed by each test (`DATA_LOSS_SEED=<n>` repeats a
 //! run). The whole file runs in ~10 s on two cores.
@@ -454,5 +455,67 @@ fn outputs_that_exist_or_are_inputs_are_refused() {
         "is also an input",
     );
     assert_eq!(std::fs::read(&results).unwrap(), before);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Started by an MPI launcher (its environment), a build without the feature `mpi` refuses to
+/// run (every rank would run the whole job into the same folder), saying how to build with it;
+/// the output folder is not even created.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn an_mpi_launch_of_a_build_without_mpi_is_refused() {
+    let d = tmp();
+    for (var, value) in [
+        ("PMI_SIZE", "2"),
+        ("OMPI_COMM_WORLD_SIZE", "4"),
+        ("PMI_RANK", "1"),
+        ("PMIX_RANK", "0"),
+    ] {
+        let out = d.join(var);
+        let o = output(command(&["run", "--dx", "1", "--tiles", "4"], &out).env(var, value));
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{var}={value}: ran");
+        assert!(
+            err.contains(&format!("{var}={value}")) && err.contains("--features mpi"),
+            "{var}={value}: {err}"
+        );
+        assert!(!out.exists(), "{var}: the output folder was created");
+    }
+    // A launcher's single process (size 1) runs.
+    let out = d.join("one");
+    let o = output(
+        command(
+            &[
+                "run",
+                "--dx",
+                "1",
+                "--tiles",
+                "4",
+                "--t-end",
+                "1",
+                "--snapshot-every",
+                "0",
+            ],
+            &out,
+        )
+        .env("PMI_SIZE", "1")
+        .env("PMI_RANK", "0"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cell = cardiac(&[
+        "cell",
+        "--beats",
+        "1",
+        "--out",
+        &d.join("cell").display().to_string(),
+    ]);
+    assert!(cell.status.success(), "{}", stderr(&cell));
+    let o = output(
+        Command::new(BIN)
+            .args(["cell", "--beats", "1", "--out"])
+            .arg(d.join("cell2"))
+            .env("PMI_SIZE", "2"),
+    );
+    assert!(!o.status.success(), "cell under a 2-rank launcher ran");
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -136,3 +136,25 @@ fn bad_arguments_name_the_cause() {
     let err = String::from_utf8_lossy(&groups.stderr);
     assert!(err.contains("plane groups: 3"), "{err}");
 }
+
+/// Started by an MPI launcher of several ranks, a build without the feature `mpi` refuses
+/// (each rank would run the whole job into the same folder), saying how to build with it;
+/// the output folder is not created.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn an_mpi_launch_of_a_build_without_mpi_is_refused() {
+    let dir = temp_dir("mpi-env");
+    let out = hdiff()
+        .args(["run", "--grid", "20x20x2", "--iterations", "1", "--out"])
+        .arg(&dir)
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "ran: {err}");
+    assert!(
+        err.contains("OMPI_COMM_WORLD_SIZE=2") && err.contains("-p hdiff --features mpi"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "the output folder was created");
+}

@@ -148,7 +148,12 @@ macro_rules! say {
 
 fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
-    // this same program over its share of the chips; started alone, one rank.
+    // this same program over its share of the chips; started alone, one rank. Built without
+    // it, under a launcher of several ranks, it refuses (N copies would write the same files).
+    if let Err(e) = app_support::launcher::refuse_copies_without_mpi("mlp", cfg!(feature = "mpi")) {
+        eprintln!("error: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
     poplar::engine::job_main(real_main)
 }
 

@@ -1,14 +1,19 @@
 //! What the poplar-rs applications (cardiac, hdiff, mlp) share, written once:
 //!
-//! - [`output`]: the output folder of a run, checked before any work (created if missing,
-//!   refused if it is a file, cannot be written, or holds an earlier run's files unless
-//!   forced), and files written atomically (a temporary file beside them, then renamed);
+//! - [`output`]: the output folder of a run, checked before any work and locked for the run
+//!   (created if missing; refused if it is a file, cannot be written, is in use by another
+//!   run, or holds an earlier run's files unless forced, which removes them), files written
+//!   atomically (a temporary file beside them, synced, then renamed), and the rule of
+//!   single-file outputs (no overwrite unless forced, never an input);
+//! - [`launcher`]: a build without MPI support refuses to run as the N copies an MPI launcher
+//!   would start;
 //! - [`vtk`]: the pieces of a VTK XML file the apps' writers share: the header and footer,
 //!   and base64 binary data arrays with their 64-bit size prefix;
 //! - `fonts` (feature `plot`): the embedded DejaVu Sans registered once for plotters;
 //! - `testing` (feature `testing`): an app's binary run on N ranks under `mpiexec`, for the
 //!   multi-rank tests.
 
+pub mod launcher;
 pub mod output;
 pub mod vtk;
 
