@@ -104,39 +104,31 @@ pub fn embedded(page: &str) -> Result<ReportData, ReportError> {
     serde_json::from_str(&page[at..end]).map_err(|e| bad(&format!("its data do not parse: {e}")))
 }
 
-/// Writes the report to `path`, atomically (a temporary file beside it, then renamed), refusing
-/// to replace an existing file unless `force`, and never replacing one of `inputs`.
+/// Writes the report to `path`, atomically (app-support's `write_atomic`: a temporary file
+/// beside it, synced, then renamed), refusing to replace an existing file unless `force`, and
+/// never replacing one of `inputs` (the same file by device and inode: another spelling, a
+/// symbolic or a hard link).
 pub fn write_checked(
     path: &Path,
     data: &ReportData,
     force: bool,
     inputs: &[&Path],
 ) -> Result<(), ReportError> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    if let Some(out) = canon(path) {
-        if inputs.iter().any(|i| canon(i).as_ref() == Some(&out)) {
-            return Err(ReportError::OutputIsInput { path: path.into() });
-        }
-        if !force {
-            return Err(ReportError::Exists { path: path.into() });
-        }
+    if inputs
+        .iter()
+        .any(|i| app_support::output::same_file(path, i))
+    {
+        return Err(ReportError::OutputIsInput { path: path.into() });
     }
-    let io = |source| ReportError::Io {
+    if !force && std::fs::symlink_metadata(path).is_ok() {
+        return Err(ReportError::Exists { path: path.into() });
+    }
+    app_support::output::write_atomic(path, html(data)).map_err(|e| ReportError::Io {
         path: path.into(),
-        source,
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report.html".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, html(data)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
+        source: match e {
+            app_support::output::OutputError::Write { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
     })
 }
 

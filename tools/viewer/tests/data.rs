@@ -200,6 +200,16 @@ fn writing_refuses_to_replace_files_unless_asked_and_never_an_input() {
     let e = poplar_viewer::write_checked(&input, &d, true, &[&input]).unwrap_err();
     assert!(matches!(e, ReportError::OutputIsInput { .. }), "{e}");
     assert_eq!(std::fs::read_to_string(&input).unwrap(), "exe");
+    // The input under another name (a hard link): the same file, refused.
+    #[cfg(unix)]
+    {
+        let link = dir.join("link.html");
+        std::fs::hard_link(&input, &link).unwrap();
+        let e = poplar_viewer::write_checked(&link, &d, true, &[&input]).unwrap_err();
+        assert!(matches!(e, ReportError::OutputIsInput { .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), "exe");
+        std::fs::remove_file(&link).unwrap();
+    }
     // A folder that does not exist: an I/O error naming the file, nothing left behind.
     let e = poplar_viewer::write(&dir.join("missing/r.html"), &d, false).unwrap_err();
     assert!(e.to_string().contains("missing/r.html"), "{e}");
