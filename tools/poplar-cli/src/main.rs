@@ -8,6 +8,10 @@
 //!   timeline; memory per tile);
 //! - `poplar report EXE [PROFILE] -o report.html`: one self-contained HTML page (memory per
 //!   tile, program tree, liveness, execution), opened in any browser without a network.
+//!
+//! Every output follows one rule, checked before the work: an existing file is refused unless
+//! `--force`, one of the command's inputs always; files are written atomically (a temporary
+//! file beside them, synced, renamed).
 
 mod plot;
 
@@ -40,6 +44,9 @@ pub enum CliError {
     Plot { path: String, message: String },
     #[error("{0}")]
     Report(#[from] poplar_viewer::ReportError),
+    /// An output refused (exists, is an input) or not written; with its cause.
+    #[error("{}", with_causes(.0))]
+    Output(#[from] app_support::output::OutputError),
     /// A profile that is not of the executable it is reported with.
     #[error("{path}: {source}")]
     ProfileOf {
@@ -85,6 +92,9 @@ enum Cmd {
         profile: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace the output file if it exists (never the profile itself).
+        #[arg(long)]
+        force: bool,
     },
     /// Render SVG plots: from a profile, tiles.svg, phases.svg, labels.svg and timeline.svg; from an
     /// executable, memory.svg.
@@ -97,6 +107,9 @@ enum Cmd {
         /// Phases drawn in phases.svg.
         #[arg(long, default_value_t = 6)]
         top: usize,
+        /// Replace plots of an earlier run in the output directory (never an input).
+        #[arg(long)]
+        force: bool,
     },
     /// Write one self-contained HTML page of an executable and, optionally, a profile of it:
     /// memory per tile (heat map, categories, items), the program tree, liveness per step and,
@@ -114,6 +127,17 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `error: cause: cause…`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s += &format!(": {c}");
+        cur = c.source();
+    }
+    s
 }
 
 /// A file given on the command line: a profile (JSON) or an executable.
@@ -169,8 +193,25 @@ fn load(path: &Path) -> Result<Input, CliError> {
     }
 }
 
+/// Writes `text` to `path` atomically (checked by `check_output_file` first).
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(io_err(path))
+    Ok(app_support::output::write_atomic(path, text)?)
+}
+
+/// Draws a plot into a temporary file beside `path` and renames it into place once complete.
+fn plot_into(
+    path: &Path,
+    draw: impl FnOnce(&Path) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let file = app_support::output::AtomicPath::new(path).map_err(io_err(path))?;
+    draw(file.tmp()).map_err(|e| match e {
+        CliError::Plot { message, .. } => CliError::Plot {
+            path: path.display().to_string(),
+            message,
+        },
+        e => e,
+    })?;
+    file.commit().map_err(io_err(path))
 }
 
 /// Prints to stdout; a closed pipe (`poplar profile X | head`) is not an error.
@@ -195,7 +236,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Input::Profile(p) => out(&p.text_summary()),
             Input::Exe(e) => out(&CycleModel::new(&e).text_summary()),
         },
-        Cmd::Trace { profile, output } => {
+        Cmd::Trace {
+            profile,
+            output,
+            force,
+        } => {
+            app_support::output::check_output_file(&output, force, &[&profile])?;
             let p = load_profile(&profile)?;
             let text = serde_json::to_string(&p.chrome_trace()).expect("a trace serializes");
             write(&output, &text)?;
@@ -210,28 +256,47 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             );
         }
-        Cmd::Plot { files, output, top } => {
+        Cmd::Plot {
+            files,
+            output,
+            top,
+            force,
+        } => {
             std::fs::create_dir_all(&output).map_err(io_err(&output))?;
             let many = files.len() > 1;
-            for (k, f) in files.iter().enumerate() {
+            let inputs: Vec<Input> = files.iter().map(|f| load(f)).collect::<Result<_, _>>()?;
+            let name = |k: usize, name: &str| {
                 let prefix = if many { format!("{k}-") } else { String::new() };
-                let path = |name: &str| output.join(format!("{prefix}{name}"));
-                match load(f)? {
+                output.join(format!("{prefix}{name}"))
+            };
+            const PROFILE_PLOTS: [&str; 4] =
+                ["tiles.svg", "phases.svg", "labels.svg", "timeline.svg"];
+            // Every output is checked before any is drawn.
+            let given: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+            for (k, input) in inputs.iter().enumerate() {
+                let outs: &[&str] = match input {
+                    Input::Profile(_) => &PROFILE_PLOTS,
+                    Input::Exe(_) => &["memory.svg"],
+                };
+                for n in outs {
+                    app_support::output::check_output_file(&name(k, n), force, &given)?;
+                }
+            }
+            for (k, input) in inputs.iter().enumerate() {
+                match input {
                     Input::Profile(p) => {
-                        for (name, r) in [
-                            ("tiles.svg", plot::tiles(&p, &path("tiles.svg"))),
-                            ("phases.svg", plot::phases(&p, &path("phases.svg"), top)),
-                            ("labels.svg", plot::labels(&p, &path("labels.svg"))),
-                            ("timeline.svg", plot::timeline(&p, &path("timeline.svg"))),
-                        ] {
-                            r?;
-                            eprintln!("wrote {}", path(name).display());
+                        plot_into(&name(k, "tiles.svg"), |f| plot::tiles(p, f))?;
+                        plot_into(&name(k, "phases.svg"), |f| plot::phases(p, f, top))?;
+                        plot_into(&name(k, "labels.svg"), |f| plot::labels(p, f))?;
+                        plot_into(&name(k, "timeline.svg"), |f| plot::timeline(p, f))?;
+                        for n in PROFILE_PLOTS {
+                            eprintln!("wrote {}", name(k, n).display());
                         }
                     }
                     Input::Exe(e) => {
-                        let m = MemoryReport::from_executable(&e);
-                        plot::memory(&m, &path("memory.svg"))?;
-                        eprintln!("wrote {}", path("memory.svg").display());
+                        let m = MemoryReport::from_executable(e);
+                        plot_into(&name(k, "memory.svg"), |f| plot::memory(&m, f))?;
+                        eprintln!("wrote {}", name(k, "memory.svg").display());
                     }
                 }
             }

@@ -349,3 +349,108 @@ fn the_report_holds_the_numbers_of_poplar_memory_and_poplar_profile() {
     assert!(!d.join("r2.html").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+fn names(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `poplar trace` and `poplar plot` refuse an existing output unless `--force`, and one of
+/// their inputs always (it overwrote the profile with its own trace); nothing is left behind.
+#[test]
+fn outputs_that_exist_or_are_inputs_are_refused() {
+    let d = dir("refuse");
+    let (exe, prof) = files(&d);
+    let before = std::fs::read(&prof).unwrap();
+    let o = |p: &Path| p.as_os_str().to_owned();
+    for force in [false, true] {
+        let mut args = vec![
+            "trace".into(),
+            o(&prof),
+            "-o".into(),
+            o(&d.join(".").join("t.profile.json")),
+        ];
+        if force {
+            args.push("--force".into());
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (ok, _, err) = poplar(&args);
+        assert!(!ok && err.contains("is also an input"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(&prof).unwrap(),
+        before,
+        "the profile is intact"
+    );
+    let trace = d.join("trace.json");
+    std::fs::write(&trace, "mine").unwrap();
+    let (ok, _, err) = poplar(&["trace".as_ref(), &o(&prof), "-o".as_ref(), &o(&trace)]);
+    assert!(!ok && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&trace).unwrap(), "mine");
+    let (ok, _, err) = poplar(&[
+        "trace".as_ref(),
+        &o(&prof),
+        "-o".as_ref(),
+        &o(&trace),
+        "--force".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .contains("traceEvents"));
+
+    // plot: the earlier plots are kept unless --force.
+    let plots = d.join("plots");
+    let plot = |force: bool| {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "plot".as_ref(),
+            prof.as_os_str(),
+            "-o".as_ref(),
+            plots.as_os_str(),
+        ];
+        if force {
+            args.push("--force".as_ref());
+        }
+        poplar(&args)
+    };
+    let (ok, _, err) = plot(false);
+    assert!(ok, "{err}");
+    std::fs::write(plots.join("tiles.svg"), "earlier").unwrap();
+    let (ok, _, err) = plot(false);
+    assert!(
+        !ok && err.contains("tiles.svg") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(plots.join("tiles.svg")).unwrap(),
+        "earlier"
+    );
+    let (ok, _, err) = plot(true);
+    assert!(ok, "{err}");
+    assert!(std::fs::read_to_string(plots.join("tiles.svg"))
+        .unwrap()
+        .starts_with("<svg"));
+    // A profile named like one of the plots it would write, in the output folder: refused.
+    let inside = plots.join("phases.svg");
+    std::fs::copy(&prof, &inside).unwrap();
+    let (ok, _, err) = poplar(&[
+        "plot".as_ref(),
+        inside.as_os_str(),
+        "-o".as_ref(),
+        plots.as_os_str(),
+        "--force".as_ref(),
+    ]);
+    assert!(!ok && err.contains("is also an input"), "{err}");
+    assert_eq!(std::fs::read(&inside).unwrap(), before);
+    assert_eq!(
+        names(&plots),
+        ["labels.svg", "phases.svg", "tiles.svg", "timeline.svg"],
+        "no temporary is left"
+    );
+    let _ = exe;
+    let _ = std::fs::remove_dir_all(&d);
+}
