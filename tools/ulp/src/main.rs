@@ -28,9 +28,13 @@ struct Args {
     /// Threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Also write every sweep as JSON to this file.
+    /// Also write every sweep as JSON to this file (checked before the sweeps: refused if it
+    /// exists, unless --force).
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Replace the --json file if it exists.
+    #[arg(long)]
+    force: bool,
 }
 
 fn print(s: &Sweep) {
@@ -61,6 +65,13 @@ fn print(s: &Sweep) {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    // Before the sweeps (minutes each): an existing file is refused unless --force, and this
+    // program's own file always.
+    if let Some(path) = &args.json {
+        let me = std::env::current_exe().ok();
+        let inputs: Vec<&std::path::Path> = me.iter().map(|p| p.as_path()).collect();
+        app_support::output::check_output_file(path, args.force, &inputs)?;
+    }
     if let Some(t) = args.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -102,8 +113,7 @@ fn main() -> Result<()> {
     }
     println!("total {:.1} s", t0.elapsed().as_secs_f64());
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&sweeps)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        app_support::output::write_atomic(path, serde_json::to_string_pretty(&sweeps)?)?;
     }
     Ok(())
 }
