@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use app_support::output::{write_atomic_with, RunFiles};
 use npyz::WriterBuilder;
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
@@ -73,30 +74,53 @@ impl Rng {
     }
 }
 
+/// The files the example writes (and, with --force, replaces) in its output folder.
+const RESULT_FILES: RunFiles = RunFiles::new(&[
+    "x.npy",
+    "yg.npy",
+    "random_rows.npy",
+    "random_cols.npy",
+    "random_vals.npy",
+    "random_y.npy",
+    "random_xg.npy",
+    "random_wg.npy",
+    "bad_rows.npy",
+    "bad_cols.npy",
+    "bad_vals.npy",
+    "bad_y.npy",
+    "bad_xg.npy",
+    "bad_wg.npy",
+]);
+
+/// Writes `dir/name` as `.npy`, atomically (app-support: a temporary file, synced, renamed; a
+/// failed write leaves no temporary and no truncated file).
 fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     dir: &Path,
     name: &str,
     shape: &[u64],
     data: &[T],
-) -> std::io::Result<()> {
-    let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+) -> Result<(), app_support::output::OutputError> {
+    write_atomic_with(dir.join(name), |w| {
         let mut writer = npyz::WriteOptions::new()
             .default_dtype()
             .shape(shape)
-            .writer(&mut w)
+            .writer(w)
             .begin_nd()?;
         writer.extend(data.iter().copied())?;
-        writer.finish()?;
-    }
-    std::fs::rename(&tmp, &path)
+        writer.finish()
+    })
 }
 
 fn main() {
     if let Err(e) = run() {
-        eprintln!("error: {e}");
+        // The error and its causes (an unwritable file names the file, then the I/O error).
+        let mut msg = e.to_string();
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            msg += &format!(": {c}");
+            cause = c.source();
+        }
+        eprintln!("error: {msg}");
         std::process::exit(1);
     }
 }
@@ -104,21 +128,9 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     popsparse::link();
     let a = args()?;
-    // The output folder is checked before any work; earlier results are kept unless --force.
-    std::fs::create_dir_all(&a.out)?;
-    if !a.force {
-        if let Some(f) = std::fs::read_dir(&a.out)?
-            .flatten()
-            .find(|e| e.path().extension().is_some_and(|x| x == "npy"))
-        {
-            return Err(format!(
-                "{} already holds results ({}); give --force to overwrite them or another --out",
-                a.out.display(),
-                f.file_name().to_string_lossy()
-            )
-            .into());
-        }
-    }
+    // The output folder is checked before any work and locked for the run; earlier results
+    // are kept unless --force, which removes them (only the files this example writes).
+    let _output_lock = RESULT_FILES.prepare(&a.out, a.force)?;
     let target = Target::gc200();
     let (m, k, z, b) = (a.size, a.size, a.batch, a.block);
     let params = FcParams::with_density(m, k, z, a.density).with_block(b);
