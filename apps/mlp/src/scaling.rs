@@ -124,11 +124,20 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// Samples per second against R (log–log): the compiled step, the seed's model and linear
-/// scaling from R = 1, as SVG.
+/// scaling from R = 1, as SVG; atomically (drawn into a temporary file beside `path`, synced,
+/// renamed).
 pub fn plot(rows: &[Row], path: &Path) -> anyhow::Result<()> {
+    let file = app_support::output::AtomicPath::new(path)?;
+    draw(rows, file.tmp(), path)?;
+    file.commit()?;
+    Ok(())
+}
+
+/// [`plot`] into the file `into`; errors name `path`.
+fn draw(rows: &[Row], into: &Path, path: &Path) -> anyhow::Result<()> {
     app_support::fonts::register_sans_serif();
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("plotting {}: {e}", path.display());
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let root = SVGBackend::new(into, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let max_r = rows.iter().map(|r| r.replicas).max().unwrap_or(1) as f64;
     let ymax = rows
