@@ -133,7 +133,7 @@ fn check_results(dir: &Path, killed: bool, keep: &[&str]) -> Vec<String> {
                 names(dir)
             );
             assert!(
-                name == LOCK_FILE || name.contains(".tmp"),
+                name.starts_with(LOCK_FILE) || name.contains(".tmp"),
                 "{name}: not a temporary or the lock"
             );
             continue;

@@ -237,7 +237,23 @@ impl RunFiles {
         for entry in std::fs::read_dir(dir).map_err(list)? {
             let entry = entry.map_err(list)?;
             let name = entry.file_name();
-            let Some((target, pid)) = parse_temporary_name(&name.to_string_lossy()) else {
+            let name = name.to_string_lossy();
+            // The lock's own temporaries (`.run.lock.new<pid>`, `.run.lock.stale<pid>`).
+            let lock_tmp = [".new", ".stale"].iter().find_map(|k| {
+                name.strip_prefix(LOCK_FILE)?
+                    .strip_prefix(k)?
+                    .parse::<u32>()
+                    .ok()
+            });
+            if let Some(pid) = lock_tmp {
+                if pid != std::process::id()
+                    && lock::process_state(pid, None) == lock::Process::Gone
+                {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+                continue;
+            }
+            let Some((target, pid)) = parse_temporary_name(&name) else {
                 continue;
             };
             if self.contains(&target)
@@ -862,6 +878,7 @@ mod tests {
             format!(".voltage_00001.000ms.vtu.tmp{dead}"),
             format!(".results.json.tmp{mine}"),
             format!(".notes.txt.tmp{dead}"),
+            format!("{LOCK_FILE}.new{dead}"),
         ] {
             std::fs::write(d.join(f), "x").unwrap();
         }

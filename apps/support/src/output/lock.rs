@@ -46,10 +46,22 @@ pub(crate) fn process_state(pid: u32, started: Option<u64>) -> Process {
         return Process::Unknown;
     }
     match (start_ticks(pid), started) {
+        // Killed but not yet reaped by its parent (a zombie): gone too.
+        (Some(_), _) if state(pid) == Some('Z') || state(pid) == Some('X') => Process::Gone,
         (None, _) => Process::Gone,
         (Some(now), Some(then)) if now != then => Process::Gone,
         _ => Process::Running,
     }
+}
+
+/// The state letter of `pid` (field 3 of `/proc/<pid>/stat`: R, S, D, Z, …).
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
 }
 
 /// Start time of `pid` in clock ticks since boot (Linux), if it runs.
@@ -387,6 +399,25 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
         assert!(left.is_empty(), "nothing is left: {left:?}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_unreaped_process_is_gone() {
+        let mut c = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = c.id();
+        assert_eq!(process_state(pid, None), Process::Running);
+        c.kill().unwrap();
+        // A zombie until reaped.
+        let t = std::time::Instant::now();
+        while process_state(pid, None) != Process::Gone && t.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(process_state(pid, None), Process::Gone);
+        c.wait().unwrap();
     }
 
     #[test]
