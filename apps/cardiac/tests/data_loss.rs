@@ -133,7 +133,9 @@ fn check_results(dir: &Path, killed: bool, keep: &[&str]) -> Vec<String> {
                 names(dir)
             );
             assert!(
-                name.starts_with(LOCK_FILE) || name.contains(".tmp"),
+                name.starts_with(LOCK_FILE)
+                    || name.contains(".tmp")
+                    || name.starts_with(".write-check-"),
                 "{name}: not a temporary or the lock"
             );
             continue;

@@ -238,13 +238,13 @@ impl RunFiles {
             let entry = entry.map_err(list)?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            // The lock's own temporaries (`.run.lock.new<pid>`, `.run.lock.stale<pid>`).
-            let lock_tmp = [".new", ".stale"].iter().find_map(|k| {
-                name.strip_prefix(LOCK_FILE)?
-                    .strip_prefix(k)?
-                    .parse::<u32>()
-                    .ok()
-            });
+            // The lock's own temporaries (`.run.lock.new<pid>`, `.run.lock.stale<pid>`) and
+            // the write check's probe (`.write-check-<pid>`).
+            let lock_tmp = [".new", ".stale"]
+                .iter()
+                .find_map(|k| name.strip_prefix(LOCK_FILE)?.strip_prefix(k))
+                .or_else(|| name.strip_prefix(".write-check-"))
+                .and_then(|pid| pid.parse::<u32>().ok());
             if let Some(pid) = lock_tmp {
                 if pid != std::process::id()
                     && lock::process_state(pid, None) == lock::Process::Gone
@@ -879,6 +879,7 @@ mod tests {
             format!(".results.json.tmp{mine}"),
             format!(".notes.txt.tmp{dead}"),
             format!("{LOCK_FILE}.new{dead}"),
+            format!(".write-check-{dead}"),
         ] {
             std::fs::write(d.join(f), "x").unwrap();
         }

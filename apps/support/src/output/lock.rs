@@ -258,6 +258,11 @@ impl OutputLock {
             if !gone {
                 let hint = match state {
                     Process::Running => String::new(),
+                    _ if holder.pid.is_none() => format!(
+                        ". The lock does not name its run (a run killed while taking it?): if no \
+                         run is writing into this folder, remove {}",
+                        path.display()
+                    ),
                     _ => format!(
                         ". That run cannot be checked from here ({}): if it is gone, remove {}",
                         if holder.host != host_name() {
@@ -440,6 +445,19 @@ mod tests {
             "{msg}"
         );
         assert!(d.join(LOCK_FILE).exists(), "kept");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_lock_that_names_no_run_is_kept_and_the_refusal_says_how_to_remove_it() {
+        let d = scratch("garbled");
+        std::fs::write(d.join(LOCK_FILE), "").unwrap();
+        let msg = OutputLock::acquire(&d).unwrap_err().to_string();
+        assert!(
+            msg.contains("does not name its run")
+                && msg.contains(&format!("remove {}", d.join(LOCK_FILE).display())),
+            "{msg}"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 
