@@ -9,7 +9,7 @@ use popsparse::{FcOptions, FcParams};
 use crate::row::{Check, Row};
 
 /// Batches tried for the best speed-up, as the published benchmark sweeps them.
-const BATCHES: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+pub const BATCHES: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 
 /// The best modelled speed-up `(dense cycles / sparse cycles, batch)` over [`BATCHES`].
 pub fn best_speed_up(dtype: DType, block: usize) -> (f64, usize) {
