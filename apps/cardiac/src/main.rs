@@ -211,7 +211,31 @@ fn main() -> std::process::ExitCode {
         eprintln!("error: {e}");
         return std::process::ExitCode::FAILURE;
     }
-    poplar::engine::job_main(real_main)
+    poplar::engine::job_main(|| real_main().map_err(without_repeats))
+}
+
+/// The error with every cause that the message above it already says left out: many errors
+/// put their cause in their own message too (`file: invalid mesh: cell 3: …` caused by
+/// `cell 3: …`), and the chain would print it twice. An error the engine shared with every
+/// rank of an MPI job is kept as it is (its type tells `job_main` that no rank need abort).
+fn without_repeats(e: anyhow::Error) -> anyhow::Error {
+    if poplar::engine::is_shared_error(e.as_ref()) {
+        return e;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if lines.last().is_some_and(|above| above.contains(&text)) {
+            continue;
+        }
+        lines.push(text);
+    }
+    let mut rest = lines.into_iter().rev();
+    let mut out = anyhow::anyhow!(rest.next().unwrap_or_default());
+    for above in rest {
+        out = out.context(above);
+    }
+    out
 }
 
 fn real_main() -> Result<()> {

@@ -71,3 +71,74 @@ pub fn mesh() -> String {
         .display()
         .to_string()
 }
+
+/// `cardiac ARGS`, killed after `limit`: `None` if it was still running then (a hang, or work
+/// far beyond what was asked).
+pub fn cardiac_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cardiac");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for cardiac") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    status.map(|status| Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// `cardiac ARGS` fails within `secs` seconds, cleanly (an exit status, not a signal; no
+/// panic), with an error line naming every one of `want`; returns stderr.
+pub fn refused_within(args: &[&str], secs: u64, want: &[&str]) -> String {
+    let Some(o) = cardiac_within(args, std::time::Duration::from_secs(secs)) else {
+        panic!("{args:?} still ran after {secs} s");
+    };
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded:\n{err}");
+    assert!(
+        o.status.code().is_some(),
+        "{args:?} was killed by a signal:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_else(|| panic!("{args:?}: no error line in:\n{err}"));
+    for w in want {
+        assert!(
+            line.contains(w),
+            "{args:?}: expected {w:?} in the error line of:\n{err}"
+        );
+    }
+    err
+}
