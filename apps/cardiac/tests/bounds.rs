@@ -28,3 +28,30 @@ fn no_cause_repeats_the_message_above_it() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_degenerate_gmsh_element_is_named_by_its_tag_and_line() {
+    let d = support::tmp();
+    let msh = d.join("flat.msh");
+    std::fs::write(&msh, FLAT_TET_MSH).unwrap();
+    let out = d.join("o").display().to_string();
+    refused_within(
+        &["run", "--mesh", &msh.display().to_string(), "--out", &out],
+        10,
+        &["flat.msh", "line 19: element 7: degenerate tetrahedron"],
+    );
+    // The reader itself, validating, says the same; the cause is still the cell's.
+    let e = cardiac::mesh::read_msh(&msh, &Default::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("line 19: element 7: degenerate"),
+        "{e}"
+    );
+    assert!(
+        matches!(
+            e.innermost(),
+            cardiac::mesh::MeshError::DegenerateTet { cell: 0, .. }
+        ),
+        "{e:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -212,7 +212,7 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
                 validate: false,
                 ..ReadOptions::with_scale(spec.scale)
             };
-            let mut m = crate::mesh::read_mesh(p, &opts)?;
+            let (mut m, origins) = crate::mesh::read_mesh_located(p, &opts)?;
             let flipped = m.reorient();
             if flipped > 0 {
                 warnings.push(format!(
@@ -225,7 +225,7 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
             m.validate()
                 .map_err(|e| crate::mesh::MeshError::InvalidMesh {
                     file: p.display().to_string(),
-                    source: Box::new(e),
+                    source: Box::new(origins.locate(e)),
                 })?;
             let m = m.with_default_cell_type(spec.cell_type);
             match spec.fibre {

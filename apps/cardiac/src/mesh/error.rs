@@ -108,6 +108,16 @@ pub enum MeshError {
         #[source]
         source: Box<MeshError>,
     },
+    /// A cell found invalid after reading, named as its file names it: a Gmsh element's tag
+    /// and position ([`super::CellOrigins::locate`]). `cause` is the error with the cell index.
+    #[error("{pos}: element {element}: {problem}")]
+    InvalidElement {
+        pos: Pos,
+        element: u64,
+        /// What is wrong with it (the cause's message without its cell index).
+        problem: String,
+        cause: Box<MeshError>,
+    },
     #[error("node {node}: non-finite coordinate {coord:?}")]
     NonFiniteNode { node: usize, coord: [f64; 3] },
     #[error("cell {cell}: node index {node} out of range (mesh has {num_nodes} nodes)")]
@@ -160,7 +170,21 @@ impl MeshError {
     pub fn innermost(&self) -> &MeshError {
         match self {
             MeshError::InvalidMesh { source, .. } => source.innermost(),
+            MeshError::InvalidElement { cause, .. } => cause.innermost(),
             e => e,
+        }
+    }
+
+    /// The 0-based cell a validation error is about (its message starts `cell N: `).
+    pub fn cell(&self) -> Option<usize> {
+        match self {
+            MeshError::NodeIndexOutOfRange { cell, .. }
+            | MeshError::DegenerateTet { cell, .. }
+            | MeshError::NegativeOrientation { cell, .. }
+            | MeshError::NonOrthonormalSheet { cell, .. }
+            | MeshError::NonUnitFibre { cell, .. }
+            | MeshError::NonManifoldFace { cell, .. } => Some(*cell),
+            _ => None,
         }
     }
 }

@@ -88,18 +88,61 @@ impl ReadOptions {
 
 /// Read a mesh, choosing the format from the extension (`.msh` or `.vtu`).
 pub fn read_mesh(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
+    read_mesh_located(path, opts).map(|(mesh, _)| mesh)
+}
+
+/// [`read_mesh`], with where each cell came from in the file, to name a cell found invalid
+/// later (after [`TetMesh::reorient`], say) as the file names it.
+pub fn read_mesh_located(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+) -> Result<(TetMesh, CellOrigins), MeshError> {
     let path = path.as_ref();
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
-        Some("msh") => read_msh(path, opts),
-        Some("vtu") => read_vtu(path, opts),
+        Some("msh") => gmsh::read_msh_located(path, opts),
+        Some("vtu") => read_vtu(path, opts).map(|m| (m, CellOrigins::default())),
         _ => Err(MeshError::Unsupported {
             file: path.display().to_string(),
             message: "unknown mesh file extension (expected .msh or .vtu)".into(),
         }),
+    }
+}
+
+/// Where each cell of a mesh was read from: a Gmsh element's tag and its line (or byte
+/// offset), in cell order. Empty for a VTU file, whose cells are numbered as in the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellOrigins(pub Vec<(u64, Pos)>);
+
+impl CellOrigins {
+    /// `e` with the cell it is about (see [`MeshError::cell`]) named by its element tag and
+    /// position, inside any [`MeshError::InvalidMesh`] wrappers; other errors as they are.
+    pub fn locate(&self, e: MeshError) -> MeshError {
+        match e {
+            MeshError::InvalidMesh { file, source } => MeshError::InvalidMesh {
+                file,
+                source: Box::new(self.locate(*source)),
+            },
+            e => match e.cell().and_then(|c| self.0.get(c).map(|o| (c, *o))) {
+                Some((cell, (element, pos))) => {
+                    let text = e.to_string();
+                    let problem = text
+                        .strip_prefix(&format!("cell {cell}: "))
+                        .unwrap_or(&text)
+                        .to_string();
+                    MeshError::InvalidElement {
+                        pos,
+                        element,
+                        problem,
+                        cause: Box::new(e),
+                    }
+                }
+                None => e,
+            },
+        }
     }
 }
 

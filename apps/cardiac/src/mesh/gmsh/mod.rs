@@ -14,7 +14,8 @@
 //! allocated, so a corrupt header cannot trigger a huge allocation.
 
 use super::{
-    finish_read, normalise_fibre, CellType, MeshError, Pos, ReadOptions, SurfaceTag, TetMesh,
+    finish_read, normalise_fibre, CellOrigins, CellType, MeshError, Pos, ReadOptions, SurfaceTag,
+    TetMesh,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -279,6 +280,8 @@ struct Parsed {
     nodes: Vec<[f64; 3]>,
     node_map: Option<NodeMap>,
     tets: Vec<[u32; 4]>,
+    /// Element tag and position of each tet, in cell order.
+    tet_origins: Vec<(u64, Pos)>,
     /// Element tag → cell index.
     tet_tags: HashMap<u64, u32>,
     /// Triangles per surface entity tag, in file order.
@@ -289,17 +292,35 @@ struct Parsed {
 
 /// Read a Gmsh MSH 4.1 file (ASCII or binary).
 pub fn read_msh(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
+    read_msh_located(path, opts).map(|(mesh, _)| mesh)
+}
+
+/// [`read_msh`], with each cell's element tag and position.
+pub fn read_msh_located(
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+) -> Result<(TetMesh, CellOrigins), MeshError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let data = std::fs::read(path).map_err(|source| MeshError::Io {
         file: file.clone(),
         error: source,
     })?;
-    read_msh_bytes(&data, &file, opts)
+    read_msh_bytes_located(&data, &file, opts)
 }
 
 /// Read MSH 4.1 data already in memory; `name` is used in error messages.
 pub fn read_msh_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
+    read_msh_bytes_located(data, name, opts).map(|(mesh, _)| mesh)
+}
+
+/// [`read_msh_bytes`], with each cell's element tag and position. A cell that fails
+/// validation is named by its element tag and line (byte offset in a binary file).
+pub fn read_msh_bytes_located(
+    data: &[u8],
+    name: &str,
+    opts: &ReadOptions,
+) -> Result<(TetMesh, CellOrigins), MeshError> {
     if !(opts.scale.is_finite() && opts.scale > 0.0) {
         return Err(MeshError::Unsupported {
             file: name.to_string(),
@@ -366,8 +387,10 @@ pub fn read_msh_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
             });
         }
     }
+    let origins = CellOrigins(std::mem::take(&mut p.tet_origins));
     let mesh = assemble(p, name)?;
-    finish_read(mesh, name, opts)
+    let mesh = finish_read(mesh, name, opts).map_err(|e| origins.locate(e))?;
+    Ok((mesh, origins))
 }
 
 fn read_format(c: &mut Cursor) -> Result<(), MeshError> {
@@ -584,6 +607,8 @@ fn read_elements(c: &mut Cursor, p: &mut Parsed) -> Result<(), MeshError> {
         for _ in 0..n {
             let here = c.here();
             let tag = c.size("element tag")?;
+            // The tag's line (in ASCII; `here` may still be the line before).
+            let at = if c.binary { here } else { c.here() };
             for k in 0..nn {
                 let node_tag = c.size("element node tag")?;
                 if let Some(slot) = ids.get_mut(k).filter(|_| keep) {
@@ -604,6 +629,7 @@ fn read_elements(c: &mut Cursor, p: &mut Parsed) -> Result<(), MeshError> {
                         return Err(c.syntax("element tag", format!("duplicate element tag {tag}")));
                     }
                     p.tets.push(ids);
+                    p.tet_origins.push((tag, at));
                 }
                 2 => p
                     .triangles
