@@ -395,13 +395,20 @@ impl Operator {
         }
     }
 
-    /// The two bounds behind [`Operator::stable_dt`].
+    /// The two bounds behind [`Operator::stable_dt`]. Coefficients that are not finite
+    /// (conductivities overflowing f64) are stable at no step: both bounds are then 0.
     pub fn stability_bounds(&self) -> StabilityBounds {
         let mut max_diag = 0.0f64;
         let mut rho = 0.0f64;
         for i in 0..self.n {
             let d = self.diag[i].abs();
             let off: f64 = self.row(i).1.iter().map(|a| a.abs()).sum();
+            if !(d.is_finite() && off.is_finite()) {
+                return StabilityBounds {
+                    dt_diagonal: 0.0,
+                    dt_gershgorin: 0.0,
+                };
+            }
             max_diag = max_diag.max(d);
             rho = rho.max(d + off);
         }

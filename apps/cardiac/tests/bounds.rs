@@ -6,6 +6,32 @@ mod support;
 
 use support::refused_within;
 
+/// `cardiac run` on the 1 mm slab, 4 tiles, 0.1 ms, no report or profile, into `out`; an
+/// option of `extra` replaces its default here.
+fn small_run<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "4",
+        "--t-end",
+        "0.1",
+        "--no-report",
+        "--no-profile",
+        "--out",
+        out,
+    ];
+    for opt in ["--dx", "--tiles", "--t-end"] {
+        if extra.contains(&opt) {
+            let i = a.iter().position(|x| *x == opt).unwrap();
+            a.drain(i..i + 2);
+        }
+    }
+    a.extend_from_slice(extra);
+    a
+}
+
 /// A tetrahedron of four coplanar nodes, element tag 7 on line 19.
 const FLAT_TET_MSH: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n$EndNodes\n$Elements\n1 1 7 7\n3 1 4 1\n7 1 2 3 4\n$EndElements\n";
 
@@ -54,4 +80,60 @@ fn a_degenerate_gmsh_element_is_named_by_its_tag_and_line() {
         "{e:?}"
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn diffusion_substeps_past_the_bound_are_refused_naming_the_tissue_parameters() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    // 10^30 S/m, 10^-30 µF/mm², 10^-30 /mm made p saturate at u64::MAX; 10^6 S/m meant days.
+    for (opt, v) in [
+        ("--sigma-l", "1e30"),
+        ("--cm", "1e-30"),
+        ("--chi", "1e-30"),
+        ("--sigma-l", "1e6"),
+    ] {
+        refused_within(
+            &small_run(&out, &[opt, v]),
+            10,
+            &[
+                &format!("{opt} {v}"),
+                "diffusion substeps",
+                "stable only up to",
+            ],
+        );
+    }
+    // The same from a parameter file.
+    let params = d.join("p.json");
+    std::fs::write(
+        &params,
+        r#"{"problem": {"dx": 1, "tiles": 4, "sigma_l": 1e30}}"#,
+    )
+    .unwrap();
+    refused_within(
+        &small_run(&out, &["--params", &params.display().to_string()]),
+        10,
+        &["--sigma-l 1e30", "diffusion substeps"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_setup_refuses_a_saturated_substep_count() {
+    use cardiac::matrix::Conductivity;
+    use cardiac::solver::{Setup, SetupError, Stimulus, MAX_PDE_STEPS};
+    let mesh = cardiac::mesh::TetMesh::slab(20.0, 7.0, 3.0, 1.0);
+    let stim = Stimulus::niederer(&mesh);
+    for sigma_l in [1e30, f64::MAX] {
+        let cond = Conductivity {
+            sigma_l,
+            ..Conductivity::niederer()
+        };
+        match Setup::new(&mesh, &cond, 0.02, &stim) {
+            Err(SetupError::TooManySubsteps { max, .. }) => assert_eq!(max, MAX_PDE_STEPS),
+            other => panic!("σ_l {sigma_l}: {:?}", other.map(|s| s.pde_steps)),
+        }
+    }
+    let ok = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap();
+    assert_eq!(ok.pde_steps, 1);
 }

@@ -14,7 +14,7 @@ use crate::matrix::Conductivity;
 use crate::mesh::{CellType, ReadOptions, TetMesh};
 use crate::partition::Strategy;
 use crate::solver::device::DeviceConfig;
-use crate::solver::{Setup, SetupOptions, Stimulus};
+use crate::solver::{Setup, SetupError, SetupOptions, Stimulus};
 use crate::tp06::Scalings;
 
 /// Where the stimulus goes.
@@ -345,7 +345,7 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
          (below the upstroke's peak, about 40 mV)",
         spec.act_threshold
     );
-    Ok(Setup::with_options(
+    Setup::with_options(
         mesh,
         &cond,
         spec.dt_ode,
@@ -355,7 +355,40 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
             models: Some(models),
             act_threshold: Some(spec.act_threshold),
         },
-    )?)
+    )
+    .map_err(|e| match e {
+        SetupError::TooManySubsteps {
+            substeps,
+            dt_stable,
+            max,
+            ..
+        } => anyhow::anyhow!(
+            "--sigma-l {} S/m{}, --chi {} 1/mm and --cm {} µF/mm² need {} diffusion substeps \
+             per ODE step: the explicit diffusion is stable only up to {} ms and --dt-ode is {} \
+             ms. At most {max} substeps are taken: check the units (σ in S/m, χ in 1/mm, Cm in \
+             µF/mm²), or give a smaller --dt-ode",
+            show(spec.sigma_l),
+            spec.sigma_n
+                .map(|sn| format!(", --sigma-n {} S/m", show(sn)))
+                .unwrap_or_default(),
+            show(spec.chi),
+            show(spec.cm),
+            show(substeps),
+            show(dt_stable),
+            show(spec.dt_ode)
+        ),
+        e => e.into(),
+    })
+}
+
+/// A number as a message shows it: as Rust prints it between 10^-4 and 10^6 (0.02, 140), in
+/// exponent form beyond (1e30 rather than thirty-one digits; 1.5e-7).
+pub fn show(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// The pulse starts of every site of a problem (ms, rising), for per-beat outputs and the

@@ -219,7 +219,25 @@ pub enum SetupError {
     BadModelIndex { cell: usize, model: u8, n: usize },
     #[error("stimulus site {site}: {what}")]
     BadSite { site: usize, what: String },
+    /// The explicit diffusion would need more than [`MAX_PDE_STEPS`] substeps per ODE step
+    /// (`substeps` is not finite when the stable step is zero or not a number).
+    #[error(
+        "the diffusion needs {substeps:e} substeps of at most {dt_stable:e} ms (its stable time \
+         step) per ODE step of {dt_ode} ms; at most {max} are taken"
+    )]
+    TooManySubsteps {
+        substeps: f64,
+        dt_ode: f64,
+        dt_stable: f64,
+        max: usize,
+    },
 }
+
+/// Most explicit diffusion substeps per ODE step. A tissue whose diffusion needs more is
+/// thousands of times stiffer than the cell model's step (conductivities, χ or Cm in the wrong
+/// units, typically): each ODE step would cost a thousand sparse matrix products, and a
+/// saturated count (σ = 10^30 S/m: `u64::MAX`) would never end.
+pub const MAX_PDE_STEPS: usize = 1000;
 
 /// The cell models of a run: a table and each cell's index into it.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,7 +303,17 @@ impl Setup {
         }
         let op = assemble_operator(mesh, cond)?;
         let dt_stable = op.stable_dt();
-        let pde_steps = (dt_ode / dt_stable).ceil().max(1.0) as usize;
+        // Not a number when the conductivities overflow the operator's coefficients.
+        let substeps = (dt_ode / dt_stable).ceil();
+        if !(dt_stable > 0.0 && substeps <= MAX_PDE_STEPS as f64) {
+            return Err(SetupError::TooManySubsteps {
+                substeps,
+                dt_ode,
+                dt_stable,
+                max: MAX_PDE_STEPS,
+            });
+        }
+        let pde_steps = substeps.max(1.0) as usize;
         let dt_pde = dt_ode / pde_steps as f64;
         let ell = op.to_ellpack(dt_pde);
         let n = mesh.num_cells();
