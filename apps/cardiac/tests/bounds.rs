@@ -137,3 +137,38 @@ fn the_setup_refuses_a_saturated_substep_count() {
     let ok = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap();
     assert_eq!(ok.pde_steps, 1);
 }
+
+#[test]
+fn sampling_intervals_below_the_time_step_are_refused() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    // 10^-12 ms looped for ever in the snapshot schedule.
+    refused_within(
+        &small_run(&out, &["--snapshot-every", "1e-12"]),
+        10,
+        &["--snapshot-every 1e-12 ms is shorter than the time step (0.02 ms)"],
+    );
+    refused_within(
+        &small_run(&out, &["--trace-every", "0.001", "--trace-point", "1,1,1"]),
+        10,
+        &["--trace-every 0.001 ms is shorter than the time step"],
+    );
+    let exe = d.join("x.popexe").display().to_string();
+    let o = support::cardiac(&["compile", "--dx", "1", "--tiles", "4", "-o", &exe]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    refused_within(
+        &[
+            "exec",
+            &exe,
+            "--t-end",
+            "0.1",
+            "--snapshot-every",
+            "1e-12",
+            "--out",
+            &out,
+        ],
+        10,
+        &["--snapshot-every 1e-12 ms is shorter than the time step (0.02 ms)"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

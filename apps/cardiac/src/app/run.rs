@@ -35,6 +35,30 @@ pub fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
     }
 }
 
+/// Checks a sampling interval (`--snapshot-every`, `--trace-every`) against the ODE step `dt`
+/// (ms): device runs end on whole steps, so a shorter interval would be a step in disguise
+/// (and the snapshot schedule advanced it 10^10 times per step at 10^-12 ms). `none` names
+/// what 0 means for the option (snapshots: none), `None` where 0 is not allowed.
+pub fn check_every(option: &str, every: f64, dt: f64, none: Option<&str>) -> Result<()> {
+    if every == 0.0 && none.is_some() {
+        return Ok(());
+    }
+    let zero = none.map(|n| format!("0 ({n}) or ")).unwrap_or_default();
+    if !(every.is_finite() && every > 0.0) {
+        bail!("{option} {every} must be {zero}a positive number of ms");
+    }
+    if every < dt {
+        bail!(
+            "{option} {} ms is shorter than the time step ({} ms): give {zero}at least one \
+             time step",
+            crate::app::problem::show(every),
+            // The solvers' f32 step (an executable's 0.02 is 0.019999999552965164 in f64).
+            dt as f32
+        );
+    }
+    Ok(())
+}
+
 /// Largest |V| (mV) a run may reach: TP06 stays within about −95..+60 mV; beyond this the
 /// integration has diverged (a too large time step, stimulus or conductivity).
 pub const V_BOUND_MV: f32 = 200.0;

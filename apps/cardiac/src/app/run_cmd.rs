@@ -14,7 +14,7 @@ use poplar_viewer::ReportData;
 use crate::app::console::{self, print_activation_summary, print_points};
 use crate::app::output::{self, Beats, Snapshots, Traces};
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{chunk_steps_for, run_device, LoopOptions};
+use crate::app::run::{check_every, chunk_steps_for, run_device, LoopOptions};
 use crate::app::saved::compile_or_hint;
 use crate::mesh::TetMesh;
 use crate::partition::PartitionStats;
@@ -123,6 +123,13 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     if let Some(w) = problem::check_dt(spec.dt_ode)? {
         note!("{w}");
     }
+    check_every(
+        "--snapshot-every",
+        c.snapshot_every,
+        spec.dt_ode,
+        Some("no snapshots"),
+    )?;
+    check_every("--trace-every", c.trace_every, spec.dt_ode, None)?;
     let mut cfg = problem::device_config(spec)?;
     let output_lock = output::prepare_agreed(&c.out, c.force)?;
     let t = Instant::now();
@@ -188,11 +195,12 @@ pub fn traces(c: &RunCommand, setup: &Setup, cfg: &mut DeviceConfig) -> Result<T
         .map(|t| parse_point(t))
         .collect::<Result<Vec<_>>>()?;
     if !points.is_empty() {
-        ensure!(
-            c.trace_every.is_finite() && c.trace_every > 0.0,
-            "--trace-every {} must be a positive number of ms",
-            c.trace_every
-        );
+        check_every(
+            "--trace-every",
+            c.trace_every,
+            f64::from(setup.dt_ode),
+            None,
+        )?;
         cfg.chunk_steps = cfg.chunk_steps.min(chunk_steps_for(
             c.trace_every,
             f64::from(setup.dt_ode),

@@ -12,7 +12,7 @@ use crate::app::console::print_points;
 use crate::app::output::{self, Snapshots};
 use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{run_device, LoopOptions};
+use crate::app::run::{check_every, run_device, LoopOptions};
 use crate::solver::device::{self, DeviceRun};
 
 /// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
@@ -101,6 +101,12 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
     let exe = Executable::load(&c.file)
         .with_context(|| format!("loading the executable {}", c.file.display()))?;
     let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &c.file)?;
+    check_every(
+        "--snapshot-every",
+        c.snapshot_every,
+        f64::from(info.dt_ode),
+        Some("no snapshots"),
+    )?;
     // The output folder's lock (rank 0), held until the run ends.
     let _output_lock = match &c.out {
         Some(dir) => output::prepare_agreed(dir, c.force)?,
