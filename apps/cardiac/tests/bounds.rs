@@ -4,7 +4,55 @@
 
 mod support;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use cardiac::app::problem::{self, ProblemSpec};
+use cardiac::mesh::TetMesh;
 use support::refused_within;
+
+/// Counts the bytes each thread has allocated and not freed, and their peak, so that a test
+/// can measure what one computation holds at once (tests run side by side in threads).
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    let _ = LIVE.try_with(|l| {
+        let now = l.get() + delta;
+        l.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as isize - layout.size() as isize);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// `f()` and the most bytes this thread held at once while it ran, beyond what it held before.
+fn peak_bytes<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let r = f();
+    (r, (PEAK.with(Cell::get) - before).max(0) as usize)
+}
 
 /// `cardiac run` on the 1 mm slab, 4 tiles, 0.1 ms, no report or profile, into `out`; an
 /// option of `extra` replaces its default here.
@@ -171,4 +219,31 @@ fn sampling_intervals_below_the_time_step_are_refused() {
         &["--snapshot-every 1e-12 ms is shorter than the time step (0.02 ms)"],
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_slab_past_the_index_range_is_an_error_not_a_panic() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    refused_within(
+        &small_run(&out, &["--dx", "0.002"]),
+        10,
+        &["--dx 0.002", "cells", "GiB"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_slab_past_the_memory_bound_is_refused_before_allocating() {
+    // 0.01 mm: 2.5·10^9 cells, terabytes; refused from the count before any allocation.
+    let (r, peak) = peak_bytes(|| problem::load_mesh(&ProblemSpec::slab(0.01)));
+    let e = format!("{:#}", r.unwrap_err());
+    assert!(e.contains("--dx 0.01") && e.contains("GiB"), "{e}");
+    assert!(peak < 1 << 20, "{peak} bytes allocated before refusing");
+    assert!(TetMesh::try_slab(20.0, 7.0, 3.0, 0.002).is_err());
+    assert!(TetMesh::try_slab(20.0, 7.0, 3.0, f64::NAN).is_err());
+    assert_eq!(
+        TetMesh::try_slab(20.0, 7.0, 3.0, 1.0).unwrap(),
+        TetMesh::slab(20.0, 7.0, 3.0, 1.0)
+    );
 }

@@ -183,6 +183,62 @@ pub fn check_dt(dt: f64) -> Result<Option<String>> {
     }))
 }
 
+/// Host memory a run takes per cell (bytes): the peak resident size of `cardiac run` on the
+/// slab was 0.94 kB per cell at 0.1 mm (2.52 million cells, 2.3 GB) and 0.82 kB at 0.2 mm
+/// (one chip, 2 threads); rounded up.
+pub const HOST_BYTES_PER_CELL: f64 = 1024.0;
+
+/// Assumed host memory when the host does not say (no `/proc/meminfo`): 64 GiB.
+pub const ASSUMED_HOST_MEMORY: f64 = 64.0 * GIB;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The host's memory (bytes; `MemTotal` of `/proc/meminfo`) and whether it was read, or
+/// [`ASSUMED_HOST_MEMORY`].
+pub fn host_memory() -> (f64, bool) {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map(|kb| kb * 1024.0)
+    });
+    match total {
+        Some(b) => (b, true),
+        None => (ASSUMED_HOST_MEMORY, false),
+    }
+}
+
+/// Refuses a slab spacing whose cell count is beyond the u32 cell indices or whose estimated
+/// memory ([`HOST_BYTES_PER_CELL`] per cell) is beyond the host's, from the count alone,
+/// before anything is allocated (`--dx 0.002` panicked in the generator; 0.01 would have
+/// asked for terabytes).
+pub fn check_slab_size(dx: f64) -> Result<()> {
+    let along = |l: f64| (l / dx).round().max(1.0);
+    let cells = 6.0 * along(20.0) * along(7.0) * along(3.0);
+    let need = cells * HOST_BYTES_PER_CELL;
+    let (mem, known) = host_memory();
+    let fit = (mem / HOST_BYTES_PER_CELL)
+        .min(f64::from(u32::MAX - 1))
+        .floor();
+    ensure!(
+        cells <= fit,
+        "--dx {dx} mm makes a slab of {} cells, about {} GiB of host memory at {} bytes per \
+         cell; at most {} cells fit (the u32 cell indices, and {:.1} GiB of memory {}). The \
+         benchmark uses 0.5, 0.2 and 0.1 mm (2.52 million cells)",
+        grouped(cells),
+        grouped((need / GIB).ceil()),
+        HOST_BYTES_PER_CELL,
+        grouped(fit),
+        mem / GIB,
+        if known {
+            "on this host"
+        } else {
+            "assumed: the host does not say"
+        }
+    );
+    Ok(())
+}
+
 /// Reads or generates the mesh and checks it. Warnings (reoriented cells, disconnected
 /// components) are returned for the caller to print.
 pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
@@ -194,7 +250,9 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
                 "--dx {} mm: the slab needs 0 < dx <= 3 mm (the benchmark uses 0.5, 0.2, 0.1)",
                 spec.dx
             );
-            TetMesh::slab(20.0, 7.0, 3.0, spec.dx)
+            check_slab_size(spec.dx)?;
+            TetMesh::try_slab(20.0, 7.0, 3.0, spec.dx)
+                .with_context(|| format!("--dx {}", spec.dx))?
         }
         Some(p) => {
             ensure!(
@@ -389,6 +447,25 @@ pub fn show(x: f64) -> String {
     } else {
         format!("{x:e}")
     }
+}
+
+/// A whole number with thousands separators (24,684,084), in exponent form from 10^15.
+pub fn grouped(x: f64) -> String {
+    if !(x.abs() < 1e15) {
+        return format!("{x:e}");
+    }
+    let digits = format!("{}", x.abs().round() as u64);
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 {
+        out.insert(0, '-');
+    }
+    out
 }
 
 /// The pulse starts of every site of a problem (ms, rising), for per-beat outputs and the

@@ -163,6 +163,14 @@ pub enum MeshError {
     },
     #[error("invalid default fibre direction {dir:?}: must be finite and non-zero")]
     InvalidDirection { dir: [f64; 3] },
+    /// A box mesh that cannot be built: a length or the spacing not finite and positive, or
+    /// more nodes or cells than u32 indices number.
+    #[error("slab {size:?} mm at dx {dx} mm: {why}")]
+    BadSlab {
+        size: [f64; 3],
+        dx: f64,
+        why: String,
+    },
 }
 
 impl MeshError {

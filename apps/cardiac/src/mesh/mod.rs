@@ -18,6 +18,7 @@ pub mod vtu;
 pub use adjacency::{face_vertices, NO_NEIGHBOUR};
 pub use error::{MeshError, Pos};
 pub use gmsh::{read_msh, write_msh};
+pub use slab::SlabSize;
 /// Cell (tetrahedron) type of the TP06 model: the `tp06` crate's, stored per cell.
 pub use tp06::CellType;
 pub use vtu::{read_vtu, write_vtu, write_vtu_with, VtuEncoding};

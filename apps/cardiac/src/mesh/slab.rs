@@ -1,6 +1,16 @@
 //! Structured box meshes (the Niederer benchmark slab).
 
-use super::{CellType, SurfaceTag, TetMesh};
+use super::{CellType, MeshError, SurfaceTag, TetMesh};
+
+/// The size of a box mesh, counted before anything is allocated ([`TetMesh::slab_size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabSize {
+    /// Hexahedra along x, y and z.
+    pub hexes: [u64; 3],
+    pub nodes: u64,
+    /// Tetrahedra: six per hexahedron.
+    pub cells: u64,
+}
 
 /// The six tetrahedra of the Kuhn (Freudenthal) split of the unit cube, as corner indices
 /// `bit0 = +x, bit1 = +y, bit2 = +z`.
@@ -43,24 +53,55 @@ impl TetMesh {
     /// `x = 0, x = lx, …`, wound so their right-hand normal points out of the box.
     ///
     /// # Panics
-    /// If a length or `dx` is not finite and positive, or the mesh would need more than
-    /// `u32::MAX` nodes or tets — both programmer errors, not input-file errors.
+    /// Where [`TetMesh::try_slab`] fails: for sizes fixed in code (tests, benches); a size a
+    /// user gives goes through `try_slab`.
     pub fn slab(lx: f64, ly: f64, lz: f64, dx: f64) -> TetMesh {
+        Self::try_slab(lx, ly, lz, dx).unwrap_or_else(|e| panic!("TetMesh::slab: {e}"))
+    }
+
+    /// The counts of [`TetMesh::slab`]'s mesh, without building it: an error
+    /// ([`MeshError::BadSlab`]) if a length or `dx` is not finite and positive, or the mesh
+    /// would number more nodes or cells than u32 indices can.
+    pub fn slab_size(lx: f64, ly: f64, lz: f64, dx: f64) -> Result<SlabSize, MeshError> {
+        let bad = |why: String| MeshError::BadSlab {
+            size: [lx, ly, lz],
+            dx,
+            why,
+        };
         for (name, v) in [("lx", lx), ("ly", ly), ("lz", lz), ("dx", dx)] {
-            assert!(
-                v.is_finite() && v > 0.0,
-                "TetMesh::slab: {name} must be finite and > 0, got {v}"
-            );
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(format!("{name} must be finite and > 0, got {v}")));
+            }
         }
-        let cells = |l: f64| ((l / dx).round() as usize).max(1);
-        let (nx, ny, nz) = (cells(lx), cells(ly), cells(lz));
-        let (px, py, pz) = (nx + 1, ny + 1, nz + 1);
-        let num_nodes = px * py * pz;
-        let num_tets = 6 * nx * ny * nz;
-        assert!(
-            num_nodes <= u32::MAX as usize && num_tets < u32::MAX as usize,
-            "TetMesh::slab: {nx}×{ny}×{nz} hexes exceed the u32 index range"
+        // In f64 first: a count beyond u64 (dx = 1e-300) saturates instead of wrapping.
+        let along = |l: f64| (l / dx).round().max(1.0);
+        let h = [along(lx), along(ly), along(lz)];
+        let (nodes, cells) = (
+            (h[0] + 1.0) * (h[1] + 1.0) * (h[2] + 1.0),
+            6.0 * h[0] * h[1] * h[2],
         );
+        if !(nodes <= f64::from(u32::MAX) && cells < f64::from(u32::MAX)) {
+            return Err(bad(format!(
+                "{:e} nodes and {:e} cells exceed the u32 index range ({} each)",
+                nodes,
+                cells,
+                u32::MAX
+            )));
+        }
+        Ok(SlabSize {
+            hexes: h.map(|x| x as u64),
+            nodes: nodes as u64,
+            cells: cells as u64,
+        })
+    }
+
+    /// [`TetMesh::slab`], with an error ([`TetMesh::slab_size`]'s) instead of a panic.
+    pub fn try_slab(lx: f64, ly: f64, lz: f64, dx: f64) -> Result<TetMesh, MeshError> {
+        let size = Self::slab_size(lx, ly, lz, dx)?;
+        let [nx, ny, nz] = size.hexes.map(|n| n as usize);
+        let (px, py, pz) = (nx + 1, ny + 1, nz + 1);
+        let num_nodes = size.nodes as usize;
+        let num_tets = size.cells as usize;
 
         let (hx, hy, hz) = (lx / nx as f64, ly / ny as f64, lz / nz as f64);
         let mut nodes = Vec::with_capacity(num_nodes);
@@ -93,14 +134,14 @@ impl TetMesh {
         }
 
         let surfaces = slab_surfaces([nx, ny, nz], &node);
-        TetMesh {
+        Ok(TetMesh {
             nodes,
             tets,
             fibres: Some(vec![[1.0, 0.0, 0.0]; num_tets]),
             sheets: None,
             cell_types: Some(vec![CellType::Epi; num_tets]),
             surfaces,
-        }
+        })
     }
 }
 
