@@ -59,7 +59,8 @@ enum Cmd {
         /// earlier run's files is refused unless --force.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Overwrite the files of an earlier run in --out.
+        /// Overwrite the files of an earlier run in --out; also run a --t-end estimated past
+        /// the work bound (10^12 cell-steps, about a day).
         #[arg(long)]
         force: bool,
         /// Simulator threads (default: all cores).
@@ -119,7 +120,9 @@ struct RunArgs {
     /// earlier run's files is refused unless --force.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Overwrite the files of an earlier run in --out.
+    /// Overwrite the files of an earlier run in --out; also run a problem estimated past the
+    /// work bound (10^12 cell-steps: cells × ODE steps × (1 + diffusion substeps / 5), about a
+    /// day on 2 cores).
     #[arg(long)]
     force: bool,
     /// Simulator threads (default: all cores).

@@ -247,3 +247,84 @@ fn a_slab_past_the_memory_bound_is_refused_before_allocating() {
         TetMesh::slab(20.0, 7.0, 3.0, 1.0)
     );
 }
+
+#[test]
+fn runs_past_the_clock_or_the_work_bound_are_refused_with_the_estimate() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    // 3·10^9 steps of 2,520 cells (days), and 5·10^10 steps: beyond the f32 clock, even
+    // with --force.
+    refused_within(
+        &small_run(&out, &["--dt-ode", "1e-7", "--t-end", "300"]),
+        10,
+        &["--t-end 300 ms at --dt-ode 1e-7 ms", "6,000,000 steps"],
+    );
+    refused_within(
+        &small_run(&out, &["--t-end", "1e9", "--force"]),
+        10,
+        &["--t-end 1e9 ms", "f32 clock"],
+    );
+    // 315,000 cells × 4·10^6 steps: past the work bound, with the estimate.
+    refused_within(
+        &small_run(
+            &out,
+            &["--dx", "0.2", "--dt-ode", "0.0005", "--t-end", "2000"],
+        ),
+        30,
+        &[
+            "4,000,000 ODE steps of 315,000 cells",
+            "cell-steps",
+            "hours",
+            "--force",
+        ],
+    );
+    // Pulses no run reaches: the run's length would follow them.
+    refused_within(
+        &small_run(&out, &["--stim-site", "corner;start=1e308"]),
+        10,
+        &["--stim-site 1: start 1e308 ms puts a pulse past the longest run"],
+    );
+    refused_within(
+        &small_run(&out, &["--beats", "2", "--bcl", "1e308"]),
+        10,
+        &["--bcl 1e308 ms puts a pulse past the longest run"],
+    );
+    let exe = d.join("x.popexe").display().to_string();
+    let o = support::cardiac(&["compile", "--dx", "1", "--tiles", "4", "-o", &exe]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    refused_within(
+        &["exec", &exe, "--t-end", "1e9"],
+        10,
+        &["--t-end 1e9 ms at the executable's dt_ode 0.02 ms"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_work_bound_yields_to_force() {
+    use cardiac::app::run::{check_work, MAX_WORK};
+    let w = check_work(
+        "--t-end 2000 ms",
+        2000.0,
+        "--dt-ode 0.0005 ms",
+        0.0005,
+        315_000,
+        1,
+        true,
+    )
+    .unwrap();
+    assert_eq!(w.steps, 4e6);
+    assert!(w.cell_steps > MAX_WORK);
+    assert!(check_work(
+        "--t-end 2000 ms",
+        2000.0,
+        "--dt-ode 0.0005 ms",
+        0.0005,
+        315_000,
+        1,
+        false
+    )
+    .is_err());
+    // Beyond the clock, --force or not.
+    assert!(check_work("--t-end", 1e6, "--dt-ode", 0.02, 4, 1, true).is_err());
+}

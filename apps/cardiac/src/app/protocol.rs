@@ -232,6 +232,11 @@ pub fn site_stimulus(
     })
 }
 
+/// Latest pulse start, and longest pulse, of a stimulus (ms): the longest run of the largest
+/// ODE step, [`crate::app::run::MAX_RUN_STEPS`] × [`super::problem::MAX_DT_ODE`] (1,200,000 ms,
+/// 20 minutes of heart time). A pulse later than that is reached by no run.
+pub const MAX_PULSE_TIME: f64 = crate::app::run::MAX_RUN_STEPS * super::problem::MAX_DT_ODE;
+
 /// Checks a pulse schedule; errors name the option (`what` is `--stim` for the main site,
 /// `--stim-site N` for the others).
 #[allow(clippy::too_many_arguments)]
@@ -283,7 +288,7 @@ pub fn check_timing(
         name("beats")
     );
     ensure!(
-        beats == 1 || (bcl.is_finite() && bcl > duration),
+        bcl.is_finite() && bcl > 0.0 && (beats == 1 || bcl > duration),
         "{} {bcl} ms must be longer than the pulse ({duration} ms)",
         name("bcl")
     );
@@ -292,6 +297,28 @@ pub fn check_timing(
             s2.is_finite() && s2 > duration,
             "{} {s2} ms (the S2 coupling interval) must be longer than the pulse ({duration} ms)",
             name("s2")
+        );
+    }
+    // Every pulse starts within the longest run of any time step, and lasts no longer: a
+    // paced run lasts until a cycle after its last pulse, and no time is an f32 infinity on
+    // the device. (The run's own length is checked against its step by `run::check_work`.)
+    let longest = MAX_PULSE_TIME;
+    let last = start + f64::from(beats - 1) * bcl;
+    for (key, at, value) in [
+        ("start", start, start),
+        ("duration", duration, duration),
+        ("bcl", last, bcl),
+        ("s2", last + s2.unwrap_or(0.0), s2.unwrap_or(0.0)),
+    ] {
+        ensure!(
+            at <= longest,
+            "{} {} ms puts a pulse past the longest run, {} ms ({} steps of the largest \
+             --dt-ode, {} ms: the device's f32 clock counts no further)",
+            name(key),
+            super::problem::show(value),
+            super::problem::grouped(longest),
+            super::problem::grouped(crate::app::run::MAX_RUN_STEPS),
+            super::problem::MAX_DT_ODE
         );
     }
     Ok(())

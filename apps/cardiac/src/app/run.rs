@@ -16,9 +16,17 @@ use crate::solver::Results;
 pub type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
 
 /// ODE steps that reach `t_end` ms at `dt` ms: `t_end / dt` rounded up, less a little slack
-/// for decimal time steps (50 ms at 0.02 ms is 2,500 steps, not 2,501).
+/// for decimal time steps (50 ms at 0.02 ms is 2,500 steps, not 2,501) and for a step that
+/// is an f32 (within 2^-24 of the decimal). The slack is 10^-7 of the count, less than a step
+/// below 10^7 steps ([`MAX_RUN_STEPS`]); it was 10^-6, which took 4 steps off 2,000 ms at
+/// 0.5 µs.
 pub fn steps_for(t_end: f64, dt: f64) -> u64 {
-    (t_end / dt * (1.0 - 1e-6)).ceil().max(1.0) as u64
+    step_count(t_end, dt) as u64
+}
+
+/// [`steps_for`] in f64, which does not saturate.
+pub fn step_count(t_end: f64, dt: f64) -> f64 {
+    (t_end / dt * (1.0 - 1e-7)).ceil().max(1.0)
 }
 
 /// ODE steps per device run: the default chunk, or fewer so that snapshots (or trace samples)
@@ -33,6 +41,98 @@ pub fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
     } else {
         default
     }
+}
+
+/// Most ODE steps of one run: the device's f32 clock ([`crate::solver::next_time`]) stays
+/// within one step of the nominal time for 6.55 million steps (measured at dt 0.005, 0.02 and
+/// 0.1 ms), and a little later leaves the run loop's tolerance, which stops the run as a
+/// program that does not advance time — after hours. 120,000 ms at 0.02 ms.
+pub const MAX_RUN_STEPS: f64 = 6_000_000.0;
+
+/// Most work of a run without `--force`, in cell-steps (cells × ODE steps × (1 +
+/// [`PDE_SUBSTEP_COST`] × diffusion substeps)): about 28 hours at
+/// [`CELL_STEPS_PER_SECOND`]. The Niederer benchmark at 0.1 mm and 0.005 ms for 300 ms is
+/// 1.5·10^11.
+pub const MAX_WORK: f64 = 1e12;
+
+/// Cost of a diffusion substep against an ODE step, per cell: 0.2 ms against 1.0 ms of host
+/// time per step on the 0.5 mm slab (measured at p = 1, 2 and 13).
+pub const PDE_SUBSTEP_COST: f64 = 0.2;
+
+/// Cell-steps per second of the simulator on a 2-core host (measured: 1.4·10^7 on the 0.5 mm
+/// slab, 0.96·10^7 on the 0.2 mm slab), for estimates of a run's time.
+pub const CELL_STEPS_PER_SECOND: f64 = 1e7;
+
+/// A run's size: its ODE steps and its work (cell-steps, [`MAX_WORK`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    pub steps: f64,
+    pub cell_steps: f64,
+}
+
+impl Work {
+    /// Estimated wall time on a 2-core host, e.g. `about 3.2 hours`.
+    pub fn duration(&self) -> String {
+        let s = self.cell_steps / CELL_STEPS_PER_SECOND;
+        if s < 120.0 {
+            format!("about {s:.0} s")
+        } else if s < 7200.0 {
+            format!("about {:.0} minutes", s / 60.0)
+        } else if s < 3.0 * 86400.0 {
+            format!("about {:.1} hours", s / 3600.0)
+        } else {
+            format!(
+                "about {} days",
+                crate::app::problem::show((s / 86400.0).round())
+            )
+        }
+    }
+}
+
+/// Checks the length and the work of a run before it starts: `t_end` ms (`end` says where it
+/// came from, e.g. `--t-end 300 ms`) in steps of `dt` ms (`dt_from` names it, e.g.
+/// `--dt-ode 0.02 ms`) over `cells` cells with `substeps` diffusion substeps per step. More
+/// than [`MAX_RUN_STEPS`] steps are refused; more than [`MAX_WORK`] cell-steps unless `force`.
+pub fn check_work(
+    end: &str,
+    t_end: f64,
+    dt_from: &str,
+    dt: f64,
+    cells: usize,
+    substeps: usize,
+    force: bool,
+) -> Result<Work> {
+    use crate::app::problem::{grouped, show};
+    let steps = step_count(t_end, dt);
+    if !(steps <= MAX_RUN_STEPS) {
+        bail!(
+            "{end} at {dt_from} is {} ODE steps: the device's f32 clock counts at most {} \
+             steps ({} ms at this step) before it drifts from the nominal time. Run a shorter \
+             time, or a longer step",
+            grouped(steps),
+            grouped(MAX_RUN_STEPS),
+            // As f32, the solvers' clock: 0.6, not 0.6000000070116585.
+            (MAX_RUN_STEPS * dt) as f32
+        );
+    }
+    let work = Work {
+        steps,
+        cell_steps: cells as f64 * steps * (1.0 + PDE_SUBSTEP_COST * substeps as f64),
+    };
+    if work.cell_steps > MAX_WORK && !force {
+        bail!(
+            "{end} at {dt_from} is {} ODE steps of {} cells, with p = {substeps} diffusion \
+             substeps per step: {} cell-steps (cells × steps × (1 + p/5)), {} at 10^7 \
+             cell-steps per second, past the bound of {} cell-steps. Pass --force to run it \
+             anyway, or run a shorter time, a longer step or a coarser mesh",
+            grouped(steps),
+            grouped(cells as f64),
+            show(work.cell_steps),
+            work.duration(),
+            show(MAX_WORK)
+        );
+    }
+    Ok(work)
 }
 
 /// Checks a sampling interval (`--snapshot-every`, `--trace-every`) against the ODE step `dt`
@@ -212,5 +312,12 @@ mod tests {
         assert_eq!(steps_for(5.0, f64::from(0.02f32)), 250);
         assert_eq!(steps_for(0.05, 0.02), 3, "rounded up to whole steps");
         assert_eq!(steps_for(1e-9, 0.02), 1, "at least one step");
+        assert_eq!(
+            steps_for(2000.0, 0.0005),
+            4_000_000,
+            "no steps lost to the slack"
+        );
+        assert_eq!(steps_for(120_000.0, f64::from(0.02f32)), 6_000_000);
+        assert_eq!(steps_for(6e4, 0.01), 6_000_000);
     }
 }

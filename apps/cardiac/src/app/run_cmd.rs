@@ -14,7 +14,9 @@ use poplar_viewer::ReportData;
 use crate::app::console::{self, print_activation_summary, print_points};
 use crate::app::output::{self, Beats, Snapshots, Traces};
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{check_every, chunk_steps_for, run_device, LoopOptions};
+use crate::app::run::{
+    check_every, check_work, chunk_steps_for, run_device, LoopOptions, CELL_STEPS_PER_SECOND,
+};
 use crate::app::saved::compile_or_hint;
 use crate::mesh::TetMesh;
 use crate::partition::PartitionStats;
@@ -141,6 +143,30 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     let paced = problem::paced(&setup);
     let starts = problem::pulse_starts(&setup);
     let t_end = run_length(c, paced, &starts);
+    let end = if paced && !c.t_end_fixed {
+        format!(
+            "the paced run's end at {} ms (a cycle after its last pulse; set it with --t-end)",
+            problem::show(t_end)
+        )
+    } else {
+        format!("--t-end {} ms", problem::show(t_end))
+    };
+    let work = check_work(
+        &end,
+        t_end,
+        &format!("--dt-ode {} ms", problem::show(spec.dt_ode)),
+        f64::from(setup.dt_ode),
+        setup.n,
+        setup.pde_steps,
+        c.force,
+    )?;
+    if work.cell_steps / CELL_STEPS_PER_SECOND > 3600.0 {
+        note!(
+            "note: this run is up to {} cell-steps: {} on a 2-core host",
+            problem::show(work.cell_steps),
+            work.duration()
+        );
+    }
     let setup_s = t.elapsed().as_secs_f64();
     cfg.chunk_steps = chunk_steps_for(c.snapshot_every, f64::from(setup.dt_ode), cfg.chunk_steps);
     Ok(Prepared {

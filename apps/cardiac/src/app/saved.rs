@@ -12,7 +12,7 @@ use crate::app::console::print_points;
 use crate::app::output::{self, Snapshots};
 use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{check_every, run_device, LoopOptions};
+use crate::app::run::{check_every, check_work, run_device, LoopOptions};
 use crate::solver::device::{self, DeviceRun};
 
 /// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
@@ -106,6 +106,15 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         c.snapshot_every,
         f64::from(info.dt_ode),
         Some("no snapshots"),
+    )?;
+    check_work(
+        &format!("--t-end {} ms", problem::show(c.t_end)),
+        c.t_end,
+        &format!("the executable's dt_ode {} ms", info.dt_ode),
+        f64::from(info.dt_ode),
+        info.n,
+        info.pde_steps,
+        c.force,
     )?;
     // The output folder's lock (rank 0), held until the run ends.
     let _output_lock = match &c.out {
