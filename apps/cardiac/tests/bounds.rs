@@ -328,3 +328,29 @@ fn the_work_bound_yields_to_force() {
     // Beyond the clock, --force or not.
     assert!(check_work("--t-end", 1e6, "--dt-ode", 0.02, 4, 1, true).is_err());
 }
+
+#[test]
+fn threads_beyond_the_cores_are_capped_with_a_message_and_zero_is_refused() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    let o = support::cardiac_within(
+        &small_run(&out, &["--threads", "1000"]),
+        std::time::Duration::from_secs(30),
+    )
+    .expect("--threads 1000 finishes");
+    let err = support::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    assert!(
+        err.contains(&format!(
+            "warning: --threads 1000 is more than the {cores} cores of this host"
+        )),
+        "no word about 1000 threads:\n{err}"
+    );
+    refused_within(
+        &small_run(&out, &["--threads", "0", "--force"]),
+        10,
+        &["--threads 0"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

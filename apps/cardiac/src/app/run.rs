@@ -135,6 +135,27 @@ pub fn check_work(
     Ok(work)
 }
 
+/// The simulator threads for `--threads`: `None` (all cores) as it is; 0 refused; more than
+/// the host's cores capped at them, with a warning: the engine's threads spin on each other
+/// for the cores (1,000 threads on 2 cores ran 115 times slower).
+pub fn threads_for(requested: Option<usize>) -> Result<Option<usize>> {
+    let Some(n) = requested else {
+        return Ok(None);
+    };
+    if n == 0 {
+        bail!("--threads 0: give at least 1 (or leave it out: one per core)");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > cores {
+        crate::note!(
+            "warning: --threads {n} is more than the {cores} cores of this host: the \
+             simulator's threads would wait on each other for the cores; using {cores}"
+        );
+        return Ok(Some(cores));
+    }
+    Ok(Some(n))
+}
+
 /// Checks a sampling interval (`--snapshot-every`, `--trace-every`) against the ODE step `dt`
 /// (ms): device runs end on whole steps, so a shorter interval would be a step in disguise
 /// (and the snapshot schedule advanced it 10^10 times per step at 10^-12 ms). `none` names

@@ -15,7 +15,8 @@ use crate::app::console::{self, print_activation_summary, print_points};
 use crate::app::output::{self, Beats, Snapshots, Traces};
 use crate::app::problem::{self, ProblemSpec};
 use crate::app::run::{
-    check_every, check_work, chunk_steps_for, run_device, LoopOptions, CELL_STEPS_PER_SECOND,
+    check_every, check_work, chunk_steps_for, run_device, threads_for, LoopOptions,
+    CELL_STEPS_PER_SECOND,
 };
 use crate::app::saved::compile_or_hint;
 use crate::mesh::TetMesh;
@@ -115,6 +116,8 @@ pub struct Prepared {
     pub setup_s: f64,
     /// The output folder's lock (rank 0), held until the run ends.
     pub output_lock: Option<app_support::output::OutputLock>,
+    /// Simulator threads (`--threads`, checked; `None`: one per core).
+    pub threads: Option<usize>,
 }
 
 /// Checks the time step, the machine and — before any work, so that a run is never lost to an
@@ -132,6 +135,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         Some("no snapshots"),
     )?;
     check_every("--trace-every", c.trace_every, spec.dt_ode, None)?;
+    let threads = threads_for(c.threads)?;
     let mut cfg = problem::device_config(spec)?;
     let output_lock = output::prepare_agreed(&c.out, c.force)?;
     let t = Instant::now();
@@ -178,6 +182,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         t_end,
         setup_s,
         output_lock,
+        threads,
     })
 }
 
@@ -389,7 +394,7 @@ pub fn simulate(
         exe,
         info,
         p.t_end,
-        c.threads,
+        p.threads,
         c.profile,
         Some(&mut hook),
         LoopOptions {

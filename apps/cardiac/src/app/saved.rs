@@ -12,7 +12,7 @@ use crate::app::console::print_points;
 use crate::app::output::{self, Snapshots};
 use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{check_every, check_work, run_device, LoopOptions};
+use crate::app::run::{check_every, check_work, run_device, threads_for, LoopOptions};
 use crate::solver::device::{self, DeviceRun};
 
 /// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
@@ -98,6 +98,7 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         "--snapshot-every {} must be 0 (none) or a positive number of ms",
         c.snapshot_every
     );
+    let threads = threads_for(c.threads)?;
     let exe = Executable::load(&c.file)
         .with_context(|| format!("loading the executable {}", c.file.display()))?;
     let bundle::Bundle { info, probes, mesh } = bundle::read(&exe, &c.file)?;
@@ -139,7 +140,7 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         exe,
         info,
         c.t_end,
-        c.threads,
+        threads,
         false,
         Some(&mut hook),
         LoopOptions::default(),
