@@ -36,15 +36,17 @@ pub(crate) struct CellArgs {
     /// (300,350,400) or a range start:stop:step (250:1000:25).
     #[arg(long)]
     pub(crate) s2: Option<String>,
-    /// Sampling interval of trace.csv (ms).
-    #[arg(long, default_value_t = 0.1)]
-    pub(crate) trace_every: f64,
+    /// Sampling interval of trace.csv (ms), at least --dt [default: 0.1, or --dt if longer].
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) trace_every: Option<f64>,
     /// TP06 conductance scalings, e.g. GKr*0.5,GCaL*1.2 (as `cardiac run --tp06`).
     #[arg(long)]
     pub(crate) tp06: Option<String>,
     /// Output folder (checked before any work; an earlier run's files are kept unless --force).
     #[arg(long, default_value = "cell-out")]
     pub(crate) out: PathBuf,
+    /// Overwrite an earlier run's files in --out; also run a protocol past the work bound
+    /// (10^10 cell-steps: cells × time steps).
     #[arg(long)]
     pub(crate) force: bool,
 }
@@ -90,14 +92,20 @@ pub(crate) fn cmd_cell(a: CellArgs) -> Result<()> {
                 .map_err(|e| anyhow::anyhow!("--tp06: {e}"))?,
             None => Scalings::ONE,
         },
+        trace_every: a.trace_every.unwrap_or(a.dt.max(0.1)),
     };
     p.check()?;
-    ensure!(
-        a.trace_every.is_finite() && a.trace_every > 0.0,
-        "--trace-every {} must be positive",
-        a.trace_every
-    );
+    if let Some(every) = a.trace_every {
+        ensure!(
+            every >= a.dt,
+            "--trace-every {} ms is shorter than the time step (--dt {} ms): give at least one \
+             time step",
+            cardiac::app::problem::show(every),
+            a.dt
+        );
+    }
     let s2 = a.s2.as_deref().map(parse_s2).transpose()?;
+    p.check_size(s2.as_deref(), a.force)?;
     let _output_lock = single::prepare(&a.out, a.force)?;
     say!(
         "== cardiac cell: TP06 {:?}, dt {} ms; {} beats at {} ms, {} pA/pF for {} ms from {} ms",
@@ -150,7 +158,7 @@ pub(crate) fn cmd_cell(a: CellArgs) -> Result<()> {
         }
         None => None,
     };
-    single::write(&a.out, &p, &run, rest.as_ref(), a.trace_every)?;
+    single::write(&a.out, &p, &run, rest.as_ref())?;
     say!(
         "wrote {0}/trace.csv, {0}/beats.csv{1} and {0}/cell.json",
         a.out.display(),

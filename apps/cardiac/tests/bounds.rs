@@ -8,7 +8,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use cardiac::app::problem::{self, ProblemSpec};
-use cardiac::mesh::TetMesh;
+use cardiac::cell::{self, Protocol};
+use cardiac::mesh::{CellType, TetMesh};
 use support::refused_within;
 
 /// Counts the bytes each thread has allocated and not freed, and their peak, so that a test
@@ -351,6 +352,85 @@ fn threads_beyond_the_cores_are_capped_with_a_message_and_zero_is_refused() {
         &small_run(&out, &["--threads", "0", "--force"]),
         10,
         &["--threads 0"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_s1_s2_sweep_holds_only_the_windows_it_measures() {
+    // 301 cells for 1,110 ms at 0.02 ms: 67 MB as whole traces. Each S2 beat's window is
+    // 400 ms (80 kB), at most 200 open at once.
+    let p = Protocol {
+        beats: 1,
+        bcl: 400.0,
+        ..Protocol::reference(CellType::Epi)
+    };
+    let s2: Vec<f64> = (0..=300).map(|k| 100.0 + 2.0 * k as f64).collect();
+    let (r, peak) = peak_bytes(|| cell::restitution(&p, &s2));
+    let (_, curve) = r.unwrap();
+    assert_eq!(curve.len(), 301);
+    assert!(curve.last().unwrap().features.is_some());
+    assert!(peak < 25 << 20, "the sweep held {} MB", peak >> 20);
+}
+
+#[test]
+fn a_paced_cell_holds_one_beat_and_the_sampled_trace() {
+    // 3.02·10^6 steps of 0.5 µs: 12 MB as a whole trace; a beat is 10^6 steps (4 MB).
+    let p = Protocol {
+        beats: 3,
+        bcl: 500.0,
+        dt: 0.0005,
+        ..Protocol::reference(CellType::Epi)
+    };
+    let (r, peak) = peak_bytes(|| cell::pace(&p));
+    let run = r.unwrap();
+    assert!(run.beats.iter().all(|b| b.is_some()), "{:?}", run.beats);
+    assert!(peak < 6 << 20, "pacing held {} MB", peak >> 20);
+}
+
+#[test]
+fn cell_protocols_past_the_bounds_are_refused_by_option() {
+    let d = support::tmp();
+    let out = d.join("c").display().to_string();
+    // A BCL or start of 10^308 ms: a step count beyond usize (a panic) or for ever; 10^-9 ms
+    // steps: 80 GB at once (an abort), as whole traces.
+    for (args, want) in [
+        (
+            vec!["--beats", "1", "--bcl", "1e308"],
+            "--bcl 1e308 ms, --s2, and a --bcl after the last pulse), past the longest cell run",
+        ),
+        (
+            vec!["--stim-start", "1e308"],
+            "(--stim-start 1e308 ms, --beats 5 × --bcl 1000 ms",
+        ),
+        (
+            vec!["--dt", "1e-9"],
+            "every step of --dt 1e-9 ms for a --bcl of 1000 ms",
+        ),
+        (
+            vec!["--beats", "300", "--s2", "250:1000:1"],
+            "the protocol is 1.132e10 cell-steps",
+        ),
+    ] {
+        let a = [&["cell"][..], &args, &["--out", &out]].concat();
+        refused_within(&a, 10, &[want]);
+    }
+    // The documented limit of 10,000 intervals, one restitution at 1 ms: bounded memory, and
+    // work within the bound (not run here: about 4 minutes).
+    let p = Protocol::reference(CellType::Epi);
+    let s2: Vec<f64> = (0..=9750).map(|k| 250.0 + k as f64).collect();
+    let cell_steps = p.check_size(Some(&s2), false).unwrap();
+    assert!(cell_steps < cell::MAX_CELL_STEPS, "{cell_steps}");
+    refused_within(
+        &["cell", "--dt", "0.001", "--s2", "250:1000:1", "--out", &out],
+        10,
+        &["the protocol would hold 2.8 GiB of V at once, past the bound of 1 GiB"],
+    );
+    // A trace sampled below the time step is refused, not quietly every step.
+    refused_within(
+        &["cell", "--trace-every", "0.001", "--out", &out],
+        10,
+        &["--trace-every 0.001 ms is shorter than the time step (--dt 0.02 ms)"],
     );
     let _ = std::fs::remove_dir_all(&d);
 }

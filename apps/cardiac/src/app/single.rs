@@ -60,12 +60,11 @@ pub fn write(
     p: &Protocol,
     run: &PacedRun,
     restitution: Option<&(Option<BeatFeatures>, Vec<RestitutionPoint>)>,
-    trace_every: f64,
 ) -> Result<()> {
-    let every = ((trace_every / p.dt).round() as usize).max(1);
+    // The run's trace is sampled already (`Protocol::trace_every`).
     let mut trace = String::from("t_ms,v_mV\n");
-    for (k, v) in run.trace.v.iter().enumerate().step_by(every) {
-        let _ = writeln!(trace, "{:.4},{v}", k as f64 * p.dt);
+    for (k, v) in run.trace.v.iter().enumerate() {
+        let _ = writeln!(trace, "{:.4},{v}", k as f64 * run.trace.dt);
     }
     write_atomic(&dir.join("trace.csv"), &trace)?;
     let mut beats = format!("{BEAT_HEADER}\n");
