@@ -8,6 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use cardiac::app::problem::{self, ProblemSpec};
+use cardiac::app::protocol;
 use cardiac::cell::{self, Protocol};
 use cardiac::mesh::{CellType, TetMesh};
 use support::refused_within;
@@ -433,4 +434,27 @@ fn cell_protocols_past_the_bounds_are_refused_by_option() {
         &["--trace-every 0.001 ms is shorter than the time step (--dt 0.02 ms)"],
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn repeated_keys_in_protocol_strings_are_refused_by_name() {
+    for (text, key) in [
+        ("corner;start=1;start=2", "start"),
+        ("corner;beats=2;bcl=500;beats=3", "beats"),
+    ] {
+        let e = format!("{:#}", protocol::parse_site(text).unwrap_err());
+        assert!(e.contains(key) && e.contains("twice"), "{text}: {e}");
+    }
+    for (text, key) in [
+        ("corner;cell-type=endo;cell-type=mid", "cell-type"),
+        ("corner;GKr*0.5;GKr*0.7", "GKr"),
+        ("corner;GKr*0.5,g_kr=0.7", "g_kr"),
+    ] {
+        let e = format!("{:#}", protocol::parse_region_spec(text).unwrap_err());
+        assert!(e.contains(key) && e.contains("twice"), "{text}: {e}");
+    }
+    let e = cardiac::tp06::Scalings::ONE
+        .parse_onto("GKr*0.5,GCaL*2,gkr=2")
+        .unwrap_err();
+    assert!(e.contains("gkr") && e.contains("twice"), "{e}");
 }

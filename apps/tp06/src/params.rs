@@ -159,20 +159,7 @@ impl Scalings {
     /// Sets the scaling `name` (case-insensitive, `GKr` and `g_kr` alike). Errors name the
     /// parameter and list the known ones; a factor must be finite and at least 0.
     pub fn set(&mut self, name: &str, factor: f64) -> Result<(), String> {
-        let key: String = name
-            .chars()
-            .filter(|c| *c != '_')
-            .flat_map(char::to_lowercase)
-            .collect();
-        let i = Self::NAMES
-            .iter()
-            .position(|n| n.replace('_', "") == key)
-            .ok_or_else(|| {
-                format!(
-                    "unknown TP06 parameter {name:?}: the scalable ones are {}",
-                    Self::NAMES.join(", ")
-                )
-            })?;
+        let i = Self::index(name)?;
         if !(factor.is_finite() && factor >= 0.0) {
             return Err(format!(
                 "TP06 scaling {name} = {factor}: a factor must be finite and at least 0"
@@ -182,8 +169,29 @@ impl Scalings {
         Ok(())
     }
 
-    /// Parses `GKr*0.5,GCaL*1.2` or `g_kr=0.5,g_cal=1.2` on top of `self`.
+    /// The position in [`Scalings::NAMES`] of `name` (case-insensitive, `GKr` and `g_kr`
+    /// alike); the error lists the known names.
+    fn index(name: &str) -> Result<usize, String> {
+        let key: String = name
+            .chars()
+            .filter(|c| *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect();
+        Self::NAMES
+            .iter()
+            .position(|n| n.replace('_', "") == key)
+            .ok_or_else(|| {
+                format!(
+                    "unknown TP06 parameter {name:?}: the scalable ones are {}",
+                    Self::NAMES.join(", ")
+                )
+            })
+    }
+
+    /// Parses `GKr*0.5,GCaL*1.2` or `g_kr=0.5,g_cal=1.2` on top of `self`. A parameter named
+    /// twice (`GKr*0.5,g_kr=2`) is an error, not the last one winning.
     pub fn parse_onto(mut self, text: &str) -> Result<Scalings, String> {
+        let mut given = [false; 12];
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, value) = item
                 .split_once(['*', '='])
@@ -192,6 +200,14 @@ impl Scalings {
                 .trim()
                 .parse()
                 .map_err(|_| format!("TP06 scaling {item:?}: {value:?} is not a number"))?;
+            let i = Self::index(name.trim())?;
+            if std::mem::replace(&mut given[i], true) {
+                return Err(format!(
+                    "TP06 scaling {} is given twice ({}): give each parameter once",
+                    name.trim(),
+                    Self::NAMES[i]
+                ));
+            }
             self.set(name.trim(), factor)?;
         }
         Ok(self)

@@ -106,10 +106,17 @@ pub fn parse_site(text: &str) -> Result<SiteSpec> {
         region,
         ..SiteSpec::default()
     };
+    let mut given: Vec<&str> = Vec::new();
     for kv in parts.map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = kv
             .split_once('=')
             .with_context(|| format!("--stim-site {text:?}: {kv:?} is not key=value"))?;
+        ensure!(
+            !given.contains(&k.trim()),
+            "--stim-site {text:?}: key {} is given twice: give each key once",
+            k.trim()
+        );
+        given.push(k.trim());
         let num = || -> Result<f64> {
             v.trim()
                 .parse::<f64>()
@@ -145,11 +152,17 @@ pub fn parse_region_spec(text: &str) -> Result<RegionSpec> {
         cell_type: None,
         scale: Scalings::ONE,
     };
+    // The scalings of every item at once, so that a parameter given twice is named.
+    let mut scalings: Vec<&str> = Vec::new();
     for item in parts.map(str::trim).filter(|p| !p.is_empty()) {
         if let Some(ct) = item
             .strip_prefix("cell-type=")
             .or(item.strip_prefix("cell_type="))
         {
+            ensure!(
+                spec.cell_type.is_none(),
+                "--region {text:?}: cell-type is given twice: give it once"
+            );
             spec.cell_type = Some(match ct.trim() {
                 "endo" => CellType::Endo,
                 "mid" => CellType::Mid,
@@ -157,12 +170,13 @@ pub fn parse_region_spec(text: &str) -> Result<RegionSpec> {
                 other => bail!("--region {text:?}: cell type {other:?} is not endo, mid or epi"),
             });
         } else {
-            spec.scale = spec
-                .scale
-                .parse_onto(item)
-                .map_err(|e| anyhow::anyhow!("--region {text:?}: {e}"))?;
+            scalings.push(item);
         }
     }
+    spec.scale = spec
+        .scale
+        .parse_onto(&scalings.join(","))
+        .map_err(|e| anyhow::anyhow!("--region {text:?}: {e}"))?;
     ensure!(
         spec.cell_type.is_some() || !spec.scale.is_one(),
         "--region {text:?} changes nothing: add ;cell-type=endo|mid|epi and/or scalings such as ;GKr*0.5"
