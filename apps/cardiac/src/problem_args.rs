@@ -191,22 +191,6 @@ impl ProblemArgs {
         check_list("fibre", &self.fibre, 3, "x,y,z")?;
         check_list("stim-box", &self.stim_box, 6, "x0,y0,z0,x1,y1,z1 in mm")?;
         check_list("stim-sphere", &self.stim_sphere, 4, "cx,cy,cz,r in mm")?;
-        if self.mesh.is_none() {
-            let ignored: Vec<&str> = [
-                (self.fibre.is_some(), "--fibre"),
-                (self.cell_type != CellType::Epi, "--cell-type"),
-                (self.scale != 1.0, "--scale"),
-            ]
-            .into_iter()
-            .filter_map(|(set, name)| set.then_some(name))
-            .collect();
-            ensure!(
-                ignored.is_empty(),
-                "{} only apply to a mesh read with --mesh: the built-in slab has fibres along x \
-                 and epicardial cells",
-                ignored.join(", ")
-            );
-        }
         let regions = [
             self.stim_box.is_some(),
             self.stim_sphere.is_some(),

@@ -458,3 +458,43 @@ fn repeated_keys_in_protocol_strings_are_refused_by_name() {
         .unwrap_err();
     assert!(e.contains("gkr") && e.contains("twice"), "{e}");
 }
+
+#[test]
+fn the_slab_refuses_mesh_options_from_a_parameter_file_as_on_the_command_line() {
+    for (spec, opt) in [
+        (
+            ProblemSpec {
+                fibre: Some([1.0, 0.0, 0.0]),
+                ..ProblemSpec::slab(1.0)
+            },
+            "--fibre",
+        ),
+        (
+            ProblemSpec {
+                scale: 10.0,
+                ..ProblemSpec::slab(1.0)
+            },
+            "--scale",
+        ),
+        (
+            ProblemSpec {
+                cell_type: CellType::Endo,
+                ..ProblemSpec::slab(1.0)
+            },
+            "--cell-type",
+        ),
+    ] {
+        let e = format!("{:#}", problem::load_mesh(&spec).unwrap_err());
+        assert!(e.contains(opt) && e.contains("--mesh"), "{e}");
+    }
+    let d = support::tmp();
+    let params = d.join("p.json");
+    std::fs::write(&params, r#"{"problem": {"dx": 1, "fibre": [0, 1, 0]}}"#).unwrap();
+    let out = d.join("o").display().to_string();
+    refused_within(
+        &small_run(&out, &["--params", &params.display().to_string()]),
+        10,
+        &["--fibre"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -239,12 +239,37 @@ pub fn check_slab_size(dx: f64) -> Result<()> {
     Ok(())
 }
 
+/// Refuses the options of a mesh file (`fibre`, `cell_type`, `scale`) on the built-in slab,
+/// which has fibres along x and epicardial cells: the same rule for the command line and a
+/// parameter file.
+pub fn check_slab_options(spec: &ProblemSpec) -> Result<()> {
+    if spec.mesh.is_some() {
+        return Ok(());
+    }
+    let ignored: Vec<&str> = [
+        (spec.fibre.is_some(), "--fibre"),
+        (spec.cell_type != CellType::Epi, "--cell-type"),
+        (spec.scale != 1.0, "--scale"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    ensure!(
+        ignored.is_empty(),
+        "{} only apply to a mesh read with --mesh: the built-in slab has fibres along x and \
+         epicardial cells",
+        ignored.join(", ")
+    );
+    Ok(())
+}
+
 /// Reads or generates the mesh and checks it. Warnings (reoriented cells, disconnected
 /// components) are returned for the caller to print.
 pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
     let mut warnings = Vec::new();
     let mesh = match &spec.mesh {
         None => {
+            check_slab_options(spec)?;
             ensure!(
                 spec.dx > 0.0 && spec.dx <= 3.0,
                 "--dx {} mm: the slab needs 0 < dx <= 3 mm (the benchmark uses 0.5, 0.2, 0.1)",

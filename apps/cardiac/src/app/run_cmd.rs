@@ -136,6 +136,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     )?;
     check_every("--trace-every", c.trace_every, spec.dt_ode, None)?;
     let threads = threads_for(c.threads)?;
+    problem::check_slab_options(spec)?;
     let mut cfg = problem::device_config(spec)?;
     let output_lock = output::prepare_agreed(&c.out, c.force)?;
     let t = Instant::now();
