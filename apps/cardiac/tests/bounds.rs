@@ -6,6 +6,7 @@ mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::path::Path;
 
 use cardiac::app::problem::{self, ProblemSpec};
 use cardiac::app::protocol;
@@ -495,6 +496,69 @@ fn the_slab_refuses_mesh_options_from_a_parameter_file_as_on_the_command_line() 
         &small_run(&out, &["--params", &params.display().to_string()]),
         10,
         &["--fibre"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Two hexes of the 1 mm slab whose shared face has its four nodes duplicated: a crack.
+fn cracked_mesh(dir: &Path) -> std::path::PathBuf {
+    let mut m = TetMesh::slab(2.0, 1.0, 1.0, 1.0);
+    let mut copy = std::collections::HashMap::new();
+    for t in 6..12 {
+        for v in 0..4 {
+            let n = m.tets[t][v] as usize;
+            if m.nodes[n][0] == 1.0 {
+                let c = *copy.entry(n).or_insert_with(|| {
+                    m.nodes.push(m.nodes[n]);
+                    (m.nodes.len() - 1) as u32
+                });
+                m.tets[t][v] = c;
+            }
+        }
+    }
+    let path = dir.join("cracked.vtu");
+    cardiac::mesh::write_vtu(&path, &m, &[]).unwrap();
+    path
+}
+
+#[test]
+fn coincident_nodes_are_warned_about_with_the_count_and_a_pair() {
+    let d = support::tmp();
+    let spec = ProblemSpec {
+        mesh: Some(cracked_mesh(&d)),
+        ..ProblemSpec::slab(1.0)
+    };
+    let (_, warnings) = problem::load_mesh(&spec).unwrap();
+    let w = warnings
+        .iter()
+        .find(|w| w.contains("coincide"))
+        .unwrap_or_else(|| panic!("no warning about coincident nodes: {warnings:?}"));
+    assert!(w.contains("4 nodes"), "{w}");
+    assert!(w.contains("nodes 1 and 12"), "{w}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn coincident_gmsh_nodes_are_named_by_their_tags() {
+    let d = support::tmp();
+    let mut m = TetMesh::slab(2.0, 1.0, 1.0, 1.0);
+    let n = m.nodes.len() as u32;
+    m.nodes.push(m.nodes[1]);
+    assert_eq!(m.tets[6][0], 1);
+    m.tets[6][0] = n;
+    let path = d.join("dup.msh");
+    cardiac::mesh::write_msh(&path, &m).unwrap();
+    let spec = ProblemSpec {
+        mesh: Some(path),
+        ..ProblemSpec::slab(1.0)
+    };
+    let (_, warnings) = problem::load_mesh(&spec).unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w
+                .contains("1 node lies on another node (e.g. node tags 2 and 13 at (1, 0, 0) mm)")),
+        "{warnings:?}"
     );
     let _ = std::fs::remove_dir_all(&d);
 }

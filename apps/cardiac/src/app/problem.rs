@@ -296,6 +296,21 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
                 ..ReadOptions::with_scale(spec.scale)
             };
             let (mut m, origins) = crate::mesh::read_mesh_located(p, &opts)?;
+            if let (count, Some((a, b))) = m.coincident_nodes() {
+                let at = m.nodes[a as usize];
+                warnings.push(format!(
+                    "warning: {}: {count} {} on another node (e.g. {} at ({}, {}, {}) mm): \
+                     cells that use different copies do not share a face, so no current crosses \
+                     between them (an insulating crack). Merge coincident nodes in the mesher if \
+                     that is not intended",
+                    p.display(),
+                    if count == 1 { "node lies" } else { "nodes lie" },
+                    origins.nodes(a, b),
+                    at[0],
+                    at[1],
+                    at[2]
+                ));
+            }
             let flipped = m.reorient();
             if flipped > 0 {
                 warnings.push(format!(

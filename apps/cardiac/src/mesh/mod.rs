@@ -113,12 +113,28 @@ pub fn read_mesh_located(
     }
 }
 
-/// Where each cell of a mesh was read from: a Gmsh element's tag and its line (or byte
-/// offset), in cell order. Empty for a VTU file, whose cells are numbered as in the file.
+/// Where the cells and nodes of a mesh were read from: each cell's Gmsh element tag and its
+/// line (or byte offset), and each node's tag, in index order. Empty for a VTU file, whose
+/// cells and nodes are numbered as in the file.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CellOrigins(pub Vec<(u64, Pos)>);
+pub struct CellOrigins {
+    pub cells: Vec<(u64, Pos)>,
+    pub node_tags: Vec<u64>,
+}
 
 impl CellOrigins {
+    /// Nodes `a` and `b` as the file names them: `node tags 13 and 41` (Gmsh), or
+    /// `nodes 12 and 40` (0-based, VTU).
+    pub fn nodes(&self, a: u32, b: u32) -> String {
+        match (
+            self.node_tags.get(a as usize),
+            self.node_tags.get(b as usize),
+        ) {
+            (Some(s), Some(t)) => format!("node tags {s} and {t}"),
+            _ => format!("nodes {a} and {b}"),
+        }
+    }
+
     /// `e` with the cell it is about (see [`MeshError::cell`]) named by its element tag and
     /// position, inside any [`MeshError::InvalidMesh`] wrappers; other errors as they are.
     pub fn locate(&self, e: MeshError) -> MeshError {
@@ -127,7 +143,7 @@ impl CellOrigins {
                 file,
                 source: Box::new(self.locate(*source)),
             },
-            e => match e.cell().and_then(|c| self.0.get(c).map(|o| (c, *o))) {
+            e => match e.cell().and_then(|c| self.cells.get(c).map(|o| (c, *o))) {
                 Some((cell, (element, pos))) => {
                     let text = e.to_string();
                     let problem = text
@@ -326,6 +342,50 @@ impl TetMesh {
             }
         }
         self.try_face_neighbours().map(|_| ())
+    }
+
+    /// Nodes used by the cells that lie exactly on another used node: how many (beyond the
+    /// first of each place) and the first such pair, lower index first. Cells that use
+    /// different copies of a place do not share a face: no current crosses between them.
+    pub fn coincident_nodes(&self) -> (usize, Option<(u32, u32)>) {
+        let mut used = vec![false; self.nodes.len()];
+        for t in &self.tets {
+            for &v in t {
+                if let Some(u) = used.get_mut(v as usize) {
+                    *u = true;
+                }
+            }
+        }
+        // +0.0 for -0.0, so that the two zeros are one place.
+        let key = |i: u32| self.nodes[i as usize].map(|x| x + 0.0);
+        let mut order: Vec<u32> = (0..self.nodes.len() as u32)
+            .filter(|&i| used[i as usize])
+            .collect();
+        order.sort_by(|&a, &b| {
+            let (p, q) = (key(a), key(b));
+            (0..3)
+                .map(|k| p[k].total_cmp(&q[k]))
+                .find(|o| o.is_ne())
+                .unwrap_or(a.cmp(&b))
+        });
+        let (mut count, mut first): (usize, Option<(u32, u32)>) = (0, None);
+        let mut k = 0;
+        while k < order.len() {
+            let mut j = k + 1;
+            while j < order.len() && key(order[j]) == key(order[k]) {
+                j += 1;
+            }
+            if j - k > 1 {
+                count += j - k - 1;
+                // Sorted by index within the place: order[k] is its lowest, order[k + 1] next.
+                let pair = (order[k], order[k + 1]);
+                if first.is_none_or(|f| pair < f) {
+                    first = Some(pair);
+                }
+            }
+            k = j;
+        }
+        (count, first)
     }
 
     /// Swap vertices 2 and 3 of every negatively oriented tet. Returns how many were flipped.

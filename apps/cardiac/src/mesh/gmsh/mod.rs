@@ -282,6 +282,8 @@ struct Parsed {
     tets: Vec<[u32; 4]>,
     /// Element tag and position of each tet, in cell order.
     tet_origins: Vec<(u64, Pos)>,
+    /// Tag of each node, in index order.
+    node_tags: Vec<u64>,
     /// Element tag → cell index.
     tet_tags: HashMap<u64, u32>,
     /// Triangles per surface entity tag, in file order.
@@ -387,7 +389,10 @@ pub fn read_msh_bytes_located(
             });
         }
     }
-    let origins = CellOrigins(std::mem::take(&mut p.tet_origins));
+    let origins = CellOrigins {
+        cells: std::mem::take(&mut p.tet_origins),
+        node_tags: std::mem::take(&mut p.node_tags),
+    };
     let mesh = assemble(p, name)?;
     let mesh = finish_read(mesh, name, opts).map_err(|e| origins.locate(e))?;
     Ok((mesh, origins))
@@ -564,6 +569,7 @@ fn read_nodes(c: &mut Cursor, p: &mut Parsed, scale: f64) -> Result<(), MeshErro
     };
     p.nodes = nodes;
     p.node_map = Some(map);
+    p.node_tags = tags;
     c.expect_end("$EndNodes")
 }
 
