@@ -562,3 +562,39 @@ fn coincident_gmsh_nodes_are_named_by_their_tags() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn an_executable_whose_cell_numbering_is_not_a_permutation_is_refused() {
+    use cardiac::app::bundle;
+    cardiac::solver::codelets::link();
+    let d = support::tmp();
+    let path = d.join("x.popexe");
+    let spec = ProblemSpec {
+        dx: 1.0,
+        tiles: Some(4),
+        ..ProblemSpec::default()
+    };
+    cardiac::app::saved::compile(&spec, &path).unwrap();
+    let mut exe = poplar::Executable::load(&path).unwrap();
+    let mut info: cardiac::solver::device::RunInfo =
+        serde_json::from_slice(&exe.app_sections[bundle::SECTION_RUN_INFO]).unwrap();
+    assert!(bundle::read(&exe, &path).is_ok());
+    // Two device cells mapped to one mesh cell (and one mesh cell to none), every index in
+    // range; the file's checksum is recomputed on saving, so it is valid.
+    info.new_to_old[1] = info.new_to_old[0];
+    exe.app_sections.insert(
+        bundle::SECTION_RUN_INFO.into(),
+        serde_json::to_vec(&info).unwrap(),
+    );
+    let bad = d.join("bad.popexe");
+    exe.save(&bad).unwrap();
+    let loaded = poplar::Executable::load(&bad).unwrap();
+    let e = format!("{:#}", bundle::read(&loaded, &bad).err().expect("refused"));
+    assert!(e.contains("permutation"), "{e}");
+    refused_within(
+        &["exec", &bad.display().to_string(), "--t-end", "0.1"],
+        10,
+        &["is not a permutation of its 2520 cells: mesh cell"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -110,6 +110,18 @@ pub fn check(exe: &Executable, info: &RunInfo, file: &Path) -> Result<()> {
         "{f}: the run info's cell numbering does not cover its {} cells",
         info.n
     );
+    // A permutation: every mesh cell once. (A repeated one left another's results unwritten
+    // and wrote over its own: silent garbage with a valid checksum.)
+    let mut device_cell = vec![usize::MAX; info.n];
+    for (new, &old) in info.new_to_old.iter().enumerate() {
+        let first = std::mem::replace(&mut device_cell[old as usize], new);
+        ensure!(
+            first == usize::MAX,
+            "{f}: the run info's cell numbering (new_to_old) is not a permutation of its {} \
+             cells: mesh cell {old} is device cells {first} and {new}",
+            info.n
+        );
+    }
     ensure!(
         info.chunk_steps >= 1 && info.dt_ode.is_finite() && info.dt_ode > 0.0,
         "{f}: the run info has chunk_steps {} and dt_ode {}",
