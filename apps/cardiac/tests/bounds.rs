@@ -598,3 +598,50 @@ fn an_executable_whose_cell_numbering_is_not_a_permutation_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn regions_and_sites_are_named_as_given() {
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, 1.0);
+    for (region, bad) in [
+        ("box:5,0,0,1,1,1;cell-type=endo", "--stim-box"),
+        ("sphere:1,1,1,-1;cell-type=endo", "--stim-sphere"),
+    ] {
+        let spec = ProblemSpec {
+            regions: vec![protocol::parse_region_spec(region).unwrap()],
+            ..ProblemSpec::slab(1.0)
+        };
+        let e = format!("{:#}", problem::setup(&spec, &mesh).unwrap_err());
+        assert!(
+            e.contains("--region 1") && !e.contains(bad),
+            "{region}: {e}"
+        );
+    }
+    let spec = ProblemSpec {
+        sites: vec![protocol::parse_site("box:5,0,0,1,1,1").unwrap()],
+        ..ProblemSpec::slab(1.0)
+    };
+    let e = format!("{:#}", problem::setup(&spec, &mesh).unwrap_err());
+    assert!(
+        e.contains("--stim-site 1") && !e.contains("--stim-box"),
+        "{e}"
+    );
+    let e = format!(
+        "{:#}",
+        protocol::parse_region("sphere:0,0,0,nan").unwrap_err()
+    );
+    assert!(!e.contains("got 4") && e.contains("NaN"), "{e}");
+}
+
+#[test]
+fn the_out_of_memory_hint_follows_tiles() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    let err = refused_within(
+        &small_run(&out, &["--dx", "0.5", "--tiles", "1"]),
+        60,
+        &["tile memory"],
+    );
+    assert!(!err.contains("--chips 2"), "{err}");
+    assert!(err.contains("--tiles"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -347,13 +347,30 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
     Ok((mesh, warnings))
 }
 
-/// The stimulated cells and a description of the region.
+/// The stimulated cells and a description of the region of the main stimulus (errors name
+/// `--stim-box`, `--stim-sphere`, `--stim-surface` or `--stim-cells`).
 pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, String)> {
+    stimulus_cells_of(mesh, region, None)
+}
+
+/// The cells of a region and a description of it; `of` names the option it belongs to in
+/// errors (`--region 2`, `--stim-site 1`), `None` the main stimulus' options.
+pub fn stimulus_cells_of(
+    mesh: &TetMesh,
+    region: &StimRegion,
+    of: Option<&str>,
+) -> Result<(Vec<u32>, String)> {
+    // The option at fault: the main stimulus' own, or `--region 2: box`.
+    let opt = |main: &str, kind: &str| match of {
+        Some(o) => format!("{o}: {kind}"),
+        None => main.to_string(),
+    };
     let (cells, what) = match region {
         StimRegion::Box(lo, hi) => {
             ensure!(
                 (0..3).all(|i| lo[i] <= hi[i]),
-                "--stim-box {lo:?}..{hi:?}: each min corner coordinate must be <= the max one"
+                "{} {lo:?}..{hi:?}: each min corner coordinate must be <= the max one",
+                opt("--stim-box", "box")
             );
             (
                 mesh.cells_in_box(*lo, *hi),
@@ -363,7 +380,8 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
         StimRegion::Sphere(c, r) => {
             ensure!(
                 r.is_finite() && *r > 0.0,
-                "--stim-sphere radius {r} mm must be positive"
+                "{} radius {r} mm must be positive",
+                opt("--stim-sphere", "sphere")
             );
             (
                 mesh.cells_in_sphere(*c, *r),
@@ -371,7 +389,8 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
             )
         }
         StimRegion::Surface(tag) => (
-            mesh.cells_touching_surface(tag).context("--stim-surface")?,
+            mesh.cells_touching_surface(tag)
+                .with_context(|| opt("--stim-surface", "surface"))?,
             format!("surface {tag}"),
         ),
         StimRegion::NiedererCube => (
@@ -379,7 +398,8 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
             "the corner cube [0, 1.5]³ mm".to_string(),
         ),
         StimRegion::Cells(path) => (
-            super::protocol::read_cell_list(path, mesh.num_cells())?,
+            super::protocol::read_cell_list(path, mesh.num_cells())
+                .with_context(|| opt("--stim-cells", "cells"))?,
             format!("cells listed in {}", path.display()),
         ),
     };
@@ -388,7 +408,15 @@ pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, 
             .bounding_box()
             .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
             .unwrap_or_default();
-        bail!("the stimulus region ({what}) contains no cell centroid{bb}");
+        let label = match (of, region) {
+            (Some(o), _) => o.to_string(),
+            (None, StimRegion::Box(..)) => "--stim-box".into(),
+            (None, StimRegion::Sphere(..)) => "--stim-sphere".into(),
+            (None, StimRegion::Surface(..)) => "--stim-surface".into(),
+            (None, StimRegion::Cells(..)) => "--stim-cells".into(),
+            (None, StimRegion::NiedererCube) => "the stimulus".into(),
+        };
+        bail!("{label}: the region ({what}) contains no cell centroid{bb}");
     }
     Ok((cells, what))
 }
@@ -427,13 +455,12 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
     let mut more_sites = Vec::new();
     for (k, site) in spec.sites.iter().enumerate() {
         let what = format!("--stim-site {}", k + 1);
-        let (cells, _) = stimulus_cells(mesh, &site.region).with_context(|| what.clone())?;
+        let (cells, _) = stimulus_cells_of(mesh, &site.region, Some(&what))?;
         more_sites.push(protocol::site_stimulus(site, cells, spec.dt_ode, &what)?);
     }
     let mut regions = Vec::new();
     for (k, r) in spec.regions.iter().enumerate() {
-        let (cells, _) =
-            stimulus_cells(mesh, &r.region).with_context(|| format!("--region {}", k + 1))?;
+        let (cells, _) = stimulus_cells_of(mesh, &r.region, Some(&format!("--region {}", k + 1)))?;
         regions.push((r.clone(), cells));
     }
     let models = protocol::cell_models(mesh, &spec.tp06, &regions)?;

@@ -60,24 +60,32 @@ pub struct RegionSpec {
 /// Parses a region: `box:x0,y0,z0,x1,y1,z1`, `sphere:cx,cy,cz,r` (mm), `surface:TAG`,
 /// `cells:FILE` or `corner` (the Niederer corner cube).
 pub fn parse_region(text: &str) -> Result<StimRegion> {
+    parse_region_of(text, "region")
+}
+
+/// [`parse_region`] of the option `of` (`--stim-site`, `--region`), which errors name.
+fn parse_region_of(text: &str, of: &str) -> Result<StimRegion> {
     let text = text.trim();
     if text == "corner" {
         return Ok(StimRegion::NiedererCube);
     }
     let (kind, arg) = text.split_once(':').with_context(|| {
-        format!("region {text:?}: write box:x0,y0,z0,x1,y1,z1, sphere:cx,cy,cz,r, surface:TAG, cells:FILE or corner")
+        format!("{of} {text:?}: write box:x0,y0,z0,x1,y1,z1, sphere:cx,cy,cz,r, surface:TAG, cells:FILE or corner")
     })?;
     let numbers = |n: usize, what: &str| -> Result<Vec<f64>> {
         let v: Vec<f64> = arg
             .split(',')
             .map(|x| x.trim().parse::<f64>())
             .collect::<Result<_, _>>()
-            .with_context(|| format!("region {text:?}: {what} must be numbers"))?;
+            .with_context(|| format!("{of} {text:?}: {what} must be numbers"))?;
         ensure!(
-            v.len() == n && v.iter().all(|x| x.is_finite()),
-            "region {text:?}: {kind} takes {n} finite numbers ({what}), got {}",
+            v.len() == n,
+            "{of} {text:?}: {kind} takes {n} finite numbers ({what}), got {}",
             v.len()
         );
+        if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+            bail!("{of} {text:?}: {x} is not a finite number ({kind} takes {what})");
+        }
         Ok(v)
     };
     Ok(match kind.trim() {
@@ -92,7 +100,7 @@ pub fn parse_region(text: &str) -> Result<StimRegion> {
         "surface" => StimRegion::Surface(arg.trim().to_string()),
         "cells" => StimRegion::Cells(PathBuf::from(arg.trim())),
         other => {
-            bail!("region {text:?}: unknown kind {other:?} (box, sphere, surface, cells or corner)")
+            bail!("{of} {text:?}: unknown kind {other:?} (box, sphere, surface, cells or corner)")
         }
     })
 }
@@ -101,7 +109,7 @@ pub fn parse_region(text: &str) -> Result<StimRegion> {
 /// `start`, `bcl`, `s2` (ms) and `beats`.
 pub fn parse_site(text: &str) -> Result<SiteSpec> {
     let mut parts = text.split(';');
-    let region = parse_region(parts.next().unwrap_or(""))?;
+    let region = parse_region_of(parts.next().unwrap_or(""), "--stim-site")?;
     let mut site = SiteSpec {
         region,
         ..SiteSpec::default()
@@ -146,7 +154,7 @@ pub fn parse_site(text: &str) -> Result<SiteSpec> {
 /// Parses `--region REGION[;cell-type=endo|mid|epi][;GKr*0.5,...]`.
 pub fn parse_region_spec(text: &str) -> Result<RegionSpec> {
     let mut parts = text.split(';');
-    let region = parse_region(parts.next().unwrap_or(""))?;
+    let region = parse_region_of(parts.next().unwrap_or(""), "--region")?;
     let mut spec = RegionSpec {
         region,
         cell_type: None,

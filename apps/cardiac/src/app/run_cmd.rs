@@ -319,7 +319,7 @@ pub fn compile(c: &RunCommand, p: &Prepared) -> Result<Compiled> {
     let prob = device::build(&p.setup, cfg)?;
     let build_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let exe = compile_or_hint(&prob, spec.chips)?;
+    let exe = compile_or_hint(&prob, spec)?;
     let compile_s = t.elapsed().as_secs_f64();
     let page = c.report.then(|| {
         let title = format!(

@@ -15,15 +15,32 @@ use crate::app::problem::{self, ProblemSpec};
 use crate::app::run::{check_every, check_work, run_device, threads_for, LoopOptions};
 use crate::solver::device::{self, DeviceRun};
 
-/// Compiles, turning "out of tile memory" into advice: more chips give more tiles.
-pub fn compile_or_hint(prob: &device::DeviceProblem, chips: u32) -> Result<Executable> {
+/// Compiles, turning "out of tile memory" into advice: more tiles (`--tiles` below the chips'
+/// tiles: more of them; else more chips).
+pub fn compile_or_hint(prob: &device::DeviceProblem, spec: &ProblemSpec) -> Result<Executable> {
     match device::compile_problem(prob) {
         Err(device::DeviceError::Compile(e @ poplar::CompileError::OutOfMemory { .. })) => {
-            Err(anyhow::Error::new(e).context(format!(
-                "the problem does not fit in the tile memory of {chips} chip(s): give more \
-                 tiles with --chips {} (1,472 tiles each)",
-                chips * 2
-            )))
+            let chips = spec.chips;
+            let all = problem::device_config(spec).map_or(0, |c| c.target.num_tiles() as usize);
+            let tiles = spec.tiles.unwrap_or(all);
+            let hint = if tiles < all {
+                format!(
+                    "the problem does not fit in the tile memory of --tiles {tiles}: give more \
+                     tiles with --tiles (up to {all}, or leave it out for all the tiles of \
+                     {chips} chip(s))"
+                )
+            } else if chips < 64 {
+                format!(
+                    "the problem does not fit in the tile memory of {chips} chip(s): give more \
+                     tiles with --chips {} (1,472 tiles each)",
+                    (chips * 2).min(64)
+                )
+            } else {
+                "the problem does not fit in the tile memory of 64 chips, the most: use a \
+                 coarser mesh"
+                    .to_string()
+            };
+            Err(anyhow::Error::new(e).context(hint))
         }
         r => Ok(r?),
     }
@@ -50,7 +67,7 @@ pub fn compile(spec: &ProblemSpec, output: &Path) -> Result<()> {
     let setup = problem::setup(spec, &mesh)?;
     let cfg = problem::device_config(spec)?;
     let prob = device::build(&setup, &cfg)?;
-    let mut exe = compile_or_hint(&prob, spec.chips)?;
+    let mut exe = compile_or_hint(&prob, spec)?;
     bundle::attach(
         &mut exe,
         &prob.info,
