@@ -57,6 +57,10 @@ pub const MAX_HELD_BYTES: f64 = (1u64 << 30) as f64;
 /// measured), and about 2 hours for one paced cell (1.3·10^6 steps per second).
 pub const MAX_CELL_STEPS: f64 = 1e10;
 
+/// Most time steps of any run, forced or not: 10^15, centuries of one cell; and what keeps
+/// step counts far inside usize.
+pub const MAX_CELL_STEPS_EVER: f64 = 1e15;
+
 /// Bytes held per sample of the trace: the f32, and its row of trace.csv.
 const TRACE_SAMPLE_BYTES: f64 = 24.0;
 
@@ -121,11 +125,15 @@ impl Protocol {
             return bad(
                 "--stim-duration",
                 self.duration,
-                "must be at least one time step",
+                "must be at least one time step (--dt)",
             );
         }
         if !(fin(self.bcl) && self.bcl > self.duration) {
-            return bad("--bcl", self.bcl, "must be longer than the pulse");
+            return bad(
+                "--bcl",
+                self.bcl,
+                "must be longer than the pulse (--stim-duration)",
+            );
         }
         if self.beats == 0 || self.beats > 100_000 {
             return bad("--beats", self.beats as f64, "must be 1 to 100,000");
@@ -356,7 +364,19 @@ impl Plan {
                 show(MAX_CELL_TIME)
             ));
         }
-        let steps = (end / p.dt).round() as usize;
+        // Counted in f64 first: 10^-300 ms steps are beyond usize.
+        let steps = (end / p.dt).round();
+        if !(steps <= MAX_CELL_STEPS_EVER) {
+            return too_large(format!(
+                "the protocol is {} time steps of --dt {} ms (to t = {} ms): past {}, more \
+                 than any run could take",
+                show(steps),
+                show(p.dt),
+                show(end),
+                show(MAX_CELL_STEPS_EVER)
+            ));
+        }
+        let steps = steps as usize;
         let step = |t: f64| ((t / p.dt).round() as usize).min(steps + 1);
         let mut captures: Vec<Capture> = windows
             .iter()

@@ -52,7 +52,7 @@ enum Cmd {
         file: PathBuf,
         /// Simulated time to run (ms), to the nearest whole ODE step at or after it; less when
         /// every cell has activated.
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
         t_end: f64,
         /// Write results here: results.json (benchmark points of a slab executable),
         /// activation.vtu and voltage snapshots. Checked before the run; a folder holding an
@@ -64,19 +64,19 @@ enum Cmd {
         #[arg(long)]
         force: bool,
         /// Simulator threads (default: all cores).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         threads: Option<usize>,
         /// With --out: a voltage snapshot (VTU) every this many simulated ms, at the first end
         /// of a device run (a chunk of the saved executable's steps, or a single step) at or
         /// after each multiple; 0 writes none.
-        #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
         snapshot_every: f64,
     },
     /// The paper's Table 1: partition, halo and memory figures per chip count and strategy.
     Partition {
-        #[arg(long, default_value_t = 0.5)]
+        #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
         dx: f64,
-        #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16])]
+        #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16], allow_hyphen_values = true)]
         chips: Vec<u32>,
     },
     /// Plot activation time along the slab diagonal from results.json files (or the folders
@@ -108,7 +108,7 @@ struct RunArgs {
     problem: ProblemArgs,
     /// Stop at this simulated time (ms), to the nearest whole ODE step at or after it, or
     /// earlier when every cell has activated.
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, allow_hyphen_values = true)]
     t_end: f64,
     /// A short smoke run (5 ms) for CI.
     #[arg(long)]
@@ -126,7 +126,7 @@ struct RunArgs {
     #[arg(long)]
     force: bool,
     /// Simulator threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     threads: Option<usize>,
     /// Do not profile the run (no phase breakdown, no profile.json).
     #[arg(long)]
@@ -136,16 +136,16 @@ struct RunArgs {
     no_report: bool,
     /// Record V at this point (x,y,z in mm; the nearest cell) into traces.csv; repeat for
     /// several points.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     trace_point: Vec<String>,
     /// Sampling interval of traces.csv (ms): device runs are shortened to it.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
     trace_every: f64,
     /// Write the membrane voltage as a VTU snapshot every this many simulated ms, listed in
     /// `voltage.pvd` for ParaView's time slider; 0 writes none. The device runs in chunks of
     /// at most 250 ODE steps, shortened to the snapshot interval when that is shorter. A
     /// snapshot is as large as activation.vtu (≈ 100 MB at 0.1 mm).
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
     snapshot_every: f64,
 }
 

@@ -263,6 +263,12 @@ pub fn check_slab_options(spec: &ProblemSpec) -> Result<()> {
     Ok(())
 }
 
+/// Range of `--scale` (mesh units to mm: 10 for cm, 1000 for m, 0.001 for µm). Beyond it
+/// cell volumes, the cube of lengths, overflow or underflow long before f64's own limits
+/// (10^300 made every cell "degenerate").
+pub const MIN_SCALE: f64 = 1e-6;
+pub const MAX_SCALE: f64 = 1e6;
+
 /// Reads or generates the mesh and checks it. Warnings (reoriented cells, disconnected
 /// components) are returned for the caller to print.
 pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
@@ -286,9 +292,11 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
                 p.display()
             );
             ensure!(
-                spec.scale.is_finite() && spec.scale > 0.0,
-                "--scale {} must be positive",
-                spec.scale
+                (MIN_SCALE..=MAX_SCALE).contains(&spec.scale),
+                "--scale {} must be between {MIN_SCALE:e} and {MAX_SCALE:e}: the mesh's \
+                 coordinates times it are millimetres (10 for cm, 1000 for m, 0.001 for µm); \
+                 far beyond, volumes overflow or vanish",
+                show(spec.scale)
             );
             let opts = ReadOptions {
                 reorient: false,
@@ -441,6 +449,28 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
         );
     }
     let cond = conductivity(spec, mesh);
+    // The solvers' current, density / (χ Cm) in pA/pF, is an f32: one beyond it would be an
+    // infinity (and V with it) rather than the density asked for.
+    for (k, density) in std::iter::once(spec.stim_density)
+        .chain(spec.sites.iter().map(|s| s.density))
+        .enumerate()
+    {
+        let current = density / (cond.chi * cond.cm);
+        ensure!(
+            (current as f32).is_finite(),
+            "{} {} µA/mm³ over --chi {} 1/mm × --cm {} µF/mm² is a current of {} pA/pF, \
+             beyond the solvers' f32",
+            if k == 0 {
+                "--stim-amplitude".to_string()
+            } else {
+                format!("--stim-site {k}: amplitude")
+            },
+            show(density),
+            show(cond.chi),
+            show(cond.cm),
+            show(current)
+        );
+    }
     let (cells, _) = stimulus_cells(mesh, &spec.stim)?;
     let main = SiteSpec {
         region: spec.stim.clone(),
