@@ -548,7 +548,7 @@ pub fn show(x: f64) -> String {
 
 /// A whole number with thousands separators (24,684,084), in exponent form from 10^15.
 pub fn grouped(x: f64) -> String {
-    if !(x.abs() < 1e15) {
+    if x.is_nan() || x.abs() >= 1e15 {
         return format!("{x:e}");
     }
     let digits = format!("{}", x.abs().round() as u64);

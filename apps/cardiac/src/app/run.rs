@@ -104,7 +104,7 @@ pub fn check_work(
 ) -> Result<Work> {
     use crate::app::problem::{grouped, show};
     let steps = step_count(t_end, dt);
-    if !(steps <= MAX_RUN_STEPS) {
+    if steps.is_nan() || steps > MAX_RUN_STEPS {
         bail!(
             "{end} at {dt_from} is {} ODE steps: the device's f32 clock counts at most {} \
              steps ({} ms at this step) before it drifts from the nominal time. Run a shorter \
