@@ -34,6 +34,15 @@ pub enum HdiffError {
         bytes: u64,
         limit: u64,
     },
+    #[error("{count} of the {total} output values are not finite (NaN or infinite), the first at index {first} (point i {i}, j {j}, k {k}); the diffusion is unstable with this coefficient (try a smaller --coeff)")]
+    NonFinite {
+        count: usize,
+        total: usize,
+        first: usize,
+        i: usize,
+        j: usize,
+        k: usize,
+    },
     #[error("the graph could not be built: {0}")]
     Graph(#[from] poplar::GraphError),
     #[error("the graph did not compile: {0}")]

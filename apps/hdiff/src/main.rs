@@ -46,8 +46,9 @@ struct RunArgs {
     /// Blocks per plane as J×I (default: the planner's choice).
     #[arg(long, value_parser = parse_blocks)]
     blocks: Option<(usize, usize)>,
-    /// Applications of the stencil (each reads the previous one's output; the halo is fixed).
-    #[arg(long, default_value_t = 10)]
+    /// Applications of the stencil (each reads the previous one's output; the halo is fixed);
+    /// at least 1.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
     /// Host threads of the simulator and of the native loop (default: all cores).
     #[arg(long)]
@@ -150,7 +151,7 @@ fn run(args: RunArgs) -> Result<()> {
     let input = test_input(&grid);
     let coeff = args.coeff.field(&grid);
     let tty = std::io::stderr().is_terminal();
-    let total = args.iterations.max(1);
+    let total = args.iterations;
     let mut last = 0.0f64;
     let (figures, out) = hdiff::run::run(
         &compiled,

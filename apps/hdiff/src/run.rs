@@ -162,6 +162,19 @@ pub fn run(
     };
     let out = dev.read()?;
     drop(dev);
+    // A blown-up field is an error, compared or not: NaN never counts as agreement.
+    if let Some(first) = out.iter().position(|v| !v.is_finite()) {
+        let count = out.iter().filter(|v| !v.is_finite()).count();
+        let plane = grid.ni * grid.nj;
+        return Err(HdiffError::NonFinite {
+            count,
+            total: out.len(),
+            first,
+            i: first % grid.ni,
+            j: first % plane / grid.ni,
+            k: first / plane,
+        });
+    }
 
     let elapsed = profile.elapsed;
     let cycles = elapsed.compute + elapsed.exchange + elapsed.sync;

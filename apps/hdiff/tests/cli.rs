@@ -158,3 +158,40 @@ fn an_mpi_launch_of_a_build_without_mpi_is_refused() {
     );
     assert!(!dir.exists(), "the output folder was created");
 }
+
+/// Runs `hdiff run` on a small grid with `extra` arguments; returns (success, stdout, stderr).
+fn small_run(extra: &[&str]) -> (bool, String, String) {
+    let out = hdiff()
+        .args(["run", "--grid", "40x30x3", "--threads", "2"])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn non_finite_output_is_an_error_never_agreement() {
+    // A coefficient this large blows the field up to infinities and NaNs within a few
+    // iterations; NaN must not count as "bit-identical" to the reference's NaN.
+    let (ok, stdout, stderr) = small_run(&["--coeff", "1e20", "--iterations", "3"]);
+    assert!(!ok, "a NaN result passed:\n{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("bit-identical"),
+        "NaN reported as agreement:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("not finite") && stderr.contains("first at index"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn zero_iterations_are_refused() {
+    let (ok, stdout, stderr) = small_run(&["--iterations", "0"]);
+    assert!(!ok, "--iterations 0 ran:\n{stdout}");
+    assert!(stderr.contains("--iterations"), "{stderr}");
+}
