@@ -111,11 +111,17 @@ impl Config {
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return bad("lr", self.lr.to_string(), "a finite learning rate above 0");
         }
-        if self.shape.inputs == 0 || self.shape.hidden == 0 || self.shape.classes < 2 {
+        if self.shape.inputs == 0 {
+            return bad("inputs", "0".into(), "at least 1 input feature");
+        }
+        if self.shape.hidden == 0 {
+            return bad("hidden", "0".into(), "at least 1 hidden unit");
+        }
+        if self.shape.classes < 2 {
             return bad(
-                "hidden",
-                self.shape.hidden.to_string(),
-                "at least 1 input, 1 hidden unit and 2 classes",
+                "classes",
+                self.shape.classes.to_string(),
+                "at least 2 classes",
             );
         }
         if self.global_batch() > train_len {

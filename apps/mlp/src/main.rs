@@ -44,8 +44,8 @@ enum Cmd {
     Scaling {
         #[command(flatten)]
         opts: Opts,
-        /// Largest R (powers of two from 1; above 64 on several Pod64s).
-        #[arg(long, default_value_t = 64)]
+        /// Largest R (powers of two from 1; above 64 on several Pod64s); at least 1.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
         max_replicas: u32,
         #[arg(long, default_value = "mlp-scaling")]
         out: PathBuf,
@@ -221,7 +221,7 @@ fn real_main() -> anyhow::Result<()> {
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
             let _output_lock = out_dir(&out, SCALING_FILES, force)?;
-            let rs: Vec<u32> = (0..=max_replicas.max(1).ilog2()).map(|k| 1 << k).collect();
+            let rs: Vec<u32> = (0..=max_replicas.ilog2()).map(|k| 1 << k).collect();
             for &r in &rs {
                 Config {
                     replicas: r,
