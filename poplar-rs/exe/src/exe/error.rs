@@ -270,6 +270,13 @@ pub enum FileError {
     /// Reading or writing the file failed.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// The path is not a regular file (a directory, FIFO, device or socket): refused before
+    /// anything is read from it, since reading a FIFO or a device may never end.
+    #[error("{path}: not a regular file ({kind}); an executable is read from a regular file")]
+    NotAFile { path: String, kind: String },
+    /// The file holds no bytes at all.
+    #[error("empty file: not an executable")]
+    Empty,
     /// The file does not start with the executable magic bytes.
     #[error("not an executable file (bad magic)")]
     BadMagic,

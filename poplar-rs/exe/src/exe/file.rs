@@ -196,6 +196,31 @@ fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(),
     Ok(())
 }
 
+/// What a path that is not a regular file is, for error messages.
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
 fn io_err(path: &Path, e: std::io::Error) -> FileError {
     FileError::Io {
         path: path.display().to_string(),
@@ -392,6 +417,15 @@ impl Executable {
     /// `Engine::new` checks before anything runs.
     pub fn load_unlinked(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
         let path = path.as_ref();
+        // Before opening: opening a FIFO for reading blocks until a writer comes.
+        let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+        if !meta.is_file() {
+            return Err(FileError::NotAFile {
+                path: path.display().to_string(),
+                kind: file_kind(&meta).into(),
+            }
+            .into());
+        }
         let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
         let len = file.metadata().map_err(|e| io_err(path, e))?.len();
         let mut src = FileSource {
@@ -448,6 +482,9 @@ fn parse(r: &mut impl Source) -> Result<Executable, FileError> {
 
 /// Reads the header (magic, a supported version) and the manifest it announces, checksummed.
 fn read_manifest(r: &mut impl Source) -> Result<Manifest, FileError> {
+    if r.remaining() == 0 {
+        return Err(FileError::Empty);
+    }
     if r.take(8, "header")? != MAGIC {
         return Err(FileError::BadMagic);
     }

@@ -204,6 +204,11 @@ pub struct Profile {
     /// [`PROFILE_SCHEMA_VERSION`] of the writer.
     pub version: u32,
     pub target: Target,
+    /// [`Executable::checksum`](crate::exe::Executable::checksum) of the executable that ran:
+    /// tools that pair a profile with an executable (`poplar report`) check it. `None` in
+    /// profiles written before it was recorded (they cannot be matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable_checksum: Option<u64>,
     /// Runs (`Engine::run` calls) recorded.
     pub runs: u64,
     /// Modelled elapsed cycles over all runs, split by what advanced the slowest tile.

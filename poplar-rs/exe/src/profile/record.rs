@@ -71,6 +71,8 @@ fn kind_of(e: u32) -> (u32, u32) {
 #[derive(Debug)]
 pub struct Recorder {
     model: CycleModel,
+    /// `Executable::checksum` of the executable recorded.
+    executable_checksum: u64,
     options: ProfileOptions,
     labels: HashMap<String, u32>,
     label_names: Vec<String>,
@@ -97,11 +99,16 @@ pub struct Recorder {
 impl Recorder {
     /// Precomputes the static costs of `exe`.
     pub fn new(exe: &Executable, options: ProfileOptions) -> Recorder {
-        Recorder::with_model(CycleModel::new(exe), options)
+        Recorder::with_model(CycleModel::new(exe), exe.checksum(), options)
     }
 
-    fn with_model(model: CycleModel, options: ProfileOptions) -> Recorder {
+    fn with_model(
+        model: CycleModel,
+        executable_checksum: u64,
+        options: ProfileOptions,
+    ) -> Recorder {
         Recorder {
+            executable_checksum,
             compute_exec: vec![0; model.computes.len()].into(),
             exchange_exec: vec![0; model.exchanges.len()].into(),
             wall_ns: vec![0; model.computes.len()].into(),
@@ -267,7 +274,7 @@ impl Recorder {
     /// Forgets everything recorded (keeps the static costs).
     pub fn clear(&mut self) {
         let model = std::mem::replace(&mut self.model, CycleModel::empty());
-        *self = Recorder::with_model(model, self.options);
+        *self = Recorder::with_model(model, self.executable_checksum, self.options);
     }
 
     /// The profile of everything recorded so far (built on first call after a run, then
@@ -304,6 +311,7 @@ impl Recorder {
             schema: PROFILE_SCHEMA.to_string(),
             version: PROFILE_SCHEMA_VERSION,
             target: m.target.clone(),
+            executable_checksum: Some(self.executable_checksum),
             runs: self.runs,
             elapsed: acc.elapsed,
             wall_ns: self.run_wall_ns,

@@ -15,6 +15,18 @@ pub enum ProfileError {
         path: String,
         source: std::io::Error,
     },
+    /// The path is not a regular file (a directory, FIFO, device or socket): refused before
+    /// anything is read from it.
+    #[error("{path}: not a regular file ({kind}); a profile is read from a regular file")]
+    NotAFile { path: String, kind: String },
+    /// The file is empty (or only white space).
+    #[error("empty file: not a poplar profile (a profile is a JSON object)")]
+    Empty,
+    /// Valid JSON, but not an object.
+    #[error(
+        "not a poplar profile: {0}, expected a JSON object with \"schema\": \"poplar-profile\""
+    )]
+    NotAnObject(&'static str),
     #[error("not a poplar profile: {0}")]
     Json(#[from] serde_json::Error),
     #[error("not a poplar profile (schema '{0}')")]
@@ -42,7 +54,21 @@ impl Profile {
     /// Reads a profile written by [`Profile::to_json`]; checks the schema name, the version
     /// and that per-tile arrays match the target.
     pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
+        if text.trim().is_empty() {
+            return Err(ProfileError::Empty);
+        }
         let v: serde_json::Value = serde_json::from_str(text)?;
+        let kind = match &v {
+            serde_json::Value::Object(_) => None,
+            serde_json::Value::Array(_) => Some("a JSON array"),
+            serde_json::Value::String(_) => Some("a JSON string"),
+            serde_json::Value::Number(_) => Some("a JSON number"),
+            serde_json::Value::Bool(_) => Some("a JSON boolean"),
+            serde_json::Value::Null => Some("JSON null"),
+        };
+        if let Some(kind) = kind {
+            return Err(ProfileError::NotAnObject(kind));
+        }
         match v.get("schema").and_then(|s| s.as_str()) {
             Some(PROFILE_SCHEMA) => {}
             other => return Err(ProfileError::Schema(other.unwrap_or("none").to_string())),
@@ -55,7 +81,46 @@ impl Profile {
             });
         }
         let p: Profile = serde_json::from_value(v)?;
+        // The target first (the clock divides every time in the reports; a tile count from
+        // it sizes what follows).
+        p.target
+            .validate()
+            .map_err(|e| ProfileError::Inconsistent(format!("target: {e}")))?;
+        if p.runs == 0 {
+            return Err(ProfileError::Inconsistent(
+                "runs is 0: a profile records at least one run".into(),
+            ));
+        }
         let n = u64::from(p.target.num_ipus) * u64::from(p.target.tiles_per_ipu);
+        for ph in &p.phases {
+            if let Some([t, _]) = ph.tile_cycles.iter().find(|[t, _]| *t >= n) {
+                return Err(ProfileError::Inconsistent(format!(
+                    "phase '{}' ({} {}): tile {t} is out of range (the target has {n} tiles)",
+                    ph.name,
+                    match ph.kind {
+                        PhaseKind::Compute => "compute",
+                        PhaseKind::Exchange => "exchange",
+                    },
+                    ph.index
+                )));
+            }
+        }
+        for t in &p.timeline.tracks {
+            for tile in [t.first_tile, t.last_tile] {
+                if u64::from(tile) >= n {
+                    return Err(ProfileError::Inconsistent(format!(
+                        "timeline track '{}': tile {tile} is out of range (the target has {n} tiles)",
+                        t.name
+                    )));
+                }
+            }
+            if t.first_tile > t.last_tile {
+                return Err(ProfileError::Inconsistent(format!(
+                    "timeline track '{}': first tile {} after last tile {}",
+                    t.name, t.first_tile, t.last_tile
+                )));
+            }
+        }
         for (what, a) in [
             ("compute", &p.tiles.compute),
             ("exchange", &p.tiles.exchange),
@@ -86,10 +151,19 @@ impl Profile {
     /// Reads a profile file.
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<Profile, ProfileError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+        let io = |source| ProfileError::Io {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        // Before opening: opening a FIFO for reading blocks until a writer comes.
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            return Err(ProfileError::NotAFile {
+                path: path.display().to_string(),
+                kind: crate::exe::file::file_kind(&meta).into(),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(io)?;
         Profile::from_json(&text)
     }
 

@@ -459,3 +459,133 @@ fn a_profile_is_saved_atomically() {
     assert_eq!(names, ["link", "profile.json"], "no temporary is left");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A small recorded profile as JSON, to be tampered with.
+fn recorded_json() -> serde_json::Value {
+    let e = two_phase_exe();
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.begin_run();
+    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
+    r.sync(SyncKind::Internal);
+    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
+    r.end_run(Default::default());
+    let json = r.profile().to_json();
+    Profile::from_json(&json).expect("a recorded profile loads");
+    serde_json::from_str(&json).unwrap()
+}
+
+fn refused(v: &serde_json::Value) -> String {
+    match Profile::from_json(&v.to_string()) {
+        Ok(_) => panic!("accepted: {v}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn absurd_profiles_are_refused_naming_the_field() {
+    for clock in [0.0, -1e9] {
+        let mut v = recorded_json();
+        v["target"]["clock_hz"] = serde_json::json!(clock);
+        let e = refused(&v);
+        assert!(e.contains("clock"), "{e}");
+    }
+    let mut v = recorded_json();
+    v["runs"] = serde_json::json!(0);
+    let e = refused(&v);
+    assert!(e.contains("runs"), "{e}");
+    let mut v = recorded_json();
+    v["phases"][0]["tile_cycles"][0][0] = serde_json::json!(7);
+    let e = refused(&v);
+    assert!(e.contains("tile 7"), "{e}");
+    let mut v = recorded_json();
+    v["timeline"]["tracks"][1]["last_tile"] = serde_json::json!(99);
+    let e = refused(&v);
+    assert!(e.contains("tile 99"), "{e}");
+}
+
+#[test]
+fn empty_and_non_object_profiles_say_what_they_are() {
+    let e = Profile::from_json("").unwrap_err().to_string();
+    assert!(e.contains("empty"), "{e}");
+    let e = Profile::from_json("  \n").unwrap_err().to_string();
+    assert!(e.contains("empty"), "{e}");
+    let e = Profile::from_json("[]").unwrap_err().to_string();
+    assert!(
+        e.contains("not a poplar profile") && e.contains("array"),
+        "{e}"
+    );
+}
+
+/// A FIFO with nobody writing to it: opening it for reading would block forever.
+fn fifo(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("poplar-fifo-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    let ok = std::process::Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mkfifo {}", p.display());
+    p
+}
+
+/// Runs `f` on another thread; fails the test if it does not return within 10 s.
+fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("reading a FIFO blocked")
+}
+
+#[test]
+fn non_regular_files_are_refused_without_reading() {
+    let p = fifo("profile");
+    let q = p.clone();
+    let e = promptly(move || Profile::load(&q).map(|_| ()).unwrap_err().to_string());
+    assert!(
+        e.contains(&p.display().to_string()) && e.contains("not a regular file"),
+        "{e}"
+    );
+    let q = p.clone();
+    let e = promptly(move || {
+        crate::exe::Executable::load_unlinked(&q)
+            .map(|_| ())
+            .unwrap_err()
+    });
+    assert!(
+        matches!(e.file(), Some(crate::exe::FileError::NotAFile { .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains(&p.display().to_string()), "{e}");
+    let _ = std::fs::remove_file(&p);
+    // A directory, too.
+    let d = std::env::temp_dir();
+    let e = Profile::load(&d).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    let e = crate::exe::Executable::load_unlinked(&d).unwrap_err();
+    assert!(
+        matches!(e.file(), Some(crate::exe::FileError::NotAFile { .. })),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_profile_records_its_executables_checksum() {
+    let e = two_phase_exe();
+    let v = recorded_json();
+    assert_eq!(v["executable_checksum"].as_u64(), Some(e.checksum()), "{v}");
+    let p = Profile::from_json(&v.to_string()).unwrap();
+    assert_eq!(p.executable_checksum, Some(e.checksum()));
+    // Older profiles have none: they still load.
+    let mut v = v;
+    v.as_object_mut().unwrap().remove("executable_checksum");
+    let p = Profile::from_json(&v.to_string()).unwrap();
+    assert_eq!(p.executable_checksum, None);
+    // Cleared recorders keep it.
+    let mut r = Recorder::new(&e, ProfileOptions::default());
+    r.clear();
+    r.begin_run();
+    r.end_run(Default::default());
+    assert_eq!(r.profile().executable_checksum, Some(e.checksum()));
+}
