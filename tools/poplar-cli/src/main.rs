@@ -47,6 +47,14 @@ pub enum CliError {
     /// An output refused (exists, is an input) or not written; with its cause.
     #[error("{}", with_causes(.0))]
     Output(#[from] app_support::output::OutputError),
+    /// A profile whose recorded executable checksum is not the executable's.
+    #[error("{path}: a profile of another executable: it records executable checksum {found:#018x}, {exe} has {expected:#018x}")]
+    OtherExecutable {
+        path: String,
+        exe: String,
+        expected: u64,
+        found: u64,
+    },
     /// A profile that is not of the executable it is reported with.
     #[error("{path}: {source}")]
     ProfileOf {
@@ -178,14 +186,22 @@ fn load_exe(path: &Path) -> Result<Executable, CliError> {
 
 fn load(path: &Path) -> Result<Input, CliError> {
     use std::io::Read;
+    // Not opened unless a regular file: opening a FIFO blocks until a writer comes. The
+    // loaders refuse such a path with a typed error naming it.
+    let meta = std::fs::metadata(path).map_err(io_err(path))?;
+    if !meta.is_file() {
+        return Ok(Input::Profile(Box::new(load_profile(path)?)));
+    }
     let mut head = [0u8; 64];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .map_err(io_err(path))?;
+    // JSON (an object, or anything else that is not an executable: an array, an empty or blank
+    // file) is read as a profile, whose errors say what the file is.
     let json = head[..n]
         .iter()
         .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|&b| b == b'{');
+        .is_none_or(|&b| b == b'{' || b == b'[');
     if json {
         Ok(Input::Profile(Box::new(load_profile(path)?)))
     } else {
@@ -314,15 +330,35 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     .map_or("executable".into(), |n| n.to_string_lossy().into_owned())
             });
             let mut data = poplar_viewer::ReportData::from_executable(&e, &title);
+            let checksum = profile.as_ref().map(|_| e.checksum());
             drop(e);
             let mut inputs = vec![exe.as_path()];
             if let Some(p) = &profile {
-                data =
-                    data.with_profile(&load_profile(p)?)
-                        .map_err(|source| CliError::ProfileOf {
+                let prof = load_profile(p)?;
+                match (prof.executable_checksum, checksum) {
+                    (Some(found), Some(expected)) if found != expected => {
+                        return Err(CliError::OtherExecutable {
                             path: p.display().to_string(),
-                            source,
-                        })?;
+                            exe: exe.display().to_string(),
+                            expected,
+                            found,
+                        });
+                    }
+                    (None, _) => eprintln!(
+                        "poplar: warning: {} records no executable checksum (written by an older \
+                         version): it cannot be matched to {}; checking its target and phase \
+                         names only",
+                        p.display(),
+                        exe.display()
+                    ),
+                    _ => {}
+                }
+                data = data
+                    .with_profile(&prof)
+                    .map_err(|source| CliError::ProfileOf {
+                        path: p.display().to_string(),
+                        source,
+                    })?;
                 inputs.push(p);
             }
             poplar_viewer::write_checked(&output, &data, force, &inputs)?;

@@ -454,3 +454,131 @@ fn outputs_that_exist_or_are_inputs_are_refused() {
     let _ = exe;
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Runs `poplar ARGS`; fails the test if it has not ended within 20 s. Returns (success,
+/// stderr).
+fn poplar_promptly(args: &[&std::ffi::OsStr]) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_poplar"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.success(), err);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("poplar {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn empty_and_non_profile_files_say_what_they_are() {
+    let d = dir("empty");
+    let trace = d.join("t.json");
+    for (name, text, want) in [
+        ("empty.json", "", "empty file"),
+        ("blank.json", " \n", "empty file"),
+        ("list.json", "[]", "JSON array"),
+    ] {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        for cmd in ["profile", "trace"] {
+            let mut args = vec![std::ffi::OsStr::new(cmd), p.as_os_str()];
+            if cmd == "trace" {
+                args.extend(["-o".as_ref(), trace.as_os_str()]);
+            }
+            let (ok, err) = poplar_promptly(&args);
+            assert!(!ok, "{cmd} {name}");
+            assert!(
+                err.contains(want) && !err.contains("truncated"),
+                "{cmd} {name}: {err}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn fifos_and_directories_are_refused_not_read() {
+    let d = dir("fifo");
+    let f = d.join("pipe");
+    let ok = Command::new("mkfifo")
+        .arg(&f)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mkfifo");
+    let out = d.join("o.html");
+    for args in [
+        vec!["profile".as_ref(), f.as_os_str()],
+        vec!["memory".as_ref(), f.as_os_str()],
+        vec!["plot".as_ref(), f.as_os_str(), "-o".as_ref(), d.as_os_str()],
+        vec![
+            "report".as_ref(),
+            f.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ],
+        vec!["profile".as_ref(), d.as_os_str()],
+    ] {
+        let (ok, err) = poplar_promptly(&args);
+        assert!(!ok, "{args:?}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_profile_of_another_executable_is_refused_by_checksum() {
+    let d = dir("checksum");
+    let (exe, prof) = files(&d);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let sum = v["executable_checksum"]
+        .as_u64()
+        .expect("the profile records its executable's checksum");
+    // Another executable's profile with the same target and phases.
+    v["executable_checksum"] = serde_json::json!(sum ^ 1);
+    let other = d.join("other.profile.json");
+    std::fs::write(&other, v.to_string()).unwrap();
+    let html = d.join("r.html");
+    let (ok, err) = poplar_promptly(&[
+        "report".as_ref(),
+        exe.as_os_str(),
+        other.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+    ]);
+    assert!(!ok, "a profile of another executable was reported");
+    assert!(
+        err.contains("another executable") && err.contains("other.profile.json"),
+        "{err}"
+    );
+    // A profile written before the checksum was recorded: reported, with a warning.
+    v.as_object_mut().unwrap().remove("executable_checksum");
+    std::fs::write(&other, v.to_string()).unwrap();
+    let (ok, err) = poplar_promptly(&[
+        "report".as_ref(),
+        exe.as_os_str(),
+        other.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+        "--force".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("cannot be matched"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
