@@ -54,10 +54,42 @@ fn args() -> Result<Args, String> {
             other => return Err(format!("unknown option {other}")),
         }
     }
-    if !(a.density > 0.0 && a.density <= 1.0) {
-        return Err(format!("--density {} must be in (0, 1]", a.density));
-    }
+    check_density(a.size, a.density)?;
     Ok(a)
+}
+
+/// A density in (0, 1] that gives at least one non-zero of the `size × size` weights.
+fn check_density(size: usize, density: f64) -> Result<(), String> {
+    if !(density > 0.0 && density <= 1.0) {
+        return Err(format!("--density {density} must be in (0, 1]"));
+    }
+    let elements = (size as f64) * (size as f64);
+    if elements * density < 1.0 {
+        return Err(format!(
+            "--density {density} gives {:.3e} non-zeros of the {size} × {size} weights, less \
+             than one: the smallest useful density is 1/{elements} = {:e}",
+            elements * density,
+            1.0 / elements
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_density;
+
+    #[test]
+    fn a_density_giving_no_non_zero_is_refused() {
+        let e = check_density(1024, 1e-300).unwrap_err();
+        assert!(
+            e.contains("--density") && e.contains("smallest useful density"),
+            "{e}"
+        );
+        assert!(check_density(1024, 1.0 / (1024.0 * 1024.0)).is_ok());
+        assert!(check_density(1024, 0.0).is_err());
+        assert!(check_density(1024, 1.5).is_err());
+    }
 }
 
 struct Rng(u64);

@@ -55,6 +55,17 @@ pub struct FcParams {
     pub block: usize,
 }
 
+/// As users give them: `W 1024 × 1024, batch 16, 65536 non-zeros in 1×1 blocks`.
+impl std::fmt::Display for FcParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "W {} × {}, batch {}, {} non-zeros in {}×{} blocks",
+            self.output_size, self.input_size, self.batch, self.nonzeros, self.block, self.block
+        )
+    }
+}
+
 impl FcParams {
     /// `nonzeros` from a density (rounded up).
     pub fn with_density(
@@ -274,15 +285,15 @@ pub enum FcPlanError {
 impl std::fmt::Display for FcPlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FcPlanError::Empty(p) => write!(f, "sparse fc {p:?}: every size must be at least 1"),
+            FcPlanError::Empty(p) => write!(f, "sparse fc ({p}): every size must be at least 1"),
             FcPlanError::Type(t) => write!(f, "sparse fc: data type {t:?}; f32 and f16 are supported"),
             FcPlanError::TooLarge(p) => write!(
                 f,
-                "sparse fc {p:?}: output_size and input_size must be below 2^31 (bucket coordinates are 31-bit)"
+                "sparse fc ({p}): output_size and input_size must be below 2^31 (bucket coordinates are 31-bit)"
             ),
             FcPlanError::BadBlock(p) => write!(
                 f,
-                "sparse fc {p:?}: the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
+                "sparse fc ({p}): the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
             ),
             FcPlanError::DoesNotFit {
                 params,
@@ -290,7 +301,7 @@ impl std::fmt::Display for FcPlanError {
                 budget,
             } => write!(
                 f,
-                "sparse fc {params:?} does not fit: the smallest plan needs {least_bytes_per_tile} bytes per tile, the budget is {budget} (raise available_memory_proportion or give more tiles)"
+                "sparse fc ({params}) does not fit: the smallest plan needs {least_bytes_per_tile} bytes per tile, the budget is {budget} (raise available_memory_proportion or give more tiles)"
             ),
         }
     }

@@ -619,3 +619,18 @@ fn f16_values_round_each_product_to_f16_and_accumulate_in_f32() {
         }
     }
 }
+
+#[test]
+fn plan_errors_print_the_parameters_readably() {
+    let target = Target::custom(32, 128 * 1024);
+    let mut p = FcParams::with_density(32, 16, 2, 0.1);
+    p.batch = 0;
+    let e = popsparse::plan(&target, p, &FcOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("FcParams {"), "Debug-printed: {e}");
+    assert!(
+        e.contains("W 32 × 16") && e.contains("batch 0") && e.contains("non-zeros"),
+        "{e}"
+    );
+}
