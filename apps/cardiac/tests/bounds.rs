@@ -645,3 +645,38 @@ fn the_out_of_memory_hint_follows_tiles() {
     assert!(err.contains("--tiles"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A crafted executable whose chunk program repeats u32::MAX times (4·10⁹ runs of a chunk
+/// before the run's first progress check) is refused when it is read, within seconds, naming
+/// the program and its step count against what the run info allows.
+#[test]
+fn an_executable_whose_program_runs_far_longer_than_its_run_info_is_refused() {
+    use cardiac::app::bundle;
+    cardiac::solver::codelets::link();
+    let d = support::tmp();
+    let path = d.join("x.popexe");
+    let spec = ProblemSpec {
+        dx: 1.0,
+        tiles: Some(4),
+        ..ProblemSpec::default()
+    };
+    cardiac::app::saved::compile(&spec, &path).unwrap();
+    let mut exe = poplar::Executable::load(&path).unwrap();
+    assert!(bundle::read(&exe, &path).is_ok());
+    let chunk = std::mem::replace(&mut exe.programs[0], poplar::exe::Step::Seq(Vec::new()));
+    exe.programs[0] = poplar::exe::Step::Repeat {
+        count: u32::MAX,
+        body: Box::new(chunk),
+    };
+    let bad = d.join("long.popexe");
+    exe.save(&bad).unwrap();
+    let loaded = poplar::Executable::load(&bad).unwrap();
+    let e = format!("{:#}", bundle::read(&loaded, &bad).err().expect("refused"));
+    assert!(e.contains("program 0") && e.contains("phases"), "{e}");
+    refused_within(
+        &["exec", &bad.display().to_string(), "--t-end", "0.1"],
+        10,
+        &["program 0 runs"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

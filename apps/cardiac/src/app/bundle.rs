@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::{bail, ensure, Context, Result};
+use poplar::exe::Step;
 use poplar::{DType, Executable};
 
 use super::probes::Probes;
@@ -133,5 +134,55 @@ pub fn check(exe: &Executable, info: &RunInfo, file: &Path) -> Result<()> {
         "{f} has {} program(s); a cardiac executable has a chunk program and a one-step program",
         exe.programs.len()
     );
+    // The run loop checks progress between engine runs: a program that runs far longer than
+    // its run info says (a crafted repeat count) would run for days before the first check.
+    let per_step = PHASES_PER_ODE_STEP_BOUND * (info.pde_steps as u64 + 1);
+    for (program, ode_steps) in [(0, u64::from(info.chunk_steps)), (PROGRAM_ONE_STEP, 1)] {
+        let phases = phases(exe, &exe.programs[program], 0);
+        let bound = per_step.saturating_mul(ode_steps);
+        ensure!(
+            phases.is_some_and(|n| n <= bound),
+            "{f}: program {program} runs {} phases, more than the {bound} of {ode_steps} ODE \
+             step(s) with {} PDE steps each: not the program its run info describes",
+            phases.map_or("an unbounded number of".to_string(), |n| n.to_string()),
+            info.pde_steps
+        );
+    }
     Ok(())
+}
+
+/// Most compute and exchange phases one ODE step runs, per PDE step or ODE stage, with room to
+/// spare: a PDE step is an exchange and a compute phase, the ODE step one compute phase.
+const PHASES_PER_ODE_STEP_BOUND: u64 = 8;
+
+/// Compute and exchange phases `step` runs, repeats multiplied out (saturating); `None` for a
+/// loop on device data (`While`), which a cardiac program never has, or calls nested beyond
+/// what a cardiac program needs.
+fn phases(exe: &Executable, step: &Step, depth: u32) -> Option<u64> {
+    if depth > 16 {
+        return None;
+    }
+    match step {
+        Step::Seq(v) => v.iter().try_fold(0u64, |acc, s| {
+            Some(acc.saturating_add(phases(exe, s, depth + 1)?))
+        }),
+        Step::Label { body, .. } => phases(exe, body, depth + 1),
+        Step::Compute(_) | Step::Exchange(_) => Some(1),
+        Step::Repeat { count, body } => {
+            Some(phases(exe, body, depth + 1)?.saturating_mul(u64::from(*count)))
+        }
+        Step::If { then, else_, .. } => {
+            Some(phases(exe, then, depth + 1)?.max(phases(exe, else_, depth + 1)?))
+        }
+        Step::Switch { cases, default, .. } => {
+            let most = cases
+                .iter()
+                .map(|(_, s)| phases(exe, s, depth + 1))
+                .try_fold(0u64, |acc, n| Some(acc.max(n?)))?;
+            Some(most.max(phases(exe, default, depth + 1)?))
+        }
+        Step::Call(fun) => phases(exe, exe.functions.get(*fun)?, depth + 1),
+        Step::While { .. } => None,
+        Step::Sync(_) | Step::StreamIn { .. } | Step::StreamOut { .. } => Some(0),
+    }
 }
