@@ -28,10 +28,15 @@ const ROOMS: &[(&str, &[&str])] = &[
         "compiler",
         &["codelet", "dtype", "entity", "exe", "graph", "target"],
     ),
+    // Files written through a temporary and renamed (executables and profiles): plain I/O.
+    ("atomic", &[]),
     // The executable is self-contained: nothing of the graph IR or the compiler.
-    ("exe", &["codelet", "dtype", "entity", "target"]),
+    ("exe", &["atomic", "codelet", "dtype", "entity", "target"]),
     // The profile reads executables and the engine's records; it never runs or compiles.
-    ("profile", &["codelet", "dtype", "entity", "exe", "target"]),
+    (
+        "profile",
+        &["atomic", "codelet", "dtype", "entity", "exe", "target"],
+    ),
     // The ranks of a job and their transport (MPI behind the feature `mpi`): which rank owns
     // which tiles, nothing of what runs on them.
     ("dist", &["target"]),
@@ -69,7 +74,7 @@ const NEVER: &[(&str, &str)] = &[
 /// order of the pipeline: a crate may depend only on crates before it.
 const CRATES: &[(&str, &[&str])] = &[
     ("core", &["codelet", "dtype", "entity", "fp", "target"]),
-    ("exe", &["exe", "profile"]),
+    ("exe", &["atomic", "exe", "profile"]),
     ("compiler", &["compiler", "graph"]),
     ("engine", &["dist", "engine"]),
 ];
