@@ -563,9 +563,9 @@ fn coincident_gmsh_nodes_are_named_by_their_tags() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn an_executable_whose_cell_numbering_is_not_a_permutation_is_refused() {
-    use cardiac::app::bundle;
+/// A cardiac executable of the 1 mm slab on 4 tiles, compiled into a new temporary folder:
+/// `(folder, file, executable)`.
+fn compiled_slab() -> (std::path::PathBuf, std::path::PathBuf, poplar::Executable) {
     cardiac::solver::codelets::link();
     let d = support::tmp();
     let path = d.join("x.popexe");
@@ -575,7 +575,14 @@ fn an_executable_whose_cell_numbering_is_not_a_permutation_is_refused() {
         ..ProblemSpec::default()
     };
     cardiac::app::saved::compile(&spec, &path).unwrap();
-    let mut exe = poplar::Executable::load(&path).unwrap();
+    let exe = poplar::Executable::load(&path).unwrap();
+    (d, path, exe)
+}
+
+#[test]
+fn an_executable_whose_cell_numbering_is_not_a_permutation_is_refused() {
+    use cardiac::app::bundle;
+    let (d, path, mut exe) = compiled_slab();
     let mut info: cardiac::solver::device::RunInfo =
         serde_json::from_slice(&exe.app_sections[bundle::SECTION_RUN_INFO]).unwrap();
     assert!(bundle::read(&exe, &path).is_ok());
@@ -652,16 +659,7 @@ fn the_out_of_memory_hint_follows_tiles() {
 #[test]
 fn an_executable_whose_program_runs_far_longer_than_its_run_info_is_refused() {
     use cardiac::app::bundle;
-    cardiac::solver::codelets::link();
-    let d = support::tmp();
-    let path = d.join("x.popexe");
-    let spec = ProblemSpec {
-        dx: 1.0,
-        tiles: Some(4),
-        ..ProblemSpec::default()
-    };
-    cardiac::app::saved::compile(&spec, &path).unwrap();
-    let mut exe = poplar::Executable::load(&path).unwrap();
+    let (d, path, mut exe) = compiled_slab();
     assert!(bundle::read(&exe, &path).is_ok());
     let chunk = std::mem::replace(&mut exe.programs[0], poplar::exe::Step::Seq(Vec::new()));
     exe.programs[0] = poplar::exe::Step::Repeat {
