@@ -10,12 +10,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{cardiac, cardiac_within, stderr, tmp};
+use app_support::testing::NumericSweep;
+use support::{cardiac, stderr, tmp};
 
 /// Longest an invocation may take.
 const LIMIT: Duration = Duration::from_secs(10);
-
-const VALUES: [&str; 7] = ["0", "-1", "NaN", "inf", "-inf", "1e-300", "1e300"];
 
 /// An option and how many comma-separated numbers it takes (the value is repeated).
 type Opt = (&'static str, usize);
@@ -64,63 +63,6 @@ const CELL: &[Opt] = &[
     ("--trace-every", 1),
 ];
 
-/// `base` (pairs of option and value, or a flag and `""`) with `opt` set to `value`.
-fn args(base: &[(&str, &str)], opt: &str, value: &str) -> Vec<String> {
-    let mut a: Vec<String> = Vec::new();
-    for &(o, v) in base {
-        if o == opt {
-            continue;
-        }
-        a.push(o.to_string());
-        if !v.is_empty() {
-            a.push(v.to_string());
-        }
-    }
-    a.push(opt.to_string());
-    a.push(value.to_string());
-    a
-}
-
-/// What is wrong with `cardiac ARGS` (`None`: a clean error or a successful run).
-fn verdict(args: &[String], opt: &str) -> Option<String> {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    let Some(o) = cardiac_within(&a, LIMIT) else {
-        return Some(format!("{args:?}: still running after {LIMIT:?}"));
-    };
-    let err = stderr(&o);
-    if err.contains("panicked") {
-        return Some(format!("{args:?}: panicked:\n{err}"));
-    }
-    let Some(code) = o.status.code() else {
-        return Some(format!(
-            "{args:?}: killed by a signal ({:?}):\n{err}",
-            o.status
-        ));
-    };
-    if code == 0 {
-        return None;
-    }
-    match err.lines().find(|l| l.starts_with("error")) {
-        Some(line) if line.contains(opt) => None,
-        Some(line) => Some(format!("{args:?}: the error does not name {opt}: {line}")),
-        None => Some(format!(
-            "{args:?}: exit {code} without an error line:\n{err}"
-        )),
-    }
-}
-
-fn sweep(base: &[(&str, &str)], opts: &[Opt], failures: &mut Vec<String>, tried: &mut usize) {
-    for &(opt, arity) in opts {
-        for v in VALUES {
-            let value = vec![v; arity].join(",");
-            *tried += 1;
-            if let Some(f) = verdict(&args(base, opt, &value), opt) {
-                failures.push(f);
-            }
-        }
-    }
-}
-
 #[test]
 fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
     let d = tmp();
@@ -130,7 +72,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
     let o = cardiac(&["compile", "--dx", "1", "--tiles", "4", "-o", &exe]);
     assert!(o.status.success(), "compile: {}", stderr(&o));
     let t = Instant::now();
-    let (mut failures, mut tried) = (Vec::new(), 0);
+    let mut sweep = NumericSweep::new(support::BIN, LIMIT);
     let run: Vec<(&str, &str)> = vec![
         ("run", ""),
         ("--dx", "1"),
@@ -143,7 +85,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--out", &out),
         ("--force", ""),
     ];
-    sweep(&run, RUN, &mut failures, &mut tried);
+    sweep.options(&run, RUN);
     let mesh = support::mesh();
     let on_mesh: Vec<(&str, &str)> = vec![
         ("run", ""),
@@ -157,7 +99,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--out", &out),
         ("--force", ""),
     ];
-    sweep(&on_mesh, MESH, &mut failures, &mut tried);
+    sweep.options(&on_mesh, MESH);
     let exec: Vec<(&str, &str)> = vec![
         ("exec", ""),
         (&exe, ""),
@@ -165,7 +107,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--out", &out),
         ("--force", ""),
     ];
-    sweep(&exec, EXEC, &mut failures, &mut tried);
+    sweep.options(&exec, EXEC);
     let cell: Vec<(&str, &str)> = vec![
         ("cell", ""),
         ("--beats", "1"),
@@ -173,13 +115,12 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--out", &cell_out),
         ("--force", ""),
     ];
-    sweep(&cell, CELL, &mut failures, &mut tried);
-    eprintln!("{tried} invocations in {:.1} s", t.elapsed().as_secs_f64());
-    assert!(
-        failures.is_empty(),
-        "{} of {tried} invocations failed:\n{}",
-        failures.len(),
-        failures.join("\n")
+    sweep.options(&cell, CELL);
+    eprintln!(
+        "{} invocations in {:.1} s",
+        sweep.tried,
+        t.elapsed().as_secs_f64()
     );
+    sweep.assert_clean();
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -37,24 +37,24 @@ struct RunArgs {
     #[arg(long, value_enum, default_value_t = Mapping::Single)]
     mapping: Mapping,
     /// Chips (GC200, 1472 tiles each).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     chips: u32,
     /// Planes per tile: `all` (each tile holds all planes of its block), `spread` (planes over
     /// tiles), a number of plane groups, or `auto` (the planner's choice).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", allow_hyphen_values = true)]
     planes: Planes,
     /// Blocks per plane as J×I (default: the planner's choice).
     #[arg(long, value_parser = parse_blocks)]
     blocks: Option<(usize, usize)>,
     /// Applications of the stencil (each reads the previous one's output; the halo is fixed);
     /// at least 1.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     iterations: u64,
     /// Host threads of the simulator and of the native loop (default: all cores).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     threads: Option<usize>,
     /// The diffusion coefficient: a number, or `varying` (a field that varies per point).
-    #[arg(long, default_value = "0.025")]
+    #[arg(long, default_value = "0.025", allow_hyphen_values = true)]
     coeff: Coefficient,
     /// Skip the comparison with the host reference (the native loop).
     #[arg(long)]

@@ -124,6 +124,13 @@ impl Config {
                 "at least 2 classes",
             );
         }
+        if self.per_class == 0 {
+            return bad(
+                "per-class",
+                "0".into(),
+                "at least 1 generated sample per class",
+            );
+        }
         if self.global_batch() > train_len {
             return bad(
                 "micro-batch",

@@ -29,10 +29,10 @@ enum Cmd {
         #[command(flatten)]
         opts: Opts,
         /// Epochs.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, allow_hyphen_values = true)]
         epochs: usize,
         /// Host threads of the simulator (default: all).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         threads: Option<usize>,
         /// Output folder (refused if it holds an earlier run, unless --force).
         #[arg(long, default_value = "mlp-out")]
@@ -45,7 +45,7 @@ enum Cmd {
         #[command(flatten)]
         opts: Opts,
         /// Largest R (powers of two from 1; above 64 on several Pod64s); at least 1.
-        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
         max_replicas: u32,
         #[arg(long, default_value = "mlp-scaling")]
         out: PathBuf,
@@ -62,33 +62,33 @@ enum Cmd {
 #[derive(Args, Clone)]
 struct Opts {
     /// Replicas R (a power of two; one chip each).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     replicas: u32,
     /// Samples per replica per micro-batch (m).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, allow_hyphen_values = true)]
     micro_batch: usize,
     /// Micro-batches per step (gradient accumulation factor GA).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     accumulate: usize,
     /// Learning rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     lr: f32,
     /// How the global batch's gradients are combined: sum, or mean over R·m·GA samples.
     #[arg(long, value_enum, default_value_t = Reduction::Mean)]
     reduction: Reduction,
     /// Sample tiles per replica.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     tiles: usize,
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, allow_hyphen_values = true)]
     inputs: usize,
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, allow_hyphen_values = true)]
     hidden: usize,
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     classes: usize,
     /// Points per class of the generated data set (80 % train, 20 % test).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, allow_hyphen_values = true)]
     per_class: usize,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     seed: u64,
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
+pub const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
 
 /// A fresh folder for one test (tests run in parallel and clean up after themselves).
 pub fn tmp() -> PathBuf {
@@ -75,46 +75,7 @@ pub fn mesh() -> String {
 /// `cardiac ARGS`, killed after `limit`: `None` if it was still running then (a hang, or work
 /// far beyond what was asked).
 pub fn cardiac_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
-    use std::io::Read;
-    use std::process::Stdio;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cardiac");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut b = Vec::new();
-            let _ = r.read_to_end(&mut b);
-            b
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for cardiac") {
-            break Some(s);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
-    let (stdout, stderr) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    );
-    status.map(|status| Output {
-        status,
-        stdout,
-        stderr,
-    })
+    app_support::testing::run_within(std::path::Path::new(BIN), args, limit)
 }
 
 /// `cardiac ARGS` fails within `secs` seconds, cleanly (an exit status, not a signal; no
