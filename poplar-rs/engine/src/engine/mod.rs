@@ -39,6 +39,8 @@ mod memory;
 mod panics;
 mod plan;
 mod ranks;
+#[allow(dead_code)] // Until the engine is wired to it.
+mod streaming;
 mod team;
 
 pub use error::{is_shared_error, EngineError};
