@@ -105,7 +105,8 @@ fn json_round_trip_and_bad_files() {
         Profile::from_json(r#"{"schema":"other","version":1}"#),
         Err(ProfileError::Schema(_))
     ));
-    let newer = text.replacen("\"version\":1", "\"version\":99", 1);
+    let newer = text.replacen("\"version\":2", "\"version\":99", 1);
+    assert_ne!(newer, text);
     assert!(matches!(
         Profile::from_json(&newer),
         Err(ProfileError::Version { found: 99, .. })

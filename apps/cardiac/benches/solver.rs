@@ -26,7 +26,7 @@ use cardiac::partition::Strategy;
 use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Setup, Stimulus};
-use poplar::profile::{PhaseKind, ProfileOptions};
+use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, EngineOptions, InPlaceConcat};
 
 fn peak_rss_mib() -> f64 {
@@ -165,11 +165,7 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize, chunk: usize, in_p
         let prof = run.engine.take_profile().expect("profile");
         let mut parts: Vec<(String, f64)> = Vec::new();
         for ph in &prof.phases {
-            let kind = match ph.kind {
-                PhaseKind::Compute => "compute",
-                PhaseKind::Exchange => "exchange",
-            };
-            let name = format!("{kind} {}", ph.name);
+            let name = format!("{} {}", ph.kind.name(), ph.name);
             let ms = ph.wall_ns as f64 / 1e6 / steps;
             match parts.iter_mut().find(|p| p.0 == name) {
                 Some(p) => p.1 += ms,

@@ -185,13 +185,7 @@ pub fn run(
     let mut phases: Vec<(String, String, u64)> = profile
         .phases
         .iter()
-        .map(|p| {
-            let kind = match p.kind {
-                PhaseKind::Compute => "compute",
-                PhaseKind::Exchange => "exchange",
-            };
-            (p.name.clone(), kind.to_string(), p.cycles)
-        })
+        .map(|p| (p.name.clone(), p.kind.name().to_string(), p.cycles))
         .collect();
     phases.sort_by_key(|p| std::cmp::Reverse(p.2));
     phases.truncate(6);

@@ -60,6 +60,31 @@ pub struct Target {
     /// existed load with it off, so they keep computing as they did.
     #[serde(default)]
     pub flush_subnormals: bool,
+    /// Bytes of Streaming Memory (the DRAM beside the chips) each chip can reach: remote
+    /// buffers of one chip may not exceed it (`docs/cycle-model.md`: 448 GB per IPU-M2000, 4
+    /// chips, is 112 GB each). Executables saved before this field existed load with it.
+    #[serde(default = "default_streaming_memory_bytes")]
+    pub streaming_memory_bytes: u64,
+    /// Bytes per cycle, in each direction, between one chip and its Streaming Memory (and
+    /// the host): PCIe Gen4 x8, 15.75 GB/s at 1.33 GHz is 11.84.
+    #[serde(default = "default_streaming_rate")]
+    pub streaming_memory_bytes_per_cycle: f64,
+    /// Fixed cycles of one transfer between a chip and its Streaming Memory (an assumption: 1
+    /// µs, a PCIe read round trip; no public figure was found).
+    #[serde(default = "default_streaming_latency")]
+    pub streaming_memory_latency_cycles: u32,
+    /// Cycles a host-to-device or device-to-host stream copy waits for the host when its data
+    /// was not prefetched (an assumption: 10 µs, the host's callback and the gateway's
+    /// round trip).
+    #[serde(default = "default_host_round_trip")]
+    pub host_round_trip_cycles: u32,
+    /// Tiles of each chip reserved for host and Streaming Memory transfers (the last
+    /// `io_tiles` of each chip): no vertex runs on them, and transfers to them overlap compute
+    /// on the others in `Program::overlap_io`. 0 (the default) or an even number: 32–192 on
+    /// a chip of at least 1,472 tiles, as PopTorch allows; 2 up to half the tiles on the
+    /// small chips of tests and examples.
+    #[serde(default)]
+    pub io_tiles: u32,
 }
 
 /// Identifies one tile of the target: `0..num_tiles()`, chip-major.
@@ -74,6 +99,32 @@ pub const GW_LINK_BYTES_PER_CYCLE: f64 = 25.0e9 / 4.0 / 1.33e9;
 /// Latency of one GW hop (IPU-Gateway to switch to IPU-Gateway): an assumption of 2 µs, about
 /// four times an Ethernet switch round trip; no public figure was found.
 pub const GW_HOP_LATENCY_CYCLES: u32 = 2660;
+
+/// One chip's Streaming Memory on an IPU-M2000: up to 448 GB for its 4 chips.
+pub const STREAMING_MEMORY_BYTES: u64 = 448_000_000_000 / 4;
+/// One chip's PCIe Gen4 x8 to the IPU-Gateway (and so to Streaming Memory and the host):
+/// 16 GT/s × 8 lanes × 128/130 encoding is 15.75 GB/s each way, at 1.33 GHz.
+pub const STREAMING_MEMORY_BYTES_PER_CYCLE: f64 = 15.75e9 / 1.33e9;
+/// Latency of one Streaming Memory transfer: an assumption of 1 µs (a PCIe read round trip).
+pub const STREAMING_MEMORY_LATENCY_CYCLES: u32 = 1330;
+/// A stream copy that was not prefetched waits for the host: an assumption of 10 µs.
+pub const HOST_ROUND_TRIP_CYCLES: u32 = 13_300;
+
+fn default_streaming_memory_bytes() -> u64 {
+    STREAMING_MEMORY_BYTES
+}
+
+fn default_streaming_rate() -> f64 {
+    STREAMING_MEMORY_BYTES_PER_CYCLE
+}
+
+fn default_streaming_latency() -> u32 {
+    STREAMING_MEMORY_LATENCY_CYCLES
+}
+
+fn default_host_round_trip() -> u32 {
+    HOST_ROUND_TRIP_CYCLES
+}
 
 fn default_gw_rate() -> f64 {
     GW_LINK_BYTES_PER_CYCLE
@@ -109,6 +160,11 @@ impl Target {
             global_sync_cycles: 1500,
             alignment: 8,
             flush_subnormals: true,
+            streaming_memory_bytes: STREAMING_MEMORY_BYTES,
+            streaming_memory_bytes_per_cycle: STREAMING_MEMORY_BYTES_PER_CYCLE,
+            streaming_memory_latency_cycles: STREAMING_MEMORY_LATENCY_CYCLES,
+            host_round_trip_cycles: HOST_ROUND_TRIP_CYCLES,
+            io_tiles: 0,
         }
     }
 
@@ -182,6 +238,17 @@ impl Target {
     /// Tile index within its chip.
     pub fn tile_in_ipu(&self, tile: TileId) -> u32 {
         tile % self.tiles_per_ipu
+    }
+
+    /// Whether `tile` is one of its chip's I/O tiles (the last [`Target::io_tiles`]).
+    pub fn is_io_tile(&self, tile: TileId) -> bool {
+        self.tile_in_ipu(tile) >= self.tiles_per_ipu - self.io_tiles.min(self.tiles_per_ipu)
+    }
+
+    /// The I/O tiles of chip `chip`, in order.
+    pub fn io_tiles_of(&self, chip: u32) -> std::ops::Range<TileId> {
+        let end = (chip + 1) * self.tiles_per_ipu;
+        end - self.io_tiles.min(self.tiles_per_ipu)..end
     }
 
     /// IPU-Link hops between two chips under the target's topology. Inside a link domain:
@@ -263,6 +330,19 @@ impl Target {
             });
         }
         int("alignment", self.alignment, 8, 4096)?;
+        real(
+            "streaming_memory_bytes_per_cycle",
+            self.streaming_memory_bytes_per_cycle,
+            1e6,
+        )?;
+        if self.streaming_memory_bytes > MAX_STREAMING_MEMORY_BYTES {
+            return Err(TargetError {
+                field: "streaming_memory_bytes",
+                value: self.streaming_memory_bytes.to_string(),
+                allowed: format!("0..={MAX_STREAMING_MEMORY_BYTES}"),
+            });
+        }
+        self.validate_io_tiles()?;
         let tiles = u64::from(self.num_ipus) * u64::from(self.tiles_per_ipu);
         if tiles > u64::from(MAX_TILES) {
             return Err(TargetError {
@@ -275,6 +355,32 @@ impl Target {
     }
 }
 
+impl Target {
+    /// `io_tiles`: 0, or even and 32–192 on a chip of at least 1,472 tiles (PopTorch's
+    /// range), or even and 2 up to half the tiles on a smaller chip.
+    fn validate_io_tiles(&self) -> Result<(), TargetError> {
+        let n = self.io_tiles;
+        if n == 0 {
+            return Ok(());
+        }
+        let (lo, hi) = if self.tiles_per_ipu >= 1472 {
+            (32, 192)
+        } else {
+            (2, self.tiles_per_ipu / 2)
+        };
+        if n.is_multiple_of(2) && (lo..=hi).contains(&n) {
+            return Ok(());
+        }
+        Err(TargetError {
+            field: "io_tiles",
+            value: n.to_string(),
+            allowed: format!("0 or an even number from {lo} to {hi}"),
+        })
+    }
+}
+
+/// Most bytes of Streaming Memory per chip a target may have (1 PiB).
+pub const MAX_STREAMING_MEMORY_BYTES: u64 = 1 << 50;
 /// Most chips a target may have (several Pods of 64).
 pub const MAX_CHIPS: u32 = 1024;
 /// Most tiles per chip.
@@ -398,6 +504,34 @@ mod tests {
                 },
             ),
             (
+                "io_tiles",
+                Target {
+                    io_tiles: 33,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "io_tiles",
+                Target {
+                    io_tiles: 16,
+                    ..Target::gc200()
+                },
+            ),
+            (
+                "io_tiles",
+                Target {
+                    io_tiles: 10,
+                    ..Target::custom(16, 1024)
+                },
+            ),
+            (
+                "streaming_memory_bytes_per_cycle",
+                Target {
+                    streaming_memory_bytes_per_cycle: 0.0,
+                    ..Target::gc200()
+                },
+            ),
+            (
                 "num_ipus x tiles_per_ipu",
                 Target {
                     num_ipus: 1024,
@@ -411,6 +545,32 @@ mod tests {
             assert_eq!(e.field, field, "{e}");
             assert!(e.to_string().contains(field), "{e}");
         }
+    }
+
+    #[test]
+    fn io_tiles_are_the_last_of_each_chip() {
+        let t = Target {
+            io_tiles: 32,
+            ..Target::gc200_multi(2)
+        };
+        assert_eq!(t.validate(), Ok(()));
+        assert_eq!(t.io_tiles_of(1), 2912..2944);
+        assert!(!t.is_io_tile(1439) && t.is_io_tile(1440) && t.is_io_tile(1471));
+        assert!(!t.is_io_tile(1472) && t.is_io_tile(2943));
+        assert!(!Target::gc200().is_io_tile(1471));
+        let small = Target {
+            io_tiles: 2,
+            ..Target::custom(8, 1024)
+        };
+        assert_eq!(small.validate(), Ok(()));
+        assert_eq!(small.io_tiles_of(0), 6..8);
+    }
+
+    #[test]
+    fn streaming_memory_figures_are_the_m2000s() {
+        let t = Target::gc200();
+        assert_eq!(t.streaming_memory_bytes, 112_000_000_000);
+        assert!((t.streaming_memory_bytes_per_cycle - 11.84).abs() < 0.01);
     }
 
     #[test]

@@ -295,6 +295,8 @@ impl Builder {
                 functions: Default::default(),
                 host_tensors: Vec::new(),
                 streams: Vec::new(),
+                remote_buffers: Default::default(),
+                remote_copies: Default::default(),
                 variable_names: Vec::new(),
                 app_sections: Default::default(),
             },
@@ -337,6 +339,7 @@ impl Builder {
             dtype,
             len,
             dir,
+            buffering_depth: 1,
         });
         self.exe.streams.len() as u32 - 1
     }

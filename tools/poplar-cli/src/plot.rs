@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use plotters::prelude::*;
-use poplar_exe::profile::{MemoryReport, PhaseKind, Profile};
+use poplar_exe::profile::{MemoryReport, Profile};
 
 use crate::CliError;
 
@@ -247,10 +247,7 @@ pub fn phases(p: &Profile, path: &Path, top: usize) -> Result<(), CliError> {
                 [(r.start as f64, y), (r.end as f64, y)]
             })
             .collect();
-        let kind = match ph.kind {
-            PhaseKind::Compute => "compute",
-            PhaseKind::Exchange => "exchange",
-        };
+        let kind = ph.kind.name();
         chart
             .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
             .map_err(&err)?

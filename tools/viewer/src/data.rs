@@ -336,6 +336,8 @@ impl ReportData {
                     "exchange",
                     self.exchanges.get(ph.index as usize).map(|c| &c.name),
                 ),
+                // Named by their buffer or stream, not by a phase of the executable.
+                PhaseKind::Transfer => ("transfer", Some(&ph.name)),
             };
             if name != Some(&ph.name) {
                 return mismatch(format!(
@@ -372,6 +374,7 @@ impl ReportData {
                     poplar_exe::profile::SpanKind::Exchange => 1,
                     poplar_exe::profile::SpanKind::Sync => 2,
                     poplar_exe::profile::SpanKind::Label => 3,
+                    poplar_exe::profile::SpanKind::Transfer => 4,
                 })
                 .collect(),
             name: tl.spans.iter().map(|s| s.name).collect(),
@@ -552,5 +555,7 @@ fn node(s: &Step) -> Node {
             stream: *stream,
             bytes: run_bytes(runs),
         },
+        // Drawn by the viewer's next round (issue 32); until then, as empty sequences.
+        Step::Remote(_) | Step::OverlapIo { .. } => Node::Seq { c: Vec::new() },
     }
 }

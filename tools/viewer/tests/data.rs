@@ -4,7 +4,7 @@
 
 mod common;
 
-use poplar::profile::{CycleModel, MemoryReport, PhaseKind};
+use poplar::profile::{CycleModel, MemoryReport};
 use poplar_viewer::{ReportData, ReportError};
 
 /// The JSON embedded in a report page.
@@ -101,10 +101,7 @@ fn phases_equal_the_cycle_model_and_the_profile() {
     assert_eq!(p.labels, profile.labels);
     assert_eq!(p.phases.len(), profile.phases.len());
     for (a, b) in p.phases.iter().zip(&profile.phases) {
-        let kind = match b.kind {
-            PhaseKind::Compute => "compute",
-            PhaseKind::Exchange => "exchange",
-        };
+        let kind = b.kind.name();
         assert_eq!(
             (
                 a.kind.as_str(),

@@ -167,7 +167,10 @@ fn phases(exe: &Executable, step: &Step, depth: u32) -> Option<u64> {
             Some(acc.saturating_add(phases(exe, s, depth + 1)?))
         }),
         Step::Label { body, .. } => phases(exe, body, depth + 1),
-        Step::Compute(_) | Step::Exchange(_) => Some(1),
+        Step::Compute(_) | Step::Exchange(_) | Step::Remote(_) => Some(1),
+        Step::OverlapIo { io, compute } => {
+            Some(phases(exe, io, depth + 1)?.saturating_add(phases(exe, compute, depth + 1)?))
+        }
         Step::Repeat { count, body } => {
             Some(phases(exe, body, depth + 1)?.saturating_mul(u64::from(*count)))
         }

@@ -4,7 +4,9 @@
 //! into the executable's plain data.
 
 use super::lower::Lowered;
-use crate::exe::{Executable, HostTensor, ReplicaConstant, Replication, StreamDesc, TileImage};
+use crate::exe::{
+    Executable, HostTensor, RemoteBufferDesc, ReplicaConstant, Replication, StreamDesc, TileImage,
+};
 use crate::graph::{Graph, StreamDir};
 
 /// The executable of `graph`, lowered into `lowered`, with tile images `tiles`.
@@ -22,6 +24,18 @@ pub fn executable(graph: &Graph, lowered: Lowered, tiles: Vec<TileImage>) -> Exe
         functions: lowered.functions.into(),
         host_tensors,
         streams: streams(graph),
+        remote_buffers: graph
+            .remote_buffers
+            .values()
+            .map(|b| RemoteBufferDesc {
+                name: b.name.clone(),
+                dtype: b.dtype,
+                elements: b.elements,
+                rows: b.rows,
+                chip: b.chip,
+            })
+            .collect(),
+        remote_copies: lowered.remote_copies.into(),
         variable_names: graph.vars.values().map(|v| v.name.clone()).collect(),
         app_sections: Default::default(),
     }
@@ -78,6 +92,7 @@ fn streams(graph: &Graph) -> Vec<StreamDesc> {
             name: s.name.clone(),
             dtype: s.dtype,
             len: s.len,
+            buffering_depth: s.buffering_depth,
             dir: match s.dir {
                 StreamDir::HostToDevice => crate::exe::StreamDir::HostToDevice,
                 StreamDir::DeviceToHost => crate::exe::StreamDir::DeviceToHost,

@@ -140,6 +140,20 @@ pub enum ValidationError {
         dtype: DType,
         shape: Vec<usize>,
     },
+    /// A copy to or from a remote buffer that cannot run (the reason says why).
+    #[error("remote buffer '{buffer}': {reason}")]
+    BadRemoteCopy { buffer: String, reason: String },
+    /// An `overlap_io` program that does not keep transfers on the I/O tiles and compute off
+    /// them.
+    #[error("overlap_io: {reason}")]
+    BadOverlapIo { reason: String },
+    /// A vertex placed on an I/O tile, which the target reserves for transfers.
+    #[error("{vertex}: tile {tile} is an I/O tile (the target reserves its last {io_tiles} tiles of each chip for transfers)")]
+    VertexOnIoTile {
+        vertex: VertexName,
+        tile: u32,
+        io_tiles: u32,
+    },
     /// A stream used in a way its declaration does not allow.
     #[error("stream '{stream}': {reason}")]
     BadStream { stream: String, reason: String },

@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use crate::codelet::{CodeletDesc, CycleCtx, FieldDir, FieldLoc, FieldShape};
 use crate::entity::{PrimaryMap, TileMap};
 use crate::exe::{
-    CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, ScalarLoc, Step, SyncKind,
-    TileCompute, Transfer, VertexInst,
+    CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, RemoteDir, RowSelect, ScalarLoc,
+    Step, SyncKind, TileCompute, Transfer, VertexInst,
 };
 use crate::graph::program::Program;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId, VertexKey};
@@ -63,6 +63,8 @@ pub struct Lowered {
     pub temp_peak: TileMap<u64>,
     /// The replica maps of the cross-replica copies (`exe::Replication::maps`).
     pub replica_maps: Vec<Vec<u32>>,
+    /// Copies between tiles and remote buffers (`exe::Executable::remote_copies`).
+    pub remote_copies: Vec<crate::exe::RemoteCopy>,
 }
 
 /// The lowering pass: exchange inference and BSP lowering of every program and function, and
@@ -115,6 +117,7 @@ struct Lowerer<'a> {
     temp_peak: TileMap<u64>,
     cs_cache: HashMap<ComputeSet, Step>,
     replica_maps: Vec<Vec<u32>>,
+    remote_copies: Vec<crate::exe::RemoteCopy>,
 }
 
 fn u32_of(x: u64) -> u32 {
@@ -146,6 +149,7 @@ impl<'a> Lowerer<'a> {
             temp_peak: TileMap::filled(graph.target.num_tiles(), 0),
             cs_cache: HashMap::new(),
             replica_maps: Vec::new(),
+            remote_copies: Vec::new(),
         }
     }
 
@@ -313,7 +317,79 @@ impl<'a> Lowerer<'a> {
                 runs: self.runs(src),
             },
             Program::CrossReplicaCopy(copies) => self.cross_replica_copy(copies),
+            Program::CopyFromRemote {
+                buffer,
+                dst,
+                offset,
+            } => self.remote(*buffer, dst, offset.as_ref(), RemoteDir::BufferToTiles),
+            Program::CopyToRemote {
+                src,
+                buffer,
+                offset,
+            } => self.remote(*buffer, src, offset.as_ref(), RemoteDir::TilesToBuffer),
+            Program::OverlapIo { io, compute } => {
+                let sync = Step::Sync(self.sync_of_chips());
+                Step::Seq(vec![
+                    sync.clone(),
+                    Step::OverlapIo {
+                        io: Box::new(self.program(io)),
+                        compute: Box::new(self.program(compute)),
+                    },
+                    sync,
+                ])
+            }
         }
+    }
+
+    /// The sync before a transfer: among the tiles of each chip on one chip, else of all.
+    fn sync_of_chips(&self) -> SyncKind {
+        if self.graph.target.num_ipus == 1 {
+            SyncKind::Internal
+        } else {
+            SyncKind::Global
+        }
+    }
+
+    /// `[Sync, Remote]`: a copy between `t` and rows of `buffer` (validated: `t` holds whole
+    /// rows on the buffer's chip; `offset`, if any, one `i32`/`u32` entry per row).
+    fn remote(
+        &mut self,
+        buffer: crate::graph::RemoteBuffer,
+        t: &Tensor,
+        offset: Option<&Tensor>,
+        dir: RemoteDir,
+    ) -> Step {
+        let b = &self.graph.remote_buffers[buffer.key()];
+        let rows = match offset {
+            None => RowSelect::Consecutive {
+                first: 0,
+                count: t.num_elements() as u64 / b.elements,
+            },
+            Some(o) => {
+                let size = o.dtype.size() as u64;
+                RowSelect::Offsets(
+                    self.pieces(o)
+                        .iter()
+                        .flat_map(|p| {
+                            (0..p.len).map(move |e| ScalarLoc {
+                                tile: p.tile,
+                                offset: u32_of(p.offset + e * size),
+                                dtype: o.dtype,
+                            })
+                        })
+                        .collect(),
+                )
+            }
+        };
+        let id = crate::exe::RemoteCopyId::from_u32(self.remote_copies.len() as u32);
+        self.remote_copies.push(crate::exe::RemoteCopy {
+            buffer: crate::exe::RemoteBufferId::from_u32(buffer.index()),
+            dir,
+            rows,
+            runs: self.runs(t),
+        });
+        // The buffer's chip alone takes part: its tiles sync among themselves.
+        Step::Seq(vec![Step::Sync(SyncKind::Internal), Step::Remote(id)])
     }
 
     /// One exchange phase of runs contiguous on both sides, each sent from every replica the
@@ -699,6 +775,7 @@ impl<'a> Lowerer<'a> {
             temp_base: self.temp_base,
             temp_peak: self.temp_peak,
             replica_maps: self.replica_maps,
+            remote_copies: self.remote_copies,
         }
     }
 }

@@ -22,6 +22,7 @@ mod in_place;
 mod layout;
 mod lower;
 mod validate;
+mod validate_io;
 mod verify;
 
 use crate::exe::Executable;

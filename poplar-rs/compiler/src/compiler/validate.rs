@@ -60,6 +60,7 @@ pub fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>
         .filter_map(|(vi, v)| check_vertex(graph, vi, v, &mut errs).map(|d| (vi, d)))
         .collect();
     check_races(graph, &codelets, &mut errs);
+    super::validate_io::vertices_off_io_tiles(graph, &mut errs, |vi| vertex_name(graph, vi));
     check_programs(graph, programs, &mut errs);
     if errs.is_empty() {
         Ok(Validated {
@@ -611,6 +612,50 @@ impl ProgramValidator<'_> {
             }
             Program::StreamFromDevice { src, stream } => {
                 self.stream(*stream, src, crate::graph::StreamDir::DeviceToHost)
+            }
+            Program::CopyFromRemote {
+                buffer,
+                dst,
+                offset,
+            } => {
+                if self.tensor(dst, "remote copy destination")
+                    && offset
+                        .as_ref()
+                        .is_none_or(|o| self.tensor(o, "remote copy offset"))
+                {
+                    self.destination(dst, "remote copy destination");
+                    super::validate_io::remote_copy(
+                        self.graph,
+                        *buffer,
+                        dst,
+                        offset.as_ref(),
+                        self.errs,
+                    );
+                }
+            }
+            Program::CopyToRemote {
+                src,
+                buffer,
+                offset,
+            } => {
+                if self.tensor(src, "remote copy source")
+                    && offset
+                        .as_ref()
+                        .is_none_or(|o| self.tensor(o, "remote copy offset"))
+                {
+                    super::validate_io::remote_copy(
+                        self.graph,
+                        *buffer,
+                        src,
+                        offset.as_ref(),
+                        self.errs,
+                    );
+                }
+            }
+            Program::OverlapIo { io, compute } => {
+                self.program(io);
+                self.program(compute);
+                super::validate_io::overlap_io(self.graph, io, self.errs);
             }
             Program::CrossReplicaCopy(copies) => {
                 for c in copies {

@@ -41,6 +41,10 @@ pub enum GraphError {
     /// The graph's target is outside the chip model.
     #[error("invalid target: {0}")]
     BadTarget(#[from] crate::target::TargetError),
+    /// A remote buffer that cannot exist (no rows, no such chip, larger than Streaming
+    /// Memory).
+    #[error("remote buffer '{name}': {reason}")]
+    BadRemoteBuffer { name: String, reason: String },
     /// A replicated graph asked for an impossible replication (the reason names the figure).
     #[error("invalid replication: {reason}")]
     InvalidReplication { reason: String },

@@ -61,6 +61,13 @@ graph_handle!(
     Stream, StreamKey, "stream"
 );
 
+graph_handle!(
+    /// A remote buffer: rows in the Streaming Memory of one chip, reached only by copies
+    /// ([`Program::copy_to_remote`](crate::graph::program::Program::copy_to_remote),
+    /// [`Program::copy_from_remote`](crate::graph::program::Program::copy_from_remote)).
+    RemoteBuffer, RemoteBufferKey, "remote buffer"
+);
+
 /// Direction of a host stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamDir {

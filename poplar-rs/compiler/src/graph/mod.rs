@@ -9,6 +9,7 @@ mod error;
 mod handles;
 pub mod mapping;
 pub mod program;
+mod remote;
 mod state;
 pub mod tensor;
 
@@ -21,8 +22,8 @@ use crate::entity::PrimaryMap;
 use crate::target::{Target, TileId};
 pub(crate) use error::nearest_name;
 pub use error::{GraphError, VertexName};
-pub use handles::{ComputeSet, Function, Stream, StreamDir, VertexRef};
-pub use handles::{ComputeSetKey, FunctionKey, StreamKey, VertexKey};
+pub use handles::{ComputeSet, Function, RemoteBuffer, Stream, StreamDir, VertexRef};
+pub use handles::{ComputeSetKey, FunctionKey, RemoteBufferKey, StreamKey, VertexKey};
 pub use mapping::IntervalMap;
 use program::Program;
 pub use state::StateValue;
@@ -70,6 +71,8 @@ pub(crate) struct StreamInfo {
     pub dtype: DType,
     pub len: usize,
     pub dir: StreamDir,
+    /// Copies the host prepares ahead ([`Graph::set_buffering_depth`]).
+    pub buffering_depth: u32,
 }
 
 /// Something that can be placed on a tile: a tensor (all its elements) or a vertex.
@@ -103,6 +106,7 @@ pub struct Graph {
     pub(crate) vertices: PrimaryMap<VertexKey, VertexInfo>,
     pub(crate) host_tensors: IndexMap<String, HostTensorInfo>,
     pub(crate) streams: PrimaryMap<StreamKey, StreamInfo>,
+    pub(crate) remote_buffers: PrimaryMap<RemoteBufferKey, remote::RemoteBufferInfo>,
     pub(crate) functions: PrimaryMap<FunctionKey, Program>,
     /// `Some` for a replicated graph ([`Graph::new_replicated`]).
     pub(crate) replication: Option<GraphReplication>,
@@ -132,6 +136,7 @@ impl Graph {
             vertices: Default::default(),
             host_tensors: IndexMap::new(),
             streams: Default::default(),
+            remote_buffers: Default::default(),
             functions: Default::default(),
             replication: None,
             replica_constants: Vec::new(),
@@ -683,6 +688,7 @@ impl Graph {
             dtype,
             len,
             dir,
+            buffering_depth: 1,
         });
         Ok(Stream {
             graph: self.id,

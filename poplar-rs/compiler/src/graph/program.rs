@@ -1,6 +1,6 @@
 //! Programs: the control flow that orders compute sets, copies and host transfers.
 
-use super::{ComputeSet, Function, Stream, Tensor};
+use super::{ComputeSet, Function, RemoteBuffer, Stream, Tensor};
 
 /// A program tree. Build with the constructor functions; run by index after compiling.
 #[derive(Debug, Clone)]
@@ -44,6 +44,27 @@ pub enum Program {
     /// [`CrossReplicaCopy`], `src` of each replica `s` of its map goes to `dst` of the replica
     /// the map pairs it with. Replicas not named as a destination keep their `dst`.
     CrossReplicaCopy(Vec<CrossReplicaCopy>),
+    /// Copies rows of a remote buffer into `dst` (k rows of the buffer's elements each): the
+    /// rows `offset` names (a 1-D `i32`/`u32` tensor of k entries, computed on the device),
+    /// or rows `0..k` without one.
+    CopyFromRemote {
+        buffer: RemoteBuffer,
+        dst: Tensor,
+        offset: Option<Tensor>,
+    },
+    /// Copies `src` into rows of a remote buffer, chosen as for [`Program::CopyFromRemote`].
+    CopyToRemote {
+        src: Tensor,
+        buffer: RemoteBuffer,
+        offset: Option<Tensor>,
+    },
+    /// Runs `io` — stream and remote-buffer copies whose tensors live on the target's I/O
+    /// tiles — overlapped with `compute`, which touches no I/O tile: on the chip the
+    /// transfers run while the compute tiles compute, so the pair takes as long as the longer.
+    OverlapIo {
+        io: Box<Program>,
+        compute: Box<Program>,
+    },
 }
 
 /// One copy of a [`Program::CrossReplicaCopy`]: `map` holds pairs `(source replica,
@@ -70,6 +91,10 @@ impl Program {
                 f(then);
                 f(else_);
             }
+            Program::OverlapIo { io, compute } => {
+                f(io);
+                f(compute);
+            }
             Program::Switch { cases, default, .. } => {
                 cases.iter().for_each(|(_, c)| f(c));
                 f(default);
@@ -79,7 +104,9 @@ impl Program {
             | Program::Call(_)
             | Program::StreamToDevice { .. }
             | Program::StreamFromDevice { .. }
-            | Program::CrossReplicaCopy(_) => {}
+            | Program::CrossReplicaCopy(_)
+            | Program::CopyFromRemote { .. }
+            | Program::CopyToRemote { .. } => {}
         }
     }
 
@@ -159,6 +186,37 @@ impl Program {
         Program::StreamFromDevice {
             src: src.clone(),
             stream,
+        }
+    }
+    /// Copies rows of `buffer` into `dst`: the rows `offset` names (a 1-D `i32` or `u32`
+    /// tensor of k entries on the buffer's chip, each a row; `dst` holds k rows), or rows
+    /// `0..k` when `offset` is `None`. An offset beyond the buffer's rows when the copy runs
+    /// is the engine's `RemoteRowOutOfRange`, and nothing is copied.
+    pub fn copy_from_remote(
+        buffer: RemoteBuffer,
+        dst: &Tensor,
+        offset: Option<&Tensor>,
+    ) -> Program {
+        Program::CopyFromRemote {
+            buffer,
+            dst: dst.clone(),
+            offset: offset.cloned(),
+        }
+    }
+    /// Copies `src` into rows of `buffer`, chosen as for [`Program::copy_from_remote`].
+    pub fn copy_to_remote(src: &Tensor, buffer: RemoteBuffer, offset: Option<&Tensor>) -> Program {
+        Program::CopyToRemote {
+            src: src.clone(),
+            buffer,
+            offset: offset.cloned(),
+        }
+    }
+    /// `io` (stream and remote-buffer copies to and from the I/O tiles) overlapped with
+    /// `compute` (which touches no I/O tile): see [`Program::OverlapIo`].
+    pub fn overlap_io(io: Program, compute: Program) -> Program {
+        Program::OverlapIo {
+            io: Box::new(io),
+            compute: Box::new(compute),
         }
     }
     /// Runs `then` if the predicate is non-zero, nothing otherwise (an `if` without `else`).

@@ -103,6 +103,22 @@ pub enum EngineError {
         name: String,
         replicas: u32,
     },
+    /// No remote buffer has this name.
+    #[error("no remote buffer named '{name}'")]
+    UnknownRemoteBuffer { name: String },
+    /// A copy (of program `program`, or the host's when `None`) names a row beyond a remote
+    /// buffer's rows: nothing was copied, and every buffer can still be read.
+    #[error("{}remote buffer '{buffer}': row {row} is out of range (it has {rows} rows); nothing was copied", .program.map(|p| format!("program {p}: ")).unwrap_or_default())]
+    RemoteRowOutOfRange {
+        buffer: String,
+        row: i64,
+        rows: u64,
+        program: Option<usize>,
+    },
+    /// The host's store of Streaming Memory failed (its spill file could not be written or
+    /// read).
+    #[error("remote buffer '{buffer}': the host's Streaming Memory store failed: {message}")]
+    StreamingMemoryIo { buffer: String, message: String },
     /// `read_memory` outside a tile's memory.
     #[error("tile {tile}: bytes {offset}..{offset}+{len} are outside its memory")]
     MemoryRange {

@@ -51,11 +51,15 @@ pub(super) struct RunCtx<'e> {
     pub(super) team: Option<&'e Team>,
     pub(super) inputs: &'e mut [Option<InStream>],
     pub(super) outputs: &'e mut [Vec<u8>],
+    /// The rows of the remote buffers.
+    pub(super) remote_mem: &'e mut super::streaming::StreamingMemory,
+    /// The top-level program being run (for errors that name it).
+    pub(super) program: Option<usize>,
     pub(super) prof: Option<&'e mut Recorder>,
 }
 
 impl RunCtx<'_> {
-    fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
+    pub(super) fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
         let mut b = [0u8; 4];
         let n = s.dtype.size();
         // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar) of the flat
@@ -169,19 +173,52 @@ impl RunCtx<'_> {
                 let exe = self.x.exe;
                 self.step(&exe.functions[*f])?;
             }
-            Step::StreamIn { stream, runs } => match self.x.dist {
-                None => self.stream_in(*stream as usize, runs)?,
-                Some(d) => self.stream_in_ranks(d, *stream as usize, runs)?,
-            },
+            Step::StreamIn { stream, runs } => {
+                let start = std::time::Instant::now();
+                match self.x.dist {
+                    None => self.stream_in(*stream as usize, runs)?,
+                    Some(d) => self.stream_in_ranks(d, *stream as usize, runs)?,
+                }
+                self.record_stream(*stream, runs, start);
+            }
             Step::StreamOut { stream, runs } => {
+                let start = std::time::Instant::now();
                 let data = match self.x.dist {
                     None => gather_runs(self.x.mem, runs),
                     Some(d) => d.gather_runs(self.x.mem, runs),
                 };
                 self.outputs[*stream as usize].extend_from_slice(&data);
+                self.record_stream(*stream, runs, start);
+            }
+            Step::Remote(id) => {
+                let start = std::time::Instant::now();
+                self.remote(*id)?;
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.remote(*id, start.elapsed());
+                }
+            }
+            Step::OverlapIo { io, compute } => {
+                // They share no data (`Executable::check`): the compute first, so that the
+                // profile's clocks show the transfers hidden behind it.
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.overlap_begin();
+                }
+                let r = self.step(compute).and_then(|()| self.step(io));
+                if let Some(p) = self.prof.as_deref_mut() {
+                    p.overlap_end();
+                }
+                r?;
             }
         }
         Ok(())
+    }
+
+    /// Tells the profiler, if on, of a stream copy that started at `start`.
+    fn record_stream(&mut self, stream: u32, runs: &[MemRun], start: std::time::Instant) {
+        let exe = self.x.exe;
+        if let Some(p) = self.prof.as_deref_mut() {
+            p.stream(exe, stream, runs, start.elapsed());
+        }
     }
 
     /// A sequence: grouped runs and interleavings where the engine found them, else step by

@@ -224,7 +224,7 @@ impl Engine {
         self.replicas.replicas
     }
 
-    fn single_replica(&self, what: &'static str, name: &str) -> Result<(), EngineError> {
+    pub(super) fn single_replica(&self, what: &'static str, name: &str) -> Result<(), EngineError> {
         if self.replicas.replicas > 1 {
             return Err(EngineError::Replicated {
                 what,

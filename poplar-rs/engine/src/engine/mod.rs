@@ -39,7 +39,7 @@ mod memory;
 mod panics;
 mod plan;
 mod ranks;
-#[allow(dead_code)] // Until the engine is wired to it.
+mod remote;
 mod streaming;
 mod team;
 
@@ -51,6 +51,8 @@ pub use job::job_main;
 use memory::*;
 use plan::*;
 pub use ranks::{program_traffic, rank_traffic, PhaseTraffic, ProgramTraffic};
+pub use remote::StreamingMemoryUse;
+pub use streaming::StreamingMemoryBudget;
 use team::{StopOnDrop, Team};
 
 use crate::dist::{RankSplit, Ranks};
@@ -85,6 +87,10 @@ pub struct EngineOptions {
     /// Which exchange phases run interleaved, tile by tile, with the compute phases after them
     /// (the same bits as running them apart; `engine/interleave.rs`).
     pub interleave: Interleave,
+    /// How much of Streaming Memory (remote buffers) the host keeps in its memory, and where
+    /// it spills the rest (`engine/streaming.rs`): 4 GiB and the system's temporary
+    /// directory by default.
+    pub streaming_memory: StreamingMemoryBudget,
 }
 
 /// How far the engine may reorder the host's work across the phases of a superstep, where
@@ -149,6 +155,10 @@ pub struct Engine {
     grouped: grouped::GroupedRuns,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
+    /// Remote buffer names of replica 0 and their index.
+    remote_index: HashMap<String, usize>,
+    /// The rows of every remote buffer (on rank 0 when running over several ranks).
+    remote_mem: streaming::StreamingMemory,
     /// Per stream: the connected host buffer of a host-to-device stream.
     inputs: Vec<Option<InStream>>,
     /// Per stream: bytes appended by device-to-host copies.
@@ -285,6 +295,17 @@ impl Engine {
                 exe.streams.iter().map(|s| &s.name),
                 replicas.streams_per_replica,
             ),
+            remote_index: host_names(
+                exe.remote_buffers.values().map(|b| &b.name),
+                replicas.remote_buffers_per_replica,
+            ),
+            remote_mem: streaming::StreamingMemory::new(
+                &exe.remote_buffers
+                    .values()
+                    .map(|b| (b.row_bytes(), b.rows))
+                    .collect::<Vec<_>>(),
+                options.streaming_memory.clone(),
+            ),
             inputs: (0..exe.streams.len()).map(|_| None).collect(),
             outputs: vec![Vec::new(); exe.streams.len()],
             exe,
@@ -414,6 +435,8 @@ impl Engine {
             team: None,
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
+            remote_mem: &mut self.remote_mem,
+            program: Some(index),
             prof: self.recorder.as_deref_mut(),
         };
         let start = ctx.prof.is_some().then(|| {

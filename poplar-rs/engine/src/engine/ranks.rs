@@ -436,7 +436,12 @@ fn walk(
             t.critical_bytes += cb * times;
             t.critical_messages += cm * times;
         }
-        Step::Compute(_) => t.collectives += times,
+        // A remote copy agrees on its rows and result, like a compute phase on its result.
+        Step::Compute(_) | Step::Remote(_) => t.collectives += times,
+        Step::OverlapIo { io, compute } => {
+            go(io, 1, t);
+            go(compute, 1, t);
+        }
         Step::Repeat { count, body } => go(body, u64::from(*count), t),
         Step::While { cond, body, .. } => {
             t.assumed = true;

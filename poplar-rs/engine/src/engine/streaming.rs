@@ -176,12 +176,8 @@ impl StreamingMemory {
         }
     }
 
-    /// The budget it was made with.
-    pub(crate) fn budget(&self) -> &StreamingMemoryBudget {
-        &self.budget
-    }
-
     /// The number of remote buffers.
+    #[cfg(test)]
     pub(crate) fn buffers(&self) -> usize {
         self.buffers.len()
     }
@@ -192,6 +188,7 @@ impl StreamingMemory {
     }
 
     /// Rows of buffer `b`.
+    #[cfg(test)]
     pub(crate) fn rows(&self, b: usize) -> u64 {
         self.buffers[b].rows
     }

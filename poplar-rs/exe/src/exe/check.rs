@@ -181,9 +181,9 @@ fn scalar_dtype_ok(d: DType) -> bool {
     matches!(d, DType::Bool | DType::I32 | DType::U32)
 }
 
-struct Checker<'a> {
-    exe: &'a Executable,
-    num_tiles: u32,
+pub(super) struct Checker<'a> {
+    pub(super) exe: &'a Executable,
+    pub(super) num_tiles: u32,
 }
 
 impl Checker<'_> {
@@ -452,7 +452,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_scalar(
+    pub(super) fn check_scalar(
         &self,
         owner: &str,
         what: &'static str,
@@ -482,7 +482,12 @@ impl Checker<'_> {
     }
 
     /// Checks runs in bounds and aligned to `align`; returns their total bytes.
-    fn check_runs(&self, owner: &str, runs: &[MemRun], align: u64) -> Result<u64, CheckError> {
+    pub(super) fn check_runs(
+        &self,
+        owner: &str,
+        runs: &[MemRun],
+        align: u64,
+    ) -> Result<u64, CheckError> {
         let mut total = 0u64;
         for (i, r) in runs.iter().enumerate() {
             self.tile_ok(|| format!("{owner}: run {i}"), r.tile)?;
@@ -506,7 +511,12 @@ impl Checker<'_> {
         Ok(total)
     }
 
-    fn check_step(&self, owner: &str, step: &Step, calls: &mut Vec<u32>) -> Result<(), CheckError> {
+    pub(super) fn check_step(
+        &self,
+        owner: &str,
+        step: &Step,
+        calls: &mut Vec<u32>,
+    ) -> Result<(), CheckError> {
         let idx = |what: &'static str, index: u32, count: usize| {
             if index as usize >= count {
                 Err(CheckError::StepIndex {
@@ -563,6 +573,15 @@ impl Checker<'_> {
             Step::Call(f) => {
                 idx("function", f.as_u32(), self.exe.functions.len())?;
                 calls.push(f.as_u32());
+            }
+            Step::Remote(i) => {
+                idx("remote copy", i.as_u32(), self.exe.remote_copies.len())?;
+                self.check_remote_copy(owner, *i)?;
+            }
+            Step::OverlapIo { io, compute } => {
+                self.check_step(owner, io, calls)?;
+                self.check_step(owner, compute, calls)?;
+                self.check_overlap_io(owner, io, compute)?;
             }
             Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs } => {
                 idx("stream", *stream, self.exe.streams.len())?;
@@ -716,6 +735,7 @@ impl Executable {
         c.check_exchanges()?;
         c.check_programs()?;
         c.check_host()?;
+        c.check_remote_buffers()?;
         c.check_replica_constants()?;
         Ok(())
     }

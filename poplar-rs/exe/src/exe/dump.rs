@@ -78,6 +78,29 @@ impl Executable {
                     runs.len()
                 );
             }
+            Step::Remote(i) => {
+                let c = &self.remote_copies[*i];
+                let b = &self.remote_buffers[c.buffer];
+                let rows = match &c.rows {
+                    super::RowSelect::Consecutive { first, count } => {
+                        format!("rows {first}+{count}")
+                    }
+                    super::RowSelect::Offsets(o) => format!("{} rows at offsets", o.len()),
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}remote {:?} '{}' {rows} {} runs",
+                    c.dir,
+                    b.name,
+                    c.runs.len()
+                );
+            }
+            Step::OverlapIo { io, compute } => {
+                let _ = writeln!(out, "{pad}overlap-io");
+                self.step(io, depth + 1, out);
+                let _ = writeln!(out, "{pad}with");
+                self.step(compute, depth + 1, out);
+            }
             Step::StreamOut { stream, runs } => {
                 let _ = writeln!(
                     out,

@@ -55,6 +55,13 @@ pub enum CheckError {
     /// A stream moves more elements per copy than the whole target's memory could hold.
     #[error("stream '{name}': {len} elements per copy cannot fit in the target's memory")]
     StreamTooLong { name: String, len: usize },
+    /// A remote buffer or a copy to or from one is malformed (the reason says what).
+    #[error("{owner}: {reason}")]
+    BadRemote { owner: String, reason: String },
+    /// An `OverlapIo` step whose transfers are not all to I/O tiles, or whose compute touches
+    /// an I/O tile.
+    #[error("{owner}: overlapped I/O: {reason}")]
+    BadOverlapIo { owner: String, reason: String },
     /// The number of tile images differs from the target's tiles.
     #[error("executable has {found} tile images but the target has {expected} tiles")]
     TileCount { expected: u64, found: usize },

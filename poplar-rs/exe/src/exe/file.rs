@@ -18,7 +18,8 @@
 //!
 //! Sections: [`SECTION_INIT_DATA`] holds every `InitBlock::data`, concatenated in tile order then
 //! block order; [`SECTION_TARGET`] holds `clock_hz`, `link_bytes_per_cycle` and
-//! `gw_link_bytes_per_cycle` as f64 bits (16 bytes, without the last, in older files). Each
+//! `gw_link_bytes_per_cycle` and (version 5) `streaming_memory_bytes_per_cycle` as f64 bits
+//! (16 or 24 bytes, without the last ones, in older files). Each
 //! appears exactly once. [`SECTION_APP`] (version 3) appears once per entry of
 //! [`Executable::app_sections`]: name length u32, the UTF-8 name, then the data; names are
 //! unique. Nothing may follow the last section.
@@ -37,8 +38,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CodeletId, CodeletRef, ComputePhase, ComputePhaseId, ExchangePhase, ExchangePhaseId,
-    Executable, ExecutableError, FileError, FunctionId, HostTensor, Step, StreamDesc, TileImage,
-    FORMAT_VERSION,
+    Executable, ExecutableError, FileError, FunctionId, HostTensor, RemoteBufferDesc,
+    RemoteBufferId, RemoteCopy, RemoteCopyId, Step, StreamDesc, TileImage, FORMAT_VERSION,
 };
 use crate::entity::PrimaryMap;
 use crate::target::Target;
@@ -69,7 +70,15 @@ struct ManifestRef<'a> {
     functions: &'a PrimaryMap<FunctionId, Step>,
     host_tensors: &'a [HostTensor],
     streams: &'a [StreamDesc],
+    #[serde(skip_serializing_if = "is_empty")]
+    remote_buffers: &'a PrimaryMap<RemoteBufferId, RemoteBufferDesc>,
+    #[serde(skip_serializing_if = "is_empty")]
+    remote_copies: &'a PrimaryMap<RemoteCopyId, RemoteCopy>,
     variable_names: &'a [String],
+}
+
+fn is_empty<K: crate::entity::EntityId, V>(m: &&PrimaryMap<K, V>) -> bool {
+    m.is_empty()
 }
 
 /// The manifest as read.
@@ -86,7 +95,14 @@ struct Manifest {
     functions: Vec<Step>,
     host_tensors: Vec<HostTensor>,
     streams: Vec<StreamDesc>,
+    #[serde(default)]
+    remote_buffers: Vec<RemoteBufferDesc>,
+    #[serde(default)]
+    remote_copies: Vec<RemoteCopy>,
     variable_names: Vec<String>,
+    /// The header's format version (not in the JSON).
+    #[serde(skip)]
+    version: u32,
 }
 
 fn section_name(kind: u32) -> String {
@@ -245,6 +261,8 @@ impl Executable {
             functions,
             host_tensors,
             streams,
+            remote_buffers,
+            remote_copies,
             variable_names,
             app_sections,
         } = self;
@@ -252,6 +270,7 @@ impl Executable {
             clock_hz: 0.0,
             link_bytes_per_cycle: 0.0,
             gw_link_bytes_per_cycle: 0.0,
+            streaming_memory_bytes_per_cycle: 0.0,
             ..target.clone()
         };
         let manifest = ManifestRef {
@@ -265,6 +284,8 @@ impl Executable {
             functions,
             host_tensors,
             streams,
+            remote_buffers,
+            remote_copies,
             variable_names,
         };
         let json = serde_json::to_vec(&manifest).map_err(std::io::Error::other)?;
@@ -280,13 +301,19 @@ impl Executable {
         w.write_all(&count.to_le_bytes())?;
 
         // Target section.
-        let mut tbytes = [0u8; 24];
+        let mut tbytes = [0u8; 32];
         tbytes[..8].copy_from_slice(&target.clock_hz.to_bits().to_le_bytes());
         tbytes[8..16].copy_from_slice(&target.link_bytes_per_cycle.to_bits().to_le_bytes());
-        tbytes[16..].copy_from_slice(&target.gw_link_bytes_per_cycle.to_bits().to_le_bytes());
+        tbytes[16..24].copy_from_slice(&target.gw_link_bytes_per_cycle.to_bits().to_le_bytes());
+        tbytes[24..].copy_from_slice(
+            &target
+                .streaming_memory_bytes_per_cycle
+                .to_bits()
+                .to_le_bytes(),
+        );
         w.write_all(&section_header(
             SECTION_TARGET,
-            24,
+            32,
             crc32fast::hash(&tbytes),
         ))?;
         w.write_all(&tbytes)?;
@@ -461,9 +488,12 @@ fn parse(r: &mut impl Source) -> Result<Executable, FileError> {
         functions,
         host_tensors,
         streams,
+        remote_buffers,
+        remote_copies,
         variable_names,
+        version,
     } = read_manifest(r)?;
-    let app_sections = read_sections(r, &mut target, &mut tiles)?;
+    let app_sections = read_sections(r, version, &mut target, &mut tiles)?;
     Ok(Executable {
         target,
         replication,
@@ -475,6 +505,8 @@ fn parse(r: &mut impl Source) -> Result<Executable, FileError> {
         functions: functions.into(),
         host_tensors,
         streams,
+        remote_buffers: remote_buffers.into(),
+        remote_copies: remote_copies.into(),
         variable_names,
         app_sections,
     })
@@ -501,10 +533,12 @@ fn read_manifest(r: &mut impl Source) -> Result<Manifest, FileError> {
     let moff = r.offset();
     let mbytes = r.take(mlen, "manifest")?;
     checksum("manifest", moff, &mbytes, mcrc)?;
-    serde_json::from_slice(&mbytes).map_err(|e| FileError::Manifest {
+    let mut m: Manifest = serde_json::from_slice(&mbytes).map_err(|e| FileError::Manifest {
         offset: moff,
         message: e.to_string(),
-    })
+    })?;
+    m.version = version;
+    Ok(m)
 }
 
 /// Reads the section table and every section, into `target` (its rates) and `tiles` (their
@@ -512,6 +546,7 @@ fn read_manifest(r: &mut impl Source) -> Result<Manifest, FileError> {
 /// once each and nothing after the last section.
 fn read_sections(
     r: &mut impl Source,
+    version: u32,
     target: &mut Target,
     tiles: &mut [TileImage],
 ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, FileError> {
@@ -558,7 +593,7 @@ fn read_sections(
             offset: boff,
         };
         if kind == SECTION_TARGET {
-            read_target_section(r, section, target)?;
+            read_target_section(r, section, version, target)?;
         } else {
             read_init_data(r, section, tiles)?;
         }
@@ -595,16 +630,19 @@ struct SectionAt {
 fn read_target_section(
     r: &mut impl Source,
     s: SectionAt,
+    version: u32,
     target: &mut Target,
 ) -> Result<(), FileError> {
     let bytes = r.take(s.len, &s.name)?;
     checksum(&s.name, s.offset, &bytes, s.crc)?;
-    // 16 bytes before the GW-Link rate existed (it keeps its default), 24 since.
-    if bytes.len() != 16 && bytes.len() != 24 {
+    // 16 bytes before the GW-Link rate existed, 24 before the Streaming Memory rate (missing
+    // rates keep their defaults): 16 or 24 up to version 4, 32 since.
+    let allowed: &[usize] = if version >= 5 { &[32] } else { &[16, 24] };
+    if !allowed.contains(&bytes.len()) {
         return Err(FileError::SectionLength {
             section: s.name,
             offset: s.offset,
-            expected: 24,
+            expected: *allowed.last().expect("one length at least") as u64,
             found: bytes.len() as u64,
         });
     }
@@ -615,10 +653,15 @@ fn read_target_section(
     };
     target.clock_hz = f64_at(0);
     target.link_bytes_per_cycle = f64_at(8);
-    target.gw_link_bytes_per_cycle = if bytes.len() == 24 {
+    target.gw_link_bytes_per_cycle = if bytes.len() >= 24 {
         f64_at(16)
     } else {
         crate::target::GW_LINK_BYTES_PER_CYCLE
+    };
+    target.streaming_memory_bytes_per_cycle = if bytes.len() >= 32 {
+        f64_at(24)
+    } else {
+        crate::target::STREAMING_MEMORY_BYTES_PER_CYCLE
     };
     Ok(())
 }

@@ -12,10 +12,16 @@
 //! - codelet indices, compute and exchange indices, stream and function indices are in range.
 
 mod check;
+mod check_remote;
 mod dump;
 mod error;
 pub mod file;
+mod remote;
 mod replicate;
+pub use remote::{
+    RemoteBufferDesc, RemoteBufferId, RemoteCopy, RemoteCopyId, RemoteDir, RowSelect,
+    MAX_TRANSFER_BYTES,
+};
 pub use replicate::ReplicaLayout;
 
 pub use error::{CheckError, ExecutableError, FileError};
@@ -47,7 +53,10 @@ crate::entity::entity_id!(
 /// Version of the executable layout; bumped on any change to these types.
 /// 3: application sections ([`Executable::app_sections`]).
 /// 4: replication ([`Executable::replication`], [`ExchangePhase::cross_replica`]).
-pub const FORMAT_VERSION: u32 = 4;
+/// 5: Streaming Memory ([`Executable::remote_buffers`], [`Executable::remote_copies`],
+/// [`Step::Remote`], [`Step::OverlapIo`], [`StreamDesc::buffering_depth`]); version 3 and 4 files
+/// load, with no remote buffers and streams prefetched one deep.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// A compiled graph and its programs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +80,12 @@ pub struct Executable {
     pub functions: PrimaryMap<FunctionId, Step>,
     pub host_tensors: Vec<HostTensor>,
     pub streams: Vec<StreamDesc>,
+    /// Remote buffers in Streaming Memory (their description, never their contents).
+    #[serde(default)]
+    pub remote_buffers: PrimaryMap<RemoteBufferId, RemoteBufferDesc>,
+    /// Copies between tile memory and remote buffers, run by [`Step::Remote`].
+    #[serde(default)]
+    pub remote_copies: PrimaryMap<RemoteCopyId, RemoteCopy>,
     /// Names of the graph's variables, for reports.
     pub variable_names: Vec<String>,
     /// Data an application carries inside the executable file, by name (for example a
@@ -366,6 +381,15 @@ pub enum Step {
         stream: u32,
         runs: Vec<MemRun>,
     },
+    /// A copy between tile memory and a remote buffer in Streaming Memory.
+    Remote(RemoteCopyId),
+    /// Host and Streaming Memory transfers to the I/O tiles (`io`: stream and remote copies
+    /// only) overlapped with `compute`, which touches no I/O tile: the engine runs one after
+    /// the other (they share no data), the cycle model runs them side by side.
+    OverlapIo {
+        io: Box<Step>,
+        compute: Box<Step>,
+    },
 }
 
 impl Step {
@@ -378,6 +402,7 @@ impl Step {
             Step::Label { body, .. } | Step::Repeat { body, .. } => vec![body],
             Step::While { cond, body, .. } => vec![cond, body],
             Step::If { then, else_, .. } => vec![then, else_],
+            Step::OverlapIo { io, compute } => vec![io, compute],
             Step::Switch { cases, default, .. } => cases
                 .iter()
                 .map(|(_, c)| c)
@@ -388,7 +413,8 @@ impl Step {
             | Step::Compute(_)
             | Step::Call(_)
             | Step::StreamIn { .. }
-            | Step::StreamOut { .. } => Vec::new(),
+            | Step::StreamOut { .. }
+            | Step::Remote(_) => Vec::new(),
         }
     }
 }
@@ -424,4 +450,13 @@ pub struct StreamDesc {
     /// Elements per copy.
     pub len: usize,
     pub dir: StreamDir,
+    /// Buffering depth: how many copies the host prepares ahead (Poplar's prefetch, on by
+    /// default with depth 1). A prefetched copy does not wait for the host in the cycle
+    /// model; with 0 every copy waits [`crate::target::Target::host_round_trip_cycles`].
+    #[serde(default = "default_buffering_depth")]
+    pub buffering_depth: u32,
+}
+
+fn default_buffering_depth() -> u32 {
+    1
 }

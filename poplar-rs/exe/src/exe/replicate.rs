@@ -14,8 +14,10 @@
 
 use super::{
     ComputePhase, CrossReplicaTransfer, ExchangePhase, Executable, HostTensor, InitBlock, MemRun,
-    ReplicaConstant, Replication, Step, StreamDesc, TileCompute, TileImage, Transfer, NO_REPLICA,
+    RemoteBufferDesc, RemoteBufferId, RemoteCopy, RemoteCopyId, ReplicaConstant, Replication,
+    RowSelect, ScalarLoc, Step, StreamDesc, TileCompute, TileImage, Transfer, NO_REPLICA,
 };
+use crate::entity::PrimaryMap;
 use crate::target::{Target, TileId};
 
 /// What the engine needs to address replica `r`'s copy of a flat executable's entities.
@@ -25,6 +27,7 @@ pub struct ReplicaLayout {
     pub tiles_per_replica: u32,
     pub host_tensors_per_replica: usize,
     pub streams_per_replica: usize,
+    pub remote_buffers_per_replica: usize,
 }
 
 impl Executable {
@@ -35,6 +38,7 @@ impl Executable {
             tiles_per_replica: self.target.num_tiles(),
             host_tensors_per_replica: self.host_tensors.len(),
             streams_per_replica: self.streams.len(),
+            remote_buffers_per_replica: self.remote_buffers.len(),
         }
     }
 
@@ -52,12 +56,14 @@ impl Executable {
             replicas: rep.factor,
             tiles_per_replica: rep.tiles_per_replica(&self.target),
             streams: self.streams.len() as u32,
+            remote_copies: self.remote_copies.len() as u32,
         };
         let layout = ReplicaLayout {
             replicas: x.replicas,
             tiles_per_replica: x.tiles_per_replica,
             host_tensors_per_replica: self.host_tensors.len(),
             streams_per_replica: self.streams.len(),
+            remote_buffers_per_replica: self.remote_buffers.len(),
         };
         let flat = Executable {
             target: Target {
@@ -73,6 +79,8 @@ impl Executable {
             functions: self.functions.values().map(|s| x.step(s)).collect(),
             host_tensors: x.host_tensors(&self.host_tensors),
             streams: x.streams(&self.streams),
+            remote_buffers: x.remote_buffers(&self.remote_buffers),
+            remote_copies: x.remote_copies(&self.remote_copies, self.remote_buffers.len()),
             variable_names: self.variable_names.clone(),
             app_sections: self.app_sections.clone(),
         };
@@ -88,6 +96,8 @@ struct Expander<'a> {
     tiles_per_replica: u32,
     /// Streams of one replica.
     streams: u32,
+    /// Remote copies of one replica.
+    remote_copies: u32,
 }
 
 impl Expander<'_> {
@@ -219,8 +229,60 @@ impl Expander<'_> {
                     })
                     .collect(),
             )),
+            Step::Remote(c) => Some(Step::Seq(
+                (0..self.replicas)
+                    .map(|r| {
+                        Step::Remote(RemoteCopyId::from_u32(r * self.remote_copies + c.as_u32()))
+                    })
+                    .collect(),
+            )),
             _ => None,
         })
+    }
+
+    /// The remote buffers of all replicas, replica-major, each on its replica's chip.
+    fn remote_buffers(
+        &self,
+        one: &PrimaryMap<RemoteBufferId, RemoteBufferDesc>,
+    ) -> PrimaryMap<RemoteBufferId, RemoteBufferDesc> {
+        (0..self.replicas)
+            .flat_map(|r| {
+                one.values().map(move |b| RemoteBufferDesc {
+                    name: replica_name(&b.name, r),
+                    chip: r * self.rep.chips_per_replica + b.chip,
+                    ..b.clone()
+                })
+            })
+            .collect()
+    }
+
+    /// The remote copies of all replicas, replica-major, each between its replica's tiles and
+    /// buffer (`buffers`: remote buffers of one replica).
+    fn remote_copies(
+        &self,
+        one: &PrimaryMap<RemoteCopyId, RemoteCopy>,
+        buffers: usize,
+    ) -> PrimaryMap<RemoteCopyId, RemoteCopy> {
+        (0..self.replicas)
+            .flat_map(|r| {
+                one.values().map(move |c| RemoteCopy {
+                    buffer: RemoteBufferId::from_u32(r * buffers as u32 + c.buffer.as_u32()),
+                    dir: c.dir,
+                    rows: match &c.rows {
+                        RowSelect::Offsets(o) => RowSelect::Offsets(
+                            o.iter()
+                                .map(|s| ScalarLoc {
+                                    tile: self.at(r, s.tile),
+                                    ..*s
+                                })
+                                .collect(),
+                        ),
+                        rows => rows.clone(),
+                    },
+                    runs: self.shift_runs(r, &c.runs),
+                })
+            })
+            .collect()
     }
 
     /// The host tensors of all replicas, replica-major.
@@ -291,6 +353,10 @@ fn map_steps(s: &Step, f: &dyn Fn(&Step) -> Option<Step>) -> Step {
             control: *control,
             cases: cases.iter().map(|(v, c)| (*v, map_steps(c, f))).collect(),
             default: Box::new(map_steps(default, f)),
+        },
+        Step::OverlapIo { io, compute } => Step::OverlapIo {
+            io: Box::new(map_steps(io, f)),
+            compute: Box::new(map_steps(compute, f)),
         },
         other => other.clone(),
     }

@@ -7,7 +7,10 @@ use crate::target::Target;
 /// Name of the schema in [`Profile::schema`].
 pub const PROFILE_SCHEMA: &str = "poplar-profile";
 /// Version of the JSON schema; bumped on any incompatible change.
-pub const PROFILE_SCHEMA_VERSION: u32 = 1;
+/// 2: transfers to and from Streaming Memory and the host (`Split::transfer`,
+/// `Split::transfer_overlapped`, `TileTotals::transfer`, `PhaseKind::Transfer`,
+/// `SpanKind::Transfer`, `LabelProfile::transfer`); version 1 profiles read with none.
+pub const PROFILE_SCHEMA_VERSION: u32 = 2;
 
 /// Modelled cycles split by kind of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -15,6 +18,13 @@ pub struct Split {
     pub compute: u64,
     pub exchange: u64,
     pub sync: u64,
+    /// Transfers to and from Streaming Memory and the host that the program waited for.
+    #[serde(default)]
+    pub transfer: u64,
+    /// Transfer cycles hidden behind compute on other tiles (overlapped I/O): not part of
+    /// [`Split::total`].
+    #[serde(default)]
+    pub transfer_overlapped: u64,
 }
 
 impl Split {
@@ -22,6 +32,7 @@ impl Split {
         self.compute
             .saturating_add(self.exchange)
             .saturating_add(self.sync)
+            .saturating_add(self.transfer)
     }
 }
 
@@ -70,6 +81,9 @@ pub struct TileTotals {
     pub exchange: Vec<u64>,
     /// Cycles waiting at syncs for slower tiles plus the syncs' own cost.
     pub sync: Vec<u64>,
+    /// Cycles of transfers to and from Streaming Memory and the host.
+    #[serde(default)]
+    pub transfer: Vec<u64>,
 }
 
 /// Kind of a phase.
@@ -78,6 +92,19 @@ pub struct TileTotals {
 pub enum PhaseKind {
     Compute,
     Exchange,
+    /// A copy to or from a remote buffer, or a host stream copy.
+    Transfer,
+}
+
+impl PhaseKind {
+    /// The kind as the reports write it: `compute`, `exchange` or `transfer`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PhaseKind::Compute => "compute",
+            PhaseKind::Exchange => "exchange",
+            PhaseKind::Transfer => "transfer",
+        }
+    }
 }
 
 /// One compute or exchange phase of the executable (a superstep half) and how often it ran.
@@ -119,6 +146,9 @@ pub struct LabelProfile {
     pub compute: Stats,
     pub exchange: Stats,
     pub sync: Stats,
+    /// Per-tile transfer cycles inside the block.
+    #[serde(default)]
+    pub transfer: Stats,
     /// Mean over tiles of (compute + exchange) / elapsed.
     pub effectiveness: f64,
     /// Exchange phases executed inside the block (the steps of a collective).
@@ -154,6 +184,8 @@ pub enum SpanKind {
     Exchange,
     Sync,
     Label,
+    /// A transfer to or from Streaming Memory or the host.
+    Transfer,
 }
 
 /// One track of the timeline: a group of consecutive tiles of one chip, or the labels.

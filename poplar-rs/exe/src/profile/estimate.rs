@@ -18,6 +18,8 @@ pub struct ProgramEstimate {
     pub compute: u64,
     pub exchange: u64,
     pub sync: u64,
+    /// Transfers to and from Streaming Memory and the host waited for.
+    pub transfer: u64,
     /// Exchange phases executed.
     pub exchange_phases: u64,
     /// Bytes delivered to tiles of other chips, over all exchange phases executed.
@@ -32,6 +34,7 @@ impl ProgramEstimate {
         self.compute += o.compute;
         self.exchange += o.exchange;
         self.sync += o.sync;
+        self.transfer += o.transfer;
         self.exchange_phases += o.exchange_phases;
         self.inter_chip_bytes += o.inter_chip_bytes;
         self.assumed |= o.assumed;
@@ -43,6 +46,7 @@ impl ProgramEstimate {
             compute: self.compute.saturating_mul(n),
             exchange: self.exchange.saturating_mul(n),
             sync: self.sync.saturating_mul(n),
+            transfer: self.transfer.saturating_mul(n),
             exchange_phases: self.exchange_phases.saturating_mul(n),
             inter_chip_bytes: self.inter_chip_bytes.saturating_mul(n),
             assumed: self.assumed,
@@ -128,7 +132,26 @@ fn walk(exe: &Executable, model: &CycleModel, step: &Step, depth: u32) -> Progra
                 e = walk(exe, model, body, depth + 1);
             }
         }
-        Step::StreamIn { .. } | Step::StreamOut { .. } => {}
+        Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs } => {
+            if (*stream as usize) < exe.streams.len() {
+                e.transfer = super::stream_cost(exe, *stream, runs).cycles;
+                e.cycles = e.transfer;
+            }
+        }
+        Step::Remote(id) => {
+            if let Some(t) = model.transfers.get(id.as_u32() as usize) {
+                e.transfer = t.cycles;
+                e.cycles = t.cycles;
+            }
+        }
+        Step::OverlapIo { io, compute } => {
+            // Side by side: the compute, and whatever of the transfers outlasts it.
+            let io = walk(exe, model, io, depth);
+            e = walk(exe, model, compute, depth);
+            let extra = io.cycles.saturating_sub(e.cycles);
+            e.transfer += extra;
+            e.cycles += extra;
+        }
     }
     e
 }

@@ -18,6 +18,7 @@ pub mod model;
 mod record;
 mod report;
 mod timeline;
+mod transfer;
 
 pub use data::*;
 pub use estimate::{estimate_program, ProgramEstimate};
@@ -28,6 +29,7 @@ pub use memory::{
 pub use model::CycleModel;
 pub use record::{ProfileOptions, Recorder, SEGMENT_LIMIT};
 pub use report::ProfileError;
+pub use transfer::{remote_copy_cost, stream_cost, transfer_cycles, TransferCost, TransferKind};
 
 #[cfg(test)]
 mod tests;

@@ -108,6 +108,9 @@ pub struct CycleModel {
     pub target: Target,
     pub computes: Vec<ComputeCost>,
     pub exchanges: Vec<ExchangeCost>,
+    /// Transfers to and from Streaming Memory and the host: first one per remote copy
+    /// (indexed like [`Executable::remote_copies`]), then the stream copies a recorder met.
+    pub transfers: Vec<super::TransferCost>,
 }
 
 /// Cycles of a list of on-tile copies.
@@ -405,6 +408,7 @@ impl CycleModel {
             target: Target::custom(1, 0),
             computes: Vec::new(),
             exchanges: Vec::new(),
+            transfers: Vec::new(),
         }
     }
 
@@ -427,6 +431,11 @@ impl CycleModel {
                 .exchanges
                 .values()
                 .map(|e| exchange_cost(&exe.target, e))
+                .collect(),
+            transfers: exe
+                .remote_copies
+                .keys()
+                .map(|id| super::remote_copy_cost(exe, id))
                 .collect(),
         }
     }

@@ -57,14 +57,19 @@ const EXIT: u32 = 5;
 /// Re-entering a label at the start of a segment (not an execution of the label).
 const RESUME: u32 = 6;
 const RUN_START: u32 = 7;
+/// A transfer to or from Streaming Memory or the host (`CycleModel::transfers`).
+const TRANSFER: u32 = 8;
+/// Overlapped I/O begins: until `OVERLAP_END`, syncs leave the I/O tiles out.
+const OVERLAP_BEGIN: u32 = 9;
+const OVERLAP_END: u32 = 10;
 
 fn ev(kind: u32, arg: u32) -> u32 {
-    debug_assert!(arg < 1 << 29);
-    (kind << 29) | (arg & ((1 << 29) - 1))
+    debug_assert!(arg < 1 << 28);
+    (kind << 28) | (arg & ((1 << 28) - 1))
 }
 
 fn kind_of(e: u32) -> (u32, u32) {
-    (e >> 29, e & ((1 << 29) - 1))
+    (e >> 28, e & ((1 << 28) - 1))
 }
 
 /// Records a run's steps; built by `Engine::enable_profiling`.
@@ -90,6 +95,14 @@ pub struct Recorder {
     exchange_exec: PrimaryMap<ExchangePhaseId, u64>,
     wall_ns: PrimaryMap<ComputePhaseId, u64>,
     exchange_wall_ns: PrimaryMap<ExchangePhaseId, u64>,
+    /// Per entry of the model's transfers: executions and host wall time.
+    transfer_exec: Vec<u64>,
+    transfer_wall_ns: Vec<u64>,
+    /// The model's transfer of each stream copy met so far: (stream, the runs' address and
+    /// length in the executable, which the engine owns for the recorder's life).
+    stream_copies: HashMap<(u32, usize, usize), u32>,
+    /// Inside overlapped I/O (no segment ends there: the I/O tiles' clocks differ).
+    overlap: u32,
     syncs: SyncCounts,
     runs: u64,
     run_wall_ns: u64,
@@ -113,6 +126,10 @@ impl Recorder {
             exchange_exec: vec![0; model.exchanges.len()].into(),
             wall_ns: vec![0; model.computes.len()].into(),
             exchange_wall_ns: vec![0; model.exchanges.len()].into(),
+            transfer_exec: vec![0; model.transfers.len()],
+            transfer_wall_ns: vec![0; model.transfers.len()],
+            stream_copies: HashMap::new(),
+            overlap: 0,
             model,
             options,
             labels: HashMap::new(),
@@ -234,14 +251,16 @@ impl Recorder {
             SyncKind::Internal => {
                 self.syncs.internal += 1;
                 self.push(ev(SYNC_INTERNAL, 0));
-                if self.model.target.num_ipus == 1 {
+                if self.model.target.num_ipus == 1 && self.overlap == 0 {
                     self.boundary();
                 }
             }
             SyncKind::Global => {
                 self.syncs.global += 1;
                 self.push(ev(SYNC_GLOBAL, 0));
-                self.boundary();
+                if self.overlap == 0 {
+                    self.boundary();
+                }
             }
         }
     }
@@ -260,6 +279,54 @@ impl Recorder {
         self.push(ev(COMPUTE, i.as_u32()));
     }
 
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn remote(&mut self, i: crate::exe::RemoteCopyId, wall: Duration) {
+        self.transfer(i.as_u32() as usize, wall);
+    }
+
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn stream(
+        &mut self,
+        exe: &Executable,
+        stream: u32,
+        runs: &[crate::exe::MemRun],
+        wall: Duration,
+    ) {
+        let key = (stream, runs.as_ptr() as usize, runs.len());
+        let i = match self.stream_copies.get(&key) {
+            Some(&i) => i as usize,
+            None => {
+                self.model
+                    .transfers
+                    .push(super::stream_cost(exe, stream, runs));
+                self.transfer_exec.push(0);
+                self.transfer_wall_ns.push(0);
+                let i = self.model.transfers.len() - 1;
+                self.stream_copies.insert(key, i as u32);
+                i
+            }
+        };
+        self.transfer(i, wall);
+    }
+
+    fn transfer(&mut self, i: usize, wall: Duration) {
+        self.transfer_exec[i] += 1;
+        self.transfer_wall_ns[i] += wall.as_nanos() as u64;
+        self.push(ev(TRANSFER, i as u32));
+    }
+
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn overlap_begin(&mut self) {
+        self.overlap += 1;
+        self.push(ev(OVERLAP_BEGIN, 0));
+    }
+
+    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    pub fn overlap_end(&mut self) {
+        self.overlap = self.overlap.saturating_sub(1);
+        self.push(ev(OVERLAP_END, 0));
+    }
+
     /// The host wall times recorded so far (per compute phase, per exchange phase, and of
     /// whole runs), for the engine to replace by the slowest rank's when it runs over several.
     #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
@@ -268,12 +335,17 @@ impl Recorder {
         self.wall_ns
             .values_mut()
             .chain(self.exchange_wall_ns.values_mut())
+            .chain(self.transfer_wall_ns.iter_mut())
             .chain(std::iter::once(&mut self.run_wall_ns))
     }
 
     /// Forgets everything recorded (keeps the static costs).
     pub fn clear(&mut self) {
-        let model = std::mem::replace(&mut self.model, CycleModel::empty());
+        let mut model = std::mem::replace(&mut self.model, CycleModel::empty());
+        // Stream copies are interned again as they are met.
+        model
+            .transfers
+            .truncate(model.transfers.len() - self.stream_copies.len());
         *self = Recorder::with_model(model, self.executable_checksum, self.options);
     }
 
@@ -301,6 +373,12 @@ impl Recorder {
                 .enumerate()
                 .filter_map(|(i, e)| self.exchange_profile(i, e, n)),
         );
+        phases.extend(
+            m.transfers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| self.transfer_profile(i, t, n)),
+        );
         let labels = self
             .label_names
             .iter()
@@ -320,6 +398,7 @@ impl Recorder {
                 compute: acc.compute,
                 exchange: acc.exchange,
                 sync: acc.sync,
+                transfer: acc.transfer,
             },
             phases,
             labels,
@@ -418,6 +497,42 @@ impl Recorder {
         })
     }
 
+    /// The profile of transfer `i` (static cost `t`), or `None` if it never ran. `n`: tiles
+    /// of the target.
+    fn transfer_profile(
+        &self,
+        i: usize,
+        t: &super::TransferCost,
+        n: usize,
+    ) -> Option<PhaseProfile> {
+        let executions = self.transfer_exec[i];
+        if executions == 0 {
+            return None;
+        }
+        let mut per = vec![0u64; n];
+        for &tile in &t.tiles {
+            per[tile as usize] = t.cycles;
+        }
+        Some(PhaseProfile {
+            kind: PhaseKind::Transfer,
+            index: i as u32,
+            name: t.name.clone(),
+            executions,
+            tile_cycles: t
+                .tiles
+                .iter()
+                .map(|&tile| [u64::from(tile), t.cycles])
+                .collect(),
+            per_execution: Stats::of(&per),
+            cycles: executions.saturating_mul(t.cycles),
+            items: 1,
+            default_estimates: 0,
+            bytes: t.bytes,
+            inter_chip_bytes: 0,
+            wall_ns: self.transfer_wall_ns[i],
+        })
+    }
+
     /// The profile of label `l`, named `name`, from its accumulated cycles `la`. `n`: tiles of
     /// the target.
     fn label_profile(&self, l: usize, name: &str, la: &LabelAcc, n: usize) -> LabelProfile {
@@ -436,6 +551,7 @@ impl Recorder {
             compute: Stats::of(&la.compute),
             exchange: Stats::of(&la.exchange),
             sync: Stats::of(&la.sync),
+            transfer: Stats::of(&la.transfer),
             effectiveness: if elapsed == 0 {
                 0.0
             } else {
@@ -452,6 +568,7 @@ impl Recorder {
         match kind {
             PhaseKind::Compute => self.model.computes[i].name.clone(),
             PhaseKind::Exchange => self.model.exchanges[i].name.clone(),
+            PhaseKind::Transfer => self.model.transfers[i].name.clone(),
         }
     }
 }
@@ -463,6 +580,7 @@ struct LabelAcc {
     compute: Vec<u64>,
     exchange: Vec<u64>,
     sync: Vec<u64>,
+    transfer: Vec<u64>,
     exchange_phases: u64,
     inter_chip_bytes: u64,
     /// Bytes per ordered chip pair.
@@ -476,12 +594,18 @@ struct Acc {
     compute: Vec<u64>,
     exchange: Vec<u64>,
     sync: Vec<u64>,
+    transfer: Vec<u64>,
     labels: Vec<LabelAcc>,
 }
 
 impl Acc {
     fn ensure(&mut self, tiles: usize, labels: usize) {
-        for v in [&mut self.compute, &mut self.exchange, &mut self.sync] {
+        for v in [
+            &mut self.compute,
+            &mut self.exchange,
+            &mut self.sync,
+            &mut self.transfer,
+        ] {
             v.resize(tiles, 0);
         }
         if self.labels.len() < labels {
@@ -490,6 +614,7 @@ impl Acc {
                 compute: vec![0; tiles],
                 exchange: vec![0; tiles],
                 sync: vec![0; tiles],
+                transfer: vec![0; tiles],
                 exchange_phases: 0,
                 inter_chip_bytes: 0,
                 links: Default::default(),
@@ -504,6 +629,7 @@ enum Cat {
     Compute,
     Exchange,
     Sync,
+    Transfer,
 }
 
 fn add(acc: &mut Acc, stack: &[u32], cat: Cat, tile: usize, cycles: u64) {
@@ -514,6 +640,7 @@ fn add(acc: &mut Acc, stack: &[u32], cat: Cat, tile: usize, cycles: u64) {
         Cat::Compute => pick(&mut acc.compute),
         Cat::Exchange => pick(&mut acc.exchange),
         Cat::Sync => pick(&mut acc.sync),
+        Cat::Transfer => pick(&mut acc.transfer),
     }
     for &l in stack {
         let la = &mut acc.labels[l as usize];
@@ -521,6 +648,7 @@ fn add(acc: &mut Acc, stack: &[u32], cat: Cat, tile: usize, cycles: u64) {
             Cat::Compute => pick(&mut la.compute),
             Cat::Exchange => pick(&mut la.exchange),
             Cat::Sync => pick(&mut la.sync),
+            Cat::Transfer => pick(&mut la.transfer),
         }
     }
 }
@@ -531,6 +659,7 @@ fn add_elapsed(acc: &mut Acc, stack: &[u32], cat: Cat, cycles: u64) {
             Cat::Compute => &mut s.compute,
             Cat::Exchange => &mut s.exchange,
             Cat::Sync => &mut s.sync,
+            Cat::Transfer => &mut s.transfer,
         };
         *f = f.saturating_add(cycles);
     };
@@ -558,6 +687,8 @@ fn replay(
     let mut stack: Vec<u32> = Vec::new();
     let mut f = clk.iter().copied().max().unwrap_or(0);
     let tpi = m.target.tiles_per_ipu.max(1) as usize;
+    // Inside overlapped I/O, syncs leave the I/O tiles out.
+    let mut overlap = false;
     for &e in events {
         let (k, a) = kind_of(e);
         match k {
@@ -622,8 +753,22 @@ fn replay(
                         .max()
                         .unwrap_or(0)
                         .saturating_add(cost);
+                    let t_end = if overlap {
+                        // The I/O tiles' clocks neither wait nor are waited for.
+                        (0..tiles.len())
+                            .filter(|&j| !m.target.is_io_tile((c * scope + j) as u32))
+                            .map(|j| tiles[j])
+                            .max()
+                            .unwrap_or(0)
+                            .saturating_add(cost)
+                    } else {
+                        t_end
+                    };
                     for (j, t) in tiles.iter_mut().enumerate() {
                         let i = c * scope + j;
+                        if overlap && m.target.is_io_tile(i as u32) {
+                            continue;
+                        }
                         add(acc, &stack, Cat::Sync, i, (t_end - *t).saturating_mul(mult));
                         if let Some(tb) = trace.as_deref_mut() {
                             tb.tile(i, *t, t_end);
@@ -644,6 +789,43 @@ fn replay(
                     );
                 }
             }
+            TRANSFER => {
+                let x = &m.transfers[a as usize];
+                let f0 = f;
+                let start = x.tiles.iter().map(|&t| clk[t as usize]).max().unwrap_or(f);
+                let end = start.saturating_add(x.cycles);
+                for &t in &x.tiles {
+                    let i = t as usize;
+                    let before = clk[i];
+                    add(
+                        acc,
+                        &stack,
+                        Cat::Transfer,
+                        i,
+                        (end - before).saturating_mul(mult),
+                    );
+                    if let Some(tb) = trace.as_deref_mut() {
+                        tb.tile(i, before, end);
+                    }
+                    clk[i] = end;
+                }
+                f = f.max(end);
+                // What the program waited for, and what ran behind compute elsewhere.
+                let waited = f - f0;
+                add_elapsed(acc, &stack, Cat::Transfer, waited.saturating_mul(mult));
+                let hidden = x.cycles.saturating_sub(waited).saturating_mul(mult);
+                acc.elapsed.transfer_overlapped =
+                    acc.elapsed.transfer_overlapped.saturating_add(hidden);
+                for &l in &stack {
+                    let s = &mut acc.labels[l as usize].elapsed;
+                    s.transfer_overlapped = s.transfer_overlapped.saturating_add(hidden);
+                }
+                if let Some(tb) = trace.as_deref_mut() {
+                    tb.flush(SpanKind::Transfer, &x.name);
+                }
+            }
+            OVERLAP_BEGIN => overlap = true,
+            OVERLAP_END => overlap = false,
             ENTER | RESUME => {
                 acc.ensure(n, a as usize + 1);
                 stack.push(a);

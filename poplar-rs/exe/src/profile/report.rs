@@ -74,7 +74,8 @@ impl Profile {
             other => return Err(ProfileError::Schema(other.unwrap_or("none").to_string())),
         }
         let version = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0);
-        if version != u64::from(PROFILE_SCHEMA_VERSION) {
+        // Version 1 lacks only the transfer fields, which default to none.
+        if !(1..=u64::from(PROFILE_SCHEMA_VERSION)).contains(&version) {
             return Err(ProfileError::Version {
                 found: u32::try_from(version).unwrap_or(u32::MAX),
                 supported: PROFILE_SCHEMA_VERSION,
@@ -97,10 +98,7 @@ impl Profile {
                 return Err(ProfileError::Inconsistent(format!(
                     "phase '{}' ({} {}): tile {t} is out of range (the target has {n} tiles)",
                     ph.name,
-                    match ph.kind {
-                        PhaseKind::Compute => "compute",
-                        PhaseKind::Exchange => "exchange",
-                    },
+                    ph.kind.name(),
                     ph.index
                 )));
             }
@@ -211,6 +209,9 @@ impl Profile {
         write_tile_stats(&mut s, "compute", &self.tiles.compute);
         write_tile_stats(&mut s, "exchange", &self.tiles.exchange);
         write_tile_stats(&mut s, "sync", &self.tiles.sync);
+        if self.tiles.transfer.iter().any(|&c| c > 0) {
+            write_tile_stats(&mut s, "transfer", &self.tiles.transfer);
+        }
         if !self.labels.is_empty() {
             self.write_labels(&mut s);
             self.write_cross_chip(&mut s);
@@ -256,6 +257,15 @@ impl Profile {
             e.sync,
             pct(e.sync, total)
         );
+        if e.transfer > 0 || e.transfer_overlapped > 0 {
+            let _ = writeln!(
+                s,
+                "  transfers (Streaming Memory and host): waited for {} ({:.1}%), overlapped with compute {}",
+                e.transfer,
+                pct(e.transfer, total),
+                e.transfer_overlapped
+            );
+        }
         let _ = writeln!(
             s,
             "  syncs: {} internal, {} global",
@@ -390,6 +400,7 @@ impl Profile {
                 SpanKind::Exchange => "exchange",
                 SpanKind::Sync => "sync",
                 SpanKind::Label => "label",
+                SpanKind::Transfer => "transfer",
             };
             events.push(json!({
                 "name": tl.names[s.name as usize],
@@ -445,10 +456,7 @@ fn write_phase_row(s: &mut String, p: &PhaseProfile) {
     let _ = writeln!(
         s,
         "  {:<9} {:<28} {:>7} {:>12} {:>9} {:>9} {:>9} {:>6.1}% {:>11}",
-        match p.kind {
-            PhaseKind::Compute => "compute",
-            PhaseKind::Exchange => "exchange",
-        },
+        p.kind.name(),
         format!("{}{flag}", truncate(&p.name, 27)),
         p.executions,
         p.cycles,

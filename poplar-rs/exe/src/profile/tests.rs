@@ -32,6 +32,8 @@ fn exe(target: Target) -> Executable {
         functions: Default::default(),
         host_tensors: vec![],
         streams: vec![],
+        remote_buffers: Default::default(),
+        remote_copies: Default::default(),
         variable_names: vec![],
         app_sections: Default::default(),
     }

@@ -1,0 +1,184 @@
+//! Validation of Streaming Memory and overlapped I/O: copies to and from remote buffers,
+//! `overlap_io` programs, and no vertex on an I/O tile. Part of the validation pass
+//! (`validate.rs`), which calls these and gathers their errors.
+
+use super::error::ValidationError as E;
+use crate::dtype::DType;
+use crate::exe::MAX_TRANSFER_BYTES;
+use crate::graph::program::Program;
+use crate::graph::{Graph, RemoteBuffer, Tensor, VertexName};
+use crate::target::TileId;
+
+/// The tiles holding the elements of `t` (unmapped elements are reported elsewhere).
+pub(super) fn tiles_of(graph: &Graph, t: &Tensor) -> Vec<TileId> {
+    let mut tiles: Vec<TileId> = t
+        .regions()
+        .iter()
+        .flat_map(|r| {
+            graph.vars[r.var]
+                .mapping
+                .pieces(r.start..r.end())
+                .map(|(_, tile)| tile)
+        })
+        .collect();
+    tiles.sort_unstable();
+    tiles.dedup();
+    tiles
+}
+
+/// A copy between `t` and `buffer`, rows chosen by `offset` (rows `0..k` without).
+pub(super) fn remote_copy(
+    graph: &Graph,
+    buffer: RemoteBuffer,
+    t: &Tensor,
+    offset: Option<&Tensor>,
+    errs: &mut Vec<E>,
+) {
+    if graph.check_remote_buffer(buffer).is_err() {
+        errs.push(E::BadRemoteCopy {
+            buffer: format!("#{}", buffer.index()),
+            reason: "is not a remote buffer of this graph".into(),
+        });
+        return;
+    }
+    let b = &graph.remote_buffers[buffer.key()];
+    let mut bad = |reason: String| {
+        errs.push(E::BadRemoteCopy {
+            buffer: b.name.clone(),
+            reason,
+        })
+    };
+    if t.dtype() != b.dtype {
+        bad(format!("holds {} but the tensor is {}", b.dtype, t.dtype()));
+    }
+    let n = t.num_elements() as u64;
+    let rows = match offset {
+        Some(o) => {
+            if o.rank() > 1
+                || o.num_elements() == 0
+                || !matches!(o.dtype(), DType::I32 | DType::U32)
+            {
+                bad(format!(
+                    "the offset must be a scalar or 1-D tensor of i32 or u32 with at least one entry; it is {}{:?}",
+                    o.dtype(),
+                    o.shape()
+                ));
+                return;
+            }
+            o.num_elements() as u64
+        }
+        None => n / b.elements,
+    };
+    if n != rows * b.elements || (offset.is_none() && rows == 0) {
+        bad(format!(
+            "the tensor has {n} elements, not {} row(s) of {}",
+            rows.max(1),
+            b.elements
+        ));
+    } else if offset.is_none() && rows > b.rows {
+        bad(format!(
+            "the tensor holds {rows} rows; the buffer has {}",
+            b.rows
+        ));
+    }
+    let bytes = n * b.dtype.size() as u64;
+    if bytes > MAX_TRANSFER_BYTES {
+        bad(format!(
+            "one copy moves {bytes} bytes; a transfer moves at most {MAX_TRANSFER_BYTES} (128 MiB)"
+        ));
+    }
+    let tpi = graph.target.tiles_per_ipu;
+    let mut tensors = vec![("tensor", t)];
+    tensors.extend(offset.map(|o| ("offset", o)));
+    for (what, x) in tensors {
+        if let Some(tile) = tiles_of(graph, x)
+            .into_iter()
+            .find(|&tile| tile / tpi != b.chip)
+        {
+            bad(format!(
+                "the {what} has elements on tile {tile} of chip {}; the buffer is in the Streaming Memory of chip {}",
+                tile / tpi,
+                b.chip
+            ));
+        }
+    }
+}
+
+/// An `overlap_io` program: the target has I/O tiles, `io` holds only stream and remote
+/// copies whose tensors (and offsets) live on them. That `compute` touches none of them is
+/// checked on the lowered program (`Executable::check`), where every exchange is known.
+pub(super) fn overlap_io(graph: &Graph, io: &Program, errs: &mut Vec<E>) {
+    let t = &graph.target;
+    if t.io_tiles == 0 {
+        errs.push(E::BadOverlapIo {
+            reason: "the target reserves no I/O tiles (set Target::io_tiles)".into(),
+        });
+        return;
+    }
+    let mut tensors = Vec::new();
+    if let Err(kind) = transfer_tensors(io, &mut tensors) {
+        errs.push(E::BadOverlapIo {
+            reason: format!(
+                "its I/O part holds {kind}; only stream and remote-buffer copies overlap compute"
+            ),
+        });
+    }
+    for x in tensors {
+        if let Some(tile) = tiles_of(graph, x)
+            .into_iter()
+            .find(|&tile| !t.is_io_tile(tile))
+        {
+            errs.push(E::BadOverlapIo {
+                reason: format!(
+                    "a transfer of its I/O part reaches tile {tile}, not an I/O tile (the last {} of each chip)",
+                    t.io_tiles
+                ),
+            });
+            return;
+        }
+    }
+}
+
+/// The tensors (and offsets) of the transfers in `p`; `Err` names what is not a transfer.
+fn transfer_tensors<'p>(p: &'p Program, out: &mut Vec<&'p Tensor>) -> Result<(), &'static str> {
+    match p {
+        Program::Sequence { body, .. } => body.iter().try_for_each(|c| transfer_tensors(c, out)),
+        Program::StreamToDevice { dst: t, .. } | Program::StreamFromDevice { src: t, .. } => {
+            out.push(t);
+            Ok(())
+        }
+        Program::CopyFromRemote { dst: t, offset, .. }
+        | Program::CopyToRemote { src: t, offset, .. } => {
+            out.push(t);
+            out.extend(offset);
+            Ok(())
+        }
+        Program::Execute(_) => Err("a compute set"),
+        Program::Copy { .. } | Program::CrossReplicaCopy(_) => Err("an exchange"),
+        _ => Err("control flow"),
+    }
+}
+
+/// No vertex on an I/O tile.
+pub(super) fn vertices_off_io_tiles(
+    graph: &Graph,
+    errs: &mut Vec<E>,
+    name: impl Fn(crate::graph::VertexKey) -> VertexName,
+) {
+    let t = &graph.target;
+    if t.io_tiles == 0 {
+        return;
+    }
+    for (vi, v) in graph.vertices.iter() {
+        if let Some(tile) = v
+            .tile
+            .filter(|&tile| tile < t.num_tiles() && t.is_io_tile(tile))
+        {
+            errs.push(E::VertexOnIoTile {
+                vertex: name(vi),
+                tile,
+                io_tiles: t.io_tiles,
+            });
+        }
+    }
+}
