@@ -181,8 +181,24 @@ impl Vertex for ExitAbove<'_> {
     }
 }
 
+poplar::codelet! {
+    /// `rows[i] += by`: offsets of remote-buffer copies computed on the device.
+    pub struct BumpRows as "test::BumpRows" {
+        rows: InOut<Vector<i32>>,
+        by: State<i32>,
+    }
+}
+impl Vertex for BumpRows<'_> {
+    fn compute(&mut self, _w: Worker) -> Result<(), VertexError> {
+        let by = self.by;
+        self.rows.iter_mut().for_each(|r| *r = r.wrapping_add(by));
+        Ok(())
+    }
+}
+
 pub mod random;
 pub mod ranks;
+pub mod remote;
 
 /// Forces the linker to keep this crate's registrations.
 pub fn link() {}

@@ -25,7 +25,7 @@ fn text(b: &[u8]) -> String {
 }
 
 #[test]
-fn random_graphs_and_the_loop_case_give_the_same_digests_on_one_two_and_three_ranks() {
+fn random_graphs_the_loop_and_remote_buffers_give_the_same_digests_on_one_two_and_three_ranks() {
     let mut digests = Vec::new();
     for n in [1, 2, 3] {
         let (out, _) = mpiexec(n, "check");
@@ -39,11 +39,11 @@ fn random_graphs_and_the_loop_case_give_the_same_digests_on_one_two_and_three_ra
         assert!(stdout.contains(&format!("ok on {n} ranks")), "{stdout}");
         let lines: Vec<String> = stdout
             .lines()
-            .filter(|l| l.starts_with("random") || l.starts_with("loop"))
+            .filter(|l| l.starts_with("random") || l.starts_with("loop") || l.starts_with("remote"))
             .map(String::from)
             .collect();
-        // 39 random graphs and 3 loops, printed by rank 0 only.
-        assert_eq!(lines.len(), 42, "{n} ranks:\n{stdout}");
+        // 39 random graphs, 3 loops and the remote buffers, printed by rank 0 only.
+        assert_eq!(lines.len(), 43, "{n} ranks:\n{stdout}");
         digests.push(lines);
     }
     assert_eq!(digests[0], digests[1], "1 rank against 2");

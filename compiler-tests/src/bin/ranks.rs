@@ -1,7 +1,8 @@
 //! The multi-rank checks as a program to start under `mpiexec` (`tests/mpi.rs` does):
 //!
 //! ```text
-//! mpiexec -n 3 ranks check      # random graphs and the loop case; rank 0 prints digests
+//! mpiexec -n 3 ranks check      # random graphs, the loop and remote-buffer cases; rank 0
+//!                               # prints digests
 //! mpiexec -n 2 ranks fail       # a vertex fails on rank 1: every rank exits with status 1
 //! mpiexec -n 2 ranks die        # rank 1 exits (status 3) in the middle of a run
 //! mpiexec -n 2 ranks mismatch   # the last rank compiles another graph
@@ -54,6 +55,16 @@ fn check(root: bool) -> Result<(), String> {
         if root {
             println!("loop {tiles} {flag}: {:016x}", digest(got.bits()));
         }
+    }
+    // Remote buffers of every type: rank 0 holds Streaming Memory, every rank ends with it.
+    let got =
+        compiler_tests::remote::run_remote(2, None).map_err(|e| format!("remote buffers: {e}"))?;
+    if got != compiler_tests::remote::remote_expect() {
+        return Err("remote buffers: results differ from the host model".into());
+    }
+    if root {
+        let bytes = got.buffers.iter().chain(&got.tensors).flatten();
+        println!("remote: {:016x}", digest(bytes.map(|&b| u32::from(b))));
     }
     Ok(())
 }

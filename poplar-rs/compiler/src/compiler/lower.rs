@@ -332,7 +332,9 @@ impl<'a> Lowerer<'a> {
                 Step::Seq(vec![
                     sync.clone(),
                     Step::OverlapIo {
-                        io: Box::new(self.program(io)),
+                        // The transfers follow each other on the I/O tiles, which the sync
+                        // before has joined; the compute tiles never wait for them.
+                        io: Box::new(without_syncs(self.program(io))),
                         compute: Box::new(self.program(compute)),
                     },
                     sync,
@@ -777,6 +779,19 @@ impl<'a> Lowerer<'a> {
             replica_maps: self.replica_maps,
             remote_copies: self.remote_copies,
         }
+    }
+}
+
+/// `s` (a sequence of transfers) without its syncs.
+fn without_syncs(s: Step) -> Step {
+    match s {
+        Step::Seq(v) => Step::Seq(
+            v.into_iter()
+                .filter(|s| !matches!(s, Step::Sync(_)))
+                .map(without_syncs)
+                .collect(),
+        ),
+        s => s,
     }
 }
 

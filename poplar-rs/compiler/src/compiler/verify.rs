@@ -177,22 +177,8 @@ pub fn lower(
 ) -> Result<(), VerifierError> {
     fn walk(s: &Step, f: &mut impl FnMut(&Step)) {
         f(s);
-        match s {
-            Step::Seq(v) => v.iter().for_each(|c| walk(c, f)),
-            Step::Label { body, .. } | Step::Repeat { body, .. } => walk(body, f),
-            Step::While { cond, body, .. } => {
-                walk(cond, f);
-                walk(body, f);
-            }
-            Step::If { then, else_, .. } => {
-                walk(then, f);
-                walk(else_, f);
-            }
-            Step::Switch { cases, default, .. } => {
-                cases.iter().for_each(|(_, c)| walk(c, f));
-                walk(default, f);
-            }
-            _ => {}
+        for c in s.children() {
+            walk(c, f);
         }
     }
     let mut used: BTreeMap<(&str, u32), u32> = BTreeMap::new();
