@@ -380,3 +380,64 @@ fn executables_with_remote_buffers_save_and_load() {
     assert_eq!(back, exe);
     assert_eq!(back.remote_buffers.values().nth(1).unwrap().chip, 1);
 }
+
+/// Past the host budget rows go to the spill file; a spill directory that cannot hold it is a
+/// typed error naming the buffer, and the rows kept before it are still there.
+#[test]
+fn rows_past_the_budget_spill_and_a_failing_spill_is_an_error() {
+    let mut g = Graph::new(&target());
+    let buf = g.add_remote_buffer("rows", DType::U32, 4, 16).unwrap();
+    let x = g.add_variable(DType::U32, &[4], "x");
+    let row = g.add_variable(DType::I32, &[1], "row");
+    g.set_tile_mapping(&x, 1).unwrap();
+    g.set_tile_mapping(&row, 0).unwrap();
+    g.create_host_read_write("x", &x).unwrap();
+    g.create_host_write("row", &row).unwrap();
+    let exe = compile(
+        &g,
+        &[Program::copy_to_remote(&x, buf, Some(&row))],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let options = |dir: std::path::PathBuf| EngineOptions {
+        streaming_memory: poplar::engine::StreamingMemoryBudget {
+            host_bytes: 2 * 16, // two rows
+            spill_dir: Some(dir),
+        },
+        ..EngineOptions::with_threads(1)
+    };
+    let mut e = Engine::new(&exe, options(std::env::temp_dir())).unwrap();
+    for r in 0..16u32 {
+        e.write_tensor("x", &[r, r + 1, r + 2, r * r]).unwrap();
+        e.write_tensor("row", &[r as i32]).unwrap();
+        e.run(0).unwrap();
+    }
+    let u = e.streaming_memory_use();
+    assert_eq!(
+        (u.resident_bytes, u.spilled_bytes, u.rows_written),
+        (32, 14 * 16, 16)
+    );
+    let want: Vec<u32> = (0..16u32).flat_map(|r| [r, r + 1, r + 2, r * r]).collect();
+    assert_eq!(e.read_remote_buffer::<u32>("rows").unwrap(), want);
+
+    let missing = std::env::temp_dir().join(format!("poplar-no-such-dir-{}", std::process::id()));
+    let mut e = Engine::new(&exe, options(missing)).unwrap();
+    for r in 0..3u32 {
+        e.write_tensor("x", &[r; 4]).unwrap();
+        e.write_tensor("row", &[r as i32]).unwrap();
+        let result = e.run(0);
+        if r < 2 {
+            result.unwrap();
+        } else {
+            match result.unwrap_err() {
+                EngineError::StreamingMemoryIo { buffer, message } => {
+                    assert_eq!(buffer, "rows");
+                    assert!(message.contains("poplar-no-such-dir"), "{message}");
+                }
+                e => panic!("{e}"),
+            }
+        }
+    }
+    assert_eq!(e.read_remote_row::<u32>("rows", 1).unwrap(), [1; 4]);
+    assert_eq!(e.read_remote_row::<u32>("rows", 2).unwrap(), [0; 4]);
+}
