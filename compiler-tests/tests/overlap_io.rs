@@ -219,6 +219,7 @@ fn overlap_refuses_programs_that_would_share_data() {
     })
     .unwrap_err();
     assert!(e.to_string().contains("touches I/O tile 6"), "{e}");
+    assert!(matches!(e, poplar::CompileError::Invalid(_)), "{e:?}");
     // A vertex placed on an I/O tile.
     let e = try_compile(2, &|g| {
         let x = g.add_variable(DType::F32, &[4], "x");
@@ -246,4 +247,41 @@ fn overlap_refuses_programs_that_would_share_data() {
         }
         e => panic!("{e}"),
     }
+}
+
+/// A host stream copy is a transfer: its bytes over the chip's link after the transfer's
+/// latency, plus the host round trip when its data was not prefetched (buffering depth 0).
+#[test]
+fn a_stream_copy_waits_for_the_host_only_when_not_prefetched() {
+    let cycles = |depth: Option<u32>| {
+        let mut g = Graph::new(&Target::custom(2, 64 * 1024));
+        let x = g.add_variable(DType::F32, &[1024], "x");
+        g.set_tile_mapping(&x, 1).unwrap();
+        let s = g.add_host_to_device_stream("in", DType::F32, 1024).unwrap();
+        if let Some(d) = depth {
+            g.set_buffering_depth(s, d).unwrap();
+        }
+        let exe = compile(
+            &g,
+            &[Program::stream_to_device(s, &x)],
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        let mut e = Engine::new(&exe, EngineOptions::with_threads(1)).unwrap();
+        e.connect_stream("in", vec![1.5f32; 1024]).unwrap();
+        e.enable_profiling(ProfileOptions::default());
+        e.run(0).unwrap();
+        let p = e.take_profile().unwrap();
+        let t = p
+            .phases
+            .iter()
+            .find(|p| p.kind == PhaseKind::Transfer)
+            .unwrap();
+        assert_eq!((t.name.as_str(), t.bytes), ("in (in)", 4096));
+        (t.cycles, p.elapsed.transfer)
+    };
+    let moved = 1330 + (4096.0f64 / (15.75e9 / 1.33e9)).ceil() as u64;
+    assert_eq!(cycles(None), (moved, moved), "prefetched by default");
+    assert_eq!(cycles(Some(2)), (moved, moved));
+    assert_eq!(cycles(Some(0)), (moved + 13_300, moved + 13_300));
 }

@@ -312,10 +312,18 @@ fn the_compiler_refuses_what_the_chip_cannot_do() {
         .to_string()
         .contains("chip 2"));
     g.add_remote_buffer("a", DType::F32, 100, 2).unwrap();
-    g.add_remote_buffer("b", DType::F32, 100, 1).unwrap();
-    let x = g.add_variable(DType::F32, &[100], "x");
-    g.set_tile_mapping(&x, 0).unwrap();
-    let err = compile(&g, &[Program::nop()], &CompileOptions::default()).unwrap_err();
+    let e = g.add_remote_buffer("b", DType::F32, 100, 1).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("with the 800 bytes of chip 0's other remote buffers"),
+        "{e}"
+    );
+    // The executable's own check refuses a file whose buffers overfill a chip.
+    let mut exe = compile(&g, &[Program::nop()], &CompileOptions::default()).unwrap();
+    let mut more = exe.remote_buffers.values().next().unwrap().clone();
+    more.name = "b".into();
+    exe.remote_buffers.push(more);
+    let err = exe.check().unwrap_err();
     assert!(
         err.to_string().contains("Streaming Memory holds 1000"),
         "{err}"

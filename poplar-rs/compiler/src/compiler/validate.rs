@@ -655,7 +655,7 @@ impl ProgramValidator<'_> {
             Program::OverlapIo { io, compute } => {
                 self.program(io);
                 self.program(compute);
-                super::validate_io::overlap_io(self.graph, io, self.errs);
+                super::validate_io::overlap_io(self.graph, io, compute, self.errs);
             }
             Program::CrossReplicaCopy(copies) => {
                 for c in copies {

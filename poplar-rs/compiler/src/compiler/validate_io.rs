@@ -105,9 +105,9 @@ pub(super) fn remote_copy(
 }
 
 /// An `overlap_io` program: the target has I/O tiles, `io` holds only stream and remote
-/// copies whose tensors (and offsets) live on them. That `compute` touches none of them is
-/// checked on the lowered program (`Executable::check`), where every exchange is known.
-pub(super) fn overlap_io(graph: &Graph, io: &Program, errs: &mut Vec<E>) {
+/// copies whose tensors (and offsets) live on them, and `compute` reads and writes no element
+/// on them (`Executable::check` checks the lowered program again).
+pub(super) fn overlap_io(graph: &Graph, io: &Program, compute: &Program, errs: &mut Vec<E>) {
     let t = &graph.target;
     if t.io_tiles == 0 {
         errs.push(E::BadOverlapIo {
@@ -137,6 +137,68 @@ pub(super) fn overlap_io(graph: &Graph, io: &Program, errs: &mut Vec<E>) {
             return;
         }
     }
+    let mut tensors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    tensors_of(graph, compute, &mut tensors, &mut seen);
+    for x in &tensors {
+        if let Some(tile) = tiles_of(graph, x)
+            .into_iter()
+            .find(|&tile| t.is_io_tile(tile))
+        {
+            errs.push(E::BadOverlapIo {
+                reason: format!(
+                    "its compute part touches I/O tile {tile}, where its transfers may be writing"
+                ),
+            });
+            return;
+        }
+    }
+}
+
+/// Every tensor a program reads or writes: vertex fields of its compute sets, copies,
+/// transfers, predicates and controls, and those of the functions it calls (each once).
+fn tensors_of(
+    graph: &Graph,
+    p: &Program,
+    out: &mut Vec<Tensor>,
+    seen: &mut std::collections::HashSet<u32>,
+) {
+    match p {
+        Program::Execute(cs) => {
+            if graph.check_compute_set(*cs).is_ok() {
+                for v in &graph.compute_sets[cs.key()].vertices {
+                    for b in graph.vertices[v.key()].conns.values() {
+                        match b {
+                            crate::graph::Binding::Tensor(t) => out.push(t.clone()),
+                            crate::graph::Binding::List(l) => out.extend(l.iter().cloned()),
+                        }
+                    }
+                }
+            }
+        }
+        Program::Copy { src, dst } => out.extend([src.clone(), dst.clone()]),
+        Program::StreamToDevice { dst: t, .. } | Program::StreamFromDevice { src: t, .. } => {
+            out.push(t.clone())
+        }
+        Program::CopyFromRemote { dst: t, offset, .. }
+        | Program::CopyToRemote { src: t, offset, .. } => {
+            out.push(t.clone());
+            out.extend(offset.iter().cloned());
+        }
+        Program::CrossReplicaCopy(copies) => {
+            out.extend(copies.iter().flat_map(|c| [c.src.clone(), c.dst.clone()]))
+        }
+        Program::RepeatWhileTrue { predicate: x, .. }
+        | Program::If { predicate: x, .. }
+        | Program::Switch { control: x, .. } => out.push(x.clone()),
+        Program::Call(f) => {
+            if graph.check_function(*f).is_ok() && seen.insert(f.index()) {
+                tensors_of(graph, &graph.functions[f.key()], out, seen);
+            }
+        }
+        _ => {}
+    }
+    p.for_each_child(|c| tensors_of(graph, c, out, seen));
 }
 
 /// The tensors (and offsets) of the transfers in `p`; `Err` names what is not a transfer.

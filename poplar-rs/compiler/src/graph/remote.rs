@@ -58,13 +58,20 @@ impl Graph {
                 self.target.num_ipus
             )));
         }
+        // With the chip's other buffers: within its Streaming Memory.
+        let used: u64 = self
+            .remote_buffers
+            .values()
+            .filter(|b| b.chip == chip)
+            .map(|b| b.elements * b.dtype.size() as u64 * b.rows)
+            .sum();
         let bytes = elements
             .checked_mul(dtype.size() as u64)
             .and_then(|b| b.checked_mul(rows))
-            .filter(|&b| b <= self.target.streaming_memory_bytes);
+            .filter(|&b| b.saturating_add(used) <= self.target.streaming_memory_bytes);
         if bytes.is_none() {
             return Err(bad(format!(
-                "{rows} rows of {elements} x {dtype} exceed the {} bytes of a chip's Streaming Memory",
+                "{rows} rows of {elements} x {dtype}, with the {used} bytes of chip {chip}'s other remote buffers, exceed the {} bytes of a chip's Streaming Memory",
                 self.target.streaming_memory_bytes
             )));
         }

@@ -108,7 +108,7 @@ pub enum EngineError {
     UnknownRemoteBuffer { name: String },
     /// A copy (of program `program`, or the host's when `None`) names a row beyond a remote
     /// buffer's rows: nothing was copied, and every buffer can still be read.
-    #[error("{}remote buffer '{buffer}': row {row} is out of range (it has {rows} rows); nothing was copied", .program.map(|p| format!("program {p}: ")).unwrap_or_default())]
+    #[error("{}remote buffer '{buffer}': row {row} is out of range (it has {rows} rows); {}", .program.map(|p| format!("program {p}: ")).unwrap_or_default(), if .program.is_some() { "nothing was copied" } else { "nothing was read or written" })]
     RemoteRowOutOfRange {
         buffer: String,
         row: i64,
