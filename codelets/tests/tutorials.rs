@@ -33,13 +33,14 @@ fn rust_blocks(md: &str) -> Vec<String> {
     blocks
 }
 
-const TUTORIALS: [&str; 6] = [
+const TUTORIALS: [&str; 7] = [
     "tut1_variables",
     "tut2_using_codelets",
     "tut3_writing_codelets",
     "tut4_profiling",
     "tut5_matvec",
     "tut6_matvec_opt",
+    "tut7_streaming_memory",
 ];
 
 #[test]
