@@ -285,3 +285,32 @@ fn a_stream_copy_waits_for_the_host_only_when_not_prefetched() {
     assert_eq!(cycles(Some(2)), (moved, moved));
     assert_eq!(cycles(Some(0)), (moved + 13_300, moved + 13_300));
 }
+
+/// Each replica's chip streams over its own link: the static estimate of a replicated stream
+/// copy is one replica's transfer, not the sum over replicas (the profile's replay agrees).
+#[test]
+fn replicas_stream_side_by_side() {
+    let machine = Target {
+        num_ipus: 4,
+        ..Target::custom(2, 64 * 1024)
+    };
+    let mut g = Graph::new_replicated(&machine, 4, 1).unwrap();
+    let x = g.add_variable(DType::F32, &[256], "x");
+    g.set_tile_mapping(&x, 1).unwrap();
+    let s = g.add_host_to_device_stream("in", DType::F32, 256).unwrap();
+    let p = Program::seq(vec![
+        Program::stream_to_device(s, &x),
+        Program::stream_to_device(s, &x),
+    ]);
+    let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
+    let (flat, _) = exe.expand_replicas();
+    let model = poplar::profile::CycleModel::new(&flat);
+    let est = poplar::profile::estimate_program(&flat, &model, 0).unwrap();
+    let one = 1330 + (1024.0f64 / (15.75e9 / 1.33e9)).ceil() as u64;
+    assert_eq!((est.transfer, est.cycles), (2 * one, 2 * one));
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(1)).unwrap();
+    e.connect_stream("in", vec![0.5f32; 256]).unwrap();
+    e.enable_profiling(ProfileOptions::default());
+    e.run(0).unwrap();
+    assert_eq!(e.take_profile().unwrap().total_cycles(), 2 * one);
+}

@@ -196,11 +196,12 @@ fn real_main() -> anyhow::Result<()> {
             })?;
             let c = &history.step_cycles;
             say!(
-                "modelled step: {} cycles = compute {} + exchange {} + sync {} outside the all-reduce + all-reduce {}, {:.0} samples/s",
+                "modelled step: {} cycles = compute {} + exchange {} + sync {} + host streams {} outside the all-reduce + all-reduce {}, {:.0} samples/s",
                 c.total,
                 c.outside_compute,
                 c.outside_exchange,
                 c.outside_sync,
+                c.outside_transfer,
                 c.all_reduce,
                 c.samples_per_second
             );

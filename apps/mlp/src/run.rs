@@ -28,13 +28,17 @@ pub struct StepCycles {
     pub compute: u64,
     pub exchange: u64,
     pub sync: u64,
+    /// Host streams of the batches (transfers waited for).
+    pub transfer: u64,
     /// The gradient all-reduce (its labelled block; part of `compute`, `exchange` and `sync`).
     pub all_reduce: u64,
     /// The step outside the all-reduce (micro-batches and update): `compute`, `exchange` and
-    /// `sync` less the all-reduce's own. With `all_reduce` they add up to `total`.
+    /// `sync` and `transfer` less the all-reduce's own. With `all_reduce` they add up to
+    /// `total`.
     pub outside_compute: u64,
     pub outside_exchange: u64,
     pub outside_sync: u64,
+    pub outside_transfer: u64,
     /// `R·m·GA / (total / clock)`.
     pub samples_per_second: f64,
 }
@@ -106,10 +110,12 @@ pub fn train(
                     compute: p.elapsed.compute,
                     exchange: p.elapsed.exchange,
                     sync: p.elapsed.sync,
+                    transfer: p.elapsed.transfer,
                     all_reduce: ar.total(),
                     outside_compute: p.elapsed.compute.saturating_sub(ar.compute),
                     outside_exchange: p.elapsed.exchange.saturating_sub(ar.exchange),
                     outside_sync: p.elapsed.sync.saturating_sub(ar.sync),
+                    outside_transfer: p.elapsed.transfer.saturating_sub(ar.transfer),
                     samples_per_second: cfg.global_batch() as f64
                         / (total as f64 / p.target.clock_hz),
                 };

@@ -108,7 +108,7 @@ fn the_history_names_the_reduction() {
     let c = &h.step_cycles;
     assert!(c.all_reduce > 0 && c.outside_compute > 0, "{c:?}");
     assert_eq!(
-        c.outside_compute + c.outside_exchange + c.outside_sync + c.all_reduce,
+        c.outside_compute + c.outside_exchange + c.outside_sync + c.outside_transfer + c.all_reduce,
         c.total,
         "{c:?}"
     );

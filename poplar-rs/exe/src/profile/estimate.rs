@@ -66,6 +66,42 @@ pub fn estimate_program(
     Some(walk(exe, model, step, 0))
 }
 
+/// If `s` is a transfer, or a sequence of transfers only: adds each transfer's cycles to
+/// the chips it touches (`chips`) and returns true; otherwise leaves `chips` alone.
+fn transfer_chips(
+    exe: &Executable,
+    model: &CycleModel,
+    s: &Step,
+    chips: &mut std::collections::BTreeMap<u32, u64>,
+) -> bool {
+    let cost = match s {
+        Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs }
+            if (*stream as usize) < exe.streams.len() =>
+        {
+            super::stream_cost(exe, *stream, runs)
+        }
+        Step::Remote(id) => match model.transfers.get(id.as_u32() as usize) {
+            Some(t) => t.clone(),
+            None => return false,
+        },
+        Step::Seq(v) if !v.is_empty() => {
+            let mut mine = chips.clone();
+            if !v.iter().all(|c| transfer_chips(exe, model, c, &mut mine)) {
+                return false;
+            }
+            *chips = mine;
+            return true;
+        }
+        _ => return false,
+    };
+    let mut touched: Vec<u32> = cost.tiles.iter().map(|&t| model.target.ipu_of(t)).collect();
+    touched.dedup();
+    for c in touched {
+        *chips.entry(c).or_default() += cost.cycles;
+    }
+    true
+}
+
 fn walk(exe: &Executable, model: &CycleModel, step: &Step, depth: u32) -> ProgramEstimate {
     let mut e = ProgramEstimate::default();
     if depth > 64 {
@@ -75,9 +111,23 @@ fn walk(exe: &Executable, model: &CycleModel, step: &Step, depth: u32) -> Progra
     }
     match step {
         Step::Seq(v) => {
+            // Transfers one after another on different chips run side by side (each chip
+            // has its own link): a stretch of them costs its busiest chip's sum.
+            let mut chips: std::collections::BTreeMap<u32, u64> = Default::default();
+            let flush = |e: &mut ProgramEstimate,
+                         chips: &mut std::collections::BTreeMap<u32, u64>| {
+                let t = chips.values().copied().max().unwrap_or(0);
+                e.transfer += t;
+                e.cycles += t;
+                chips.clear();
+            };
             for s in v {
-                e.add(&walk(exe, model, s, depth));
+                if !transfer_chips(exe, model, s, &mut chips) {
+                    flush(&mut e, &mut chips);
+                    e.add(&walk(exe, model, s, depth));
+                }
             }
+            flush(&mut e, &mut chips);
         }
         Step::Label { body, .. } => e = walk(exe, model, body, depth),
         Step::Sync(kind) => {
@@ -132,16 +182,11 @@ fn walk(exe: &Executable, model: &CycleModel, step: &Step, depth: u32) -> Progra
                 e = walk(exe, model, body, depth + 1);
             }
         }
-        Step::StreamIn { stream, runs } | Step::StreamOut { stream, runs } => {
-            if (*stream as usize) < exe.streams.len() {
-                e.transfer = super::stream_cost(exe, *stream, runs).cycles;
+        Step::StreamIn { .. } | Step::StreamOut { .. } | Step::Remote(_) => {
+            let mut chips = Default::default();
+            if transfer_chips(exe, model, step, &mut chips) {
+                e.transfer = chips.values().copied().max().unwrap_or(0);
                 e.cycles = e.transfer;
-            }
-        }
-        Step::Remote(id) => {
-            if let Some(t) = model.transfers.get(id.as_u32() as usize) {
-                e.transfer = t.cycles;
-                e.cycles = t.cycles;
             }
         }
         Step::OverlapIo { io, compute } => {
