@@ -1,5 +1,6 @@
 //! Memory report of an executable: per tile always-live and temporary bytes, by category and by
-//! variable, and the tiles closest to the budget.
+//! variable, the tiles closest to the budget, and Streaming Memory per chip and per remote
+//! buffer.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -7,6 +8,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::data::Stats;
+use crate::dtype::DType;
 use crate::exe::{Executable, MemoryCategory};
 
 /// Bytes of one tile (or a total) by memory category.
@@ -142,10 +144,179 @@ pub struct MemoryReport {
     pub by_category: CategoryBytes,
     /// Items by total bytes, largest first.
     pub items: Vec<ItemBytes>,
+    /// Streaming Memory: the remote buffers per chip and one by one (empty in reports written
+    /// before it existed).
+    #[serde(default)]
+    pub streaming: StreamingMemory,
 }
 
 fn one() -> u32 {
     1
+}
+
+/// Streaming Memory use of an executable: its remote buffers, per chip and one by one. Of one
+/// replica in a replicated executable (chips numbered from 0 within the replica), as the tiles.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StreamingMemory {
+    /// Streaming Memory of each chip (the target's `streaming_memory_bytes`).
+    pub bytes_per_chip: u64,
+    /// Every chip the report describes, in chip order (index = chip).
+    pub chips: Vec<ChipStreamingMemory>,
+    /// The remote buffers in the executable's order (index = remote buffer id).
+    pub buffers: Vec<RemoteBufferBytes>,
+}
+
+/// Streaming Memory of one chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ChipStreamingMemory {
+    pub chip: u32,
+    /// Bytes of the chip's remote buffers (all their rows).
+    pub bytes: u64,
+    /// Remote buffers held by the chip.
+    pub buffers: u32,
+}
+
+/// One remote buffer: `rows` rows of `elements` elements of `dtype` on chip `chip`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteBufferBytes {
+    pub name: String,
+    pub dtype: DType,
+    /// Elements of one row.
+    pub elements: u64,
+    pub rows: u64,
+    /// Bytes of the whole buffer: `rows × elements × dtype size`.
+    pub bytes: u64,
+    pub chip: u32,
+}
+
+impl StreamingMemory {
+    /// Streaming Memory of `exe`: its chips (one replica's when replicated) and its remote
+    /// buffers.
+    pub fn from_executable(exe: &Executable) -> StreamingMemory {
+        let chips = match &exe.replication {
+            Some(r) => r.chips_per_replica,
+            None => exe.target.num_ipus,
+        };
+        let mut per_chip: Vec<ChipStreamingMemory> = (0..chips)
+            .map(|chip| ChipStreamingMemory {
+                chip,
+                ..Default::default()
+            })
+            .collect();
+        let buffers: Vec<RemoteBufferBytes> = exe
+            .remote_buffers
+            .values()
+            .map(|b| RemoteBufferBytes {
+                name: b.name.clone(),
+                dtype: b.dtype,
+                elements: b.elements,
+                rows: b.rows,
+                bytes: b.bytes(),
+                chip: b.chip,
+            })
+            .collect();
+        for b in &buffers {
+            // A buffer on a chip the target does not have (an executable the checker would
+            // refuse) still counts: the list grows to hold it.
+            let c = b.chip as usize;
+            if c >= per_chip.len() {
+                let from = per_chip.len() as u32;
+                per_chip.extend((from..=b.chip).map(|chip| ChipStreamingMemory {
+                    chip,
+                    ..Default::default()
+                }));
+            }
+            per_chip[c].bytes = per_chip[c].bytes.saturating_add(b.bytes);
+            per_chip[c].buffers += 1;
+        }
+        StreamingMemory {
+            bytes_per_chip: exe.target.streaming_memory_bytes,
+            chips: per_chip,
+            buffers,
+        }
+    }
+
+    /// Bytes of all remote buffers.
+    pub fn total(&self) -> u64 {
+        self.buffers
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(b.bytes))
+    }
+
+    /// The chips whose remote buffers exceed their Streaming Memory.
+    pub fn over_budget(&self) -> Vec<u32> {
+        self.chips
+            .iter()
+            .filter(|c| c.bytes > self.bytes_per_chip)
+            .map(|c| c.chip)
+            .collect()
+    }
+
+    /// The text section of [`MemoryReport::text`]: per chip holding buffers, then the largest
+    /// `top` buffers (or "none").
+    pub fn text(&self, top: usize) -> String {
+        let mut s = String::new();
+        let budget = self.bytes_per_chip;
+        let share = |b: u64| {
+            if budget == 0 {
+                0.0
+            } else {
+                100.0 * b as f64 / budget as f64
+            }
+        };
+        if self.buffers.is_empty() {
+            let _ = writeln!(
+                s,
+                "Streaming Memory ({} B per chip): none (no remote buffers)",
+                budget
+            );
+            return s;
+        }
+        let used: Vec<&ChipStreamingMemory> = self.chips.iter().filter(|c| c.buffers > 0).collect();
+        let _ = writeln!(
+            s,
+            "Streaming Memory ({} B per chip): {} B in {} remote buffers on {} of {} chips",
+            budget,
+            self.total(),
+            self.buffers.len(),
+            used.len(),
+            self.chips.len()
+        );
+        for c in used {
+            let _ = writeln!(
+                s,
+                "  chip {:>4}: {:>14} B ({:5.1}%) in {} buffers{}",
+                c.chip,
+                c.bytes,
+                share(c.bytes),
+                c.buffers,
+                if c.bytes > budget {
+                    "  OVER the chip's Streaming Memory"
+                } else {
+                    ""
+                }
+            );
+        }
+        let mut order: Vec<&RemoteBufferBytes> = self.buffers.iter().collect();
+        order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
+        let _ = writeln!(s, "  Largest remote buffers:");
+        for b in order.iter().take(top) {
+            let _ = writeln!(
+                s,
+                "    {:<32} {:>4} {:>10} rows × {:>10} elements = {:>14} B on chip {}",
+                truncate(&b.name, 32),
+                format!("{:?}", b.dtype).to_lowercase(),
+                b.rows,
+                b.elements,
+                b.bytes,
+                b.chip
+            );
+        }
+        if order.len() > top {
+            let _ = writeln!(s, "    ... and {} more", order.len() - top);
+        }
+        s
+    }
 }
 
 impl MemoryReport {
@@ -196,6 +367,7 @@ impl MemoryReport {
             tiles,
             by_category,
             items,
+            streaming: StreamingMemory::from_executable(exe),
         }
     }
 
@@ -207,7 +379,8 @@ impl MemoryReport {
         v
     }
 
-    /// A text report: distributions, categories, largest items and the `top` fullest tiles.
+    /// A text report: distributions, categories, largest items, the `top` fullest tiles and
+    /// Streaming Memory (per chip and the `top` largest remote buffers).
     pub fn text(&self, top: usize) -> String {
         let mut s = String::new();
         let budget = self.bytes_per_tile;
@@ -291,6 +464,8 @@ impl MemoryReport {
                 t.temporary
             );
         }
+        let _ = writeln!(s);
+        s.push_str(&self.streaming.text(top));
         s
     }
 }

@@ -7,7 +7,8 @@
 //!   (`Engine::enable_profiling`), aggregated per phase, per
 //!   label and per tile, with a text summary, a versioned JSON form and a Chrome trace
 //!   (`docs/profile-schema.md`);
-//! - [`MemoryReport`]: per tile always-live and temporary bytes by variable and category;
+//! - [`MemoryReport`]: per tile always-live and temporary bytes by variable and category, and
+//!   Streaming Memory per chip and per remote buffer;
 //! - [`estimate_program`]: a static (bulk-synchronous) estimate of one program's time, for
 //!   configurations too large to simulate.
 
@@ -23,8 +24,8 @@ mod transfer;
 pub use data::*;
 pub use estimate::{estimate_program, ProgramEstimate};
 pub use memory::{
-    exchange_code_bytes, CategoryBytes, MemoryReport, TileMemory, EXCHANGE_CODE_MESSAGE_BYTES,
-    EXCHANGE_CODE_PHASE_BYTES,
+    exchange_code_bytes, CategoryBytes, ChipStreamingMemory, MemoryReport, RemoteBufferBytes,
+    StreamingMemory, TileMemory, EXCHANGE_CODE_MESSAGE_BYTES, EXCHANGE_CODE_PHASE_BYTES,
 };
 pub use model::CycleModel;
 pub use record::{ProfileOptions, Recorder, SEGMENT_LIMIT};
