@@ -58,6 +58,10 @@ fn reports_trace_and_plots() {
     assert!(ok);
     assert!(out.contains("Tiles closest to the limit"), "{out}");
     assert!(out.contains("temporaries"), "{out}");
+    assert!(
+        out.contains("Streaming Memory") && out.contains("none (no remote buffers)"),
+        "{out}"
+    );
     let (ok, out, _) = poplar(&["profile".as_ref(), prof.as_os_str()]);
     assert!(ok);
     assert!(
@@ -104,6 +108,82 @@ fn reports_trace_and_plots() {
             "{f} draws nothing"
         );
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `poplar memory` shows Streaming Memory beside tile memory: per chip against its capacity,
+/// and each remote buffer (as text and in `--json`, and the same in `poplar report`'s page).
+#[test]
+fn memory_shows_streaming_memory_per_chip_and_per_buffer() {
+    codelets::link();
+    let d = dir("streaming");
+    let mut t = Target::custom(4, 64 * 1024);
+    t.num_ipus = 2;
+    t.streaming_memory_bytes = 1 << 20;
+    let mut g = Graph::new(&t);
+    let big = g
+        .add_remote_buffer_on_chip("activations", DType::F32, 1024, 64, 1)
+        .unwrap();
+    g.add_remote_buffer("small tags", DType::U8, 3, 5).unwrap();
+    // x1 lives on chip 1 (tiles 4..8): written to row 0 of the buffer on chip 1.
+    let x1 = g.add_variable(DType::F32, &[1024], "x1");
+    g.set_tile_mapping(&x1, 5).unwrap();
+    let p = Program::copy_to_remote(&x1, big, None);
+    let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
+    let path = d.join("s.popexe");
+    exe.save(&path).unwrap();
+    let (ok, out, err) = poplar(&["memory".as_ref(), path.as_os_str()]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(
+            "Streaming Memory (1048576 B per chip): 262159 B in 2 remote buffers on 2 of 2 chips"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("chip    1:         262144 B ( 25.0%) in 1 buffers"),
+        "{out}"
+    );
+    assert!(
+        out.contains("chip    0:             15 B (  0.0%) in 1 buffers"),
+        "{out}"
+    );
+    let big_at = out.find("activations").expect("the big buffer is listed");
+    let small_at = out.find("small tags").expect("the small buffer is listed");
+    assert!(big_at < small_at, "largest first: {out}");
+    assert!(
+        out.contains("f32         64 rows ×       1024 elements ="),
+        "{out}"
+    );
+    // The JSON: per chip and per buffer.
+    let (ok, json, err) = poplar(&["memory".as_ref(), path.as_os_str(), "--json".as_ref()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let s = &v["streaming"];
+    assert_eq!(s["bytes_per_chip"], 1 << 20);
+    assert_eq!(
+        s["chips"],
+        serde_json::json!([
+            {"chip": 0, "bytes": 15, "buffers": 1},
+            {"chip": 1, "bytes": 262144, "buffers": 1}
+        ])
+    );
+    assert_eq!(
+        s["buffers"][0],
+        serde_json::json!({"name": "activations", "dtype": "F32", "elements": 1024,
+            "rows": 64, "bytes": 262144, "chip": 1})
+    );
+    // The report page holds the same.
+    let html = d.join("s.html");
+    let (ok, _, err) = poplar(&[
+        "report".as_ref(),
+        path.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    let page = report_data(&std::fs::read_to_string(&html).unwrap());
+    assert_eq!(page["memory"]["streaming"], *s);
     let _ = std::fs::remove_dir_all(&d);
 }
 
