@@ -7,15 +7,20 @@
   const T = D.target;
   const M = D.memory;
   const P = D.profile;
+  // Streaming Memory (absent in version 1 data).
+  const SM = M.streaming || { bytes_per_chip: 0, chips: [], buffers: [] };
   const NT = T.tiles;
 
   // ---------------------------------------------------------------- helpers
   const $ = (id) => document.getElementById(id);
   const fmt = (n) => Number(n).toLocaleString("en-US");
+  const plural = (n, what) => `${fmt(n)} ${what}${n === 1 ? "" : "s"}`;
   const pct = (x) => (100 * x).toFixed(1) + " %";
   const kib = (b) => (b / 1024).toLocaleString("en-US", { maximumFractionDigits: 1 }) + " KiB";
   const bytes = (b) =>
-    b >= 1 << 20 ? (b / (1 << 20)).toFixed(2) + " MiB" : b >= 1024 ? kib(b) : fmt(b) + " B";
+    b >= 2 ** 40 ? (b / 2 ** 40).toFixed(2) + " TiB"
+      : b >= 2 ** 30 ? (b / 2 ** 30).toFixed(2) + " GiB"
+        : b >= 1 << 20 ? (b / (1 << 20)).toFixed(2) + " MiB" : b >= 1024 ? kib(b) : fmt(b) + " B";
   const us = (c) => (c / T.clock_hz * 1e6).toLocaleString("en-US", { maximumFractionDigits: 2 }) + " µs";
   const ms = (ns) => ns >= 1e6
     ? (ns / 1e6).toLocaleString("en-US", { maximumFractionDigits: 2 }) + " ms"
@@ -61,7 +66,9 @@
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   }
   const CAT_COLOURS = ["#3b82c4", "#7cb342", "#e08a2c", "#c0ca33", "#8e6cc4", "#e25563", "#26a69a"];
-  const KIND_COLOURS = ["#3b82c4", "#e08a2c", "#b0b8c0", "#6a4fb3"];
+  // Timeline span kinds: compute, exchange, sync, label, transfer.
+  const KIND_COLOURS = ["#3b82c4", "#e08a2c", "#b0b8c0", "#6a4fb3", "#2a9d8f"];
+  const KIND_NAMES = ["compute", "exchange", "sync", "label", "transfer"];
   const chipOf = (t) => Math.floor(t / T.tiles_per_chip);
 
   // ---------------------------------------------------------------- tabs
@@ -129,7 +136,36 @@
       const t = Number($("tile-input").value);
       if (Number.isInteger(t) && t >= 0 && t < NT) selectTile(t);
     });
+    renderStreaming();
     selectTile(worstTile);
+  }
+
+  // Streaming Memory: per chip against its capacity, and every remote buffer.
+  function renderStreaming() {
+    const total = SM.buffers.reduce((a, b) => a + b.bytes, 0);
+    const used = SM.chips.filter((c) => c.buffers > 0);
+    const over = SM.chips.filter((c) => c.bytes > SM.bytes_per_chip);
+    const sum = $("streaming-summary");
+    sum.dataset.buffers = SM.buffers.length;
+    sum.dataset.bytes = total;
+    if (!SM.buffers.length) {
+      sum.textContent = `No remote buffers (${bytes(SM.bytes_per_chip)} of Streaming Memory per chip unused).`;
+      $("streaming-detail").style.display = "none";
+      return;
+    }
+    sum.replaceChildren(`${fmt(SM.buffers.length)} remote buffer${SM.buffers.length === 1 ? "" : "s"}: `, el("b", { text: bytes(total) }),
+      ` on ${fmt(used.length)} of ${fmt(SM.chips.length)} chips, ${bytes(SM.bytes_per_chip)} of Streaming Memory per chip; `,
+      over.length ? el("span", { class: "over", text: `${fmt(over.length)} chips over their Streaming Memory` }) : "no chip over its Streaming Memory");
+    table($("streaming-chips"), ["chip", "buffers", "bytes", "of Streaming Memory", ""], used.map((c) => {
+      const f = SM.bytes_per_chip ? c.bytes / SM.bytes_per_chip : 0;
+      const bar = el("span", { class: "bar" }, el("i", { style: `width:${Math.min(100, Math.max(f > 0 ? 1 : 0, 100 * f)).toFixed(1)}%;background:${f > 1 ? ramp(2) : KIND_COLOURS[4]}` }));
+      return row([fmt(c.chip), fmt(c.buffers), bytes(c.bytes), pct(f), bar], { "data-chip": c.chip, "data-bytes": c.bytes });
+    }));
+    const order = SM.buffers.map((_, i) => i).sort((a, b) => SM.buffers[b].bytes - SM.buffers[a].bytes || a - b);
+    table($("streaming-buffers"), ["buffer", "type", "rows", "elements per row", "bytes", "chip"], order.slice(0, 200).map((i) => {
+      const b = SM.buffers[i];
+      return row([b.name, b.dtype.toLowerCase(), fmt(b.rows), fmt(b.elements), bytes(b.bytes), fmt(b.chip)], { "data-buffer": b.name, "data-bytes": b.bytes });
+    }));
   }
 
   function drawMap() {
@@ -303,6 +339,16 @@
       }
       case "stream_in": return [sp("m", `stream ${D.streams[n.stream] || n.stream} → device, ${bytes(n.bytes)}`)];
       case "stream_out": return [sp("m", `stream ${D.streams[n.stream] || n.stream} → host, ${bytes(n.bytes)}`)];
+      case "remote": {
+        const b = SM.buffers[n.buffer];
+        const name = b ? b.name : `buffer ${n.buffer}`;
+        const rows = n.first == null
+          ? `${fmt(n.rows)} row${n.rows === 1 ? "" : "s"} at device offsets`
+          : n.rows === 1 ? `row ${fmt(n.first)}` : `rows ${fmt(n.first)}–${fmt(n.first + n.rows - 1)}`;
+        return [sp("t", n.dir === "read" ? `remote read ${name} → tiles` : `remote write tiles → ${name}`),
+          sp("m", ` ${rows}, ${bytes(n.bytes)}, ${fmt(n.cycles)} cycles`)];
+      }
+      case "overlap_io": return [sp("k", "overlapped I/O"), sp("m", `: ${plural(n.io.length, "step")} on the I/O tiles beside ${plural(n.compute.length, "step")} on the others`)];
       default: return [sp("m", n.k)];
     }
   }
@@ -312,6 +358,7 @@
       case "while": return [["condition", { k: "seq", c: n.cond }], ["body", { k: "seq", c: n.c }]];
       case "if": return [["then", { k: "seq", c: n.then }], ["else", { k: "seq", c: n.else_ }]];
       case "switch": return n.cases.map(([v, x]) => [`case ${v}`, x]).concat([["default", { k: "seq", c: n.default }]]);
+      case "overlap_io": return [["I/O tiles", { k: "seq", c: n.io }], ["compute, beside it", { k: "seq", c: n.compute }]];
       case "compute": return D.computes[n.id].codelets.length ? [["codelets", null]] : [];
       default: return [];
     }
@@ -371,6 +418,7 @@
         case "while": n.cond.concat(n.c).forEach((x) => walk(x, path)); break;
         case "if": n.then.concat(n.else_).forEach((x) => walk(x, path)); break;
         case "switch": n.cases.forEach(([, x]) => walk(x, path)); n.default.forEach((x) => walk(x, path)); break;
+        case "overlap_io": n.io.concat(n.compute).forEach((x) => walk(x, path.concat("overlapped I/O"))); break;
         case "call":
           if (!seenFn.has(n.f) && D.functions[n.f]) { seenFn.add(n.f); walk(D.functions[n.f], path.concat(`function ${n.f}`)); }
           break;
@@ -460,18 +508,24 @@
   function renderExecution() {
     const sel = $("matrix-select");
     if (P) {
-      const e = P.elapsed, tot = e.compute + e.exchange + e.sync;
+      const e = P.elapsed, xfer = e.transfer || 0, hidden = e.transfer_overlapped || 0;
+      const tot = e.compute + e.exchange + e.sync + xfer;
       $("exec-summary").replaceChildren(
         `${fmt(P.runs)} run${P.runs === 1 ? "" : "s"}: `, el("b", { text: `${fmt(tot)} cycles` }),
-        ` (${us(tot)} modelled): compute ${pct(e.compute / (tot || 1))}, exchange ${pct(e.exchange / (tot || 1))}, sync ${pct(e.sync / (tot || 1))}; ` +
+        ` (${us(tot)} modelled): compute ${pct(e.compute / (tot || 1))}, exchange ${pct(e.exchange / (tot || 1))}, sync ${pct(e.sync / (tot || 1))}, ` +
+        `transfer ${pct(xfer / (tot || 1))} (${fmt(xfer)} cycles waited for; ${fmt(hidden)} more overlapped with compute); ` +
         `${fmt(P.syncs_internal)} internal and ${fmt(P.syncs_global)} global syncs; host wall time ${ms(P.wall_ns)}` +
         (P.timeline.truncated ? "; the timeline shows the first steps only" : ""));
       $("exec-summary").dataset.cycles = tot;
+      $("exec-summary").dataset.transfer = xfer;
+      $("exec-summary").dataset.transferOverlapped = hidden;
+      $("timeline-legend").replaceChildren(...KIND_NAMES.map((k, i) => el("span", { "data-kind": k }, el("i", { style: `background:${KIND_COLOURS[i]}` }), k)));
       drawTimeline();
-      table($("label-table"), ["label", "executions", "compute", "exchange", "sync", "total", "µs", "tile compute min / median / max", "effectiveness"],
+      table($("label-table"), ["label", "executions", "compute", "exchange", "sync", "transfer", "total", "µs", "tile compute min / median / max", "effectiveness"],
         P.labels.map((l) => {
-          const t = l.elapsed.compute + l.elapsed.exchange + l.elapsed.sync;
-          return row([l.name, fmt(l.executions), fmt(l.elapsed.compute), fmt(l.elapsed.exchange), fmt(l.elapsed.sync), fmt(t), us(t),
+          const lx = l.elapsed.transfer || 0;
+          const t = l.elapsed.compute + l.elapsed.exchange + l.elapsed.sync + lx;
+          return row([l.name, fmt(l.executions), fmt(l.elapsed.compute), fmt(l.elapsed.exchange), fmt(l.elapsed.sync), fmt(lx), fmt(t), us(t),
             `${fmt(l.compute.min)} / ${fmt(l.compute.median)} / ${fmt(l.compute.max)}`, pct(l.effectiveness)], { "data-label": l.name, "data-total": t });
         }));
       drawTileCycles();
@@ -479,7 +533,7 @@
       table($("phase-table"), ["phase", "kind", "executions", "cycles (all)", "per execution min / median / max", "effectiveness", "host wall", "bytes per execution"],
         ph.map((p) => row([p.name, p.kind, fmt(p.executions), fmt(p.cycles),
           `${fmt(p.per_execution.min)} / ${fmt(p.per_execution.median)} / ${fmt(p.per_execution.max)}`, pct(p.per_execution.effectiveness),
-          ms(p.wall_ns), p.kind === "exchange" ? fmt(p.bytes) : ""], { "data-phase": p.name, "data-cycles": p.cycles })));
+          ms(p.wall_ns), p.kind === "exchange" || p.kind === "transfer" ? fmt(p.bytes) : ""], { "data-phase": p.name, "data-kind": p.kind, "data-cycles": p.cycles })));
       sel.append(el("option", { value: "run", text: "all exchanges of the run (× executions)" }));
     } else {
       $("exec-summary").textContent = "No profile was given: the phases below are the static cycle model of one execution each. " +
@@ -616,7 +670,7 @@
       let hit = "";
       for (let i = 0; i < n; i++) {
         if (tl.track[i] === k && tl.start[i] <= cy && cy <= tl.start[i] + tl.dur[i]) {
-          hit = `${tl.tracks[k]}: ${["compute", "exchange", "sync", "label"][tl.kind[i]]} ${tl.names[tl.name[i]]}, cycles ${fmt(tl.start[i])}–${fmt(tl.start[i] + tl.dur[i])} (${fmt(tl.dur[i])})`;
+          hit = `${tl.tracks[k]}: ${KIND_NAMES[tl.kind[i]]} ${tl.names[tl.name[i]]}, cycles ${fmt(tl.start[i])}–${fmt(tl.start[i] + tl.dur[i])} (${fmt(tl.dur[i])})`;
           break;
         }
       }
@@ -632,7 +686,8 @@
     const plotW = W - pad - 4, plotH = H - 24;
     const per = Math.max(1, Math.ceil(NT / plotW));
     const colW = Math.max(1, Math.floor(plotW / Math.ceil(NT / per)));
-    const tot = (t) => P.tile_compute[t] + P.tile_exchange[t] + P.tile_sync[t];
+    const xfer = P.tile_transfer && P.tile_transfer.length === NT ? P.tile_transfer : new Array(NT).fill(0);
+    const tot = (t) => P.tile_compute[t] + P.tile_exchange[t] + P.tile_sync[t] + xfer[t];
     let top = 1;
     for (let t = 0; t < NT; t++) top = Math.max(top, tot(t));
     const y = (v) => 4 + plotH - (v / top) * plotH;
@@ -640,8 +695,8 @@
       let best = s;
       for (let t = s; t < Math.min(NT, s + per); t++) if (P.tile_compute[t] > P.tile_compute[best]) best = t;
       let acc = 0;
-      [P.tile_compute[best], P.tile_exchange[best], P.tile_sync[best]].forEach((v, k) => {
-        g.fillStyle = KIND_COLOURS[k];
+      [P.tile_compute[best], P.tile_exchange[best], P.tile_sync[best], xfer[best]].forEach((v, k) => {
+        g.fillStyle = KIND_COLOURS[k === 3 ? 4 : k];
         g.fillRect(x, y(acc + v), colW, y(acc) - y(acc + v));
         acc += v;
       });

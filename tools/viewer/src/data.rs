@@ -10,16 +10,21 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use poplar_exe::exe::{ExchangePhase, Executable, MemoryCategory, Step, SyncKind};
+use poplar_exe::exe::{
+    ExchangePhase, Executable, MemoryCategory, RemoteDir, RowSelect, Step, SyncKind,
+};
 use poplar_exe::profile::{
     CategoryBytes, CycleModel, LabelProfile, MemoryReport, PhaseKind, Profile, Split, Stats,
+    StreamingMemory,
 };
 
 use crate::liveness;
 use crate::ReportError;
 
 /// Version of the embedded data layout; bumped on any incompatible change.
-pub const REPORT_VERSION: u32 = 1;
+/// 2: Streaming Memory (`memory.streaming`), the program nodes `remote` and `overlap_io`,
+/// `profile.tile_transfer` and timeline spans of kind 4 (transfer); version 1 data still read.
+pub const REPORT_VERSION: u32 = 2;
 
 /// Tile ranges of the exchange matrix: at most this many over the whole target, each within
 /// one chip.
@@ -77,6 +82,10 @@ pub struct MemoryData {
     pub item_categories: Vec<u32>,
     /// Per tile, `[item, bytes, item, bytes, ...]`, largest first.
     pub tile_items: Vec<Vec<u64>>,
+    /// Streaming Memory per chip and per remote buffer, as in `poplar memory --json` (over
+    /// every replica's chips in a replicated executable, as the tiles).
+    #[serde(default)]
+    pub streaming: StreamingMemory,
 }
 
 /// One compute set.
@@ -164,6 +173,26 @@ pub enum Node {
         stream: u32,
         bytes: u64,
     },
+    /// A copy between tile memory and a remote buffer.
+    Remote {
+        /// Index into `memory.streaming.buffers`.
+        buffer: u32,
+        /// `"read"` (buffer to tiles) or `"write"` (tiles to buffer).
+        dir: String,
+        /// Rows moved.
+        rows: u64,
+        /// The first of consecutive rows; `None` when each row is read from an offset tensor
+        /// in tile memory as the copy runs.
+        first: Option<u64>,
+        bytes: u64,
+        /// Modelled cycles of one execution.
+        cycles: u64,
+    },
+    /// Transfers to the I/O tiles (`io`) overlapped with `compute` on the other tiles.
+    OverlapIo {
+        io: Vec<Node>,
+        compute: Vec<Node>,
+    },
 }
 
 /// What a profile adds.
@@ -178,6 +207,9 @@ pub struct ProfileData {
     pub tile_compute: Vec<u64>,
     pub tile_exchange: Vec<u64>,
     pub tile_sync: Vec<u64>,
+    /// Per tile transfer cycles over all runs (zeros for a version 1 profile).
+    #[serde(default)]
+    pub tile_transfer: Vec<u64>,
     pub phases: Vec<PhaseData>,
     pub labels: Vec<LabelProfile>,
     pub timeline: TimelineData,
@@ -186,7 +218,7 @@ pub struct ProfileData {
 /// One phase that ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseData {
-    /// `"compute"` or `"exchange"`.
+    /// `"compute"`, `"exchange"` or `"transfer"`.
     pub kind: String,
     pub index: u32,
     pub name: String,
@@ -206,7 +238,7 @@ pub struct TimelineData {
     pub names: Vec<String>,
     pub truncated: bool,
     pub track: Vec<u32>,
-    /// 0 compute, 1 exchange, 2 sync, 3 label.
+    /// 0 compute, 1 exchange, 2 sync, 3 label, 4 transfer.
     pub kind: Vec<u8>,
     pub name: Vec<u32>,
     pub start: Vec<u64>,
@@ -283,6 +315,7 @@ impl ReportData {
             .zip(temps.exchanges)
             .map(|((x, cost), temporaries)| exchange_info(x, cost, &temporaries, &bin))
             .collect();
+        let cx = Ctx { exe, model: &model };
         ReportData {
             schema: "poplar-report".into(),
             version: REPORT_VERSION,
@@ -292,8 +325,8 @@ impl ReportData {
             codelets: exe.codelets.values().map(|c| c.name.clone()).collect(),
             computes,
             exchanges,
-            programs: exe.programs.iter().map(node).collect(),
-            functions: exe.functions.values().map(node).collect(),
+            programs: exe.programs.iter().map(|s| node(&cx, s)).collect(),
+            functions: exe.functions.values().map(|s| node(&cx, s)).collect(),
             streams: exe.streams.iter().map(|s| s.name.clone()).collect(),
             profile: None,
         }
@@ -313,10 +346,17 @@ impl ReportData {
                 self.target.tiles_per_chip
             ));
         }
+        // A version 1 profile has no transfers: none per tile.
+        let tile_transfer = if p.tiles.transfer.is_empty() {
+            vec![0; tiles]
+        } else {
+            p.tiles.transfer.clone()
+        };
         for (name, v) in [
             ("compute", &p.tiles.compute),
             ("exchange", &p.tiles.exchange),
             ("sync", &p.tiles.sync),
+            ("transfer", &tile_transfer),
         ] {
             if v.len() != tiles {
                 return mismatch(format!(
@@ -390,6 +430,7 @@ impl ReportData {
             tile_compute: p.tiles.compute.clone(),
             tile_exchange: p.tiles.exchange.clone(),
             tile_sync: p.tiles.sync.clone(),
+            tile_transfer,
             phases,
             labels: p.labels.clone(),
             timeline,
@@ -446,6 +487,7 @@ fn memory_data(exe: &Executable) -> MemoryData {
         item_names,
         item_categories,
         tile_items,
+        streaming: m.streaming,
     }
 }
 
@@ -505,10 +547,16 @@ fn exchange_info(
     }
 }
 
-fn body(s: &Step) -> Vec<Node> {
+/// What the program tree needs besides the steps: the remote copies and their modelled cost.
+struct Ctx<'a> {
+    exe: &'a Executable,
+    model: &'a CycleModel,
+}
+
+fn body(cx: &Ctx, s: &Step) -> Vec<Node> {
     match s {
-        Step::Seq(v) => v.iter().map(node).collect(),
-        other => vec![node(other)],
+        Step::Seq(v) => v.iter().map(|x| node(cx, x)).collect(),
+        other => vec![node(cx, other)],
     }
 }
 
@@ -516,14 +564,14 @@ fn run_bytes(runs: &[poplar_exe::exe::MemRun]) -> u64 {
     runs.iter().map(|r| u64::from(r.bytes)).sum()
 }
 
-fn node(s: &Step) -> Node {
+fn node(cx: &Ctx, s: &Step) -> Node {
     match s {
         Step::Seq(v) => Node::Seq {
-            c: v.iter().map(node).collect(),
+            c: v.iter().map(|x| node(cx, x)).collect(),
         },
         Step::Label { name, body: b } => Node::Label {
             name: name.clone(),
-            c: body(b),
+            c: body(cx, b),
         },
         Step::Sync(k) => Node::Sync {
             global: *k == SyncKind::Global,
@@ -532,19 +580,19 @@ fn node(s: &Step) -> Node {
         Step::Compute(id) => Node::Compute { id: id.as_u32() },
         Step::Repeat { count, body: b } => Node::Repeat {
             count: *count,
-            c: body(b),
+            c: body(cx, b),
         },
         Step::While { cond, body: b, .. } => Node::While {
-            cond: body(cond),
-            c: body(b),
+            cond: body(cx, cond),
+            c: body(cx, b),
         },
         Step::If { then, else_, .. } => Node::If {
-            then: body(then),
-            else_: body(else_),
+            then: body(cx, then),
+            else_: body(cx, else_),
         },
         Step::Switch { cases, default, .. } => Node::Switch {
-            cases: cases.iter().map(|(k, s)| (*k, node(s))).collect(),
-            default: body(default),
+            cases: cases.iter().map(|(k, s)| (*k, node(cx, s))).collect(),
+            default: body(cx, default),
         },
         Step::Call(f) => Node::Call { f: f.as_u32() },
         Step::StreamIn { stream, runs } => Node::StreamIn {
@@ -555,7 +603,31 @@ fn node(s: &Step) -> Node {
             stream: *stream,
             bytes: run_bytes(runs),
         },
-        // Drawn by the viewer's next round (issue 32); until then, as empty sequences.
-        Step::Remote(_) | Step::OverlapIo { .. } => Node::Seq { c: Vec::new() },
+        Step::Remote(id) => {
+            let c = &cx.exe.remote_copies[*id];
+            Node::Remote {
+                buffer: c.buffer.as_u32(),
+                dir: match c.dir {
+                    RemoteDir::BufferToTiles => "read",
+                    RemoteDir::TilesToBuffer => "write",
+                }
+                .into(),
+                rows: c.rows.count(),
+                first: match &c.rows {
+                    RowSelect::Consecutive { first, .. } => Some(*first),
+                    RowSelect::Offsets(_) => None,
+                },
+                bytes: c.bytes(),
+                cycles: cx
+                    .model
+                    .transfers
+                    .get(id.as_u32() as usize)
+                    .map_or(0, |t| t.cycles),
+            }
+        }
+        Step::OverlapIo { io, compute } => Node::OverlapIo {
+            io: body(cx, io),
+            compute: body(cx, compute),
+        },
     }
 }

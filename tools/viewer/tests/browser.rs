@@ -80,6 +80,7 @@ fn program_steps(exe: &poplar::Executable) -> u64 {
                 cases.iter().map(|(_, x)| walk(exe, x, seen)).sum::<u64>()
                     + walk(exe, default, seen)
             }
+            Step::OverlapIo { io, compute } => walk(exe, io, seen) + walk(exe, compute, seen),
             Step::Call(f) if !seen.contains(&f.as_u32()) => {
                 seen.push(f.as_u32());
                 walk(exe, &exe.functions[*f], seen)
@@ -315,4 +316,119 @@ fn a_report_without_profile_and_with_hostile_names_renders_safely() {
         click_element(&mut b, &format!("button[data-view={view}]"));
     }
     no_errors(&b, "without a profile");
+}
+
+/// Streaming Memory in the page: the memory view's chips and buffers, remote copies and
+/// overlapped I/O in the program tree, transfer phases, spans and cycles in the execution view.
+#[test]
+fn streaming_memory_and_transfers_are_shown() {
+    let (exe, profile) = common::streaming();
+    let data = ReportData::from_executable(&exe, "streaming")
+        .with_profile(&profile)
+        .expect("the profile is of this executable");
+    let page = artefacts().join("streaming.html");
+    let _ = std::fs::remove_file(&page);
+    poplar_viewer::write(&page, &data, false).expect("write the report");
+    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    b.open_report(&page).expect("the report renders");
+    no_errors(&b, "after loading");
+
+    let summary = b
+        .eval(
+            "(() => { const s = document.getElementById('streaming-summary'); \
+             return [s.dataset.buffers, s.dataset.bytes, \
+             Array.from(document.querySelectorAll('#streaming-chips tr[data-chip]')).map(r => [Number(r.dataset.chip), Number(r.dataset.bytes)]), \
+             Array.from(document.querySelectorAll('#streaming-buffers tr[data-buffer]')).map(r => [r.dataset.buffer, Number(r.dataset.bytes)])]; })()",
+        )
+        .unwrap();
+    assert_eq!(num(&summary[0]), 2, "{summary}");
+    assert_eq!(num(&summary[1]), 271, "{summary}");
+    assert_eq!(summary[2], serde_json::json!([[0, 271]]));
+    assert_eq!(
+        summary[3],
+        serde_json::json!([["store", 256], ["tags", 15]])
+    );
+    shots_of(&mut b, "streaming-memory.png");
+
+    click_element(&mut b, "button[data-view=programs]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'programs'"
+    ));
+    for caption in ["overlapped I/O", "I/O tiles", "compute, beside it"] {
+        let found = wait_for(
+            &mut b,
+            &format!(
+                "(() => {{ const s = Array.from(document.querySelectorAll('#program-tree summary')) \
+                 .find(s => s.textContent.startsWith({caption:?}) && !s.parentElement.open); \
+                 if (!s) return false; s.id = 'to-click'; return true; }})()"
+            ),
+        );
+        assert!(found, "'{caption}' is in the tree");
+        click_element(&mut b, "#to-click");
+        b.eval("document.getElementById('to-click').removeAttribute('id')")
+            .unwrap();
+    }
+    assert!(wait_for(
+        &mut b,
+        "document.getElementById('program-tree').textContent.includes('remote write tiles → store')"
+    ));
+    let tree = b
+        .eval("document.getElementById('program-tree').textContent")
+        .unwrap();
+    let tree = tree.as_str().unwrap();
+    for want in [
+        "remote write tiles → store 1 row at device offsets, 32 B",
+        "remote read store → tiles rows 0–1, 64 B",
+        "overlapped I/O: 2 steps on the I/O tiles beside 1 step on the others",
+        "compute y2 = y + y",
+    ] {
+        assert!(
+            tree.contains(want),
+            "the program tree shows '{want}': {tree}"
+        );
+    }
+    no_errors(&b, "in the program tree");
+    shots_of(&mut b, "streaming-programs.png");
+
+    click_element(&mut b, "button[data-view=liveness]");
+    let steps = b
+        .eval("document.getElementById('live-chart').dataset.steps")
+        .unwrap();
+    assert_eq!(num(&steps), program_steps(&exe), "liveness steps");
+
+    click_element(&mut b, "button[data-view=execution]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'execution'"
+    ));
+    let got = b
+        .eval(
+            "(() => { const s = document.getElementById('exec-summary'); \
+             return [s.dataset.cycles, s.dataset.transfer, s.dataset.transferOverlapped, \
+             document.querySelectorAll('#phase-table tr[data-kind=transfer]').length, \
+             Array.from(document.querySelectorAll('#timeline-legend span')).map(s => s.textContent)]; })()",
+        )
+        .unwrap();
+    assert_eq!(num(&got[0]), profile.total_cycles());
+    assert_eq!(num(&got[1]), profile.elapsed.transfer);
+    assert_eq!(num(&got[2]), profile.elapsed.transfer_overlapped);
+    assert!(profile.elapsed.transfer > 0 && profile.elapsed.transfer_overlapped > 0);
+    let transfer_phases = profile
+        .phases
+        .iter()
+        .filter(|p| p.kind == poplar::profile::PhaseKind::Transfer)
+        .count();
+    assert_eq!(num(&got[3]) as usize, transfer_phases);
+    assert!(transfer_phases >= 2);
+    assert_eq!(
+        got[4],
+        serde_json::json!(["compute", "exchange", "sync", "label", "transfer"])
+    );
+    no_errors(&b, "in the execution view");
+    shots_of(&mut b, "streaming-execution.png");
+}
+
+fn shots_of(b: &mut Browser, name: &str) {
+    println!("screenshot: {}", screenshot(b, name).display());
 }

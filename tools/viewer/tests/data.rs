@@ -5,6 +5,7 @@
 mod common;
 
 use poplar::profile::{CycleModel, MemoryReport};
+use poplar_viewer::data::Node;
 use poplar_viewer::{ReportData, ReportError};
 
 /// The JSON embedded in a report page.
@@ -263,4 +264,174 @@ fn a_replicated_executable_is_reported_over_all_replicas() {
     assert_eq!(d.memory.total.len(), 12);
     // Every replica holds the same image.
     assert_eq!(d.memory.total[0..3], d.memory.total[9..12]);
+}
+
+/// Every node of a tree, depth first.
+fn all_nodes<'a>(n: &'a Node, out: &mut Vec<&'a Node>) {
+    out.push(n);
+    let kids: Vec<&Node> = match n {
+        Node::Seq { c } | Node::Label { c, .. } | Node::Repeat { c, .. } => c.iter().collect(),
+        Node::While { cond, c } => cond.iter().chain(c).collect(),
+        Node::If { then, else_ } => then.iter().chain(else_).collect(),
+        Node::Switch { cases, default } => cases.iter().map(|(_, x)| x).chain(default).collect(),
+        Node::OverlapIo { io, compute } => io.iter().chain(compute).collect(),
+        _ => Vec::new(),
+    };
+    for k in kids {
+        all_nodes(k, out);
+    }
+}
+
+/// Streaming Memory, remote copies, overlapped I/O and transfer phases, as the page gets them.
+#[test]
+fn streaming_memory_remote_copies_and_transfers_are_reported() {
+    let (exe, profile) = common::streaming();
+    let m = MemoryReport::from_executable(&exe);
+    let d = embedded(&poplar_viewer::html(
+        &ReportData::from_executable(&exe, "streaming")
+            .with_profile(&profile)
+            .unwrap(),
+    ));
+    assert_eq!(d.version, 2);
+    // Memory: per chip and per buffer, as `poplar memory --json`.
+    let s = &d.memory.streaming;
+    assert_eq!(s, &m.streaming);
+    assert_eq!(s.bytes_per_chip, exe.target.streaming_memory_bytes);
+    let buffers: Vec<(&str, u64, u64, u64, u32)> = s
+        .buffers
+        .iter()
+        .map(|b| (b.name.as_str(), b.rows, b.elements, b.bytes, b.chip))
+        .collect();
+    assert_eq!(
+        buffers,
+        vec![("store", 8, 8, 256, 0), ("tags", 3, 5, 15, 0)]
+    );
+    assert_eq!(s.chips.len(), 1);
+    assert_eq!((s.chips[0].bytes, s.chips[0].buffers), (271, 2));
+
+    // The program tree: the write at a device offset inside the overlapped I/O, beside the
+    // compute; then the read of rows 0–1.
+    let mut nodes = Vec::new();
+    all_nodes(&d.programs[0], &mut nodes);
+    let remotes: Vec<&Node> = nodes
+        .iter()
+        .copied()
+        .filter(|n| matches!(n, Node::Remote { .. }))
+        .collect();
+    assert_eq!(remotes.len(), 2, "{:#?}", d.programs[0]);
+    let model = CycleModel::new(&exe);
+    let write_cycles = model.transfers[0].cycles;
+    assert!(write_cycles > 0);
+    assert_eq!(
+        remotes[0],
+        &Node::Remote {
+            buffer: 0,
+            dir: "write".into(),
+            rows: 1,
+            first: None,
+            bytes: 32,
+            cycles: write_cycles,
+        }
+    );
+    match remotes[1] {
+        Node::Remote {
+            buffer: 0,
+            dir,
+            rows: 2,
+            first: Some(0),
+            bytes: 64,
+            ..
+        } => assert_eq!(dir, "read"),
+        other => panic!("{other:?}"),
+    }
+    let overlap = nodes
+        .iter()
+        .find_map(|n| match n {
+            Node::OverlapIo { io, compute } => Some((io, compute)),
+            _ => None,
+        })
+        .expect("an overlap_io node");
+    let mut io = Vec::new();
+    overlap.0.iter().for_each(|n| all_nodes(n, &mut io));
+    let mut compute = Vec::new();
+    overlap.1.iter().for_each(|n| all_nodes(n, &mut compute));
+    assert!(io.iter().any(|n| *n == remotes[0]), "{:#?}", overlap.0);
+    assert!(
+        !io.iter().any(|n| matches!(n, Node::Compute { .. })),
+        "{:#?}",
+        overlap.0
+    );
+    assert!(
+        compute
+            .iter()
+            .any(|n| matches!(n, Node::Label { name, .. } if name == "double")),
+        "{:#?}",
+        overlap.1
+    );
+    assert!(
+        compute.iter().any(|n| matches!(n, Node::Compute { .. })),
+        "{:#?}",
+        overlap.1
+    );
+
+    // The profile: transfer phases, cycles waited for and overlapped, per-tile transfer
+    // cycles on the I/O tiles only, transfer spans (kind 4).
+    let p = d.profile.as_ref().expect("a profile");
+    assert_eq!(p.elapsed, profile.elapsed);
+    assert!(p.elapsed.transfer > 0, "{:?}", p.elapsed);
+    assert!(p.elapsed.transfer_overlapped > 0, "{:?}", p.elapsed);
+    let transfers: Vec<(&str, u64, u64)> = p
+        .phases
+        .iter()
+        .filter(|ph| ph.kind == "transfer")
+        .map(|ph| (ph.name.as_str(), ph.executions, ph.bytes))
+        .collect();
+    let want: Vec<(&str, u64, u64)> = profile
+        .phases
+        .iter()
+        .filter(|ph| ph.kind == poplar::profile::PhaseKind::Transfer)
+        .map(|ph| (ph.name.as_str(), ph.executions, ph.bytes))
+        .collect();
+    assert_eq!(transfers, want);
+    assert!(
+        transfers.iter().any(|t| t.2 == 32) && transfers.iter().any(|t| t.2 == 64),
+        "{transfers:?}"
+    );
+    assert_eq!(p.tile_transfer, profile.tiles.transfer);
+    for (t, &c) in p.tile_transfer.iter().enumerate() {
+        assert_eq!(c > 0, t >= 6, "tile {t}: {c} transfer cycles");
+    }
+    assert!(p.timeline.kind.contains(&4), "{:?}", p.timeline.kind);
+    assert_eq!(p.labels, profile.labels);
+    assert!(
+        p.labels.iter().any(|l| l.transfer.max > 0),
+        "{:?}",
+        p.labels
+    );
+}
+
+/// Data of version 1 (no Streaming Memory, no per-tile transfers) still read, with none.
+#[test]
+fn version_1_data_still_read() {
+    let (exe, profile) = common::sample();
+    let d = ReportData::from_executable(&exe, "t")
+        .with_profile(&profile)
+        .unwrap();
+    let mut v = serde_json::to_value(&d).unwrap();
+    v["version"] = 1.into();
+    v["memory"].as_object_mut().unwrap().remove("streaming");
+    v["profile"]
+        .as_object_mut()
+        .unwrap()
+        .remove("tile_transfer");
+    let back: ReportData = serde_json::from_value(v).unwrap();
+    assert_eq!(back.memory.streaming, Default::default());
+    assert!(back.profile.unwrap().tile_transfer.is_empty());
+    // A profile of version 1 (no transfers): zeros per tile.
+    let mut old = profile.clone();
+    old.tiles.transfer.clear();
+    let d = ReportData::from_executable(&exe, "t")
+        .with_profile(&old)
+        .unwrap();
+    assert_eq!(d.profile.unwrap().tile_transfer, vec![0; exe.tiles.len()]);
 }
