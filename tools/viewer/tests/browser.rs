@@ -380,8 +380,8 @@ fn streaming_memory_and_transfers_are_shown() {
     for want in [
         "remote write tiles → store 1 row at device offsets, 32 B",
         "remote read store → tiles rows 0–1, 64 B",
-        "overlapped I/O: 2 steps on the I/O tiles beside 1 step on the others",
-        "compute y2 = y + y",
+        "overlapped I/O: 1 step on the I/O tiles beside 1 step on the others",
+        "compute, beside it: sequence (1)",
     ] {
         assert!(
             tree.contains(want),

@@ -164,14 +164,12 @@ fn tensors_of(
     seen: &mut std::collections::HashSet<u32>,
 ) {
     match p {
-        Program::Execute(cs) => {
-            if graph.check_compute_set(*cs).is_ok() {
-                for v in &graph.compute_sets[cs.key()].vertices {
-                    for b in graph.vertices[v.key()].conns.values() {
-                        match b {
-                            crate::graph::Binding::Tensor(t) => out.push(t.clone()),
-                            crate::graph::Binding::List(l) => out.extend(l.iter().cloned()),
-                        }
+        Program::Execute(cs) if graph.check_compute_set(*cs).is_ok() => {
+            for v in &graph.compute_sets[cs.key()].vertices {
+                for b in graph.vertices[v.key()].conns.values() {
+                    match b {
+                        crate::graph::Binding::Tensor(t) => out.push(t.clone()),
+                        crate::graph::Binding::List(l) => out.extend(l.iter().cloned()),
                     }
                 }
             }
@@ -191,10 +189,8 @@ fn tensors_of(
         Program::RepeatWhileTrue { predicate: x, .. }
         | Program::If { predicate: x, .. }
         | Program::Switch { control: x, .. } => out.push(x.clone()),
-        Program::Call(f) => {
-            if graph.check_function(*f).is_ok() && seen.insert(f.index()) {
-                tensors_of(graph, &graph.functions[f.key()], out, seen);
-            }
+        Program::Call(f) if graph.check_function(*f).is_ok() && seen.insert(f.index()) => {
+            tensors_of(graph, &graph.functions[f.key()], out, seen);
         }
         _ => {}
     }

@@ -123,7 +123,11 @@ impl Profile {
             ("compute", &p.tiles.compute),
             ("exchange", &p.tiles.exchange),
             ("sync", &p.tiles.sync),
-        ] {
+        ]
+        .into_iter()
+        // Version 1 profiles have no transfer cycles.
+        .chain((!p.tiles.transfer.is_empty()).then_some(("transfer", &p.tiles.transfer)))
+        {
             if a.len() as u64 != n {
                 return Err(ProfileError::Inconsistent(format!(
                     "tiles.{what} has {} entries for {n} tiles",
