@@ -33,6 +33,8 @@ pub struct Config {
     pub shape: Shape,
     pub per_class: usize,
     pub seed: u64,
+    /// The update rule and its state (`optim`).
+    pub optimizer: crate::optim::Optimizer,
 }
 
 /// An option outside what a run can do; names the option and the allowed range.
@@ -61,6 +63,7 @@ impl Default for Config {
             },
             per_class: 500,
             seed: 1,
+            optimizer: crate::optim::Optimizer::Sgd,
         }
     }
 }
@@ -80,6 +83,23 @@ impl Config {
     }
 
     /// Checks every option; `train_len` is the size of the training set.
+    /// The gradient's scale before momentum's and Adam's updates: 1 (`Sum`) or `1/B` (`Mean`).
+    pub fn grad_scale(&self) -> f32 {
+        match self.reduction {
+            Reduction::Sum => 1.0,
+            Reduction::Mean => 1.0 / self.global_batch() as f32,
+        }
+    }
+
+    /// The scales of an update (`optim::Scales`).
+    pub fn scales(&self) -> crate::optim::Scales {
+        crate::optim::Scales {
+            sgd: self.update_scale(),
+            grad: self.grad_scale(),
+            lr: self.lr,
+        }
+    }
+
     pub fn check(&self, train_len: usize) -> Result<(), ConfigError> {
         let bad = |option, value: String, allowed: &str| {
             Err(ConfigError {
@@ -88,6 +108,9 @@ impl Config {
                 allowed: allowed.to_string(),
             })
         };
+        if let Err((option, value, allowed)) = self.optimizer.check() {
+            return bad(option, value.to_string(), allowed);
+        }
         if !self.replicas.is_power_of_two() || self.replicas > 256 {
             return bad(
                 "replicas",

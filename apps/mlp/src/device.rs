@@ -6,7 +6,8 @@
 //! `mlp::Backward`, multi-worker vertices that share the work over the tile's six worker
 //! contexts), which tile 0 adds to the accumulator (`mlp::Accumulate`). After `GA` micro-batches the accumulators of all replicas are
 //! all-reduced in place (the collectives library, `Op::Add`), and every replica applies the
-//! same update (`mlp::Sgd`), so the parameters stay equal on every replica.
+//! same update (`mlp::Sgd`, `mlp::Momentum`, or `mlp::AdamStep` then `mlp::Adam`: `optim`),
+//! so the parameters and the optimizer's state stay equal on every replica.
 //!
 //! Programs: 0 the training step, 1 one micro-batch, 2 the all-reduce alone (1 and 2 are
 //! there for the static estimates of the scaling report; they are never run).
@@ -119,12 +120,7 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
         g.connect(v, "acc", into)?;
         g.set_tile_mapping(v, 0)?;
     }
-    let update = g.add_compute_set("sgd");
-    let v = g.add_vertex_of::<crate::codelets::Sgd>(update)?;
-    g.connect(v, "params", &params)?;
-    g.connect(v, "grad", &grad)?;
-    g.set_vertex_state(v, "scale", cfg.update_scale())?;
-    g.set_tile_mapping(v, 0)?;
+    let update = optimizer_update(&mut g, cfg, &params, &grad)?;
 
     let reduce = collectives::all_reduce_in_place(
         &mut g,
@@ -149,7 +145,7 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
             vec![Program::repeat(cfg.accumulate as u32, micro.clone())],
         ),
         reduce.program.clone(),
-        Program::labelled("update", vec![Program::execute(update)]),
+        Program::labelled("update", update.into_iter().map(Program::execute).collect()),
     ]);
     let exe = compile(
         &g,
@@ -162,6 +158,79 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
         plan: reduce.plan,
         compile_seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The update's compute sets (in order) and the optimizer's state on tile 0, each host
+/// readable and writable: `opt a` (momentum's velocity, Adam's `m`), `opt b` (Adam's `v`),
+/// `opt powers` (Adam's `[β₁ᵗ, β₂ᵗ]`, 1 at the start).
+fn optimizer_update(
+    g: &mut Graph,
+    cfg: &Config,
+    params: &poplar::Tensor,
+    grad: &poplar::Tensor,
+) -> anyhow::Result<Vec<poplar::ComputeSet>> {
+    use crate::optim::Optimizer;
+    let p = cfg.shape.params();
+    let mut state = |name: &str, n: usize| -> anyhow::Result<poplar::Tensor> {
+        let t = g.add_variable(DType::F32, &[n], name);
+        g.set_tile_mapping(&t, 0)?;
+        g.create_host_read_write(name, &t)?;
+        Ok(t)
+    };
+    let (a, b, powers) = match cfg.optimizer {
+        Optimizer::Sgd => (None, None, None),
+        Optimizer::Momentum { .. } => (Some(state("opt a", p)?), None, None),
+        Optimizer::Adam { .. } => (
+            Some(state("opt a", p)?),
+            Some(state("opt b", p)?),
+            Some(state("opt powers", 2)?),
+        ),
+    };
+    let update = g.add_compute_set(cfg.optimizer.name());
+    let mut sets = vec![update];
+    let v = match cfg.optimizer {
+        Optimizer::Sgd => {
+            let v = g.add_vertex_of::<crate::codelets::Sgd>(update)?;
+            g.set_vertex_state(v, "scale", cfg.update_scale())?;
+            v
+        }
+        Optimizer::Momentum { momentum } => {
+            let v = g.add_vertex_of::<crate::codelets::Momentum>(update)?;
+            g.connect(v, "velocity", a.as_ref().expect("momentum's state"))?;
+            g.set_vertex_state(v, "momentum", momentum)?;
+            g.set_vertex_state(v, "lr", cfg.lr)?;
+            g.set_vertex_state(v, "scale", cfg.grad_scale())?;
+            v
+        }
+        Optimizer::Adam { beta1, beta2, eps } => {
+            let powers = powers.expect("Adam's state");
+            let step = g.add_compute_set("adam step");
+            let s = g.add_vertex_of::<crate::codelets::AdamStep>(step)?;
+            g.connect(s, "powers", &powers)?;
+            g.set_vertex_state(s, "beta1", beta1)?;
+            g.set_vertex_state(s, "beta2", beta2)?;
+            g.set_tile_mapping(s, 0)?;
+            sets.insert(0, step);
+            let v = g.add_vertex_of::<crate::codelets::Adam>(update)?;
+            g.connect(v, "m", a.as_ref().expect("Adam's state"))?;
+            g.connect(v, "v", b.as_ref().expect("Adam's state"))?;
+            g.connect(v, "powers", &powers)?;
+            for (f, x) in [
+                ("lr", cfg.lr),
+                ("scale", cfg.grad_scale()),
+                ("beta1", beta1),
+                ("beta2", beta2),
+                ("eps", eps),
+            ] {
+                g.set_vertex_state(v, f, x)?;
+            }
+            v
+        }
+    };
+    g.connect(v, "params", params)?;
+    g.connect(v, "grad", grad)?;
+    g.set_tile_mapping(v, 0)?;
+    Ok(sets)
 }
 
 /// An engine loaded with a training executable.
@@ -179,11 +248,21 @@ impl Device {
         })
     }
 
-    /// Writes the same parameters to every replica and zeroes the accumulators.
+    /// Writes the same parameters to every replica and zeroes the accumulators and the
+    /// optimizer's state.
     pub fn set_params(&mut self, p: &[f32]) -> anyhow::Result<()> {
         self.engine.write_tensor("params", p)?;
         self.engine.write_tensor("grad", &vec![0f32; p.len()])?;
         self.engine.write_tensor("stats", &[0f32; 2])?;
+        let st = crate::optim::State::new(self.cfg.optimizer, p.len());
+        for (name, v) in [("opt a", &st.a), ("opt b", &st.b)] {
+            if !v.is_empty() {
+                self.engine.write_tensor(name, v)?;
+            }
+        }
+        if let crate::optim::Optimizer::Adam { .. } = self.cfg.optimizer {
+            self.engine.write_tensor("opt powers", &st.powers)?;
+        }
         Ok(())
     }
 

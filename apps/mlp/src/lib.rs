@@ -1,6 +1,6 @@
 //! Data-parallel training of a multilayer perceptron on replicated poplar-rs graphs
 //! (`docs/mlp.md`): a generated data set (`data`), the model and its arithmetic (`model`),
-//! the vertices (`codelets`), the replicated graph with the gradient all-reduce of the
+//! the vertices (`codelets`), the optimizers (`optim`), the replicated graph with the gradient all-reduce of the
 //! collectives library (`device`), the host reference trainer (`reference`), training runs
 //! (`run`) and the scaling report (`scaling`). Written only against the public APIs of
 //! `poplar`, `codelets` and `collectives`.
@@ -10,6 +10,7 @@ pub mod config;
 pub mod data;
 pub mod device;
 pub mod model;
+pub mod optim;
 pub mod reference;
 pub mod run;
 pub mod scaling;

@@ -11,6 +11,7 @@ use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
 use mlp::config::{Config, Reduction};
 use mlp::model::Shape;
+use mlp::optim::Optimizer;
 
 #[derive(Parser)]
 #[command(
@@ -90,6 +91,26 @@ struct Opts {
     per_class: usize,
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     seed: u64,
+    /// The update rule: plain SGD, SGD with momentum, or Adam (f32 state on the device).
+    #[arg(long, value_enum, default_value_t = OptimizerKind::Sgd)]
+    optimizer: OptimizerKind,
+    /// Momentum's μ (with `--optimizer momentum`).
+    #[arg(long, default_value_t = 0.9, allow_hyphen_values = true)]
+    momentum: f32,
+    /// Adam's β₁, β₂ and ε (with `--optimizer adam`).
+    #[arg(long, default_value_t = 0.9, allow_hyphen_values = true)]
+    beta1: f32,
+    #[arg(long, default_value_t = 0.999, allow_hyphen_values = true)]
+    beta2: f32,
+    #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
+    eps: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OptimizerKind {
+    Sgd,
+    Momentum,
+    Adam,
 }
 
 impl Opts {
@@ -109,6 +130,17 @@ impl Opts {
             },
             per_class: self.per_class,
             seed: self.seed,
+            optimizer: match self.optimizer {
+                OptimizerKind::Sgd => Optimizer::Sgd,
+                OptimizerKind::Momentum => Optimizer::Momentum {
+                    momentum: self.momentum,
+                },
+                OptimizerKind::Adam => Optimizer::Adam {
+                    beta1: self.beta1,
+                    beta2: self.beta2,
+                    eps: self.eps,
+                },
+            },
         }
     }
 }

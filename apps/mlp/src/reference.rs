@@ -1,6 +1,6 @@
 //! The host reference trainer: the same steps in plain Rust, in the order of one replica
 //! (`R = 1`): per micro-batch, per sample tile the summed gradient of its samples, added to
-//! the accumulator tile by tile, then the update. With `R = 1` the device performs the same
+//! the accumulator tile by tile, then the update (`optim::update_f32`, the optimizer's). With `R = 1` the device performs the same
 //! f32 operations in the same order, so its parameters equal these bit for bit; with more
 //! replicas the all-reduce adds the replicas' sums in ring order instead.
 
@@ -18,6 +18,7 @@ pub fn train(cfg: &Config, data: &Dataset, params: &[f32], steps: usize) -> Vec<
     let mut part = vec![0f32; p_len];
     let mut scratch = vec![0f32; scratch_len(shape)];
     let rm = cfg.replicas as usize * cfg.micro_batch;
+    let mut state = crate::optim::State::new(cfg.optimizer, p_len);
     for s in 0..steps {
         for a in 0..cfg.accumulate {
             let first = cfg.first_sample(s, a, 0);
@@ -40,11 +41,7 @@ pub fn train(cfg: &Config, data: &Dataset, params: &[f32], steps: usize) -> Vec<
                 *v = t;
             }
         }
-        let scale = cfg.update_scale();
-        for (w, g) in p.iter_mut().zip(acc.iter_mut()) {
-            *w -= scale * *g;
-            *g = 0.0;
-        }
+        crate::optim::update_f32(cfg.optimizer, &mut state, &mut p, &mut acc, cfg.scales());
     }
     p
 }

@@ -44,6 +44,12 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
     train.extend(small);
     sweep.options(&train, COMMON);
     sweep.options(&train, &[("--epochs", 1), ("--threads", 1)]);
+    let mut momentum = train.clone();
+    momentum.push(("--optimizer", "momentum"));
+    sweep.options(&momentum, &[("--momentum", 1)]);
+    let mut adam = train.clone();
+    adam.push(("--optimizer", "adam"));
+    sweep.options(&adam, &[("--beta1", 1), ("--beta2", 1), ("--eps", 1)]);
     let mut scaling = vec![("scaling", ""), ("--max-replicas", "2")];
     scaling.extend(small);
     sweep.options(&scaling, COMMON);

@@ -25,6 +25,7 @@ pub fn small(replicas: u32, micro_batch: usize) -> Config {
         },
         per_class: 200,
         seed: 3,
+        optimizer: mlp::optim::Optimizer::Sgd,
     }
 }
 

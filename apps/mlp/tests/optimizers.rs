@@ -1,0 +1,220 @@
+//! The optimizers (`mlp::optim`): momentum and Adam on the device against the host.
+//!
+//! Specification: with one replica the device's parameters equal the host reference's
+//! (`reference::train`, the same f32 operations in the same order) bit for bit, for every
+//! optimizer and both reductions; with R = 1, 2, 4 replicas they agree with an f64 oracle (the
+//! model's arithmetic written again here in f64, and `optim::Oracle`) within the tolerance
+//! derived below; on 1 and 2 threads the bits are the same.
+
+mod common;
+
+use common::{device_params, small};
+use mlp::config::{Config, Reduction};
+use mlp::optim::Optimizer;
+
+fn momentum() -> Optimizer {
+    Optimizer::Momentum { momentum: 0.9 }
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn cfg(replicas: u32, m: usize, opt: Optimizer, reduction: Reduction, lr: f32) -> Config {
+    Config {
+        optimizer: opt,
+        reduction,
+        lr,
+        ..small(replicas, m)
+    }
+}
+
+#[test]
+fn one_replica_equals_the_host_reference_bit_for_bit() {
+    for opt in [Optimizer::Sgd, momentum(), Optimizer::adam()] {
+        for (reduction, lr) in [(Reduction::Mean, 0.05), (Reduction::Sum, 0.002)] {
+            let c = cfg(1, 8, opt, reduction, lr);
+            let (train, _) = mlp::run::data(&c);
+            let init = mlp::model::init(c.shape, c.seed);
+            let want = mlp::reference::train(&c, &train, &init, 6);
+            let got = device_params(&c, &train, 6, 2);
+            assert_eq!(bits(&got), bits(&want), "{opt:?} {reduction:?}");
+            assert_ne!(bits(&got), bits(&init), "{opt:?}: the parameters moved");
+        }
+    }
+}
+
+#[test]
+fn the_optimizers_differ_from_one_another() {
+    // Each rule changes what training does (a test of the wiring, not of the maths).
+    let run = |opt| {
+        let c = cfg(1, 8, opt, Reduction::Mean, 0.05);
+        let (train, _) = mlp::run::data(&c);
+        device_params(&c, &train, 4, 1)
+    };
+    let (a, b, c) = (run(Optimizer::Sgd), run(momentum()), run(Optimizer::adam()));
+    assert_ne!(bits(&a), bits(&b));
+    assert_ne!(bits(&a), bits(&c));
+    assert_ne!(bits(&b), bits(&c));
+}
+
+#[test]
+fn threads_do_not_change_the_bits() {
+    for opt in [momentum(), Optimizer::adam()] {
+        let c = cfg(2, 4, opt, Reduction::Mean, 0.05);
+        let (train, _) = mlp::run::data(&c);
+        assert_eq!(
+            bits(&device_params(&c, &train, 5, 1)),
+            bits(&device_params(&c, &train, 5, 2)),
+            "{opt:?}"
+        );
+    }
+}
+
+/// The summed f64 gradient of the samples `range` of `x`, `y` at `p` (written independently of
+/// `model.rs`: the layer layout is `[W1 (h × d), b1 (h), W2 (c × h), b2 (c)]`).
+fn grad64(
+    c: &Config,
+    p: &[f64],
+    data: &mlp::data::Dataset,
+    range: std::ops::Range<usize>,
+) -> Vec<f64> {
+    let (d, h, k) = (c.shape.inputs, c.shape.hidden, c.shape.classes);
+    let (b1, w2, b2) = (d * h, d * h + h, d * h + h + k * h);
+    let mut g = vec![0.0; p.len()];
+    for i in range {
+        let (x, y) = data.sample(i);
+        let z: Vec<f64> = (0..h)
+            .map(|j| p[b1 + j] + (0..d).map(|q| p[j * d + q] * f64::from(x[q])).sum::<f64>())
+            .collect();
+        let a: Vec<f64> = z.iter().map(|&v| v.max(0.0)).collect();
+        let l: Vec<f64> = (0..k)
+            .map(|o| p[b2 + o] + (0..h).map(|j| p[w2 + o * h + j] * a[j]).sum::<f64>())
+            .collect();
+        let m = l.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = l.iter().map(|v| (v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        let dl: Vec<f64> = (0..k)
+            .map(|o| e[o] / s - if o == y as usize { 1.0 } else { 0.0 })
+            .collect();
+        for o in 0..k {
+            g[b2 + o] += dl[o];
+            for j in 0..h {
+                g[w2 + o * h + j] += dl[o] * a[j];
+            }
+        }
+        for j in 0..h {
+            if z[j] <= 0.0 {
+                continue;
+            }
+            let da: f64 = (0..k).map(|o| dl[o] * p[w2 + o * h + j]).sum();
+            g[b1 + j] += da;
+            for q in 0..d {
+                g[j * d + q] += da * f64::from(x[q]);
+            }
+        }
+    }
+    g
+}
+
+/// `steps` steps of `c` in f64: the global batch's summed gradient, scaled, then the oracle's
+/// update.
+fn oracle(c: &Config, data: &mlp::data::Dataset, init: &[f32], steps: usize) -> Vec<f64> {
+    let mut p: Vec<f64> = init.iter().map(|&v| f64::from(v)).collect();
+    let mut o = mlp::optim::Oracle::new(c.optimizer, p.len());
+    let b = c.global_batch();
+    let s = match c.reduction {
+        Reduction::Sum => 1.0,
+        Reduction::Mean => 1.0 / b as f64,
+    };
+    for step in 0..steps {
+        let g = grad64(c, &p, data, step * b..(step + 1) * b);
+        let g: Vec<f64> = g.iter().map(|v| v * s).collect();
+        o.update(&mut p, &g, f64::from(c.lr));
+    }
+    p
+}
+
+/// Tolerance: 10 steps at lr 0.01 (Mean) from the same start. f32 against f64 differ by the
+/// rounding of sums of up to 64 terms per gradient element (relative 64·2⁻²⁴ ≈ 4e-6) and of
+/// the updates; SGD and momentum move a parameter by at most lr·|ĝ| ≲ 0.01 a step, so the
+/// difference stays near 1e-7 a step: bound 2e-5 over 10 steps. Adam divides by √v̂, so its
+/// step is lr·m̂/(√v̂ + ε), at most lr in size whatever |ĝ|: where a gradient nearly cancels
+/// (|ĝ| near the rounding noise) f32 and f64 can step in different directions, up to 2·lr in
+/// one step. No gradient of this case does (measured: worst 4.1e-7, median 1.4e-7 for R = 1,
+/// 2, 4), so the bound is 1e-5, 25× the worst measured; a failure here is either a broken rule
+/// or such a cancellation, which the two medians tell apart. A wrong rule (β swapped, no bias
+/// correction, the wrong scale) moves parameters by about lr a step, 0.1 over 10 steps.
+#[test]
+fn replicas_agree_with_the_f64_oracle() {
+    for opt in [Optimizer::Sgd, momentum(), Optimizer::adam()] {
+        for r in [1u32, 2, 4] {
+            let c = Config {
+                accumulate: 1,
+                ..cfg(r, 16 / r as usize, opt, Reduction::Mean, 0.01)
+            };
+            let (train, _) = mlp::run::data(&c);
+            let init = mlp::model::init(c.shape, c.seed);
+            let got = device_params(&c, &train, 10, 2);
+            let want = oracle(&c, &train, &init, 10);
+            let mut diffs: Vec<f64> = got
+                .iter()
+                .zip(&want)
+                .map(|(&a, &b)| (f64::from(a) - b).abs())
+                .collect();
+            diffs.sort_by(f64::total_cmp);
+            let (worst, median) = (diffs[diffs.len() - 1], diffs[diffs.len() / 2]);
+            let bound = if opt == Optimizer::adam() { 1e-5 } else { 2e-5 };
+            assert!(
+                worst <= bound,
+                "{opt:?} R = {r}: worst {worst:e}, median {median:e}"
+            );
+            assert!(
+                median <= 1e-5,
+                "{opt:?} R = {r}: worst {worst:e}, median {median:e}"
+            );
+            eprintln!("{opt:?} R = {r}: worst {worst:e}, median {median:e}");
+        }
+    }
+}
+
+#[test]
+fn bad_hyper_parameters_are_named() {
+    let (train, _) = mlp::run::data(&small(1, 4));
+    for (opt, option) in [
+        (Optimizer::Momentum { momentum: 1.0 }, "momentum"),
+        (Optimizer::Momentum { momentum: f32::NAN }, "momentum"),
+        (
+            Optimizer::Adam {
+                beta1: -0.1,
+                beta2: 0.999,
+                eps: 1e-8,
+            },
+            "beta1",
+        ),
+        (
+            Optimizer::Adam {
+                beta1: 0.9,
+                beta2: 1.5,
+                eps: 1e-8,
+            },
+            "beta2",
+        ),
+        (
+            Optimizer::Adam {
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 0.0,
+            },
+            "eps",
+        ),
+    ] {
+        let e = Config {
+            optimizer: opt,
+            ..small(1, 4)
+        }
+        .check(train.len())
+        .unwrap_err();
+        assert_eq!(e.option, option, "{e}");
+    }
+}
