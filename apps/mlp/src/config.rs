@@ -35,6 +35,11 @@ pub struct Config {
     pub seed: u64,
     /// The update rule and its state (`optim`).
     pub optimizer: crate::optim::Optimizer,
+    /// Replicated tensor sharding of the master weights and the optimizer's state over groups
+    /// of this many consecutive replicas (`None`: every replica holds all of them): each
+    /// replica updates `⌈P/G⌉` parameters, after a reduce-scatter of the gradients, and the
+    /// weights are all-gathered.
+    pub shard: Option<u32>,
 }
 
 /// An option outside what a run can do; names the option and the allowed range.
@@ -64,6 +69,7 @@ impl Default for Config {
             per_class: 500,
             seed: 1,
             optimizer: crate::optim::Optimizer::Sgd,
+            shard: None,
         }
     }
 }
@@ -91,6 +97,12 @@ impl Config {
         }
     }
 
+    /// Parameters each replica updates: `⌈P/G⌉` when sharded over groups of `G`, else `P`.
+    pub fn shard_len(&self) -> usize {
+        let p = self.shape.params();
+        self.shard.map_or(p, |g| p.div_ceil(g as usize))
+    }
+
     /// The scales of an update (`optim::Scales`).
     pub fn scales(&self) -> crate::optim::Scales {
         crate::optim::Scales {
@@ -110,6 +122,18 @@ impl Config {
         };
         if let Err((option, value, allowed)) = self.optimizer.check() {
             return bad(option, value.to_string(), allowed);
+        }
+        if let Some(g) = self.shard {
+            if g < 2 || !self.replicas.is_multiple_of(g) {
+                return bad(
+                    "shard",
+                    g.to_string(),
+                    &format!(
+                        "a group of 2 or more replicas that divides --replicas {}",
+                        self.replicas
+                    ),
+                );
+            }
         }
         if !self.replicas.is_power_of_two() || self.replicas > 256 {
             return bad(

@@ -27,6 +27,20 @@ pub const ALL_REDUCE: usize = 2;
 /// The label of the gradient all-reduce in profiles.
 pub const ALL_REDUCE_NAME: &str = "gradients";
 
+/// The labels of the gradient reduction in a profile (prefixes of the collectives' labels):
+/// the all-reduce, or with sharding the reduce-scatter, the all-reduce of the shards across
+/// groups and the all-gather of the weights.
+pub fn reduction_labels(cfg: &Config) -> Vec<String> {
+    match cfg.shard {
+        None => vec![format!("allReduce({ALL_REDUCE_NAME})")],
+        Some(_) => vec![
+            format!("reduceScatter({ALL_REDUCE_NAME})"),
+            "allReduce(gradient shards)".into(),
+            "allGather(params)".into(),
+        ],
+    }
+}
+
 /// The machine a run uses: one chip per replica on a Pod64, or on several Pods beyond 64.
 pub fn machine(replicas: u32) -> Target {
     if replicas <= 64 {
@@ -120,17 +134,32 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
         g.connect(v, "acc", into)?;
         g.set_tile_mapping(v, 0)?;
     }
-    let update = optimizer_update(&mut g, cfg, &params, &grad)?;
-
-    let reduce = collectives::all_reduce_in_place(
-        &mut g,
-        std::slice::from_ref(&grad),
-        collectives::Op::Add,
-        collectives::Group::All,
-        &collectives::Options::default(),
-        ALL_REDUCE_NAME,
-    )
-    .context("building the gradient all-reduce")?;
+    let Reduction {
+        reduce,
+        plan,
+        update,
+        gather,
+    } = match cfg.shard {
+        None => {
+            let update = optimizer_update(&mut g, cfg, &params, &grad)?;
+            let reduce = collectives::all_reduce_in_place(
+                &mut g,
+                std::slice::from_ref(&grad),
+                collectives::Op::Add,
+                collectives::Group::All,
+                &collectives::Options::default(),
+                ALL_REDUCE_NAME,
+            )
+            .context("building the gradient all-reduce")?;
+            Reduction {
+                reduce: reduce.program,
+                plan: reduce.plan,
+                update,
+                gather: Program::nop(),
+            }
+        }
+        Some(group) => sharded(&mut g, cfg, &params, &grad, group)?,
+    };
     let micro = Program::seq(vec![
         Program::stream_to_device(x_stream, &poplar::concat(&xs)?),
         Program::stream_to_device(y_stream, &poplar::concat(&ys)?),
@@ -144,19 +173,87 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
             "micro-batches",
             vec![Program::repeat(cfg.accumulate as u32, micro.clone())],
         ),
-        reduce.program.clone(),
+        reduce.clone(),
         Program::labelled("update", update.into_iter().map(Program::execute).collect()),
+        gather,
     ]);
-    let exe = compile(
-        &g,
-        &[step, micro, reduce.program],
-        &CompileOptions::default(),
-    )
-    .context("compiling the training graph")?;
+    let exe = compile(&g, &[step, micro, reduce], &CompileOptions::default())
+        .context("compiling the training graph")?;
     Ok(Compiled {
         exe,
-        plan: reduce.plan,
+        plan,
         compile_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// How the gradients are combined and the parameters updated: the reduction's program (and
+/// its plan), the update's compute sets, and what follows the update.
+struct Reduction {
+    reduce: Program,
+    plan: collectives::Plan,
+    update: Vec<poplar::ComputeSet>,
+    gather: Program,
+}
+
+/// Replicated tensor sharding over groups of `group` consecutive replicas (ZeRO's optimizer
+/// state partitioning): a reduce-scatter leaves member `i` of each group with elements
+/// `i·S .. (i+1)·S` of the group's summed gradient (`S = ⌈P/G⌉`, zero-padded at the end), an
+/// all-reduce across the groups (`Orthogonal`, when there are several) completes the sum, the
+/// accumulator is zeroed, the optimizer updates the replica's shard of the master weights
+/// (`params shard`) with `S` elements of state, and an all-gather within the group writes the
+/// first `P` gathered elements back into `params` (the padding never reaches them).
+fn sharded(
+    g: &mut Graph,
+    cfg: &Config,
+    params: &poplar::Tensor,
+    grad: &poplar::Tensor,
+    group: u32,
+) -> anyhow::Result<Reduction> {
+    use collectives::{Group, Op};
+    let opts = collectives::Options::default();
+    let within = if group == cfg.replicas {
+        Group::All
+    } else {
+        Group::Consecutive(group)
+    };
+    let rs = collectives::reduce_scatter(
+        g,
+        std::slice::from_ref(grad),
+        Op::Add,
+        within,
+        &opts,
+        ALL_REDUCE_NAME,
+    )
+    .context("building the gradient reduce-scatter")?;
+    let gshard = rs.outputs[0].clone();
+    let mut reduce = vec![rs.program];
+    if group < cfg.replicas {
+        let across = collectives::all_reduce_in_place(
+            g,
+            std::slice::from_ref(&gshard),
+            Op::Add,
+            Group::Orthogonal(cfg.replicas / group),
+            &opts,
+            "gradient shards",
+        )
+        .context("building the all-reduce of the shards across groups")?;
+        reduce.push(across.program);
+    }
+    let zero = g.add_compute_set("zero gradients");
+    codelets::ops::fill(g, zero, grad, 0f32).context("zeroing the gradients")?;
+    reduce.push(Program::execute(zero));
+    let pshard = g.add_variable(DType::F32, &[cfg.shard_len()], "params shard");
+    g.set_tile_mapping(&pshard, 0)?;
+    g.create_host_read_write("params shard", &pshard)?;
+    let update = optimizer_update(g, cfg, &pshard, &gshard)?;
+    let ag = collectives::all_gather(g, std::slice::from_ref(&pshard), within, &opts, "params")
+        .context("building the all-gather of the weights")?;
+    let gathered = ag.outputs[0].flatten().slice(0..cfg.shape.params())?;
+    Ok(Reduction {
+        reduce: Program::seq(reduce),
+        plan: rs.plan,
+        update,
+        gather: Program::seq(vec![ag.program, Program::copy(&gathered, params)]),
     })
 }
 
@@ -170,7 +267,7 @@ fn optimizer_update(
     grad: &poplar::Tensor,
 ) -> anyhow::Result<Vec<poplar::ComputeSet>> {
     use crate::optim::Optimizer;
-    let p = cfg.shape.params();
+    let p = params.num_elements();
     let mut state = |name: &str, n: usize| -> anyhow::Result<poplar::Tensor> {
         let t = g.add_variable(DType::F32, &[n], name);
         g.set_tile_mapping(&t, 0)?;
@@ -248,13 +345,23 @@ impl Device {
         })
     }
 
-    /// Writes the same parameters to every replica and zeroes the accumulators and the
-    /// optimizer's state.
+    /// Writes the same parameters to every replica (and each replica's shard of them when
+    /// sharded, zero-padded) and zeroes the accumulators and the optimizer's state.
     pub fn set_params(&mut self, p: &[f32]) -> anyhow::Result<()> {
         self.engine.write_tensor("params", p)?;
         self.engine.write_tensor("grad", &vec![0f32; p.len()])?;
         self.engine.write_tensor("stats", &[0f32; 2])?;
-        let st = crate::optim::State::new(self.cfg.optimizer, p.len());
+        let n = self.cfg.shard_len();
+        if let Some(group) = self.cfg.shard {
+            for r in 0..self.cfg.replicas {
+                let at = ((r % group) as usize * n).min(p.len());
+                let mut shard = p[at..(at + n).min(p.len())].to_vec();
+                shard.resize(n, 0.0);
+                self.engine
+                    .write_tensor_replica("params shard", r, &shard)?;
+            }
+        }
+        let st = crate::optim::State::new(self.cfg.optimizer, n);
         for (name, v) in [("opt a", &st.a), ("opt b", &st.b)] {
             if !v.is_empty() {
                 self.engine.write_tensor(name, v)?;

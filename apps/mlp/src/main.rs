@@ -104,6 +104,10 @@ struct Opts {
     beta2: f32,
     #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
     eps: f32,
+    /// Shard the master weights and the optimizer's state over groups of this many
+    /// consecutive replicas (replicated tensor sharding; for example the replicas of one Pod).
+    #[arg(long, allow_hyphen_values = true)]
+    shard: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -130,6 +134,7 @@ impl Opts {
             },
             per_class: self.per_class,
             seed: self.seed,
+            shard: self.shard,
             optimizer: match self.optimizer {
                 OptimizerKind::Sgd => Optimizer::Sgd,
                 OptimizerKind::Momentum => Optimizer::Momentum {

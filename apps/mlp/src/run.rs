@@ -95,15 +95,19 @@ pub fn train(
             if profile {
                 let p = dev.engine.take_profile().expect("profiling was on");
                 dev.engine.disable_profiling();
-                let ar = p
-                    .labels
+                let ar = device::reduction_labels(cfg)
                     .iter()
-                    .find(|l| {
-                        l.name
-                            .starts_with(&format!("allReduce({})", device::ALL_REDUCE_NAME))
-                    })
-                    .map(|l| l.elapsed)
-                    .unwrap_or_default();
+                    .filter_map(|prefix| p.labels.iter().find(|l| l.name.starts_with(prefix)))
+                    .fold(poplar::profile::Split::default(), |a, l| {
+                        let e = l.elapsed;
+                        poplar::profile::Split {
+                            compute: a.compute + e.compute,
+                            exchange: a.exchange + e.exchange,
+                            sync: a.sync + e.sync,
+                            transfer: a.transfer + e.transfer,
+                            transfer_overlapped: a.transfer_overlapped + e.transfer_overlapped,
+                        }
+                    });
                 let total = p.elapsed.total();
                 step_cycles = StepCycles {
                     total,
