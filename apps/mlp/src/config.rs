@@ -40,6 +40,9 @@ pub struct Config {
     /// replica updates `⌈P/G⌉` parameters, after a reduce-scatter of the gradients, and the
     /// weights are all-gathered.
     pub shard: Option<u32>,
+    /// Where the optimizer's state lives: on tile 0 (`None`), or in Streaming Memory in this
+    /// many chunks, loaded one at a time for the update and stored back.
+    pub state_chunks: Option<u32>,
 }
 
 /// An option outside what a run can do; names the option and the allowed range.
@@ -70,6 +73,7 @@ impl Default for Config {
             seed: 1,
             optimizer: crate::optim::Optimizer::Sgd,
             shard: None,
+            state_chunks: None,
         }
     }
 }
@@ -122,6 +126,18 @@ impl Config {
         };
         if let Err((option, value, allowed)) = self.optimizer.check() {
             return bad(option, value.to_string(), allowed);
+        }
+        if let Some(k) = self.state_chunks {
+            if k == 0 || k as usize > self.shard_len() {
+                return bad(
+                    "state-chunks",
+                    k.to_string(),
+                    &format!(
+                        "1 to {} chunks (the parameters a replica updates)",
+                        self.shard_len()
+                    ),
+                );
+            }
         }
         if let Some(g) = self.shard {
             if g < 2 || !self.replicas.is_multiple_of(g) {

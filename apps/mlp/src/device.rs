@@ -174,7 +174,7 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
             vec![Program::repeat(cfg.accumulate as u32, micro.clone())],
         ),
         reduce.clone(),
-        Program::labelled("update", update.into_iter().map(Program::execute).collect()),
+        Program::labelled("update", vec![update]),
         gather,
     ]);
     let exe = compile(&g, &[step, micro, reduce], &CompileOptions::default())
@@ -191,7 +191,7 @@ pub fn build(cfg: &Config, machine: &Target) -> anyhow::Result<Compiled> {
 struct Reduction {
     reduce: Program,
     plan: collectives::Plan,
-    update: Vec<poplar::ComputeSet>,
+    update: Program,
     gather: Program,
 }
 
@@ -257,61 +257,130 @@ fn sharded(
     })
 }
 
-/// The update's compute sets (in order) and the optimizer's state on tile 0, each host
-/// readable and writable: `opt a` (momentum's velocity, Adam's `m`), `opt b` (Adam's `v`),
-/// `opt powers` (Adam's `[β₁ᵗ, β₂ᵗ]`, 1 at the start).
+/// The optimizer's update of `params` from `grad` (the whole vectors, or a replica's shards),
+/// as a program. On chip (`Config::state_chunks` `None`) the state lives on tile 0 next to the
+/// parameters, host readable and writable: `opt a` (momentum's velocity, Adam's `m`), `opt b`
+/// (Adam's `v`). In Streaming Memory (`Some(K)`) the same names are remote buffers of `K` rows
+/// of `⌈n/K⌉` elements; for each row in turn the update loads it into a staging tensor on
+/// tile 0, updates that chunk of the parameters, and stores it back, so tile 0 holds one
+/// chunk of state instead of all of it. Adam's powers `[β₁ᵗ, β₂ᵗ]` (`opt powers`) stay on chip.
 fn optimizer_update(
     g: &mut Graph,
     cfg: &Config,
     params: &poplar::Tensor,
     grad: &poplar::Tensor,
-) -> anyhow::Result<Vec<poplar::ComputeSet>> {
+) -> anyhow::Result<Program> {
     use crate::optim::Optimizer;
-    let p = params.num_elements();
-    let mut state = |name: &str, n: usize| -> anyhow::Result<poplar::Tensor> {
-        let t = g.add_variable(DType::F32, &[n], name);
-        g.set_tile_mapping(&t, 0)?;
-        g.create_host_read_write(name, &t)?;
-        Ok(t)
-    };
-    let (a, b, powers) = match cfg.optimizer {
-        Optimizer::Sgd => (None, None, None),
-        Optimizer::Momentum { .. } => (Some(state("opt a", p)?), None, None),
-        Optimizer::Adam { .. } => (
-            Some(state("opt a", p)?),
-            Some(state("opt b", p)?),
-            Some(state("opt powers", 2)?),
-        ),
-    };
-    let update = g.add_compute_set(cfg.optimizer.name());
-    let mut sets = vec![update];
-    let v = match cfg.optimizer {
-        Optimizer::Sgd => {
-            let v = g.add_vertex_of::<crate::codelets::Sgd>(update)?;
-            g.set_vertex_state(v, "scale", cfg.update_scale())?;
-            v
-        }
-        Optimizer::Momentum { momentum } => {
-            let v = g.add_vertex_of::<crate::codelets::Momentum>(update)?;
-            g.connect(v, "velocity", a.as_ref().expect("momentum's state"))?;
-            g.set_vertex_state(v, "momentum", momentum)?;
-            g.set_vertex_state(v, "lr", cfg.lr)?;
-            g.set_vertex_state(v, "scale", cfg.grad_scale())?;
-            v
-        }
-        Optimizer::Adam { beta1, beta2, eps } => {
-            let powers = powers.expect("Adam's state");
+    let n = params.num_elements();
+    let per_param = cfg.optimizer.state_per_param();
+    let names = ["opt a", "opt b"];
+    let mut steps = Vec::new();
+    let powers = match cfg.optimizer {
+        Optimizer::Adam { beta1, beta2, .. } => {
+            let powers = g.add_variable(DType::F32, &[2], "opt powers");
+            g.set_tile_mapping(&powers, 0)?;
+            g.create_host_read_write("opt powers", &powers)?;
             let step = g.add_compute_set("adam step");
             let s = g.add_vertex_of::<crate::codelets::AdamStep>(step)?;
             g.connect(s, "powers", &powers)?;
             g.set_vertex_state(s, "beta1", beta1)?;
             g.set_vertex_state(s, "beta2", beta2)?;
             g.set_tile_mapping(s, 0)?;
-            sets.insert(0, step);
-            let v = g.add_vertex_of::<crate::codelets::Adam>(update)?;
-            g.connect(v, "m", a.as_ref().expect("Adam's state"))?;
-            g.connect(v, "v", b.as_ref().expect("Adam's state"))?;
-            g.connect(v, "powers", &powers)?;
+            steps.push(Program::execute(step));
+            Some(powers)
+        }
+        _ => None,
+    };
+    let Some(chunks) = cfg.state_chunks else {
+        let state: Vec<poplar::Tensor> = names[..per_param]
+            .iter()
+            .map(|name| {
+                let t = g.add_variable(DType::F32, &[n], name);
+                g.set_tile_mapping(&t, 0)?;
+                g.create_host_read_write(name, &t)?;
+                Ok(t)
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let cs = g.add_compute_set(cfg.optimizer.name());
+        update_vertex(g, cs, cfg, params, grad, &state, powers.as_ref())?;
+        steps.push(Program::execute(cs));
+        return Ok(Program::seq(steps));
+    };
+    let k = chunks as usize;
+    let c = n.div_ceil(k);
+    let mut buffers = Vec::new();
+    let mut stages = Vec::new();
+    for name in &names[..per_param] {
+        buffers.push(g.add_remote_buffer(name, DType::F32, c as u64, chunks as u64)?);
+        let t = g.add_variable(DType::F32, &[c], &format!("{name} (staged)"));
+        g.set_tile_mapping(&t, 0)?;
+        stages.push(t);
+    }
+    for (i, r) in split_chunks(n, k).into_iter().enumerate() {
+        let row = g.add_constant(&[1], &[i as i32], &format!("state row {i}"))?;
+        g.set_tile_mapping(&row, 0)?;
+        let staged: Vec<poplar::Tensor> = stages
+            .iter()
+            .map(|t| t.slice(0..r.len()))
+            .collect::<Result<_, _>>()?;
+        let cs = g.add_compute_set(&format!("{} (chunk {i})", cfg.optimizer.name()));
+        update_vertex(
+            g,
+            cs,
+            cfg,
+            &params.slice(r.clone())?,
+            &grad.slice(r)?,
+            &staged,
+            powers.as_ref(),
+        )?;
+        for (b, t) in buffers.iter().zip(&stages) {
+            steps.push(Program::copy_from_remote(*b, t, Some(&row)));
+        }
+        steps.push(Program::execute(cs));
+        for (b, t) in buffers.iter().zip(&stages) {
+            steps.push(Program::copy_to_remote(t, *b, Some(&row)));
+        }
+    }
+    Ok(Program::seq(steps))
+}
+
+/// `n` elements in `k` chunks of `⌈n/k⌉` (the last shorter, empty ones dropped).
+fn split_chunks(n: usize, k: usize) -> Vec<std::ops::Range<usize>> {
+    let c = n.div_ceil(k.max(1)).max(1);
+    (0..n).step_by(c).map(|a| a..(a + c).min(n)).collect()
+}
+
+/// The optimizer's vertex in `cs` on tile 0, over `params`, `grad` and the state `state`
+/// (`opt a`, `opt b` or chunks of them), with Adam's `powers`.
+fn update_vertex(
+    g: &mut Graph,
+    cs: poplar::ComputeSet,
+    cfg: &Config,
+    params: &poplar::Tensor,
+    grad: &poplar::Tensor,
+    state: &[poplar::Tensor],
+    powers: Option<&poplar::Tensor>,
+) -> anyhow::Result<()> {
+    use crate::optim::Optimizer;
+    let v = match cfg.optimizer {
+        Optimizer::Sgd => {
+            let v = g.add_vertex_of::<crate::codelets::Sgd>(cs)?;
+            g.set_vertex_state(v, "scale", cfg.update_scale())?;
+            v
+        }
+        Optimizer::Momentum { momentum } => {
+            let v = g.add_vertex_of::<crate::codelets::Momentum>(cs)?;
+            g.connect(v, "velocity", &state[0])?;
+            g.set_vertex_state(v, "momentum", momentum)?;
+            g.set_vertex_state(v, "lr", cfg.lr)?;
+            g.set_vertex_state(v, "scale", cfg.grad_scale())?;
+            v
+        }
+        Optimizer::Adam { beta1, beta2, eps } => {
+            let v = g.add_vertex_of::<crate::codelets::Adam>(cs)?;
+            g.connect(v, "m", &state[0])?;
+            g.connect(v, "v", &state[1])?;
+            g.connect(v, "powers", powers.expect("Adam's powers"))?;
             for (f, x) in [
                 ("lr", cfg.lr),
                 ("scale", cfg.grad_scale()),
@@ -327,7 +396,7 @@ fn optimizer_update(
     g.connect(v, "params", params)?;
     g.connect(v, "grad", grad)?;
     g.set_tile_mapping(v, 0)?;
-    Ok(sets)
+    Ok(())
 }
 
 /// An engine loaded with a training executable.
@@ -363,8 +432,15 @@ impl Device {
         }
         let st = crate::optim::State::new(self.cfg.optimizer, n);
         for (name, v) in [("opt a", &st.a), ("opt b", &st.b)] {
-            if !v.is_empty() {
-                self.engine.write_tensor(name, v)?;
+            if v.is_empty() {
+                continue;
+            }
+            match self.cfg.state_chunks {
+                None => self.engine.write_tensor(name, v)?,
+                Some(k) => {
+                    let rows = n.div_ceil(k as usize) * k as usize;
+                    self.engine.write_remote_buffer(name, &vec![0f32; rows])?;
+                }
             }
         }
         if let crate::optim::Optimizer::Adam { .. } = self.cfg.optimizer {

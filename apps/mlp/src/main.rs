@@ -108,6 +108,10 @@ struct Opts {
     /// consecutive replicas (replicated tensor sharding; for example the replicas of one Pod).
     #[arg(long, allow_hyphen_values = true)]
     shard: Option<u32>,
+    /// Keep the optimizer's state in Streaming Memory, in this many chunks loaded one at a time
+    /// for the update (on tile 0 when absent).
+    #[arg(long, allow_hyphen_values = true)]
+    state_chunks: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -135,6 +139,7 @@ impl Opts {
             per_class: self.per_class,
             seed: self.seed,
             shard: self.shard,
+            state_chunks: self.state_chunks,
             optimizer: match self.optimizer {
                 OptimizerKind::Sgd => Optimizer::Sgd,
                 OptimizerKind::Momentum => Optimizer::Momentum {

@@ -27,6 +27,7 @@ pub fn small(replicas: u32, micro_batch: usize) -> Config {
         seed: 3,
         optimizer: mlp::optim::Optimizer::Sgd,
         shard: None,
+        state_chunks: None,
     }
 }
 
