@@ -7,8 +7,10 @@
 
 pub mod codelets;
 pub mod config;
+pub mod curve;
 pub mod data;
 pub mod device;
+pub mod digits;
 pub mod model;
 pub mod optim;
 pub mod reference;

@@ -1,6 +1,7 @@
 //! `mlp`: data-parallel training of a multilayer perceptron on replicated graphs.
 //!
-//! - `mlp train`: train and print loss and accuracy per epoch; writes `history.json`.
+//! - `mlp train`: train (on the shipped UCI digits unless told otherwise) and print loss and
+//!   accuracy per epoch; writes `history.json` and the loss curve `loss.png`.
 //! - `mlp scaling`: the scaling report over R = 1 … 64 (and several Pods): table,
 //!   `scaling.json`, `scaling.svg`.
 //! - `mlp compile`: compile only, printing the compile time (for `/usr/bin/time -v`).
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
 use mlp::config::{Config, Reduction};
+use mlp::data::{Data, DataError};
 use mlp::model::Shape;
 use mlp::optim::Optimizer;
 
@@ -30,11 +32,27 @@ enum Cmd {
         #[command(flatten)]
         opts: Opts,
         /// Epochs.
-        #[arg(long, default_value_t = 5, allow_hyphen_values = true)]
+        #[arg(long, default_value_t = 30, allow_hyphen_values = true)]
         epochs: usize,
         /// Host threads of the simulator (default: all).
         #[arg(long, allow_hyphen_values = true)]
         threads: Option<usize>,
+        /// The data set when no --data is given: the shipped UCI handwritten digits, or
+        /// generated Gaussian blobs (--inputs, --classes, --per-class).
+        #[arg(long, value_enum, default_value_t = Builtin::Digits)]
+        dataset: Builtin,
+        /// Training features: a .npy file of f32 [samples, features] (overrides --dataset).
+        #[arg(long, requires = "labels")]
+        data: Option<PathBuf>,
+        /// Training labels: a .npy file of i32, i64 or u8 [samples], 0 ≤ label < classes.
+        #[arg(long, requires = "data")]
+        labels: Option<PathBuf>,
+        /// Test features (without them, 20 % of --data is held out after a seeded shuffle).
+        #[arg(long, requires_all = ["test_labels", "data"])]
+        test_data: Option<PathBuf>,
+        /// Test labels.
+        #[arg(long, requires = "test_data")]
+        test_labels: Option<PathBuf>,
         /// Output folder (refused if it holds an earlier run, unless --force).
         #[arg(long, default_value = "mlp-out")]
         out: PathBuf,
@@ -72,7 +90,7 @@ struct Opts {
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     accumulate: usize,
     /// Learning rate.
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
     lr: f32,
     /// How the global batch's gradients are combined: sum, or mean over R·m·GA samples.
     #[arg(long, value_enum, default_value_t = Reduction::Mean)]
@@ -80,15 +98,18 @@ struct Opts {
     /// Sample tiles per replica.
     #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     tiles: usize,
-    #[arg(long, default_value_t = 8, allow_hyphen_values = true)]
-    inputs: usize,
-    #[arg(long, default_value_t = 32, allow_hyphen_values = true)]
+    /// Input features of the blobs [default: 8]; with files, taken from them.
+    #[arg(long, allow_hyphen_values = true)]
+    inputs: Option<usize>,
+    #[arg(long, default_value_t = 64, allow_hyphen_values = true)]
     hidden: usize,
-    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
-    classes: usize,
-    /// Points per class of the generated data set (80 % train, 20 % test).
-    #[arg(long, default_value_t = 500, allow_hyphen_values = true)]
-    per_class: usize,
+    /// Classes of the blobs [default: 4]; with files, the largest label + 1 unless this is
+    /// larger.
+    #[arg(long, allow_hyphen_values = true)]
+    classes: Option<usize>,
+    /// Points per class of the generated blobs (80 % train, 20 % test) [default: 500].
+    #[arg(long, allow_hyphen_values = true)]
+    per_class: Option<usize>,
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     seed: u64,
     /// The update rule: plain SGD, SGD with momentum, or Adam (f32 state on the device).
@@ -132,11 +153,11 @@ impl Opts {
             reduction: self.reduction,
             tiles: self.tiles,
             shape: Shape {
-                inputs: self.inputs,
+                inputs: self.inputs.unwrap_or(8),
                 hidden: self.hidden,
-                classes: self.classes,
+                classes: self.classes.unwrap_or(4),
             },
-            per_class: self.per_class,
+            per_class: self.per_class.unwrap_or(500),
             seed: self.seed,
             shard: self.shard,
             state_chunks: self.state_chunks,
@@ -155,8 +176,55 @@ impl Opts {
     }
 }
 
+/// The data sets `mlp train` has without files.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Builtin {
+    /// The UCI handwritten digits shipped in `apps/mlp/data/digits` (64 features, 10 classes).
+    Digits,
+    /// Gaussian blobs generated from --inputs, --classes, --per-class and --seed.
+    Blobs,
+}
+
+/// The data of `mlp train`: `--data`/`--labels` (and `--test-data`/`--test-labels`) if given,
+/// else `--dataset`; the model's inputs and classes are set from the files (`--inputs` must
+/// agree, `--per-class` is refused, `--classes` may only add classes).
+fn train_data(
+    opts: &Opts,
+    cfg: &mut Config,
+    dataset: Builtin,
+    files: Option<(&Path, &Path)>,
+    test: Option<(&Path, &Path)>,
+) -> Result<Data, DataError> {
+    let d = match (files, dataset) {
+        (Some(f), _) => Data::from_files("files", f, test, opts.classes, opts.seed)?,
+        (None, Builtin::Digits) => Data::digits(opts.classes, opts.seed)?,
+        (None, Builtin::Blobs) => {
+            return Ok(Data::blobs(
+                cfg.shape.classes,
+                cfg.shape.inputs,
+                cfg.per_class,
+                cfg.seed,
+            ))
+        }
+    };
+    let path = d.info.train_files[0].clone();
+    if opts.per_class.is_some() {
+        return Err(DataError::PerClass { path });
+    }
+    if let Some(given) = opts.inputs.filter(|&i| i != d.info.features) {
+        return Err(DataError::Inputs {
+            given,
+            path,
+            features: d.info.features,
+        });
+    }
+    cfg.shape.inputs = d.info.features;
+    cfg.shape.classes = d.info.classes;
+    Ok(d)
+}
+
 /// Files `mlp train` writes (and would overwrite) in its output folder.
-const TRAIN_FILES: RunFiles = RunFiles::new(&["history.json"]);
+const TRAIN_FILES: RunFiles = RunFiles::new(&["history.json", "loss.png"]);
 
 /// Files `mlp scaling` writes.
 const SCALING_FILES: RunFiles = RunFiles::new(&["scaling.json", "scaling.svg"]);
@@ -207,12 +275,25 @@ fn real_main() -> anyhow::Result<()> {
             opts,
             epochs,
             threads,
+            dataset,
+            data,
+            labels,
+            test_data,
+            test_labels,
             out,
             force,
         } => {
-            let cfg = opts.config(epochs);
-            // Options first: a bad option creates no output folder and prints no banner.
-            cfg.check(mlp::run::data(&cfg).0.len())?;
+            let mut cfg = opts.config(epochs);
+            // Options and data first: a bad option or data file creates no output folder and
+            // prints no banner.
+            let data = train_data(
+                &opts,
+                &mut cfg,
+                dataset,
+                data.as_deref().zip(labels.as_deref()),
+                test_data.as_deref().zip(test_labels.as_deref()),
+            )?;
+            cfg.check(data.train.len())?;
             let _output_lock = out_dir(&out, TRAIN_FILES, force)?;
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -225,7 +306,22 @@ fn real_main() -> anyhow::Result<()> {
                 cfg.reduction,
                 cfg.lr
             );
-            let (history, _) = mlp::run::train(&cfg, threads, |e| {
+            let name = match data.info.train_files.first() {
+                Some(f) if data.info.source == "files" => f.display().to_string(),
+                _ => data.info.source.clone(),
+            };
+            say!(
+                "data: {name}, {} training and {} test samples ({}), {} features, {} classes; model {} → {} → {}",
+                data.info.train_samples,
+                data.info.test_samples,
+                data.info.split,
+                data.info.features,
+                data.info.classes,
+                cfg.shape.inputs,
+                cfg.shape.hidden,
+                cfg.shape.classes
+            );
+            let (history, _) = mlp::run::train_on(&cfg, &data, threads, |e| {
                 say!(
                     "epoch {:>3}/{epochs}: {} steps, train loss {:.4}, train accuracy {:.1} %, test accuracy {:.1} % ({:.1} s)",
                     e.epoch,
@@ -249,10 +345,16 @@ fn real_main() -> anyhow::Result<()> {
             );
             say!("all-reduce: {}", history.all_reduce_plan);
             let path = out.join("history.json");
+            let png = out.join("loss.png");
             if root {
                 write_atomic(&path, serde_json::to_string_pretty(&history)?)?;
+                let title = format!(
+                    "mlp train: {name}, R = {} × micro-batch {} × GA {}, lr {}, hidden {}",
+                    cfg.replicas, cfg.micro_batch, cfg.accumulate, cfg.lr, cfg.shape.hidden
+                );
+                mlp::curve::plot(&history.epochs, &title, &png)?;
             }
-            say!("wrote {}", path.display());
+            say!("wrote {} and {}", path.display(), png.display());
         }
         Cmd::Scaling {
             opts,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::data::{blobs, Dataset};
+use crate::data::{blobs, Data, DataInfo, Dataset};
 use crate::device::{self, Device};
 use crate::model;
 
@@ -47,6 +47,8 @@ pub struct StepCycles {
 #[derive(Debug, Clone, Serialize)]
 pub struct History {
     pub config: Config,
+    /// Which data was used (dataset name or files, split, sample counts).
+    pub data: DataInfo,
     pub train_samples: usize,
     pub test_samples: usize,
     pub all_reduce_plan: String,
@@ -66,14 +68,34 @@ pub fn data(cfg: &Config) -> (Dataset, Dataset) {
     )
 }
 
-/// Trains `cfg` on `threads` host threads; `progress` sees each epoch as it ends. Returns the
-/// history and the final parameters.
+/// Trains `cfg` on the generated blobs of its options (see [`data`]) on `threads` host
+/// threads; `progress` sees each epoch as it ends. Returns the history and the final
+/// parameters.
 pub fn train(
     cfg: &Config,
     threads: usize,
+    progress: impl FnMut(&EpochRecord),
+) -> anyhow::Result<(History, Vec<f32>)> {
+    let d = Data::blobs(cfg.shape.classes, cfg.shape.inputs, cfg.per_class, cfg.seed);
+    train_on(cfg, &d, threads, progress)
+}
+
+/// Trains `cfg` on `data` (its features and classes must be `cfg.shape`'s), as [`train`].
+pub fn train_on(
+    cfg: &Config,
+    data: &Data,
+    threads: usize,
     mut progress: impl FnMut(&EpochRecord),
 ) -> anyhow::Result<(History, Vec<f32>)> {
-    let (train, test) = data(cfg);
+    let (train, test) = (&data.train, &data.test);
+    anyhow::ensure!(
+        data.info.features == cfg.shape.inputs && data.info.classes == cfg.shape.classes,
+        "the data has {} features and {} classes, the model {} inputs and {} classes",
+        data.info.features,
+        data.info.classes,
+        cfg.shape.inputs,
+        cfg.shape.classes
+    );
     cfg.check(train.len())?;
     let compiled = device::build(cfg, &device::machine(cfg.replicas))?;
     let mut dev = Device::new(&compiled.exe, cfg, threads)?;
@@ -84,7 +106,7 @@ pub fn train(
     let mut step_cycles = StepCycles::default();
     for epoch in 0..cfg.epochs {
         let t0 = std::time::Instant::now();
-        dev.feed(&train, 0, steps)?;
+        dev.feed(train, 0, steps)?;
         for s in 0..steps {
             let profile = epoch == 0 && s == 0;
             if profile {
@@ -133,7 +155,7 @@ pub fn train(
             steps,
             train_loss: loss / seen,
             train_accuracy: right / seen,
-            test_accuracy: model::accuracy(cfg.shape, &params, &test),
+            test_accuracy: model::accuracy(cfg.shape, &params, test),
             seconds: t0.elapsed().as_secs_f64(),
         };
         progress(&rec);
@@ -143,6 +165,7 @@ pub fn train(
     Ok((
         History {
             config: cfg.clone(),
+            data: data.info.clone(),
             train_samples: train.len(),
             test_samples: test.len(),
             all_reduce_plan: compiled.plan.label(device::ALL_REDUCE_NAME),

@@ -22,7 +22,16 @@ fn temp_dir(name: &str) -> PathBuf {
 fn an_mpi_launch_of_a_build_without_mpi_is_refused() {
     let dir = temp_dir("mpi-env");
     let out = mlp()
-        .args(["train", "--epochs", "1", "--per-class", "20", "--out"])
+        .args([
+            "train",
+            "--dataset",
+            "blobs",
+            "--epochs",
+            "1",
+            "--per-class",
+            "20",
+            "--out",
+        ])
         .arg(&dir)
         .env("PMI_SIZE", "3")
         .env("PMI_RANK", "2")
@@ -46,6 +55,8 @@ fn a_folder_in_use_is_refused_and_force_replaces_only_the_runs_files() {
     let lock = app_support::output::OutputLock::acquire(&dir).unwrap();
     let args = [
         "train",
+        "--dataset",
+        "blobs",
         "--epochs",
         "1",
         "--per-class",
@@ -81,6 +92,6 @@ fn a_folder_in_use_is_refused_and_force_replaces_only_the_runs_files() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["history.json", "notes.txt"]);
+    assert_eq!(names, ["history.json", "loss.png", "notes.txt"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

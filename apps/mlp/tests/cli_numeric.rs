@@ -40,7 +40,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--out", out.as_str()),
         ("--force", ""),
     ];
-    let mut train = vec![("train", ""), ("--epochs", "1")];
+    let mut train = vec![("train", ""), ("--dataset", "blobs"), ("--epochs", "1")];
     train.extend(small);
     sweep.options(&train, COMMON);
     sweep.options(&train, &[("--epochs", 1), ("--threads", 1)]);
