@@ -1,9 +1,10 @@
 //! Data-parallel training of a multilayer perceptron on replicated poplar-rs graphs
-//! (`docs/mlp.md`): a generated data set (`data`), the model and its arithmetic (`model`),
-//! the vertices (`codelets`), the optimizers (`optim`), the replicated graph with the gradient all-reduce of the
-//! collectives library (`device`), the host reference trainer (`reference`), training runs
-//! (`run`) and the scaling report (`scaling`). Written only against the public APIs of
-//! `poplar`, `codelets` and `collectives`.
+//! (`docs/mlp.md`): the data sets (`data`: generated blobs, `.npy` files, the shipped UCI
+//! digits of `digits`), the model and its arithmetic (`model`), the vertices (`codelets`), the
+//! optimizers (`optim`), the replicated graph with the gradient reduction of the collectives
+//! library (`device`), the host reference trainer (`reference`), training runs (`run`), the
+//! loss curve (`curve`) and the scaling report (`scaling`). Written only against the public
+//! APIs of `poplar`, `codelets` and `collectives`.
 
 pub mod codelets;
 pub mod config;
