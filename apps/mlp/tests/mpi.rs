@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mlp");
 
-/// The epochs of `history.json` (losses and accuracies; wall times left out).
-fn train(n: usize, out: &Path) -> Vec<serde_json::Value> {
-    let args = [
+/// The epochs of `history.json` (losses and accuracies; wall times left out), trained with
+/// the extra options `extra`.
+fn train(n: usize, out: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec![
         "train",
         "--replicas",
         "4",
@@ -23,6 +24,7 @@ fn train(n: usize, out: &Path) -> Vec<serde_json::Value> {
         "--out",
         out.to_str().unwrap(),
     ];
+    args.extend_from_slice(extra);
     let o = app_support::testing::run_on_ranks(n, BIN, &args);
     assert!(
         o.status.success(),
@@ -49,11 +51,40 @@ fn train(n: usize, out: &Path) -> Vec<serde_json::Value> {
 fn two_and_three_ranks_learn_exactly_what_one_process_learns() {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    let base = train(1, &d.join("one"));
+    let base = train(1, &d.join("one"), &[]);
     assert_eq!(base.len(), 2);
     assert!(base[0].get("train_loss").is_some(), "{:?}", base[0]);
     for n in [2, 3] {
-        assert_eq!(train(n, &d.join(format!("r{n}"))), base, "{n} ranks");
+        assert_eq!(train(n, &d.join(format!("r{n}")), &[]), base, "{n} ranks");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Adam with its state sharded over pairs of replicas and kept in Streaming Memory (which
+/// rank 0 holds): the same bits on 1, 2 and 3 ranks.
+#[test]
+fn sharded_adam_state_in_streaming_memory_learns_the_same_on_any_rank_count() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mpi_sharded_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let extra = [
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--shard",
+        "2",
+        "--state-chunks",
+        "3",
+    ];
+    let base = train(1, &d.join("one"), &extra);
+    assert_eq!(base.len(), 2);
+    for n in [2, 3] {
+        assert_eq!(
+            train(n, &d.join(format!("r{n}")), &extra),
+            base,
+            "{n} ranks"
+        );
     }
     let _ = std::fs::remove_dir_all(&d);
 }
