@@ -41,19 +41,8 @@ impl Vertex for Nothing<'_> {
     }
 }
 
-fn peak_rss_mib() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|k| k.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
+mod support;
+use support::{median, peak_rss_mib};
 
 /// The halo graph: `n` elements of `v` spread evenly over all tiles; every tile reads its own
 /// block plus `ranges` ranges of `halo` elements from neighbouring tiles and writes `w`.
