@@ -1,21 +1,22 @@
 //! Running a program: the step interpreter (`RunCtx`) and the parallel executor of compute
 //! and exchange phases (`Exec`), which the team's threads share.
 //!
-//! (About 900 lines. One concept in two halves that share the run's state: the interpreter
+//! (About 830 lines. One concept in two halves that share the run's state: the interpreter
 //! walks the steps, the executor runs each phase's tasks on the team; interleaved and grouped
-//! runs are dispatched from both.)
+//! runs are dispatched from both. Transfers to and from the host and Streaming Memory are
+//! `transfer.rs`'s.)
 
 use std::ops::Range;
 
 use super::host::InStream;
-use super::memory::{gather_runs, Memory};
+use super::memory::Memory;
 use super::plan::*;
 use super::team::{Job, Team};
 use super::EngineError;
 use crate::codelet::{rounding, FieldLoc, FieldShape, VertexIo, Worker};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
-use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, MemRun, ScalarLoc, Step};
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ScalarLoc, Step};
 use crate::profile::Recorder;
 
 /// What every thread of a run reads: the plans and tile memory.
@@ -173,52 +174,12 @@ impl RunCtx<'_> {
                 let exe = self.x.exe;
                 self.step(&exe.functions[*f])?;
             }
-            Step::StreamIn { stream, runs } => {
-                let start = std::time::Instant::now();
-                match self.x.dist {
-                    None => self.stream_in(*stream as usize, runs)?,
-                    Some(d) => self.stream_in_ranks(d, *stream as usize, runs)?,
-                }
-                self.record_stream(*stream, runs, start);
-            }
-            Step::StreamOut { stream, runs } => {
-                let start = std::time::Instant::now();
-                let data = match self.x.dist {
-                    None => gather_runs(self.x.mem, runs),
-                    Some(d) => d.gather_runs(self.x.mem, runs),
-                };
-                self.outputs[*stream as usize].extend_from_slice(&data);
-                self.record_stream(*stream, runs, start);
-            }
-            Step::Remote(id) => {
-                let start = std::time::Instant::now();
-                self.remote(*id)?;
-                if let Some(p) = self.prof.as_deref_mut() {
-                    p.remote(*id, start.elapsed());
-                }
-            }
-            Step::OverlapIo { io, compute } => {
-                // They share no data (`Executable::check`): the compute first, so that the
-                // profile's clocks show the transfers hidden behind it.
-                if let Some(p) = self.prof.as_deref_mut() {
-                    p.overlap_begin();
-                }
-                let r = self.step(compute).and_then(|()| self.step(io));
-                if let Some(p) = self.prof.as_deref_mut() {
-                    p.overlap_end();
-                }
-                r?;
-            }
+            Step::StreamIn { stream, runs } => self.stream_in_step(*stream, runs)?,
+            Step::StreamOut { stream, runs } => self.stream_out_step(*stream, runs),
+            Step::Remote(id) => self.remote_step(*id)?,
+            Step::OverlapIo { io, compute } => self.overlap_io(io, compute)?,
         }
         Ok(())
-    }
-
-    /// Tells the profiler, if on, of a stream copy that started at `start`.
-    fn record_stream(&mut self, stream: u32, runs: &[MemRun], start: std::time::Instant) {
-        let exe = self.x.exe;
-        if let Some(p) = self.prof.as_deref_mut() {
-            p.stream(exe, stream, runs, start.elapsed());
-        }
     }
 
     /// A sequence: grouped runs and interleavings where the engine found them, else step by
@@ -280,35 +241,6 @@ impl RunCtx<'_> {
             p.compute(i, start.elapsed());
         }
         r
-    }
-
-    pub(super) fn stream_in(&mut self, stream: usize, runs: &[MemRun]) -> Result<(), EngineError> {
-        let desc = &self.x.exe.streams[stream];
-        let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
-        if need == 0 {
-            return Ok(());
-        }
-        let Some(src) = self.inputs[stream].as_mut().filter(|s| !s.data.is_empty()) else {
-            return Err(EngineError::StreamNotConnected {
-                name: desc.name.clone(),
-            });
-        };
-        debug_assert_eq!(src.dtype, desc.dtype);
-        for r in runs {
-            let mut off = r.offset as usize;
-            let mut left = r.bytes as usize;
-            while left > 0 {
-                let n = left.min(src.data.len() - src.pos);
-                // Runs in bounds and element-aligned: `check()` (BadRun, RunTotal).
-                self.x
-                    .mem
-                    .write(r.tile, off, &src.data[src.pos..src.pos + n]);
-                src.pos = (src.pos + n) % src.data.len();
-                off += n;
-                left -= n;
-            }
-        }
-        Ok(())
     }
 
     /// If `v[i]` is an exchange that runs interleaved with the compute phases after it: the
@@ -396,43 +328,6 @@ impl RunCtx<'_> {
         if let Some(d) = x.dist {
             d.exchange(i, x.mem);
         }
-    }
-
-    /// A host-to-device stream over several ranks: rank 0 reads the connected buffer (it
-    /// alone decides whether it is connected) and scatters the bytes to the ranks that own
-    /// the runs.
-    fn stream_in_ranks(
-        &mut self,
-        d: &super::ranks::Dist,
-        stream: usize,
-        runs: &[MemRun],
-    ) -> Result<(), EngineError> {
-        let need: usize = runs.iter().map(|r| r.bytes as usize).sum();
-        if need == 0 {
-            return Ok(());
-        }
-        let mut data = Vec::new();
-        let result = if d.rank == 0 {
-            match self.inputs[stream].as_mut().filter(|s| !s.data.is_empty()) {
-                None => Err(EngineError::StreamNotConnected {
-                    name: self.x.exe.streams[stream].name.clone(),
-                }),
-                Some(src) => {
-                    data.reserve(need);
-                    while data.len() < need {
-                        let n = (need - data.len()).min(src.data.len() - src.pos);
-                        data.extend_from_slice(&src.data[src.pos..src.pos + n]);
-                        src.pos = (src.pos + n) % src.data.len();
-                    }
-                    Ok(())
-                }
-            }
-        } else {
-            Ok(())
-        };
-        d.agree(result)?;
-        d.scatter_runs(self.x.mem, runs, &data);
-        Ok(())
     }
 
     pub(super) fn compute(&self, i: ComputePhaseId) -> Result<(), EngineError> {

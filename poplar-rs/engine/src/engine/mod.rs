@@ -42,6 +42,7 @@ mod ranks;
 mod remote;
 mod streaming;
 mod team;
+mod transfer;
 
 pub use error::{is_shared_error, EngineError};
 use exec::*;

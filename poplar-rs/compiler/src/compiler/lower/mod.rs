@@ -20,12 +20,14 @@ use std::collections::{BTreeMap, HashMap};
 use crate::codelet::{CodeletDesc, CycleCtx, FieldDir, FieldLoc, FieldShape};
 use crate::entity::{PrimaryMap, TileMap};
 use crate::exe::{
-    CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, RemoteDir, RowSelect, ScalarLoc,
-    Step, SyncKind, TileCompute, Transfer, VertexInst,
+    CodeletRef, ComputePhase, ExchangePhase, LocalCopy, MemRun, RemoteDir, ScalarLoc, Step,
+    SyncKind, TileCompute, Transfer, VertexInst,
 };
 use crate::graph::program::Program;
 use crate::graph::{Binding, ComputeSet, Graph, Region, Tensor, VarId, VertexKey};
 use crate::target::TileId;
+
+mod remote;
 
 use super::in_place::{anchor, Anchors};
 use super::layout::{Layout, Piece, TempArena};
@@ -327,71 +329,8 @@ impl<'a> Lowerer<'a> {
                 buffer,
                 offset,
             } => self.remote(*buffer, src, offset.as_ref(), RemoteDir::TilesToBuffer),
-            Program::OverlapIo { io, compute } => {
-                let sync = Step::Sync(self.sync_of_chips());
-                Step::Seq(vec![
-                    sync.clone(),
-                    Step::OverlapIo {
-                        // The transfers follow each other on the I/O tiles, which the sync
-                        // before has joined; the compute tiles never wait for them.
-                        io: Box::new(without_syncs(self.program(io))),
-                        compute: Box::new(self.program(compute)),
-                    },
-                    sync,
-                ])
-            }
+            Program::OverlapIo { io, compute } => self.overlap_io(io, compute),
         }
-    }
-
-    /// The sync before a transfer: among the tiles of each chip on one chip, else of all.
-    fn sync_of_chips(&self) -> SyncKind {
-        if self.graph.target.num_ipus == 1 {
-            SyncKind::Internal
-        } else {
-            SyncKind::Global
-        }
-    }
-
-    /// `[Sync, Remote]`: a copy between `t` and rows of `buffer` (validated: `t` holds whole
-    /// rows on the buffer's chip; `offset`, if any, one `i32`/`u32` entry per row).
-    fn remote(
-        &mut self,
-        buffer: crate::graph::RemoteBuffer,
-        t: &Tensor,
-        offset: Option<&Tensor>,
-        dir: RemoteDir,
-    ) -> Step {
-        let b = &self.graph.remote_buffers[buffer.key()];
-        let rows = match offset {
-            None => RowSelect::Consecutive {
-                first: 0,
-                count: t.num_elements() as u64 / b.elements,
-            },
-            Some(o) => {
-                let size = o.dtype.size() as u64;
-                RowSelect::Offsets(
-                    self.pieces(o)
-                        .iter()
-                        .flat_map(|p| {
-                            (0..p.len).map(move |e| ScalarLoc {
-                                tile: p.tile,
-                                offset: u32_of(p.offset + e * size),
-                                dtype: o.dtype,
-                            })
-                        })
-                        .collect(),
-                )
-            }
-        };
-        let id = crate::exe::RemoteCopyId::from_u32(self.remote_copies.len() as u32);
-        self.remote_copies.push(crate::exe::RemoteCopy {
-            buffer: crate::exe::RemoteBufferId::from_u32(buffer.index()),
-            dir,
-            rows,
-            runs: self.runs(t),
-        });
-        // The buffer's chip alone takes part: its tiles sync among themselves.
-        Step::Seq(vec![Step::Sync(SyncKind::Internal), Step::Remote(id)])
     }
 
     /// One exchange phase of runs contiguous on both sides, each sent from every replica the
@@ -779,19 +718,6 @@ impl<'a> Lowerer<'a> {
             replica_maps: self.replica_maps,
             remote_copies: self.remote_copies,
         }
-    }
-}
-
-/// `s` (a sequence of transfers) without its syncs.
-fn without_syncs(s: Step) -> Step {
-    match s {
-        Step::Seq(v) => Step::Seq(
-            v.into_iter()
-                .filter(|s| !matches!(s, Step::Sync(_)))
-                .map(without_syncs)
-                .collect(),
-        ),
-        s => s,
     }
 }
 
