@@ -26,8 +26,23 @@ fn with(opt: Optimizer, r: u32, shard: Option<u32>, chunks: Option<u32>) -> Conf
 
 #[test]
 fn state_in_streaming_memory_gives_the_on_chip_bits() {
+    use mlp::config::Reduction;
     for opt in [Optimizer::Momentum { momentum: 0.9 }, Optimizer::adam()] {
-        for (r, shard) in [(1u32, None), (2, None), (4, Some(4))] {
+        for (r, shard, reduction) in [
+            (1u32, None, Reduction::Mean),
+            (2, None, Reduction::Sum),
+            (4, Some(4), Reduction::Mean),
+            (4, Some(2), Reduction::Sum),
+        ] {
+            let with = |opt, r, shard, chunks| Config {
+                reduction,
+                lr: if reduction == Reduction::Sum {
+                    0.002
+                } else {
+                    0.05
+                },
+                ..with(opt, r, shard, chunks)
+            };
             let chip = with(opt, r, shard, None);
             let (train, _) = mlp::run::data(&chip);
             let want = device_params(&chip, &train, 5, 2);
@@ -37,7 +52,7 @@ fn state_in_streaming_memory_gives_the_on_chip_bits() {
                 assert_eq!(
                     bits(&device_params(&c, &train, 5, threads)),
                     bits(&want),
-                    "{opt:?}, R = {r}, shard {shard:?}, {k} chunks"
+                    "{opt:?} {reduction:?}, R = {r}, shard {shard:?}, {k} chunks"
                 );
             }
         }
