@@ -120,15 +120,9 @@ pub fn train_on(
                 let ar = device::reduction_labels(cfg)
                     .iter()
                     .filter_map(|prefix| p.labels.iter().find(|l| l.name.starts_with(prefix)))
-                    .fold(poplar::profile::Split::default(), |a, l| {
-                        let e = l.elapsed;
-                        poplar::profile::Split {
-                            compute: a.compute + e.compute,
-                            exchange: a.exchange + e.exchange,
-                            sync: a.sync + e.sync,
-                            transfer: a.transfer + e.transfer,
-                            transfer_overlapped: a.transfer_overlapped + e.transfer_overlapped,
-                        }
+                    .fold(poplar::profile::Split::default(), |mut a, l| {
+                        a += l.elapsed;
+                        a
                     });
                 let total = p.elapsed.total();
                 step_cycles = StepCycles {

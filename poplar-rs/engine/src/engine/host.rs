@@ -80,7 +80,7 @@ impl Engine {
         Ok(i)
     }
 
-    fn replica_ok(&self, replica: u32) -> Result<(), EngineError> {
+    pub(super) fn replica_ok(&self, replica: u32) -> Result<(), EngineError> {
         if replica >= self.replicas.replicas {
             return Err(EngineError::NoSuchReplica {
                 replica,

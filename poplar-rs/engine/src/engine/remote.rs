@@ -212,12 +212,7 @@ impl Engine {
 
     /// The flat index of replica `replica`'s copy of buffer `i` (checked).
     fn buffer_of(&self, i: usize, replica: u32) -> Result<usize, EngineError> {
-        if replica >= self.replicas.replicas {
-            return Err(EngineError::NoSuchReplica {
-                replica,
-                replicas: self.replicas.replicas,
-            });
-        }
+        self.replica_ok(replica)?;
         Ok(replica as usize * self.replicas.remote_buffers_per_replica + i)
     }
 

@@ -14,7 +14,7 @@ impl RunCtx<'_> {
         stream: u32,
         runs: &[MemRun],
     ) -> Result<(), EngineError> {
-        let start = std::time::Instant::now();
+        let start = self.clock();
         match self.x.dist {
             None => self.stream_in(stream as usize, runs)?,
             Some(d) => self.stream_in_ranks(d, stream as usize, runs)?,
@@ -25,7 +25,7 @@ impl RunCtx<'_> {
 
     /// A device-to-host stream copy: the runs' bytes appended to the stream's output.
     pub(super) fn stream_out_step(&mut self, stream: u32, runs: &[MemRun]) {
-        let start = std::time::Instant::now();
+        let start = self.clock();
         let data = match self.x.dist {
             None => gather_runs(self.x.mem, runs),
             Some(d) => d.gather_runs(self.x.mem, runs),
@@ -36,12 +36,18 @@ impl RunCtx<'_> {
 
     /// A copy between tile memory and a remote buffer.
     pub(super) fn remote_step(&mut self, id: RemoteCopyId) -> Result<(), EngineError> {
-        let start = std::time::Instant::now();
+        let start = self.clock();
         self.remote(id)?;
-        if let Some(p) = self.prof.as_deref_mut() {
+        if let (Some(p), Some(start)) = (self.prof.as_deref_mut(), start) {
             p.remote(id, start.elapsed());
         }
         Ok(())
+    }
+
+    /// The host time now, when profiling (nothing to read otherwise: a stream copy in a loop
+    /// is a hot path).
+    fn clock(&self) -> Option<std::time::Instant> {
+        self.prof.is_some().then(std::time::Instant::now)
     }
 
     /// Overlapped I/O. The two parts share no data (`Executable::check`): the compute first, so
@@ -58,9 +64,9 @@ impl RunCtx<'_> {
     }
 
     /// Tells the profiler, if on, of a stream copy that started at `start`.
-    fn record_stream(&mut self, stream: u32, runs: &[MemRun], start: std::time::Instant) {
+    fn record_stream(&mut self, stream: u32, runs: &[MemRun], start: Option<std::time::Instant>) {
         let exe = self.x.exe;
-        if let Some(p) = self.prof.as_deref_mut() {
+        if let (Some(p), Some(start)) = (self.prof.as_deref_mut(), start) {
             p.stream(exe, stream, runs, start.elapsed());
         }
     }

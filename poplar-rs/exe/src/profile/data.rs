@@ -36,6 +36,21 @@ impl Split {
     }
 }
 
+impl std::ops::AddAssign for Split {
+    /// Field by field (saturating): the split of two blocks together.
+    fn add_assign(&mut self, o: Split) {
+        for (a, b) in [
+            (&mut self.compute, o.compute),
+            (&mut self.exchange, o.exchange),
+            (&mut self.sync, o.sync),
+            (&mut self.transfer, o.transfer),
+            (&mut self.transfer_overlapped, o.transfer_overlapped),
+        ] {
+            *a = a.saturating_add(b);
+        }
+    }
+}
+
 /// Distribution of a per-tile quantity over all tiles of the target (idle tiles count as 0).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Stats {
