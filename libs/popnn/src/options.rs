@@ -1,0 +1,139 @@
+//! What a training graph is built with, checked before any graph is built.
+
+use serde::Serialize;
+
+use crate::model::{Model, ModelError};
+use crate::optim::Optimizer;
+use crate::schedule::Schedule;
+
+/// How the gradients of the global batch are combined before the update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduction {
+    /// The update uses the sum of the per-sample gradients of the global batch.
+    Sum,
+    /// The update uses their mean over the global batch of `R · m · M` samples.
+    Mean,
+}
+
+/// The options of a training graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainOptions {
+    /// Replicas (a power of two), each of `stages` chips.
+    pub replicas: u32,
+    /// Pipeline stages: the layers are split into this many consecutive runs, one chip each.
+    pub stages: usize,
+    /// Samples per micro-batch (`m`).
+    pub micro_batch: usize,
+    /// Micro-batches per step (`M`, the gradient accumulation count).
+    pub accumulate: usize,
+    /// Tiles of each chip a layer's rows are spread over.
+    pub tiles: usize,
+    pub schedule: Schedule,
+    /// Keep only each stage's input per micro-batch and recompute its activations in the
+    /// backward pass.
+    pub recompute: bool,
+    pub optimizer: Optimizer,
+    pub lr: f32,
+    pub reduction: Reduction,
+}
+
+impl Default for TrainOptions {
+    fn default() -> TrainOptions {
+        TrainOptions {
+            replicas: 1,
+            stages: 1,
+            micro_batch: 8,
+            accumulate: 4,
+            tiles: 4,
+            schedule: Schedule::Grouped,
+            recompute: false,
+            optimizer: Optimizer::Sgd,
+            lr: 0.05,
+            reduction: Reduction::Mean,
+        }
+    }
+}
+
+/// A graph that cannot be built; names the option or the part at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{option} {value}: {allowed}")]
+    Option {
+        option: &'static str,
+        value: String,
+        allowed: String,
+    },
+    #[error(transparent)]
+    Graph(#[from] poplar::GraphError),
+    #[error("building the gradient all-reduce: {0}")]
+    Collective(#[from] collectives::CollectiveError),
+    #[error(transparent)]
+    Compile(#[from] poplar::CompileError),
+}
+
+impl TrainOptions {
+    /// Samples per step over every replica (`R · m · M`).
+    pub fn global_batch(&self) -> usize {
+        self.replicas as usize * self.micro_batch * self.accumulate
+    }
+
+    /// Plain SGD's factor of the summed gradient: `lr`, or `lr / B` for the mean.
+    pub fn update_scale(&self) -> f32 {
+        match self.reduction {
+            Reduction::Sum => self.lr,
+            Reduction::Mean => self.lr / self.global_batch() as f32,
+        }
+    }
+
+    /// The other optimizers' scale of the summed gradient: 1, or `1 / B` for the mean.
+    pub fn grad_scale(&self) -> f32 {
+        match self.reduction {
+            Reduction::Sum => 1.0,
+            Reduction::Mean => 1.0 / self.global_batch() as f32,
+        }
+    }
+
+    /// Checks the options against `model` and a chip of `tiles_per_chip` tiles.
+    pub fn check(&self, model: &Model, tiles_per_chip: u32) -> Result<(), TrainError> {
+        let bad = |option, value: String, allowed: String| {
+            Err(TrainError::Option {
+                option,
+                value,
+                allowed,
+            })
+        };
+        let layers = model.layers().len();
+        if self.stages == 0 || self.stages > layers {
+            return bad(
+                "stages",
+                self.stages.to_string(),
+                format!("1 to the model's {layers} layers (a stage holds at least one)"),
+            );
+        }
+        if self.micro_batch == 0 || self.accumulate == 0 {
+            return bad(
+                "micro-batch and accumulate",
+                format!("{} and {}", self.micro_batch, self.accumulate),
+                "at least 1 each".into(),
+            );
+        }
+        if self.tiles == 0 || self.tiles > tiles_per_chip as usize {
+            return bad(
+                "tiles",
+                self.tiles.to_string(),
+                format!("1 to the chip's {tiles_per_chip} tiles"),
+            );
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad("lr", self.lr.to_string(), "a finite value above 0".into());
+        }
+        if let Err((option, value, allowed)) = self.optimizer.check() {
+            return bad(option, value.to_string(), allowed.into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,373 @@
+//! A training step as one program: the pipeline's groups (every micro-batch of the step
+//! through every stage, [`crate::schedule`]), the all-reduce of the gradient accumulators over
+//! the replicas (the collectives library, when there are several), and the optimizer's update
+//! of every tile's rows; and [`Trainer`], the host side (parameters in and out, data fed to
+//! the streams, steps run).
+//!
+//! Programs: [`STEP`] the training step; [`PIPELINE`] its pipeline alone (the same compute
+//! sets, for profiles of the bubble).
+
+use poplar::program::Program;
+use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Target};
+
+use crate::model::{LayerParams, Model};
+use crate::network::{Io, Network, Sink};
+use crate::optim::{Optimizer, State};
+use crate::options::{TrainError, TrainOptions};
+use crate::schedule::{self, Pass};
+
+/// Index of the training step program.
+pub const STEP: usize = 0;
+/// Index of the pipeline-only program.
+pub const PIPELINE: usize = 1;
+/// The label of the pipeline in profiles.
+pub const PIPELINE_LABEL: &str = "pipeline";
+/// The label of the gradient all-reduce in profiles (a prefix of the collectives' labels).
+pub const ALL_REDUCE_NAME: &str = "gradients";
+
+/// A compiled training graph and what it was built from.
+pub struct Compiled {
+    pub exe: Executable,
+    pub model: Model,
+    pub opts: TrainOptions,
+    pub plan: schedule::Plan,
+}
+
+/// Builds and compiles the training graph of `model` on `machine` (`R × P` chips of it).
+pub fn build(machine: &Target, model: &Model, opts: &TrainOptions) -> Result<Compiled, TrainError> {
+    opts.check(model, machine.tiles_per_ipu)?;
+    let mut g = Graph::new_replicated(machine, opts.replicas, opts.stages as u32)?;
+    let plan = schedule::plan(opts.schedule, opts.stages, opts.accumulate);
+    let net = Network::new(&mut g, model, opts, plan.clone())?;
+    let pipeline = Program::labelled(PIPELINE_LABEL, vec![pipeline(&mut g, &net)?]);
+    let mut step = vec![pipeline.clone()];
+    if opts.replicas > 1 {
+        let grads: Vec<poplar::Tensor> = net
+            .layers
+            .iter()
+            .flat_map(|l| [l.dw.clone(), l.db.clone()])
+            .collect();
+        let reduce = collectives::all_reduce_in_place(
+            &mut g,
+            &grads,
+            collectives::Op::Add,
+            collectives::Group::All,
+            &collectives::Options::default(),
+            ALL_REDUCE_NAME,
+        )?;
+        step.push(reduce.program);
+    }
+    step.push(Program::labelled("update", vec![update(&mut g, &net)?]));
+    let exe = compile(
+        &g,
+        &[Program::seq(step), pipeline],
+        &CompileOptions::default(),
+    )?;
+    Ok(Compiled {
+        exe,
+        model: model.clone(),
+        opts: opts.clone(),
+        plan,
+    })
+}
+
+/// The schedule's groups as one program.
+fn pipeline(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
+    let mut out = Vec::new();
+    for (k, group) in net.plan.groups.iter().enumerate() {
+        let pass = group.first().map_or("", |op| match op.pass {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+        });
+        let mut sink = Sink::new(format!("group {k} ({pass})"));
+        let mut io = Io::default();
+        for op in group {
+            match op.pass {
+                Pass::Forward => net.forward(g, op.stage, op.micro_batch, &mut sink, &mut io)?,
+                Pass::Backward => net.backward(g, op.stage, op.micro_batch, &mut sink, &mut io)?,
+            }
+        }
+        out.extend(io.pre);
+        out.extend(sink.sets.iter().map(|&cs| Program::execute(cs)));
+        out.extend(io.post);
+    }
+    Ok(Program::seq(out))
+}
+
+/// The optimizer's update of every tile's rows (weights and biases), then the gradient
+/// accumulators zeroed by the vertices. The state (`<param>/opt a`, `<param>/opt b`) is laid
+/// out as its parameter; Adam's powers (`opt powers`) live on tile 0.
+fn update(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
+    let opts = &net.opts;
+    let mut steps = Vec::new();
+    let powers = match opts.optimizer {
+        Optimizer::Adam { beta1, beta2, .. } => {
+            let powers = g.add_variable(DType::F32, &[2], "opt powers");
+            g.set_tile_mapping(&powers, 0)?;
+            g.create_host_read_write("opt powers", &powers)?;
+            let cs = g.add_compute_set("adam step");
+            let v = g.add_vertex_of::<crate::codelets::AdamStep>(cs)?;
+            g.connect(v, "powers", &powers)?;
+            g.set_vertex_state(v, "beta1", beta1)?;
+            g.set_vertex_state(v, "beta2", beta2)?;
+            g.set_tile_mapping(v, 0)?;
+            steps.push(Program::execute(cs));
+            Some(powers)
+        }
+        _ => None,
+    };
+    let cs = g.add_compute_set(opts.optimizer.name());
+    for (l, lt) in net.layers.iter().enumerate() {
+        let d = net.model.layers()[l];
+        for (param, grad, name, width) in [
+            (&lt.w, &lt.dw, format!("w{l}"), d.inputs),
+            (&lt.b, &lt.db, format!("b{l}"), 1),
+        ] {
+            let state = state_tensors(g, net, lt.chip, param.num_elements(), width, &name)?;
+            for (t, rows) in crate::model::blocks(d.outputs, opts.tiles)
+                .into_iter()
+                .enumerate()
+            {
+                if rows.is_empty() {
+                    continue;
+                }
+                let r = rows.start * width..rows.end * width;
+                let st: Vec<poplar::Tensor> = state
+                    .iter()
+                    .map(|s| s.slice(r.clone()))
+                    .collect::<Result<_, _>>()?;
+                let tile = lt.chip * net.tiles_per_chip + t as u32;
+                let v = update_vertex(g, cs, opts, &st, powers.as_ref())?;
+                g.connect(v, "params", &param.slice(r.clone())?)?;
+                g.connect(v, "grad", &grad.slice(r)?)?;
+                g.set_tile_mapping(v, tile)?;
+            }
+        }
+    }
+    steps.push(Program::execute(cs));
+    Ok(Program::seq(steps))
+}
+
+/// The optimizer's state of one parameter tensor (`len` elements, rows of `width`), laid out
+/// as the parameter and host readable and writable.
+fn state_tensors(
+    g: &mut Graph,
+    net: &Network,
+    chip: u32,
+    len: usize,
+    width: usize,
+    name: &str,
+) -> Result<Vec<poplar::Tensor>, TrainError> {
+    let names = ["opt a", "opt b"];
+    names[..net.opts.optimizer.state_per_param()]
+        .iter()
+        .map(|s| {
+            let full = format!("{name}/{s}");
+            let t = crate::network::spread(
+                g,
+                len,
+                len / width,
+                net.opts.tiles,
+                chip,
+                net.tiles_per_chip,
+                &full,
+            )?;
+            g.create_host_read_write(&full, &t)?;
+            Ok(t)
+        })
+        .collect()
+}
+
+/// The optimizer's vertex over a block of state `st` (its `params` and `grad` are connected by
+/// the caller).
+fn update_vertex(
+    g: &mut Graph,
+    cs: poplar::ComputeSet,
+    opts: &TrainOptions,
+    st: &[poplar::Tensor],
+    powers: Option<&poplar::Tensor>,
+) -> Result<poplar::VertexRef, TrainError> {
+    use crate::codelets as c;
+    Ok(match opts.optimizer {
+        Optimizer::Sgd => {
+            let v = g.add_vertex_of::<c::Sgd>(cs)?;
+            g.set_vertex_state(v, "scale", opts.update_scale())?;
+            v
+        }
+        Optimizer::Momentum { momentum } => {
+            let v = g.add_vertex_of::<c::Momentum>(cs)?;
+            g.connect(v, "velocity", &st[0])?;
+            g.set_vertex_state(v, "momentum", momentum)?;
+            g.set_vertex_state(v, "lr", opts.lr)?;
+            g.set_vertex_state(v, "scale", opts.grad_scale())?;
+            v
+        }
+        Optimizer::Adam { beta1, beta2, eps } => {
+            let v = g.add_vertex_of::<c::Adam>(cs)?;
+            g.connect(v, "m", &st[0])?;
+            g.connect(v, "v", &st[1])?;
+            if let Some(p) = powers {
+                g.connect(v, "powers", p)?;
+            }
+            for (f, x) in [
+                ("lr", opts.lr),
+                ("scale", opts.grad_scale()),
+                ("beta1", beta1),
+                ("beta2", beta2),
+                ("eps", eps),
+            ] {
+                g.set_vertex_state(v, f, x)?;
+            }
+            v
+        }
+    })
+}
+
+/// A host-side error of a training run: the engine's, or data of the wrong size.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error(transparent)]
+    Engine(#[from] poplar::EngineError),
+    #[error("{what}: {got} values, expected {expected}")]
+    Size {
+        what: &'static str,
+        got: usize,
+        expected: usize,
+    },
+    #[error("replica {replica}'s {tensor} differs from replica 0's")]
+    ReplicasDiffer { replica: u32, tensor: String },
+}
+
+/// An engine loaded with a training executable.
+pub struct Trainer {
+    pub engine: Engine,
+    pub model: Model,
+    pub opts: TrainOptions,
+}
+
+impl Trainer {
+    pub fn new(c: &Compiled, threads: usize) -> Result<Trainer, RunError> {
+        Ok(Trainer {
+            engine: Engine::new(&c.exe, EngineOptions::with_threads(threads))?,
+            model: c.model.clone(),
+            opts: c.opts.clone(),
+        })
+    }
+
+    /// Writes the same parameters to every replica and zeroes the gradient accumulators, the
+    /// optimizer's state and the statistics.
+    pub fn set_params(&mut self, p: &[LayerParams]) -> Result<(), RunError> {
+        if p.len() != self.model.layers().len() {
+            return Err(RunError::Size {
+                what: "layers of parameters",
+                got: p.len(),
+                expected: self.model.layers().len(),
+            });
+        }
+        for (l, (lp, d)) in p.iter().zip(self.model.layers()).enumerate() {
+            for (name, v, n) in [("w", &lp.w, d.outputs * d.inputs), ("b", &lp.b, d.outputs)] {
+                if v.len() != n {
+                    return Err(RunError::Size {
+                        what: "a layer's parameters",
+                        got: v.len(),
+                        expected: n,
+                    });
+                }
+                let zero = vec![0f32; n];
+                self.engine.write_tensor(&format!("{name}{l}"), v)?;
+                self.engine
+                    .write_tensor(&format!("{name}{l}/grad"), &zero)?;
+                let st = State::new(self.opts.optimizer, n);
+                for (s, vals) in [("opt a", &st.a), ("opt b", &st.b)] {
+                    if !vals.is_empty() {
+                        self.engine.write_tensor(&format!("{name}{l}/{s}"), vals)?;
+                    }
+                }
+            }
+        }
+        if let Optimizer::Adam { .. } = self.opts.optimizer {
+            self.engine.write_tensor("opt powers", &[1f32, 1.0])?;
+        }
+        self.engine.write_tensor("stats", &[0f32; 2])?;
+        Ok(())
+    }
+
+    /// Connects each replica's streams to `steps` steps of samples: `x[r]` (sample-major,
+    /// `steps · M · m` samples of `inputs`) and `y[r]` (their labels). The micro-batches are
+    /// sent feature-major, in the order the pipeline reads them.
+    pub fn feed(&mut self, x: &[Vec<f32>], y: &[Vec<i32>]) -> Result<(), RunError> {
+        let (d, m) = (self.model.inputs(), self.opts.micro_batch);
+        let replicas = self.opts.replicas as usize;
+        if x.len() != replicas || y.len() != replicas {
+            return Err(RunError::Size {
+                what: "replicas of data",
+                got: x.len().min(y.len()),
+                expected: replicas,
+            });
+        }
+        for (r, (xr, yr)) in x.iter().zip(y).enumerate() {
+            if xr.len() != yr.len() * d || yr.len() % m != 0 {
+                return Err(RunError::Size {
+                    what: "samples (whole micro-batches of inputs and labels)",
+                    got: xr.len(),
+                    expected: yr.len() * d,
+                });
+            }
+            let mut fm = Vec::with_capacity(xr.len());
+            for mb in xr.chunks(m * d) {
+                for i in 0..d {
+                    fm.extend((0..m).map(|s| mb[s * d + i]));
+                }
+            }
+            self.engine.connect_stream_replica("x", r as u32, fm)?;
+            self.engine
+                .connect_stream_replica("labels", r as u32, yr.clone())?;
+        }
+        Ok(())
+    }
+
+    pub fn step(&mut self) -> Result<(), RunError> {
+        self.engine.run(STEP)?;
+        Ok(())
+    }
+
+    /// The parameters, checked bit-identical on every replica.
+    pub fn params(&self) -> Result<Vec<LayerParams>, RunError> {
+        let mut out = Vec::new();
+        for l in 0..self.model.layers().len() {
+            out.push(LayerParams {
+                w: self.same_on_replicas(&format!("w{l}"))?,
+                b: self.same_on_replicas(&format!("b{l}"))?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn same_on_replicas(&self, name: &str) -> Result<Vec<f32>, RunError> {
+        let all = self.engine.read_tensor_all_replicas::<f32>(name)?;
+        let n = all.len() / self.opts.replicas as usize;
+        for r in 1..self.opts.replicas as usize {
+            let same = all[r * n..(r + 1) * n]
+                .iter()
+                .zip(&all[..n])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            if !same {
+                return Err(RunError::ReplicasDiffer {
+                    replica: r as u32,
+                    tensor: name.into(),
+                });
+            }
+        }
+        Ok(all[..n].to_vec())
+    }
+
+    /// Summed loss and right predictions over every replica since the last call, then zeroed.
+    pub fn take_stats(&mut self) -> Result<(f64, f64), RunError> {
+        let all = self.engine.read_tensor_all_replicas::<f32>("stats")?;
+        self.engine.write_tensor("stats", &[0f32; 2])?;
+        Ok(all.chunks(2).fold((0.0, 0.0), |(l, c), s| {
+            (l + f64::from(s[0]), c + f64::from(s[1]))
+        }))
+    }
+}
