@@ -17,6 +17,7 @@
 //! A binary that uses this crate calls [`link()`] once, so that the linker keeps the codelet
 //! registrations.
 
+pub mod bubble;
 pub mod codelets;
 pub mod host;
 pub mod math;

@@ -135,7 +135,8 @@ impl Network {
         let c = model.classes();
         let labels = g.add_variable(DType::I32, &[m], "labels");
         let dlogits = g.add_variable(DType::F32, &[c * m], "dlogits");
-        let stats = g.add_variable(DType::F32, &[2], "stats");
+        let workers = g.target().workers_per_tile as usize;
+        let stats = g.add_variable(DType::F32, &[2 * workers], "stats");
         for t in [&labels, &dlogits, &stats] {
             g.set_tile_mapping(t, last)?;
         }
@@ -281,8 +282,10 @@ impl Network {
                 g.connect(v, f, t)?;
             }
             g.set_tile_mapping(v, self.tile(s as u32, 0))?;
-            phase += 1;
         }
+        // Every stage's backward pass keeps the loss's phase (empty but on the last stage), so
+        // that the stages' layer phases line up in a group's compute sets.
+        phase += 1;
         let range = self.stages[s].layers.clone();
         for l in range.clone().rev() {
             let dy = if l + 1 == self.layers.len() {
@@ -382,24 +385,31 @@ impl Network {
 }
 
 /// The compute sets of one group of passes: phase `j` of every pass of the group goes into
-/// the group's `j`-th compute set, created when first asked for.
+/// the group's compute set `j`, created when first asked for; they run in phase order.
 pub(crate) struct Sink {
     name: String,
-    pub sets: Vec<ComputeSet>,
+    sets: std::collections::BTreeMap<usize, ComputeSet>,
 }
 
 impl Sink {
     pub fn new(name: String) -> Sink {
-        Sink { name, sets: vec![] }
+        Sink {
+            name,
+            sets: Default::default(),
+        }
     }
 
     fn set(&mut self, g: &mut Graph, phase: usize) -> ComputeSet {
-        while self.sets.len() <= phase {
-            let j = self.sets.len();
-            self.sets
-                .push(g.add_compute_set(&format!("{} phase {j}", self.name)));
-        }
-        self.sets[phase]
+        let name = &self.name;
+        *self
+            .sets
+            .entry(phase)
+            .or_insert_with(|| g.add_compute_set(&format!("{name} phase {phase}")))
+    }
+
+    /// The group's compute sets, in phase order.
+    pub fn sets(&self) -> impl Iterator<Item = ComputeSet> + '_ {
+        self.sets.values().copied()
     }
 }
 

@@ -88,7 +88,7 @@ fn pipeline(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
             }
         }
         out.extend(io.pre);
-        out.extend(sink.sets.iter().map(|&cs| Program::execute(cs)));
+        out.extend(sink.sets().map(Program::execute));
         out.extend(io.post);
     }
     Ok(Program::seq(out))
@@ -289,7 +289,7 @@ impl Trainer {
         if let Optimizer::Adam { .. } = self.opts.optimizer {
             self.engine.write_tensor("opt powers", &[1f32, 1.0])?;
         }
-        self.engine.write_tensor("stats", &[0f32; 2])?;
+        self.zero_stats()?;
         Ok(())
     }
 
@@ -362,10 +362,17 @@ impl Trainer {
         Ok(all[..n].to_vec())
     }
 
-    /// Summed loss and right predictions over every replica since the last call, then zeroed.
+    fn zero_stats(&mut self) -> Result<(), RunError> {
+        let n = 2 * self.engine.executable().target.workers_per_tile as usize;
+        self.engine.write_tensor("stats", &vec![0f32; n])?;
+        Ok(())
+    }
+
+    /// Summed loss and right predictions over every replica since the last call (each
+    /// replica's worker pairs added in order), then zeroed.
     pub fn take_stats(&mut self) -> Result<(f64, f64), RunError> {
         let all = self.engine.read_tensor_all_replicas::<f32>("stats")?;
-        self.engine.write_tensor("stats", &[0f32; 2])?;
+        self.zero_stats()?;
         Ok(all.chunks(2).fold((0.0, 0.0), |(l, c), s| {
             (l + f64::from(s[0]), c + f64::from(s[1]))
         }))
