@@ -42,6 +42,12 @@ pub(super) struct Builder<'g> {
     pub(super) map_next: Vec<(u32, u32)>,
     pub(super) map_prev: Vec<(u32, u32)>,
     pub(super) counter: u32,
+    /// A compute set that zeroes every chain buffer made from now on (the in-place
+    /// reduce-scatter: the tails past a short fragment then stay zero, so its result is
+    /// zero-padded).
+    pub(super) zero: Option<poplar::ComputeSet>,
+    /// Buffers to zero that `Fill` cannot (half precision): see [`Builder::zero_buffers`].
+    pub(super) zero_halves: Vec<Tensor>,
 }
 
 impl<'g> Builder<'g> {
@@ -170,7 +176,7 @@ impl<'g> Builder<'g> {
                 }
             }
         }
-        let c = if kind == Kind::AllGather {
+        let c = if kind == Kind::AllGather && aligned.is_none() {
             n
         } else {
             n.div_ceil(u64::from(gsz))
@@ -182,6 +188,14 @@ impl<'g> Builder<'g> {
             m => m,
         };
         let method = if gsz <= 1 { Method::Clockwise } else { method };
+        let method = one_way_in_place(method, kind, aligned.is_some(), opts).ok_or_else(|| {
+            CollectiveError::BadInputs {
+                name: name.clone(),
+                reason: "in place, a reduce-scatter or all-gather runs one-way rings: the \
+                         bidirectional ring pair would cut each fragment in two"
+                    .into(),
+            }
+        })?;
         let halves = if method == Method::BidirectionalRingPair {
             2
         } else {
@@ -270,6 +284,8 @@ impl<'g> Builder<'g> {
             map_next,
             map_prev,
             counter: 0,
+            zero: None,
+            zero_halves: Vec::new(),
         })
     }
 
@@ -363,13 +379,61 @@ impl<'g> Builder<'g> {
         self.counter += 1;
         let c = self.counter;
         let dt = self.dtype;
-        Ok(Chain {
+        let ch = Chain {
             half,
             up_ring,
             send: self.buffers(half, &format!("send{c}."), dt)?,
             recv: self.buffers(half, &format!("recv{c}."), dt)?,
             step: self.buffers(half, &format!("step{c}."), DType::U32)?,
+        };
+        if let Some(cs) = self.zero {
+            for t in ch.send.iter().chain(&ch.recv) {
+                self.fill_zero(cs, t)?;
+            }
+        }
+        Ok(ch)
+    }
+
+    /// Zeroes `t` (on one tile) in compute set `cs` with `Fill`; a half-precision tensor, for
+    /// which there is no `Fill`, is zeroed by `zero_buffers`, a copy from constants.
+    fn fill_zero(&mut self, cs: poplar::ComputeSet, t: &Tensor) -> Result<(), CollectiveError> {
+        use ::codelets::ops::fill;
+        let r = match t.dtype() {
+            DType::F32 => fill(self.g, cs, t, 0f32),
+            DType::I32 => fill(self.g, cs, t, 0i32),
+            DType::Bool => fill(self.g, cs, t, false),
+            _ => {
+                self.zero_halves.push(t.clone());
+                return Ok(());
+            }
+        };
+        r.map(|_| ()).map_err(|e| CollectiveError::BadInputs {
+            name: self.name.clone(),
+            reason: format!("zeroing the buffers: {e}"),
         })
+    }
+
+    /// Copies zeros into the tensors `fill_zero` could not zero (on their tiles).
+    pub(super) fn zero_buffers(&mut self) -> Result<Option<Program>, CollectiveError> {
+        if self.zero_halves.is_empty() {
+            return Ok(None);
+        }
+        let dst = poplar::concat(&self.zero_halves).map_err(|e| self.err(e))?;
+        let n = dst.num_elements();
+        let zeros = zero_constant(self.g, self.dtype, n, &format!("{}/zeros", self.name))
+            .map_err(|e| self.err(e))?;
+        let mut at = 0;
+        for t in &self.zero_halves {
+            let tile = self.g.tile_mapping(t).map_err(|e| self.err(e))?;
+            let tile = tile.iter().position(|r| !r.is_empty()).unwrap_or(0);
+            let len = t.num_elements();
+            let z = zeros.slice(at..at + len).map_err(|e| self.err(e))?;
+            self.g
+                .set_tile_mapping(&z, tile as TileId)
+                .map_err(|e| self.err(e))?;
+            at += len;
+        }
+        Ok(Some(Program::copy(&zeros, &dst)))
     }
 
     /// Tiles (index into `tiles`) of half `h` with columns, in the order of a chain's buffers.
@@ -483,6 +547,16 @@ impl<'g> Builder<'g> {
         }
         Ok(())
     }
+}
+
+/// The method of a collective: in place (`aligned`), a reduce-scatter or all-gather keeps
+/// each piece's fragments whole, so `Auto` never picks the ring pair there and an explicit
+/// ring pair is refused (`None`).
+fn one_way_in_place(method: Method, kind: Kind, aligned: bool, opts: &Options) -> Option<Method> {
+    if !aligned || kind == Kind::AllReduce || method != Method::BidirectionalRingPair {
+        return Some(method);
+    }
+    (opts.method == Method::Auto).then_some(Method::Clockwise)
 }
 
 /// `n` balanced parts of `total` (the first `total % n` one larger).

@@ -19,8 +19,9 @@
 //! for the two-way methods), followed by one compute set of `gcl::Reduce` (reduce-scatter) or
 //! `gcl::Store` (all-gather) vertices. Steps with the same vertices are one `Repeat`.
 //!
-//! Files: this one has the public functions and the composed all-reduces; `builder.rs` the
-//! layout (data blocks over tiles, ring positions, buffers); `steps.rs` the ring steps.
+//! Files: this one has the public functions and the composed all-reduces; `in_place.rs` the
+//! reduce-scatter and all-gather on the caller's tensor; `builder.rs` the layout (data blocks
+//! over tiles, ring positions, buffers); `steps.rs` the ring steps.
 
 use poplar::{Graph, GraphError, Program, Tensor, TileId};
 
@@ -28,9 +29,11 @@ use crate::plan::{Group, Kind, Method, Op, Plan, RingOrder};
 use crate::CollectiveError;
 
 mod builder;
+mod in_place;
 mod steps;
 
 use builder::Builder;
+pub use in_place::{all_gather_to, reduce_scatter_in_place};
 
 /// Choices a caller may override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,7 +68,9 @@ pub struct Collective {
     pub program: Program,
     /// All-reduce: one tensor per input, same shape. Reduce-scatter: one tensor of
     /// `⌈n/G⌉` elements. All-gather: one tensor `[G, shape…]` per input. In-place
-    /// all-reduce: the inputs themselves.
+    /// all-reduce: the inputs themselves. In-place reduce-scatter: this replica's share;
+    /// all-gather into a destination: the destination (see [`reduce_scatter_in_place`],
+    /// [`all_gather_to`]).
     pub outputs: Vec<Tensor>,
     pub plan: Plan,
     /// The plans of the parts of a composed collective (reduce-scatter then all-gather of an
