@@ -196,12 +196,14 @@ struct Reduction {
 }
 
 /// Replicated tensor sharding over groups of `group` consecutive replicas (ZeRO's optimizer
-/// state partitioning): a reduce-scatter leaves member `i` of each group with elements
-/// `i·S .. (i+1)·S` of the group's summed gradient (`S = ⌈P/G⌉`, zero-padded at the end), an
+/// state partitioning): a reduce-scatter in place on the accumulator leaves member `i` of
+/// each group with elements `i·S .. (i+1)·S` of the group's summed gradient (`S = ⌈P/G⌉`,
+/// zero-padded at the end; the rings are sequential, so ring position = member index), an
 /// all-reduce across the groups (`Orthogonal`, when there are several) completes the sum, the
 /// accumulator is zeroed, the optimizer updates the replica's shard of the master weights
 /// (`params shard`) with `S` elements of state, and an all-gather within the group writes the
-/// first `P` gathered elements back into `params` (the padding never reaches them).
+/// shards straight into `params` (the padding never reaches it). Neither collective stages a
+/// copy of the whole vector.
 fn sharded(
     g: &mut Graph,
     cfg: &Config,
@@ -211,20 +213,18 @@ fn sharded(
 ) -> anyhow::Result<Reduction> {
     use collectives::{Group, Op};
     let opts = collectives::Options::default();
+    // Ring position = index in the group: member `i` owns elements `i·S ..` (`set_params`).
+    let seq = collectives::Options {
+        ring_order: collectives::RingOrder::Sequential,
+        ..opts
+    };
     let within = if group == cfg.replicas {
         Group::All
     } else {
         Group::Consecutive(group)
     };
-    let rs = collectives::reduce_scatter(
-        g,
-        std::slice::from_ref(grad),
-        Op::Add,
-        within,
-        &opts,
-        ALL_REDUCE_NAME,
-    )
-    .context("building the gradient reduce-scatter")?;
+    let rs = collectives::reduce_scatter_in_place(g, grad, Op::Add, within, &seq, ALL_REDUCE_NAME)
+        .context("building the gradient reduce-scatter")?;
     let gshard = rs.outputs[0].clone();
     let mut reduce = vec![rs.program];
     if group < cfg.replicas {
@@ -246,14 +246,13 @@ fn sharded(
     g.set_tile_mapping(&pshard, 0)?;
     g.create_host_read_write("params shard", &pshard)?;
     let update = optimizer_update(g, cfg, &pshard, &gshard)?;
-    let ag = collectives::all_gather(g, std::slice::from_ref(&pshard), within, &opts, "params")
+    let ag = collectives::all_gather_to(g, &pshard, params, within, &seq, "params")
         .context("building the all-gather of the weights")?;
-    let gathered = ag.outputs[0].flatten().slice(0..cfg.shape.params())?;
     Ok(Reduction {
         reduce: Program::seq(reduce),
         plan: rs.plan,
         update,
-        gather: Program::seq(vec![ag.program, Program::copy(&gathered, params)]),
+        gather: ag.program,
     })
 }
 
