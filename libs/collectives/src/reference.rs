@@ -97,7 +97,8 @@ pub enum Layout {
     /// bidirectional ring pair the first `⌈C/2⌉` elements of a block are half 0, the rest
     /// half 1.
     Padded,
-    /// The all-reduces (`all_reduce`, `all_reduce_to`, `all_reduce_in_place`): reduced in
+    /// The all-reduces (`all_reduce`, `all_reduce_to`, `all_reduce_in_place`), and
+    /// `reduce_scatter_in_place` and `all_gather_to` (one half: one-way rings): reduced in
     /// place over the outputs' pieces, given here as `Graph::tile_mapping` lists them for the
     /// outputs flattened and concatenated (tile after tile, each tile's ranges in order).
     /// Each piece of `L` elements is split into halves (for the bidirectional ring pair: the
