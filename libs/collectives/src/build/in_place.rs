@@ -19,8 +19,9 @@ use crate::plan::{Group, Kind, Op};
 use crate::CollectiveError;
 
 /// Reduces `tensor` (flat, `n` elements) across the replicas of each group where it lies:
-/// the tensor is clobbered (it ends with partial sums), and the only new memory is two
-/// buffers of this replica's share per tile. `outputs[0]` is that share: the reduced run
+/// the tensor is clobbered (it ends with partial sums), and the only new memory is a few
+/// buffers of this replica's share per tile (two for the one-way rings, five for meet in
+/// the middle). `outputs[0]` is that share: the reduced run
 /// this replica owns of each piece (see the module notes), zero-padded to `⌈L/G⌉` elements
 /// each and concatenated in piece order; for a tensor in one piece, `⌈n/G⌉` elements. With
 /// groups of one replica it is the tensor itself (its pieces in that order).
@@ -67,14 +68,7 @@ pub fn reduce_scatter_in_place(
         body.extend(steps);
         out
     };
-    let plan = b.plan.clone();
-    let label = format!("{} in place", plan.label(name));
-    Ok(Collective {
-        program: Program::labelled(&label, body),
-        outputs: vec![out],
-        parts: vec![plan.clone()],
-        plan,
-    })
+    Ok(collective(&b, body, out, name))
 }
 
 /// Gathers every group member's `input` into `dest`, the full-size tensor, directly: the
@@ -82,7 +76,7 @@ pub fn reduce_scatter_in_place(
 /// the module notes), so `input` has `Σ ⌈L/G⌉` elements over the pieces (`⌈n/G⌉` for a
 /// destination in one piece), of which each run takes its first `min(⌈L/G⌉, rest of L)`: a
 /// zero padding never reaches `dest`. Every element of `dest` is written; the only new
-/// memory is two buffers of one share per tile. `outputs[0]` is `dest`.
+/// memory is a few buffers of one share per tile (two per ring). `outputs[0]` is `dest`.
 pub fn all_gather_to(
     g: &mut Graph,
     input: &Tensor,
@@ -111,21 +105,7 @@ pub fn all_gather_to(
         name,
         Some(dest),
     )?;
-    let want: usize = b.widths[0].iter().sum();
-    if input.num_elements() != want {
-        return Err(CollectiveError::BadInputs {
-            name: name.to_string(),
-            reason: format!(
-                "the input has {} elements but a share of the destination ({} elements in {} \
-                 piece(s) over groups of {}) is {want}",
-                input.num_elements(),
-                dest.num_elements(),
-                b.widths[0].len(),
-                b.plan.group_size
-            ),
-        });
-    }
-    b.plan.elements = want as u64;
+    b.plan.elements = check_share(&b, input, dest, name)? as u64;
     let src = input.flatten();
     let mut body = Vec::new();
     if b.plan.group_size == 1 {
@@ -135,13 +115,42 @@ pub fn all_gather_to(
     } else {
         b.gather(&src, &mut body)?;
     }
+    Ok(collective(&b, body, dest.clone(), name))
+}
+
+/// The collective of `b`'s plan: `body` labelled, and its output.
+fn collective(b: &Builder<'_>, body: Vec<Program>, output: Tensor, name: &str) -> Collective {
     let plan = b.plan.clone();
-    let label = format!("{} in place", plan.label(name));
-    Ok(Collective {
-        program: Program::labelled(&label, body),
-        outputs: vec![dest.clone()],
+    Collective {
+        program: Program::labelled(&format!("{} in place", plan.label(name)), body),
+        outputs: vec![output],
         parts: vec![plan.clone()],
         plan,
+    }
+}
+
+/// The elements of a share of `dest` (`Σ ⌈L/G⌉` over its pieces), which `input` must have
+/// ([`CollectiveError::BadInputs`] otherwise).
+fn check_share(
+    b: &Builder<'_>,
+    input: &Tensor,
+    dest: &Tensor,
+    name: &str,
+) -> Result<usize, CollectiveError> {
+    let want: usize = b.widths[0].iter().sum();
+    if input.num_elements() == want {
+        return Ok(want);
+    }
+    Err(CollectiveError::BadInputs {
+        name: name.to_string(),
+        reason: format!(
+            "the input has {} elements but a share of the destination ({} elements in {} \
+             piece(s) over groups of {}) is {want}",
+            input.num_elements(),
+            dest.num_elements(),
+            b.widths[0].len(),
+            b.plan.group_size
+        ),
     })
 }
 
