@@ -29,6 +29,7 @@ fn run(p: usize, m: usize, schedule: Schedule) -> Result<(bubble::Idle, u64), St
         optimizer: Optimizer::Sgd,
         lr: 0.01,
         reduction: Reduction::Mean,
+        ..Default::default()
     };
     let machine = Target {
         num_ipus: p as u32,
@@ -36,16 +37,18 @@ fn run(p: usize, m: usize, schedule: Schedule) -> Result<(bubble::Idle, u64), St
     };
     let c = match popnn::build(&machine, &model, &opts) {
         Ok(c) => c,
-        Err(popnn::TrainError::Compile(poplar::CompileError::OutOfMemory { tile, total, .. })) => {
-            return Err(format!("does not fit: tile {tile} needs {total} B"))
-        }
+        Err(popnn::TrainError::Compile(poplar::CompileError::OutOfMemory {
+            tile, total, ..
+        })) => return Err(format!("does not fit: tile {tile} needs {total} B")),
         Err(e) => panic!("building the pipeline: {e}"),
     };
     let fullest = MemoryReport::from_executable(&c.exe).fullest(1)[0].total;
     let mut t = Trainer::new(&c, 2).expect("an engine");
     t.set_params(&model.init(1)).expect("parameters");
     let n = m * opts.micro_batch;
-    let x: Vec<f32> = (0..n * WIDTH).map(|i| ((i as f64) * 0.37).sin() as f32).collect();
+    let x: Vec<f32> = (0..n * WIDTH)
+        .map(|i| ((i as f64) * 0.37).sin() as f32)
+        .collect();
     let y: Vec<i32> = (0..n).map(|s| (s % WIDTH) as i32).collect();
     t.feed(&[x], &[y]).expect("data");
     t.engine.enable_profiling(ProfileOptions::default());
@@ -66,9 +69,21 @@ fn main() {
     println!("== pipeline bubble: idle fraction measured (profile) against the fill-drain figure");
     println!(
         "  {:<12} {:>3} {:>4} {:>10} {:>11} {:>8} {:>10} {:>8} {:>9} {:>14}",
-        "schedule", "P", "M", "all stages", "bottleneck", "bubble", "expected", "pp", "overhead", "fullest tile B"
+        "schedule",
+        "P",
+        "M",
+        "all stages",
+        "bottleneck",
+        "bubble",
+        "expected",
+        "pp",
+        "overhead",
+        "fullest tile B"
     );
-    for p in [2, 4, 8].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
+    for p in [2, 4, 8]
+        .into_iter()
+        .filter(|p| only.is_none_or(|o| o == *p))
+    {
         for m in [4, 8, 16, 32, 64] {
             for schedule in Schedule::ALL {
                 let expect = match schedule {

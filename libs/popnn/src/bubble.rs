@@ -47,7 +47,7 @@ pub fn measure(profile: &Profile, stages: usize, tiles_per_chip: u32) -> Idle {
     let (total, compute) = (profile.elapsed.total(), profile.elapsed.compute);
     let max = busy.iter().copied().max().unwrap_or(0);
     Idle {
-        elapsed: profile.elapsed.clone(),
+        elapsed: profile.elapsed,
         fraction: idle(busy.iter().sum(), stages, total),
         bottleneck: idle(max, 1, total),
         bubble: idle(max, 1, compute),

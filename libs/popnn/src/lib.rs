@@ -27,11 +27,12 @@ pub mod optim;
 pub mod options;
 pub mod schedule;
 pub mod train;
+pub mod update;
 
 pub use math::Activation;
 pub use model::{Dense, LayerParams, Model, ModelError};
 pub use optim::Optimizer;
-pub use options::{Reduction, TrainError, TrainOptions};
+pub use options::{Reduction, TensorLocation, TensorStorage, TrainError, TrainOptions};
 pub use schedule::Schedule;
 pub use train::{build, Compiled, RunError, Trainer};
 

@@ -16,6 +16,25 @@ pub enum Reduction {
     Mean,
 }
 
+/// Where a kind of tensor is stored (PopART's `TensorStorage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TensorStorage {
+    /// In the tile memory of the chip that uses it.
+    #[default]
+    OnChip,
+    /// In Streaming Memory: loaded onto the tiles for the update, stored back after it.
+    OffChip,
+}
+
+/// Where a kind of tensor lives (PopART's `TensorLocation`): its storage, and whether it is
+/// split over the replicas (replicated tensor sharding) instead of copied on each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct TensorLocation {
+    pub storage: TensorStorage,
+    pub replicated_tensor_sharding: bool,
+}
+
 /// The options of a training graph.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrainOptions {
@@ -36,6 +55,13 @@ pub struct TrainOptions {
     pub optimizer: Optimizer,
     pub lr: f32,
     pub reduction: Reduction,
+    /// Where the optimizer's state lives (`crate::update` states what each choice saves).
+    /// With replicated tensor sharding the update also keeps an f32 master copy of the
+    /// replica's shard of the weights, and the weights are all-gathered after it.
+    pub optimizer_state_location: TensorLocation,
+    /// Shard over groups of this many consecutive replicas (within a Pod) instead of all of
+    /// them; the shards' gradients are then all-reduced across the groups.
+    pub sharding_domain: Option<u32>,
 }
 
 impl Default for TrainOptions {
@@ -51,6 +77,8 @@ impl Default for TrainOptions {
             optimizer: Optimizer::Sgd,
             lr: 0.05,
             reduction: Reduction::Mean,
+            optimizer_state_location: TensorLocation::default(),
+            sharding_domain: None,
         }
     }
 }
@@ -73,6 +101,8 @@ pub enum TrainError {
     Collective(#[from] collectives::CollectiveError),
     #[error(transparent)]
     Compile(#[from] poplar::CompileError),
+    #[error("zeroing the gradients: {0}")]
+    Op(#[from] codelets::ops::OpError),
 }
 
 impl TrainOptions {
@@ -95,6 +125,13 @@ impl TrainOptions {
             Reduction::Sum => 1.0,
             Reduction::Mean => 1.0 / self.global_batch() as f32,
         }
+    }
+
+    /// The replicas a shard is split over (`None` without replicated tensor sharding).
+    pub fn shard_group(&self) -> Option<u32> {
+        self.optimizer_state_location
+            .replicated_tensor_sharding
+            .then(|| self.sharding_domain.unwrap_or(self.replicas))
     }
 
     /// Checks the options against `model` and a chip of `tiles_per_chip` tiles.
@@ -130,6 +167,15 @@ impl TrainOptions {
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return bad("lr", self.lr.to_string(), "a finite value above 0".into());
+        }
+        if let Some(d) = self.sharding_domain {
+            if d == 0 || !self.replicas.is_multiple_of(d) {
+                return bad(
+                    "sharding domain",
+                    d.to_string(),
+                    format!("a divisor of the {} replicas", self.replicas),
+                );
+            }
         }
         if let Err((option, value, allowed)) = self.optimizer.check() {
             return bad(option, value.to_string(), allowed.into());

@@ -8,12 +8,12 @@
 //! sets, for profiles of the bubble).
 
 use poplar::program::Program;
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Target};
+use poplar::{compile, CompileOptions, Engine, EngineOptions, Executable, Graph, Target};
 
 use crate::model::{LayerParams, Model};
 use crate::network::{Io, Network, Sink};
-use crate::optim::{Optimizer, State};
-use crate::options::{TrainError, TrainOptions};
+use crate::optim::Optimizer;
+use crate::options::{TensorStorage, TrainError, TrainOptions};
 use crate::schedule::{self, Pass};
 
 /// Index of the training step program.
@@ -40,24 +40,13 @@ pub fn build(machine: &Target, model: &Model, opts: &TrainOptions) -> Result<Com
     let plan = schedule::plan(opts.schedule, opts.stages, opts.accumulate);
     let net = Network::new(&mut g, model, opts, plan.clone())?;
     let pipeline = Program::labelled(PIPELINE_LABEL, vec![pipeline(&mut g, &net)?]);
-    let mut step = vec![pipeline.clone()];
-    if opts.replicas > 1 {
-        let grads: Vec<poplar::Tensor> = net
-            .layers
-            .iter()
-            .flat_map(|l| [l.dw.clone(), l.db.clone()])
-            .collect();
-        let reduce = collectives::all_reduce_in_place(
-            &mut g,
-            &grads,
-            collectives::Op::Add,
-            collectives::Group::All,
-            &collectives::Options::default(),
-            ALL_REDUCE_NAME,
-        )?;
-        step.push(reduce.program);
-    }
-    step.push(Program::labelled("update", vec![update(&mut g, &net)?]));
+    let update = crate::update::build(&mut g, &net)?;
+    let step = vec![
+        pipeline.clone(),
+        update.reduce,
+        Program::labelled("update", vec![update.update]),
+        update.gather,
+    ];
     let exe = compile(
         &g,
         &[Program::seq(step), pipeline],
@@ -94,135 +83,6 @@ fn pipeline(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
     Ok(Program::seq(out))
 }
 
-/// The optimizer's update of every tile's rows (weights and biases), then the gradient
-/// accumulators zeroed by the vertices. The state (`<param>/opt a`, `<param>/opt b`) is laid
-/// out as its parameter; Adam's powers (`opt powers`) live on tile 0.
-fn update(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
-    let opts = &net.opts;
-    let mut steps = Vec::new();
-    let powers = match opts.optimizer {
-        Optimizer::Adam { beta1, beta2, .. } => {
-            let powers = g.add_variable(DType::F32, &[2], "opt powers");
-            g.set_tile_mapping(&powers, 0)?;
-            g.create_host_read_write("opt powers", &powers)?;
-            let cs = g.add_compute_set("adam step");
-            let v = g.add_vertex_of::<crate::codelets::AdamStep>(cs)?;
-            g.connect(v, "powers", &powers)?;
-            g.set_vertex_state(v, "beta1", beta1)?;
-            g.set_vertex_state(v, "beta2", beta2)?;
-            g.set_tile_mapping(v, 0)?;
-            steps.push(Program::execute(cs));
-            Some(powers)
-        }
-        _ => None,
-    };
-    let cs = g.add_compute_set(opts.optimizer.name());
-    for (l, lt) in net.layers.iter().enumerate() {
-        let d = net.model.layers()[l];
-        for (param, grad, name, width) in [
-            (&lt.w, &lt.dw, format!("w{l}"), d.inputs),
-            (&lt.b, &lt.db, format!("b{l}"), 1),
-        ] {
-            let state = state_tensors(g, net, lt.chip, param.num_elements(), width, &name)?;
-            for (t, rows) in crate::model::blocks(d.outputs, opts.tiles)
-                .into_iter()
-                .enumerate()
-            {
-                if rows.is_empty() {
-                    continue;
-                }
-                let r = rows.start * width..rows.end * width;
-                let st: Vec<poplar::Tensor> = state
-                    .iter()
-                    .map(|s| s.slice(r.clone()))
-                    .collect::<Result<_, _>>()?;
-                let tile = lt.chip * net.tiles_per_chip + t as u32;
-                let v = update_vertex(g, cs, opts, &st, powers.as_ref())?;
-                g.connect(v, "params", &param.slice(r.clone())?)?;
-                g.connect(v, "grad", &grad.slice(r)?)?;
-                g.set_tile_mapping(v, tile)?;
-            }
-        }
-    }
-    steps.push(Program::execute(cs));
-    Ok(Program::seq(steps))
-}
-
-/// The optimizer's state of one parameter tensor (`len` elements, rows of `width`), laid out
-/// as the parameter and host readable and writable.
-fn state_tensors(
-    g: &mut Graph,
-    net: &Network,
-    chip: u32,
-    len: usize,
-    width: usize,
-    name: &str,
-) -> Result<Vec<poplar::Tensor>, TrainError> {
-    let names = ["opt a", "opt b"];
-    names[..net.opts.optimizer.state_per_param()]
-        .iter()
-        .map(|s| {
-            let full = format!("{name}/{s}");
-            let t = crate::network::spread(
-                g,
-                len,
-                len / width,
-                net.opts.tiles,
-                chip,
-                net.tiles_per_chip,
-                &full,
-            )?;
-            g.create_host_read_write(&full, &t)?;
-            Ok(t)
-        })
-        .collect()
-}
-
-/// The optimizer's vertex over a block of state `st` (its `params` and `grad` are connected by
-/// the caller).
-fn update_vertex(
-    g: &mut Graph,
-    cs: poplar::ComputeSet,
-    opts: &TrainOptions,
-    st: &[poplar::Tensor],
-    powers: Option<&poplar::Tensor>,
-) -> Result<poplar::VertexRef, TrainError> {
-    use crate::codelets as c;
-    Ok(match opts.optimizer {
-        Optimizer::Sgd => {
-            let v = g.add_vertex_of::<c::Sgd>(cs)?;
-            g.set_vertex_state(v, "scale", opts.update_scale())?;
-            v
-        }
-        Optimizer::Momentum { momentum } => {
-            let v = g.add_vertex_of::<c::Momentum>(cs)?;
-            g.connect(v, "velocity", &st[0])?;
-            g.set_vertex_state(v, "momentum", momentum)?;
-            g.set_vertex_state(v, "lr", opts.lr)?;
-            g.set_vertex_state(v, "scale", opts.grad_scale())?;
-            v
-        }
-        Optimizer::Adam { beta1, beta2, eps } => {
-            let v = g.add_vertex_of::<c::Adam>(cs)?;
-            g.connect(v, "m", &st[0])?;
-            g.connect(v, "v", &st[1])?;
-            if let Some(p) = powers {
-                g.connect(v, "powers", p)?;
-            }
-            for (f, x) in [
-                ("lr", opts.lr),
-                ("scale", opts.grad_scale()),
-                ("beta1", beta1),
-                ("beta2", beta2),
-                ("eps", eps),
-            ] {
-                g.set_vertex_state(v, f, x)?;
-            }
-            v
-        }
-    })
-}
-
 /// A host-side error of a training run: the engine's, or data of the wrong size.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -255,8 +115,9 @@ impl Trainer {
         })
     }
 
-    /// Writes the same parameters to every replica and zeroes the gradient accumulators, the
-    /// optimizer's state and the statistics.
+    /// Writes the same parameters to every replica (and each replica's master shard when
+    /// sharded) and zeroes the gradient accumulators, the optimizer's state and the
+    /// statistics.
     pub fn set_params(&mut self, p: &[LayerParams]) -> Result<(), RunError> {
         if p.len() != self.model.layers().len() {
             return Err(RunError::Size {
@@ -265,8 +126,10 @@ impl Trainer {
                 expected: self.model.layers().len(),
             });
         }
-        for (l, (lp, d)) in p.iter().zip(self.model.layers()).enumerate() {
-            for (name, v, n) in [("w", &lp.w, d.outputs * d.inputs), ("b", &lp.b, d.outputs)] {
+        let layers = self.model.layers().to_vec();
+        for (l, (lp, d)) in p.iter().zip(&layers).enumerate() {
+            for (name, v, width) in [("w", &lp.w, d.inputs), ("b", &lp.b, 1)] {
+                let n = d.outputs * width;
                 if v.len() != n {
                     return Err(RunError::Size {
                         what: "a layer's parameters",
@@ -274,22 +137,54 @@ impl Trainer {
                         expected: n,
                     });
                 }
-                let zero = vec![0f32; n];
-                self.engine.write_tensor(&format!("{name}{l}"), v)?;
+                let name = format!("{name}{l}");
+                self.engine.write_tensor(&name, v)?;
                 self.engine
-                    .write_tensor(&format!("{name}{l}/grad"), &zero)?;
-                let st = State::new(self.opts.optimizer, n);
-                for (s, vals) in [("opt a", &st.a), ("opt b", &st.b)] {
-                    if !vals.is_empty() {
-                        self.engine.write_tensor(&format!("{name}{l}/{s}"), vals)?;
-                    }
-                }
+                    .write_tensor(&format!("{name}/grad"), &vec![0f32; n])?;
+                let lens: Vec<usize> = crate::model::blocks(d.outputs, self.opts.tiles)
+                    .into_iter()
+                    .filter(|r| !r.is_empty())
+                    .map(|r| r.len() * width)
+                    .collect();
+                self.set_state(&name, v, &lens)?;
             }
         }
         if let Optimizer::Adam { .. } = self.opts.optimizer {
             self.engine.write_tensor("opt powers", &[1f32, 1.0])?;
         }
         self.zero_stats()?;
+        Ok(())
+    }
+
+    /// The master shards (sharded) and the zeroed state of parameter tensor `name` with
+    /// values `v` in pieces of `lens` elements.
+    fn set_state(&mut self, name: &str, v: &[f32], lens: &[usize]) -> Result<(), RunError> {
+        let lens = match self.opts.shard_group() {
+            None => lens.to_vec(),
+            Some(group) => {
+                for r in 0..self.opts.replicas {
+                    let shard = crate::update::shard_of(v, lens, group, r % group);
+                    self.engine
+                        .write_tensor_replica(&format!("{name}/master"), r, &shard)?;
+                }
+                lens.iter().map(|l| l.div_ceil(group as usize)).collect()
+            }
+        };
+        let kinds = self.opts.optimizer.state_per_param();
+        for s in &crate::update::STATE[..kinds] {
+            let state = format!("{name}/{s}");
+            match self.opts.optimizer_state_location.storage {
+                TensorStorage::OnChip => {
+                    let n: usize = lens.iter().sum();
+                    self.engine.write_tensor(&state, &vec![0f32; n])?;
+                }
+                TensorStorage::OffChip => {
+                    let row = lens.iter().copied().max().unwrap_or(0);
+                    let zeros = vec![0f32; row * lens.len()];
+                    self.engine.write_remote_buffer(&state, &zeros)?;
+                }
+            }
+        }
         Ok(())
     }
 

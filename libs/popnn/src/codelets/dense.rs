@@ -277,7 +277,7 @@ poplar::codelet! {
 impl Vertex for SumParts<'_> {
     fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
         let n = self.out.len();
-        if self.parts.len() == 0 {
+        if self.parts.is_empty() {
             return Err(VertexError::new("popnn::SumParts: no parts"));
         }
         for k in 0..self.parts.len() {

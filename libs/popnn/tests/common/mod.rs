@@ -49,6 +49,7 @@ pub fn options(replicas: u32, stages: usize, schedule: Schedule) -> TrainOptions
         optimizer: Optimizer::Sgd,
         lr: 0.1,
         reduction: Reduction::Mean,
+        ..Default::default()
     }
 }
 
@@ -86,6 +87,13 @@ pub fn train_device(
     steps: usize,
     threads: usize,
 ) -> (Vec<popnn::LayerParams>, f64) {
+    let mut t = trainer_after(model, opts, steps, threads);
+    let (loss, _) = t.take_stats().unwrap();
+    (t.params().unwrap(), loss)
+}
+
+/// A trainer after `steps` steps from the initial parameters of seed 5.
+pub fn trainer_after(model: &Model, opts: &TrainOptions, steps: usize, threads: usize) -> Trainer {
     popnn::link();
     let machine = machine(opts.replicas * opts.stages as u32);
     let c = popnn::build(&machine, model, opts).unwrap();
@@ -98,8 +106,7 @@ pub fn train_device(
     for _ in 0..steps {
         t.step().unwrap();
     }
-    let (loss, _) = t.take_stats().unwrap();
-    (t.params().unwrap(), loss)
+    t
 }
 
 /// The f64 reference's parameters and summed loss after the same steps.

@@ -1,0 +1,423 @@
+//! After the pipeline: the gradients combined over the replicas, the optimizer's update, and
+//! the weights brought back to every replica, for each place the optimizer's state can live
+//! ([`TensorLocation`]). Per parameter tensor (`w<l>`, `b<l>`) of `n` elements on its
+//! layer's tiles, with `k` f32 of state per parameter (0 SGD, 1 momentum, 2 Adam):
+//!
+//! | state location | gradients | update on | state per tile | saves |
+//! |---|---|---|---|---|
+//! | on chip | all-reduce | the whole tensor | `k·n` (its rows' share) | — |
+//! | on chip, sharded over `G` | reduce-scatter in place (then all-reduce across groups) | the replica's shard of an f32 master copy | `(k+1)·⌈n/G⌉` | `k·n − (k+1)·⌈n/G⌉` |
+//! | off chip | all-reduce | the whole tensor, its state loaded into staging buffers and stored back | staging for the largest tensor's rows | all but one tensor's state |
+//! | off chip, sharded over `G` | reduce-scatter in place | the shard, master copy on chip, state staged | `⌈n/G⌉` master + staging of one shard | both |
+//!
+//! Sharded, the replica at position `i` of its group owns run `i` of each tile's piece of the
+//! tensor (`⌈L/G⌉` elements of a piece of `L`, zero-padded: `collectives`' in-place layout with
+//! sequential ring order), and the weights are all-gathered straight into `w<l>` after the
+//! update. The padding is updated with zero gradients and never reaches the weights. Host
+//! names: state `<param>/opt a`, `<param>/opt b` (tensors on chip, remote buffers off chip,
+//! one row per piece), master shards `<param>/master`; Adam's powers `opt powers` on tile 0.
+
+use poplar::program::Program;
+use poplar::{ComputeSet, DType, Graph, Tensor};
+
+use crate::network::Network;
+use crate::optim::Optimizer;
+use crate::options::{TensorStorage, TrainError, TrainOptions};
+use crate::train::ALL_REDUCE_NAME;
+
+/// The programs after the pipeline.
+pub(crate) struct Update {
+    /// Combining the gradients over the replicas.
+    pub reduce: Program,
+    pub update: Program,
+    /// Bringing the weights back (sharded).
+    pub gather: Program,
+}
+
+/// One tensor the optimizer updates: parameters (or their master shard) and gradients of the
+/// same layout, in pieces of one tile each.
+struct Target {
+    name: String,
+    /// The chip of its tiles (its state's Streaming Memory).
+    chip: u32,
+    params: Tensor,
+    grad: Tensor,
+    pieces: Vec<(u32, std::ops::Range<usize>)>,
+}
+
+/// The state names.
+pub(crate) const STATE: [&str; 2] = ["opt a", "opt b"];
+
+pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> {
+    let opts = &net.opts;
+    let mut params = Vec::new();
+    for (l, lt) in net.layers.iter().enumerate() {
+        params.push((format!("w{l}"), lt.w.clone(), lt.dw.clone()));
+        params.push((format!("b{l}"), lt.b.clone(), lt.db.clone()));
+    }
+    let (reduce, gather, targets) = match opts.shard_group() {
+        None => (
+            all_reduce(g, opts, &params)?,
+            Program::nop(),
+            unsharded(g, &params)?,
+        ),
+        Some(group) => sharded(g, opts, &params, group)?,
+    };
+    let mut steps = Vec::new();
+    let powers = adam_powers(g, opts, &mut steps)?;
+    match opts.optimizer_state_location.storage {
+        TensorStorage::OnChip => {
+            let cs = g.add_compute_set(opts.optimizer.name());
+            for t in &targets {
+                let state = state_tensors(g, opts, t)?;
+                update_vertices(g, cs, opts, t, &state, powers.as_ref())?;
+            }
+            steps.push(Program::execute(cs));
+        }
+        TensorStorage::OffChip => steps.extend(staged(g, opts, &targets, powers.as_ref())?),
+    }
+    Ok(Update {
+        reduce,
+        update: Program::seq(steps),
+        gather,
+    })
+}
+
+/// The all-reduce of every gradient over the replicas (nothing with one replica).
+fn all_reduce(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    params: &[(String, Tensor, Tensor)],
+) -> Result<Program, TrainError> {
+    if opts.replicas == 1 {
+        return Ok(Program::nop());
+    }
+    let grads: Vec<Tensor> = params.iter().map(|p| p.2.clone()).collect();
+    let reduce = collectives::all_reduce_in_place(
+        g,
+        &grads,
+        collectives::Op::Add,
+        collectives::Group::All,
+        &collectives::Options::default(),
+        ALL_REDUCE_NAME,
+    )?;
+    Ok(reduce.program)
+}
+
+fn unsharded(g: &Graph, params: &[(String, Tensor, Tensor)]) -> Result<Vec<Target>, TrainError> {
+    params
+        .iter()
+        .map(|(name, p, grad)| {
+            Ok(Target {
+                name: name.clone(),
+                chip: chip_of(g, p)?,
+                params: p.clone(),
+                grad: grad.clone(),
+                pieces: pieces(g, p)?,
+            })
+        })
+        .collect()
+}
+
+/// The pieces of `t` (tile, element range), in tile order.
+fn pieces(g: &Graph, t: &Tensor) -> Result<Vec<(u32, std::ops::Range<usize>)>, TrainError> {
+    let mut out = Vec::new();
+    for (tile, ranges) in g.tile_mapping(t)?.into_iter().enumerate() {
+        out.extend(ranges.into_iter().map(|r| (tile as u32, r)));
+    }
+    Ok(out)
+}
+
+/// The chip of `t`'s first piece (a layer's tensors are on one chip).
+fn chip_of(g: &Graph, t: &Tensor) -> Result<u32, TrainError> {
+    let first = pieces(g, t)?.first().map_or(0, |p| p.0);
+    Ok(g.target().ipu_of(first))
+}
+
+/// A new f32 variable laid out as `like` (same tiles, same pieces).
+fn laid_out_as(g: &mut Graph, like: &Tensor, name: &str) -> Result<Tensor, TrainError> {
+    let t = g.add_variable(DType::F32, &[like.num_elements()], name);
+    for (tile, r) in pieces(g, like)? {
+        g.set_tile_mapping(&t.slice(r)?, tile)?;
+    }
+    Ok(t)
+}
+
+/// Sharded over `group` replicas: per parameter tensor, the reduce-scatter of its gradient
+/// in place (and the all-reduce of the shard across groups), a master shard updated from the
+/// shard, and the all-gather of the master shards into the weights.
+fn sharded(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    params: &[(String, Tensor, Tensor)],
+    group: u32,
+) -> Result<(Program, Program, Vec<Target>), TrainError> {
+    use collectives::{Group, Op};
+    let seq = collectives::Options {
+        ring_order: collectives::RingOrder::Sequential,
+        ..Default::default()
+    };
+    let within = if group == opts.replicas {
+        Group::All
+    } else {
+        Group::Consecutive(group)
+    };
+    let (mut reduce, mut gather, mut targets) = (vec![], vec![], vec![]);
+    for (name, p, grad) in params {
+        let rs = collectives::reduce_scatter_in_place(
+            g,
+            grad,
+            Op::Add,
+            within,
+            &seq,
+            &format!("{ALL_REDUCE_NAME} {name}"),
+        )?;
+        let share = rs.outputs[0].clone();
+        reduce.push(rs.program);
+        if group < opts.replicas {
+            let across = collectives::all_reduce_in_place(
+                g,
+                std::slice::from_ref(&share),
+                Op::Add,
+                Group::Orthogonal(opts.replicas / group),
+                &Default::default(),
+                &format!("{ALL_REDUCE_NAME} {name} across groups"),
+            )?;
+            reduce.push(across.program);
+        }
+        let master = laid_out_as(g, &share, &format!("{name}/master"))?;
+        g.create_host_read_write(&format!("{name}/master"), &master)?;
+        let ag =
+            collectives::all_gather_to(g, &master, p, within, &seq, &format!("gather {name}"))?;
+        gather.push(ag.program);
+        targets.push(Target {
+            name: name.clone(),
+            chip: chip_of(g, p)?,
+            pieces: pieces(g, &master)?,
+            params: master,
+            grad: share,
+        });
+    }
+    // The reduce-scatter leaves partial sums in the accumulators: zeroed after the update
+    // (with groups of one replica the shard is the accumulator itself).
+    let zero = g.add_compute_set("zero gradients");
+    for (_, _, grad) in params {
+        codelets::ops::fill(g, zero, grad, 0f32)?;
+    }
+    gather.push(Program::execute(zero));
+    Ok((Program::seq(reduce), Program::seq(gather), targets))
+}
+
+/// Adam's powers `[β₁ᵗ, β₂ᵗ]` on tile 0, stepped first.
+fn adam_powers(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    steps: &mut Vec<Program>,
+) -> Result<Option<Tensor>, TrainError> {
+    let Optimizer::Adam { beta1, beta2, .. } = opts.optimizer else {
+        return Ok(None);
+    };
+    let powers = g.add_variable(DType::F32, &[2], "opt powers");
+    g.set_tile_mapping(&powers, 0)?;
+    g.create_host_read_write("opt powers", &powers)?;
+    let cs = g.add_compute_set("adam step");
+    let v = g.add_vertex_of::<crate::codelets::AdamStep>(cs)?;
+    g.connect(v, "powers", &powers)?;
+    g.set_vertex_state(v, "beta1", beta1)?;
+    g.set_vertex_state(v, "beta2", beta2)?;
+    g.set_tile_mapping(v, 0)?;
+    steps.push(Program::execute(cs));
+    Ok(Some(powers))
+}
+
+/// The state of `t` on chip, laid out as its parameters, host readable and writable.
+fn state_tensors(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    t: &Target,
+) -> Result<Vec<Tensor>, TrainError> {
+    STATE[..opts.optimizer.state_per_param()]
+        .iter()
+        .map(|s| {
+            let name = format!("{}/{s}", t.name);
+            let st = laid_out_as(g, &t.params, &name)?;
+            g.create_host_read_write(&name, &st)?;
+            Ok(st)
+        })
+        .collect()
+}
+
+/// The optimizer's vertices over `t`, one per piece, with the state `state` (whole tensors
+/// laid out as `t.params`).
+fn update_vertices(
+    g: &mut Graph,
+    cs: ComputeSet,
+    opts: &TrainOptions,
+    t: &Target,
+    state: &[Tensor],
+    powers: Option<&Tensor>,
+) -> Result<(), TrainError> {
+    for (tile, r) in &t.pieces {
+        let st: Vec<Tensor> = state
+            .iter()
+            .map(|s| s.slice(r.clone()))
+            .collect::<Result<_, _>>()?;
+        let v = update_vertex(g, cs, opts, &st, powers)?;
+        g.connect(v, "params", &t.params.slice(r.clone())?)?;
+        g.connect(v, "grad", &t.grad.slice(r.clone())?)?;
+        g.set_tile_mapping(v, *tile)?;
+    }
+    Ok(())
+}
+
+/// Off chip: per target, a remote buffer per state kind with one row per piece (as long as
+/// the longest piece); per tile one staging buffer per state kind, as long as the most any
+/// target stages there. Per target in turn: load its rows, update, store them back.
+fn staged(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    targets: &[Target],
+    powers: Option<&Tensor>,
+) -> Result<Vec<Program>, TrainError> {
+    let kinds = opts.optimizer.state_per_param();
+    if kinds == 0 {
+        let cs = g.add_compute_set(opts.optimizer.name());
+        for t in targets {
+            update_vertices(g, cs, opts, t, &[], powers)?;
+        }
+        return Ok(vec![Program::execute(cs)]);
+    }
+    let row_len = |t: &Target| t.pieces.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    let mut need: std::collections::BTreeMap<u32, usize> = Default::default();
+    for t in targets {
+        let mut here: std::collections::BTreeMap<u32, usize> = Default::default();
+        for (tile, _) in &t.pieces {
+            *here.entry(*tile).or_default() += row_len(t);
+        }
+        for (tile, n) in here {
+            let e = need.entry(tile).or_default();
+            *e = (*e).max(n);
+        }
+    }
+    let mut staging: Vec<std::collections::BTreeMap<u32, Tensor>> = vec![Default::default(); kinds];
+    for (k, stage) in staging.iter_mut().enumerate() {
+        for (&tile, &n) in &need {
+            let s = g.add_variable(
+                DType::F32,
+                &[n],
+                &format!("{} (staged) tile {tile}", STATE[k]),
+            );
+            g.set_tile_mapping(&s, tile)?;
+            stage.insert(tile, s);
+        }
+    }
+    let mut steps = Vec::new();
+    for t in targets {
+        let len = row_len(t);
+        let mut used: std::collections::BTreeMap<u32, usize> = Default::default();
+        let mut rows: Vec<Vec<Tensor>> = vec![vec![]; kinds];
+        let mut state_pieces: Vec<Vec<Tensor>> = vec![vec![]; kinds];
+        for (tile, r) in &t.pieces {
+            let at = used.entry(*tile).or_default();
+            for k in 0..kinds {
+                rows[k].push(staging[k][tile].slice(*at..*at + len)?);
+                state_pieces[k].push(staging[k][tile].slice(*at..*at + r.len())?);
+            }
+            *at += len;
+        }
+        let cs = g.add_compute_set(&format!("{} {}", opts.optimizer.name(), t.name));
+        for (j, (tile, r)) in t.pieces.iter().enumerate() {
+            let st: Vec<Tensor> = state_pieces.iter().map(|p| p[j].clone()).collect();
+            let v = update_vertex(g, cs, opts, &st, powers)?;
+            g.connect(v, "params", &t.params.slice(r.clone())?)?;
+            g.connect(v, "grad", &t.grad.slice(r.clone())?)?;
+            g.set_tile_mapping(v, *tile)?;
+        }
+        let mut load = Vec::new();
+        let mut store = Vec::new();
+        for (k, row) in rows.iter().enumerate() {
+            let name = format!("{}/{}", t.name, STATE[k]);
+            let rows = t.pieces.len() as u64;
+            let buf = g.add_remote_buffer_on_chip(&name, DType::F32, len as u64, rows, t.chip)?;
+            let all = poplar::concat(row)?;
+            load.push(Program::copy_from_remote(buf, &all, None));
+            store.push(Program::copy_to_remote(&all, buf, None));
+        }
+        steps.extend(load);
+        steps.push(Program::execute(cs));
+        steps.extend(store);
+    }
+    Ok(steps)
+}
+
+/// The optimizer's vertex over a block of state `st` (its `params` and `grad` are connected by
+/// the caller).
+fn update_vertex(
+    g: &mut Graph,
+    cs: ComputeSet,
+    opts: &TrainOptions,
+    st: &[Tensor],
+    powers: Option<&Tensor>,
+) -> Result<poplar::VertexRef, TrainError> {
+    use crate::codelets as c;
+    Ok(match opts.optimizer {
+        Optimizer::Sgd => {
+            let v = g.add_vertex_of::<c::Sgd>(cs)?;
+            g.set_vertex_state(v, "scale", opts.update_scale())?;
+            v
+        }
+        Optimizer::Momentum { momentum } => {
+            let v = g.add_vertex_of::<c::Momentum>(cs)?;
+            g.connect(v, "velocity", &st[0])?;
+            g.set_vertex_state(v, "momentum", momentum)?;
+            g.set_vertex_state(v, "lr", opts.lr)?;
+            g.set_vertex_state(v, "scale", opts.grad_scale())?;
+            v
+        }
+        Optimizer::Adam { beta1, beta2, eps } => {
+            let v = g.add_vertex_of::<c::Adam>(cs)?;
+            g.connect(v, "m", &st[0])?;
+            g.connect(v, "v", &st[1])?;
+            if let Some(p) = powers {
+                g.connect(v, "powers", p)?;
+            }
+            for (f, x) in [
+                ("lr", opts.lr),
+                ("scale", opts.grad_scale()),
+                ("beta1", beta1),
+                ("beta2", beta2),
+                ("eps", eps),
+            ] {
+                g.set_vertex_state(v, f, x)?;
+            }
+            v
+        }
+    })
+}
+
+/// Replica `index`'s shard of a tensor with values `v` laid out in pieces of `lens` elements,
+/// sharded over `group`: run `index` of each piece, zero-padded to `⌈L/G⌉`.
+pub fn shard_of(v: &[f32], lens: &[usize], group: u32, index: u32) -> Vec<f32> {
+    let (g, i) = (group.max(1) as usize, index as usize);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &l in lens {
+        let w = l.div_ceil(g);
+        let run = (i * w).min(l)..((i + 1) * w).min(l);
+        out.extend_from_slice(&v[at + run.start..at + run.end]);
+        out.resize(out.len() + w - run.len(), 0.0);
+        at += l;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shards_are_runs_of_each_piece_zero_padded() {
+        let v: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        // Pieces of 7 and 3 over 3 replicas: runs of 3 and 1.
+        assert_eq!(super::shard_of(&v, &[7, 3], 3, 0), vec![0.0, 1.0, 2.0, 7.0]);
+        assert_eq!(super::shard_of(&v, &[7, 3], 3, 2), vec![6.0, 0.0, 0.0, 9.0]);
+    }
+}
