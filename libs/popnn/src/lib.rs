@@ -25,6 +25,7 @@ pub mod model;
 mod network;
 pub mod optim;
 pub mod options;
+pub mod presets;
 pub mod schedule;
 pub mod train;
 pub mod update;

@@ -36,6 +36,7 @@ pub(crate) struct Update {
 
 /// One tensor the optimizer updates: parameters (or their master shard) and gradients of the
 /// same layout, in pieces of one tile each.
+#[derive(Clone)]
 struct Target {
     name: String,
     /// The chip of its tiles (its state's Streaming Memory).
@@ -55,35 +56,79 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
         params.push((format!("w{l}"), lt.w.clone(), lt.dw.clone()));
         params.push((format!("b{l}"), lt.b.clone(), lt.db.clone()));
     }
-    let (reduce, gather, targets) = match opts.shard_group() {
-        None => (
-            all_reduce(g, opts, &params)?,
-            Program::nop(),
-            unsharded(g, &params)?,
-        ),
-        Some(group) => sharded(g, opts, &params, group)?,
-    };
     let mut steps = Vec::new();
     let powers = adam_powers(g, opts, &mut steps)?;
-    match opts.optimizer_state_location.storage {
-        TensorStorage::OnChip => {
+    let Some(group) = opts.shard_group() else {
+        let reduce = all_reduce(g, opts, &params)?;
+        let targets = unsharded(g, &params)?;
+        if opts.optimizer_state_location.storage == TensorStorage::OnChip {
             let cs = g.add_compute_set(opts.optimizer.name());
             for t in &targets {
                 let state = state_tensors(g, opts, t)?;
                 update_vertices(g, cs, opts, t, &state, powers.as_ref())?;
             }
             steps.push(Program::execute(cs));
+        } else {
+            steps.extend(
+                per_target(g, opts, &targets, powers.as_ref())?
+                    .into_iter()
+                    .flatten(),
+            );
         }
-        TensorStorage::OffChip => steps.extend(staged(g, opts, &targets, powers.as_ref())?),
+        return Ok(Update {
+            reduce,
+            update: Program::seq(steps),
+            gather: Program::nop(),
+        });
+    };
+    // Sharded: per tensor, its reduce-scatter, its update and its all-gather, one tensor
+    // after another (the collectives share one pool of buffers, which holds the shard).
+    let shards = sharded(g, opts, &params, group)?;
+    let targets: Vec<Target> = shards.iter().map(|s| s.target.clone()).collect();
+    let updates = per_target(g, opts, &targets, powers.as_ref())?;
+    for (shard, update) in shards.into_iter().zip(updates) {
+        steps.push(shard.reduce);
+        steps.extend(update);
+        steps.push(shard.gather);
     }
+    // The reduce-scatters leave partial sums in the accumulators: zeroed last (with groups
+    // of one replica the shard is the accumulator itself).
+    let zero = g.add_compute_set("zero gradients");
+    for (_, _, grad) in &params {
+        codelets::ops::fill(g, zero, grad, 0f32)?;
+    }
+    steps.push(Program::execute(zero));
     Ok(Update {
-        reduce,
+        reduce: Program::nop(),
         update: Program::seq(steps),
-        gather,
+        gather: Program::nop(),
     })
 }
 
-/// The all-reduce of every gradient over the replicas (nothing with one replica).
+/// The update of each target in turn: its own compute set, with its state on chip, or
+/// loaded from and stored to Streaming Memory around it.
+fn per_target(
+    g: &mut Graph,
+    opts: &TrainOptions,
+    targets: &[Target],
+    powers: Option<&Tensor>,
+) -> Result<Vec<Vec<Program>>, TrainError> {
+    if opts.optimizer_state_location.storage == TensorStorage::OffChip {
+        return staged(g, opts, targets, powers);
+    }
+    targets
+        .iter()
+        .map(|t| {
+            let cs = g.add_compute_set(&format!("{} {}", opts.optimizer.name(), t.name));
+            let state = state_tensors(g, opts, t)?;
+            update_vertices(g, cs, opts, t, &state, powers)?;
+            Ok(vec![Program::execute(cs)])
+        })
+        .collect()
+}
+
+/// The all-reduce of each gradient over the replicas, largest first, sharing one pool of
+/// buffers (nothing with one replica).
 fn all_reduce(
     g: &mut Graph,
     opts: &TrainOptions,
@@ -92,16 +137,23 @@ fn all_reduce(
     if opts.replicas == 1 {
         return Ok(Program::nop());
     }
-    let grads: Vec<Tensor> = params.iter().map(|p| p.2.clone()).collect();
-    let reduce = collectives::all_reduce_in_place(
-        g,
-        &grads,
-        collectives::Op::Add,
-        collectives::Group::All,
-        &collectives::Options::default(),
-        ALL_REDUCE_NAME,
-    )?;
-    Ok(reduce.program)
+    let mut scratch = collectives::Scratch::new("all-reduce buffers");
+    let mut order: Vec<&(String, Tensor, Tensor)> = params.iter().collect();
+    order.sort_by_key(|p| std::cmp::Reverse(p.2.num_elements()));
+    let mut steps = Vec::new();
+    for (name, _, grad) in order {
+        let reduce = collectives::all_reduce_in_place_with(
+            g,
+            std::slice::from_ref(grad),
+            collectives::Op::Add,
+            collectives::Group::All,
+            &collectives::Options::default(),
+            &format!("{ALL_REDUCE_NAME} {name}"),
+            &mut scratch,
+        )?;
+        steps.push(reduce.program);
+    }
+    Ok(Program::seq(steps))
 }
 
 fn unsharded(g: &Graph, params: &[(String, Tensor, Tensor)]) -> Result<Vec<Target>, TrainError> {
@@ -143,15 +195,22 @@ fn laid_out_as(g: &mut Graph, like: &Tensor, name: &str) -> Result<Tensor, Train
     Ok(t)
 }
 
-/// Sharded over `group` replicas: per parameter tensor, the reduce-scatter of its gradient
-/// in place (and the all-reduce of the shard across groups), a master shard updated from the
-/// shard, and the all-gather of the master shards into the weights.
+/// One sharded tensor: the reduce-scatter of its gradient (and the all-reduce of the shard
+/// across groups), the master shard it updates, and the all-gather into the weights.
+struct Shard {
+    reduce: Program,
+    target: Target,
+    gather: Program,
+}
+
+/// Sharded over `group` replicas, per parameter tensor, longest first (so that the pool of
+/// buffers the collectives share never grows).
 fn sharded(
     g: &mut Graph,
     opts: &TrainOptions,
     params: &[(String, Tensor, Tensor)],
     group: u32,
-) -> Result<(Program, Program, Vec<Target>), TrainError> {
+) -> Result<Vec<Shard>, TrainError> {
     use collectives::{Group, Op};
     let seq = collectives::Options {
         ring_order: collectives::RingOrder::Sequential,
@@ -162,18 +221,23 @@ fn sharded(
     } else {
         Group::Consecutive(group)
     };
-    let (mut reduce, mut gather, mut targets) = (vec![], vec![], vec![]);
-    for (name, p, grad) in params {
-        let rs = collectives::reduce_scatter_in_place(
+    let mut scratch = collectives::Scratch::new("shard buffers");
+    let mut order: Vec<&(String, Tensor, Tensor)> = params.iter().collect();
+    order.sort_by_key(|p| std::cmp::Reverse(p.1.num_elements()));
+    let mut out = Vec::new();
+    for (name, p, grad) in order {
+        let label = format!("{ALL_REDUCE_NAME} {name}");
+        let rs = collectives::reduce_scatter_in_place_with(
             g,
             grad,
             Op::Add,
             within,
             &seq,
-            &format!("{ALL_REDUCE_NAME} {name}"),
+            &label,
+            &mut scratch,
         )?;
         let share = rs.outputs[0].clone();
-        reduce.push(rs.program);
+        let mut reduce = vec![rs.program];
         if group < opts.replicas {
             let across = collectives::all_reduce_in_place(
                 g,
@@ -187,25 +251,22 @@ fn sharded(
         }
         let master = laid_out_as(g, &share, &format!("{name}/master"))?;
         g.create_host_read_write(&format!("{name}/master"), &master)?;
+        let label = format!("gather {name}");
         let ag =
-            collectives::all_gather_to(g, &master, p, within, &seq, &format!("gather {name}"))?;
-        gather.push(ag.program);
-        targets.push(Target {
-            name: name.clone(),
-            chip: chip_of(g, p)?,
-            pieces: pieces(g, &master)?,
-            params: master,
-            grad: share,
+            collectives::all_gather_to_with(g, &master, p, within, &seq, &label, &mut scratch)?;
+        out.push(Shard {
+            reduce: Program::seq(reduce),
+            target: Target {
+                name: name.clone(),
+                chip: chip_of(g, p)?,
+                pieces: pieces(g, &master)?,
+                params: master,
+                grad: share,
+            },
+            gather: ag.program,
         });
     }
-    // The reduce-scatter leaves partial sums in the accumulators: zeroed after the update
-    // (with groups of one replica the shard is the accumulator itself).
-    let zero = g.add_compute_set("zero gradients");
-    for (_, _, grad) in params {
-        codelets::ops::fill(g, zero, grad, 0f32)?;
-    }
-    gather.push(Program::execute(zero));
-    Ok((Program::seq(reduce), Program::seq(gather), targets))
+    Ok(out)
 }
 
 /// Adam's powers `[β₁ᵗ, β₂ᵗ]` on tile 0, stepped first.
@@ -278,15 +339,8 @@ fn staged(
     opts: &TrainOptions,
     targets: &[Target],
     powers: Option<&Tensor>,
-) -> Result<Vec<Program>, TrainError> {
+) -> Result<Vec<Vec<Program>>, TrainError> {
     let kinds = opts.optimizer.state_per_param();
-    if kinds == 0 {
-        let cs = g.add_compute_set(opts.optimizer.name());
-        for t in targets {
-            update_vertices(g, cs, opts, t, &[], powers)?;
-        }
-        return Ok(vec![Program::execute(cs)]);
-    }
     let row_len = |t: &Target| t.pieces.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
     let mut need: std::collections::BTreeMap<u32, usize> = Default::default();
     for t in targets {
@@ -343,9 +397,10 @@ fn staged(
             load.push(Program::copy_from_remote(buf, &all, None));
             store.push(Program::copy_to_remote(&all, buf, None));
         }
-        steps.extend(load);
-        steps.push(Program::execute(cs));
-        steps.extend(store);
+        let mut mine = load;
+        mine.push(Program::execute(cs));
+        mine.extend(store);
+        steps.push(mine);
     }
     Ok(steps)
 }

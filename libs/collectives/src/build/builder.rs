@@ -48,6 +48,9 @@ pub(super) struct Builder<'g> {
     pub(super) zero: Option<poplar::ComputeSet>,
     /// Buffers to zero that `Fill` cannot (half precision): see [`Builder::zero_buffers`].
     pub(super) zero_halves: Vec<Tensor>,
+    /// Where send and receive buffers come from when the caller shares them between
+    /// collectives ([`super::Scratch`]); `None`: this collective's own.
+    pub(super) scratch: Option<&'g mut super::Scratch>,
 }
 
 impl<'g> Builder<'g> {
@@ -286,6 +289,7 @@ impl<'g> Builder<'g> {
             counter: 0,
             zero: None,
             zero_halves: Vec::new(),
+            scratch: None,
         })
     }
 
@@ -364,6 +368,19 @@ impl<'g> Builder<'g> {
             } else {
                 w
             };
+            if dtype != DType::U32 {
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    let key = format!("{what}{h}.{j}");
+                    let v = scratch
+                        .take(self.g, self.tiles[j], dtype, &key, len)
+                        .map_err(|e| CollectiveError::Graph {
+                            name: self.name.clone(),
+                            source: e,
+                        })?;
+                    out.push(v);
+                    continue;
+                }
+            }
             let v = self
                 .g
                 .add_variable(dtype, &[len], &format!("{}/{what}{h}.{j}", self.name));

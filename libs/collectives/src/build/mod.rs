@@ -30,10 +30,14 @@ use crate::CollectiveError;
 
 mod builder;
 mod in_place;
+mod scratch;
 mod steps;
 
 use builder::Builder;
-pub use in_place::{all_gather_to, reduce_scatter_in_place};
+pub use in_place::{
+    all_gather_to, all_gather_to_with, reduce_scatter_in_place, reduce_scatter_in_place_with,
+};
+pub use scratch::Scratch;
 
 /// Choices a caller may override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -164,6 +168,22 @@ pub fn all_reduce_in_place(
     Ok(c)
 }
 
+/// [`all_reduce_in_place`] with its send and receive buffers taken from `scratch`, shared with
+/// the other collectives built with it (which must not run at the same time).
+pub fn all_reduce_in_place_with(
+    g: &mut Graph,
+    tensors: &[Tensor],
+    op: Op,
+    group: Group,
+    opts: &Options,
+    name: &str,
+    scratch: &mut Scratch,
+) -> Result<Collective, CollectiveError> {
+    let mut c = reduce_into_with(g, tensors, tensors, op, group, opts, name, Some(scratch))?;
+    c.outputs = tensors.to_vec();
+    Ok(c)
+}
+
 /// Reduces `inputs` (all of them as one flat vector of `n` elements) across each group and
 /// leaves the `i`-th member of a group with elements `i·⌈n/G⌉ .. (i+1)·⌈n/G⌉` of the
 /// result (zero-padded at the end): one output tensor of `⌈n/G⌉` elements.
@@ -245,6 +265,20 @@ fn reduce_into(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
+    reduce_into_with(g, inputs, outputs, op, group, opts, name, None)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_into_with<'g>(
+    g: &'g mut Graph,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    op: Op,
+    group: Group,
+    opts: &Options,
+    name: &str,
+    scratch: Option<&'g mut Scratch>,
+) -> Result<Collective, CollectiveError> {
     let err = |source: GraphError| CollectiveError::Graph {
         name: name.to_string(),
         source,
@@ -306,6 +340,7 @@ fn reduce_into(
         name,
         Some(&dst),
     )?;
+    b.scratch = scratch;
     if !same_elements(&src, &dst) {
         body.push(Program::copy(&src, &dst));
     }
