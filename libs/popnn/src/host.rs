@@ -126,6 +126,9 @@ pub struct Reference {
     opt: Vec<(Oracle, Oracle)>,
     pub lr: f64,
     pub grad_scale: f64,
+    /// The passes use the weights rounded to f16 (`TrainOptions::half_weights`); `params`
+    /// stays the master copy.
+    pub half_weights: bool,
 }
 
 impl Reference {
@@ -152,6 +155,7 @@ impl Reference {
             opt,
             lr,
             grad_scale,
+            half_weights: false,
         }
     }
 
@@ -160,9 +164,20 @@ impl Reference {
         let d = self.model.inputs();
         let mut grads: Vec<Layer64> = self.params.iter().map(Layer64::zeros_like).collect();
         let mut loss = 0.0;
+        let used = if self.half_weights {
+            let mut p = self.params.clone();
+            for l in &mut p {
+                for w in &mut l.w {
+                    *w = poplar::f16_from_f64(*w).to_f64();
+                }
+            }
+            p
+        } else {
+            self.params.clone()
+        };
         for (s, &label) in y.iter().enumerate() {
             let xs: Vec<f64> = x[s * d..(s + 1) * d].iter().map(|&v| v.into()).collect();
-            loss += sample_grad(&self.model, &self.params, &xs, label as usize, &mut grads).0;
+            loss += sample_grad(&self.model, &used, &xs, label as usize, &mut grads).0;
         }
         for ((p, g), (ow, ob)) in self.params.iter_mut().zip(&grads).zip(&mut self.opt) {
             let gw: Vec<f64> = g.w.iter().map(|v| v * self.grad_scale).collect();

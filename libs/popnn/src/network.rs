@@ -226,7 +226,7 @@ impl Network {
             let (lt, d) = (&self.layers[l], self.model.layers()[l]);
             let x = self.input_of(s, l, micro_batch).clone();
             for (t, rows) in self.row_blocks(d.outputs) {
-                let v = add_forward(g, cs, d.activation)?;
+                let v = add_forward(g, cs, d.activation, self.opts.half_weights)?;
                 let m = self.opts.micro_batch;
                 g.connect(
                     v,
@@ -358,7 +358,11 @@ impl Network {
         let dx = lt.dx.as_ref().expect("every layer but the first has dx");
         let mut parts = Vec::new();
         for (t, rows) in self.row_blocks(d.outputs) {
-            let v = g.add_vertex_of::<crate::codelets::DensePartial>(partial)?;
+            let v = if self.opts.half_weights {
+                g.add_vertex_of::<crate::codelets::DensePartialF16>(partial)?
+            } else {
+                g.add_vertex_of::<crate::codelets::DensePartial>(partial)?
+            };
             g.connect(
                 v,
                 "w",
@@ -424,12 +428,16 @@ fn add_forward(
     g: &mut Graph,
     cs: ComputeSet,
     act: Activation,
+    half: bool,
 ) -> Result<poplar::VertexRef, TrainError> {
     use crate::codelets as c;
-    Ok(match act {
-        Activation::None => g.add_vertex_of::<c::DenseForwardNone>(cs)?,
-        Activation::Relu => g.add_vertex_of::<c::DenseForwardRelu>(cs)?,
-        Activation::Gelu => g.add_vertex_of::<c::DenseForwardGelu>(cs)?,
+    Ok(match (act, half) {
+        (Activation::None, false) => g.add_vertex_of::<c::DenseForwardNone>(cs)?,
+        (Activation::Relu, false) => g.add_vertex_of::<c::DenseForwardRelu>(cs)?,
+        (Activation::Gelu, false) => g.add_vertex_of::<c::DenseForwardGelu>(cs)?,
+        (Activation::None, true) => g.add_vertex_of::<c::DenseForwardNoneF16>(cs)?,
+        (Activation::Relu, true) => g.add_vertex_of::<c::DenseForwardReluF16>(cs)?,
+        (Activation::Gelu, true) => g.add_vertex_of::<c::DenseForwardGeluF16>(cs)?,
     })
 }
 
@@ -457,7 +465,26 @@ pub(crate) fn spread(
     tiles_per_chip: u32,
     name: &str,
 ) -> Result<Tensor, TrainError> {
-    let t = g.add_variable(DType::F32, &[len], name);
+    spread_as(
+        g,
+        DType::F32,
+        len,
+        rows,
+        (tiles, chip, tiles_per_chip),
+        name,
+    )
+}
+
+/// [`spread`] with element type `dtype`; `(tiles, chip, tiles_per_chip)` as there.
+pub(crate) fn spread_as(
+    g: &mut Graph,
+    dtype: DType,
+    len: usize,
+    rows: usize,
+    (tiles, chip, tiles_per_chip): (usize, u32, u32),
+    name: &str,
+) -> Result<Tensor, TrainError> {
+    let t = g.add_variable(dtype, &[len], name);
     let per_row = len / rows.max(1);
     for (k, r) in blocks(rows, tiles).into_iter().enumerate() {
         if !r.is_empty() {
@@ -480,8 +507,13 @@ fn layer_tensors(
 ) -> Result<LayerTensors, TrainError> {
     let d = model.layers()[l];
     let (n, o, m, tiles) = (d.inputs, d.outputs, opts.micro_batch, opts.tiles);
+    let wt = if opts.half_weights {
+        DType::F16
+    } else {
+        DType::F32
+    };
+    let w = spread_as(g, wt, o * n, o, (tiles, chip, tpc), &format!("w{l}"))?;
     let mut var = |len, rows, name: String| spread(g, len, rows, tiles, chip, tpc, &name);
-    let w = var(o * n, o, format!("w{l}"))?;
     let b = var(o, o, format!("b{l}"))?;
     let dw = var(o * n, o, format!("w{l}/grad"))?;
     let db = var(o, o, format!("b{l}/grad"))?;

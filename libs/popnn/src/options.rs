@@ -59,6 +59,10 @@ pub struct TrainOptions {
     /// With replicated tensor sharding the update also keeps an f32 master copy of the
     /// replica's shard of the weights, and the weights are all-gathered after it.
     pub optimizer_state_location: TensorLocation,
+    /// Weights in f16 (half the memory and exchange of f32 weights), updated through an f32
+    /// master copy (on chip as the weights, or the replica's shard with replicated tensor
+    /// sharding) and rounded to f16 after each update.
+    pub half_weights: bool,
     /// Shard over groups of this many consecutive replicas (within a Pod) instead of all of
     /// them; the shards' gradients are then all-reduced across the groups.
     pub sharding_domain: Option<u32>,
@@ -78,6 +82,7 @@ impl Default for TrainOptions {
             lr: 0.05,
             reduction: Reduction::Mean,
             optimizer_state_location: TensorLocation::default(),
+            half_weights: false,
             sharding_domain: None,
         }
     }

@@ -138,14 +138,21 @@ impl Trainer {
                     });
                 }
                 let name = format!("{name}{l}");
-                self.engine.write_tensor(&name, v)?;
+                if self.opts.half_weights && name.starts_with('w') {
+                    let half: Vec<poplar::f16> = v
+                        .iter()
+                        .map(|&x| poplar::f16_from_f64(f64::from(x)))
+                        .collect();
+                    self.engine.write_tensor(&name, &half)?;
+                    if self.opts.shard_group().is_none() {
+                        self.engine.write_tensor(&format!("{name}/master"), v)?;
+                    }
+                } else {
+                    self.engine.write_tensor(&name, v)?;
+                }
                 self.engine
                     .write_tensor(&format!("{name}/grad"), &vec![0f32; n])?;
-                let lens: Vec<usize> = crate::model::blocks(d.outputs, self.opts.tiles)
-                    .into_iter()
-                    .filter(|r| !r.is_empty())
-                    .map(|r| r.len() * width)
-                    .collect();
+                let lens = self.piece_lens(d.outputs, width);
                 self.set_state(&name, v, &lens)?;
             }
         }
@@ -228,15 +235,62 @@ impl Trainer {
     }
 
     /// The parameters, checked bit-identical on every replica.
+    ///
+    /// With f16 weights, `w` is their f32 master copy (gathered from the shards of the first
+    /// group of replicas when sharded); [`Trainer::half_weights`] reads the f16 weights.
     pub fn params(&self) -> Result<Vec<LayerParams>, RunError> {
         let mut out = Vec::new();
-        for l in 0..self.model.layers().len() {
+        for (l, d) in self.model.layers().iter().enumerate() {
+            let w = match (self.opts.half_weights, self.opts.shard_group()) {
+                (false, _) => self.same_on_replicas(&format!("w{l}"))?,
+                (true, None) => self.same_on_replicas(&format!("w{l}/master"))?,
+                (true, Some(group)) => {
+                    let lens = self.piece_lens(d.outputs, d.inputs);
+                    let all = self
+                        .engine
+                        .read_tensor_all_replicas::<f32>(&format!("w{l}/master"))?;
+                    let n = all.len() / self.opts.replicas as usize;
+                    let shards: Vec<&[f32]> = all.chunks(n.max(1)).take(group as usize).collect();
+                    crate::update::unshard(&shards, &lens)
+                }
+            };
             out.push(LayerParams {
-                w: self.same_on_replicas(&format!("w{l}"))?,
+                w,
                 b: self.same_on_replicas(&format!("b{l}"))?,
             });
         }
         Ok(out)
+    }
+
+    /// The f16 weights of layer `l`, widened to f32 (checked equal on every replica).
+    pub fn half_weights(&self, l: usize) -> Result<Vec<f32>, RunError> {
+        let name = format!("w{l}");
+        let all = self.engine.read_tensor_all_replicas::<poplar::f16>(&name)?;
+        let wide: Vec<f32> = all.iter().map(|h| h.to_f32()).collect();
+        let n = wide.len() / self.opts.replicas as usize;
+        for r in 1..self.opts.replicas as usize {
+            if wide[r * n..(r + 1) * n]
+                .iter()
+                .zip(&wide[..n])
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+            {
+                return Err(RunError::ReplicasDiffer {
+                    replica: r as u32,
+                    tensor: name,
+                });
+            }
+        }
+        Ok(wide[..n].to_vec())
+    }
+
+    /// The element counts of a parameter tensor's pieces (one per tile with rows), for a
+    /// layer of `rows` rows of `width`.
+    fn piece_lens(&self, rows: usize, width: usize) -> Vec<usize> {
+        crate::model::blocks(rows, self.opts.tiles)
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .map(|r| r.len() * width)
+            .collect()
     }
 
     fn same_on_replicas(&self, name: &str) -> Result<Vec<f32>, RunError> {

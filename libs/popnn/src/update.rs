@@ -39,6 +39,8 @@ pub(crate) struct Update {
 #[derive(Clone)]
 struct Target {
     name: String,
+    /// The f16 weights (or their share) to round the updated f32 master copy into.
+    cast_to: Option<Tensor>,
     /// The chip of its tiles (its state's Streaming Memory).
     chip: u32,
     params: Tensor,
@@ -68,6 +70,7 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
                 update_vertices(g, cs, opts, t, &state, powers.as_ref())?;
             }
             steps.push(Program::execute(cs));
+            steps.extend(round_to_half(g, &targets)?);
         } else {
             steps.extend(
                 per_target(g, opts, &targets, powers.as_ref())?
@@ -113,18 +116,51 @@ fn per_target(
     targets: &[Target],
     powers: Option<&Tensor>,
 ) -> Result<Vec<Vec<Program>>, TrainError> {
-    if opts.optimizer_state_location.storage == TensorStorage::OffChip {
-        return staged(g, opts, targets, powers);
+    let mut out = if opts.optimizer_state_location.storage == TensorStorage::OffChip {
+        staged(g, opts, targets, powers)?
+    } else {
+        targets
+            .iter()
+            .map(|t| {
+                let cs = g.add_compute_set(&format!("{} {}", opts.optimizer.name(), t.name));
+                let state = state_tensors(g, opts, t)?;
+                update_vertices(g, cs, opts, t, &state, powers)?;
+                Ok(vec![Program::execute(cs)])
+            })
+            .collect::<Result<Vec<_>, TrainError>>()?
+    };
+    for (t, steps) in targets.iter().zip(&mut out) {
+        steps.extend(round_to_half(g, std::slice::from_ref(t))?);
     }
-    targets
-        .iter()
-        .map(|t| {
-            let cs = g.add_compute_set(&format!("{} {}", opts.optimizer.name(), t.name));
-            let state = state_tensors(g, opts, t)?;
-            update_vertices(g, cs, opts, t, &state, powers)?;
-            Ok(vec![Program::execute(cs)])
-        })
-        .collect()
+    Ok(out)
+}
+
+/// The updated f32 master copies of `targets` rounded into their f16 weights (or shares), in
+/// one compute set (none without f16 weights).
+fn round_to_half(g: &mut Graph, targets: &[Target]) -> Result<Option<Program>, TrainError> {
+    let casts: Vec<&Target> = targets.iter().filter(|t| t.cast_to.is_some()).collect();
+    if casts.is_empty() {
+        return Ok(None);
+    }
+    let cs = g.add_compute_set("round weights to f16");
+    let workers = g.target().workers_per_tile as usize;
+    for t in casts {
+        let out = t.cast_to.as_ref().expect("filtered");
+        // `Cast<float,half>` is single-worker: a vertex per worker's run of each piece.
+        for (tile, r) in &t.pieces {
+            for run in crate::model::blocks(r.len(), workers) {
+                if run.is_empty() {
+                    continue;
+                }
+                let span = r.start + run.start..r.start + run.end;
+                let v = g.add_vertex_of::<codelets::half::CastF32F16>(cs)?;
+                g.connect(v, "input", &t.params.slice(span.clone())?)?;
+                g.connect(v, "out", &out.slice(span)?)?;
+                g.set_tile_mapping(v, *tile)?;
+            }
+        }
+    }
+    Ok(Some(Program::execute(cs)))
 }
 
 /// The all-reduce of each gradient over the replicas, largest first, sharing one pool of
@@ -156,14 +192,27 @@ fn all_reduce(
     Ok(Program::seq(steps))
 }
 
-fn unsharded(g: &Graph, params: &[(String, Tensor, Tensor)]) -> Result<Vec<Target>, TrainError> {
+/// Unsharded: each tensor updated where it is, or through an f32 master copy laid out as
+/// its f16 weights.
+fn unsharded(
+    g: &mut Graph,
+    params: &[(String, Tensor, Tensor)],
+) -> Result<Vec<Target>, TrainError> {
     params
         .iter()
         .map(|(name, p, grad)| {
+            let (master, cast_to) = if p.dtype() == DType::F16 {
+                let m = laid_out_as(g, p, &format!("{name}/master"))?;
+                g.create_host_read_write(&format!("{name}/master"), &m)?;
+                (m, Some(p.clone()))
+            } else {
+                (p.clone(), None)
+            };
             Ok(Target {
                 name: name.clone(),
+                cast_to,
                 chip: chip_of(g, p)?,
-                params: p.clone(),
+                params: master,
                 grad: grad.clone(),
                 pieces: pieces(g, p)?,
             })
@@ -188,7 +237,16 @@ fn chip_of(g: &Graph, t: &Tensor) -> Result<u32, TrainError> {
 
 /// A new f32 variable laid out as `like` (same tiles, same pieces).
 fn laid_out_as(g: &mut Graph, like: &Tensor, name: &str) -> Result<Tensor, TrainError> {
-    let t = g.add_variable(DType::F32, &[like.num_elements()], name);
+    laid_out_as_type(g, DType::F32, like, name)
+}
+
+fn laid_out_as_type(
+    g: &mut Graph,
+    dtype: DType,
+    like: &Tensor,
+    name: &str,
+) -> Result<Tensor, TrainError> {
+    let t = g.add_variable(dtype, &[like.num_elements()], name);
     for (tile, r) in pieces(g, like)? {
         g.set_tile_mapping(&t.slice(r)?, tile)?;
     }
@@ -251,13 +309,25 @@ fn sharded(
         }
         let master = laid_out_as(g, &share, &format!("{name}/master"))?;
         g.create_host_read_write(&format!("{name}/master"), &master)?;
+        // f16 weights gather the master shard rounded to f16.
+        let cast_to = if p.dtype() == DType::F16 {
+            Some(laid_out_as_type(
+                g,
+                DType::F16,
+                &share,
+                &format!("{name}/half shard"),
+            )?)
+        } else {
+            None
+        };
         let label = format!("gather {name}");
-        let ag =
-            collectives::all_gather_to_with(g, &master, p, within, &seq, &label, &mut scratch)?;
+        let from = cast_to.as_ref().unwrap_or(&master);
+        let ag = collectives::all_gather_to_with(g, from, p, within, &seq, &label, &mut scratch)?;
         out.push(Shard {
             reduce: Program::seq(reduce),
             target: Target {
                 name: name.clone(),
+                cast_to,
                 chip: chip_of(g, p)?,
                 pieces: pieces(g, &master)?,
                 params: master,
@@ -466,6 +536,22 @@ pub fn shard_of(v: &[f32], lens: &[usize], group: u32, index: u32) -> Vec<f32> {
     out
 }
 
+/// The tensor whose pieces of `lens` elements the `shards` of one group (in group order) hold:
+/// the inverse of [`shard_of`].
+pub fn unshard(shards: &[&[f32]], lens: &[usize]) -> Vec<f32> {
+    let g = shards.len().max(1);
+    let mut out = Vec::with_capacity(lens.iter().sum());
+    let mut at = 0;
+    for &l in lens {
+        let w = l.div_ceil(g);
+        for k in 0..l {
+            out.push(shards[k / w][at + k % w]);
+        }
+        at += w;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -474,5 +560,8 @@ mod tests {
         // Pieces of 7 and 3 over 3 replicas: runs of 3 and 1.
         assert_eq!(super::shard_of(&v, &[7, 3], 3, 0), vec![0.0, 1.0, 2.0, 7.0]);
         assert_eq!(super::shard_of(&v, &[7, 3], 3, 2), vec![6.0, 0.0, 0.0, 9.0]);
+        let shards: Vec<Vec<f32>> = (0..3).map(|i| super::shard_of(&v, &[7, 3], 3, i)).collect();
+        let refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
+        assert_eq!(super::unshard(&refs, &[7, 3]), v);
     }
 }

@@ -9,7 +9,9 @@
 //! | `popnn::SumParts` | `parts` (list) → `out` | `out[e] = parts[0][e] + parts[1][e] + …`, left to right | the elements |
 //!
 //! `f` is the activation (`none`, `relu`, `gelu`: one codelet each, so that the cycle
-//! estimates know it). Every sum runs left to right (rows, inputs, samples and partials in ascending order), and
+//! estimates know it). With f16 weights (`TrainOptions::half_weights`) `DenseForward<f,half>`
+//! and `DensePartial<half>` read `w` as f16 and widen each weight exactly to f32; everything
+//! else is f32. The estimates are the f32 ones (a `MatVec<half>` of f32 products). Every sum runs left to right (rows, inputs, samples and partials in ascending order), and
 //! every output element is written by one worker, so results do not depend on the split.
 //!
 //! **Cycle estimates** (one worker's share; `codelets::cycles`; poplibs builds layers from
@@ -41,10 +43,30 @@ const fn act_cycles(f: Activation, derivative: bool) -> u64 {
     }
 }
 
+/// A weight as f32 (f16 weights widen exactly).
+pub(crate) trait Weight: Copy {
+    fn f32(self) -> f32;
+}
+
+impl Weight for f32 {
+    #[inline]
+    fn f32(self) -> f32 {
+        self
+    }
+}
+
+impl Weight for poplar::f16 {
+    #[inline]
+    fn f32(self) -> f32 {
+        self.to_f32()
+    }
+}
+
 /// `DenseForward`'s work for worker `wk`: its outputs of `z` and `y`.
-fn forward(
+fn forward<W: Weight>(
     f: Activation,
-    [w, b, x]: [&[f32]; 3],
+    w: &[W],
+    [b, x]: [&[f32]; 2],
     z: &mut [f32],
     y: &mut [f32],
     wk: Worker,
@@ -65,7 +87,7 @@ fn forward(
         let (j, s) = (q / m, q % m);
         let mut acc = b[j];
         for (i, wi) in w[j * n..(j + 1) * n].iter().enumerate() {
-            acc += wi * x[i * m + s];
+            acc += wi.f32() * x[i * m + s];
         }
         z[q] = acc;
         y[q] = f.apply(acc);
@@ -120,13 +142,13 @@ fn grad(
     Ok(())
 }
 
-/// The forward and gradient codelets of one activation.
-macro_rules! dense_codelets {
-    ($fwd:ident, $fwd_name:literal, $grad:ident, $grad_name:literal, $act:expr) => {
+/// The forward codelet of one activation and weight type.
+macro_rules! forward_codelet {
+    ($fwd:ident, $fwd_name:literal, $act:expr, $w:ty) => {
         poplar::codelet! {
             /// A block of rows of a dense layer over a micro-batch (see the module's table).
             pub struct $fwd as $fwd_name, multi_worker {
-                w: Input<Vector<f32>>,
+                w: Input<Vector<$w>>,
                 b: Input<Vector<f32>>,
                 x: Input<Vector<f32>>,
                 z: Output<Vector<f32>>,
@@ -138,7 +160,8 @@ macro_rules! dense_codelets {
             fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
                 forward(
                     $act,
-                    [&self.w[..], &self.b[..], &self.x[..]],
+                    &self.w[..],
+                    [&self.b[..], &self.x[..]],
                     self.z,
                     self.y,
                     w,
@@ -152,7 +175,12 @@ macro_rules! dense_codelets {
                 Some(cycles::matvec(outs, n) + outs * act_cycles($act, false))
             }
         }
+    };
+}
 
+/// The gradient codelet of one activation.
+macro_rules! grad_codelet {
+    ($grad:ident, $grad_name:literal, $act:expr) => {
         poplar::codelet! {
             /// A block of rows' `dz`, and their weight and bias gradients added to the
             /// accumulators (see the module's table).
@@ -190,27 +218,45 @@ macro_rules! dense_codelets {
     };
 }
 
-dense_codelets!(
+forward_codelet!(
     DenseForwardNone,
     "popnn::DenseForward<none>",
-    DenseGradNone,
-    "popnn::DenseGrad<none>",
-    Activation::None
+    Activation::None,
+    f32
 );
-dense_codelets!(
+forward_codelet!(
     DenseForwardRelu,
     "popnn::DenseForward<relu>",
-    DenseGradRelu,
-    "popnn::DenseGrad<relu>",
-    Activation::Relu
+    Activation::Relu,
+    f32
 );
-dense_codelets!(
+forward_codelet!(
     DenseForwardGelu,
     "popnn::DenseForward<gelu>",
-    DenseGradGelu,
-    "popnn::DenseGrad<gelu>",
-    Activation::Gelu
+    Activation::Gelu,
+    f32
 );
+forward_codelet!(
+    DenseForwardNoneF16,
+    "popnn::DenseForward<none,half>",
+    Activation::None,
+    poplar::f16
+);
+forward_codelet!(
+    DenseForwardReluF16,
+    "popnn::DenseForward<relu,half>",
+    Activation::Relu,
+    poplar::f16
+);
+forward_codelet!(
+    DenseForwardGeluF16,
+    "popnn::DenseForward<gelu,half>",
+    Activation::Gelu,
+    poplar::f16
+);
+grad_codelet!(DenseGradNone, "popnn::DenseGrad<none>", Activation::None);
+grad_codelet!(DenseGradRelu, "popnn::DenseGrad<relu>", Activation::Relu);
+grad_codelet!(DenseGradGelu, "popnn::DenseGrad<gelu>", Activation::Gelu);
 
 /// `√v` when `v` is a perfect square.
 fn exact_sqrt(v: u64) -> Option<u64> {
@@ -218,53 +264,66 @@ fn exact_sqrt(v: u64) -> Option<u64> {
     (r * r == v).then_some(r)
 }
 
-poplar::codelet! {
-    /// `popnn::DensePartial`: a tile's partial of the input gradient, over its rows.
-    pub struct DensePartial as "popnn::DensePartial", multi_worker {
-        w: Input<Vector<f32>>,
-        dz: Input<Vector<f32>>,
-        dx: Output<Vector<f32>>,
+/// `DensePartial`'s work for worker `wk`: its outputs of `dx`.
+fn partial<W: Weight>(w: &[W], dz: &[f32], dx: &mut [f32], wk: Worker) -> Result<(), VertexError> {
+    // w is r × n, dz r × m and dx n × m, so w·dz / dx = r².
+    let (lw, lz, lx) = (w.len(), dz.len(), dx.len());
+    let r = (lw as u64 * lz as u64)
+        .checked_div(lx as u64)
+        .and_then(exact_sqrt)
+        .unwrap_or(0) as usize;
+    let (n, m) = (
+        per(lw as u64, r as u64) as usize,
+        per(lz as u64, r as u64) as usize,
+    );
+    if r == 0 || lw != r * n || lz != r * m || lx != n * m {
+        return Err(VertexError::new(format!(
+            "popnn::DensePartial: w {lw}, dz {lz}, dx {lx} do not make r × n, r × m, n × m"
+        )));
     }
+    for q in wk.split(n * m) {
+        let (i, s) = (q / m, q % m);
+        let mut acc = 0f32;
+        for j in 0..r {
+            acc += w[j * n + i].f32() * dz[j * m + s];
+        }
+        dx[q] = acc;
+    }
+    Ok(())
 }
 
-impl Vertex for DensePartial<'_> {
-    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
-        // w is r × n, dz r × m and dx n × m, so w·dz / dx = r².
-        let (lw, lz, lx) = (self.w.len(), self.dz.len(), self.dx.len());
-        let r = (lw as u64 * lz as u64)
-            .checked_div(lx as u64)
-            .and_then(exact_sqrt)
-            .unwrap_or(0) as usize;
-        let (n, m) = (
-            per(lw as u64, r as u64) as usize,
-            per(lz as u64, r as u64) as usize,
-        );
-        if r == 0 || lw != r * n || lz != r * m || lx != n * m {
-            return Err(VertexError::new(format!(
-                "popnn::DensePartial: w {lw}, dz {lz}, dx {lx} do not make r × n, r × m, n × m"
-            )));
-        }
-        for q in w.split(n * m) {
-            let (i, s) = (q / m, q % m);
-            let mut acc = 0f32;
-            for j in 0..r {
-                acc += self.w[j * n + i] * self.dz[j * m + s];
+/// The partial codelet of one weight type.
+macro_rules! partial_codelet {
+    ($name:ident, $text:literal, $w:ty) => {
+        poplar::codelet! {
+            /// A tile's partial of the input gradient, over its rows (see the module's table).
+            pub struct $name as $text, multi_worker {
+                w: Input<Vector<$w>>,
+                dz: Input<Vector<f32>>,
+                dx: Output<Vector<f32>>,
             }
-            self.dx[q] = acc;
         }
-        Ok(())
-    }
 
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        let (lw, lz, lx) = (
-            ctx.elements(Self::w),
-            ctx.elements(Self::dz),
-            ctx.elements(Self::dx),
-        );
-        let r = (lw * lz).checked_div(lx).and_then(exact_sqrt).unwrap_or(0);
-        Some(cycles::matvec(share_of(lx, ctx.workers), r))
-    }
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                partial(&self.w[..], &self.dz[..], self.dx, w)
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                let (lw, lz, lx) = (
+                    ctx.elements(Self::w),
+                    ctx.elements(Self::dz),
+                    ctx.elements(Self::dx),
+                );
+                let r = (lw * lz).checked_div(lx).and_then(exact_sqrt).unwrap_or(0);
+                Some(cycles::matvec(share_of(lx, ctx.workers), r))
+            }
+        }
+    };
 }
+
+partial_codelet!(DensePartial, "popnn::DensePartial", f32);
+partial_codelet!(DensePartialF16, "popnn::DensePartial<half>", poplar::f16);
 
 poplar::codelet! {
     /// `popnn::SumParts`: `out[e] = parts[0][e] + parts[1][e] + …`.

@@ -111,17 +111,28 @@ pub fn trainer_after(model: &Model, opts: &TrainOptions, steps: usize, threads: 
 
 /// The f64 reference's parameters and summed loss after the same steps.
 pub fn train_reference(model: &Model, opts: &TrainOptions, steps: usize) -> (Reference, f64) {
+    let mut r = reference_for(model, opts);
+    let loss = run_reference(&mut r, model, opts, steps);
+    (r, loss)
+}
+
+/// The f64 reference of `opts` from the initial parameters of seed 5.
+pub fn reference_for(model: &Model, opts: &TrainOptions) -> Reference {
     let scale = match opts.reduction {
         Reduction::Sum => 1.0,
         Reduction::Mean => 1.0 / opts.global_batch() as f64,
     };
-    let mut r = Reference::new(
+    Reference::new(
         model,
         &model.init(5),
         opts.optimizer,
         f64::from(opts.lr),
         scale,
-    );
+    )
+}
+
+/// `steps` steps of the reference on the device's samples; the summed loss.
+pub fn run_reference(r: &mut Reference, model: &Model, opts: &TrainOptions, steps: usize) -> f64 {
     let b = opts.global_batch();
     let (x, y) = data(b * steps, model.inputs(), 0);
     let d = model.inputs();
@@ -129,7 +140,7 @@ pub fn train_reference(model: &Model, opts: &TrainOptions, steps: usize) -> (Ref
     for s in 0..steps {
         loss += r.step(&x[s * b * d..(s + 1) * b * d], &y[s * b..(s + 1) * b]);
     }
-    (r, loss)
+    loss
 }
 
 /// The largest difference between the device's and the reference's parameters, relative to
