@@ -14,6 +14,36 @@
 //! - [`host`]: the f64 reference the device is checked against;
 //! - [`codelets`]: the vertices, with their cycle estimates.
 //!
+//! ```
+//! use popnn::{Activation, Model, Optimizer, Schedule, TrainOptions, Trainer};
+//!
+//! popnn::link();
+//! let model = Model::mlp(4, &[8], 3, Activation::Relu)?;
+//! let opts = TrainOptions {
+//!     replicas: 2,
+//!     stages: 2, // one layer a chip: 2 replicas × 2 chips
+//!     micro_batch: 2,
+//!     accumulate: 4,
+//!     tiles: 2,
+//!     schedule: Schedule::Interleaved,
+//!     optimizer: Optimizer::adam(),
+//!     lr: 0.01,
+//!     ..TrainOptions::default()
+//! };
+//! let machine = poplar::Target { num_ipus: 4, ..poplar::Target::custom(4, 64 * 1024) };
+//! let compiled = popnn::build(&machine, &model, &opts)?;
+//! let mut t = Trainer::new(&compiled, 1)?;
+//! t.set_params(&model.init(1))?;
+//! // Each replica's samples of one step (M micro-batches of m), sample-major, and labels.
+//! let x: Vec<f32> = (0..8 * 4).map(|i| (i as f32 * 0.3).sin()).collect();
+//! let y: Vec<i32> = (0..8).map(|s| s % 3).collect();
+//! t.feed(&[x.clone(), x], &[y.clone(), y])?;
+//! t.step()?;
+//! let (loss, _right) = t.take_stats()?;
+//! assert!(loss > 0.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! A binary that uses this crate calls [`link()`] once, so that the linker keeps the codelet
 //! registrations.
 
