@@ -5,7 +5,9 @@
 //! the streams, steps run).
 //!
 //! Programs: [`STEP`] the training step; [`PIPELINE`] its pipeline alone (the same compute
-//! sets, for profiles of the bubble).
+//! sets, for profiles of the bubble); [`REDUCE`] the combination of the gradients over the
+//! replicas alone (the all-reduce, or the reduce-scatter and the all-reduce across groups
+//! when sharded; empty with one replica unsharded), for static estimates of its cost.
 
 use poplar::program::Program;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Executable, Graph, Target};
@@ -20,6 +22,8 @@ use crate::schedule::{self, Pass};
 pub const STEP: usize = 0;
 /// Index of the pipeline-only program.
 pub const PIPELINE: usize = 1;
+/// Index of the gradient-combination-only program (never run by [`Trainer`]).
+pub const REDUCE: usize = 2;
 /// The label of the pipeline in profiles.
 pub const PIPELINE_LABEL: &str = "pipeline";
 /// The label of the gradient all-reduce in profiles (a prefix of the collectives' labels).
@@ -43,13 +47,13 @@ pub fn build(machine: &Target, model: &Model, opts: &TrainOptions) -> Result<Com
     let update = crate::update::build(&mut g, &net)?;
     let step = vec![
         pipeline.clone(),
-        update.reduce,
+        update.reduce.clone(),
         Program::labelled("update", vec![update.update]),
         update.gather,
     ];
     let exe = compile(
         &g,
-        &[Program::seq(step), pipeline],
+        &[Program::seq(step), pipeline, update.reduce],
         &CompileOptions::default(),
     )?;
     Ok(Compiled {
