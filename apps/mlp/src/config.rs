@@ -1,26 +1,51 @@
-//! What a training run is: options, checked before any work, with typed errors.
+//! What a training run is: options, checked before any work, with typed errors naming the
+//! command-line option at fault. The model and the training graph are popnn's: a
+//! [`Config`] turns into a [`popnn::Model`] ([`Config::model`]) and [`popnn::TrainOptions`]
+//! ([`Config::options`]).
 
 use serde::Serialize;
 
-use crate::model::Shape;
+pub use popnn::{Activation, Optimizer, Reduction, Schedule, TensorStorage};
 
-/// How the gradients of the global batch are combined before the update.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Reduction {
-    /// The update uses the sum of the per-sample gradients of the global batch:
-    /// `params −= lr · Σ grad`. The step grows with the global batch.
-    Sum,
-    /// The update uses their mean over the global batch of `R · m · GA` samples:
-    /// `params −= lr · Σ grad / (R·m·GA)`. The step does not depend on how the batch is split.
-    Mean,
+/// Layer sizes: `inputs → hidden[0] → … → classes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    pub inputs: usize,
+    /// The widths of the hidden layers, in order.
+    pub hidden: Vec<usize>,
+    pub classes: usize,
+}
+
+impl Shape {
+    /// Dense layers in all (the hidden ones and the logits).
+    pub fn layers(&self) -> usize {
+        self.hidden.len() + 1
+    }
+
+    /// Parameters in all.
+    pub fn params(&self) -> usize {
+        let mut sizes = vec![self.inputs];
+        sizes.extend_from_slice(&self.hidden);
+        sizes.push(self.classes);
+        sizes.windows(2).map(|w| w[1] * (w[0] + 1)).sum()
+    }
+
+    /// `inputs → h₁ → … → classes`, for messages and plot titles.
+    pub fn arrows(&self) -> String {
+        let mut parts = vec![self.inputs.to_string()];
+        parts.extend(self.hidden.iter().map(usize::to_string));
+        parts.push(self.classes.to_string());
+        parts.join(" → ")
+    }
 }
 
 /// A training run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
-    /// Replicas (a power of two, one chip each).
+    /// Replicas (a power of two), each of `stages` chips.
     pub replicas: u32,
+    /// Pipeline stages (chips per replica); the layers are split into this many runs.
+    pub stages: usize,
     /// Samples per replica per micro-batch (`m`).
     pub micro_batch: usize,
     /// Micro-batches accumulated per step (`GA`).
@@ -28,21 +53,24 @@ pub struct Config {
     pub epochs: usize,
     pub lr: f32,
     pub reduction: Reduction,
-    /// Tiles per replica that compute samples (the parameters live on one more tile).
+    /// Tiles of each chip a layer's rows are spread over (popnn's `tiles`).
     pub tiles: usize,
     pub shape: Shape,
+    /// The activation after every hidden layer.
+    pub activation: Activation,
+    /// The pipeline schedule (with one stage every schedule is the same computation).
+    pub schedule: Schedule,
+    /// Recompute the activations in the backward pass instead of stashing them.
+    pub recompute: bool,
     pub per_class: usize,
     pub seed: u64,
-    /// The update rule and its state (`optim`).
-    pub optimizer: crate::optim::Optimizer,
+    /// The update rule and its state (`popnn::optim`).
+    pub optimizer: Optimizer,
+    /// Where the optimizer's state lives: on chip, or in Streaming Memory.
+    pub state_location: TensorStorage,
     /// Replicated tensor sharding of the master weights and the optimizer's state over groups
-    /// of this many consecutive replicas (`None`: every replica holds all of them): each
-    /// replica updates `⌈P/G⌉` parameters, after a reduce-scatter of the gradients, and the
-    /// weights are all-gathered.
+    /// of this many consecutive replicas (`None`: every replica holds all of them).
     pub shard: Option<u32>,
-    /// Where the optimizer's state lives: on tile 0 (`None`), or in Streaming Memory in this
-    /// many chunks, loaded one at a time for the update and stored back.
-    pub state_chunks: Option<u32>,
 }
 
 /// An option outside what a run can do; names the option and the allowed range.
@@ -58,6 +86,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             replicas: 1,
+            stages: 1,
             micro_batch: 16,
             accumulate: 1,
             epochs: 5,
@@ -66,14 +95,60 @@ impl Default for Config {
             tiles: 4,
             shape: Shape {
                 inputs: 8,
-                hidden: 32,
+                hidden: vec![32],
                 classes: 4,
             },
+            activation: Activation::Relu,
+            schedule: Schedule::Grouped,
+            recompute: false,
             per_class: 500,
             seed: 1,
-            optimizer: crate::optim::Optimizer::Sgd,
+            optimizer: Optimizer::Sgd,
+            state_location: TensorStorage::OnChip,
             shard: None,
-            state_chunks: None,
+        }
+    }
+}
+
+/// The command-line option of one of popnn's option names.
+fn cli_option(popnn: &'static str) -> &'static str {
+    match popnn {
+        "stages" => "pipeline-stages",
+        "micro-batch and accumulate" => "micro-batch",
+        "sharding domain" => "shard",
+        other => other,
+    }
+}
+
+impl From<popnn::TrainError> for ConfigError {
+    /// popnn's option errors under the command-line option's name; a model error (which
+    /// [`Config::check`] rules out before) under `classes` or `hidden`; anything else is not
+    /// an option's and stays under `model`.
+    fn from(e: popnn::TrainError) -> ConfigError {
+        use popnn::ModelError;
+        match e {
+            popnn::TrainError::Option {
+                option,
+                value,
+                allowed,
+            } => ConfigError {
+                option: cli_option(option),
+                value,
+                allowed,
+            },
+            popnn::TrainError::Model(m) => ConfigError {
+                option: match m {
+                    ModelError::TooFewClasses(_) => "classes",
+                    _ => "hidden",
+                },
+                value: String::new(),
+                allowed: m.to_string(),
+            },
+            other => ConfigError {
+                option: "model",
+                value: String::new(),
+                allowed: other.to_string(),
+            },
         }
     }
 }
@@ -84,125 +159,98 @@ impl Config {
         self.replicas as usize * self.micro_batch * self.accumulate
     }
 
-    /// The factor of the summed gradient in the update (see [`Reduction`]).
-    pub fn update_scale(&self) -> f32 {
-        match self.reduction {
-            Reduction::Sum => self.lr,
-            Reduction::Mean => self.lr / self.global_batch() as f32,
-        }
+    /// Chips in all: `R × P`.
+    pub fn chips(&self) -> u32 {
+        self.replicas.saturating_mul(self.stages as u32)
     }
 
-    /// Checks every option; `train_len` is the size of the training set.
-    /// The gradient's scale before momentum's and Adam's updates: 1 (`Sum`) or `1/B` (`Mean`).
-    pub fn grad_scale(&self) -> f32 {
-        match self.reduction {
-            Reduction::Sum => 1.0,
-            Reduction::Mean => 1.0 / self.global_batch() as f32,
-        }
+    /// The popnn model (`Model::mlp`); [`Config::check`] makes it succeed.
+    pub fn model(&self) -> Result<popnn::Model, ConfigError> {
+        let s = &self.shape;
+        popnn::Model::mlp(s.inputs, &s.hidden, s.classes, self.activation)
+            .map_err(|e| popnn::TrainError::Model(e).into())
     }
 
-    /// Parameters each replica updates: `⌈P/G⌉` when sharded over groups of `G`, else `P`.
-    pub fn shard_len(&self) -> usize {
-        let p = self.shape.params();
-        self.shard.map_or(p, |g| p.div_ceil(g as usize))
-    }
-
-    /// The scales of an update (`optim::Scales`).
-    pub fn scales(&self) -> crate::optim::Scales {
-        crate::optim::Scales {
-            sgd: self.update_scale(),
-            grad: self.grad_scale(),
+    /// popnn's training options of this run.
+    pub fn options(&self) -> popnn::TrainOptions {
+        popnn::TrainOptions {
+            replicas: self.replicas,
+            stages: self.stages,
+            micro_batch: self.micro_batch,
+            accumulate: self.accumulate,
+            tiles: self.tiles,
+            schedule: self.schedule,
+            recompute: self.recompute,
+            optimizer: self.optimizer,
             lr: self.lr,
+            reduction: self.reduction,
+            optimizer_state_location: popnn::TensorLocation {
+                storage: self.state_location,
+                replicated_tensor_sharding: self.shard.is_some(),
+            },
+            sharding_domain: self.shard,
         }
     }
 
+    /// Checks every option; `train_len` is the size of the training set. mlp's own rules
+    /// first (the shape, the replicas, the data), then popnn's against the machine of
+    /// [`crate::run::machine`] (stages, tiles, lr, the optimizer's hyper-parameters).
     pub fn check(&self, train_len: usize) -> Result<(), ConfigError> {
-        let bad = |option, value: String, allowed: &str| {
-            Err(ConfigError {
-                option,
-                value,
-                allowed: allowed.to_string(),
-            })
-        };
-        if let Err((option, value, allowed)) = self.optimizer.check() {
-            return bad(option, value.to_string(), allowed);
-        }
-        if let Some(k) = self.state_chunks {
-            if k == 0 || k as usize > self.shard_len() {
-                return bad(
-                    "state-chunks",
-                    k.to_string(),
-                    &format!(
-                        "1 to {} chunks (the parameters a replica updates)",
-                        self.shard_len()
-                    ),
-                );
-            }
-        }
-        if let Some(g) = self.shard {
-            if g < 2 || !self.replicas.is_multiple_of(g) {
-                return bad(
-                    "shard",
-                    g.to_string(),
-                    &format!(
-                        "a group of 2 or more replicas that divides --replicas {}",
-                        self.replicas
-                    ),
-                );
-            }
-        }
-        if !self.replicas.is_power_of_two() || self.replicas > 256 {
-            return bad(
-                "replicas",
-                self.replicas.to_string(),
-                "a power of two from 1 to 256",
-            );
+        self.check_shape()?;
+        self.check_parallelism()?;
+        if self.accumulate == 0 {
+            return bad("accumulate", "0".into(), "at least 1 micro-batch per step");
         }
         if self.micro_batch == 0 {
             return bad("micro-batch", "0".into(), "at least 1 sample per replica");
         }
-        if self.accumulate == 0 {
-            return bad("accumulate", "0".into(), "at least 1 micro-batch per step");
-        }
-        if self.tiles == 0 || self.tiles > 1024 {
-            return bad(
-                "tiles",
-                self.tiles.to_string(),
-                "1 to 1024 sample tiles per replica",
-            );
-        }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad("lr", self.lr.to_string(), "a finite learning rate above 0");
-        }
-        if self.shape.inputs == 0 {
-            return bad("inputs", "0".into(), "at least 1 input feature");
-        }
-        if self.shape.hidden == 0 {
-            return bad("hidden", "0".into(), "at least 1 hidden unit");
-        }
-        if self.shape.classes < 2 {
-            return bad(
-                "classes",
-                self.shape.classes.to_string(),
-                "at least 2 classes",
-            );
-        }
         if self.per_class == 0 {
-            return bad(
-                "per-class",
-                "0".into(),
-                "at least 1 generated sample per class",
-            );
+            let allowed = "at least 1 generated sample per class";
+            return bad("per-class", "0".into(), allowed);
         }
         if self.global_batch() > train_len {
-            return bad(
-                "micro-batch",
-                self.micro_batch.to_string(),
-                &format!(
-                    "the global batch R·m·GA = {} exceeds the {train_len} training samples",
-                    self.global_batch()
-                ),
+            let allowed = format!(
+                "the global batch R·m·GA = {} exceeds the {train_len} training samples",
+                self.global_batch()
             );
+            return bad("micro-batch", self.micro_batch.to_string(), &allowed);
+        }
+        // popnn's rules: `--pipeline-stages` 1 to the layers, `--tiles` within a chip, `--lr`,
+        // the optimizer's hyper-parameters.
+        let tiles = crate::run::machine(1).tiles_per_ipu;
+        self.options().check(&self.model()?, tiles)?;
+        Ok(())
+    }
+
+    fn check_shape(&self) -> Result<(), ConfigError> {
+        let s = &self.shape;
+        if s.inputs == 0 {
+            return bad("inputs", "0".into(), "at least 1 input feature");
+        }
+        if s.hidden.is_empty() || s.hidden.contains(&0) {
+            let list: Vec<String> = s.hidden.iter().map(usize::to_string).collect();
+            let allowed = "one or more layer widths of at least 1 unit, comma-separated";
+            return bad("hidden", list.join(","), allowed);
+        }
+        if s.classes < 2 {
+            return bad("classes", s.classes.to_string(), "at least 2 classes");
+        }
+        Ok(())
+    }
+
+    fn check_parallelism(&self) -> Result<(), ConfigError> {
+        if !self.replicas.is_power_of_two() || self.replicas > 256 {
+            let allowed = "a power of two from 1 to 256";
+            return bad("replicas", self.replicas.to_string(), allowed);
+        }
+        if let Some(g) = self.shard {
+            if g < 2 || !self.replicas.is_multiple_of(g) {
+                let allowed = format!(
+                    "a group of 2 or more replicas that divides --replicas {}",
+                    self.replicas
+                );
+                return bad("shard", g.to_string(), &allowed);
+            }
         }
         Ok(())
     }
@@ -214,25 +262,18 @@ impl Config {
 
     /// The first sample of replica `r`'s part of micro-batch `a` of step `s`: the global
     /// batch of step `s` is samples `s·B ..` in data order, micro-batch `a` its `a`-th run of
-    /// `R·m`, replica `r` the `r`-th `m` of that. One replica with micro-batch `R·m` sees the
-    /// same samples per micro-batch.
+    /// `R·m`, replica `r` the `r`-th `m` of that (popnn's order: step → micro-batch →
+    /// replica). One replica with micro-batch `R·m` sees the same samples per micro-batch.
     pub fn first_sample(&self, s: usize, a: usize, r: usize) -> usize {
         let rm = self.replicas as usize * self.micro_batch;
         s * self.global_batch() + a * rm + r * self.micro_batch
     }
 }
 
-/// `total` in `parts` balanced runs (the first ones one larger), empty runs dropped.
-pub fn split(total: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
-    let parts = parts.max(1);
-    let mut out = Vec::new();
-    let mut at = 0;
-    for k in 0..parts {
-        let n = total / parts + usize::from(k < total % parts);
-        if n > 0 {
-            out.push(at..at + n);
-        }
-        at += n;
-    }
-    out
+fn bad(option: &'static str, value: String, allowed: &str) -> Result<(), ConfigError> {
+    Err(ConfigError {
+        option,
+        value,
+        allowed: allowed.to_string(),
+    })
 }

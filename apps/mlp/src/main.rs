@@ -1,4 +1,4 @@
-//! `mlp`: data-parallel training of a multilayer perceptron on replicated graphs.
+//! `mlp`: data-parallel and pipelined training of a multilayer perceptron, on popnn.
 //!
 //! - `mlp train`: train (on the shipped UCI digits unless told otherwise) and print loss and
 //!   accuracy per epoch; writes `history.json` and the loss curve `loss.png`.
@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
-use mlp::config::{Config, Reduction};
+use mlp::config::{
+    Activation, Config, Optimizer, Reduction, Schedule, Shape, TensorStorage,
+};
 use mlp::data::{Data, DataError};
-use mlp::model::Shape;
-use mlp::optim::Optimizer;
 
 #[derive(Parser)]
 #[command(
     name = "mlp",
-    about = "Data-parallel MLP training on replicated poplar-rs graphs"
+    about = "Data-parallel and pipelined MLP training on popnn"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -80,9 +80,19 @@ enum Cmd {
 
 #[derive(Args, Clone)]
 struct Opts {
-    /// Replicas R (a power of two; one chip each).
+    /// Replicas R (a power of two; --pipeline-stages chips each).
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     replicas: u32,
+    /// Pipeline stages P: the layers split into P consecutive runs, one chip each (R×P chips).
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+    pipeline_stages: usize,
+    /// The pipeline schedule of the micro-batches over the stages.
+    #[arg(long, value_enum, default_value_t = ScheduleKind::Grouped)]
+    schedule: ScheduleKind,
+    /// Keep only each stage's input per micro-batch and recompute its activations in the
+    /// backward pass.
+    #[arg(long)]
+    recompute: bool,
     /// Samples per replica per micro-batch (m).
     #[arg(long, default_value_t = 16, allow_hyphen_values = true)]
     micro_batch: usize,
@@ -93,16 +103,20 @@ struct Opts {
     #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
     lr: f32,
     /// How the global batch's gradients are combined: sum, or mean over R·m·GA samples.
-    #[arg(long, value_enum, default_value_t = Reduction::Mean)]
-    reduction: Reduction,
-    /// Sample tiles per replica.
+    #[arg(long, value_enum, default_value_t = ReductionKind::Mean)]
+    reduction: ReductionKind,
+    /// Tiles of each chip a layer's rows are spread over.
     #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     tiles: usize,
     /// Input features of the blobs [default: 8]; with files, taken from them.
     #[arg(long, allow_hyphen_values = true)]
     inputs: Option<usize>,
-    #[arg(long, default_value_t = 64, allow_hyphen_values = true)]
-    hidden: usize,
+    /// Widths of the hidden layers, comma-separated (for example 128,64).
+    #[arg(long, value_delimiter = ',', default_value = "64", allow_hyphen_values = true)]
+    hidden: Vec<usize>,
+    /// The activation after every hidden layer.
+    #[arg(long, value_enum, default_value_t = ActivationKind::Relu)]
+    activation: ActivationKind,
     /// Classes of the blobs [default: 4]; with files, the largest label + 1 unless this is
     /// larger.
     #[arg(long, allow_hyphen_values = true)]
@@ -125,14 +139,14 @@ struct Opts {
     beta2: f32,
     #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
     eps: f32,
+    /// Where the optimizer's state lives: in the tiles' memory, or in Streaming Memory
+    /// (loaded for the update and stored back, one tensor at a time).
+    #[arg(long, value_enum, default_value_t = StateLocation::OnChip)]
+    state_location: StateLocation,
     /// Shard the master weights and the optimizer's state over groups of this many
     /// consecutive replicas (replicated tensor sharding; for example the replicas of one Pod).
     #[arg(long, allow_hyphen_values = true)]
     shard: Option<u32>,
-    /// Keep the optimizer's state in Streaming Memory, in this many chunks loaded one at a time
-    /// for the update (on tile 0 when absent).
-    #[arg(long, allow_hyphen_values = true)]
-    state_chunks: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -142,35 +156,86 @@ enum OptimizerKind {
     Adam,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReductionKind {
+    /// The update uses the sum of the per-sample gradients of the global batch.
+    Sum,
+    /// The update uses their mean over the global batch of R·m·GA samples.
+    Mean,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ActivationKind {
+    Relu,
+    Gelu,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ScheduleKind {
+    /// One micro-batch at a time through every stage and back (no overlap).
+    Sequential,
+    /// Forward and backward groups alternate (smaller stashes).
+    Interleaved,
+    /// Every forward group first, then every backward group.
+    Grouped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StateLocation {
+    OnChip,
+    OffChip,
+}
+
 impl Opts {
     fn config(&self, epochs: usize) -> Config {
         Config {
             replicas: self.replicas,
+            stages: self.pipeline_stages,
             micro_batch: self.micro_batch,
             accumulate: self.accumulate,
             epochs,
             lr: self.lr,
-            reduction: self.reduction,
+            reduction: match self.reduction {
+                ReductionKind::Sum => Reduction::Sum,
+                ReductionKind::Mean => Reduction::Mean,
+            },
             tiles: self.tiles,
             shape: Shape {
                 inputs: self.inputs.unwrap_or(8),
-                hidden: self.hidden,
+                hidden: self.hidden.clone(),
                 classes: self.classes.unwrap_or(4),
             },
+            activation: match self.activation {
+                ActivationKind::Relu => Activation::Relu,
+                ActivationKind::Gelu => Activation::Gelu,
+            },
+            schedule: match self.schedule {
+                ScheduleKind::Sequential => Schedule::Sequential,
+                ScheduleKind::Interleaved => Schedule::Interleaved,
+                ScheduleKind::Grouped => Schedule::Grouped,
+            },
+            recompute: self.recompute,
             per_class: self.per_class.unwrap_or(500),
             seed: self.seed,
+            optimizer: self.optimizer(),
+            state_location: match self.state_location {
+                StateLocation::OnChip => TensorStorage::OnChip,
+                StateLocation::OffChip => TensorStorage::OffChip,
+            },
             shard: self.shard,
-            state_chunks: self.state_chunks,
-            optimizer: match self.optimizer {
-                OptimizerKind::Sgd => Optimizer::Sgd,
-                OptimizerKind::Momentum => Optimizer::Momentum {
-                    momentum: self.momentum,
-                },
-                OptimizerKind::Adam => Optimizer::Adam {
-                    beta1: self.beta1,
-                    beta2: self.beta2,
-                    eps: self.eps,
-                },
+        }
+    }
+
+    fn optimizer(&self) -> Optimizer {
+        match self.optimizer {
+            OptimizerKind::Sgd => Optimizer::Sgd,
+            OptimizerKind::Momentum => Optimizer::Momentum {
+                momentum: self.momentum,
+            },
+            OptimizerKind::Adam => Optimizer::Adam {
+                beta1: self.beta1,
+                beta2: self.beta2,
+                eps: self.eps,
             },
         }
     }
@@ -221,6 +286,28 @@ fn train_data(
     cfg.shape.inputs = d.info.features;
     cfg.shape.classes = d.info.classes;
     Ok(d)
+}
+
+/// The pipeline in words: `P pipeline stages (schedule, recompute)`, or `no pipeline`; and
+/// where the optimizer's state lives.
+fn pipeline_text(cfg: &Config) -> String {
+    let pipe = if cfg.stages > 1 {
+        format!(
+            "{} pipeline stages ({}{})",
+            cfg.stages,
+            cfg.schedule.name(),
+            if cfg.recompute { ", recompute" } else { "" }
+        )
+    } else {
+        "no pipeline".into()
+    };
+    let state = match (cfg.state_location, cfg.shard) {
+        (TensorStorage::OnChip, None) => "state on chip".to_string(),
+        (TensorStorage::OffChip, None) => "state off chip".to_string(),
+        (TensorStorage::OnChip, Some(g)) => format!("state on chip, sharded over {g}"),
+        (TensorStorage::OffChip, Some(g)) => format!("state off chip, sharded over {g}"),
+    };
+    format!("{pipe}, {state}")
 }
 
 /// Files `mlp train` writes (and would overwrite) in its output folder.
@@ -298,28 +385,29 @@ fn real_main() -> anyhow::Result<()> {
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             say!(
-                "training: R = {} replicas × micro-batch {} × GA {} = {} samples per step, reduction {:?}, lr {}",
+                "training: R = {} replicas × micro-batch {} × GA {} = {} samples per step, reduction {:?}, lr {}, optimizer {}, {}",
                 cfg.replicas,
                 cfg.micro_batch,
                 cfg.accumulate,
                 cfg.global_batch(),
                 cfg.reduction,
-                cfg.lr
+                cfg.lr,
+                cfg.optimizer.name(),
+                pipeline_text(&cfg)
             );
             let name = match data.info.train_files.first() {
                 Some(f) if data.info.source == "files" => f.display().to_string(),
                 _ => data.info.source.clone(),
             };
             say!(
-                "data: {name}, {} training and {} test samples ({}), {} features, {} classes; model {} → {} → {}",
+                "data: {name}, {} training and {} test samples ({}), {} features, {} classes; model {} ({})",
                 data.info.train_samples,
                 data.info.test_samples,
                 data.info.split,
                 data.info.features,
                 data.info.classes,
-                cfg.shape.inputs,
-                cfg.shape.hidden,
-                cfg.shape.classes
+                cfg.shape.arrows(),
+                cfg.activation.name()
             );
             let (history, _) = mlp::run::train_on(&cfg, &data, threads, |e| {
                 say!(
@@ -334,7 +422,7 @@ fn real_main() -> anyhow::Result<()> {
             })?;
             let c = &history.step_cycles;
             say!(
-                "modelled step: {} cycles = compute {} + exchange {} + sync {} + host streams {} outside the all-reduce + all-reduce {}, {:.0} samples/s",
+                "modelled step: {} cycles = compute {} + exchange {} + sync {} + transfers {} outside the gradient reduction + gradient reduction {}, {:.0} samples/s",
                 c.total,
                 c.outside_compute,
                 c.outside_exchange,
@@ -343,14 +431,19 @@ fn real_main() -> anyhow::Result<()> {
                 c.all_reduce,
                 c.samples_per_second
             );
-            say!("all-reduce: {}", history.all_reduce_plan);
+            say!("gradient reduction: {}", history.all_reduce_plan);
             let path = out.join("history.json");
             let png = out.join("loss.png");
             if root {
                 write_atomic(&path, serde_json::to_string_pretty(&history)?)?;
                 let title = format!(
-                    "mlp train: {name}, R = {} × micro-batch {} × GA {}, lr {}, hidden {}",
-                    cfg.replicas, cfg.micro_batch, cfg.accumulate, cfg.lr, cfg.shape.hidden
+                    "mlp train: {name}, R = {} × P = {} × micro-batch {} × GA {}, lr {}, model {}",
+                    cfg.replicas,
+                    cfg.stages,
+                    cfg.micro_batch,
+                    cfg.accumulate,
+                    cfg.lr,
+                    cfg.shape.arrows()
                 );
                 mlp::curve::plot(&history.epochs, &title, &png)?;
             }
@@ -391,13 +484,14 @@ fn real_main() -> anyhow::Result<()> {
             let cfg = opts.config(1);
             let (train, _) = mlp::run::data(&cfg);
             cfg.check(train.len())?;
-            let c = mlp::device::build(&cfg, &mlp::device::machine(cfg.replicas))?;
+            let c = mlp::run::build(&cfg)?;
             say!(
-                "compiled R = {}: {:.3} s, {} tiles per replica stored, {} exchange phases",
+                "compiled R = {} × P = {}: {:.3} s, {} tiles per replica stored, {} exchange phases",
                 cfg.replicas,
+                cfg.stages,
                 c.compile_seconds,
-                c.exe.tiles.len(),
-                c.exe.exchanges.len()
+                c.popnn.exe.tiles.len(),
+                c.popnn.exe.exchanges.len()
             );
         }
     }

@@ -1,28 +1,33 @@
-//! The scaling report: for R = 1, 2, 4, … replicas (one chip each, on a Pod64 and on several
-//! Pods beyond 64), the modelled time of a training step from the compiled executable (the
-//! static estimate of `poplar::profile`, checked against the profile in the tests), against
-//! the seed's throughput model `R·m·GA / (GA·T_MB + T_AR)` with `T_MB` and `T_AR` estimated
-//! from the one-micro-batch and all-reduce programs of the same executable, the efficiency
-//! `throughput(R) / (R · throughput(1))`, and the all-reduce time against its link-bound
-//! limit `2(R−1)/R · S / B` (S the gradient bytes, B the IPU-Link rate each way, twice that
-//! for the two-way methods).
+//! The scaling report: for R = 1, 2, 4, … replicas (each of `P` chips, `--pipeline-stages`;
+//! on a Pod64 and on several Pods beyond 64 chips), the modelled time of a training step from
+//! the compiled executable (the static estimate of `poplar::profile`, checked against the
+//! profile in the tests), against the seed's throughput model `R·m·GA / (GA·T_MB + T_AR)`
+//! with `GA·T_MB` the estimate of popnn's pipeline program (`popnn::train::PIPELINE`: every
+//! micro-batch of the step, the pipeline's fill and drain included) and `T_AR` that of its
+//! gradient reduction (`popnn::train::REDUCE`), the efficiency
+//! `throughput(R) / (R · throughput(1))`, and the gradient reduction's time against its
+//! link-bound limit `2(R−1)/R · S / B` (S the gradient bytes, B the IPU-Link rate each way,
+//! twice that for the two-way methods).
 
 use std::path::Path;
 
 use plotters::prelude::*;
 use poplar::profile::{estimate_program, CycleModel};
+use popnn::train::{PIPELINE, REDUCE, STEP};
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::device;
+use crate::run;
 
 /// One row of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub replicas: u32,
     pub machine: String,
+    /// The gradient collectives' method (`none` with one replica).
     pub method: String,
     pub step_cycles: u64,
+    /// One micro-batch: the pipeline program's estimate over `GA`.
     pub micro_batch_cycles: u64,
     pub all_reduce_cycles: u64,
     /// Modelled samples per second of the compiled step.
@@ -35,6 +40,13 @@ pub struct Row {
     pub compile_seconds: f64,
 }
 
+/// The method named in a collective's label (`… method=<name> ring=…`).
+fn method_of(label: &str) -> Option<&str> {
+    let from = label.find("method=")? + "method=".len();
+    let rest = &label[from..];
+    Some(rest.find(" ring=").map_or(rest, |end| &rest[..end]))
+}
+
 /// The report over `replicas`, for the model and batch of `cfg`.
 pub fn report(cfg: &Config, replicas: &[u32]) -> anyhow::Result<Vec<Row>> {
     let mut rows: Vec<Row> = Vec::new();
@@ -44,24 +56,20 @@ pub fn report(cfg: &Config, replicas: &[u32]) -> anyhow::Result<Vec<Row>> {
             replicas: r,
             ..cfg.clone()
         };
-        let machine = device::machine(r);
-        let compiled = device::build(&c, &machine)?;
-        let (flat, _) = compiled.exe.expand_replicas();
+        let machine = run::machine(c.chips());
+        let compiled = run::build(&c)?;
+        let (flat, _) = compiled.popnn.exe.expand_replicas();
         let model = CycleModel::new(&flat);
         let est = |i| estimate_program(&flat, &model, i).map_or(0, |e| e.cycles);
-        let (step, mb, ar) = (
-            est(device::STEP),
-            est(device::MICRO_BATCH),
-            est(device::ALL_REDUCE),
-        );
+        let (step, pipeline, ar) = (est(STEP), est(PIPELINE), est(REDUCE));
         let clock = machine.clock_hz;
         let batch = c.global_batch() as f64;
         let sps = batch / (step as f64 / clock);
-        let model_sps = batch / ((c.accumulate as f64 * mb as f64 + ar as f64) / clock);
-        let directions = match compiled.plan.method {
-            collectives::Method::BidirectionalRingPair | collectives::Method::MeetInTheMiddle => {
-                2.0
-            }
+        let model_sps = batch / ((pipeline + ar) as f64 / clock);
+        let plans = run::labels(&compiled.popnn.exe, REDUCE, run::GRADIENT_LABEL);
+        let method = plans.first().and_then(|l| method_of(l)).unwrap_or("none");
+        let directions = match method {
+            "bidirectional ring pair" | "meet in the middle" => 2.0,
             _ => 1.0,
         };
         let b = machine.link_bytes_per_cycle * clock * directions;
@@ -75,9 +83,9 @@ pub fn report(cfg: &Config, replicas: &[u32]) -> anyhow::Result<Vec<Row>> {
                 None => format!("Pod{}", machine.num_ipus),
                 Some(pods) => format!("{pods} x Pod{}", machine.chips_per_link_domain),
             },
-            method: compiled.plan.method.name().to_string(),
+            method: method.to_string(),
             step_cycles: step,
-            micro_batch_cycles: mb,
+            micro_batch_cycles: pipeline / c.accumulate.max(1) as u64,
             all_reduce_cycles: ar,
             samples_per_second: sps,
             model_samples_per_second: model_sps,

@@ -1,5 +1,6 @@
-//! The `mlp` command as a user runs it: its output folder's rules, and its refusal to run as
-//! the copies an MPI launcher starts when built without MPI.
+//! The `mlp` command as a user runs it: its output folder's rules, its refusal to run as
+//! the copies an MPI launcher starts when built without MPI, a pipelined run, and bad options
+//! refused naming the option.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -94,4 +95,112 @@ fn a_folder_in_use_is_refused_and_force_replaces_only_the_runs_files() {
     names.sort();
     assert_eq!(names, ["history.json", "loss.png", "notes.txt"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A short blobs run with `extra` options into a fresh folder `name`: its output.
+fn blobs(name: &str, extra: &[&str]) -> (std::process::Output, PathBuf) {
+    let dir = temp_dir(name);
+    let out = mlp()
+        .args([
+            "train",
+            "--dataset",
+            "blobs",
+            "--epochs",
+            "2",
+            "--per-class",
+            "40",
+            "--micro-batch",
+            "4",
+            "--threads",
+            "2",
+            "--out",
+        ])
+        .arg(&dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+/// The epochs of a run's `history.json` without their wall times.
+fn epochs(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let h: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("history.json")).unwrap())
+            .unwrap();
+    h["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.as_object_mut().unwrap().remove("seconds");
+            e
+        })
+        .collect()
+}
+
+/// Two hidden layers in two pipeline stages (R = 2 × P = 2 chips, GA 4): the run succeeds,
+/// says so, records the stages, and learns what one stage learns from the same start (the
+/// same arithmetic per element whatever the stage: popnn's `tests/pipeline.rs`), with each
+/// schedule and with recomputation.
+#[test]
+fn two_pipeline_stages_train_a_two_hidden_layer_model() {
+    let common = ["--hidden", "16,8", "--replicas", "2", "--accumulate", "4"];
+    let (one, one_dir) = blobs("stages-1", &common);
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    let base = epochs(&one_dir);
+    assert_eq!(base.len(), 2);
+    for (k, extra) in [
+        &["--pipeline-stages", "2"][..],
+        &["--pipeline-stages", "2", "--schedule", "interleaved", "--recompute"][..],
+        &["--pipeline-stages", "2", "--schedule", "sequential"][..],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let args: Vec<&str> = common.iter().chain(extra).copied().collect();
+        let (out, dir) = blobs(&format!("stages-2-{k}"), &args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("2 pipeline stages") && text.contains("16 → 8"), "{text}");
+        let h: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("history.json")).unwrap())
+                .unwrap();
+        assert_eq!(h["config"]["stages"], 2);
+        assert_eq!(h["config"]["shape"]["hidden"], serde_json::json!([16, 8]));
+        assert!(dir.join("loss.png").exists());
+        assert_eq!(epochs(&dir), base, "{extra:?} against one stage");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::remove_dir_all(&one_dir).unwrap();
+}
+
+/// Bad values of the new options, and the removed `--state-chunks`, are refused before the
+/// output folder is made, naming the option (more pipeline stages than layers: popnn's
+/// refusal, under the command line's name).
+#[test]
+fn bad_pipeline_and_state_options_are_refused_naming_them() {
+    for (k, (extra, option)) in [
+        (&["--pipeline-stages", "3"][..], "--pipeline-stages"),
+        (&["--pipeline-stages", "0"][..], "--pipeline-stages"),
+        (&["--hidden", "16,0"][..], "--hidden"),
+        (&["--hidden", "16,x"][..], "--hidden"),
+        (&["--schedule", "fastest"][..], "--schedule"),
+        (&["--activation", "tanh"][..], "--activation"),
+        (&["--state-location", "disk"][..], "--state-location"),
+        (&["--state-chunks", "3"][..], "--state-chunks"),
+        (&["--shard", "3", "--replicas", "4"][..], "--shard"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (out, dir) = blobs(&format!("bad-{k}"), extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} ran");
+        // An error exit (clap's 2 or the program's 1), not a signal.
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{extra:?}: {err}");
+        assert!(err.contains(option), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+        assert!(!dir.exists(), "{extra:?} made the output folder");
+    }
 }

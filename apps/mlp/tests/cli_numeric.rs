@@ -13,6 +13,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 /// The options both commands take.
 const COMMON: &[(&str, usize)] = &[
     ("--replicas", 1),
+    ("--pipeline-stages", 1),
     ("--micro-batch", 1),
     ("--accumulate", 1),
     ("--lr", 1),
@@ -33,7 +34,7 @@ fn every_numeric_option_ends_in_a_clean_error_or_a_run_within_the_limit() {
         ("--replicas", "2"),
         ("--micro-batch", "4"),
         ("--inputs", "4"),
-        ("--hidden", "8"),
+        ("--hidden", "8,6"),
         ("--classes", "3"),
         ("--per-class", "8"),
         ("--tiles", "2"),

@@ -1,6 +1,8 @@
 //! Data-parallel training over MPI ranks, unchanged: `mpiexec -n 2 mlp train` (4 replicas on 4
 //! chips, two per rank, the all-reduce crossing ranks) learns exactly what one process learns:
-//! the same losses and accuracies, bit for bit. Needs the feature `mpi` and `mpiexec`.
+//! the same losses and accuracies, bit for bit; so do sharded Adam with its state off chip and
+//! a pipeline of two stages (8 chips, the stages' activations crossing ranks). Needs the
+//! feature `mpi` and `mpiexec`.
 
 #![cfg(feature = "mpi")]
 
@@ -64,8 +66,8 @@ fn two_and_three_ranks_learn_exactly_what_one_process_learns() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// Adam with its state sharded over pairs of replicas and kept in Streaming Memory (which
-/// rank 0 holds): the same bits on 1, 2 and 3 ranks.
+/// Adam with its state sharded over pairs of replicas and kept in Streaming Memory
+/// (`--state-location off-chip`): the same bits on 1, 2 and 3 ranks.
 #[test]
 fn sharded_adam_state_in_streaming_memory_learns_the_same_on_any_rank_count() {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -82,8 +84,40 @@ fn sharded_adam_state_in_streaming_memory_learns_the_same_on_any_rank_count() {
         "0.01",
         "--shard",
         "2",
-        "--state-chunks",
-        "3",
+        "--state-location",
+        "off-chip",
+    ];
+    let base = train(1, &d.join("one"), &extra);
+    assert_eq!(base.len(), 2);
+    for n in [2, 3] {
+        assert_eq!(
+            train(n, &d.join(format!("r{n}")), &extra),
+            base,
+            "{n} ranks"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Two hidden layers in two pipeline stages (R = 4 × P = 2 = 8 chips), interleaved, with
+/// recomputation: the same bits on 1, 2 and 3 ranks.
+#[test]
+fn a_pipeline_learns_the_same_on_any_rank_count() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mpi_pipeline_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let extra = [
+        "--per-class",
+        "40",
+        "--hidden",
+        "16,8",
+        "--pipeline-stages",
+        "2",
+        "--schedule",
+        "interleaved",
+        "--recompute",
+        "--accumulate",
+        "2",
     ];
     let base = train(1, &d.join("one"), &extra);
     assert_eq!(base.len(), 2);

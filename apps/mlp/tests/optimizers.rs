@@ -1,23 +1,19 @@
-//! The optimizers (`mlp::optim`): momentum and Adam on the device against the host.
+//! The optimizers (popnn's, re-exported as `mlp::optim`): SGD, momentum and Adam on the
+//! device against the f64 reference.
 //!
-//! Specification: with one replica the device's parameters equal the host reference's
-//! (`reference::train`, the same f32 operations in the same order) bit for bit, for every
-//! optimizer and both reductions; with R = 1, 2, 4 replicas they agree with an f64 oracle (the
-//! model's arithmetic written again here in f64, and `optim::Oracle`) within the tolerance
-//! derived below; on 1 and 2 threads the bits are the same.
+//! Specification: with R = 1, 2, 4 replicas the device's parameters agree with the f64
+//! reference (`popnn::host::Reference`: the model's arithmetic in f64 and `optim::Oracle`)
+//! within the tolerance derived below, for both reductions; every rule changes training; on
+//! 1 and 2 threads the bits are the same; bad hyper-parameters are named.
 
 mod common;
 
-use common::{device_params, oracle, small};
+use common::{bits, device_params, init, oracle, small, worst};
 use mlp::config::{Config, Reduction};
 use mlp::optim::Optimizer;
 
 fn momentum() -> Optimizer {
     Optimizer::Momentum { momentum: 0.9 }
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 fn cfg(replicas: u32, m: usize, opt: Optimizer, reduction: Reduction, lr: f32) -> Config {
@@ -29,17 +25,18 @@ fn cfg(replicas: u32, m: usize, opt: Optimizer, reduction: Reduction, lr: f32) -
     }
 }
 
+/// One replica, both reductions (Sum at lr 0.05/16 takes Mean's steps at 0.05: the global
+/// batch is 16), 6 steps: within the bounds of the test below.
 #[test]
-fn one_replica_equals_the_host_reference_bit_for_bit() {
+fn one_replica_agrees_with_the_f64_reference_for_both_reductions() {
     for opt in [Optimizer::Sgd, momentum(), Optimizer::adam()] {
-        for (reduction, lr) in [(Reduction::Mean, 0.05), (Reduction::Sum, 0.002)] {
+        for (reduction, lr) in [(Reduction::Mean, 0.05), (Reduction::Sum, 0.05 / 16.0)] {
             let c = cfg(1, 8, opt, reduction, lr);
             let (train, _) = mlp::run::data(&c);
-            let init = mlp::model::init(c.shape, c.seed);
-            let want = mlp::reference::train(&c, &train, &init, 6);
             let got = device_params(&c, &train, 6, 2);
-            assert_eq!(bits(&got), bits(&want), "{opt:?} {reduction:?}");
-            assert_ne!(bits(&got), bits(&init), "{opt:?}: the parameters moved");
+            let w = worst(&got, &oracle(&c, &train, 6));
+            assert!(w <= 2e-5, "{opt:?} {reduction:?}: worst {w:e}");
+            assert_ne!(bits(&got), bits(&init(&c)), "{opt:?}: the parameters moved");
         }
     }
 }
@@ -77,9 +74,8 @@ fn threads_do_not_change_the_bits() {
 /// difference stays near 1e-7 a step: bound 2e-5 over 10 steps. Adam divides by √v̂, so its
 /// step is lr·m̂/(√v̂ + ε), at most lr in size whatever |ĝ|: where a gradient nearly cancels
 /// (|ĝ| near the rounding noise) f32 and f64 can step in different directions, up to 2·lr in
-/// one step. No gradient of this case does (measured: worst 4.1e-7, median 1.4e-7 for R = 1,
-/// 2, 4), so the bound is 1e-5, 25× the worst measured; a failure here is either a broken rule
-/// or such a cancellation, which the two medians tell apart. A wrong rule (β swapped, no bias
+/// one step. The bound is 1e-5; a failure here is either a broken rule or such a
+/// cancellation, which the two medians tell apart. A wrong rule (β swapped, no bias
 /// correction, the wrong scale) moves parameters by about lr a step, 0.1 over 10 steps.
 #[test]
 fn replicas_agree_with_the_f64_oracle() {
@@ -90,9 +86,8 @@ fn replicas_agree_with_the_f64_oracle() {
                 ..cfg(r, 16 / r as usize, opt, Reduction::Mean, 0.01)
             };
             let (train, _) = mlp::run::data(&c);
-            let init = mlp::model::init(c.shape, c.seed);
             let got = device_params(&c, &train, 10, 2);
-            let want = oracle(&c, &train, &init, 10);
+            let want = oracle(&c, &train, 10);
             let mut diffs: Vec<f64> = got
                 .iter()
                 .zip(&want)

@@ -11,9 +11,11 @@ fn zero_shapes_name_their_own_option() {
     let mut c = small(1, 4);
     c.shape.inputs = 0;
     assert_eq!(c.check(train.len()).unwrap_err().option, "inputs");
-    let mut c = small(1, 4);
-    c.shape.hidden = 0;
-    assert_eq!(c.check(train.len()).unwrap_err().option, "hidden");
+    for hidden in [vec![0], vec![16, 0], vec![]] {
+        let mut c = small(1, 4);
+        c.shape.hidden = hidden;
+        assert_eq!(c.check(train.len()).unwrap_err().option, "hidden");
+    }
     let mut c: Config = small(1, 4);
     c.shape.classes = 1;
     assert_eq!(c.check(train.len()).unwrap_err().option, "classes");

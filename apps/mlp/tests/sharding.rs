@@ -1,22 +1,19 @@
-//! Replicated tensor sharding of the master weights and the optimizer's state (`--shard G`).
+//! Replicated tensor sharding of the master weights and the optimizer's state (`--shard G`,
+//! popnn's `optimizer_state_location.replicated_tensor_sharding` with `sharding_domain` G).
 //!
 //! Specification: a sharded run updates each element with the same f32 operations as an
 //! unsharded one, on a summed gradient that differs only in the order of its additions (the
 //! reduce-scatter's ring, plus an all-reduce across groups, against the all-reduce's method):
 //! with one group of two replicas the orders coincide and so do the bits; otherwise the
-//! parameters agree with the f64 oracle within the bounds of `tests/optimizers.rs`. The zero
-//! padding of `⌈P/G⌉`-element shards never reaches the weights, and the state a replica holds
-//! shrinks to `⌈P/G⌉` elements.
+//! parameters agree with the f64 reference within the bounds of `tests/optimizers.rs`. Each
+//! tile's piece of a tensor is split into `⌈L/G⌉`-element shards, zero-padded; the padding
+//! never reaches the weights, and the state a replica holds shrinks to its shards.
 
 mod common;
 
-use common::{device_params, oracle, small};
+use common::{bits, device_params, oracle, small, trainer_after, worst};
 use mlp::config::{Config, Reduction};
 use mlp::optim::Optimizer;
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
 
 const OPTIMIZERS: [Optimizer; 3] = [
     Optimizer::Sgd,
@@ -27,14 +24,6 @@ const OPTIMIZERS: [Optimizer; 3] = [
         eps: 1e-8,
     },
 ];
-
-/// The largest difference between `got` and the oracle's parameters.
-fn worst(got: &[f32], want: &[f64]) -> f64 {
-    got.iter()
-        .zip(want)
-        .map(|(&a, &b)| (f64::from(a) - b).abs())
-        .fold(0.0, f64::max)
-}
 
 #[test]
 fn one_group_of_two_gives_the_unsharded_bits() {
@@ -75,7 +64,6 @@ fn sharded_runs_agree_with_the_f64_oracle() {
                 ..small(r, 16 / r as usize)
             };
             let (train, _) = mlp::run::data(&c);
-            let init = mlp::model::init(c.shape, c.seed);
             let got = device_params(&c, &train, 10, 2);
             if (r, g) == (4, 2) {
                 assert_eq!(
@@ -84,7 +72,7 @@ fn sharded_runs_agree_with_the_f64_oracle() {
                     "threads"
                 );
             }
-            let w = worst(&got, &oracle(&c, &train, &init, 10));
+            let w = worst(&got, &oracle(&c, &train, 10));
             let bound = if matches!(opt, Optimizer::Adam { .. }) {
                 1e-5
             } else {
@@ -98,42 +86,66 @@ fn sharded_runs_agree_with_the_f64_oracle() {
     }
 }
 
+/// 8 replicas sharded over 8, 3 tiles a layer: `b0`'s 16 rows are pieces of 6, 5 and 5
+/// elements, one-element shards of which replicas 5 to 7 (6 and 7 for the pieces of 5) hold
+/// only padding; `b1`'s 4 rows are pieces of 2, 1 and 1. Every replica's master shard is its
+/// runs of the trained weights with zeros for the padding, its Adam state is as long as its
+/// shards (zero on the padding), and the weights are what the f64 reference trains.
 #[test]
 fn padding_never_reaches_the_weights() {
-    // 8 inputs, 16 hidden, 4 classes: P = 212 parameters, not a multiple of 8: shards of 27,
-    // the last padded with 4 zeros.
     let c = Config {
         shard: Some(8),
         optimizer: Optimizer::adam(),
         ..small(8, 2)
     };
-    assert_eq!((c.shape.params(), c.shard_len()), (212, 27));
-    mlp::link();
     let (train, _) = mlp::run::data(&c);
-    let exe = mlp::device::build(&c, &mlp::device::machine(8))
-        .unwrap()
-        .exe;
-    let mut d = mlp::device::Device::new(&exe, &c, 1).unwrap();
-    let init = mlp::model::init(c.shape, c.seed);
-    d.set_params(&init).unwrap();
-    d.feed(&train, 0, 5).unwrap();
-    for _ in 0..5 {
-        d.step().unwrap();
+    let t = trainer_after(&c, &train, 5, 1);
+    let params = t.params().unwrap();
+    let model = c.model().unwrap();
+    let mut padded = 0;
+    for (l, (p, d)) in params.iter().zip(model.layers()).enumerate() {
+        for (name, v, width) in [("w", &p.w, d.inputs), ("b", &p.b, 1)] {
+            let lens: Vec<usize> = popnn::model::blocks(d.outputs, c.tiles)
+                .into_iter()
+                .filter(|r| !r.is_empty())
+                .map(|r| r.len() * width)
+                .collect();
+            let shard_len: usize = lens.iter().map(|l| l.div_ceil(8)).sum();
+            for r in 0..8u32 {
+                let want = popnn::update::shard_of(v, &lens, 8, r);
+                let master = t
+                    .engine
+                    .read_tensor_replica::<f32>(&format!("{name}{l}/master"), r)
+                    .unwrap();
+                assert_eq!(bits(&master), bits(&want), "{name}{l} replica {r}");
+                let m = t
+                    .engine
+                    .read_tensor_replica::<f32>(&format!("{name}{l}/opt a"), r)
+                    .unwrap();
+                assert_eq!(m.len(), shard_len, "{name}{l} replica {r}");
+                padded += padding_is_zero(&m, &lens, r);
+            }
+        }
     }
-    // The last replica's shard holds elements 189..212 and 4 padding zeros, which stay zero.
-    let shard = d
-        .engine
-        .read_tensor_replica::<f32>("params shard", 7)
-        .unwrap();
-    assert_eq!(shard[23..], [0.0; 4]);
-    let m = d.engine.read_tensor_replica::<f32>("opt a", 7).unwrap();
-    assert_eq!(m.len(), 27);
-    assert_eq!(m[23..], [0.0; 4]);
-    // The weights are every shard's, in order, and what the oracle trains.
-    let p = d.params().unwrap();
-    assert_eq!(p[189..], shard[..23]);
-    let w = worst(&p, &oracle(&c, &train, &init, 5));
+    assert!(padded >= 8, "only {padded} padding elements");
+    let w = worst(&mlp::run::flat(&params), &oracle(&c, &train, 5));
     assert!(w <= 1e-5, "worst {w:e}");
+}
+
+/// Checks that replica `r`'s elements of `state` beyond each piece's end are zero; their
+/// count.
+fn padding_is_zero(state: &[f32], lens: &[usize], r: u32) -> usize {
+    let (mut at, mut n) = (0, 0);
+    for &l in lens {
+        let w = l.div_ceil(8);
+        let real = l.saturating_sub(r as usize * w).min(w);
+        for (k, v) in state[at + real..at + w].iter().enumerate() {
+            assert_eq!(*v, 0.0, "padding element {k} of a piece of {l}, replica {r}");
+            n += 1;
+        }
+        at += w;
+    }
+    n
 }
 
 #[test]
