@@ -1,6 +1,6 @@
 //! How compiling the sharded training graph scales with the replicas: Adam with the master
 //! weights and the state sharded over all `R` replicas (`--shard R`; at `R = 1` a group of
-//! one, which `device::build` accepts though the command line does not), for
+//! one, which `run::build` and popnn accept though the command line does not), for
 //! `R = 1, 2, 8, 64`. Each configuration runs in a fresh process (this binary with
 //! `--one R`), which compiles three times and reports the median compile seconds and its
 //! peak resident memory (`VmHWM` of `/proc/self/status`), so the peaks do not mix. Prints
@@ -8,8 +8,7 @@
 //!
 //! `cargo bench -p mlp --bench sharding_scale`
 
-use mlp::config::{Config, Reduction};
-use mlp::model::Shape;
+use mlp::config::{Config, Reduction, Shape};
 use mlp::optim::Optimizer;
 
 const REPLICAS: [u32; 4] = [1, 2, 8, 64];
@@ -27,14 +26,13 @@ fn config(replicas: u32) -> Config {
         tiles: 4,
         shape: Shape {
             inputs: 64,
-            hidden: 128,
+            hidden: vec![128],
             classes: 10,
         },
         per_class: 1000,
-        seed: 1,
         optimizer: Optimizer::adam(),
         shard: Some(replicas),
-        state_chunks: None,
+        ..Config::default()
     }
 }
 
@@ -46,16 +44,19 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 /// The child: compiles `replicas`' graph `RUNS` times; prints the median seconds, the peak
-/// KiB and tile 0's bytes.
+/// KiB and the fullest tile's bytes.
 fn one(replicas: u32) {
     mlp::link();
     let c = config(replicas);
     let mut secs = Vec::new();
-    let mut tile0 = 0;
+    let mut fullest = 0;
     for _ in 0..RUNS {
         let t0 = std::time::Instant::now();
-        match mlp::device::build(&c, &mlp::device::machine(replicas)) {
-            Ok(compiled) => tile0 = compiled.exe.tiles[0].memory_bytes,
+        match mlp::run::build(&c) {
+            Ok(compiled) => {
+                let tiles = &compiled.popnn.exe.tiles;
+                fullest = tiles.iter().map(|t| t.memory_bytes).max().unwrap_or(0);
+            }
             Err(e) => {
                 eprintln!("R = {replicas}: {e:#}");
                 std::process::exit(1);
@@ -64,11 +65,11 @@ fn one(replicas: u32) {
         secs.push(t0.elapsed().as_secs_f64());
     }
     secs.sort_by(f64::total_cmp);
-    println!("{} {} {tile0}", secs[RUNS / 2], peak_rss_kib().unwrap_or(0));
+    println!("{} {} {fullest}", secs[RUNS / 2], peak_rss_kib().unwrap_or(0));
 }
 
-/// Runs one configuration in a child process; its median seconds, peak KiB and tile 0's
-/// bytes.
+/// Runs one configuration in a child process; its median seconds, peak KiB and the fullest
+/// tile's bytes.
 fn measure(replicas: u32) -> Option<(f64, u64, u64)> {
     let exe = std::env::current_exe().ok()?;
     let out = std::process::Command::new(exe)
@@ -99,17 +100,17 @@ fn main() {
     println!("== Adam, {p} parameters, sharded over all R replicas: compile time (median of {RUNS}) and peak RSS, one process per R");
     println!(
         "  {:>4} {:>12} {:>14} {:>10} {:>10} {:>10}",
-        "R", "compile ms", "peak RSS MiB", "tile 0 B", "ms / R=1", "RSS / R=1"
+        "R", "compile ms", "peak RSS MiB", "fullest B", "ms / R=1", "RSS / R=1"
     );
     let mut first = None;
     for r in REPLICAS {
-        let Some((s, kib, tile0)) = measure(r) else {
+        let Some((s, kib, fullest)) = measure(r) else {
             println!("  {r:>4} failed");
             continue;
         };
         let (s1, k1) = *first.get_or_insert((s, kib));
         println!(
-            "  {r:>4} {:>12.3} {:>14.1} {tile0:>10} {:>10.2} {:>10.2}",
+            "  {r:>4} {:>12.3} {:>14.1} {fullest:>10} {:>10.2} {:>10.2}",
             s * 1e3,
             kib as f64 / 1024.0,
             s / s1,
