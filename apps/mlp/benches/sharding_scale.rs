@@ -65,7 +65,11 @@ fn one(replicas: u32) {
         secs.push(t0.elapsed().as_secs_f64());
     }
     secs.sort_by(f64::total_cmp);
-    println!("{} {} {fullest}", secs[RUNS / 2], peak_rss_kib().unwrap_or(0));
+    println!(
+        "{} {} {fullest}",
+        secs[RUNS / 2],
+        peak_rss_kib().unwrap_or(0)
+    );
 }
 
 /// Runs one configuration in a child process; its median seconds, peak KiB and the fullest

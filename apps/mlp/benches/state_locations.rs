@@ -63,7 +63,11 @@ fn main() {
         ("on chip", None, TensorStorage::OnChip),
         ("on chip, sharded over 4", Some(4), TensorStorage::OnChip),
         ("Streaming Memory", None, TensorStorage::OffChip),
-        ("Streaming Memory, sharded over 4", Some(4), TensorStorage::OffChip),
+        (
+            "Streaming Memory, sharded over 4",
+            Some(4),
+            TensorStorage::OffChip,
+        ),
     ];
     let mut first = (0u64, 0f64);
     for (name, shard, location) in cases {

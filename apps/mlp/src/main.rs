@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
-use mlp::config::{
-    Activation, Config, Optimizer, Reduction, Schedule, Shape, TensorStorage,
-};
+use mlp::config::{Activation, Config, Optimizer, Reduction, Schedule, Shape, TensorStorage};
 use mlp::data::{Data, DataError};
 
 #[derive(Parser)]
@@ -112,7 +110,12 @@ struct Opts {
     #[arg(long, allow_hyphen_values = true)]
     inputs: Option<usize>,
     /// Widths of the hidden layers, comma-separated (for example 128,64).
-    #[arg(long, value_delimiter = ',', default_value = "64", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64",
+        allow_hyphen_values = true
+    )]
     hidden: Vec<usize>,
     /// The activation after every hidden layer.
     #[arg(long, value_enum, default_value_t = ActivationKind::Relu)]

@@ -129,7 +129,10 @@ pub fn feed(
 
 /// The parameters as one flat vector: per layer `W` (row-major) then `b`.
 pub fn flat(p: &[LayerParams]) -> Vec<f32> {
-    p.iter().flat_map(|l| l.w.iter().chain(&l.b)).copied().collect()
+    p.iter()
+        .flat_map(|l| l.w.iter().chain(&l.b))
+        .copied()
+        .collect()
 }
 
 /// Accuracy of `p` on a data set (popnn's host forward pass, in f64).

@@ -125,8 +125,7 @@ fn blobs(name: &str, extra: &[&str]) -> (std::process::Output, PathBuf) {
 /// The epochs of a run's `history.json` without their wall times.
 fn epochs(dir: &std::path::Path) -> Vec<serde_json::Value> {
     let h: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("history.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("history.json")).unwrap()).unwrap();
     h["epochs"]
         .as_array()
         .unwrap()
@@ -147,12 +146,22 @@ fn epochs(dir: &std::path::Path) -> Vec<serde_json::Value> {
 fn two_pipeline_stages_train_a_two_hidden_layer_model() {
     let common = ["--hidden", "16,8", "--replicas", "2", "--accumulate", "4"];
     let (one, one_dir) = blobs("stages-1", &common);
-    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
     let base = epochs(&one_dir);
     assert_eq!(base.len(), 2);
     for (k, extra) in [
         &["--pipeline-stages", "2"][..],
-        &["--pipeline-stages", "2", "--schedule", "interleaved", "--recompute"][..],
+        &[
+            "--pipeline-stages",
+            "2",
+            "--schedule",
+            "interleaved",
+            "--recompute",
+        ][..],
         &["--pipeline-stages", "2", "--schedule", "sequential"][..],
     ]
     .into_iter()
@@ -161,8 +170,15 @@ fn two_pipeline_stages_train_a_two_hidden_layer_model() {
         let args: Vec<&str> = common.iter().chain(extra).copied().collect();
         let (out, dir) = blobs(&format!("stages-2-{k}"), &args);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(text.contains("2 pipeline stages") && text.contains("16 → 8"), "{text}");
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("2 pipeline stages") && text.contains("16 → 8"),
+            "{text}"
+        );
         let h: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("history.json")).unwrap())
                 .unwrap();

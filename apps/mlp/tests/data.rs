@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mlp::config::Config;
+use mlp::config::Shape;
 use mlp::data::{read_features, read_labels, Data, DataError};
 use mlp::digits::{self, TEST, TRAIN};
-use mlp::config::Shape;
 use npyz::WriterBuilder as _;
 
 fn temp_dir(name: &str) -> PathBuf {

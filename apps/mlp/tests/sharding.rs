@@ -140,7 +140,10 @@ fn padding_is_zero(state: &[f32], lens: &[usize], r: u32) -> usize {
         let w = l.div_ceil(8);
         let real = l.saturating_sub(r as usize * w).min(w);
         for (k, v) in state[at + real..at + w].iter().enumerate() {
-            assert_eq!(*v, 0.0, "padding element {k} of a piece of {l}, replica {r}");
+            assert_eq!(
+                *v, 0.0,
+                "padding element {k} of a piece of {l}, replica {r}"
+            );
             n += 1;
         }
         at += w;

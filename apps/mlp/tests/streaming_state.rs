@@ -103,9 +103,14 @@ fn the_state_read_back_from_streaming_memory_is_the_on_chip_state() {
     // 212 parameters, 2 kinds of state: 1,696 B on the tiles on chip (and the alignment of
     // the odd-length pieces of the biases); off chip, staging buffers as long as the most each
     // tile stages at once (`w0`'s rows), and 2 remote buffers per parameter tensor.
-    let on_tiles = bytes(&chip_exe, &|n| n.ends_with("/opt a") || n.ends_with("/opt b"));
+    let on_tiles = bytes(&chip_exe, &|n| {
+        n.ends_with("/opt a") || n.ends_with("/opt b")
+    });
     let staged = bytes(&off_exe, &|n| n.contains("(staged)"));
-    assert!((2 * 212 * 4..2 * 212 * 4 + 64).contains(&on_tiles), "{on_tiles} B");
+    assert!(
+        (2 * 212 * 4..2 * 212 * 4 + 64).contains(&on_tiles),
+        "{on_tiles} B"
+    );
     assert!(staged > 0 && staged < on_tiles, "{staged} B staged");
     assert_eq!(bytes(&off_exe, &|n| n.ends_with("/opt a")), 0);
     assert_eq!(off_exe.remote_buffers.len(), 2 * 4);

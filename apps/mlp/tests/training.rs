@@ -79,7 +79,10 @@ fn one_replica_agrees_with_the_f64_reference() {
     let want = oracle(&cfg, &train, steps);
     let w = worst(&dev, &want);
     assert!(w <= 1e-5, "worst {w:e}");
-    assert!(worst32(&dev, &init(&cfg)) > 1e-3, "training changed nothing");
+    assert!(
+        worst32(&dev, &init(&cfg)) > 1e-3,
+        "training changed nothing"
+    );
 }
 
 /// R replicas × micro-batch m see the same samples per step as one replica × R·m; only the
@@ -102,7 +105,10 @@ fn replicas_times_m_equals_one_replica_times_r_m() {
         let w = worst32(&p, &base);
         assert!(w <= 1e-5, "R = {r} × m = {m}: largest difference {w}");
         let w = worst(&p, &want);
-        assert!(w <= 1e-5, "R = {r}: largest difference from the f64 reference {w}");
+        assert!(
+            w <= 1e-5,
+            "R = {r}: largest difference from the f64 reference {w}"
+        );
     }
 }
 
@@ -130,7 +136,11 @@ fn training_learns_the_blobs() {
     assert!(last.test_accuracy > 0.7, "{:?}", h.epochs);
     assert!(last.train_loss < h.epochs[0].train_loss);
     assert!(h.step_cycles.all_reduce > 0 && h.step_cycles.total > h.step_cycles.all_reduce);
-    assert!(h.all_reduce_plan.starts_with("allReduce(gradients)"), "{}", h.all_reduce_plan);
+    assert!(
+        h.all_reduce_plan.starts_with("allReduce(gradients)"),
+        "{}",
+        h.all_reduce_plan
+    );
     let json = serde_json::to_string(&h).unwrap();
     assert!(json.contains("\"test_accuracy\"") && json.contains("\"reduction\":\"mean\""));
 }

@@ -70,7 +70,10 @@ pub fn oracle(cfg: &Config, data: &Dataset, steps: usize) -> Vec<f64> {
     let mut r = Reference::new(&model, &init, cfg.optimizer, f64::from(cfg.lr), scale);
     let (b, d) = (cfg.global_batch(), cfg.shape.inputs);
     for s in 0..steps {
-        r.step(&data.x[s * b * d..(s + 1) * b * d], &data.y[s * b..(s + 1) * b]);
+        r.step(
+            &data.x[s * b * d..(s + 1) * b * d],
+            &data.y[s * b..(s + 1) * b],
+        );
     }
     r.params
         .iter()
