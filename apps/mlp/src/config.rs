@@ -62,6 +62,8 @@ pub struct Config {
     pub schedule: Schedule,
     /// Recompute the activations in the backward pass instead of stashing them.
     pub recompute: bool,
+    /// f16 weights with an f32 master copy (`popnn::TrainOptions::half_weights`).
+    pub half_weights: bool,
     pub per_class: usize,
     pub seed: u64,
     /// The update rule and its state (`popnn::optim`).
@@ -101,6 +103,7 @@ impl Default for Config {
             activation: Activation::Relu,
             schedule: Schedule::Grouped,
             recompute: false,
+            half_weights: false,
             per_class: 500,
             seed: 1,
             optimizer: Optimizer::Sgd,
@@ -188,7 +191,9 @@ impl Config {
                 storage: self.state_location,
                 replicated_tensor_sharding: self.shard.is_some(),
             },
+            half_weights: self.half_weights,
             sharding_domain: self.shard,
+            ..popnn::TrainOptions::default()
         }
     }
 

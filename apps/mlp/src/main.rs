@@ -91,6 +91,9 @@ struct Opts {
     /// backward pass.
     #[arg(long)]
     recompute: bool,
+    /// Weights in f16 (half their memory), updated through an f32 master copy.
+    #[arg(long)]
+    half_weights: bool,
     /// Samples per replica per micro-batch (m).
     #[arg(long, default_value_t = 16, allow_hyphen_values = true)]
     micro_batch: usize,
@@ -218,6 +221,7 @@ impl Opts {
                 ScheduleKind::Grouped => Schedule::Grouped,
             },
             recompute: self.recompute,
+            half_weights: self.half_weights,
             per_class: self.per_class.unwrap_or(500),
             seed: self.seed,
             optimizer: self.optimizer(),

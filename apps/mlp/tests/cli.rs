@@ -191,6 +191,37 @@ fn two_pipeline_stages_train_a_two_hidden_layer_model() {
     std::fs::remove_dir_all(&one_dir).unwrap();
 }
 
+/// `--half-weights`: the run records it and learns what f32 weights learn, within the f16
+/// rounding of the weights (every epoch's training loss within 2 %; measured: 0.13 % and 0.63 %).
+#[test]
+fn half_weights_learn_as_f32_weights_do() {
+    let (full, full_dir) = blobs("f32-weights", &[]);
+    assert!(
+        full.status.success(),
+        "{}",
+        String::from_utf8_lossy(&full.stderr)
+    );
+    let (half, half_dir) = blobs("f16-weights", &["--half-weights"]);
+    assert!(
+        half.status.success(),
+        "{}",
+        String::from_utf8_lossy(&half.stderr)
+    );
+    let h: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(half_dir.join("history.json")).unwrap())
+            .unwrap();
+    assert_eq!(h["config"]["half_weights"], true);
+    for (a, b) in epochs(&full_dir).iter().zip(epochs(&half_dir)) {
+        let (x, y) = (
+            a["train_loss"].as_f64().unwrap(),
+            b["train_loss"].as_f64().unwrap(),
+        );
+        assert!((x - y).abs() <= 0.02 * x, "f32 {x} against f16 {y}");
+    }
+    std::fs::remove_dir_all(&full_dir).unwrap();
+    std::fs::remove_dir_all(&half_dir).unwrap();
+}
+
 /// Bad values of the new options, and the removed `--state-chunks`, are refused before the
 /// output folder is made, naming the option (more pipeline stages than layers: popnn's
 /// refusal, under the command line's name).

@@ -59,6 +59,11 @@ pub struct TrainOptions {
     /// With replicated tensor sharding the update also keeps an f32 master copy of the
     /// replica's shard of the weights, and the weights are all-gathered after it.
     pub optimizer_state_location: TensorLocation,
+    /// Unsharded, the gradients are all-reduced in buckets of consecutive tensors (largest
+    /// first) of at most this many bytes, one collective each (PyTorch DDP's `bucket_cap_mb`):
+    /// fewer, larger collectives pay their latency less often; smaller ones need shorter
+    /// buffers. A tensor larger than this is a bucket of its own. Default 1 MiB.
+    pub all_reduce_bucket_bytes: usize,
     /// Weights in f16 (half the memory and exchange of f32 weights), updated through an f32
     /// master copy (on chip as the weights, or the replica's shard with replicated tensor
     /// sharding) and rounded to f16 after each update.
@@ -82,6 +87,7 @@ impl Default for TrainOptions {
             lr: 0.05,
             reduction: Reduction::Mean,
             optimizer_state_location: TensorLocation::default(),
+            all_reduce_bucket_bytes: 1 << 20,
             half_weights: false,
             sharding_domain: None,
         }

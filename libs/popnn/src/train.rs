@@ -45,15 +45,10 @@ pub fn build(machine: &Target, model: &Model, opts: &TrainOptions) -> Result<Com
     let net = Network::new(&mut g, model, opts, plan.clone())?;
     let pipeline = Program::labelled(PIPELINE_LABEL, vec![pipeline(&mut g, &net)?]);
     let update = crate::update::build(&mut g, &net)?;
-    let step = vec![
-        pipeline.clone(),
-        update.reduce.clone(),
-        Program::labelled("update", vec![update.update]),
-        update.gather,
-    ];
+    let step = Program::seq(vec![pipeline.clone(), update.step]);
     let exe = compile(
         &g,
-        &[Program::seq(step), pipeline, update.reduce],
+        &[step, pipeline, update.reduce],
         &CompileOptions::default(),
     )?;
     Ok(Compiled {

@@ -27,11 +27,12 @@ use crate::train::ALL_REDUCE_NAME;
 
 /// The programs after the pipeline.
 pub(crate) struct Update {
-    /// Combining the gradients over the replicas.
+    /// Combining the gradients over the replicas, alone (for static estimates of its cost).
     pub reduce: Program,
-    pub update: Program,
-    /// Bringing the weights back (sharded).
-    pub gather: Program,
+    /// Everything after the pipeline: the reduction, the update (labelled `update`) and, when
+    /// sharded, the all-gathers; sharded tensors are reduced, updated and gathered one after
+    /// another.
+    pub step: Program,
 }
 
 /// One tensor the optimizer updates: parameters (or their master shard) and gradients of the
@@ -79,9 +80,8 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
             );
         }
         return Ok(Update {
-            reduce,
-            update: Program::seq(steps),
-            gather: Program::nop(),
+            reduce: reduce.clone(),
+            step: Program::seq(vec![reduce, Program::labelled("update", steps)]),
         });
     };
     // Sharded: per tensor, its reduce-scatter, its update and its all-gather, one tensor
@@ -89,9 +89,10 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
     let shards = sharded(g, opts, &params, group)?;
     let targets: Vec<Target> = shards.iter().map(|s| s.target.clone()).collect();
     let updates = per_target(g, opts, &targets, powers.as_ref())?;
+    let reduce = Program::seq(shards.iter().map(|s| s.reduce.clone()).collect());
     for (shard, update) in shards.into_iter().zip(updates) {
         steps.push(shard.reduce);
-        steps.extend(update);
+        steps.push(Program::labelled("update", update));
         steps.push(shard.gather);
     }
     // The reduce-scatters leave partial sums in the accumulators: zeroed last (with groups
@@ -102,9 +103,8 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
     }
     steps.push(Program::execute(zero));
     Ok(Update {
-        reduce: Program::nop(),
-        update: Program::seq(steps),
-        gather: Program::nop(),
+        reduce,
+        step: Program::seq(steps),
     })
 }
 
@@ -163,8 +163,11 @@ fn round_to_half(g: &mut Graph, targets: &[Target]) -> Result<Option<Program>, T
     Ok(Some(Program::execute(cs)))
 }
 
-/// The all-reduce of each gradient over the replicas, largest first, sharing one pool of
-/// buffers (nothing with one replica).
+/// The all-reduce of the gradients over the replicas (nothing with one replica), in buckets
+/// of consecutive tensors, largest first, of at most `all_reduce_bucket_bytes` each (a tensor
+/// larger than that alone), one collective per bucket, all sharing one pool of buffers: one
+/// collective for a small model (its latency paid once), and buffers no longer than the
+/// largest bucket's share for a large one.
 fn all_reduce(
     g: &mut Graph,
     opts: &TrainOptions,
@@ -176,15 +179,28 @@ fn all_reduce(
     let mut scratch = collectives::Scratch::new("all-reduce buffers");
     let mut order: Vec<&(String, Tensor, Tensor)> = params.iter().collect();
     order.sort_by_key(|p| std::cmp::Reverse(p.2.num_elements()));
+    let mut buckets: Vec<Vec<&(String, Tensor, Tensor)>> = Vec::new();
+    let mut bytes = usize::MAX;
+    for p in order {
+        let b = 4 * p.2.num_elements();
+        if bytes.saturating_add(b) > opts.all_reduce_bucket_bytes {
+            buckets.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += b;
+        buckets.last_mut().expect("a bucket").push(p);
+    }
     let mut steps = Vec::new();
-    for (name, _, grad) in order {
+    for bucket in buckets {
+        let grads: Vec<Tensor> = bucket.iter().map(|p| p.2.clone()).collect();
+        let names: Vec<&str> = bucket.iter().map(|p| p.0.as_str()).collect();
         let reduce = collectives::all_reduce_in_place_with(
             g,
-            std::slice::from_ref(grad),
+            &grads,
             collectives::Op::Add,
             collectives::Group::All,
             &collectives::Options::default(),
-            &format!("{ALL_REDUCE_NAME} {name}"),
+            &format!("{ALL_REDUCE_NAME} {}", names.join(" ")),
             &mut scratch,
         )?;
         steps.push(reduce.program);
