@@ -439,6 +439,15 @@ impl ReportData {
     }
 }
 
+impl MemoryData {
+    /// Memory per tile of an executable, from its [`MemoryReport`], as `poplar memory` shows
+    /// it: of one replica in a replicated executable (where [`ReportData::from_executable`]
+    /// holds every replica's tiles).
+    pub fn from_executable(exe: &Executable) -> MemoryData {
+        memory_data(exe)
+    }
+}
+
 fn memory_data(exe: &Executable) -> MemoryData {
     let m = MemoryReport::from_executable(exe);
     let categories: Vec<String> = CategoryBytes::default()

@@ -18,11 +18,13 @@
 
 #[cfg(feature = "browser")]
 pub mod browser;
+pub mod compare;
 pub mod data;
 pub mod liveness;
 
 use std::path::{Path, PathBuf};
 
+pub use compare::{CompareData, CompareError, Comparison, COMPARE_VERSION};
 pub use data::{ReportData, REPORT_VERSION};
 
 const TEMPLATE: &str = include_str!("../assets/viewer.html");
@@ -61,6 +63,17 @@ fn escape_html(s: &str) -> String {
 
 /// The report as one HTML document.
 pub fn html(data: &ReportData) -> String {
+    page(&data.title, data)
+}
+
+/// The comparison of two reports as one HTML document: the viewer in compare mode (both
+/// reports' data embedded, and their differences).
+pub fn html_compare(data: &CompareData) -> String {
+    page(&data.title, data)
+}
+
+/// The page with `data` embedded in its report-data element.
+fn page(title: &str, data: &impl serde::Serialize) -> String {
     // `<` only occurs inside JSON strings, where `\u003c` means the same: the data can then
     // never close its <script> element.
     let json = serde_json::to_string(data)
@@ -69,7 +82,7 @@ pub fn html(data: &ReportData) -> String {
     let mut out = String::with_capacity(TEMPLATE.len() + STYLE.len() + SCRIPT.len() + json.len());
     let mut rest = TEMPLATE;
     for (marker, value) in [
-        ("{{TITLE}}", escape_html(&data.title)),
+        ("{{TITLE}}", escape_html(title)),
         ("{{STYLE}}", STYLE.to_string()),
         ("{{DATA}}", json),
         ("{{SCRIPT}}", SCRIPT.to_string()),
@@ -90,6 +103,15 @@ const DATA_OPEN: &str = "<script id=\"report-data\" type=\"application/json\">";
 /// The data embedded in a report page written by [`html`]: to read a report's numbers back
 /// (in tests, or to compare two reports) without a browser.
 pub fn embedded(page: &str) -> Result<ReportData, ReportError> {
+    embedded_json(page)
+}
+
+/// The data embedded in a comparison page written by [`html_compare`].
+pub fn embedded_compare(page: &str) -> Result<CompareData, ReportError> {
+    embedded_json(page)
+}
+
+fn embedded_json<T: serde::de::DeserializeOwned>(page: &str) -> Result<T, ReportError> {
     let bad = |what: &str| ReportError::NotAReport {
         what: what.to_string(),
     };
@@ -114,6 +136,21 @@ pub fn write_checked(
     force: bool,
     inputs: &[&Path],
 ) -> Result<(), ReportError> {
+    write_page(path, || html(data), force, inputs)
+}
+
+/// [`write_checked`] for a comparison page ([`html_compare`]).
+pub fn write_compare_checked(
+    path: &Path,
+    data: &CompareData,
+    force: bool,
+    inputs: &[&Path],
+) -> Result<(), ReportError> {
+    write_page(path, || html_compare(data), force, inputs)
+}
+
+/// The output rule of [`write_checked`], alone: to refuse an output before any work.
+pub fn check_output(path: &Path, force: bool, inputs: &[&Path]) -> Result<(), ReportError> {
     if inputs
         .iter()
         .any(|i| app_support::output::same_file(path, i))
@@ -123,7 +160,18 @@ pub fn write_checked(
     if !force && std::fs::symlink_metadata(path).is_ok() {
         return Err(ReportError::Exists { path: path.into() });
     }
-    app_support::output::write_atomic(path, html(data)).map_err(|e| ReportError::Io {
+    Ok(())
+}
+
+/// Checks the output rule, then writes the page made by `page` atomically.
+fn write_page(
+    path: &Path,
+    page: impl FnOnce() -> String,
+    force: bool,
+    inputs: &[&Path],
+) -> Result<(), ReportError> {
+    check_output(path, force, inputs)?;
+    app_support::output::write_atomic(path, page()).map_err(|e| ReportError::Io {
         path: path.into(),
         source: match e {
             app_support::output::OutputError::Write { source, .. } => source,
