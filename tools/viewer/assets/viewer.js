@@ -1,9 +1,17 @@
 // poplar-viewer: the page of `poplar report`. Plain JavaScript, no library: the data are the
 // JSON in #report-data (schema "poplar-report", docs/viewer.md); every chart is a canvas.
+// In compare mode (schema "poplar-compare", `poplar report A --compare B`) the data hold two
+// reports and their differences: the views show A or B (the location's hash says which: the
+// side buttons set it and reload the page) and the Compare view shows B − A.
 "use strict";
 (function () {
   const t0 = performance.now();
-  const D = JSON.parse(document.getElementById("report-data").textContent);
+  const RAW = JSON.parse(document.getElementById("report-data").textContent);
+  const CMP = RAW.schema === "poplar-compare" ? RAW : null;
+  // "#b/memory": side B, view memory.
+  const HASH = location.hash.slice(1).split("/");
+  const SIDE = CMP && HASH[0] === "b" ? "b" : "a";
+  const D = CMP ? CMP[SIDE] : RAW;
   const T = D.target;
   const M = D.memory;
   const P = D.profile;
@@ -65,6 +73,13 @@
     const c = RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * u));
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   }
+  // Differences: -1..1 to blue (less in B) .. white .. red (more in B).
+  function diverge(x) {
+    const f = Math.min(1, Math.abs(x)), to = x > 0 ? [215, 48, 31] : [31, 111, 235];
+    const c = to.map((a) => Math.round(255 + (a - 255) * (0.2 + 0.8 * f)));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  }
+  const sgn = (d) => (d > 0 ? "+" : "") + fmt(d);
   const CAT_COLOURS = ["#3b82c4", "#7cb342", "#e08a2c", "#c0ca33", "#8e6cc4", "#e25563", "#26a69a"];
   // Timeline span kinds: compute, exchange, sync, label, transfer.
   const KIND_COLOURS = ["#3b82c4", "#e08a2c", "#b0b8c0", "#6a4fb3", "#2a9d8f"];
@@ -73,9 +88,9 @@
 
   // ---------------------------------------------------------------- tabs
   const rendered = {};
-  const renderers = { memory: renderMemory, programs: renderPrograms, liveness: renderLiveness, execution: renderExecution };
+  const renderers = { memory: renderMemory, programs: renderPrograms, liveness: renderLiveness, execution: renderExecution, compare: renderCompare };
   function show(view) {
-    for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.view === view);
+    for (const b of document.querySelectorAll("#tabs button[data-view]")) b.classList.toggle("active", b.dataset.view === view);
     for (const s of document.querySelectorAll(".view")) s.classList.toggle("active", s.id === "view-" + view);
     if (!rendered[view]) {
       rendered[view] = true;
@@ -83,10 +98,10 @@
     }
     document.documentElement.dataset.view = view;
   }
-  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.view));
+  for (const b of document.querySelectorAll("#tabs button[data-view]")) b.addEventListener("click", () => show(b.dataset.view));
 
-  $("title").textContent = D.title;
-  $("target-line").textContent =
+  $("title").textContent = CMP ? CMP.title : D.title;
+  $("target-line").textContent = (CMP ? `showing ${SIDE.toUpperCase()}: ${D.title}; ` : "") +
     `${fmt(T.chips)} chip${T.chips > 1 ? "s" : ""} × ${fmt(T.tiles_per_chip)} tiles, ` +
     `${kib(T.bytes_per_tile)} per tile, ${T.workers_per_tile} workers, ${(T.clock_hz / 1e9).toFixed(2)} GHz` +
     (P ? "; with a profile" : "; no profile");
@@ -549,6 +564,20 @@
     drawMatrices();
   }
 
+  // A chip × chip table of `chip` (n × n, row = source); `signed`: differences, coloured red
+  // (more) and blue (less) against the largest magnitude.
+  function chipTable(tbl, chip, n, signed) {
+    const cmax = Math.max(1, ...Array.from(chip, Math.abs));
+    tbl.replaceChildren(el("tr", {}, el("th", { text: "from \\ to" }), ...Array.from({ length: n }, (_, d) => el("th", { text: `chip ${d}` }))));
+    for (let s = 0; s < n; s++) {
+      tbl.append(el("tr", {}, el("th", { text: `chip ${s}` }), ...Array.from({ length: n }, (_, d) => {
+        const v = chip[s * n + d], f = Math.abs(v) / cmax;
+        const bg = !v ? "#fff" : signed ? diverge(v / cmax) : ramp(0.15 + 0.85 * f);
+        return el("td", { text: signed ? sgn(v) : fmt(v), "data-bytes": v, style: `background:${bg};color:${f > 0.6 ? "#fff" : "inherit"}` });
+      })));
+    }
+  }
+
   function matrixOf(choice) {
     const nb = T.matrix_bins, m = new Float64Array(nb * nb);
     const execs = new Map();
@@ -569,15 +598,7 @@
     const per = nb / T.chips;
     const chip = new Float64Array(T.chips * T.chips);
     for (let s = 0; s < nb; s++) for (let d = 0; d < nb; d++) chip[Math.floor(s / per) * T.chips + Math.floor(d / per)] += m[s * nb + d];
-    const cmax = Math.max(1, ...chip);
-    const tbl = $("chip-matrix");
-    tbl.replaceChildren(el("tr", {}, el("th", { text: "from \\ to" }), ...Array.from({ length: T.chips }, (_, d) => el("th", { text: `chip ${d}` }))));
-    for (let s = 0; s < T.chips; s++) {
-      tbl.append(el("tr", {}, el("th", { text: `chip ${s}` }), ...Array.from({ length: T.chips }, (_, d) => {
-        const v = chip[s * T.chips + d];
-        return el("td", { text: fmt(v), "data-bytes": v, style: `background:${v ? ramp(0.15 + 0.85 * v / cmax) : "#fff"};color:${v / cmax > 0.6 ? "#fff" : "inherit"}` });
-      })));
-    }
+    chipTable($("chip-matrix"), chip, T.chips, false);
     const c = $("range-matrix");
     const S = Math.min(512, Math.max(256, nb * 6));
     const g = canvas(c, S + 40, S + 20);
@@ -707,11 +728,122 @@
     g.fillText("0", 2, y(0));
   }
 
+  // ---------------------------------------------------------------- compare
+  // B − A from the comparison made by `poplar report --compare` (the numbers of
+  // `poplar memory|profile --compare`); the per-tile strip from the two reports' tiles.
+  function diffCells(p, unit) {
+    const cls = p.diff > 0 ? "more" : p.diff < 0 ? "less" : "";
+    const rel = !p.diff ? "" : p.a ? (p.diff > 0 ? "+" : "") + pct(p.diff / p.a) : "new";
+    return [unit(p.a), unit(p.b), el("span", { class: cls, text: p.diff ? (p.diff > 0 ? "+" : "−") + unit(Math.abs(p.diff)) : "0" }), rel];
+  }
+  function pairRow(name, p, unit, attrs) {
+    return row([name, ...diffCells(p, unit)], Object.assign({ "data-a": p.a, "data-b": p.b, "data-diff": p.diff }, attrs));
+  }
+  function renderCompare() {
+    const C = CMP.diff, A = CMP.a, B = CMP.b;
+    const tline = (r) => `${r.title}: ${fmt(r.target.chips)} × ${fmt(r.target.tiles_per_chip)} tiles${r.profile ? ", with a profile" : ""}`;
+    $("cmp-summary").textContent = `A is ${tline(A)}. B is ${tline(B)}. Differences are B − A.`;
+    $("cmp-limits").replaceChildren(...C.limits.map((l) => el("li", { "data-limit": l.k, text: limitText(l) })));
+    const M2 = C.memory;
+    const head = ["", "A", "B", "B − A", "change"];
+    table($("cmp-memory"), head, [["total", M2.total], ["always-live", M2.always_live], ["temporaries (peaks)", M2.temporary],
+      ["fullest tile", M2.max_tile]].map(([n, p]) => pairRow(n, p, bytes, { "data-what": n }))
+      .concat([pairRow("tiles over the budget", M2.over_budget, fmt, { "data-what": "over budget" })])
+      .concat(M2.categories.map((c) => pairRow(c.name, c, bytes, { "data-category": c.name }))));
+    drawTileDiff();
+    table($("cmp-tiles"), ["tile", "A", "B", "B − A", "change"], M2.tiles.map((t) => pairRow(fmt(t.tile), t, bytes, { "data-tile": t.tile })));
+    if (C.elapsed) {
+      const E = C.elapsed;
+      table($("cmp-elapsed"), head, ["runs", "compute", "exchange", "sync", "transfer", "total"].map((k) =>
+        pairRow(k, E[k], fmt, { "data-what": k })));
+    } else $("cmp-elapsed-box").style.display = "none";
+    $("cmp-phase-source").textContent = C.phase_source === "profile"
+      ? "(cycles over the runs, matched by kind and name)" : "(modelled cycles of one execution, matched by kind and name)";
+    const both = C.phases.filter((p) => p.a && p.b), one = C.phases.filter((p) => !(p.a && p.b));
+    const side = (s) => (s ? s.cycles : 0);
+    const phRow = (p) => {
+      const r = pairRow(p.name, { a: side(p.a), b: side(p.b), diff: side(p.b) - side(p.a) }, fmt, { "data-phase": p.name, "data-kind": p.kind });
+      r.firstChild.after(el("td", { class: "name", text: p.kind }));
+      return r;
+    };
+    both.sort((x, y) => Math.abs(side(y.b) - side(y.a)) - Math.abs(side(x.b) - side(x.a)));
+    table($("cmp-phases"), ["phase", "kind", "A cycles", "B cycles", "B − A", "change"], both.map(phRow));
+    table($("cmp-unmatched"), ["phase", "kind", "only in", "cycles"], one.length ? one.map((p) => row([p.name, p.kind, p.a ? "A" : "B", fmt(side(p.a || p.b))],
+      { "data-phase": p.name, "data-side": p.a ? "a" : "b" })) : [row(["none: every phase of each run is in the other", "", "", ""])]);
+    if (C.labels.length) {
+      const tot = (s) => (s ? s.compute + s.exchange + s.sync + (s.transfer || 0) : 0);
+      table($("cmp-labels"), ["label", "A cycles", "B cycles", "B − A", "change"], C.labels.map((l) =>
+        pairRow(l.name + (l.a && l.b ? "" : l.a ? " (A only)" : " (B only)"), { a: tot(l.a), b: tot(l.b), diff: tot(l.b) - tot(l.a) }, fmt, { "data-label": l.name })));
+    } else $("cmp-labels-box").style.display = "none";
+    const X = C.exchange;
+    $("cmp-chip-weight").textContent = X.weight === "run" ? "(delivered over the runs; row = source chip)" : "(every exchange once; row = source chip)";
+    chipTable($("cmp-chips-a"), X.a, X.a_chips, false);
+    chipTable($("cmp-chips-b"), X.b, X.b_chips, false);
+    if (X.diff) chipTable($("cmp-chips-diff"), X.diff, X.a_chips, true);
+    else $("cmp-chips-diff").replaceChildren(el("tr", {}, el("td", { text: "different chip counts" })));
+  }
+  function limitText(l) {
+    switch (l.k) {
+      case "tiles": return `different targets: ${fmt(l.a)} tiles in A, ${fmt(l.b)} in B; per-tile differences are left out`;
+      case "chips": return `different targets: ${fmt(l.a)} chips in A, ${fmt(l.b)} in B; chip × chip differences are left out`;
+      case "bytes_per_tile": return `different targets: ${bytes(l.a)} per tile in A, ${bytes(l.b)} in B`;
+      case "clock": return `different clocks: ${(l.a / 1e9).toFixed(3)} GHz in A, ${(l.b / 1e9).toFixed(3)} GHz in B; cycles compare, times do not`;
+      default: return l.k;
+    }
+  }
+  // B − A of each tile's total, up and down from a zero line.
+  function drawTileDiff() {
+    const c = $("cmp-strip"), A = CMP.a.memory.total, B = CMP.b.memory.total;
+    if (A.length !== B.length) { c.style.display = "none"; return; }
+    const n = A.length, W = widthOf(c), H = 160, pad = 70;
+    const g = canvas(c, W, H);
+    const plotW = W - pad - 4, mid = H / 2;
+    const per = Math.max(1, Math.ceil(n / plotW)), colW = Math.max(1, Math.floor(plotW / Math.ceil(n / per)));
+    let top = 1, changed = 0;
+    for (let t = 0; t < n; t++) { top = Math.max(top, Math.abs(B[t] - A[t])); if (B[t] !== A[t]) changed++; }
+    const cols = [];
+    for (let s = 0, x = pad; s < n; s += per, x += colW) {
+      let best = s;
+      for (let t = s; t < Math.min(n, s + per); t++) if (Math.abs(B[t] - A[t]) > Math.abs(B[best] - A[best])) best = t;
+      const d = B[best] - A[best], h = (Math.abs(d) / top) * (mid - 8);
+      g.fillStyle = d > 0 ? "#d7301f" : "#1f6feb";
+      g.fillRect(x, d > 0 ? mid - h : mid, colW, h);
+      cols.push(best);
+    }
+    g.strokeStyle = "#999";
+    g.beginPath(); g.moveTo(pad, mid); g.lineTo(W - 4, mid); g.stroke();
+    g.fillStyle = "#5f6b76";
+    g.font = "11px system-ui, sans-serif";
+    g.fillText("+" + bytes(top), 2, 12);
+    g.fillText("0", 2, mid + 4);
+    g.fillText("−" + bytes(top), 2, H - 4);
+    c.dataset.changed = changed;
+    c.dataset.maxChange = top;
+    c.onmousemove = (e) => {
+      const t = cols[Math.floor((e.clientX - c.getBoundingClientRect().left - pad) / colW)];
+      $("cmp-strip-hover").textContent = t === undefined ? ""
+        : `tile ${t} (chip ${chipOf(t)}): A ${fmt(A[t])} B, B ${fmt(B[t])} B, B − A ${sgn(B[t] - A[t])} B`;
+    };
+  }
+  if (CMP) {
+    document.querySelector("#tabs button[data-view=compare]").hidden = false;
+    $("sides").hidden = false;
+    for (const b of document.querySelectorAll("#sides button")) {
+      b.classList.toggle("active", b.dataset.side === SIDE);
+      b.title = CMP[b.dataset.side].title;
+      b.addEventListener("click", () => {
+        if (b.dataset.side === SIDE) return;
+        location.hash = `${b.dataset.side}/${document.documentElement.dataset.view}`;
+        location.reload();
+      });
+    }
+  }
+
   // ---------------------------------------------------------------- start
-  show("memory");
+  show(CMP ? (renderers[HASH[1]] ? HASH[1] : "compare") : "memory");
   // Script time of the first view, and time since navigation started (parse + script).
   document.documentElement.dataset.renderMs = (performance.now() - t0).toFixed(1);
   document.documentElement.dataset.firstRenderMs = performance.now().toFixed(1);
   document.documentElement.dataset.rendered = "1";
-  window.poplarReport = { data: D, selectTile, show, mapPos, mapTileAt };
+  window.poplarReport = { data: D, compare: CMP, side: SIDE, selectTile, show, mapPos, mapTileAt };
 })();

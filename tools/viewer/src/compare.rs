@@ -760,3 +760,62 @@ fn write_chips(s: &mut String, x: &ChipMatrices) {
         None => s.push_str("  B - A: not compared (different chip counts)\n"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(kind: &str, name: &str, cycles: u64) -> (String, String, PhaseSide) {
+        let side = PhaseSide {
+            executions: 1,
+            cycles,
+        };
+        (kind.into(), name.into(), side)
+    }
+
+    /// The k-th phase of a kind and name in A goes with the k-th in B; the rest is listed apart,
+    /// A's before B's.
+    #[test]
+    fn phases_of_one_name_match_in_order_and_the_rest_is_listed_apart() {
+        let a = [
+            phase("compute", "step", 10),
+            phase("exchange", "step", 5),
+            phase("compute", "step", 11),
+            phase("compute", "only a", 1),
+        ];
+        let b = [
+            phase("compute", "step", 20),
+            phase("compute", "only b", 2),
+            phase("compute", "step", 21),
+            phase("compute", "step", 22),
+        ];
+        let rows = match_phases(&a, &b);
+        let got: Vec<(&str, &str, Option<u64>, Option<u64>)> = rows
+            .iter()
+            .map(|r| {
+                let c = |s: Option<PhaseSide>| s.map(|s| s.cycles);
+                (r.kind.as_str(), r.name.as_str(), c(r.a), c(r.b))
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("compute", "step", Some(10), Some(20)),
+                ("compute", "step", Some(11), Some(21)),
+                ("exchange", "step", Some(5), None),
+                ("compute", "only a", Some(1), None),
+                ("compute", "only b", None, Some(2)),
+                ("compute", "step", None, Some(22)),
+            ]
+        );
+        assert_eq!(rows[0].diff(), 10);
+        assert_eq!(rows[2].diff(), -5);
+    }
+
+    #[test]
+    fn differences_saturate_instead_of_overflowing() {
+        assert_eq!(Pair::new(0, u64::MAX).diff, i64::MAX);
+        assert_eq!(Pair::new(u64::MAX, 0).diff, i64::MIN);
+        assert_eq!(Pair::new(7, 3).diff, -4);
+    }
+}

@@ -27,6 +27,27 @@ fn num(v: &Value) -> u64 {
     }
 }
 
+/// Bytes delivered from chip 0 to chip 1 over the profiled run, from the executable's
+/// transfers and the profile's executions.
+fn chip0_to_chip1(exe: &poplar::Executable, profile: &poplar::profile::Profile) -> u64 {
+    let mut bytes = 0u64;
+    for ph in profile
+        .phases
+        .iter()
+        .filter(|p| p.kind == poplar::profile::PhaseKind::Exchange)
+    {
+        let x = &exe.exchanges.as_slice()[ph.index as usize];
+        for tr in &x.transfers {
+            for &(d, _) in &tr.dsts {
+                if exe.target.ipu_of(tr.src_tile) == 0 && exe.target.ipu_of(d) == 1 {
+                    bytes += ph.executions * u64::from(tr.bytes);
+                }
+            }
+        }
+    }
+    bytes
+}
+
 fn no_errors(b: &Browser, when: &str) {
     let errors = b.errors();
     assert!(errors.is_empty(), "console errors {when}: {errors:#?}");
@@ -257,21 +278,7 @@ fn the_report_opens_without_errors_shows_every_tile_and_a_clicked_tiles_bytes() 
         "one row per phase"
     );
     // Bytes from chip 0 to chip 1 over the run, computed here from the executable's transfers.
-    let mut want01 = 0u64;
-    for ph in profile
-        .phases
-        .iter()
-        .filter(|p| p.kind == poplar::profile::PhaseKind::Exchange)
-    {
-        let x = &exe.exchanges.as_slice()[ph.index as usize];
-        for tr in &x.transfers {
-            for &(d, _) in &tr.dsts {
-                if exe.target.ipu_of(tr.src_tile) == 0 && exe.target.ipu_of(d) == 1 {
-                    want01 += ph.executions * u64::from(tr.bytes);
-                }
-            }
-        }
-    }
+    let want01 = chip0_to_chip1(&exe, &profile);
     assert!(want01 > 0, "the sample sends between the chips");
     let got01 = b
         .eval("document.querySelectorAll('#chip-matrix tr')[1].querySelectorAll('td')[1].dataset.bytes")
@@ -431,4 +438,133 @@ fn streaming_memory_and_transfers_are_shown() {
 
 fn shots_of(b: &mut Browser, name: &str) {
     println!("screenshot: {}", screenshot(b, name).display());
+}
+
+/// Polls `expr` through a reload (evaluations fail while the page navigates).
+fn wait_through_reload(b: &mut Browser, expr: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if b.eval(expr).ok() == Some(Value::Bool(true)) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// `poplar report A PA --compare B PB`: the page opens on the Compare view, whose differences
+/// are those computed here from each run's `MemoryReport` and `Profile`; a click on "B" shows
+/// B's report in the same views.
+#[test]
+fn the_compare_page_shows_the_differences_and_switches_between_the_runs() {
+    let (ea, pa) = common::sample();
+    let (eb, pb) = common::sample_with(90);
+    let report = |e: &poplar::Executable, p: &poplar::profile::Profile, title: &str| {
+        ReportData::from_executable(e, title)
+            .with_profile(p)
+            .expect("the profile is of this executable")
+    };
+    let data = poplar_viewer::CompareData::new(
+        report(&ea, &pa, "y in 220s"),
+        report(&eb, &pb, "y in 90s"),
+        20,
+    )
+    .expect("both have a profile");
+    let page = artefacts().join("compare.html");
+    let _ = std::fs::remove_file(&page);
+    poplar_viewer::write_compare_checked(&page, &data, false, &[]).expect("write the page");
+
+    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    b.open_report(&page).expect("the page renders");
+    no_errors(&b, "after loading the compare page");
+    assert_eq!(
+        b.eval("document.documentElement.dataset.view").unwrap(),
+        Value::String("compare".into())
+    );
+    let (ma, mb) = (
+        MemoryReport::from_executable(&ea),
+        MemoryReport::from_executable(&eb),
+    );
+    let sum = |m: &MemoryReport| m.tiles.iter().map(|t| t.total).sum::<u64>();
+    let total = b
+        .eval("document.querySelector('#cmp-memory tr[data-what=total]').dataset.diff")
+        .unwrap();
+    assert_eq!(
+        total,
+        Value::String((sum(&mb) as i64 - sum(&ma) as i64).to_string()),
+        "B − A of the total bytes"
+    );
+    let changed = ma
+        .tiles
+        .iter()
+        .zip(&mb.tiles)
+        .filter(|(x, y)| x.total != y.total)
+        .count();
+    assert!(changed > 0, "the partitionings differ in memory");
+    let strip = b
+        .eval("document.getElementById('cmp-strip').dataset.changed")
+        .unwrap();
+    assert_eq!(num(&strip), changed as u64, "tiles changed on the strip");
+    // One row per phase of A that B has too (the same program, partitioned otherwise).
+    let matched = pa
+        .phases
+        .iter()
+        .filter(|p| {
+            pb.phases
+                .iter()
+                .any(|q| q.kind == p.kind && q.name == p.name)
+        })
+        .count();
+    let rows = b
+        .eval("document.querySelectorAll('#cmp-phases tr[data-phase]').length")
+        .unwrap();
+    assert_eq!(num(&rows) as usize, matched, "matched phases");
+    let d01 = b
+        .eval("document.querySelectorAll('#cmp-chips-diff tr')[1].querySelectorAll('td')[1].dataset.bytes")
+        .unwrap();
+    let want = chip0_to_chip1(&eb, &pb) as i64 - chip0_to_chip1(&ea, &pa) as i64;
+    assert_eq!(
+        d01,
+        Value::String(want.to_string()),
+        "chip 0 → chip 1, B − A"
+    );
+    no_errors(&b, "in the compare view");
+    let shot = screenshot(&mut b, "compare.png");
+
+    // B's report, in the same page: its tiles and fullest tile.
+    click_element(&mut b, "#sides button[data-side=b]");
+    assert!(
+        wait_through_reload(
+            &mut b,
+            "document.documentElement.dataset.rendered === '1' && window.poplarReport.side === 'b'"
+        ),
+        "B is shown after the click"
+    );
+    assert_eq!(
+        b.eval("document.documentElement.dataset.view").unwrap(),
+        Value::String("compare".into()),
+        "the view is kept"
+    );
+    click_element(&mut b, "button[data-view=memory]");
+    assert!(wait_for(
+        &mut b,
+        "document.documentElement.dataset.view === 'memory'"
+    ));
+    let first = b
+        .eval("document.querySelector('#fullest tr[data-tile]').dataset.tile")
+        .unwrap();
+    assert_eq!(
+        num(&first),
+        u64::from(mb.fullest(1)[0].tile),
+        "B's fullest tile"
+    );
+    let line = b
+        .eval("document.getElementById('target-line').textContent")
+        .unwrap();
+    assert!(
+        line.as_str().unwrap().starts_with("showing B: y in 90s"),
+        "{line}"
+    );
+    no_errors(&b, "after switching to B");
+    println!("screenshot: {}", shot.display());
 }

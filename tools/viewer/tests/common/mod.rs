@@ -19,6 +19,12 @@ pub fn target() -> Target {
 /// `y = x + x` three times (x and y mapped differently, so the add needs an exchange, part of
 /// it between the chips), then `s = sum(y)`; `x` is written by the host.
 pub fn sample() -> (Executable, Profile) {
+    sample_with(220)
+}
+
+/// [`sample`] with `y` mapped in pieces of `y_grain` elements (220 in [`sample`]): another
+/// partitioning of the same program.
+pub fn sample_with(y_grain: usize) -> (Executable, Profile) {
     codelets::link();
     let target = target();
     let mut graph = Graph::new(&target);
@@ -27,7 +33,7 @@ pub fn sample() -> (Executable, Profile) {
     let y = graph.add_variable(DType::F32, &[n], "y");
     let s = graph.add_variable(DType::F32, &[1], "s");
     graph.map_linearly(&x, 100).expect("map x");
-    graph.map_linearly(&y, 220).expect("map y");
+    graph.map_linearly(&y, y_grain).expect("map y");
     graph.set_tile_mapping(&s, 31).expect("map s");
     graph.create_host_write("x", &x).expect("host x");
     graph.create_host_read("s", &s).expect("host s");
