@@ -577,14 +577,14 @@ fn rel(p: &Pair) -> String {
 }
 
 fn pair_line(s: &mut String, what: &str, p: &Pair) {
-    let _ = writeln!(
-        s,
+    let line = format!(
         "  {what:<24} {:>14} {:>14} {:>14} {:>9}",
         p.a,
         p.b,
         signed(p.diff),
         rel(p)
     );
+    let _ = writeln!(s, "{}", line.trim_end());
 }
 
 fn header(s: &mut String, first: &str, unit: &str) {
