@@ -578,11 +578,14 @@
     }
   }
 
-  function matrixOf(choice) {
-    const nb = T.matrix_bins, m = new Float64Array(nb * nb);
+  // Delivered bytes tile range × tile range of report R (this page's by default): over the run
+  // ("run", each exchange × its executions), every exchange once ("once"), or one exchange.
+  function matrixOf(choice, R) {
+    R = R || D;
+    const nb = R.target.matrix_bins, m = new Float64Array(nb * nb);
     const execs = new Map();
-    if (P) for (const p of P.phases) if (p.kind === "exchange") execs.set(p.index, p.executions);
-    D.exchanges.forEach((x, i) => {
+    if (R.profile) for (const p of R.profile.phases) if (p.kind === "exchange") execs.set(p.index, p.executions);
+    R.exchanges.forEach((x, i) => {
       let w;
       if (choice === "run") w = execs.get(i) || 0;
       else if (choice === "once") w = 1;
@@ -599,15 +602,20 @@
     const chip = new Float64Array(T.chips * T.chips);
     for (let s = 0; s < nb; s++) for (let d = 0; d < nb; d++) chip[Math.floor(s / per) * T.chips + Math.floor(d / per)] += m[s * nb + d];
     chipTable($("chip-matrix"), chip, T.chips, false);
-    const c = $("range-matrix");
+    drawRanges($("range-matrix"), $("range-hover"), m, false);
+  }
+  // The heat map of a tile range × tile range matrix `m` of this page's target; `signed`:
+  // differences, red (more) and blue (less) against the largest magnitude.
+  function drawRanges(c, hover, m, signed) {
+    const nb = T.matrix_bins, per = nb / T.chips;
     const S = Math.min(512, Math.max(256, nb * 6));
     const g = canvas(c, S + 40, S + 20);
     const cell = S / nb;
     let mmax = 0;
-    for (const v of m) mmax = Math.max(mmax, v);
+    for (const v of m) mmax = Math.max(mmax, Math.abs(v));
     for (let s = 0; s < nb; s++) for (let d = 0; d < nb; d++) {
       const v = m[s * nb + d];
-      g.fillStyle = v ? ramp(0.15 + 0.85 * Math.sqrt(v / mmax)) : "#fafafa";
+      g.fillStyle = !v ? "#fafafa" : signed ? diverge(Math.sign(v) * Math.sqrt(Math.abs(v) / mmax)) : ramp(0.15 + 0.85 * Math.sqrt(v / mmax));
       g.fillRect(40 + d * cell, s * cell, Math.ceil(cell), Math.ceil(cell));
     }
     g.strokeStyle = "#888";
@@ -623,10 +631,11 @@
       const chip = Math.floor(b / per), first = chip * T.tiles_per_chip + (b % per) * T.matrix_bin_tiles;
       return `tiles ${first}–${Math.min(first + T.matrix_bin_tiles, (chip + 1) * T.tiles_per_chip) - 1}`;
     };
+    c.dataset.cells = m.filter((v) => v !== 0).length;
     c.onmousemove = (e) => {
       const r = c.getBoundingClientRect();
       const d = Math.floor((e.clientX - r.left - 40) / cell), s = Math.floor((e.clientY - r.top) / cell);
-      $("range-hover").textContent = s >= 0 && s < nb && d >= 0 && d < nb ? `${range(s)} → ${range(d)}: ${fmt(m[s * nb + d])} B` : "";
+      hover.textContent = s >= 0 && s < nb && d >= 0 && d < nb ? `${range(s)} → ${range(d)}: ${(signed ? sgn : fmt)(m[s * nb + d])} B` : "";
     };
   }
 
@@ -781,6 +790,18 @@
     chipTable($("cmp-chips-b"), X.b, X.b_chips, false);
     if (X.diff) chipTable($("cmp-chips-diff"), X.diff, X.a_chips, true);
     else $("cmp-chips-diff").replaceChildren(el("tr", {}, el("td", { text: "different chip counts" })));
+    drawRangeDiff(X.weight);
+  }
+  // B − A of the tile range × tile range bytes, when the two targets have the same ranges.
+  function drawRangeDiff(weight) {
+    const ta = CMP.a.target, tb = CMP.b.target;
+    if (ta.tiles !== tb.tiles || ta.chips !== tb.chips || ta.matrix_bins !== tb.matrix_bins || ta.matrix_bin_tiles !== tb.matrix_bin_tiles) {
+      $("cmp-range").style.display = "none";
+      $("cmp-range-hover").textContent = "not compared: the targets have different tile ranges";
+      return;
+    }
+    const ma = matrixOf(weight, CMP.a), mb = matrixOf(weight, CMP.b);
+    drawRanges($("cmp-range"), $("cmp-range-hover"), mb.map((v, k) => v - ma[k]), true);
   }
   function limitText(l) {
     switch (l.k) {

@@ -440,6 +440,19 @@ fn shots_of(b: &mut Browser, name: &str) {
     println!("screenshot: {}", screenshot(b, name).display());
 }
 
+/// `sign` × the delivered bytes of each (source range, destination range) over the run, from
+/// the embedded ranges and the profile's executions.
+fn range_cells(r: &ReportData, sign: i64) -> Vec<((u64, u64), i64)> {
+    let p = r.profile.as_ref().expect("a profile");
+    let mut out = Vec::new();
+    for ph in p.phases.iter().filter(|ph| ph.kind == "exchange") {
+        for t in r.exchanges[ph.index as usize].matrix.chunks_exact(3) {
+            out.push(((t[0], t[1]), sign * (t[2] * ph.executions) as i64));
+        }
+    }
+    out
+}
+
 /// Polls `expr` through a reload (evaluations fail while the page navigates).
 fn wait_through_reload(b: &mut Browser, expr: &str) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -527,6 +540,24 @@ fn the_compare_page_shows_the_differences_and_switches_between_the_runs() {
         d01,
         Value::String(want.to_string()),
         "chip 0 → chip 1, B − A"
+    );
+    // The tile-range cells that differ, from the embedded ranges × the profiles' executions.
+    let cells = b
+        .eval("document.getElementById('cmp-range').dataset.cells")
+        .unwrap();
+    let mut diff = std::collections::BTreeMap::<(u64, u64), i64>::new();
+    for (k, v) in range_cells(&data.a, -1)
+        .into_iter()
+        .chain(range_cells(&data.b, 1))
+    {
+        *diff.entry(k).or_default() += v;
+    }
+    let want_cells = diff.values().filter(|&&v| v != 0).count();
+    assert!(want_cells > 0, "the partitionings differ in exchange");
+    assert_eq!(
+        num(&cells) as usize,
+        want_cells,
+        "tile-range cells that differ"
     );
     no_errors(&b, "in the compare view");
     let shot = screenshot(&mut b, "compare.png");
