@@ -137,7 +137,8 @@ fn training_learns_the_blobs() {
     assert!(last.train_loss < h.epochs[0].train_loss);
     assert!(h.step_cycles.all_reduce > 0 && h.step_cycles.total > h.step_cycles.all_reduce);
     assert!(
-        h.all_reduce_plan.starts_with("allReduce(gradients w0 w1 b0 b1)"),
+        h.all_reduce_plan
+            .starts_with("allReduce(gradients w0 w1 b0 b1)"),
         "{}",
         h.all_reduce_plan
     );
