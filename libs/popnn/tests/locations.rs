@@ -1,9 +1,8 @@
 //! Where the optimizer's state lives: on chip or off chip (Streaming Memory), sharded over the
 //! replicas or not, for R = 1, 2, 4 replicas × P = 1, 2, 4 pipeline stages × Sum and Mean (and
 //! a sharding domain of 2 of 4 replicas): the parameters after three steps match the f64
-//! reference (Adam: 1e-4 of the largest
-//! parameter; momentum: 1e-5), the sharded master copies hold exactly their runs of the
-//! weights with zero padding (the last layer's three rows on three tiles leave pieces of one
+//! reference (Adam with Mean: 1e-4 of the largest parameter; momentum with Sum: 1e-5), the
+//! sharded master copies hold exactly their runs of the weights with zero padding (the last layer's three rows on three tiles leave pieces of one
 //! element for four replicas: three of every four shards are padding), and off-chip state
 //! gives the same bits as on-chip state.
 
