@@ -79,6 +79,26 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16], allow_hyphen_values = true)]
         chips: Vec<u32>,
     },
+    /// The paper's experiments on a mesh over several chip counts, from compiled executables and
+    /// the static cycle model: Table 1 (halo cells), Table 2 (cycles per phase per tile),
+    /// Figure 5 (modelled time per simulated ms against ideal scaling), and the set-up time and
+    /// memory of each chip count.
+    Study {
+        #[command(flatten)]
+        problem: ProblemArgs,
+        /// Chip counts to study (1 to 64).
+        #[arg(long = "study-chips", value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16], allow_hyphen_values = true)]
+        study_chips: Vec<u32>,
+        /// Write the figures as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Draw Figure 5 into this file (PNG if it ends in .png, SVG otherwise).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Overwrite --json or --plot if they exist.
+        #[arg(long)]
+        force: bool,
+    },
     /// Plot activation time along the slab diagonal from results.json files (or the folders
     /// holding them) of `cardiac run`, one line per file, as a PNG or SVG image.
     PlotDiagonal {
@@ -241,6 +261,34 @@ fn without_repeats(e: anyhow::Error) -> anyhow::Error {
     out
 }
 
+/// `cardiac study`: the outputs are checked before any work, written atomically.
+fn cmd_study(
+    problem: &ProblemArgs,
+    chips: &[u32],
+    json: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    force: bool,
+    sub: Option<&clap::ArgMatches>,
+) -> Result<()> {
+    use cardiac::app::study;
+    let spec = problem.to_spec_with(sub)?;
+    for out in json.iter().chain(&plot) {
+        let inputs: Vec<&std::path::Path> = spec.mesh.iter().map(PathBuf::as_path).collect();
+        app_support::output::check_output_file(out, force, &inputs)?;
+    }
+    let s = study::run(&spec, chips)?;
+    print!("{}", study::text(&s));
+    if let Some(path) = json {
+        app_support::output::write_atomic(&path, serde_json::to_string_pretty(&s)? + "\n")?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = plot {
+        study::plot_scaling(&s, &path)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
 fn real_main() -> Result<()> {
     use clap::{CommandFactory, FromArgMatches};
     let matches = Cli::command().get_matches();
@@ -270,6 +318,13 @@ fn real_main() -> Result<()> {
             snapshot_every,
         }),
         Cmd::Partition { dx, chips } => partition_table::print_table(dx, &chips),
+        Cmd::Study {
+            problem,
+            study_chips,
+            json,
+            plot,
+            force,
+        } => cmd_study(&problem, &study_chips, json, plot, force, sub),
         Cmd::PlotDiagonal {
             inputs,
             output,

@@ -29,3 +29,4 @@ pub mod run;
 pub mod run_cmd;
 pub mod saved;
 pub mod single;
+pub mod study;

@@ -1,0 +1,363 @@
+//! `cardiac study`: the paper's experiments on a mesh over several chip counts, from compiled
+//! executables and the static cycle model (nothing is simulated): Table 1 (partition and halo
+//! figures), Table 2 (modelled cycles per phase per tile), Figure 5 (modelled time per
+//! simulated millisecond against ideal scaling), and the set-up cost (partition + build,
+//! compile, peak memory) of each chip count.
+
+use std::time::Instant;
+
+use anyhow::{ensure, Result};
+use poplar::profile::{estimate_program, CycleModel};
+use serde::Serialize;
+
+use crate::app::problem::{self, ProblemSpec};
+use crate::partition::{PartitionStats, Strategy, TileStats};
+use crate::solver::device;
+
+/// The paper's figures for heart04 on one chip (§7): Table 1's median own and halo cells per
+/// tile and the halo share per chip count, Table 2's phases (min, mean, max cycles per tile).
+pub const PAPER_OWN_CELLS: usize = 2_058;
+pub const PAPER_HALO_CELLS: usize = 2_226;
+/// Halo share of a tile's cells with 1, 2, 4, 8 and 16 chips (%).
+pub const PAPER_HALO_SHARE: [(u32, f64); 5] =
+    [(1, 51.9), (2, 63.33), (4, 72.60), (8, 80.20), (16, 86.13)];
+pub const PAPER_PDE_COMPUTE: [f64; 3] = [231e3, 238e3, 245e3];
+pub const PAPER_ODE_COMPUTE: [f64; 3] = [2.7e6, 2.8e6, 2.9e6];
+
+/// Distribution of a per-tile figure over the tiles with cells.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub sd: f64,
+}
+
+impl Spread {
+    pub fn of(v: &[f64]) -> Spread {
+        let n = v.len().max(1) as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+        Spread {
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            mean,
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            sd: var.sqrt(),
+        }
+    }
+}
+
+/// Table 1's figures of one chip count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Halo {
+    /// The biggest partition: own + halo cells, inbound (halo) cells, unused halo cells.
+    pub max_total: usize,
+    pub max_inbound: usize,
+    pub max_unused: usize,
+    /// Median interior + separator and halo cells per tile, and the halo share of a tile's
+    /// cells at those medians (%).
+    pub median_own: usize,
+    pub median_halo: usize,
+    pub halo_share: f64,
+}
+
+/// Table 2's phases per tile, in modelled cycles: one PDE step's SpMV and its halo exchange,
+/// and one ODE step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Phases {
+    pub pde_compute: Spread,
+    pub pde_exchange: Spread,
+    pub ode_compute: Spread,
+}
+
+/// One chip count of the study.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub chips: u32,
+    pub tiles: usize,
+    pub halo: Halo,
+    pub phases: Phases,
+    /// Modelled chip time per simulated millisecond (s).
+    pub seconds_per_ms: f64,
+    /// Host set-up: partition, plan and graph build; compile; peak resident memory so far.
+    pub build_seconds: f64,
+    pub compile_seconds: f64,
+    pub peak_rss_mib: f64,
+}
+
+/// The whole study.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Study {
+    pub mesh: String,
+    pub cells: usize,
+    pub strategy: Strategy,
+    pub rows: Vec<Row>,
+}
+
+/// Runs the study of `spec` (its mesh and options; `chips` replaced by each of `chips`).
+pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
+    let (mesh, _) = problem::load_mesh(spec)?;
+    let setup = problem::setup(spec, &mesh)?;
+    let mut rows = Vec::new();
+    for &c in chips {
+        ensure!((1..=64).contains(&c), "--chips {c}: 1 to 64 chips");
+        let spec_c = ProblemSpec {
+            chips: c,
+            ..spec.clone()
+        };
+        let cfg = problem::device_config(&spec_c)?;
+        let t0 = Instant::now();
+        let p = device::build(&setup, &cfg)?;
+        let build_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let exe = device::compile_problem(&p)?;
+        let compile_seconds = t1.elapsed().as_secs_f64();
+        let stats = PartitionStats::new(&p.plan);
+        let model = CycleModel::new(&exe);
+        let step = estimate_program(&exe, &model, 1).map_or(0, |e| e.cycles);
+        let steps_per_ms = 1.0 / f64::from(setup.dt_ode);
+        rows.push(Row {
+            chips: c,
+            tiles: stats.tiles.len(),
+            halo: halo(&stats),
+            phases: phases(&model, &p.plan),
+            seconds_per_ms: step as f64 * steps_per_ms / exe.target.clock_hz,
+            build_seconds,
+            compile_seconds,
+            peak_rss_mib: peak_rss_mib(),
+        });
+    }
+    Ok(Study {
+        mesh: spec
+            .mesh
+            .as_ref()
+            .map_or(format!("slab dx {} mm", spec.dx), |m| {
+                m.display().to_string()
+            }),
+        cells: setup.n,
+        strategy: spec.strategy,
+        rows,
+    })
+}
+
+fn halo(stats: &PartitionStats) -> Halo {
+    let own = stats.median(|t: &TileStats| t.cells);
+    let halo = stats.median(|t| t.inbound);
+    Halo {
+        max_total: stats.max(|t| t.total),
+        max_inbound: stats.max(|t| t.inbound),
+        max_unused: stats.max(|t| t.unused),
+        median_own: own,
+        median_halo: halo,
+        halo_share: 100.0 * halo as f64 / (own + halo).max(1) as f64,
+    }
+}
+
+/// Per used tile: the first PDE compute set (one SpMV), the exchange that feeds it, and the
+/// ODE compute set.
+fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases {
+    let tiles = plan.tiles.len();
+    let compute = |name: &str| -> Vec<f64> {
+        let mut v = vec![0.0; tiles];
+        if let Some(c) = model.computes.iter().find(|c| c.name == name) {
+            for t in &c.tiles {
+                if let Some(x) = v.get_mut(t.tile as usize) {
+                    *x += t.cycles as f64;
+                }
+            }
+        }
+        v
+    };
+    let mut exchange = vec![0.0; tiles];
+    for e in model
+        .exchanges
+        .iter()
+        .filter(|e| e.name.starts_with("PDE V->w"))
+    {
+        for t in &e.tiles {
+            if let Some(x) = exchange.get_mut(t.tile as usize) {
+                *x += t.cycles as f64;
+            }
+        }
+    }
+    Phases {
+        pde_compute: Spread::of(&compute("PDE V->w")),
+        pde_exchange: Spread::of(&exchange),
+        ode_compute: Spread::of(&compute("ODE")),
+    }
+}
+
+/// Peak resident memory of this process so far (MiB; 0 where `/proc` has none).
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The study as text: the three tables beside the paper's figures.
+pub fn text(s: &Study) -> String {
+    let mut out = format!(
+        "study of {} ({} cells), strategy {}\n",
+        s.mesh,
+        s.cells,
+        s.strategy.name()
+    );
+    out += "Table 1: halo cells (biggest partition: total, inbound, unused; median own and halo per tile; halo share; paper's heart04 share)\n";
+    for r in &s.rows {
+        let h = &r.halo;
+        let paper = PAPER_HALO_SHARE
+            .iter()
+            .find(|p| p.0 == r.chips)
+            .map_or("-".to_string(), |p| format!("{:.1} %", p.1));
+        out += &format!(
+            "  {:>2} chips {:>6} tiles | max {:>6} {:>6} {:>6} | median {:>6} {:>6} | {:>5.1} % (paper {paper})\n",
+            r.chips, r.tiles, h.max_total, h.max_inbound, h.max_unused, h.median_own, h.median_halo, h.halo_share
+        );
+    }
+    out += &format!(
+        "  (paper, heart04 on 1 chip: median {PAPER_OWN_CELLS} own and {PAPER_HALO_CELLS} halo cells per tile)\n"
+    );
+    out += "Table 2: modelled cycles per tile (min / mean / max, sd): one PDE step's SpMV and its exchange, one ODE step\n";
+    for r in &s.rows {
+        let p = &r.phases;
+        let f = |x: &Spread| format!("{:.0} / {:.0} / {:.0} ({:.0})", x.min, x.mean, x.max, x.sd);
+        out += &format!(
+            "  {:>2} chips | PDE compute {} | PDE exchange {} | ODE compute {}\n",
+            r.chips,
+            f(&p.pde_compute),
+            f(&p.pde_exchange),
+            f(&p.ode_compute)
+        );
+    }
+    out += &format!(
+        "  (paper, heart04 on 1 chip: PDE compute {:.0} / {:.0} / {:.0}, ODE compute {:.1}M / {:.1}M / {:.1}M)\n",
+        PAPER_PDE_COMPUTE[0],
+        PAPER_PDE_COMPUTE[1],
+        PAPER_PDE_COMPUTE[2],
+        PAPER_ODE_COMPUTE[0] / 1e6,
+        PAPER_ODE_COMPUTE[1] / 1e6,
+        PAPER_ODE_COMPUTE[2] / 1e6
+    );
+    out += "Figure 5: modelled chip time per simulated ms, and ideal scaling from the first row; set-up\n";
+    let first = s.rows.first();
+    for r in &s.rows {
+        let ideal = first.map_or(0.0, |f| f.seconds_per_ms * f.chips as f64 / r.chips as f64);
+        out += &format!(
+            "  {:>2} chips | {:>9.3} ms (ideal {:>9.3} ms, {:>5.1} % efficient) | build {:>6.1} s, compile {:>6.1} s, peak RSS {:>7.0} MiB\n",
+            r.chips,
+            r.seconds_per_ms * 1e3,
+            ideal * 1e3,
+            100.0 * ideal / r.seconds_per_ms.max(1e-30),
+            r.build_seconds,
+            r.compile_seconds,
+            r.peak_rss_mib
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_by_hand() {
+        let s = Spread::of(&[1.0, 2.0, 3.0, 6.0]);
+        assert_eq!((s.min, s.mean, s.max), (1.0, 3.0, 6.0));
+        assert!((s.sd - 3.5f64.sqrt()).abs() < 1e-12);
+    }
+}
+
+/// Figure 5: modelled chip time per simulated ms against chips, with ideal scaling from the
+/// first row, log–log, into `path` (PNG if it ends in `.png`, SVG otherwise), atomically.
+pub fn plot_scaling(s: &Study, path: &std::path::Path) -> Result<()> {
+    use plotters::prelude::*;
+    ensure!(!s.rows.is_empty(), "no chip counts to plot");
+    app_support::fonts::register_sans_serif();
+    let file = app_support::output::AtomicPath::new(path)?;
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let size = (820, 540);
+    if png {
+        scaling_chart(BitMapBackend::new(file.tmp(), size).into_drawing_area(), s)?;
+    } else {
+        scaling_chart(SVGBackend::new(file.tmp(), size).into_drawing_area(), s)?;
+    }
+    file.commit()?;
+    Ok(())
+}
+
+/// A mesh path's file name (the slab's description as it is).
+fn short(mesh: &str) -> &str {
+    mesh.rsplit('/').next().unwrap_or(mesh)
+}
+
+fn scaling_chart<DB: plotters::prelude::DrawingBackend>(
+    root: plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    s: &Study,
+) -> Result<()> {
+    use plotters::prelude::*;
+    let e = |x: &dyn std::fmt::Display| anyhow::anyhow!("drawing the scaling plot: {x}");
+    let ms: Vec<(f64, f64)> = s
+        .rows
+        .iter()
+        .map(|r| (f64::from(r.chips), r.seconds_per_ms * 1e3))
+        .collect();
+    let (c0, t0) = ms[0];
+    let ideal: Vec<(f64, f64)> = ms.iter().map(|&(c, _)| (c, t0 * c0 / c)).collect();
+    let x_max = ms.iter().map(|p| p.0).fold(1.0, f64::max) * 1.5;
+    let ys = ms.iter().chain(&ideal).map(|p| p.1);
+    let (y_min, y_max) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("{} ({} cells): strong scaling", short(&s.mesh), s.cells),
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(
+            (0.75..x_max).log_scale(),
+            (y_min * 0.7..y_max * 1.4).log_scale(),
+        )
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc("chips")
+        .y_desc("modelled chip time per simulated ms (ms)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.3}"))
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|x| e(&x))?;
+    let red = RGBColor(0xd6, 0x27, 0x28);
+    chart
+        .draw_series(LineSeries::new(ms.clone(), red.stroke_width(2)))
+        .map_err(|x| e(&x))?
+        .label("modelled")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], red.stroke_width(2)));
+    chart
+        .draw_series(ms.iter().map(|&p| Circle::new(p, 4, red.filled())))
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(ideal, BLACK.stroke_width(1)))
+        .map_err(|x| e(&x))?
+        .label("ideal")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(1)));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

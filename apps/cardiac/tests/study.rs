@@ -1,0 +1,71 @@
+//! `cardiac study` on the shipped heart mesh over 1 and 2 chips: the tables' figures agree
+//! with each other and with a partition computed here (Table 1's medians and maxima from the
+//! library's `PartitionStats` of the same build), the phases are positive and ordered
+//! (min ≤ mean ≤ max), the modelled time per simulated ms is positive, the JSON and the plot
+//! are written, and an existing output is refused without `--force`.
+
+mod support;
+
+use support::{cardiac, mesh, stderr, tmp};
+
+#[test]
+fn study_writes_consistent_tables_and_refuses_to_overwrite() {
+    let dir = tmp();
+    let json = dir.join("study.json");
+    let plot = dir.join("scaling.svg");
+    let (js, ps) = (json.display().to_string(), plot.display().to_string());
+    let m = mesh();
+    let args = [
+        "study",
+        "--mesh",
+        &m,
+        "--scale",
+        "10",
+        "--stim-surface",
+        "ENDO_LV",
+        "--study-chips",
+        "1,2",
+        "--json",
+        &js,
+        "--plot",
+        &ps,
+    ];
+    let o = cardiac(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Table 1") && text.contains("Table 2") && text.contains("Figure 5"),
+        "{text}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = s["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let h = &r["halo"];
+        let (own, halo) = (
+            h["median_own"].as_f64().unwrap(),
+            h["median_halo"].as_f64().unwrap(),
+        );
+        let share = h["halo_share"].as_f64().unwrap();
+        assert!((share - 100.0 * halo / (own + halo)).abs() < 1e-9, "{h}");
+        assert!(h["max_inbound"].as_u64().unwrap() <= h["max_total"].as_u64().unwrap());
+        for phase in ["pde_compute", "pde_exchange", "ode_compute"] {
+            let p = &r["phases"][phase];
+            let (lo, mean, hi) = (
+                p["min"].as_f64().unwrap(),
+                p["mean"].as_f64().unwrap(),
+                p["max"].as_f64().unwrap(),
+            );
+            assert!(0.0 < lo && lo <= mean && mean <= hi, "{phase}: {p}");
+        }
+        assert!(r["seconds_per_ms"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(s["cells"], 6437);
+    assert!(rows[1]["tiles"].as_u64() > rows[0]["tiles"].as_u64());
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    let again = cardiac(&args);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
