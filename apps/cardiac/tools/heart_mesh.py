@@ -43,7 +43,7 @@ import time
 PRESETS = {
     "small": 0.3,
     "heart04": 0.0332,
-    "heart05": 0.0249,
+    "heart05": 0.0248,
 }
 
 # The bi-ventricular ellipsoid of cardiac-geometries (semi-axes along x, y, z; cm).
@@ -264,6 +264,26 @@ def surface_distance(np, cKDTree, pts, tri_xyz, k=12, chunk=200_000):
     return out
 
 
+def face_normals(np, xyz, tet, surface_faces):
+    """The mean transmural direction (endo -> epi) given by the faces of `tet` that are
+    endo or epi triangles: their normals into the cell, flipped on the epicardium; None if it
+    has no such face."""
+    total = np.zeros(3)
+    for k in range(4):
+        face = [int(v) for j, v in enumerate(tet) if j != k]
+        side = surface_faces.get(tuple(sorted(face)))
+        if side is None:
+            continue
+        a, b, c = xyz[face]
+        n = np.cross(b - a, c - a)
+        n /= np.linalg.norm(n)
+        if np.dot(n, xyz[tet[k]] - a) < 0:
+            n = -n
+        total += side * n
+    norm = np.linalg.norm(total)
+    return total / norm if norm > 1e-12 else None
+
+
 def microstructure(np, cKDTree, xyz, tets, tris_by_group, args):
     """Transmural depth, fibres, sheets and cell types per tetrahedron."""
     endo = np.concatenate([tris_by_group["ENDO_LV"], tris_by_group["ENDO_RV"]])
@@ -278,6 +298,11 @@ def microstructure(np, cKDTree, xyz, tets, tris_by_group, args):
     volume = np.empty(n)
     fallback = 0
     flat_n = [0]
+    surface_faces = {}
+    for side, names in ((1.0, ("ENDO_LV", "ENDO_RV")), (-1.0, ("EPI",))):
+        for name in names:
+            for tri in tris_by_group[name]:
+                surface_faces[tuple(sorted(tri.tolist()))] = side
     phi = d_endo - d_epi
     a_axis = np.array([-1.0, 0.0, 0.0])  # apex (x > 0) -> base (x = 0)
     ae, aw = math.radians(args.alpha_endo), math.radians(args.alpha_epi)
@@ -292,11 +317,16 @@ def microstructure(np, cKDTree, xyz, tets, tris_by_group, args):
         g = np.linalg.solve(dmat, de[:, :, None])[:, :, 0]  # dmat g = de
         gn = np.linalg.norm(g, axis=1)
         # e is constant on a cell whose four nodes all lie on one surface (thin walls, coarse
-        # meshes): there the direction comes from d_endo - d_epi, which still varies.
+        # meshes): there the direction is the normal of its faces on that surface, else the
+        # gradient of d_endo - d_epi, which still varies.
         flat = ~(gn > 1e-9)
         if flat.any():
             dd = phi[tt[flat][:, 1:]] - phi[tt[flat][:, :1]]
             g[flat] = np.linalg.solve(dmat[flat], dd[:, :, None])[:, :, 0]
+            for i in np.flatnonzero(flat):
+                normal = face_normals(np, xyz, tt[i], surface_faces)
+                if normal is not None:
+                    g[i] = normal
             gn = np.linalg.norm(g, axis=1)
             flat_n[0] += int(flat.sum())
         bad = ~(gn > 1e-12)
@@ -326,7 +356,7 @@ def microstructure(np, cKDTree, xyz, tets, tris_by_group, args):
     ctype[order[mid_pos < args.endo]] = 0
     ctype[order[mid_pos > 1.0 - args.epi]] = 2
     if not args.quiet:
-        print(f"{flat_n[0]} cells with e constant (transmural direction from d_endo - d_epi)")
+        print(f"{flat_n[0]} cells with e constant (transmural direction from their wall faces)")
     return fibres, sheets, ctype, depth, volume, fallback
 
 
