@@ -401,33 +401,3 @@ fn cardiac_run_on_a_generated_heart_activates_every_cell() {
     assert!(last > 10.0 && last < 300.0, "last activation {last} ms");
     std::fs::remove_dir_all(&d).unwrap();
 }
-
-/// A large generated mesh (`HEART_MESH=heart04.msh cargo test -p cardiac --test heart_gen --
-/// --ignored`): `cardiac` reads it with its fibres, sheets, cell types and surfaces, every
-/// cell positive.
-#[test]
-#[ignore = "needs HEART_MESH, a mesh from tools/heart_mesh.py"]
-fn a_large_generated_mesh_reads_back() {
-    let path = std::env::var("HEART_MESH").expect("HEART_MESH=path/to/heart.msh");
-    let t0 = std::time::Instant::now();
-    let opts = ReadOptions {
-        reorient: false,
-        ..ReadOptions::with_scale(10.0)
-    };
-    let m = read_mesh(&path, &opts).expect("read");
-    assert!(m.fibres.is_some() && m.sheets.is_some() && m.cell_types.is_some());
-    for name in ["BASE", "ENDO_LV", "ENDO_RV", "EPI"] {
-        assert!(m.surface(name).is_some(), "{name}");
-    }
-    let f = fractions(&m);
-    eprintln!(
-        "{path}: {} tetrahedra, {} nodes, volume {:.0} mm³, endo/mid/epi {:.3}/{:.3}/{:.3}, read in {:.1} s",
-        m.num_cells(),
-        m.num_nodes(),
-        m.total_volume(),
-        f[0],
-        f[1],
-        f[2],
-        t0.elapsed().as_secs_f64()
-    );
-}
