@@ -333,8 +333,14 @@ fn scaling_chart<DB: plotters::prelude::DrawingBackend>(
         .configure_mesh()
         .x_desc("chips")
         .y_desc("modelled chip time per simulated ms (ms)")
+        .x_labels(6)
+        .y_labels(8)
         .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.3}"))
+        .y_label_formatter(&|v| match *v {
+            v if v >= 10.0 => format!("{v:.0}"),
+            v if v >= 1.0 => format!("{v:.1}"),
+            v => format!("{v:.3}"),
+        })
         .label_style(("sans-serif", 15))
         .draw()
         .map_err(|x| e(&x))?;
