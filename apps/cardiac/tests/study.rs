@@ -1,7 +1,8 @@
 //! `cardiac study` on the shipped heart mesh over 1 and 2 chips: the tables' figures agree
 //! with each other and with a partition computed here (Table 1's medians and maxima from the
 //! library's `PartitionStats` of the same build), the phases are positive and ordered
-//! (min ≤ mean ≤ max), the modelled time per simulated ms is positive, the JSON and the plot
+//! (min ≤ mean ≤ max), the exchange's effectiveness is a fraction, no bytes cross chips on one
+//! chip and some on two, the modelled time per simulated ms is positive, the JSON and the plot
 //! are written, and an existing output is refused without `--force`.
 
 mod support;
@@ -61,6 +62,11 @@ fn study_writes_consistent_tables_and_refuses_to_overwrite() {
         }
         assert!(r["seconds_per_ms"].as_f64().unwrap() > 0.0);
     }
+    let eff = |r: &serde_json::Value| r["phases"]["exchange_effectiveness"].as_f64().unwrap();
+    let bytes = |r: &serde_json::Value| r["phases"]["inter_chip_bytes"].as_u64().unwrap();
+    assert!(rows.iter().all(|r| 0.0 < eff(r) && eff(r) <= 1.0));
+    assert_eq!(bytes(&rows[0]), 0, "one chip sends nothing between chips");
+    assert!(bytes(&rows[1]) > 0, "two chips exchange halo cells");
     assert_eq!(s["cells"], 6437);
     assert!(rows[1]["tiles"].as_u64() > rows[0]["tiles"].as_u64());
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));

@@ -68,6 +68,11 @@ pub struct Phases {
     pub pde_compute: Spread,
     pub pde_exchange: Spread,
     pub ode_compute: Spread,
+    /// Tiles' busy share of the halo exchange: mean over max of `pde_exchange` (the paper:
+    /// 57.4 %).
+    pub exchange_effectiveness: f64,
+    /// Bytes one PDE step's halo exchange moves between chips.
+    pub inter_chip_bytes: u64,
 }
 
 /// One chip count of the study.
@@ -169,21 +174,26 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         v
     };
     let mut exchange = vec![0.0; tiles];
+    let mut inter_chip_bytes = 0;
     for e in model
         .exchanges
         .iter()
         .filter(|e| e.name.starts_with("PDE V->w"))
     {
+        inter_chip_bytes += e.inter_chip_bytes;
         for t in &e.tiles {
             if let Some(x) = exchange.get_mut(t.tile as usize) {
                 *x += t.cycles as f64;
             }
         }
     }
+    let pde_exchange = Spread::of(&exchange);
     Phases {
         pde_compute: Spread::of(&compute("PDE V->w")),
-        pde_exchange: Spread::of(&exchange),
+        exchange_effectiveness: pde_exchange.mean / pde_exchange.max.max(1.0),
+        pde_exchange,
         ode_compute: Spread::of(&compute("ODE")),
+        inter_chip_bytes,
     }
 }
 
@@ -228,10 +238,12 @@ pub fn text(s: &Study) -> String {
         let p = &r.phases;
         let f = |x: &Spread| format!("{:.0} / {:.0} / {:.0} ({:.0})", x.min, x.mean, x.max, x.sd);
         out += &format!(
-            "  {:>2} chips | PDE compute {} | PDE exchange {} | ODE compute {}\n",
+            "  {:>2} chips | PDE compute {} | PDE exchange {}, {:.1} % effective, {} B between chips | ODE compute {}\n",
             r.chips,
             f(&p.pde_compute),
             f(&p.pde_exchange),
+            100.0 * p.exchange_effectiveness,
+            p.inter_chip_bytes,
             f(&p.ode_compute)
         );
     }
