@@ -95,6 +95,9 @@ pub struct Row {
 pub struct Study {
     pub mesh: String,
     pub cells: usize,
+    /// ODE step (ms) and the diffusion (PDE) steps in each.
+    pub dt_ode: f32,
+    pub pde_steps: u32,
     pub strategy: Strategy,
     pub rows: Vec<Row>,
 }
@@ -140,6 +143,8 @@ pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
                 m.display().to_string()
             }),
         cells: setup.n,
+        dt_ode: setup.dt_ode,
+        pde_steps: setup.pde_steps as u32,
         strategy: spec.strategy,
         rows,
     })
@@ -213,10 +218,12 @@ fn peak_rss_mib() -> f64 {
 /// The study as text: the three tables beside the paper's figures.
 pub fn text(s: &Study) -> String {
     let mut out = format!(
-        "study of {} ({} cells), strategy {}\n",
+        "study of {} ({} cells), strategy {}; ODE step {} ms with {} PDE steps\n",
         s.mesh,
         s.cells,
-        s.strategy.name()
+        s.strategy.name(),
+        s.dt_ode,
+        s.pde_steps
     );
     out += "Table 1: halo cells (biggest partition: total, inbound, unused; median own and halo per tile; halo share; paper's heart04 share)\n";
     for r in &s.rows {
