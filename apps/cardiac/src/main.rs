@@ -9,6 +9,7 @@ use anyhow::Result;
 use cardiac::app::run_cmd::{self, RunCommand};
 use cardiac::app::saved::{self, ExecCommand};
 use cardiac::app::{diagonal_plot, partition_table};
+use cardiac::partition::Partitioning;
 use clap::{Args, Parser, Subcommand};
 
 mod cell_cmd;
@@ -78,6 +79,10 @@ enum Cmd {
         dx: f64,
         #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16], allow_hyphen_values = true)]
         chips: Vec<u32>,
+        /// Partitionings to compare, comma-separated (flat: METIS over all tiles, the
+        /// paper's; hierarchical: chips, then each chip's tiles).
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = vec![Partitioning::Flat])]
+        partition: Vec<Partitioning>,
     },
     /// The paper's experiments on a mesh over several chip counts, from compiled executables and
     /// the static cycle model: Table 1 (halo cells), Table 2 (cycles per phase per tile),
@@ -317,7 +322,11 @@ fn real_main() -> Result<()> {
             threads,
             snapshot_every,
         }),
-        Cmd::Partition { dx, chips } => partition_table::print_table(dx, &chips),
+        Cmd::Partition {
+            dx,
+            chips,
+            partition,
+        } => partition_table::print_table(dx, &chips, &partition),
         Cmd::Study {
             problem,
             study_chips,

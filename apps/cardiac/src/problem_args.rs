@@ -9,7 +9,7 @@ use cardiac::app::problem::{ProblemSpec, StimRegion};
 use cardiac::app::protocol;
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::CellType;
-use cardiac::partition::Strategy;
+use cardiac::partition::{Partitioning, Strategy};
 use cardiac::tp06::Scalings;
 use clap::Args;
 
@@ -63,6 +63,10 @@ pub(crate) struct ProblemArgs {
     /// Halo strategy.
     #[arg(long, value_enum, default_value_t = Strategy::MixedClean)]
     pub(crate) strategy: Strategy,
+    /// How cells are cut into tiles: flat (METIS over all tiles, the paper's) or hierarchical
+    /// (METIS over the chips, then over each chip's tiles balancing its boundary cells too).
+    #[arg(long, value_enum, default_value_t = Partitioning::Flat)]
+    pub(crate) partition: Partitioning,
     /// Stimulus current density (µA/mm³); the benchmark's is 50.
     #[arg(long, default_value_t = 50.0, allow_hyphen_values = true)]
     pub(crate) stim_amplitude: f64,
@@ -172,7 +176,7 @@ impl ProblemArgs {
         over!(
             "dx" => dx, "mesh" => mesh, "scale" => scale, "fibre" => fibre,
             "cell_type" => cell_type, "dt_ode" => dt_ode, "chips" => chips, "tiles" => tiles,
-            "strategy" => strategy, "stim_amplitude" => stim_density,
+            "strategy" => strategy, "partition" => partition, "stim_amplitude" => stim_density,
             "stim_duration" => stim_duration, "stim_start" => stim_start, "sigma_l" => sigma_l,
             "sigma_t" => sigma_t, "sigma_n" => sigma_n, "chi" => chi, "cm" => cm, "beats" => beats, "bcl" => bcl,
             "s2" => s2, "stim_site" => sites, "tp06" => tp06, "region" => regions,
@@ -223,6 +227,7 @@ impl ProblemArgs {
             chips: self.chips,
             tiles: self.tiles,
             strategy: self.strategy,
+            partition: self.partition,
             stim_density: self.stim_amplitude,
             stim_duration: self.stim_duration,
             stim_start: self.stim_start,

@@ -1,9 +1,10 @@
-//! Nearly as many tiles as cells: METIS leaves some parts empty, and the device build must drop
-//! them (a tile with no cells would get zero-length constants) and still equal native.
+//! Nearly as many tiles as cells: METIS leaves some parts empty (the checked `partition_cells`
+//! refuses that), and the device build must leave those tiles idle (a tile with no cells would
+//! get zero-length constants) and still equal native.
 
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::TetMesh;
-use cardiac::partition::{partition_cells, Strategy};
+use cardiac::partition::{kway_parts, partition_cells, PartitionError, Strategy};
 use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
 use cardiac::solver::native::NativeSolver;
 use cardiac::solver::{Setup, Stimulus};
@@ -15,7 +16,7 @@ fn empty_metis_parts_are_dropped_and_results_equal_native() {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 1.0);
     let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).unwrap();
-    let parts = partition_cells(&setup.adjacency, setup.n).unwrap();
+    let parts = kway_parts(&setup.adjacency, setup.n).unwrap();
     let mut used = vec![false; setup.n];
     for &p in &parts {
         used[p as usize] = true;
@@ -24,6 +25,14 @@ fn empty_metis_parts_are_dropped_and_results_equal_native() {
     assert!(
         empty > 0,
         "the case must exercise empty parts (METIS left none empty)"
+    );
+    assert_eq!(
+        partition_cells(&setup.adjacency, setup.n),
+        Err(PartitionError::EmptyParts {
+            k: setup.n,
+            n: setup.n,
+            empty
+        })
     );
 
     let mut cfg = DeviceConfig::chips(2, Strategy::MixedClean);

@@ -107,6 +107,38 @@ fn run_on_two_chips_gives_the_same_files_on_one_and_two_ranks() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `--partition hierarchical` over ranks: each rank holds whole chips' tiles of the two-level
+/// partition (or, on 3 ranks, a chip split by tiles); its activation.vtu equals one process's.
+#[test]
+fn hierarchical_run_on_two_chips_gives_the_same_files_on_one_two_and_three_ranks() {
+    let d = tmp("hier");
+    let run = |n: usize| {
+        let out = d.join(format!("out{n}"));
+        let args = [
+            "run",
+            "--quick",
+            "--chips",
+            "2",
+            "--partition",
+            "hierarchical",
+            "--threads",
+            "1",
+            "--no-report",
+            "--no-profile",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let o = ranks(n, &args);
+        ok(&o, &format!("hierarchical run on {n} ranks"));
+        out
+    };
+    let base = run(1);
+    for n in [2, 3] {
+        same_file(&base.join("activation.vtu"), &run(n).join("activation.vtu"));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn an_output_folder_in_use_ends_the_whole_job_with_rank_zeros_error() {
     let d = tmp("refuse");

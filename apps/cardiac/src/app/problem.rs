@@ -12,7 +12,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::protocol::{self, RegionSpec, SiteSpec};
 use crate::matrix::Conductivity;
 use crate::mesh::{CellType, ReadOptions, TetMesh};
-use crate::partition::Strategy;
+use crate::partition::{Partitioning, Strategy};
 use crate::solver::device::DeviceConfig;
 use crate::solver::{Setup, SetupError, SetupOptions, Stimulus};
 use crate::tp06::Scalings;
@@ -51,6 +51,8 @@ pub struct ProblemSpec {
     pub chips: u32,
     pub tiles: Option<usize>,
     pub strategy: Strategy,
+    /// Flat METIS over all tiles, or chips then tiles.
+    pub partition: Partitioning,
     /// Stimulus current density (µA/mm³), pulse length and start (ms).
     pub stim_density: f64,
     pub stim_duration: f64,
@@ -100,6 +102,7 @@ impl ProblemSpec {
             chips: 1,
             tiles: None,
             strategy: Strategy::MixedClean,
+            partition: Partitioning::Flat,
             stim_density: crate::solver::NIEDERER_STIM_DENSITY,
             stim_duration: crate::solver::NIEDERER_STIM_DURATION,
             stim_start: 0.0,
@@ -800,6 +803,7 @@ pub fn device_config(spec: &ProblemSpec) -> Result<DeviceConfig> {
         spec.chips
     );
     let mut cfg = DeviceConfig::chips(spec.chips, spec.strategy);
+    cfg.partitioning = spec.partition;
     if let Some(t) = spec.tiles {
         ensure!(
             t >= 1 && t <= cfg.tiles,

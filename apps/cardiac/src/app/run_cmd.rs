@@ -296,8 +296,9 @@ pub fn print_problem(c: &RunCommand, p: &Prepared) {
         setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable, p.t_end
     );
     say!(
-        "machine: {}",
-        console::describe_machine(&p.cfg.target, p.cfg.tiles.min(setup.n), p.cfg.strategy)
+        "machine: {}; {} partition",
+        console::describe_machine(&p.cfg.target, p.cfg.tiles.min(setup.n), p.cfg.strategy),
+        p.cfg.partitioning.name()
     );
 }
 

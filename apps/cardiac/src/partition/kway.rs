@@ -4,7 +4,21 @@ use super::*;
 
 /// Cuts the face-adjacency graph into `k` parts with METIS k-way (minimum edge cut), 3 %
 /// imbalance tolerance and a fixed seed so runs are reproducible. `k = 1` needs no METIS.
+///
+/// Every part is non-empty: with too many parts for the graph METIS leaves some empty without
+/// reporting an error (it only prints "too many parts" on stderr), and that is refused
+/// here as [`PartitionError::EmptyParts`]. [`kway_parts`] is the same cut without the check,
+/// for callers that drop empty parts themselves (the device build does, see
+/// `solver::device::build`).
 pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, PartitionError> {
+    let parts = kway_parts(adjacency, k)?;
+    check_non_empty(&parts, k)?;
+    Ok(parts)
+}
+
+/// [`partition_cells`] without the check that every part is non-empty: METIS may leave parts
+/// empty when `k` nears the cell count.
+pub fn kway_parts(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, PartitionError> {
     let n = adjacency.len();
     if k == 0 {
         return Err(PartitionError::ZeroParts);
@@ -12,40 +26,106 @@ pub fn partition_cells(adjacency: &[[u32; 4]], k: usize) -> Result<Vec<u32>, Par
     if k > n {
         return Err(PartitionError::TooManyParts { k, n });
     }
-    let mut xadj: Vec<::metis::Idx> = Vec::with_capacity(n + 1);
-    let mut adjncy: Vec<::metis::Idx> = Vec::with_capacity(4 * n);
-    xadj.push(0);
-    for (cell, row) in adjacency.iter().enumerate() {
-        for &j in row {
-            if j == u32::MAX {
-                continue;
-            }
-            if j as usize >= n || j as usize == cell {
-                return Err(PartitionError::BadNeighbour { cell, neighbour: j });
-            }
-            if !adjacency[j as usize].contains(&(cell as u32)) {
-                return Err(PartitionError::AsymmetricAdjacency { cell, neighbour: j });
-            }
-            adjncy.push(j as ::metis::Idx);
-        }
-        let len = ::metis::Idx::try_from(adjncy.len())
-            .map_err(|_| PartitionError::TooLarge(adjncy.len()))?;
-        xadj.push(len);
-    }
+    let graph = Csr::new(adjacency)?;
     if k == 1 {
         return Ok(vec![0; n]);
     }
+    metis_kway(&graph, &Weights::default(), k)
+}
+
+/// Refuses a partition into `k` parts in which some part has no cell.
+pub fn check_non_empty(parts: &[u32], k: usize) -> Result<(), PartitionError> {
+    let mut used = vec![false; k];
+    for (cell, &p) in parts.iter().enumerate() {
+        *used
+            .get_mut(p as usize)
+            .ok_or(PartitionError::PartOutOfRange { cell, part: p, k })? = true;
+    }
+    match used.iter().filter(|&&u| !u).count() {
+        0 => Ok(()),
+        empty => Err(PartitionError::EmptyParts {
+            k,
+            n: parts.len(),
+            empty,
+        }),
+    }
+}
+
+/// The face-adjacency graph in METIS' compressed rows, checked (in range, no self loops,
+/// symmetric).
+pub(super) struct Csr {
+    pub(super) xadj: Vec<::metis::Idx>,
+    pub(super) adjncy: Vec<::metis::Idx>,
+}
+
+impl Csr {
+    pub(super) fn new(adjacency: &[[u32; 4]]) -> Result<Csr, PartitionError> {
+        let n = adjacency.len();
+        let mut xadj: Vec<::metis::Idx> = Vec::with_capacity(n + 1);
+        let mut adjncy: Vec<::metis::Idx> = Vec::with_capacity(4 * n);
+        xadj.push(0);
+        for (cell, row) in adjacency.iter().enumerate() {
+            for &j in row {
+                if j == u32::MAX {
+                    continue;
+                }
+                if j as usize >= n || j as usize == cell {
+                    return Err(PartitionError::BadNeighbour { cell, neighbour: j });
+                }
+                if !adjacency[j as usize].contains(&(cell as u32)) {
+                    return Err(PartitionError::AsymmetricAdjacency { cell, neighbour: j });
+                }
+                adjncy.push(j as ::metis::Idx);
+            }
+            let len = ::metis::Idx::try_from(adjncy.len())
+                .map_err(|_| PartitionError::TooLarge(adjncy.len()))?;
+            xadj.push(len);
+        }
+        Ok(Csr { xadj, adjncy })
+    }
+
+    /// Vertices.
+    pub(super) fn len(&self) -> usize {
+        self.xadj.len() - 1
+    }
+}
+
+/// Vertex weights (`ncon` per vertex, vertex-major; none: one constraint, weight 1), target
+/// part weights (one per part; none: equal) and per-constraint imbalance tolerances (none:
+/// METIS' `ufactor`, 3 %).
+#[derive(Default)]
+pub(super) struct Weights {
+    pub(super) ncon: usize,
+    pub(super) vwgt: Option<Vec<::metis::Idx>>,
+    pub(super) tpwgts: Option<Vec<::metis::Real>>,
+    pub(super) ubvec: Option<Vec<::metis::Real>>,
+}
+
+/// METIS k-way on `graph` into `k ≥ 2` parts: minimum edge cut, 3 % tolerance, seed 1. Parts
+/// may come back empty (METIS does not report it).
+pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>, PartitionError> {
     let nparts = ::metis::Idx::try_from(k).map_err(|_| PartitionError::TooLarge(k))?;
-    let mut part = vec![0 as ::metis::Idx; n];
+    let ncon =
+        ::metis::Idx::try_from(w.ncon.max(1)).map_err(|_| PartitionError::TooLarge(w.ncon))?;
+    let mut part = vec![0 as ::metis::Idx; graph.len()];
     // METIS draws from a process-global random state (GKlib's), so two partitions computed at
     // once on different threads (e.g. tests side by side) came out different from run to run.
     static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = METIS.lock().unwrap_or_else(|p| p.into_inner());
-    ::metis::Graph::new(1, nparts, &xadj, &adjncy)
+    let mut g = ::metis::Graph::new(ncon, nparts, &graph.xadj, &graph.adjncy)
         .map_err(|e| PartitionError::Metis(e.to_string()))?
         .set_option(::metis::option::UFactor(30))
-        .set_option(::metis::option::Seed(1))
-        .part_kway(&mut part)
+        .set_option(::metis::option::Seed(1));
+    if let Some(v) = &w.vwgt {
+        g = g.set_vwgt(v);
+    }
+    if let Some(t) = &w.tpwgts {
+        g = g.set_tpwgts(t);
+    }
+    if let Some(u) = &w.ubvec {
+        g = g.set_ubvec(u);
+    }
+    g.part_kway(&mut part)
         .map_err(|e| PartitionError::Metis(e.to_string()))?;
     Ok(part.into_iter().map(|p| p as u32).collect())
 }

@@ -1,4 +1,5 @@
-//! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells, a
+//! Tiles, separators and halos (paper §3.4, §4.1): METIS k-way partitioning of the cells (flat
+//! over all tiles, or in two levels, chips then tiles: [`Partitioning`]), a
 //! renumbering that makes every tile's cells one contiguous range laid out
 //! `[interior | separator]`, and the halo ranges each tile concatenates before its own slice
 //! under the paper's three separator strategies and a fourth, `runs`.
@@ -33,12 +34,14 @@
 //! under mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs mixed-clean,
 //! and ranged vs runs (laid out differently), depend on the mesh.
 
+mod hier;
 mod kway;
 mod layout;
 mod local;
 mod plan;
 mod stats;
 
+pub use hier::*;
 pub use kway::*;
 use layout::*;
 pub use local::*;
@@ -103,6 +106,12 @@ pub enum PartitionError {
     ZeroParts,
     #[error("cannot cut {n} cells into {k} non-empty parts")]
     TooManyParts { k: usize, n: usize },
+    /// METIS returned a partition with parts left empty (it does so without an error code
+    /// when asked for too many parts for the graph).
+    #[error(
+        "METIS left {empty} of {k} parts empty cutting {n} cells (too many parts for the graph)"
+    )]
+    EmptyParts { k: usize, n: usize, empty: usize },
     #[error("graph too large for METIS' 32-bit indices ({0} entries)")]
     TooLarge(usize),
     #[error("cell {cell}: neighbour {neighbour} out of range or self")]

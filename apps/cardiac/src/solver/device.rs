@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use super::{Results, Setup};
 use crate::matrix::ELL_WIDTH;
 use crate::partition::{
-    localize, partition_cells, plan, round_part_sizes, PartitionPlan, Strategy,
+    hierarchical_parts, kway_parts, localize, plan, round_part_sizes, PartitionPlan, Partitioning,
+    Strategy,
 };
 use crate::tp06;
 
@@ -49,6 +50,8 @@ pub struct DeviceConfig {
     /// at least 16 times as many cells, so that the sizes move by a few per cent at most. 1
     /// keeps METIS' parts.
     pub cell_multiple: usize,
+    /// Flat METIS over all tiles, or chips then tiles ([`Partitioning`]).
+    pub partitioning: Partitioning,
 }
 
 impl DeviceConfig {
@@ -62,6 +65,7 @@ impl DeviceConfig {
             chunk_steps: 250,
             wide_indices: false,
             cell_multiple: tp06::TAIL_BLOCK,
+            partitioning: Partitioning::Flat,
         }
     }
 }
@@ -111,11 +115,8 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     if k == 0 {
         return Err(DeviceError::Config("no tiles or no cells".into()));
     }
-    let mut parts = partition_cells(&setup.adjacency, k)?;
-    if cfg.cell_multiple > 1 && setup.n / k >= 16 * cfg.cell_multiple {
-        parts = round_part_sizes(&setup.adjacency, parts, k, cfg.cell_multiple);
-    }
-    let (parts, k) = drop_empty_parts(parts, k);
+    let (parts, tile_of) = cut(setup, cfg, k)?;
+    let k = tile_of.len();
     let plan = plan(&parts, k, &setup.ell, cfg.strategy)?;
     let locals = localize(&setup.ell, &plan)?;
     let n = setup.n;
@@ -142,7 +143,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     }
     for (t, tp) in plan.tiles.iter().enumerate() {
         let c = &tp.cells;
-        let tile = t as u32;
+        let tile = tile_of[t];
         g.set_tile_mapping(&s.slice(ns * c.start..ns * c.end)?, tile)?;
         for x in [&w, &v_prev, &act, &last_up, &last_down] {
             g.set_tile_mapping(&x.slice(c.clone())?, tile)?;
@@ -184,7 +185,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
             poplar::concat(&parts)
         };
     for (t, (tp, le)) in plan.tiles.iter().zip(&locals).enumerate() {
-        let tile = t as u32;
+        let tile = tile_of[t];
         let m = tp.cells.len();
         let diag = g.add_constant(&[m], &le.diag, &format!("diag{t}"))?;
         let values = g.add_constant(&[m * ELL_WIDTH], &le.values, &format!("values{t}"))?;
@@ -296,24 +297,67 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     })
 }
 
-/// METIS may leave parts empty when there are nearly as many parts as cells (e.g. 11,776 tiles
-/// for the 20,160-cell slab); a tile with no cells would get zero-length constants and
-/// vertices. Renumbers the non-empty parts densely, in order, and returns their count.
-fn drop_empty_parts(mut parts: Vec<u32>, k: usize) -> (Vec<u32>, usize) {
+/// The cells' tile parts under `cfg.partitioning` for `k` tiles, rounded to
+/// `cfg.cell_multiple` where tiles are large enough, with empty parts dropped: returns the parts
+/// (dense, every one non-empty) and the tile of each.
+///
+/// The documented fallback for METIS' empty parts: when there are nearly as many tiles as
+/// cells (e.g. 11,776 tiles for the 20,160-cell slab) METIS leaves parts empty without an error
+/// ([`crate::partition::PartitionError::EmptyParts`] from the checked
+/// [`crate::partition::partition_cells`]); a tile with no cells would get zero-length constants
+/// and vertices, so those tiles are left idle instead. Every used part keeps its tile (part `p`
+/// on tile `p`), so a hierarchical partition's tiles stay on their chip.
+pub fn cut(
+    setup: &Setup,
+    cfg: &DeviceConfig,
+    k: usize,
+) -> Result<(Vec<u32>, Vec<u32>), DeviceError> {
+    let multiple = if cfg.cell_multiple > 1 && setup.n / k >= 16 * cfg.cell_multiple {
+        cfg.cell_multiple
+    } else {
+        1
+    };
+    let parts = match cfg.partitioning {
+        Partitioning::Flat => {
+            let parts = kway_parts(&setup.adjacency, k)?;
+            round_part_sizes(&setup.adjacency, parts, k, multiple)
+        }
+        Partitioning::Hierarchical => hierarchical_parts(
+            &setup.adjacency,
+            cfg.target.tiles_per_ipu as usize,
+            k,
+            multiple,
+        )?,
+    };
+    let (parts, tile_of) = drop_empty_parts(parts, k);
+    if tile_of.len() < k {
+        tracing::warn!(
+            "{} of {k} tiles left without cells ({} cells): too many tiles for the mesh",
+            k - tile_of.len(),
+            setup.n
+        );
+    }
+    Ok((parts, tile_of))
+}
+
+/// Renumbers the non-empty parts densely, in order, and returns each one's original part.
+fn drop_empty_parts(mut parts: Vec<u32>, k: usize) -> (Vec<u32>, Vec<u32>) {
     let mut used = vec![false; k];
     for &p in &parts {
         used[p as usize] = true;
     }
     let mut new_id = vec![0u32; k];
-    let mut next = 0u32;
+    let mut kept = Vec::new();
     for (p, &u) in used.iter().enumerate() {
-        new_id[p] = next;
-        next += u32::from(u);
+        new_id[p] = kept.len() as u32;
+        if u {
+            kept.push(p as u32);
+        }
     }
     for p in &mut parts {
         *p = new_id[*p as usize];
     }
-    (parts, next as usize)
+    (parts, kept)
 }
 
 /// Compiles a built problem. Both diffusion buffers (`V`, `w`) are bound in place
