@@ -35,8 +35,9 @@ pub enum Partitioning {
     /// mapping would need new system libraries), and both levels are ordinary k-way problems:
     /// few parts at the chip level, few cells at the tile level (a chip's share), so the tile
     /// level coarsens properly where one cut into all tiles barely does (METIS coarsens only
-    /// to `30 k` vertices), is 4–5 times faster, and leaves no part empty on the 0.1 mm slab
-    /// at 64 chips, where the flat cut leaves 16.
+    /// to `30 k` vertices): from 16 chips on the two levels take less time than the flat cut
+    /// (about half at 64 chips), and on the 0.1 mm slab at 64 chips they leave no part empty
+    /// where the flat cut leaves 16.
     ///
     /// No second balance constraint for the halo: METIS multi-constraint (weight 1 per cell
     /// and 1 per chip-boundary cell) was tried and rejected, measured on the 0.2 mm slab at 4
