@@ -176,3 +176,39 @@ fn both_partitionings_at_64_chips_on_the_tenth_millimetre_slab() {
         assert!(over_tolerance(tiles) <= 1.0, "chip {c}: {tiles:?}");
     }
 }
+
+/// `cardiac run --partition hierarchical` on 2 chips writes the same activation.vtu as the flat
+/// default, records its choice in results.json, and refuses an unknown scheme by name.
+#[test]
+fn the_command_line_choice_moves_work_only() {
+    let bin = env!("CARGO_BIN_EXE_cardiac");
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hierarchical_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let run = |p: &str| {
+        let out = d.join(p);
+        let o = std::process::Command::new(bin)
+            .args(["run", "--quick", "--chips", "2", "--partition", p])
+            .args(["--no-report", "--no-profile", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (flat, hier) = (run("flat"), run("hierarchical"));
+    let vtu = |d: &PathBuf| std::fs::read(d.join("activation.vtu")).unwrap();
+    assert!(vtu(&flat) == vtu(&hier), "activation.vtu differs");
+    let results = std::fs::read_to_string(hier.join("results.json")).unwrap();
+    assert!(
+        results.contains("\"partition\": \"hierarchical\""),
+        "{results}"
+    );
+    let o = std::process::Command::new(bin)
+        .args(["run", "--partition", "bisect"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("hierarchical"));
+    let _ = std::fs::remove_dir_all(&d);
+}
