@@ -99,6 +99,7 @@ pub struct Study {
     pub dt_ode: f32,
     pub pde_steps: u32,
     pub strategy: Strategy,
+    pub partition: crate::partition::Partitioning,
     pub rows: Vec<Row>,
 }
 
@@ -146,6 +147,7 @@ pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
         dt_ode: setup.dt_ode,
         pde_steps: setup.pde_steps as u32,
         strategy: spec.strategy,
+        partition: spec.partition,
         rows,
     })
 }
@@ -218,10 +220,11 @@ fn peak_rss_mib() -> f64 {
 /// The study as text: the three tables beside the paper's figures.
 pub fn text(s: &Study) -> String {
     let mut out = format!(
-        "study of {} ({} cells), strategy {}; ODE step {} ms with {} PDE steps\n",
+        "study of {} ({} cells), strategy {}, partition {}; ODE step {} ms with {} PDE steps\n",
         s.mesh,
         s.cells,
         s.strategy.name(),
+        s.partition.name(),
         s.dt_ode,
         s.pde_steps
     );
