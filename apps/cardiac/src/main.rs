@@ -288,7 +288,7 @@ fn cmd_study(
         println!("wrote {}", path.display());
     }
     if let Some(path) = plot {
-        study::plot_scaling(&s, &path)?;
+        cardiac::app::study_plot::plot_scaling(&s, &path)?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -30,3 +30,4 @@ pub mod run_cmd;
 pub mod saved;
 pub mod single;
 pub mod study;
+pub mod study_plot;
