@@ -1,7 +1,8 @@
 //! After the pipeline: the gradients combined over the replicas, the optimizer's update, and
 //! the weights brought back to every replica, for each place the optimizer's state can live
-//! ([`TensorLocation`]). Per parameter tensor (`w<l>`, `b<l>`) of `n` elements on its
-//! layer's tiles, with `k` f32 of state per parameter (0 SGD, 1 momentum, 2 Adam):
+//! ([`TensorLocation`](crate::options::TensorLocation)). Per parameter tensor (`w<l>`, `b<l>`)
+//! of `n` elements on its layer's tiles, with `k` f32 of state per parameter (0 SGD, 1
+//! momentum, 2 Adam):
 //!
 //! | state location | gradients | update on | state per tile | saves |
 //! |---|---|---|---|---|
