@@ -111,20 +111,29 @@ fn signed(d: i64) -> String {
     }
 }
 
+/// `poplar CMD A --compare B [EXTRA…]`.
+fn compare(cmd: &str, a: &Path, b: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args: Vec<&OsStr> = vec![cmd.as_ref(), os(a), "--compare".as_ref(), os(b)];
+    args.extend(extra.iter().map(|e| OsStr::new(*e)));
+    poplar(&args)
+}
+
+/// The printed `total` line starts `A  B  B-A`.
+fn assert_total_line(text: &str, a: u64, b: u64) {
+    let total = line(text, "total");
+    assert_eq!(
+        total[..3],
+        [a.to_string(), b.to_string(), signed(b as i64 - a as i64)],
+        "{text}"
+    );
+}
+
 #[test]
 fn memory_compare_prints_the_differences_of_the_memory_reports() {
     let d = dir("memory");
     let a = run(&d, "a", &two_chips(), 150, false);
     let b = run(&d, "b", &two_chips(), 40, false);
-    let (ok, json, err) = poplar(&[
-        "memory".as_ref(),
-        os(&a.exe),
-        "--compare".as_ref(),
-        os(&b.exe),
-        "--json".as_ref(),
-        "--top".as_ref(),
-        "3".as_ref(),
-    ]);
+    let (ok, json, err) = compare("memory", &a.exe, &b.exe, &["--json", "--top", "3"]);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&json).unwrap();
     let (ma, mb) = (&a.memory, &b.memory);
@@ -174,23 +183,9 @@ fn memory_compare_prints_the_differences_of_the_memory_reports() {
     assert_eq!(got, want);
 
     // The text shows the same numbers.
-    let (ok, text, err) = poplar(&[
-        "memory".as_ref(),
-        os(&a.exe),
-        "--compare".as_ref(),
-        os(&b.exe),
-    ]);
+    let (ok, text, err) = compare("memory", &a.exe, &b.exe, &[]);
     assert!(ok, "{err}");
-    let (ta, tb) = (sum(ma, |t| t.total), sum(mb, |t| t.total));
-    let total = line(&text, "total");
-    assert_eq!(
-        total[..3],
-        [
-            ta.to_string(),
-            tb.to_string(),
-            signed(tb as i64 - ta as i64)
-        ]
-    );
+    assert_total_line(&text, sum(ma, |t| t.total), sum(mb, |t| t.total));
     let (tile, diff) = want[0];
     let t = line(&text, &format!("tile {tile} "));
     let (x, y) = (ma.tiles[tile as usize].total, mb.tiles[tile as usize].total);
@@ -204,13 +199,7 @@ fn profile_compare_matches_phases_by_name_and_lists_the_others() {
     let d = dir("profile");
     let a = run(&d, "a", &two_chips(), 150, false);
     let b = run(&d, "b", &two_chips(), 40, true);
-    let (ok, json, err) = poplar(&[
-        "profile".as_ref(),
-        os(&a.profile),
-        "--compare".as_ref(),
-        os(&b.profile),
-        "--json".as_ref(),
-    ]);
+    let (ok, json, err) = compare("profile", &a.profile, &b.profile, &["--json"]);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(
@@ -265,23 +254,9 @@ fn profile_compare_matches_phases_by_name_and_lists_the_others() {
     assert!(extra["a"].is_null(), "{extra}");
 
     // The text: the total line, the phase's line and the unmatched section.
-    let (ok, text, err) = poplar(&[
-        "profile".as_ref(),
-        os(&a.profile),
-        "--compare".as_ref(),
-        os(&b.profile),
-    ]);
+    let (ok, text, err) = compare("profile", &a.profile, &b.profile, &[]);
     assert!(ok, "{err}");
-    let (ta, tb) = (a.prof.total_cycles(), b.prof.total_cycles());
-    let total = line(&text, "total");
-    assert_eq!(
-        total[..3],
-        [
-            ta.to_string(),
-            tb.to_string(),
-            signed(tb as i64 - ta as i64)
-        ]
-    );
+    assert_total_line(&text, a.prof.total_cycles(), b.prof.total_cycles());
     let p = &a.prof.phases[0];
     let q = b.prof.phases_named(&p.name).next().unwrap();
     let l = line(&text, &format!("{:<9} {}", p.kind.name(), p.name));
@@ -298,21 +273,11 @@ fn profile_compare_matches_phases_by_name_and_lists_the_others() {
     println!("{text}");
 
     // Two executables: their static models.
-    let (ok, text, err) = poplar(&[
-        "profile".as_ref(),
-        os(&a.exe),
-        "--compare".as_ref(),
-        os(&b.exe),
-    ]);
+    let (ok, text, err) = compare("profile", &a.exe, &b.exe, &[]);
     assert!(ok, "{err}");
     assert!(text.contains("modelled cycles of one execution"), "{text}");
     // A profile against an executable: refused, saying why.
-    let (ok, _, err) = poplar(&[
-        "profile".as_ref(),
-        os(&a.profile),
-        "--compare".as_ref(),
-        os(&b.exe),
-    ]);
+    let (ok, _, err) = compare("profile", &a.profile, &b.exe, &[]);
     assert!(
         !ok && err.contains("give two profiles, or two executables"),
         "{err}"
@@ -468,12 +433,7 @@ fn runs_that_cannot_be_compared_are_refused_and_other_targets_are_noted() {
     assert!(m.tiles.is_empty());
     assert!(data.diff.exchange.as_ref().unwrap().diff.is_none());
     assert_eq!(data.diff.phase_source, "model");
-    let (ok, text, err) = poplar(&[
-        "memory".as_ref(),
-        os(&a.exe),
-        "--compare".as_ref(),
-        os(&c.exe),
-    ]);
+    let (ok, text, err) = compare("memory", &a.exe, &c.exe, &[]);
     assert!(ok, "{err}");
     assert!(
         text.contains("not compared (different tile counts)"),
