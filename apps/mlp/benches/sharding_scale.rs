@@ -8,8 +8,7 @@
 //!
 //! `cargo bench -p mlp --bench sharding_scale`
 
-use mlp::config::{Config, Reduction, Shape};
-use mlp::optim::Optimizer;
+use mlp::config::Config;
 
 const REPLICAS: [u32; 4] = [1, 2, 8, 64];
 const RUNS: usize = 3;
@@ -17,22 +16,8 @@ const RUNS: usize = 3;
 /// The configuration at `replicas`, sharded over all of them.
 fn config(replicas: u32) -> Config {
     Config {
-        replicas,
-        micro_batch: 32,
-        accumulate: 4,
-        epochs: 1,
-        lr: 0.001,
-        reduction: Reduction::Mean,
-        tiles: 4,
-        shape: Shape {
-            inputs: 64,
-            hidden: vec![128],
-            classes: 10,
-        },
-        per_class: 1000,
-        optimizer: Optimizer::adam(),
         shard: Some(replicas),
-        ..Config::default()
+        ..Config::adam_bench(replicas)
     }
 }
 

@@ -8,8 +8,7 @@
 //!
 //! `cargo bench -p mlp --bench state_locations`
 
-use mlp::config::{Config, Reduction, Shape, TensorStorage};
-use mlp::optim::Optimizer;
+use mlp::config::{Config, TensorStorage};
 use poplar::exe::Executable;
 use poplar::profile::{estimate_program, CycleModel};
 
@@ -28,23 +27,7 @@ fn state_bytes(exe: &Executable) -> u64 {
 
 /// The benchmark's run: Adam, 64 → 128 → 10, R = 4, m = 32, GA = 4, 4 tiles a layer.
 fn base(replicas: u32) -> Config {
-    Config {
-        replicas,
-        micro_batch: 32,
-        accumulate: 4,
-        epochs: 1,
-        lr: 0.001,
-        reduction: Reduction::Mean,
-        tiles: 4,
-        shape: Shape {
-            inputs: 64,
-            hidden: vec![128],
-            classes: 10,
-        },
-        per_class: 1000,
-        optimizer: Optimizer::adam(),
-        ..Config::default()
-    }
+    Config::adam_bench(replicas)
 }
 
 fn main() {

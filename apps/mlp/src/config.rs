@@ -157,6 +157,28 @@ impl From<popnn::TrainError> for ConfigError {
 }
 
 impl Config {
+    /// The benches' training step: Adam, 64 → 128 → 10, `replicas` replicas, micro-batches
+    /// of 32 accumulated 4 times, 4 tiles a layer, one epoch of 1,000 samples per class.
+    pub fn adam_bench(replicas: u32) -> Config {
+        Config {
+            replicas,
+            micro_batch: 32,
+            accumulate: 4,
+            epochs: 1,
+            lr: 0.001,
+            reduction: Reduction::Mean,
+            tiles: 4,
+            shape: Shape {
+                inputs: 64,
+                hidden: vec![128],
+                classes: 10,
+            },
+            per_class: 1000,
+            optimizer: Optimizer::adam(),
+            ..Config::default()
+        }
+    }
+
     /// Samples per step over all replicas: `R · m · GA`.
     pub fn global_batch(&self) -> usize {
         self.replicas as usize * self.micro_batch * self.accumulate
