@@ -5,8 +5,8 @@
 //! transpose, broadcast, reverse) only rewrites that list, so a halo-extended vector
 //! `concat(&[local, v.slice(a..b)?, v.slice(c..d)?])` is as cheap to build as to describe.
 
-use std::ops::Range;
-use std::sync::Arc;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, OnceLock};
 
 use super::GraphError;
 use crate::dtype::DType;
@@ -52,13 +52,59 @@ impl Region {
     }
 }
 
+/// A tensor's regions and, once a view of it is taken, their prefix offsets: finding a flat
+/// element is a binary search, computed once per region list rather than once per view (a
+/// voltage view of 94,208 tiles' rows, sliced by every tile for its halo, cost O(tiles²)).
+/// Views that keep the list (clones, reshapes, flattens) share it and its offsets.
+pub(crate) struct RegionList {
+    regions: Box<[Region]>,
+    offsets: OnceLock<Box<[u64]>>,
+}
+
+impl RegionList {
+    fn new(regions: Vec<Region>) -> Arc<RegionList> {
+        Arc::new(RegionList {
+            regions: regions.into_boxed_slice(),
+            offsets: OnceLock::new(),
+        })
+    }
+
+    /// Flat offset of each region's first element, and the total length last.
+    fn offsets(&self) -> &[u64] {
+        self.offsets.get_or_init(|| {
+            let mut offs = Vec::with_capacity(self.regions.len() + 1);
+            let mut acc = 0u64;
+            offs.push(0);
+            for r in self.regions.iter() {
+                acc += r.len;
+                offs.push(acc);
+            }
+            offs.into_boxed_slice()
+        })
+    }
+}
+
+impl Deref for RegionList {
+    type Target = [Region];
+
+    fn deref(&self) -> &[Region] {
+        &self.regions
+    }
+}
+
+impl PartialEq for RegionList {
+    fn eq(&self, other: &RegionList) -> bool {
+        self.regions == other.regions
+    }
+}
+
 /// A typed, shaped view over variable elements. Cheap to clone.
 #[derive(Clone, PartialEq)]
 pub struct Tensor {
     pub(crate) graph: u32,
     pub(crate) dtype: DType,
     pub(crate) shape: Vec<usize>,
-    pub(crate) regions: Arc<[Region]>,
+    pub(crate) regions: Arc<RegionList>,
 }
 
 impl std::fmt::Debug for Tensor {
@@ -93,7 +139,7 @@ impl Tensor {
             graph,
             dtype,
             shape,
-            regions: regions.into(),
+            regions: RegionList::new(regions),
         }
     }
 
@@ -131,6 +177,14 @@ impl Tensor {
         Tensor::new(self.graph, self.dtype, shape, regions)
     }
 
+    /// The same regions (shared, with their offsets) under another shape.
+    fn with_shape(&self, shape: Vec<usize>) -> Tensor {
+        Tensor {
+            shape,
+            ..self.clone()
+        }
+    }
+
     fn check_dim(&self, dim: usize, op: &'static str) -> Result<(), GraphError> {
         if dim >= self.rank() {
             return Err(GraphError::BadView {
@@ -143,14 +197,7 @@ impl Tensor {
 
     /// Extracts the given flat element ranges, in order, as regions.
     fn take_flat(&self, ranges: impl IntoIterator<Item = (u64, u64)>) -> Vec<Region> {
-        // Prefix offsets of the regions, for binary search.
-        let mut offs = Vec::with_capacity(self.regions.len() + 1);
-        let mut acc = 0u64;
-        offs.push(0);
-        for r in self.regions.iter() {
-            acc += r.len;
-            offs.push(acc);
-        }
+        let offs = self.regions.offsets();
         let mut out = Vec::new();
         for (mut s, len) in ranges {
             let e = s + len;
@@ -306,13 +353,13 @@ impl Tensor {
                 ),
             });
         }
-        Ok(self.with(shape.to_vec(), self.regions.to_vec()))
+        Ok(self.with_shape(shape.to_vec()))
     }
 
     /// The same elements as one dimension.
     #[must_use = "a view changes nothing: use the tensor it returns"]
     pub fn flatten(&self) -> Tensor {
-        self.with(vec![self.num_elements()], self.regions.to_vec())
+        self.with_shape(vec![self.num_elements()])
     }
 
     /// Permutes dimensions: dimension `i` of the result is dimension `perm[i]` of `self`.
@@ -407,18 +454,18 @@ impl Tensor {
         }
         let mut shape = self.shape.clone();
         shape.insert(dim, 1);
-        Ok(self.with(shape, self.regions.to_vec()))
+        Ok(self.with_shape(shape))
     }
 
     /// The variable element behind flat element `i` of this tensor.
-    pub fn element(&self, mut i: u64) -> Option<(VarId, u64)> {
-        for r in self.regions.iter() {
-            if i < r.len {
-                return Some((r.var, r.start + i));
-            }
-            i -= r.len;
+    pub fn element(&self, i: u64) -> Option<(VarId, u64)> {
+        let offs = self.regions.offsets();
+        if i >= *offs.last()? {
+            return None;
         }
-        None
+        let k = offs.partition_point(|&o| o <= i) - 1;
+        let r = self.regions[k];
+        Some((r.var, r.start + (i - offs[k])))
     }
 }
 
