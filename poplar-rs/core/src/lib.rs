@@ -9,6 +9,7 @@ pub mod codelet;
 pub mod dtype;
 pub mod entity;
 pub mod fp;
+pub mod isa;
 pub mod target;
 
 #[doc(hidden)]

@@ -9,6 +9,10 @@ use crate::target::TileId;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EngineError {
+    /// The instruction-set level asked for (`EngineOptions::isa`, `POPLAR_ISA`) is unknown or
+    /// not supported by this host.
+    #[error("{0}")]
+    Isa(#[from] crate::isa::IsaError),
     /// The executable fails its checks (`Executable::check`, codelet resolution).
     #[error("invalid executable: {0}")]
     Executable(#[from] CheckError),

@@ -92,6 +92,11 @@ pub struct EngineOptions {
     /// it spills the rest (`engine/streaming.rs`): 4 GiB and the system's temporary
     /// directory by default.
     pub streaming_memory: StreamingMemoryBudget,
+    /// The instruction-set level the dispatching codelet kernels run
+    /// ([`crate::isa`]): `None` (the default) keeps the process's level — `POPLAR_ISA` when
+    /// set, else the best the host supports. The level is process-wide (the last engine
+    /// created sets it); every level gives the same bits.
+    pub isa: Option<crate::isa::IsaLevel>,
 }
 
 /// How far the engine may reorder the host's work across the phases of a superstep, where
@@ -222,6 +227,15 @@ impl Engine {
         replicas: ReplicaLayout,
     ) -> Result<Engine, EngineError> {
         exe.check()?; // validates the target too (every count below is bounded)
+        match options.isa {
+            Some(level) => crate::isa::set_active(level)?,
+            None => {
+                // A bad POPLAR_ISA is an error here, not a silent fallback.
+                if let Some(level) = crate::isa::from_env()? {
+                    crate::isa::set_active(level)?;
+                }
+            }
+        }
         panics::install();
         crate::codelet::set_progress_hook(lookahead::ahead_progress);
         let codelets = plan::resolve(&exe.resolve_codelets()?);
