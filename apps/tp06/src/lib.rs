@@ -617,7 +617,10 @@ fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
     }
 }
 
-/// The vectorised part of [`step_batch`]: one fixed-size block of cells.
+poplar_core::isa_dispatch! {
+/// The vectorised part of [`step_batch`]: one fixed-size block of cells, compiled for every
+/// instruction-set level ([`poplar_core::isa`]; the same bits on each: the model is plain
+/// IEEE arithmetic, with its own `exp`/`ln`, no libm and no fused multiply-add).
 #[inline(never)]
 fn step_block<const COMPENSATE: bool, const B: usize>(
     buf: &mut [[f32; B]; N_STATES],
@@ -645,6 +648,7 @@ fn step_block<const COMPENSATE: bool, const B: usize>(
             buf[k][i] = y[k];
         }
     }
+}
 }
 
 /// Activation time: the first time `v` crosses `threshold` (mV; 0 is the usual choice)

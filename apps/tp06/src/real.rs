@@ -166,6 +166,27 @@ pub fn ln_f32(x: f32) -> f32 {
     e * std::f32::consts::LN_2 + ln_m
 }
 
+poplar_core::isa_dispatch! {
+    /// [`exp_f32`] of every element of `x` into `out` (the shorter length), compiled for
+    /// every instruction-set level and run at the active one ([`poplar_core::isa`]): the
+    /// ULP harness measures the kernel maths at each level through it.
+    pub fn exp_f32_slice(x: &[f32], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = exp_f32(v);
+        }
+    }
+}
+
+poplar_core::isa_dispatch! {
+    /// [`ln_f32`] of every element of `x` into `out`, at the active level (as
+    /// [`exp_f32_slice`]).
+    pub fn ln_f32_slice(x: &[f32], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = ln_f32(v);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

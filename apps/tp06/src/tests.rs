@@ -437,3 +437,123 @@ fn progress_reports_every_block_end_and_changes_no_result() {
         .zip(&reported)
         .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+/// The instruction-set levels are process-wide: the tests that switch them take turns.
+static LEVELS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` at every level this host supports and returns its results, baseline first.
+fn at_every_level<T>(mut f: impl FnMut() -> T) -> Vec<(poplar_core::isa::IsaLevel, T)> {
+    let _turn = LEVELS.lock().unwrap_or_else(|e| e.into_inner());
+    let before = poplar_core::isa::active();
+    let out = poplar_core::isa::supported()
+        .into_iter()
+        .map(|level| {
+            poplar_core::isa::set_active(level).unwrap();
+            (level, f())
+        })
+        .collect();
+    poplar_core::isa::set_active(before).unwrap();
+    out
+}
+
+/// Edge inputs of `exp`/`ln` and 100,000 random bit patterns.
+fn edge_and_random_inputs() -> Vec<f32> {
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        f32::from_bits(0x007f_ffff),
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        88.0,
+        88.7,
+        89.0,
+        -87.0,
+        -87.4,
+        -104.0,
+        1e30,
+        -1e30,
+        1.0,
+        0.5,
+    ];
+    let mut z = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..100_000 {
+        z ^= z << 13;
+        z ^= z >> 7;
+        z ^= z << 17;
+        xs.push(f32::from_bits(z as u32));
+    }
+    xs
+}
+
+#[test]
+fn exp_and_ln_give_the_same_bits_at_every_level_with_and_without_flushing() {
+    let xs = edge_and_random_inputs();
+    for flush in [false, true] {
+        let runs = at_every_level(|| {
+            let _fp = poplar_core::fp::FlushGuard::new(flush);
+            let mut e = vec![0.0f32; xs.len()];
+            let mut l = vec![0.0f32; xs.len()];
+            real::exp_f32_slice(&xs, &mut e);
+            real::ln_f32_slice(&xs, &mut l);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            (bits(&e), bits(&l))
+        });
+        let (_, base) = &runs[0];
+        // The slice functions are the scalar ones, element by element, at the baseline.
+        for (i, &x) in xs.iter().enumerate().take(1000) {
+            assert_eq!(base.0[i], real::exp_f32(x).to_bits(), "exp({x:e})");
+        }
+        for (level, r) in &runs[1..] {
+            assert!(r == base, "{level} differs from the baseline (flush {flush})");
+        }
+    }
+}
+
+#[test]
+fn the_batch_kernel_gives_the_same_bits_at_every_level() {
+    // Cells along a beat of each type, stimulated or not, stepped 20 times.
+    let mut cells: Vec<([f64; N_STATES], CellType)> = Vec::new();
+    for ct in TYPES {
+        cells.extend(beat_states(ct).into_iter().map(|y| (y, ct)));
+    }
+    let n = cells.len();
+    let mut s0 = vec![0.0f32; N_STATES * n];
+    for (i, (y, _)) in cells.iter().enumerate() {
+        for k in 0..N_STATES {
+            s0[k * n + i] = y[k] as f32;
+        }
+    }
+    let types: Vec<u8> = cells.iter().map(|(_, ct)| *ct as u8).collect();
+    let stim: Vec<f32> = (0..n)
+        .map(|i| if i % 5 == 0 { -52.0 } else { 0.0 })
+        .collect();
+    for compensated in [false, true] {
+        let runs = at_every_level(|| {
+            let mut s = s0.clone();
+            let mut r = vec![0.0f32; N_COMPENSATED * n];
+            for _ in 0..20 {
+                if compensated {
+                    step_batch_compensated(&mut s, &mut r, n, &types, &stim, 1.0, 0.02);
+                } else {
+                    step_batch(&mut s, n, &types, &stim, 1.0, 0.02);
+                }
+            }
+            s.iter()
+                .chain(&r)
+                .map(|x| x.to_bits())
+                .collect::<Vec<u32>>()
+        });
+        assert!(!n.is_multiple_of(BLOCK), "a tail block too: {n} cells");
+        for (level, r) in &runs[1..] {
+            assert!(*r == runs[0].1, "{level} differs (compensated {compensated})");
+        }
+    }
+}
