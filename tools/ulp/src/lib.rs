@@ -13,6 +13,9 @@ use poplar::fp::{flush_f32, FlushGuard};
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// A function applied to every element of a slice (`x`, `out`).
+pub type SliceFn = fn(&[f32], &mut [f32]);
+
 /// A unary function under test and its f64 reference.
 #[derive(Clone, Copy)]
 pub struct Unary {
@@ -22,6 +25,10 @@ pub struct Unary {
     /// The inputs the function is meant for (`None`: every f32). The others are counted, not
     /// measured.
     pub domain: Option<fn(f32) -> bool>,
+    /// The function over a slice, compiled for every instruction-set level and run at the
+    /// active one (`poplar::isa`): what the sweep calls when given, so that each level's
+    /// code is measured (a per-element call through `f` would run the baseline's).
+    pub batch: Option<SliceFn>,
 }
 
 /// [−87, 88]: the range the TP06 kernel's `exp_f32` serves (it clamps its argument to it, by
@@ -42,6 +49,7 @@ pub fn unary_functions() -> Vec<Unary> {
         f,
         reference,
         domain: None,
+        batch: None,
     };
     vec![
         std("exp", f32::exp, f64::exp),
@@ -53,12 +61,14 @@ pub fn unary_functions() -> Vec<Unary> {
             f: tp06::real::exp_f32,
             reference: f64::exp,
             domain: Some(exp_domain),
+            batch: Some(tp06::real::exp_f32_slice),
         },
         Unary {
             name: "tp06-ln",
             f: tp06::real::ln_f32,
             reference: f64::ln,
             domain: Some(ln_domain),
+            batch: Some(tp06::real::ln_f32_slice),
         },
     ]
 }
@@ -96,6 +106,8 @@ pub const BUCKETS: [&str; 8] = [
 pub struct Sweep {
     pub function: String,
     pub mode: String,
+    /// The instruction-set level the function's code ran at (`baseline`, `avx2`, `avx512`).
+    pub isa: String,
     pub inputs: u64,
     pub max_ulp: u64,
     /// Up to five inputs where `max_ulp` occurs: (input bits, input, got, expected).
@@ -182,13 +194,20 @@ pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
             let lo = bits.start + c * CHUNK;
             let hi = (lo + CHUNK).min(bits.end);
             let mut s = Sweep::default();
-            for b in lo..hi {
-                let x = f32::from_bits(b as u32);
-                if u.domain.is_some_and(|d| !d(x)) {
-                    s.outside_domain += 1;
-                    continue;
+            let xs: Vec<f32> = (lo..hi)
+                .map(|b| f32::from_bits(b as u32))
+                .filter(|&x| u.domain.is_none_or(|d| d(x)))
+                .collect();
+            s.outside_domain = (hi - lo) - xs.len() as u64;
+            let got: Vec<f32> = match u.batch {
+                Some(batch) => {
+                    let mut out = vec![0.0f32; xs.len()];
+                    batch(std::hint::black_box(&xs), &mut out);
+                    out
                 }
-                let got = (u.f)(std::hint::black_box(x));
+                None => xs.iter().map(|&x| (u.f)(std::hint::black_box(x))).collect(),
+            };
+            for (&x, &got) in xs.iter().zip(&got) {
                 let want = if flush {
                     let xr = flush_f32(x);
                     flush_f32((u.reference)(f64::from(xr)) as f32)
@@ -202,6 +221,7 @@ pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
         .reduce(Sweep::default, Sweep::merge);
     s.function = u.name.to_string();
     s.mode = mode_name(flush).to_string();
+    s.isa = poplar::isa::active().name().to_string();
     s.seconds = t0.elapsed().as_secs_f64();
     s
 }
@@ -246,6 +266,7 @@ pub fn sweep_division(samples: u64, seed: u64, flush: bool, div: fn(f32, f32) ->
         .reduce(Sweep::default, Sweep::merge);
     s.function = "div".to_string();
     s.mode = mode_name(flush).to_string();
+    s.isa = poplar::isa::active().name().to_string();
     s.seconds = t0.elapsed().as_secs_f64();
     s
 }
@@ -276,6 +297,7 @@ mod tests {
             f,
             reference: f64::sqrt,
             domain: None,
+            batch: None,
         }
     }
 

@@ -25,6 +25,12 @@ struct Args {
     /// Seed of the division samples.
     #[arg(long, default_value_t = 2023)]
     seed: u64,
+    /// Instruction-set levels to run the kernel maths at: `active` (the process's level:
+    /// `POPLAR_ISA`, else the host's best), `all` (every level this host supports), or a
+    /// comma-separated list of baseline, avx2, avx512. With several, the sweeps of each level
+    /// are followed by a check that every level found the same maximum error.
+    #[arg(long, default_value = "active")]
+    isa: String,
     /// Threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -50,9 +56,10 @@ fn print(s: &Sweep) {
         String::new()
     };
     println!(
-        "{:<9} {:<6} {:>11} inputs  max {:>3} ulp  {:>6.1} s  [{}]{outside}",
+        "{:<9} {:<6} {:<8} {:>11} inputs  max {:>3} ulp  {:>6.1} s  [{}]{outside}",
         s.function,
         s.mode,
+        s.isa,
         s.inputs,
         s.max_ulp,
         s.seconds,
@@ -60,6 +67,54 @@ fn print(s: &Sweep) {
     );
     for (bits, x, got, want) in s.worst.iter().take(3) {
         println!("            at x = {x:e} (0x{bits:08x}): got {got:e}, expected {want:e}");
+    }
+}
+
+/// The levels `--isa` names.
+fn levels(arg: &str) -> Result<Vec<poplar::isa::IsaLevel>> {
+    Ok(match arg.trim() {
+        "active" => vec![poplar::isa::active()],
+        "all" => poplar::isa::supported(),
+        list => list
+            .split(',')
+            .map(|l| {
+                let level: poplar::isa::IsaLevel = l.parse()?;
+                Ok(level)
+            })
+            .collect::<Result<_>>()?,
+    })
+}
+
+/// With sweeps at several levels: whether each function and mode found the same maximum
+/// error (and the same histogram) at every level.
+fn same_at_every_level(sweeps: &[Sweep]) {
+    let mut keys: Vec<(&str, &str)> = sweeps
+        .iter()
+        .map(|s| (s.function.as_str(), s.mode.as_str()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (f, m) in keys {
+        let runs: Vec<&Sweep> = sweeps
+            .iter()
+            .filter(|s| s.function == f && s.mode == m)
+            .collect();
+        if runs.len() < 2 {
+            continue;
+        }
+        let same = runs
+            .iter()
+            .all(|s| s.max_ulp == runs[0].max_ulp && s.histogram == runs[0].histogram);
+        let levels: Vec<&str> = runs.iter().map(|s| s.isa.as_str()).collect();
+        println!(
+            "{f:<9} {m:<6} at {}: {}",
+            levels.join(", "),
+            if same {
+                "the same maximum error and histogram at every level"
+            } else {
+                "DIFFERENT results between levels"
+            }
+        );
     }
 }
 
@@ -95,22 +150,26 @@ fn main() -> Result<()> {
         rayon::current_num_threads(),
         poplar::fp::hardware_flush()
     );
-    for name in args.functions.split(',').map(str::trim) {
-        for &flush in &modes {
-            let s = if name == "div" {
-                sweep_division(args.div_samples, args.seed, flush, ulp::f32_div)
-            } else {
-                let u = all.iter().find(|u| u.name == name).with_context(|| {
-                    format!(
-                        "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div"
-                    )
-                })?;
-                sweep_unary(u, ALL, flush)
-            };
-            print(&s);
-            sweeps.push(s);
+    for level in levels(&args.isa)? {
+        poplar::isa::set_active(level)?;
+        for name in args.functions.split(',').map(str::trim) {
+            for &flush in &modes {
+                let s = if name == "div" {
+                    sweep_division(args.div_samples, args.seed, flush, ulp::f32_div)
+                } else {
+                    let u = all.iter().find(|u| u.name == name).with_context(|| {
+                        format!(
+                            "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div"
+                        )
+                    })?;
+                    sweep_unary(u, ALL, flush)
+                };
+                print(&s);
+                sweeps.push(s);
+            }
         }
     }
+    same_at_every_level(&sweeps);
     println!("total {:.1} s", t0.elapsed().as_secs_f64());
     if let Some(path) = &args.json {
         app_support::output::write_atomic(path, serde_json::to_string_pretty(&sweeps)?)?;
