@@ -136,6 +136,45 @@ fn fmt_cpu(rate: Option<f64>) -> String {
     })
 }
 
+/// Single-thread cell-steps per CPU-second of 10^5 cells at every instruction-set level the
+/// host supports (`poplar::isa`), in interleaved rounds (level by level within each round, so
+/// that the machine's drift falls on every level alike); medians and ratios to the baseline.
+/// The rest of the bench runs at the active level (`POPLAR_ISA`, else the host's best).
+fn per_level(reps: usize) {
+    let before = poplar::isa::active();
+    let levels = poplar::isa::supported();
+    let n = 100_000;
+    let steps = 80;
+    let pristine = Batch::new(n, 0);
+    let mut single = Batch::new(n, 0);
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); levels.len()];
+    for _ in 0..reps {
+        for (l, &level) in levels.iter().enumerate() {
+            poplar::isa::set_active(level).expect("a supported level");
+            let (wall, cpu) = measure(1, n, steps, false, || {
+                single.reset_from(&pristine);
+                single.step(steps);
+                black_box(&single.states);
+            });
+            rates[l].push(cpu.unwrap_or(wall));
+        }
+    }
+    poplar::isa::set_active(before).expect("the level before");
+    println!("  per instruction-set level, n = {n}, single thread, {reps} interleaved rounds:");
+    let base = median(rates[0].clone());
+    for (level, r) in levels.iter().zip(rates) {
+        let m = median(r);
+        println!(
+            "    {:<8} ({:>2} f32 lanes) {:>7.2} M cell-steps per CPU-second  × {:.2} of the baseline",
+            level.name(),
+            level.f32_lanes(),
+            m / 1e6,
+            m / base
+        );
+    }
+    println!("  the rest at {}:", poplar::isa::active());
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let reps = if quick { 3 } else { 7 };
@@ -143,6 +182,7 @@ fn main() {
         "TP06 step_batch (f32, dt = {DT} ms), median of {reps} repetitions, {} rayon threads",
         rayon::current_num_threads()
     );
+    per_level(reps);
     for &n in &[100_000usize, 1_000_000] {
         // Enough steps per repetition for ≈ 0.2–0.6 s of work at the target rate.
         let steps = (8_000_000 / n).max(2);

@@ -231,6 +231,11 @@ pub fn run_device(
         run.engine.enable_profiling(ProfileOptions::default());
     }
     let tty = std::io::stderr().is_terminal();
+    // The engine has settled the level (POPLAR_ISA or the host's best): same bits at each.
+    crate::note!(
+        "  kernels at {} (POPLAR_ISA=baseline|avx2|avx512 chooses; the results are the same bits)",
+        poplar::isa::active()
+    );
     // Rank 0 reports progress (every rank of an MPI job runs this loop).
     let root = poplar::dist::is_root();
     let t0 = Instant::now();

@@ -60,7 +60,7 @@ fn v_in_copy_cycles(cells: u64) -> u64 {
 /// The ELLPACK SpMV codelets, one per column-index width: `cardiac::EllSpmv` (u32) and
 /// `cardiac::EllSpmv16` (u16, chosen by the app when the local vector is at most 65,536 long).
 macro_rules! ell_spmv_codelets {
-    ($($name:ident as $cname:literal: $idx:ty;)*) => {$(
+    ($($name:ident as $cname:literal: $idx:ty, rows $rows:ident;)*) => {$(
         poplar::codelet! {
             /// `y = D∘x[h..] + Σ_s A[·,s] x[I[·,s]]` over the tile's rows (`n = y.len()`); `x`
             /// is the local vector `[halo | own cells]` (`h = x.len() - n`), `I` indexes into it.
@@ -80,7 +80,7 @@ macro_rules! ell_spmv_codelets {
                 if w.id + 1 != w.count {
                     return Ok(());
                 }
-                spmv(self.x, self.y, self.diag, self.values, self.cols)
+                spmv(self.x, self.y, self.diag, self.values, self.cols, $rows)
             }
 
             /// One worker's rows (at most `ceil(n / workers)`): [`SPMV_START_CYCLES`] +
@@ -94,9 +94,27 @@ macro_rules! ell_spmv_codelets {
 }
 
 ell_spmv_codelets! {
-    EllSpmv as "cardiac::EllSpmv": u32;
-    EllSpmv16 as "cardiac::EllSpmv16": u16;
+    EllSpmv as "cardiac::EllSpmv": u32, rows ell_rows32;
+    EllSpmv16 as "cardiac::EllSpmv16": u16, rows ell_rows16;
 }
+
+poplar::isa_dispatch! {
+    /// [`ell_rows`] with 32-bit column indices, at the active instruction-set level.
+    fn ell_rows32(y: &mut [f32], diag: &[f32], values: &[f32], cols: &[u32], x: &[f32], own: usize) {
+        ell_rows(y, diag, values, cols, x, own)
+    }
+}
+
+poplar::isa_dispatch! {
+    /// [`ell_rows`] with 16-bit column indices, at the active instruction-set level.
+    fn ell_rows16(y: &mut [f32], diag: &[f32], values: &[f32], cols: &[u16], x: &[f32], own: usize) {
+        ell_rows(y, diag, values, cols, x, own)
+    }
+}
+
+/// The rows of an SpMV: `y`, `diag`, `values`, `cols`, the local vector `x` and where its own
+/// cells start.
+type RowsFn<C> = fn(&mut [f32], &[f32], &[f32], &[C], &[f32], usize);
 
 /// The body of both SpMV codelets: all rows of the tile.
 fn spmv<C: ColIndex>(
@@ -105,6 +123,7 @@ fn spmv<C: ColIndex>(
     diag: &[f32],
     values: &[f32],
     cols: &[C],
+    rows: RowsFn<C>,
 ) -> Result<(), VertexError> {
     let n = y.len();
     if diag.len() != n
@@ -131,7 +150,7 @@ fn spmv<C: ColIndex>(
     for v in x.iter().step_by(16) {
         poplar::codelet::prefetch(v);
     }
-    ell_rows(y, diag, values, cols, x, x.len() - n);
+    rows(y, diag, values, cols, x, x.len() - n);
     Ok(())
 }
 
@@ -512,7 +531,7 @@ mod tests {
             .map(|_| (next() as usize % (h + n)) as u16)
             .collect();
         let mut whole = vec![0.0f32; n];
-        spmv(&x, &mut whole, &diag, &values, &cols).unwrap();
+        spmv(&x, &mut whole, &diag, &values, &cols, ell_rows16).unwrap();
         let mut split = vec![0.0f32; n];
         for id in 0..6 {
             let r = Worker { id, count: 6 }.split(n);
@@ -529,5 +548,39 @@ mod tests {
         let bits = |y: &[f32]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert!(whole.iter().all(|&v| v != 0.0));
         assert_eq!(bits(&split), bits(&whole));
+    }
+
+    #[test]
+    fn spmv_gives_the_same_bits_at_every_isa_level() {
+        let (n, h) = (1000, 300);
+        let mut seed = 777u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            seed >> 8
+        };
+        let x: Vec<f32> = (0..h + n).map(|_| next() as f32 / 1e6 - 8.0).collect();
+        let diag: Vec<f32> = (0..n).map(|_| next() as f32 / 1e7).collect();
+        let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() as f32 / 1e8).collect();
+        let c32: Vec<u32> = (0..n * ELL_WIDTH)
+            .map(|_| next() % (h + n) as u32)
+            .collect();
+        let c16: Vec<u16> = c32.iter().map(|&c| c as u16).collect();
+        let before = poplar::isa::active();
+        let mut runs = Vec::new();
+        for level in poplar::isa::supported() {
+            poplar::isa::set_active(level).unwrap();
+            let mut a = vec![0.0f32; n];
+            let mut b = vec![0.0f32; n];
+            spmv(&x, &mut a, &diag, &values, &c32, ell_rows32).unwrap();
+            spmv(&x, &mut b, &diag, &values, &c16, ell_rows16).unwrap();
+            let bits: Vec<u32> = a.iter().chain(&b).map(|v| v.to_bits()).collect();
+            runs.push((level, bits));
+        }
+        poplar::isa::set_active(before).unwrap();
+        let (_, base) = &runs[0];
+        assert_eq!(base[..n], base[n..], "u16 and u32 columns agree");
+        for (level, bits) in &runs[1..] {
+            assert!(bits == base, "{level} differs from the baseline");
+        }
     }
 }
