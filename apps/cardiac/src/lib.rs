@@ -24,6 +24,7 @@ macro_rules! note {
 
 pub mod app;
 pub mod cell;
+pub mod ecg;
 pub mod matrix;
 pub mod mesh;
 pub mod partition;

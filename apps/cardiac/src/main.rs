@@ -172,6 +172,24 @@ struct RunArgs {
     /// snapshot is as large as activation.vtu (≈ 100 MB at 0.1 mm).
     #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
     snapshot_every: f64,
+    /// A virtual electrode of the pseudo-ECG: NAME=x,y,z in mm (the mesh's coordinates after
+    /// --scale); repeat for several. φ_e goes into ecg.csv, and the run goes on to --t-end.
+    #[arg(long, allow_hyphen_values = true)]
+    electrode: Vec<String>,
+    /// Electrodes from a CSV file: one name,x,y,z (mm) a line; # comments.
+    #[arg(long)]
+    electrodes: Option<PathBuf>,
+    /// The 12-lead ECG: RA, LA, LL and V1-V6 placed from the mesh's bounding box and long axis
+    /// (an approximation, docs/cardiac.md); leads I-III, aVR/aVL/aVF, V1-V6 into ecg.csv and
+    /// ecg.png.
+    #[arg(long)]
+    ecg_12_lead: bool,
+    /// ECG sampling interval (ms): device runs end on the sampling times.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    ecg_every: f64,
+    /// Bath (torso) conductivity σ_b of the pseudo-ECG (S/m).
+    #[arg(long, default_value_t = 0.7, allow_hyphen_values = true)]
+    sigma_bath: f64,
 }
 
 /// `cardiac run`: resolves `--t-end` (given, from the `--params` file, or `--quick`) and the
@@ -203,6 +221,13 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
         trace_points: a.trace_point,
         trace_every: a.trace_every,
         snapshot_every: a.snapshot_every,
+        ecg: run_cmd::EcgOptions {
+            electrodes: a.electrode,
+            file: a.electrodes,
+            twelve_lead: a.ecg_12_lead,
+            every: a.ecg_every,
+            sigma_bath: a.sigma_bath,
+        },
     })
 }
 

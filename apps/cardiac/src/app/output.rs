@@ -21,6 +21,8 @@ pub const RESULT_FILES: RunFiles = RunFiles::new(&[
     "report.html",
     "traces.csv",
     "voltage.pvd",
+    "ecg.csv",
+    "ecg.png",
 ])
 .with_series(&[("voltage_", "ms.vtu")]);
 

@@ -12,8 +12,9 @@ use poplar::{EngineOptions, Executable};
 use crate::solver::device::{DeviceRun, RunInfo};
 use crate::solver::Results;
 
-/// Called after every device run with the run (to write snapshots).
-pub type ChunkHook<'a> = &'a mut dyn FnMut(&DeviceRun) -> Result<()>;
+/// Called after every device run with the run (to write snapshots, sample the ECG), and
+/// before the first when [`LoopOptions::at_start`] (then `run.steps() == 0`).
+pub type ChunkHook<'a> = &'a mut dyn FnMut(&mut DeviceRun) -> Result<()>;
 
 /// ODE steps that reach `t_end` ms at `dt` ms: `t_end / dt` rounded up, less a little slack
 /// for decimal time steps (50 ms at 0.02 ms is 2,500 steps, not 2,501) and for a step that
@@ -201,8 +202,10 @@ pub fn diverged_cell(v: &[f32]) -> Option<(usize, f32)> {
 pub struct LoopOptions<'a> {
     /// Cell centroids (mm), to name where a run diverged.
     pub centroids: Option<&'a [[f64; 3]]>,
-    /// Run to `t_end` even when every cell has activated (paced runs).
+    /// Run to `t_end` even when every cell has activated (paced runs, runs with an ECG).
     pub to_t_end: bool,
+    /// Also call the hook once before the first device run (the ECG's sample at t = 0).
+    pub at_start: bool,
 }
 
 pub fn run_device(
@@ -243,6 +246,11 @@ pub fn run_device(
     // Wall time inside the engine's runs; the rest of the loop (reading time, V and
     // activation, the divergence check, snapshots, traces, beats, progress) is the host's share.
     let mut engine_s = 0.0f64;
+    if opts.at_start {
+        if let Some(hook) = after_chunk.as_mut() {
+            hook(&mut run)?;
+        }
+    }
     while run.steps() < total {
         let te = Instant::now();
         if total - run.steps() >= chunk {
@@ -275,7 +283,7 @@ pub fn run_device(
             );
         }
         if let Some(hook) = after_chunk.as_mut() {
-            hook(&run)?;
+            hook(&mut run)?;
         }
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();

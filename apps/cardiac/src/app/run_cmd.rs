@@ -19,6 +19,7 @@ use crate::app::run::{
     CELL_STEPS_PER_SECOND,
 };
 use crate::app::saved::compile_or_hint;
+use crate::ecg::{self, EcgRecord, EcgSpec};
 use crate::mesh::TetMesh;
 use crate::partition::PartitionStats;
 use crate::report::{BeatSummary, RunReport};
@@ -54,6 +55,69 @@ pub struct RunCommand {
     pub trace_every: f64,
     /// ms between voltage snapshots (0: none).
     pub snapshot_every: f64,
+    /// The pseudo-ECG's options (off without electrodes).
+    pub ecg: EcgOptions,
+}
+
+/// The pseudo-ECG's options of `cardiac run`, as given ([`crate::ecg`]).
+#[derive(Debug, Clone)]
+pub struct EcgOptions {
+    /// `--electrode NAME=x,y,z` (mm), as given.
+    pub electrodes: Vec<String>,
+    /// `--electrodes FILE`: CSV `name,x,y,z`.
+    pub file: Option<PathBuf>,
+    /// `--ecg-12-lead`: RA, LA, LL and V1–V6 placed from the mesh's axes.
+    pub twelve_lead: bool,
+    /// `--ecg-every` (ms).
+    pub every: f64,
+    /// `--sigma-bath` (S/m).
+    pub sigma_bath: f64,
+}
+
+impl Default for EcgOptions {
+    fn default() -> Self {
+        EcgOptions {
+            electrodes: Vec::new(),
+            file: None,
+            twelve_lead: false,
+            every: ecg::DEFAULT_ECG_EVERY_MS,
+            sigma_bath: ecg::DEFAULT_SIGMA_BATH,
+        }
+    }
+}
+
+impl EcgOptions {
+    /// Whether any electrode is asked for.
+    pub fn is_on(&self) -> bool {
+        self.twelve_lead || self.file.is_some() || !self.electrodes.is_empty()
+    }
+
+    /// The electrodes (the 12-lead placement first, then the file's, then `--electrode`'s),
+    /// checked against the mesh; `None` without any.
+    pub fn resolve(&self, mesh: &TetMesh) -> Result<Option<EcgSpec>> {
+        if !self.is_on() {
+            return Ok(None);
+        }
+        if !(self.sigma_bath.is_finite() && self.sigma_bath > 0.0) {
+            return Err(ecg::EcgError::BadSigma(self.sigma_bath).into());
+        }
+        let mut electrodes = Vec::new();
+        if self.twelve_lead {
+            electrodes.extend(ecg::twelve_lead(mesh)?);
+        }
+        if let Some(f) = &self.file {
+            electrodes.extend(ecg::read_electrodes(f)?);
+        }
+        for e in &self.electrodes {
+            electrodes.push(ecg::parse_electrode(e)?);
+        }
+        ecg::check_electrodes(&electrodes, mesh)?;
+        Ok(Some(EcgSpec {
+            electrodes,
+            sigma_bath: self.sigma_bath,
+            every: self.every,
+        }))
+    }
 }
 
 /// Checks `--t-end` and `--snapshot-every` (before the problem is read).
@@ -74,10 +138,18 @@ pub fn run(c: &RunCommand) -> Result<()> {
     let t_all = Instant::now();
     let mut p = prepare(c)?;
     let mut traces = traces(c, &p.setup, &mut p.cfg)?;
+    let ecg = electrodes(c, &mut p)?;
     print_problem(c, &p);
     let compiled = compile(c, &p)?;
     let (build_s, compile_s) = (compiled.build_s, compiled.compile_s);
-    let sim = simulate(c, &p, compiled.exe, compiled.info, &mut traces)?;
+    let sim = simulate(
+        c,
+        &p,
+        compiled.exe,
+        compiled.info,
+        &mut traces,
+        ecg.as_ref(),
+    )?;
     let mut report = record(c, &p, &sim.res);
     print_results(c, &p.setup, &sim.res, &report);
     if c.native && poplar::dist::is_root() {
@@ -257,6 +329,53 @@ pub fn traces(c: &RunCommand, setup: &Setup, cfg: &mut DeviceConfig) -> Result<T
     Ok(traces)
 }
 
+/// The pseudo-ECG's electrodes: resolved against the mesh, their weights into the device
+/// configuration, device runs shortened so that they end on the sampling times, each
+/// electrode printed.
+pub fn electrodes(c: &RunCommand, p: &mut Prepared) -> Result<Option<EcgSpec>> {
+    let Some(spec) = c.ecg.resolve(&p.mesh)? else {
+        return Ok(None);
+    };
+    let dt = f64::from(p.setup.dt_ode);
+    check_every("--ecg-every", spec.every, dt, None)?;
+    let cond = problem::conductivity(&c.spec, &p.mesh);
+    p.cfg.ecg = Some(spec.device(&p.mesh, &p.setup, cond.chi * cond.cm)?);
+    let every = ecg_steps(&spec, p.setup.dt_ode);
+    p.cfg.chunk_steps = gcd(p.cfg.chunk_steps, every);
+    say!(
+        "ECG: {} electrodes, φ_e every {} ms ({every} ODE steps), bath σ_b {} S/m; the run goes on to {} ms",
+        spec.electrodes.len(),
+        problem::show(spec.every),
+        spec.sigma_bath,
+        problem::show(p.t_end)
+    );
+    for e in &spec.electrodes {
+        say!(
+            "  electrode {:<6} ({:.2}, {:.2}, {:.2}) mm",
+            e.name,
+            e.pos[0],
+            e.pos[1],
+            e.pos[2]
+        );
+    }
+    Ok(Some(spec))
+}
+
+/// ODE steps between ECG samples (at least one).
+pub fn ecg_steps(spec: &EcgSpec, dt_ode: f32) -> u32 {
+    (spec.every / f64::from(dt_ode))
+        .round()
+        .clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// The banner: problem, stimulus, advice, time stepping and machine.
 pub fn print_problem(c: &RunCommand, p: &Prepared) {
     let (spec, mesh, setup) = (&c.spec, &p.mesh, &p.setup);
@@ -365,6 +484,8 @@ pub struct Simulated {
     pub profile: Option<Profile>,
     /// Per-beat maps of a paced run.
     pub beats: Option<Beats>,
+    /// The pseudo-ECG (runs with electrodes).
+    pub ecg: Option<EcgRecord>,
 }
 
 /// Runs the executable to the end, recording beats, traces and snapshots after every device
@@ -375,13 +496,25 @@ pub fn simulate(
     exe: Executable,
     info: RunInfo,
     traces: &mut Traces,
+    ecg: Option<&EcgSpec>,
 ) -> Result<Simulated> {
     say!("progress:");
+    let mut record = ecg.map(|e| EcgRecord::new(&e.electrodes));
+    let ecg_every = ecg.map(|e| u64::from(ecg_steps(e, p.setup.dt_ode)));
     let mut snapshots = Snapshots::new(&c.out, c.snapshot_every);
     let mut beats = p
         .paced
         .then(|| Beats::from_starts(p.starts.clone(), p.setup.n));
-    let mut hook = |run: &DeviceRun| {
+    let mut hook = |run: &mut DeviceRun| {
+        if let (Some(r), Some(every)) = (record.as_mut(), ecg_every) {
+            if run.steps() % every == 0 {
+                let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+                r.push(t, &run.sample_ecg()?)?;
+            }
+        }
+        if run.steps() == 0 {
+            return Ok(()); // the ECG's sample at t = 0 only
+        }
         if let Some(b) = beats.as_mut() {
             let (up, down) = run.last_crossings()?;
             b.record(&up, &down);
@@ -401,7 +534,8 @@ pub fn simulate(
         Some(&mut hook),
         LoopOptions {
             centroids: Some(&p.setup.centroids),
-            to_t_end: p.paced,
+            to_t_end: p.paced || ecg.is_some(),
+            at_start: ecg.is_some(),
         },
     )?;
     snapshots.finish()?;
@@ -411,6 +545,7 @@ pub fn simulate(
         sim_s,
         profile,
         beats,
+        ecg: record,
     })
 }
 
@@ -463,6 +598,36 @@ pub fn compare_native(setup: &Setup, res: &Results) {
     );
 }
 
+/// `ecg.csv`, and `ecg.png` when the record has the 12 leads; prints each lead's range.
+pub fn write_ecg(dir: &std::path::Path, rec: &EcgRecord) -> Result<()> {
+    app_support::output::write_atomic(dir.join("ecg.csv"), rec.to_csv())?;
+    let leads = rec.leads();
+    for l in &leads {
+        let (lo, hi) = l
+            .values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        say!("  lead {:<4} min {lo:8.4} mV, max {hi:8.4} mV", l.name);
+    }
+    if leads.len() == 12 && rec.len() >= 2 {
+        crate::ecg::plot::plot_twelve_lead(
+            rec,
+            "pseudo-ECG (12 leads, rhythm strip: II)",
+            &dir.join("ecg.png"),
+        )?;
+        say!(
+            "wrote {0}/ecg.csv ({1} samples) and {0}/ecg.png",
+            dir.display(),
+            rec.len()
+        );
+    } else {
+        say!("wrote {}/ecg.csv ({} samples)", dir.display(), rec.len());
+    }
+    Ok(())
+}
+
 /// Prints the beats of a paced run and returns them for the record.
 pub fn summarise_beats(b: &Beats) -> Vec<BeatSummary> {
     say!("beats (activation, repolarisation through -70 mV, APD = their difference):");
@@ -496,6 +661,9 @@ pub fn write_files(
 ) -> Result<()> {
     output::write_outputs_with(&c.out, &p.mesh, &sim.res, report, sim.beats.as_ref())?;
     let root = poplar::dist::is_root();
+    if let Some(rec) = sim.ecg.as_ref().filter(|_| root) {
+        write_ecg(&c.out, rec)?;
+    }
     if let Some(prof) = sim.profile.as_ref().filter(|_| root) {
         console::print_phase_breakdown(prof, &p.cfg.target, p.setup.dt_ode, sim.res.t);
         app_support::output::write_atomic(c.out.join("profile.json"), prof.to_json())?;

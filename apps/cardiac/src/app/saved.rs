@@ -152,7 +152,7 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         Some(dir) => Snapshots::new(dir, c.snapshot_every),
         None => Snapshots::none(),
     };
-    let mut hook = |run: &DeviceRun| snapshots.after_chunk(run, &mesh);
+    let mut hook = |run: &mut DeviceRun| snapshots.after_chunk(run, &mesh);
     let (res, secs, _) = run_device(
         exe,
         info,

@@ -116,6 +116,103 @@ poplar::isa_dispatch! {
 /// cells start.
 type RowsFn<C> = fn(&mut [f32], &[f32], &[f32], &[C], &[f32], usize);
 
+/// Worker cycles per cell of the ECG partial (`cardiac::EcgPartial`): the SpMV row's
+/// [`SPMV_ROW_CYCLES`] (the same 16 slots of indices, values and gathered voltages) plus one
+/// cycle per slot for the subtraction `V_j − V_i`. An estimate, not a measurement.
+pub const ECG_CELL_CYCLES: u64 = SPMV_ROW_CYCLES + ELL_WIDTH as u64;
+/// Worker cycles per cell and electrode of the ECG partial: load the weight, multiply-add.
+pub const ECG_ELECTRODE_CYCLES: u64 = 2;
+
+/// The ECG partial codelets, one per column-index width: `cardiac::EcgPartial` (u32) and
+/// `cardiac::EcgPartial16` (u16), chosen like the tile's SpMV.
+macro_rules! ecg_codelets {
+    ($($name:ident as $cname:literal: $idx:ty;)*) => {$(
+        poplar::codelet! {
+            /// The tile's share of the pseudo-ECG (`crate::ecg`): `out[e] = Σ_i w[e·n + i] ·
+            /// Σ_s A[i,s] (x[I[i,s]] − x[h + i])` over the tile's `n` cells, in cell order, for
+            /// each of the `out.len()` electrodes; `x` is the local vector `[halo | own cells]`
+            /// of V, `A`/`I` the off-diagonal slots of the tile's `Z = I + dt·L`.
+            /// Multi-worker: on the chip each worker sums the cells `Worker::split(n)` and the
+            /// last adds the six partials; on the host the last worker's call sums them all.
+            pub struct $name as $cname, multi_worker {
+                x: Input<Vector<f32>>,
+                values: Input<Vector<f32>>,
+                cols: Input<Vector<$idx>>,
+                weights: Input<Vector<f32>>,
+                out: Output<Vector<f32>>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                if w.id + 1 != w.count {
+                    return Ok(());
+                }
+                ecg_partial(self.x, self.values, self.cols, self.weights, self.out)
+            }
+
+            /// One worker's cells: [`SPMV_START_CYCLES`] + ([`ECG_CELL_CYCLES`] +
+            /// [`ECG_ELECTRODE_CYCLES`] per electrode) per cell, plus one cycle per electrode
+            /// and worker for the sum of the workers' partials.
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                let workers = u64::from(ctx.workers.max(1));
+                let e = ctx.elements(Self::out);
+                let n = ctx.elements(Self::weights) / e.max(1);
+                let cells = n.div_ceil(workers);
+                Some(SPMV_START_CYCLES + cells * (ECG_CELL_CYCLES + ECG_ELECTRODE_CYCLES * e) + e * workers)
+            }
+        }
+    )*};
+}
+
+ecg_codelets! {
+    EcgPartial as "cardiac::EcgPartial": u32;
+    EcgPartial16 as "cardiac::EcgPartial16": u16;
+}
+
+/// The body of both ECG partial codelets (see [`EcgPartial`]).
+pub fn ecg_partial<C: ColIndex>(
+    x: &[f32],
+    values: &[f32],
+    cols: &[C],
+    weights: &[f32],
+    out: &mut [f32],
+) -> Result<(), VertexError> {
+    let e = out.len();
+    let n = values.len() / ELL_WIDTH;
+    if e == 0
+        || values.len() != n * ELL_WIDTH
+        || cols.len() != n * ELL_WIDTH
+        || weights.len() != e * n
+        || x.len() < n
+    {
+        return Err(VertexError::new(format!(
+            "field sizes disagree: out {e}, values {}, cols {}, weights {}, x {}",
+            values.len(),
+            cols.len(),
+            weights.len(),
+            x.len()
+        )));
+    }
+    let h = x.len() - n;
+    out.fill(0.0);
+    for (i, (vals, cs)) in values
+        .chunks_exact(ELL_WIDTH)
+        .zip(cols.chunks_exact(ELL_WIDTH))
+        .enumerate()
+    {
+        let xi = x[h + i];
+        let mut d = 0.0f32;
+        for (&a, &c) in vals.iter().zip(cs) {
+            d += a * (x[c.index()] - xi);
+        }
+        for (k, o) in out.iter_mut().enumerate() {
+            *o += weights[k * n + i] * d;
+        }
+    }
+    Ok(())
+}
+
 /// The body of both SpMV codelets: all rows of the tile.
 fn spmv<C: ColIndex>(
     x: &[f32],

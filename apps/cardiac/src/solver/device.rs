@@ -52,7 +52,18 @@ pub struct DeviceConfig {
     pub cell_multiple: usize,
     /// Flat METIS over all tiles, or chips then tiles ([`Partitioning`]).
     pub partitioning: Partitioning,
+    /// The pseudo-ECG's electrodes and weights: with them the executable has a third
+    /// program, [`PROGRAM_ECG`] ([`crate::ecg`]).
+    pub ecg: Option<crate::ecg::EcgDevice>,
 }
+
+/// The program that runs a chunk of ODE steps.
+pub const PROGRAM_CHUNK: usize = 0;
+/// The program that runs one ODE step.
+pub const PROGRAM_STEP: usize = 1;
+/// The program that computes φ_e at the electrodes into the host tensor `ecg` (executables
+/// built with [`DeviceConfig::ecg`]).
+pub const PROGRAM_ECG: usize = 2;
 
 impl DeviceConfig {
     /// All tiles of `chips` GC200-class chips, mixed-clean halos.
@@ -66,6 +77,7 @@ impl DeviceConfig {
             wide_indices: false,
             cell_multiple: tp06::TAIL_BLOCK,
             partitioning: Partitioning::Flat,
+            ecg: None,
         }
     }
 }
@@ -82,6 +94,9 @@ pub struct RunInfo {
     pub new_to_old: Vec<u32>,
     /// Device cell ranges per tile.
     pub tile_cells: Vec<Range<usize>>,
+    /// Electrodes of the pseudo-ECG (0: no ECG program).
+    #[serde(default)]
+    pub ecg_electrodes: usize,
 }
 
 /// A built device problem: the graph, its programs, and the run info.
@@ -175,6 +190,23 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let cs_a = g.add_compute_set("PDE V->w");
     let cs_b = g.add_compute_set("PDE w->V");
     let cs_ode = g.add_compute_set("ODE");
+    // The pseudo-ECG: one partial per electrode per tile, then a sum over groups of tiles.
+    let ecg = cfg
+        .ecg
+        .as_ref()
+        .filter(|e| e.electrodes > 0)
+        .map(|e| -> Result<_, DeviceError> {
+            if e.weights.len() != e.electrodes * n {
+                return Err(DeviceError::Config(format!(
+                    "ECG weights: {} for {} electrodes × {n} cells",
+                    e.weights.len(),
+                    e.electrodes
+                )));
+            }
+            let partials = g.add_variable(DType::F32, &[k * e.electrodes], "ecg_partials");
+            Ok((e, partials, g.add_compute_set("ECG partials")))
+        })
+        .transpose()?;
     let local_of =
         |x: &Tensor, tp: &crate::partition::TilePlan| -> Result<Tensor, poplar::GraphError> {
             let mut parts = Vec::with_capacity(tp.halo_ranges.len() + 1);
@@ -224,6 +256,31 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
             &diag, &values, &cols, &ct, &st, &models, &sites, &cstart, &csites,
         ] {
             g.set_tile_mapping(c, tile)?;
+        }
+        if let Some((e, partials, cs)) = &ecg {
+            let ne = e.electrodes;
+            let mut wt = vec![0.0f32; ne * m];
+            for (j, &o) in old.iter().enumerate() {
+                for el in 0..ne {
+                    wt[el * m + j] = e.weights[el * n + o];
+                }
+            }
+            let wt = g.add_constant(&[ne * m], &wt, &format!("ecg_weights{t}"))?;
+            g.set_tile_mapping(&wt, tile)?;
+            let out = partials.slice(t * ne..(t + 1) * ne)?;
+            g.set_tile_mapping(&out, tile)?;
+            let name = if spmv == "cardiac::EllSpmv16" {
+                "cardiac::EcgPartial16"
+            } else {
+                "cardiac::EcgPartial"
+            };
+            let vx = g.add_vertex(*cs, name)?;
+            g.connect(vx, "x", &local_of(&v_all, tp)?)?;
+            g.connect(vx, "values", &values)?;
+            g.connect(vx, "cols", &cols)?;
+            g.connect(vx, "weights", &wt)?;
+            g.connect(vx, "out", &out)?;
+            g.set_tile_mapping(vx, tile)?;
         }
         for (cs, x, y) in [(cs_a, &v_all, &w), (cs_b, &w, &v_all)] {
             let vx = g.add_vertex(cs, spmv)?;
@@ -280,7 +337,12 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         Program::labelled("ODE", vec![Program::execute(cs_ode)]),
     ]);
     // Program 0 runs a chunk of steps, program 1 one step (to stop exactly at any time).
-    let programs = vec![Program::repeat(cfg.chunk_steps, body.clone()), body];
+    let mut programs = vec![Program::repeat(cfg.chunk_steps, body.clone()), body];
+    let mut ecg_electrodes = 0;
+    if let Some((e, partials, cs)) = &ecg {
+        programs.push(ecg_sum(&mut g, *cs, partials, e.electrodes, &tile_of)?);
+        ecg_electrodes = e.electrodes;
+    }
     let info = RunInfo {
         n,
         dt_ode: setup.dt_ode,
@@ -288,6 +350,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         chunk_steps: cfg.chunk_steps,
         new_to_old: plan.new_to_old.clone(),
         tile_cells: plan.tiles.iter().map(|t| t.cells.clone()).collect(),
+        ecg_electrodes,
     };
     Ok(DeviceProblem {
         graph: g,
@@ -295,6 +358,59 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         info,
         plan,
     })
+}
+
+/// The ECG program: the tiles' partials (`ne` per tile, row `t` on `tile_of[t]`), computed by
+/// `cs_partials`, summed over groups of ⌈√k⌉ consecutive tiles on each group's first tile,
+/// then over the groups on the first tile into the host tensor `ecg`, each sum in list order
+/// (`ReduceSumPartials<float>`): the order is fixed by the executable, whatever the threads
+/// or ranks. Two levels keep the gathers small: one level would bring 23,552 × 9 floats
+/// (848 KB) onto one tile at 16 chips.
+fn ecg_sum(
+    g: &mut Graph,
+    cs_partials: poplar::ComputeSet,
+    partials: &Tensor,
+    ne: usize,
+    tile_of: &[u32],
+) -> Result<Program, DeviceError> {
+    let k = tile_of.len();
+    let group = (k as f64).sqrt().ceil().max(1.0) as usize;
+    let groups = k.div_ceil(group);
+    let sums = g.add_variable(DType::F32, &[groups * ne], "ecg_groups");
+    let total = g.add_variable(DType::F32, &[ne], "ecg");
+    let cs_groups = g.add_compute_set("ECG groups");
+    let cs_total = g.add_compute_set("ECG total");
+    let row = |x: &Tensor, r: usize| x.slice(r * ne..(r + 1) * ne);
+    for gi in 0..groups {
+        let tiles = gi * group..((gi + 1) * group).min(k);
+        let head = tile_of[tiles.start];
+        let list = tiles
+            .map(|t| row(partials, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = row(&sums, gi)?;
+        g.set_tile_mapping(&out, head)?;
+        let v = g.add_vertex(cs_groups, "ReduceSumPartials<float>")?;
+        g.connect_list(v, "partials", &list)?;
+        g.connect(v, "out", &out)?;
+        g.set_tile_mapping(v, head)?;
+    }
+    let list = (0..groups)
+        .map(|gi| row(&sums, gi))
+        .collect::<Result<Vec<_>, _>>()?;
+    g.set_tile_mapping(&total, tile_of[0])?;
+    let v = g.add_vertex(cs_total, "ReduceSumPartials<float>")?;
+    g.connect_list(v, "partials", &list)?;
+    g.connect(v, "out", &total)?;
+    g.set_tile_mapping(v, tile_of[0])?;
+    g.create_host_read("ecg", &total)?;
+    Ok(Program::labelled(
+        "ECG",
+        vec![
+            Program::execute(cs_partials),
+            Program::execute(cs_groups),
+            Program::execute(cs_total),
+        ],
+    ))
 }
 
 /// The cells' tile parts under `cfg.partitioning` for `k` tiles, rounded to
@@ -407,16 +523,28 @@ impl DeviceRun {
         })
     }
 
+    /// φ_e (mV) at the electrodes now ([`PROGRAM_ECG`]), in the order of the build's
+    /// electrodes.
+    pub fn sample_ecg(&mut self) -> Result<Vec<f32>, DeviceError> {
+        if self.info.ecg_electrodes == 0 {
+            return Err(DeviceError::Config(
+                "this executable was built without ECG electrodes".into(),
+            ));
+        }
+        self.engine.run(PROGRAM_ECG)?;
+        Ok(self.engine.read_tensor::<f32>("ecg")?)
+    }
+
     /// Runs one chunk of ODE steps.
     pub fn run_chunk(&mut self) -> Result<(), DeviceError> {
-        self.engine.run(0)?;
+        self.engine.run(PROGRAM_CHUNK)?;
         self.steps += u64::from(self.info.chunk_steps);
         Ok(())
     }
 
     /// Runs a single ODE step (program 1).
     pub fn run_one_step(&mut self) -> Result<(), DeviceError> {
-        self.engine.run(1)?;
+        self.engine.run(PROGRAM_STEP)?;
         self.steps += 1;
         Ok(())
     }
