@@ -507,7 +507,7 @@ pub fn simulate(
         .then(|| Beats::from_starts(p.starts.clone(), p.setup.n));
     let mut hook = |run: &mut DeviceRun| {
         if let (Some(r), Some(every)) = (record.as_mut(), ecg_every) {
-            if run.steps() % every == 0 {
+            if run.steps().is_multiple_of(every) {
                 let t = run.steps() as f64 * f64::from(run.info.dt_ode);
                 r.push(t, &run.sample_ecg()?)?;
             }
