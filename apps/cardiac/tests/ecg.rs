@@ -529,3 +529,129 @@ fn the_biv_ecg_has_its_qrs_within_the_activation_and_t_waves_as_the_apd_gradient
         assert_eq!(cos > 0.0, concordant, "{name}: QRS–T cosine {cos}");
     }
 }
+
+/// `cardiac run --ecg-12-lead` writes `ecg.csv` (a column per electrode and per lead, a row
+/// per ms from 0) and `ecg.png`, prints the ECG's share of the phase breakdown; a second run
+/// into the folder is refused without `--force`, and with it replaces `ecg.csv`.
+#[test]
+fn the_binary_writes_ecg_csv_and_the_plot() {
+    use support::{cardiac, stderr, tmp};
+    let d = tmp();
+    let out = d.join("run").display().to_string();
+    let args = [
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--t-end",
+        "3",
+        "--ecg-12-lead",
+        "--electrode",
+        "far=100,3.5,1.5",
+        "--snapshot-every",
+        "0",
+        "--no-report",
+        "--out",
+        &out,
+    ];
+    let o = cardiac(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("ECG: 10 electrodes"), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.trim_start().starts_with("ECG ")),
+        "the ECG in the phase breakdown:\n{stdout}"
+    );
+    let csv = std::fs::read_to_string(d.join("run/ecg.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.len(), 1 + 10 + 12, "{header:?}");
+    assert_eq!(header[0], "t_ms");
+    assert_eq!(header[1], "phi_RA_mV");
+    assert_eq!(header[10], "phi_far_mV");
+    assert_eq!(header[12], "II_mV");
+    assert_eq!(header[22], "V6_mV");
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "samples at 0, 1, 2 and 3 ms");
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!(r.len(), header.len());
+        assert_eq!(r[0], k as f64);
+        // Einthoven: II = I + III (from f32 columns).
+        assert!((r[12] - (r[11] + r[13])).abs() <= 1e-6 * (1.0 + r[12].abs()));
+    }
+    assert!(rows[0][1..].iter().all(|&v| v == 0.0), "at rest: 0 mV");
+    assert!(rows[3][1..11].iter().any(|&v| v != 0.0), "a signal by 3 ms");
+    let png = std::fs::read(d.join("run/ecg.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "ecg.png is a PNG");
+    let o = cardiac(&args);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("already holds results"),
+        "{}",
+        stderr(&o)
+    );
+    // With --force the earlier run's files go, ecg.csv and ecg.png among them.
+    let mut forced = args.to_vec();
+    forced[6] = "1"; // --t-end 1
+    forced.push("--force");
+    let o = cardiac(&forced);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("run/ecg.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "header and samples at 0 and 1 ms");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Bad electrodes and ECG options are refused before the run with what is at fault.
+#[test]
+fn bad_electrodes_are_refused_naming_them() {
+    use support::{run_refused, tmp};
+    let d = tmp();
+    let out = d.join("run").display().to_string();
+    let base = ["--dx", "1", "--tiles", "16", "--t-end", "1"];
+    let refused = |extra: &[&str], want: &str| {
+        run_refused(&out, &[&base[..], extra].concat(), want);
+    };
+    refused(&["--electrode", "A=10,3.5,1.5"], "electrode A at (10.000");
+    refused(&["--electrode", "A=10,3.5,1.5"], "nearer than");
+    refused(&["--electrode", "A=1,2"], "give NAME=x,y,z");
+    refused(&["--electrode", "A=nan,0,0"], "electrode A: position");
+    refused(
+        &["--electrode", "A=50,0,0", "--electrode", "A=60,0,0"],
+        "electrode A is given twice",
+    );
+    refused(
+        &["--ecg-12-lead", "--electrode", "V1=60,0,0"],
+        "electrode V1 is given twice",
+    );
+    refused(&["--electrode", "A,B=50,0,0"], "electrode name \"A,B\"");
+    let missing = d.join("missing.csv").display().to_string();
+    refused(&["--electrodes", &missing], "reading the electrode file");
+    let bad = d.join("bad.csv");
+    std::fs::write(&bad, "name,x,y,z\nA,50,0,0\nB,50,zero,0\n").unwrap();
+    let bad = bad.display().to_string();
+    refused(&["--electrodes", &bad], "line 3");
+    refused(&["--ecg-12-lead", "--sigma-bath", "0"], "--sigma-bath 0");
+    refused(
+        &["--ecg-12-lead", "--ecg-every", "0.001"],
+        "--ecg-every 0.001 ms is shorter than the time step",
+    );
+    // A good file is read: comments, a header and blank lines skipped.
+    let good = d.join("good.csv");
+    std::fs::write(
+        &good,
+        "# electrodes\nname,x,y,z\n\nA,50,0,0\nB , -30, 3.5, 1.5 # behind\n",
+    )
+    .unwrap();
+    let e = ecg::read_electrodes(&good).unwrap();
+    assert_eq!(
+        e,
+        [
+            electrode("A", [50.0, 0.0, 0.0]),
+            electrode("B", [-30.0, 3.5, 1.5])
+        ]
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
