@@ -283,7 +283,10 @@ pub fn run_device(
             );
         }
         if let Some(hook) = after_chunk.as_mut() {
+            // The hook may run the device too (the ECG program): that is engine time.
+            let before = run.ecg_seconds();
             hook(&mut run)?;
+            engine_s += run.ecg_seconds() - before;
         }
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();

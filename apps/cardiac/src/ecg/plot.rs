@@ -66,7 +66,9 @@ fn draw<DB: DrawingBackend>(
             .build_cartesian_2d(t0..t1, -y..y)
             .map_err(|e| err(&e))?;
         let mut mesh = chart.configure_mesh();
-        mesh.light_line_style(GRID.mix(0.4))
+        // Five small boxes to a large one, as on ECG paper.
+        mesh.max_light_lines(4)
+            .light_line_style(GRID.mix(0.4))
             .bold_line_style(GRID)
             .axis_style(GRID);
         if labels {

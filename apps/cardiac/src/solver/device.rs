@@ -498,6 +498,8 @@ pub struct DeviceRun {
     pub engine: Engine,
     pub info: RunInfo,
     steps: u64,
+    /// Wall seconds of the ECG samples.
+    ecg_s: f64,
 }
 
 impl DeviceRun {
@@ -506,6 +508,7 @@ impl DeviceRun {
             engine: Engine::new(exe, opts)?,
             info,
             steps: 0,
+            ecg_s: 0.0,
         })
     }
 
@@ -520,6 +523,7 @@ impl DeviceRun {
             engine: Engine::from_executable(exe, opts)?,
             info,
             steps: 0,
+            ecg_s: 0.0,
         })
     }
 
@@ -531,8 +535,16 @@ impl DeviceRun {
                 "this executable was built without ECG electrodes".into(),
             ));
         }
+        let t = std::time::Instant::now();
         self.engine.run(PROGRAM_ECG)?;
-        Ok(self.engine.read_tensor::<f32>("ecg")?)
+        let phi = self.engine.read_tensor::<f32>("ecg")?;
+        self.ecg_s += t.elapsed().as_secs_f64();
+        Ok(phi)
+    }
+
+    /// Wall seconds spent in [`DeviceRun::sample_ecg`] so far (the ECG program and its read).
+    pub fn ecg_seconds(&self) -> f64 {
+        self.ecg_s
     }
 
     /// Runs one chunk of ODE steps.
