@@ -655,3 +655,62 @@ fn bad_electrodes_are_refused_naming_them() {
     );
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// The ECG's cost is in the profile: one sample of the 0.5 mm slab's 12 leads has its own
+/// `ECG` label, with exchange (the halo of V) and at least the compute of the fullest tile's
+/// partial by the codelet's estimate — six workers × (153 + ⌈m/6⌉ (106 + 16 + 2 × 9) + 9 × 6)
+/// + 51 supervisor cycles — and costs less than 10 % of the millisecond it samples (20 steps
+/// of 0.05 ms). Measured: 31,275 compute cycles, of which 3,813 the partials and the rest the
+/// two levels of `ReduceSumPartials<float>` over 39 partials each (poplibs' estimate for its
+/// generic reduction); 2,473 exchange, 450 sync.
+#[test]
+fn the_ecg_sample_is_in_the_profile_with_its_estimated_cycles() {
+    use cardiac::solver::codelets::{ECG_CELL_CYCLES, ECG_ELECTRODE_CYCLES, SPMV_START_CYCLES};
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
+    let cond = Conductivity::niederer();
+    let setup = Setup::new(&mesh, &cond, 0.05, &Stimulus::niederer(&mesh)).unwrap();
+    let els = ecg::twelve_lead(&mesh).unwrap();
+    let spec = EcgSpec {
+        electrodes: els.clone(),
+        sigma_bath: DEFAULT_SIGMA_BATH,
+        every: 1.0,
+    };
+    let mut cfg = DeviceConfig::chips(1, Strategy::MixedClean);
+    cfg.chunk_steps = 20;
+    cfg.ecg = Some(spec.device(&mesh, &setup, cond.chi * cond.cm).unwrap());
+    let prob = device::build(&setup, &cfg).unwrap();
+    let m = prob.info.tile_cells.iter().map(|r| r.len()).max().unwrap() as u64;
+    let exe = device::compile_problem(&prob).unwrap();
+    let mut run = DeviceRun::new(&exe, prob.info.clone(), EngineOptions::default()).unwrap();
+    run.engine
+        .enable_profiling(poplar::profile::ProfileOptions::default());
+    run.run_chunk().unwrap();
+    run.sample_ecg().unwrap();
+    let p = run.engine.take_profile().unwrap();
+    let labels = p.summary_by_label();
+    let ecg = labels
+        .iter()
+        .find(|l| l.name == "ECG")
+        .expect("an ECG label");
+    let e = els.len() as u64;
+    let worker =
+        SPMV_START_CYCLES + m.div_ceil(6) * (ECG_CELL_CYCLES + ECG_ELECTRODE_CYCLES * e) + 6 * e;
+    let partial = 6 * worker + 51;
+    eprintln!(
+        "ECG sample: compute {}, exchange {}, sync {} cycles; fullest tile's partial {partial}",
+        ecg.compute, ecg.exchange, ecg.sync
+    );
+    assert_eq!(ecg.executions, 1);
+    assert!(ecg.exchange > 0, "the halo of V is exchanged");
+    assert!(ecg.compute >= partial, "{} < {partial}", ecg.compute);
+    let chunk: u64 = labels
+        .iter()
+        .filter(|l| l.name != "ECG")
+        .map(|l| l.total)
+        .sum();
+    assert!(
+        ecg.total * 10 < chunk,
+        "a sample ({} cycles) costs less than 10 % of 1 ms at dt 0.05 ({chunk} cycles)",
+        ecg.total
+    );
+}

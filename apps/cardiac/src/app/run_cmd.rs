@@ -410,8 +410,14 @@ pub fn print_problem(c: &RunCommand, p: &Prepared) {
     for line in problem::advice(spec, mesh, &problem::conductivity(spec, mesh)) {
         note!("{line}");
     }
+    // Paced runs and runs with an ECG go on to the end; others stop once all have activated.
+    let until = if p.paced || p.cfg.ecg.is_some() {
+        ""
+    } else {
+        " or all activated"
+    };
     say!(
-        "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {} ms or all activated",
+        "time: dt_ode {} ms, p = {} diffusion steps of {:.4} ms per ODE step (stable up to {:.4} ms); until {} ms{until}",
         setup.dt_ode, setup.pde_steps, setup.dt_pde, setup.dt_stable, p.t_end
     );
     say!(

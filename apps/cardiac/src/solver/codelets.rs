@@ -613,6 +613,50 @@ mod tests {
     }
 
     #[test]
+    fn the_ecg_partial_is_the_weighted_sum_of_row_differences() {
+        // 7 cells over a local vector with a halo of 5, 3 electrodes; against f64.
+        let (n, h, e) = (7usize, 5usize, 3usize);
+        let mut seed = 777u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 8) as f32 / 16_777_216.0
+        };
+        let x: Vec<f32> = (0..h + n).map(|_| -85.0 + 120.0 * next()).collect();
+        let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() * 0.01).collect();
+        let cols: Vec<u16> = (0..n * ELL_WIDTH)
+            .map(|k| ((k * 7 + 3) % (h + n)) as u16)
+            .collect();
+        let weights: Vec<f32> = (0..e * n).map(|_| next() - 0.5).collect();
+        let mut out = vec![0.0f32; e];
+        ecg_partial(&x, &values, &cols, &weights, &mut out).unwrap();
+        for (k, &o) in out.iter().enumerate() {
+            let want: f64 = (0..n)
+                .map(|i| {
+                    let d: f64 = (0..ELL_WIDTH)
+                        .map(|s| {
+                            let a = f64::from(values[i * ELL_WIDTH + s]);
+                            let c = usize::from(cols[i * ELL_WIDTH + s]);
+                            a * (f64::from(x[c]) - f64::from(x[h + i]))
+                        })
+                        .sum();
+                    f64::from(weights[k * n + i]) * d
+                })
+                .sum();
+            assert!(
+                (f64::from(o) - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                "electrode {k}: {o} against {want}"
+            );
+        }
+        // A uniform voltage gives exactly zero.
+        let flat = vec![-85.5f32; h + n];
+        ecg_partial(&flat, &values, &cols, &weights, &mut out).unwrap();
+        assert_eq!(out, vec![0.0; e]);
+        // Fields that disagree are an error naming them, not a panic.
+        let err = ecg_partial(&x, &values, &cols, &weights[1..], &mut out).unwrap_err();
+        assert!(err.to_string().contains("weights"), "{err}");
+    }
+
+    #[test]
     fn spmv_worker_split_gives_the_same_bits() {
         // 45 rows over a local vector with a halo of 20; pseudo-random values and columns.
         let (n, h) = (45, 20);
