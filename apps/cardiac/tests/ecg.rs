@@ -659,7 +659,7 @@ fn bad_electrodes_are_refused_naming_them() {
 /// The ECG's cost is in the profile: one sample of the 0.5 mm slab's 12 leads has its own
 /// `ECG` label, with exchange (the halo of V) and at least the compute of the fullest tile's
 /// partial by the codelet's estimate — six workers × (153 + ⌈m/6⌉ (106 + 16 + 2 × 9) + 9 × 6)
-/// + 51 supervisor cycles — and costs less than 10 % of the millisecond it samples (20 steps
+/// plus 51 supervisor cycles — and costs less than 10 % of the millisecond it samples (20 steps
 /// of 0.05 ms). Measured: 31,275 compute cycles, of which 3,813 the partials and the rest the
 /// two levels of `ReduceSumPartials<float>` over 39 partials each (poplibs' estimate for its
 /// generic reduction); 2,473 exchange, 450 sync.
