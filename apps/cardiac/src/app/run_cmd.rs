@@ -151,6 +151,18 @@ pub fn run(c: &RunCommand) -> Result<()> {
         ecg.as_ref(),
     )?;
     let mut report = record(c, &p, &sim.res);
+    if let (Some(e), Some(serde_json::Value::Object(params))) = (&ecg, report.parameters.as_mut()) {
+        // For the record only: `--params` repeats the problem, not the electrodes.
+        params.insert(
+            "ecg".into(),
+            serde_json::json!({
+                "electrodes": e.electrodes,
+                "sigma_bath_S_per_m": e.sigma_bath,
+                "every_ms": e.every,
+                "note": "not repeated by --params: give the electrode options again",
+            }),
+        );
+    }
     print_results(c, &p.setup, &sim.res, &report);
     if c.native && poplar::dist::is_root() {
         compare_native(&p.setup, &sim.res);
