@@ -512,7 +512,10 @@ fn exp_and_ln_give_the_same_bits_at_every_level_with_and_without_flushing() {
             assert_eq!(base.0[i], real::exp_f32(x).to_bits(), "exp({x:e})");
         }
         for (level, r) in &runs[1..] {
-            assert!(r == base, "{level} differs from the baseline (flush {flush})");
+            assert!(
+                r == base,
+                "{level} differs from the baseline (flush {flush})"
+            );
         }
     }
 }
@@ -553,7 +556,10 @@ fn the_batch_kernel_gives_the_same_bits_at_every_level() {
         });
         assert!(!n.is_multiple_of(BLOCK), "a tail block too: {n} cells");
         for (level, r) in &runs[1..] {
-            assert!(*r == runs[0].1, "{level} differs (compensated {compensated})");
+            assert!(
+                *r == runs[0].1,
+                "{level} differs (compensated {compensated})"
+            );
         }
     }
 }
