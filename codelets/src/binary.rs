@@ -14,6 +14,9 @@
 //! (`AddInPlace<T>`, …): `a: InOut<Vector<T>>`, `b: Input<Vector<T>>` with `a[i] = a[i] op
 //! b[i]`. All lengths must agree. `AddMulti<float>` is `Add<float>` split over the workers.
 //!
+//! The loops run at the host's vector width (`poplar::isa_dispatch!`), the same bits at every
+//! level.
+//!
 //! Cycle estimates: poplibs' `BinaryOp2D` (out of place), `BinaryOp2DInPlace` and
 //! `BinaryOp1D` (the multi-worker one), see [`cycles::binary`].
 
@@ -49,9 +52,14 @@ macro_rules! binary_codelets {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($cname, "in2", self.in2.len(), "in1", self.in1.len())?;
                 same_len($cname, "out", self.out.len(), "in1", self.in1.len())?;
-                for ((o, &x), &y) in self.out.iter_mut().zip(self.in1.iter()).zip(self.in2.iter()) {
-                    *o = Self::op(x, y);
+                poplar::isa_dispatch! {
+                    fn kernel(out: &mut [$t], in1: &[$t], in2: &[$t]) {
+                        for ((o, &x), &y) in out.iter_mut().zip(in1).zip(in2) {
+                            *o = $name::op(x, y);
+                        }
+                    }
                 }
+                kernel(self.out, self.in1, self.in2);
                 Ok(())
             }
 
@@ -74,9 +82,14 @@ macro_rules! binary_codelets {
         impl Vertex for $inplace<'_> {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($iname, "b", self.b.len(), "a", self.a.len())?;
-                for (a, &y) in self.a.iter_mut().zip(self.b.iter()) {
-                    *a = $name::op(*a, y);
+                poplar::isa_dispatch! {
+                    fn kernel(a: &mut [$t], b: &[$t]) {
+                        for (a, &y) in a.iter_mut().zip(b) {
+                            *a = $name::op(*a, y);
+                        }
+                    }
                 }
+                kernel(self.a, self.b);
                 Ok(())
             }
 

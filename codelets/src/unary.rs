@@ -8,6 +8,10 @@
 //! | `Sqrt<float>` | `x.sqrt()` |
 //! | `Exp<float>` | `x.exp()` |
 //!
+//! The loops run at the host's vector width (`poplar::isa_dispatch!`), the same bits at every
+//! level (`Exp<float>` calls libm, which does not vectorise; glibc picks its code by CPU, not
+//! by level).
+//!
 //! Fields: `input: Input<Vector<T>>`, `out: Output<Vector<T>>` of equal length. Cycle
 //! estimates: poplibs' `UnaryOp2D`, see [`cycles::unary`].
 
@@ -40,9 +44,14 @@ macro_rules! unary_codelets {
         impl Vertex for $name<'_> {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($cname, "out", self.out.len(), "input", self.input.len())?;
-                for (o, &x) in self.out.iter_mut().zip(self.input.iter()) {
-                    *o = Self::op(x);
+                poplar::isa_dispatch! {
+                    fn kernel(out: &mut [$t], input: &[$t]) {
+                        for (o, &x) in out.iter_mut().zip(input) {
+                            *o = $name::op(x);
+                        }
+                    }
                 }
+                kernel(self.out, self.input);
                 Ok(())
             }
 

@@ -678,3 +678,23 @@ fn an_executable_whose_program_runs_far_longer_than_its_run_info_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn an_unknown_instruction_set_level_in_poplar_isa_is_refused_by_name() {
+    let d = support::tmp();
+    let out = d.join("o").display().to_string();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cardiac"))
+        .args(small_run(&out, &[]))
+        .env("POPLAR_ISA", "avx1024")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run cardiac");
+    let err = support::stderr(&o);
+    assert!(!o.status.success(), "POPLAR_ISA=avx1024 ran:\n{err}");
+    assert!(
+        err.contains("POPLAR_ISA") && err.contains("avx1024") && !err.contains("panicked"),
+        "the error does not name POPLAR_ISA and its value:\n{err}"
+    );
+    assert!(!d.join("o").join("results.json").exists(), "no results");
+    let _ = std::fs::remove_dir_all(&d);
+}
