@@ -15,7 +15,9 @@
 //! oracle of [`crate::reference`] give the same bits. The limiter's tie (`flx·Δin == 0`) keeps
 //! the flux, as gridtools does (`> 0`); SPARTA's kernels use `>=` in places.
 //!
-//! The block kernels ([`fused`], [`lap_block`], [`flux_out`], [`flx_block`], [`fly_out`]) work
+//! The block kernels ([`fused`], [`lap_block`], [`flux_out`], [`flx_block`], [`fly_out`]) are
+//! compiled for every instruction-set level and run at the host's (`poplar::isa_dispatch!`;
+//! the same bits at each, by the rule above). They work
 //! on a *window*: a rectangle of output points of one plane, given by [`Plane`] views whose
 //! `origin` is the window's point `(0, 0)`; they read and write only inside the window and the
 //! halo their stage needs.
@@ -186,6 +188,7 @@ thread_local! {
 }
 
 /// Runs `f` with a zeroed-or-stale scratch buffer of at least `n` values of this thread.
+#[inline(always)]
 fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
@@ -196,6 +199,7 @@ fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
     })
 }
 
+poplar::isa_dispatch! {
 /// The whole stencil on `rect` of a window: `inp` must reach two points beyond `rect` in both
 /// directions, `coeff` and `out` cover `rect`. The Laplacian is kept for three rows, the fluxes
 /// for one or two, so the kernel streams through `inp` once.
@@ -256,7 +260,9 @@ pub fn fused(inp: Plane, coeff: Plane, out: &mut PlaneMut, rect: Rect) {
         }
     });
 }
+}
 
+poplar::isa_dispatch! {
 /// The Laplacian stage: `lap` at the points of `rect`, a rectangle of the *Laplacian block*
 /// (the window grown by one point on each side, so its row and column 0 are the window's −1).
 /// `inp` is indexed in window coordinates; `lap` in Laplacian-block coordinates.
@@ -276,7 +282,9 @@ pub fn lap_block(inp: Plane, lap: &mut PlaneMut, rect: Rect) {
         );
     }
 }
+}
 
+poplar::isa_dispatch! {
 /// The flux-and-update stage of the dual-stage mapping on `rect` of the window: `lap` is the
 /// Laplacian block (window coordinates, reaching one point beyond the window), `inp` reaches
 /// one point beyond the window.
@@ -319,7 +327,9 @@ pub fn flux_out(inp: Plane, lap: Plane, coeff: Plane, out: &mut PlaneMut, rect: 
         }
     });
 }
+}
 
+poplar::isa_dispatch! {
 /// The flux-x stage of the tri-stage mapping: `flx` at the points of `rect`, a rectangle of
 /// the *flux-x block* (the window's rows, its columns −1..cols−1, so column 0 is the window's
 /// −1).
@@ -338,7 +348,9 @@ pub fn flx_block(inp: Plane, lap: Plane, flx: &mut PlaneMut, rect: Rect) {
         );
     }
 }
+}
 
+poplar::isa_dispatch! {
 /// The flux-y-and-update stage of the tri-stage mapping on `rect` of the window: `flx` is the
 /// flux-x block in window coordinates (its origin at the window's column 0, reaching column
 /// −1).
@@ -378,6 +390,7 @@ pub fn fly_out(inp: Plane, lap: Plane, flx: Plane, coeff: Plane, out: &mut Plane
             std::mem::swap(&mut fly_m, &mut fly_0);
         }
     });
+}
 }
 
 /// A stage of a mapping, for the cycle model and the worker split.
