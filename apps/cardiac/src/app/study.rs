@@ -73,6 +73,15 @@ pub struct Phases {
     pub exchange_effectiveness: f64,
     /// Bytes one PDE step's halo exchange moves between chips.
     pub inter_chip_bytes: u64,
+    /// The busiest ordered chip pair of that exchange: the bytes crossing its links (a
+    /// broadcast once per chip), the cycles they take, and its hops; the tiles sending or
+    /// receiving over it wait that long plus the hop latency (the cycle model's link floor).
+    /// Zero on one chip.
+    pub busiest_link_bytes: u64,
+    pub busiest_link_cycles: u64,
+    pub busiest_link_hops: u32,
+    /// The most hops any inter-chip message of the exchange travels (0 on one chip).
+    pub max_hops: u32,
 }
 
 /// One chip count of the study.
@@ -182,12 +191,21 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
     };
     let mut exchange = vec![0.0; tiles];
     let mut inter_chip_bytes = 0;
+    let mut busiest = (0u64, 0u64, 0u32);
+    let mut max_hops = 0;
     for e in model
         .exchanges
         .iter()
         .filter(|e| e.name.starts_with("PDE V->w"))
     {
         inter_chip_bytes += e.inter_chip_bytes;
+        for l in &e.links {
+            let hops = model.target.hops(l.src_chip, l.dst_chip);
+            max_hops = max_hops.max(hops);
+            if (l.cycles, l.bytes) > (busiest.1, busiest.0) {
+                busiest = (l.bytes, l.cycles, hops);
+            }
+        }
         for t in &e.tiles {
             if let Some(x) = exchange.get_mut(t.tile as usize) {
                 *x += t.cycles as f64;
@@ -201,6 +219,10 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         pde_exchange,
         ode_compute: Spread::of(&compute("ODE")),
         inter_chip_bytes,
+        busiest_link_bytes: busiest.0,
+        busiest_link_cycles: busiest.1,
+        busiest_link_hops: busiest.2,
+        max_hops,
     }
 }
 
@@ -256,6 +278,12 @@ pub fn text(s: &Study) -> String {
             p.inter_chip_bytes,
             f(&p.ode_compute)
         );
+        if p.busiest_link_bytes > 0 {
+            out += &format!(
+                "           busiest chip pair {} B in {} cycles over {} hop(s); messages travel at most {} hop(s)\n",
+                p.busiest_link_bytes, p.busiest_link_cycles, p.busiest_link_hops, p.max_hops
+            );
+        }
     }
     out += &format!(
         "  (paper, heart04 on 1 chip: PDE compute {:.0} / {:.0} / {:.0}, ODE compute {:.1}M / {:.1}M / {:.1}M)\n",
