@@ -64,7 +64,8 @@ pub(crate) struct ProblemArgs {
     #[arg(long, value_enum, default_value_t = Strategy::MixedClean)]
     pub(crate) strategy: Strategy,
     /// How cells are cut into tiles: flat (METIS over all tiles, the paper's) or hierarchical
-    /// (METIS over the chips, then over each chip's tiles balancing its boundary cells too).
+    /// (METIS over the chips by communication volume, placed on the chips by their links, then
+    /// METIS over each chip's tiles).
     #[arg(long, value_enum, default_value_t = Partitioning::Flat)]
     pub(crate) partition: Partitioning,
     /// Stimulus current density (µA/mm³); the benchmark's is 50.

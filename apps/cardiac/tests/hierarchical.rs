@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::{read_mesh, ReadOptions, TetMesh};
 use cardiac::partition::{
-    check_non_empty, partition_cells, partition_hierarchical, PartitionError, Partitioning,
-    Strategy,
+    check_non_empty, chip_volumes, partition_cells, partition_hierarchical, ChipLinks,
+    PartitionError, Partitioning, Strategy,
 };
 use cardiac::solver::device::{self, DeviceConfig, DeviceRun};
 use cardiac::solver::{Results, Setup, Stimulus};
@@ -211,4 +211,65 @@ fn the_command_line_choice_moves_work_only() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("hierarchical"));
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn chips_are_placed_where_the_link_model_finds_them_cheapest() {
+    // The 0.5 mm slab (20,160 cells) cut in two levels onto GC200 chips in a ladder: the chip
+    // parts' placement must be the cheapest of all by `ChipLinks::cost` (the slowest chip's
+    // busiest link time plus its farthest hop's latency, then the sum over chip pairs) with 6
+    // chips, where it is searched
+    // exhaustively, and no swap of two chips may make it cheaper with 16, where it is searched
+    // by swaps.
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
+    let adjacency = mesh.face_neighbours();
+    let better =
+        |x: (f64, f64), y: (f64, f64)| x.0 < y.0 - 1e-9 || (x.0 <= y.0 + 1e-9 && x.1 < y.1 - 1e-9);
+    for (chips, tpc) in [(6usize, 8usize), (16, 4)] {
+        let parts = partition_hierarchical(&adjacency, tpc, chips * tpc).unwrap();
+        let chip: Vec<u32> = parts.iter().map(|&p| p / tpc as u32).collect();
+        let vol = chip_volumes(&adjacency, &chip, chips);
+        let links = ChipLinks::of(&Target::gc200_multi(chips as u32));
+        let identity: Vec<usize> = (0..chips).collect();
+        let placed = links.cost(&vol, &identity);
+        let mut worse = 0;
+        let mut check = |at: &[usize]| {
+            let c = links.cost(&vol, at);
+            assert!(
+                !better(c, placed),
+                "{chips} chips: {at:?} costs {c:?} < {placed:?}"
+            );
+            worse += usize::from(better(placed, c));
+        };
+        if chips <= 8 {
+            // Every permutation (Heap's algorithm).
+            let mut at = identity.clone();
+            let mut c = vec![0usize; chips];
+            check(&at);
+            let mut i = 0;
+            while i < chips {
+                if c[i] < i {
+                    at.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
+                    check(&at);
+                    c[i] += 1;
+                    i = 0;
+                } else {
+                    c[i] = 0;
+                    i += 1;
+                }
+            }
+        } else {
+            for a in 0..chips {
+                for b in a + 1..chips {
+                    let mut at = identity.clone();
+                    at.swap(a, b);
+                    check(&at);
+                }
+            }
+        }
+        assert!(
+            worse > 0,
+            "{chips} chips: no placement is worse than the chosen one"
+        );
+    }
 }

@@ -99,9 +99,12 @@ pub(super) struct Weights {
     pub(super) vwgt: Option<Vec<::metis::Idx>>,
     pub(super) tpwgts: Option<Vec<::metis::Real>>,
     pub(super) ubvec: Option<Vec<::metis::Real>>,
+    /// METIS' objective: total communication volume instead of edge cut.
+    pub(super) volume: bool,
 }
 
-/// METIS k-way on `graph` into `k ≥ 2` parts: minimum edge cut, 3 % tolerance, seed 1. Parts
+/// METIS k-way on `graph` into `k ≥ 2` parts: minimum edge cut (or communication volume,
+/// [`Weights::volume`]), 3 % tolerance unless `ubvec` says otherwise, seed 1. Parts
 /// may come back empty (METIS does not report it).
 pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>, PartitionError> {
     let nparts = ::metis::Idx::try_from(k).map_err(|_| PartitionError::TooLarge(k))?;
@@ -116,6 +119,9 @@ pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>,
         .map_err(|e| PartitionError::Metis(e.to_string()))?
         .set_option(::metis::option::UFactor(30))
         .set_option(::metis::option::Seed(1));
+    if w.volume {
+        g = g.set_option(::metis::option::ObjType::Vol);
+    }
     if let Some(v) = &w.vwgt {
         g = g.set_vwgt(v);
     }

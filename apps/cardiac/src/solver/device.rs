@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use super::{Results, Setup};
 use crate::matrix::ELL_WIDTH;
 use crate::partition::{
-    hierarchical_parts, kway_parts, localize, plan, round_part_sizes, PartitionPlan, Partitioning,
-    Strategy,
+    hierarchical_parts_on, kway_parts, localize, plan, round_part_sizes, ChipLinks, PartitionPlan,
+    Partitioning, Strategy,
 };
 use crate::tp06;
 
@@ -438,8 +438,9 @@ pub fn cut(
             let parts = kway_parts(&setup.adjacency, k)?;
             round_part_sizes(&setup.adjacency, parts, k, multiple)
         }
-        Partitioning::Hierarchical => hierarchical_parts(
+        Partitioning::Hierarchical => hierarchical_parts_on(
             &setup.adjacency,
+            &ChipLinks::of(&cfg.target),
             cfg.target.tiles_per_ipu as usize,
             k,
             multiple,
