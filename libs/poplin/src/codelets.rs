@@ -124,7 +124,13 @@ pub fn block_dims(a: usize, b: usize, out: usize) -> Option<(usize, usize, usize
 
 /// The outputs `range` (row-major indices into the `mb × nb` block) of `out = a · b` for
 /// row-major blocks with `kb` columns of `a` and `nb` of `b`, as a worker computes its share.
-/// `out` is the whole block. Each output sums its `kb` products in order of `kk`, in f32.
+/// `out` is the whole block. Each output sums its `kb` products in order of `kk`, in f32,
+/// starting from 0.
+///
+/// The loops run over `kk` outside and the columns of a row inside, each output keeping its
+/// own sum: the same additions in the same order as one dot product per output, so the same
+/// bits, but the inner loop runs along rows of `b` and vectorises.
+#[inline(always)]
 pub fn multiply_outputs<T: Copy>(
     a: &[T],
     b: &[T],
@@ -134,20 +140,53 @@ pub fn multiply_outputs<T: Copy>(
     range: Range<usize>,
     to_f32: impl Fn(T) -> f32,
 ) {
-    for idx in range {
-        let (r, c) = (idx / nb, idx % nb);
-        let row = &a[r * kb..(r + 1) * kb];
-        let mut s = 0.0f32;
-        for (kk, &x) in row.iter().enumerate() {
-            s += to_f32(x) * to_f32(b[kk * nb + c]);
+    let mut idx = range.start;
+    while idx < range.end {
+        let (r, c0) = (idx / nb, idx % nb);
+        let c1 = nb.min(c0 + (range.end - idx));
+        let acc = &mut out[r * nb + c0..r * nb + c1];
+        acc.fill(0.0);
+        for (kk, &x) in a[r * kb..(r + 1) * kb].iter().enumerate() {
+            let x = to_f32(x);
+            for (s, &y) in acc.iter_mut().zip(&b[kk * nb + c0..kk * nb + c1]) {
+                *s += x * to_f32(y);
+            }
         }
-        out[idx] = s;
+        idx += c1 - c0;
+    }
+}
+
+poplar::isa_dispatch! {
+    /// [`multiply_outputs`] of f32 blocks at the active instruction-set level.
+    pub fn multiply_outputs_f32(
+        a: &[f32],
+        b: &[f32],
+        out: &mut [f32],
+        kb: usize,
+        nb: usize,
+        range: Range<usize>,
+    ) {
+        multiply_outputs(a, b, out, kb, nb, range, |x| x)
+    }
+}
+
+poplar::isa_dispatch! {
+    /// [`multiply_outputs`] of f16 blocks (f32 products and sums) at the active level.
+    pub fn multiply_outputs_f16(
+        a: &[poplar::f16],
+        b: &[poplar::f16],
+        out: &mut [f32],
+        kb: usize,
+        nb: usize,
+        range: Range<usize>,
+    ) {
+        multiply_outputs(a, b, out, kb, nb, range, |x| x.to_f32())
     }
 }
 
 /// `out = a · b` for row-major blocks, as the vertex's workers compute it together.
 pub fn multiply_block(a: &[f32], b: &[f32], out: &mut [f32], mb: usize, kb: usize, nb: usize) {
-    multiply_outputs(a, b, out, kb, nb, 0..mb * nb, |x| x);
+    multiply_outputs_f32(a, b, out, kb, nb, 0..mb * nb);
 }
 
 /// The block sizes of a `MatMulBlock` vertex, or the error naming its fields.
@@ -190,7 +229,7 @@ impl Vertex for MatMulBlockF32<'_> {
             self.out.len(),
         )?;
         let range = w.split(mb * nb);
-        multiply_outputs(self.a, self.b, self.out, kb, nb, range, |x| x);
+        multiply_outputs_f32(self.a, self.b, self.out, kb, nb, range);
         Ok(())
     }
 
@@ -225,7 +264,7 @@ impl Vertex for MatMulBlockF16<'_> {
             self.out.len(),
         )?;
         let range = w.split(mb * nb);
-        multiply_outputs(self.a, self.b, self.out, kb, nb, range, |x| x.to_f32());
+        multiply_outputs_f16(self.a, self.b, self.out, kb, nb, range);
         Ok(())
     }
 
@@ -323,5 +362,62 @@ mod tests {
             multiply_outputs(&a, &b, &mut split, kb, nb, share(mb * nb, w, 6), |x| x);
         }
         assert_eq!(whole, split);
+    }
+
+    /// One dot product per output, `kk` in order: the definition the loops must match.
+    fn dot_products(a: &[f32], b: &[f32], kb: usize, nb: usize, mb: usize) -> Vec<u32> {
+        (0..mb * nb)
+            .map(|idx| {
+                let (r, c) = (idx / nb, idx % nb);
+                let mut s = 0.0f32;
+                for kk in 0..kb {
+                    s += a[r * kb + kk] * b[kk * nb + c];
+                }
+                s.to_bits()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_are_the_dot_products_bit_for_bit_at_every_isa_level() {
+        let (mb, kb, nb) = (9, 67, 45);
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            z
+        };
+        // Values of mixed scale and sign, some -0.0 and subnormal.
+        let mut value = move || match next() % 16 {
+            0 => -0.0,
+            1 => f32::from_bits(0x0000_1234),
+            k => ((next() % 2001) as f32 - 1000.0) * 2f32.powi(k as i32 - 8),
+        };
+        let a: Vec<f32> = (0..mb * kb).map(|_| value()).collect();
+        let b: Vec<f32> = (0..kb * nb).map(|_| value()).collect();
+        let want = dot_products(&a, &b, kb, nb, mb);
+        let ah: Vec<poplar::f16> = a.iter().map(|&x| poplar::f16::from_f32(x)).collect();
+        let bh: Vec<poplar::f16> = b.iter().map(|&x| poplar::f16::from_f32(x)).collect();
+        let af: Vec<f32> = ah.iter().map(|x| x.to_f32()).collect();
+        let bf: Vec<f32> = bh.iter().map(|x| x.to_f32()).collect();
+        let want_h = dot_products(&af, &bf, kb, nb, mb);
+        let before = poplar::isa::active();
+        for level in poplar::isa::supported() {
+            poplar::isa::set_active(level).unwrap();
+            for workers in [1, 6] {
+                let mut out = vec![f32::NAN; mb * nb];
+                let mut out_h = vec![f32::NAN; mb * nb];
+                for w in 0..workers {
+                    let r = share(mb * nb, w, workers);
+                    multiply_outputs_f32(&a, &b, &mut out, kb, nb, r.clone());
+                    multiply_outputs_f16(&ah, &bh, &mut out_h, kb, nb, r);
+                }
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+                assert_eq!(bits(&out), want, "f32 at {level}, {workers} worker(s)");
+                assert_eq!(bits(&out_h), want_h, "f16 at {level}, {workers} worker(s)");
+            }
+        }
+        poplar::isa::set_active(before).unwrap();
     }
 }
