@@ -162,6 +162,7 @@ impl Value for poplar::f16 {
 /// `grad_a` swaps the roles of rows and columns. With `first`, the columns `zr` of `out` are
 /// zeroed first.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn dense_pass<T: Value>(
     name: &str,
     rows: &[u32],
@@ -270,6 +271,7 @@ pub fn dense_pass<T: Value>(
 /// x[c + j − y0, z]` for the entries of this partition and pass. With `first`, the gradient
 /// of the entries `er` is zeroed first.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn grad_w_pass<T: Value>(
     name: &str,
     rows: &[u32],
@@ -353,7 +355,25 @@ macro_rules! dense_codelet {
                     return Ok(());
                 }
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                dense_pass(
+                poplar::isa_dispatch! {
+                    #[allow(clippy::too_many_arguments)]
+                    fn kernel(
+                        name: &str,
+                        rows: &[u32],
+                        cols: &[u32],
+                        vals: &[$t],
+                        input: &[$t],
+                        out: &mut [f32],
+                        d: [usize; 6],
+                        propagation: u32,
+                        grad_a: bool,
+                        first: bool,
+                        zr: Range<usize>,
+                    ) -> Result<(), VertexError> {
+                        dense_pass(name, rows, cols, vals, input, out, d, propagation, grad_a, first, zr)
+                    }
+                }
+                kernel(
                     $cname,
                     self.rows,
                     self.cols,
@@ -410,7 +430,24 @@ macro_rules! grad_w_codelet {
                     return Ok(());
                 }
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                grad_w_pass(
+                poplar::isa_dispatch! {
+                    #[allow(clippy::too_many_arguments)]
+                    fn kernel(
+                        name: &str,
+                        rows: &[u32],
+                        cols: &[u32],
+                        grad: &mut [f32],
+                        x: &[$t],
+                        yg: &[$t],
+                        d: [usize; 6],
+                        propagation: u32,
+                        first: bool,
+                        er: Range<usize>,
+                    ) -> Result<(), VertexError> {
+                        grad_w_pass(name, rows, cols, grad, x, yg, d, propagation, first, er)
+                    }
+                }
+                kernel(
                     $cname,
                     self.rows,
                     self.cols,

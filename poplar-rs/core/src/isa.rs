@@ -219,16 +219,19 @@ macro_rules! isa_dispatch {
         $(#[$meta])*
         $vis fn $name $( < $( const $g: $gt ),* > )? ( $( $arg: $ty ),* ) $( -> $ret )? {
             #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
             fn body $( < $( const $g: $gt ),* > )? ( $( $arg: $ty ),* ) $( -> $ret )? $body
 
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
+            #[allow(clippy::too_many_arguments)]
             fn avx2 $( < $( const $g: $gt ),* > )? ( $( $arg: $ty ),* ) $( -> $ret )? {
                 body $( ::< $( $g ),* > )? ( $( $arg ),* )
             }
 
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+            #[allow(clippy::too_many_arguments)]
             fn avx512 $( < $( const $g: $gt ),* > )? ( $( $arg: $ty ),* ) $( -> $ret )? {
                 body $( ::< $( $g ),* > )? ( $( $arg ),* )
             }
