@@ -196,6 +196,24 @@ macro_rules! hoisted_assign {
     }};
 }
 
+poplar::isa_dispatch! {
+    /// `out = a ⊕ b` for f32 at the active instruction-set level.
+    fn f32_combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
+        hoisted!(op, out, a, b, "float", {
+            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
+}
+
+poplar::isa_dispatch! {
+    /// `acc = acc ⊕ b` for f32 at the active instruction-set level.
+    fn f32_combine_assign(op: u32, acc: &mut [f32], b: &[f32]) -> Result<(), VertexError> {
+        hoisted_assign!(op, acc, b, "float", {
+            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+        })
+    }
+}
+
 impl Combine for f32 {
     fn combine_into(
         op: u32,
@@ -204,14 +222,10 @@ impl Combine for f32 {
         b: &[f32],
         _at: usize,
     ) -> Result<(), VertexError> {
-        hoisted!(op, out, a, b, "float", {
-            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
-        })
+        f32_combine_into(op, out, a, b)
     }
     fn combine_assign(op: u32, acc: &mut [f32], b: &[f32], _at: usize) -> Result<(), VertexError> {
-        hoisted_assign!(op, acc, b, "float", {
-            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
-        })
+        f32_combine_assign(op, acc, b)
     }
     #[inline]
     fn combine(op: u32, a: f32, b: f32, _i: usize) -> Result<f32, VertexError> {
