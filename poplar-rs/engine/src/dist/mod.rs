@@ -250,6 +250,30 @@ pub fn agree<E: std::fmt::Display>(result: Result<(), E>) -> Result<(), RankErro
     })
 }
 
+/// Whether `flag` holds on any rank of the MPI world: every rank calls it, each with its own
+/// flag, and every rank gets the same answer (an element-wise maximum). For a decision that
+/// one rank may take alone but all must act on at the same point, such as stopping a run at
+/// the next step boundary after a signal that reached some ranks only. With one rank, `flag`.
+pub fn any(flag: bool) -> bool {
+    let ranks = Ranks::world();
+    if ranks.size() == 1 {
+        return flag;
+    }
+    let mut v = [i64::from(flag)];
+    ranks.comm.max_i64(&mut v);
+    v[0] != 0
+}
+
+/// Rank 0's `data` on every rank of the MPI world (every rank calls it; the others' `data` is
+/// replaced, whatever its length): for what rank 0 alone read, such as a file that only rank
+/// 0 writes. With one rank, `data` as it is.
+pub fn broadcast_from_root(data: &mut Vec<u8>) {
+    let ranks = Ranks::world();
+    if ranks.size() > 1 {
+        ranks.comm.broadcast(0, data);
+    }
+}
+
 /// This process's rank in the MPI world (0 without MPI).
 pub fn rank() -> usize {
     Ranks::world().rank()
