@@ -56,6 +56,25 @@ impl Traces {
             .push((t, self.points.iter().map(|&(_, c)| v[c]).collect()));
     }
 
+    /// The rows recorded so far: time (ms) and V (mV) at each point (for a checkpoint).
+    pub fn rows(&self) -> &[(f64, Vec<f32>)] {
+        &self.rows
+    }
+
+    /// Replaces the rows recorded so far by those of a checkpoint ([`Traces::rows`]); each
+    /// row must have one value per point.
+    pub fn restore_rows(&mut self, rows: Vec<(f64, Vec<f32>)>) -> Result<()> {
+        if let Some((t, r)) = rows.iter().find(|(_, r)| r.len() != self.points.len()) {
+            anyhow::bail!(
+                "the checkpoint's trace row at {t} ms has {} values for {} traced points",
+                r.len(),
+                self.points.len()
+            );
+        }
+        self.rows = rows;
+        Ok(())
+    }
+
     /// Writes `dir/traces.csv` (nothing if no point is traced).
     pub fn write(&self, dir: &Path) -> Result<()> {
         use std::fmt::Write as _;
@@ -103,6 +122,22 @@ pub fn prepare_agreed(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
             .map(|l| lock = l)
             .map_err(|e| format!("{e:#}")),
     )?;
+    Ok(lock)
+}
+
+/// [`prepare_agreed`] for a run resumed from a checkpoint into `dir`, the interrupted run's
+/// folder: its voltage snapshots are that run's and stay (the resumed run lists them in
+/// `voltage.pvd`, and rewrites those after the checkpoint identically); the files a run
+/// writes at its end are refused (the run finished) unless `force`, which removes them.
+pub fn prepare_resume_agreed(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
+    let mut lock = None;
+    let finals = RunFiles::new(RESULT_FILES.names());
+    let verdict = if poplar::dist::is_root() {
+        finals.prepare(dir, force).map(|l| lock = Some(l))
+    } else {
+        Ok(())
+    };
+    poplar::dist::agree(verdict.map_err(|e| format!("{e:#}")))?;
     Ok(lock)
 }
 
@@ -157,6 +192,32 @@ impl Snapshots {
         Ok(())
     }
 
+    /// Where the schedule stands: the next snapshot's time and the snapshots written (rank
+    /// 0's list), for a checkpoint.
+    pub fn schedule(&self) -> SnapshotSchedule {
+        SnapshotSchedule {
+            next: self.next,
+            written: self.written.clone(),
+        }
+    }
+
+    /// Continues the schedule of a checkpoint ([`Snapshots::schedule`]): the snapshots it
+    /// lists must be in the output folder, which is the interrupted run's.
+    pub fn restore(&mut self, s: SnapshotSchedule) -> Result<()> {
+        if poplar::dist::is_root() {
+            if let Some((_, name)) = s.written.iter().find(|(_, n)| !self.dir.join(n).is_file()) {
+                anyhow::bail!(
+                    "the checkpoint's run wrote the snapshot {name}, which is not in {}: resume \
+                     into the output folder of the interrupted run (--out)",
+                    self.dir.display()
+                );
+            }
+        }
+        self.next = s.next;
+        self.written = s.written;
+        Ok(())
+    }
+
     /// Writes `voltage.pvd` listing the snapshots (none written: no file).
     pub fn finish(&self) -> Result<()> {
         if self.written.is_empty() || !poplar::dist::is_root() {
@@ -182,6 +243,15 @@ impl Snapshots {
         );
         Ok(())
     }
+}
+
+/// The state of a run's snapshot schedule ([`Snapshots::schedule`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SnapshotSchedule {
+    /// Time (ms) of the next snapshot.
+    pub next: f64,
+    /// (time in ms, file name) of each snapshot written.
+    pub written: Vec<(f64, String)>,
 }
 
 /// `activation.vtu`: activation time and final voltage per cell.
@@ -236,7 +306,7 @@ pub fn write_outputs_with(
 /// pulse; a repolarisation belongs to the beat of the upstroke before it. The device runs must
 /// be shorter than an action potential (they are at most 250 ODE steps, 5 ms at the default
 /// step).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Beats {
     /// Start of each beat (ms), rising.
     starts: Vec<f64>,

@@ -16,6 +16,52 @@ use crate::solver::Results;
 /// before the first when [`LoopOptions::at_start`] (then `run.steps() == 0`).
 pub type ChunkHook<'a> = &'a mut dyn FnMut(&mut DeviceRun) -> Result<()>;
 
+/// What the run loop does after a device run that is not its last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the run here (a checkpoint was written: the run is resumable).
+    Stop,
+}
+
+/// What a caller does around the run loop's device runs ([`run_device_with`]).
+pub trait LoopHooks {
+    /// Before the first device run: a resumed run writes its checkpoint's state into `run`.
+    fn start(&mut self, _run: &mut DeviceRun) -> Result<()> {
+        Ok(())
+    }
+    /// After every device run (records, snapshots, traces).
+    fn after_run(&mut self, run: &mut DeviceRun) -> Result<()>;
+    /// After a device run that is not the run's last (the run goes on past it), once
+    /// [`LoopHooks::after_run`] has recorded it: a step boundary where a checkpoint can be
+    /// written and the run stopped. `chunk_end`: the device run was a whole chunk.
+    fn boundary(&mut self, _run: &DeviceRun, _chunk_end: bool) -> Result<Flow> {
+        Ok(Flow::Continue)
+    }
+}
+
+/// A [`ChunkHook`] as [`LoopHooks`].
+struct HookOnly<'a>(Option<ChunkHook<'a>>);
+
+impl LoopHooks for HookOnly<'_> {
+    fn after_run(&mut self, run: &mut DeviceRun) -> Result<()> {
+        match self.0.as_mut() {
+            Some(h) => h(run),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How a run loop ended ([`run_device_with`]).
+pub struct LoopEnd {
+    pub results: Results,
+    /// Wall seconds of the loop.
+    pub secs: f64,
+    pub profile: Option<Profile>,
+    /// Stopped at a step boundary by [`LoopHooks::boundary`], before its end.
+    pub stopped: bool,
+}
+
 /// ODE steps that reach `t_end` ms at `dt` ms: `t_end / dt` rounded up, less a little slack
 /// for decimal time steps (50 ms at 0.02 ms is 2,500 steps, not 2,501) and for a step that
 /// is an f32 (within 2^-24 of the decimal). The slack is 10^-7 of the count, less than a step
@@ -214,9 +260,25 @@ pub fn run_device(
     t_end: f64,
     threads: Option<usize>,
     profile: bool,
-    mut after_chunk: Option<ChunkHook<'_>>,
+    after_chunk: Option<ChunkHook<'_>>,
     opts: LoopOptions<'_>,
 ) -> Result<(Results, f64, Option<Profile>)> {
+    let mut hooks = HookOnly(after_chunk);
+    let end = run_device_with(exe, info, t_end, threads, profile, &mut hooks, opts)?;
+    Ok((end.results, end.secs, end.profile))
+}
+
+/// [`run_device`] with [`LoopHooks`]: the state of a checkpoint written in first, and a
+/// checkpoint (and a stop) possible at every step boundary.
+pub fn run_device_with(
+    exe: Executable,
+    info: RunInfo,
+    t_end: f64,
+    threads: Option<usize>,
+    profile: bool,
+    hooks: &mut dyn LoopHooks,
+    opts: LoopOptions<'_>,
+) -> Result<LoopEnd> {
     let centroids = opts.centroids;
     let mut run = DeviceRun::from_executable(
         exe,
@@ -233,6 +295,7 @@ pub fn run_device(
     if profile {
         run.engine.enable_profiling(ProfileOptions::default());
     }
+    hooks.start(&mut run)?;
     let tty = std::io::stderr().is_terminal();
     // The engine has settled the level (POPLAR_ISA or the host's best): same bits at each.
     crate::note!(
@@ -246,14 +309,15 @@ pub fn run_device(
     // Wall time inside the engine's runs; the rest of the loop (reading time, V and
     // activation, the divergence check, snapshots, traces, beats, progress) is the host's share.
     let mut engine_s = 0.0f64;
-    if opts.at_start {
-        if let Some(hook) = after_chunk.as_mut() {
-            hook(&mut run)?;
-        }
+    // The ECG's sample at t = 0; a resumed run (its steps restored) has it in its records.
+    if opts.at_start && run.steps() == 0 {
+        hooks.after_run(&mut run)?;
     }
+    let mut stopped = false;
     while run.steps() < total {
         let te = Instant::now();
-        if total - run.steps() >= chunk {
+        let chunk_end = total - run.steps() >= chunk;
+        if chunk_end {
             run.run_chunk().context("running the engine")?;
         } else {
             run.run_one_step().context("running the engine")?;
@@ -282,12 +346,10 @@ pub fn run_device(
                 run.info.dt_ode
             );
         }
-        if let Some(hook) = after_chunk.as_mut() {
-            // The hook may run the device too (the ECG program): that is engine time.
-            let before = run.ecg_seconds();
-            hook(&mut run)?;
-            engine_s += run.ecg_seconds() - before;
-        }
+        // The hook may run the device too (the ECG program): that is engine time.
+        let before = run.ecg_seconds();
+        hooks.after_run(&mut run)?;
+        engine_s += run.ecg_seconds() - before;
         let act = run.activation()?;
         let done = act.iter().filter(|&&a| a >= 0.0).count();
         // Only at chunk ends (and the last step), not after every single step.
@@ -307,7 +369,11 @@ pub fn run_device(
                 eprintln!("{line}");
             }
         }
-        if done == act.len() && !opts.to_t_end {
+        if (done == act.len() && !opts.to_t_end) || run.steps() >= total {
+            break;
+        }
+        if hooks.boundary(&run, chunk_end)? == Flow::Stop {
+            stopped = true;
             break;
         }
     }
@@ -321,7 +387,12 @@ pub fn run_device(
         100.0 * (secs - engine_s) / secs.max(1e-9)
     );
     let profile = run.engine.take_profile();
-    Ok((run.results()?, secs, profile))
+    Ok(LoopEnd {
+        results: run.results()?,
+        secs,
+        profile,
+        stopped,
+    })
 }
 
 #[cfg(test)]

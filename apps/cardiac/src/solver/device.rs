@@ -99,6 +99,24 @@ pub struct RunInfo {
     pub ecg_electrodes: usize,
 }
 
+/// The host tensors (read and write) of every variable the program mutates, whole and in
+/// device order: the complete state of a run between device runs, which a checkpoint saves
+/// and a resumed run writes back. The TP06 states of every cell (V among them), the second
+/// diffusion buffer (rewritten before it is read in every step, saved all the same so that a
+/// resumed engine's memory is the uninterrupted one's), V of the previous step, the activation
+/// time, the latest upstroke and repolarisation, and the device's f32 clock (one per tile).
+/// The pacing protocol has no state of its own: every pulse is a function of that clock and
+/// the stimulus tables, which are constants.
+pub const STATE_TENSORS: [&str; 7] = [
+    "state/states",
+    "state/v_tmp",
+    "state/v_prev",
+    "state/activation",
+    "state/last_up",
+    "state/last_down",
+    "state/time",
+];
+
 /// A built device problem: the graph, its programs, and the run info.
 pub struct DeviceProblem {
     pub graph: Graph,
@@ -322,6 +340,13 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     g.create_host_read("last_down", &last_down)?;
     g.create_host_read("v", &v_all)?;
     g.create_host_read("time", &time.slice(0..1)?)?;
+    // Every variable the program mutates, whole, for checkpoints ([`STATE_TENSORS`]).
+    for (name, x) in STATE_TENSORS
+        .iter()
+        .zip([&s, &w, &v_prev, &act, &last_up, &last_down, &time])
+    {
+        g.create_host_read_write(name, x)?;
+    }
 
     let p = setup.pde_steps;
     let mut pde = vec![Program::repeat(
@@ -565,6 +590,12 @@ impl DeviceRun {
     /// ODE steps run so far (by this host object).
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Sets the ODE steps run so far: for a run resumed from a checkpoint, whose state the
+    /// caller has written into the engine ([`STATE_TENSORS`]).
+    pub fn resume_at(&mut self, steps: u64) {
+        self.steps = steps;
     }
 
     /// Simulated time (ms), as the device counts it.
