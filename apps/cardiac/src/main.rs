@@ -190,6 +190,28 @@ struct RunArgs {
     /// Bath (torso) conductivity σ_b of the pseudo-ECG (S/m).
     #[arg(long, default_value_t = 0.7, allow_hyphen_values = true)]
     sigma_bath: f64,
+    /// Write a checkpoint (the complete state of the run) every this many simulated ms, at the
+    /// first end of a device run at or after each multiple; 0: only when the run is stopped
+    /// by SIGINT or SIGTERM (which always writes one, at the next end of a device run, and
+    /// says how to continue).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    checkpoint_every: f64,
+    /// Where checkpoints go (default: the folder `checkpoints` in --out).
+    #[arg(long)]
+    checkpoint_dir: Option<PathBuf>,
+    /// Keep this many checkpoints, the newest (2: the one before the newest is still there
+    /// should the newest be damaged).
+    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
+    checkpoint_keep: usize,
+    /// Continue a stopped run from the newest valid checkpoint in this folder (or in its
+    /// `checkpoints` folder), with the same options and --out as the stopped run: the results
+    /// are those of a run that never stopped, bit for bit.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Testing: stop as SIGINT would, at the first end of a device run at or after this
+    /// simulated time (ms), with a checkpoint.
+    #[arg(long, hide = true, allow_hyphen_values = true)]
+    stop_after: Option<f64>,
 }
 
 /// `cardiac run`: resolves `--t-end` (given, from the `--params` file, or `--quick`) and the
@@ -228,6 +250,13 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
             every: a.ecg_every,
             sigma_bath: a.sigma_bath,
         },
+        checkpoint: cardiac::app::checkpoint::CheckpointOptions {
+            every: a.checkpoint_every,
+            dir: a.checkpoint_dir,
+            keep: a.checkpoint_keep,
+            resume: a.resume,
+            stop_after: a.stop_after,
+        },
     })
 }
 
@@ -264,7 +293,13 @@ fn main() -> std::process::ExitCode {
         eprintln!("error: {e}");
         return std::process::ExitCode::FAILURE;
     }
-    poplar::engine::job_main(|| real_main().map_err(without_repeats))
+    let code = poplar::engine::job_main(|| real_main().map_err(without_repeats));
+    // A run stopped by SIGINT or SIGTERM (with a checkpoint) ends as the shell expects of one
+    // ended by that signal: 128 + its number.
+    match cardiac::app::checkpoint::stop_status() {
+        Some(status) => std::process::ExitCode::from(status),
+        None => code,
+    }
 }
 
 /// The error with every cause that the message above it already says left out: many errors

@@ -13,11 +13,14 @@
 //! - [`run`]: the run loop, stopping exactly at the requested time;
 //! - [`console`]: what the commands print about a run (machine, points, phase breakdown);
 //! - [`run_cmd`]: `cardiac run`, in named steps;
+//! - [`checkpoint`]: checkpoints of `cardiac run` (`--checkpoint-every`, a signal) and
+//!   `--resume`;
 //! - [`saved`]: `cardiac compile` and `cardiac exec` (an executable saved to a file);
 //! - [`partition_table`]: `cardiac partition` (the paper's Table 1);
 //! - [`diagonal_plot`]: `cardiac plot-diagonal`.
 
 pub mod bundle;
+pub mod checkpoint;
 pub mod console;
 pub mod diagonal_plot;
 pub mod output;

@@ -3,7 +3,7 @@
 //! mesh, set-up), [`traces`], [`print_problem`], [`compile`], [`simulate`], [`record`],
 //! [`print_results`], [`compare_native`], [`summarise_beats`] and [`write_files`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
@@ -11,12 +11,13 @@ use poplar::profile::Profile;
 use poplar::Executable;
 use poplar_viewer::ReportData;
 
+use crate::app::checkpoint::{self, CheckpointOptions, Checkpointer, HostRecords, Identity};
 use crate::app::console::{self, print_activation_summary, print_points};
 use crate::app::output::{self, Beats, Snapshots, Traces};
 use crate::app::problem::{self, ProblemSpec};
 use crate::app::run::{
-    check_every, check_work, chunk_steps_for, run_device, threads_for, LoopOptions,
-    CELL_STEPS_PER_SECOND,
+    check_every, check_work, chunk_steps_for, run_device_with, threads_for, Flow, LoopHooks,
+    LoopOptions, CELL_STEPS_PER_SECOND,
 };
 use crate::app::saved::compile_or_hint;
 use crate::ecg::{self, EcgRecord, EcgSpec};
@@ -57,6 +58,8 @@ pub struct RunCommand {
     pub snapshot_every: f64,
     /// The pseudo-ECG's options (off without electrodes).
     pub ecg: EcgOptions,
+    /// Checkpoints, `--resume` and `--stop-after`.
+    pub checkpoint: CheckpointOptions,
 }
 
 /// The pseudo-ECG's options of `cardiac run`, as given ([`crate::ecg`]).
@@ -150,6 +153,10 @@ pub fn run(c: &RunCommand) -> Result<()> {
         &mut traces,
         ecg.as_ref(),
     )?;
+    if sim.stopped {
+        // A checkpoint was written and the way to continue printed; no result files.
+        return Ok(());
+    }
     let mut report = record(c, &p, &sim.res);
     if let (Some(e), Some(serde_json::Value::Object(params))) = (&ecg, report.parameters.as_mut()) {
         // For the record only: `--params` repeats the problem, not the electrodes.
@@ -202,6 +209,11 @@ pub struct Prepared {
     pub output_lock: Option<app_support::output::OutputLock>,
     /// Simulator threads (`--threads`, checked; `None`: one per core).
     pub threads: Option<usize>,
+    /// Where checkpoints go, and its lock when it is not inside the output folder (rank 0).
+    pub checkpoint_dir: PathBuf,
+    pub checkpoint_lock: Option<app_support::output::OutputLock>,
+    /// The folder of checkpoints a resumed run continues from (rank 0's finding).
+    pub resume_dir: Option<PathBuf>,
 }
 
 /// Checks the time step, the machine and — before any work, so that a run is never lost to an
@@ -220,9 +232,31 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     )?;
     check_every("--trace-every", c.trace_every, spec.dt_ode, None)?;
     let threads = threads_for(c.threads)?;
+    c.checkpoint.check(spec.dt_ode)?;
     problem::check_slab_options(spec)?;
     let mut cfg = problem::device_config(spec)?;
-    let output_lock = output::prepare_agreed(&c.out, c.force)?;
+    let output_lock = match &c.checkpoint.resume {
+        None => output::prepare_agreed(&c.out, c.force)?,
+        Some(_) => output::prepare_resume_agreed(&c.out, c.force)?,
+    };
+    let checkpoint_dir = c.checkpoint.dir_for(&c.out);
+    let (mut resume_dir, mut checkpoint_lock) = (None, None);
+    let verdict = if poplar::dist::is_root() {
+        (|| -> Result<()> {
+            if let Some(r) = &c.checkpoint.resume {
+                resume_dir = Some(checkpoint::resume_dir(r)?);
+            }
+            let here = resume_dir.as_deref().is_some_and(|r| {
+                r == checkpoint_dir || app_support::output::same_file(r, &checkpoint_dir)
+            });
+            checkpoint_lock = checkpoint::prepare_dir(&checkpoint_dir, &c.out, c.force, here)?;
+            Ok(())
+        })()
+        .map_err(|e| format!("{e:#}"))
+    } else {
+        Ok(())
+    };
+    poplar::dist::agree(verdict)?;
     let t = Instant::now();
     let (mesh, warnings) = problem::load_mesh(spec)?;
     for w in &warnings {
@@ -268,6 +302,9 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         setup_s,
         output_lock,
         threads,
+        checkpoint_dir,
+        checkpoint_lock,
+        resume_dir,
     })
 }
 
@@ -504,6 +541,158 @@ pub struct Simulated {
     pub beats: Option<Beats>,
     /// The pseudo-ECG (runs with electrodes).
     pub ecg: Option<EcgRecord>,
+    /// Stopped before its end (a signal, `--stop-after`) with a checkpoint written.
+    pub stopped: bool,
+}
+
+/// The options a checkpoint belongs to ([`Identity::options`]): the problem as results.json
+/// records it (the mesh as an absolute path), the end time, the traced points and their
+/// interval, and the snapshot interval. Threads and ranks are not among them: the results do
+/// not depend on them.
+pub fn checkpoint_options(c: &RunCommand, p: &Prepared) -> serde_json::Value {
+    let mut problem = c.spec.clone();
+    if let Some(m) = &c.spec.mesh {
+        problem.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
+    }
+    let points: Vec<[f64; 3]> = c
+        .trace_points
+        .iter()
+        .filter_map(|t| parse_point(t).ok())
+        .collect();
+    serde_json::json!({
+        "problem": problem,
+        "t_end": p.t_end,
+        "trace_points": points,
+        "trace_every": c.trace_every,
+        "snapshot_every": c.snapshot_every,
+        "ecg": {
+            "electrode": c.ecg.electrodes,
+            "electrodes": c.ecg.file.as_ref().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())),
+            "ecg_12_lead": c.ecg.twelve_lead,
+            "ecg_every": c.ecg.every,
+            "sigma_bath": c.ecg.sigma_bath,
+        },
+    })
+}
+
+/// The records a run keeps between device runs, and its checkpoints: the run loop's hooks.
+struct RunRecords<'a> {
+    beats: Option<Beats>,
+    traces: &'a mut Traces,
+    snapshots: Snapshots,
+    mesh: &'a TetMesh,
+    /// The pseudo-ECG's record, and its sampling interval in ODE steps (runs with electrodes).
+    ecg: Option<EcgRecord>,
+    ecg_every: Option<u64>,
+    checkpoints: Checkpointer,
+    /// The checkpoint to start from (taken by `start`).
+    resume: Option<checkpoint::Checkpoint>,
+}
+
+/// The host records of a checkpoint.
+fn host_records(
+    beats: Option<&Beats>,
+    traces: &Traces,
+    snapshots: &Snapshots,
+    ecg: Option<&EcgRecord>,
+) -> HostRecords {
+    HostRecords {
+        beats: beats.cloned(),
+        traces: (!traces.is_empty()).then(|| traces.rows().to_vec()),
+        snapshots: Some(snapshots.schedule()),
+        ecg: ecg.cloned(),
+    }
+}
+
+impl RunRecords<'_> {
+    /// Takes a checkpoint's host records over.
+    fn restore(&mut self, r: HostRecords) -> Result<()> {
+        ensure!(
+            r.beats.is_some() == self.beats.is_some(),
+            "the checkpoint's run {} per-beat maps; this one {}",
+            if r.beats.is_some() { "kept" } else { "kept no" },
+            if self.beats.is_some() {
+                "does"
+            } else {
+                "does not"
+            }
+        );
+        ensure!(
+            r.ecg.is_some() == self.ecg.is_some(),
+            "the checkpoint's run {} an ECG; this one {}",
+            if r.ecg.is_some() {
+                "recorded"
+            } else {
+                "recorded no"
+            },
+            if self.ecg.is_some() {
+                "does"
+            } else {
+                "does not"
+            }
+        );
+        self.beats = r.beats;
+        self.ecg = r.ecg;
+        self.traces.restore_rows(r.traces.unwrap_or_default())?;
+        if let Some(s) = r.snapshots {
+            self.snapshots.restore(s)?;
+        }
+        Ok(())
+    }
+}
+
+impl LoopHooks for RunRecords<'_> {
+    fn start(&mut self, run: &mut DeviceRun) -> Result<()> {
+        let Some(c) = self.resume.take() else {
+            return Ok(());
+        };
+        checkpoint::restore(run, &c)?;
+        let restored = self.restore(c.records);
+        poplar::dist::agree(restored.map_err(|e| format!("{e:#}")))?;
+        say!(
+            "resumed from {} at t = {:.3} ms (step {}; written by {} rank(s))",
+            c.path.display(),
+            c.header.time_ms,
+            c.header.step,
+            c.header.ranks
+        );
+        Ok(())
+    }
+
+    fn after_run(&mut self, run: &mut DeviceRun) -> Result<()> {
+        if let (Some(r), Some(every)) = (self.ecg.as_mut(), self.ecg_every) {
+            if run.steps().is_multiple_of(every) {
+                let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+                r.push(t, &run.sample_ecg()?)?;
+            }
+        }
+        if run.steps() == 0 {
+            return Ok(()); // the ECG's sample at t = 0 only
+        }
+        if let Some(b) = self.beats.as_mut() {
+            let (up, down) = run.last_crossings()?;
+            b.record(&up, &down);
+        }
+        if !self.traces.is_empty() {
+            let t = run.steps() as f64 * f64::from(run.info.dt_ode);
+            self.traces.record(t, &run.voltage()?);
+        }
+        self.snapshots.after_chunk(run, self.mesh)
+    }
+
+    fn boundary(&mut self, run: &DeviceRun, chunk_end: bool) -> Result<Flow> {
+        let RunRecords {
+            beats,
+            traces,
+            snapshots,
+            ecg,
+            checkpoints,
+            ..
+        } = self;
+        checkpoints.boundary(run, chunk_end, || {
+            host_records(beats.as_ref(), traces, snapshots, ecg.as_ref())
+        })
+    }
 }
 
 /// Runs the executable to the end, recording beats, traces and snapshots after every device
@@ -516,54 +705,70 @@ pub fn simulate(
     traces: &mut Traces,
     ecg: Option<&EcgSpec>,
 ) -> Result<Simulated> {
-    say!("progress:");
-    let mut record = ecg.map(|e| EcgRecord::new(&e.electrodes));
-    let ecg_every = ecg.map(|e| u64::from(ecg_steps(e, p.setup.dt_ode)));
-    let mut snapshots = Snapshots::new(&c.out, c.snapshot_every);
-    let mut beats = p
-        .paced
-        .then(|| Beats::from_starts(p.starts.clone(), p.setup.n));
-    let mut hook = |run: &mut DeviceRun| {
-        if let (Some(r), Some(every)) = (record.as_mut(), ecg_every) {
-            if run.steps().is_multiple_of(every) {
-                let t = run.steps() as f64 * f64::from(run.info.dt_ode);
-                r.push(t, &run.sample_ecg()?)?;
-            }
+    let identity = Identity::new(checkpoint_options(c, p), &p.setup, &info, exe.checksum());
+    let resume = match &p.resume_dir {
+        Some(dir) => Some(checkpoint::load_agreed(dir, &identity)?),
+        None if c.checkpoint.resume.is_some() => {
+            // Other ranks: rank 0 found the folder.
+            Some(checkpoint::load_agreed(Path::new(""), &identity)?)
         }
-        if run.steps() == 0 {
-            return Ok(()); // the ECG's sample at t = 0 only
-        }
-        if let Some(b) = beats.as_mut() {
-            let (up, down) = run.last_crossings()?;
-            b.record(&up, &down);
-        }
-        if !traces.is_empty() {
-            let t = run.steps() as f64 * f64::from(run.info.dt_ode);
-            traces.record(t, &run.voltage()?);
-        }
-        snapshots.after_chunk(run, &p.mesh)
+        None => None,
     };
-    let (res, sim_s, profile) = run_device(
+    let t0 = resume.as_ref().map_or(0.0, |r| r.header.time_ms);
+    let signals = checkpoint::StopSignals::install()?;
+    let checkpoints = Checkpointer::new(
+        p.checkpoint_dir.clone(),
+        &c.checkpoint,
+        identity,
+        t0,
+        Some(signals),
+    );
+    say!("progress:");
+    let mut hooks = RunRecords {
+        beats: p
+            .paced
+            .then(|| Beats::from_starts(p.starts.clone(), p.setup.n)),
+        traces,
+        snapshots: Snapshots::new(&c.out, c.snapshot_every),
+        mesh: &p.mesh,
+        ecg: ecg.map(|e| EcgRecord::new(&e.electrodes)),
+        ecg_every: ecg.map(|e| u64::from(ecg_steps(e, p.setup.dt_ode))),
+        checkpoints,
+        resume,
+    };
+    let end = run_device_with(
         exe,
         info,
         p.t_end,
         p.threads,
         c.profile,
-        Some(&mut hook),
+        &mut hooks,
         LoopOptions {
             centroids: Some(&p.setup.centroids),
             to_t_end: p.paced || ecg.is_some(),
             at_start: ecg.is_some(),
         },
     )?;
-    snapshots.finish()?;
-    traces.write(&c.out)?;
+    let ck = &hooks.checkpoints;
+    if ck.written > 0 {
+        note!(
+            "  checkpoints: {} written into {} in {:.2} s",
+            ck.written,
+            ck.dir.display(),
+            ck.write_s
+        );
+    }
+    if !end.stopped {
+        hooks.snapshots.finish()?;
+        hooks.traces.write(&c.out)?;
+    }
     Ok(Simulated {
-        res,
-        sim_s,
-        profile,
-        beats,
-        ecg: record,
+        res: end.results,
+        sim_s: end.secs,
+        profile: end.profile,
+        beats: hooks.beats,
+        ecg: hooks.ecg,
+        stopped: end.stopped,
     })
 }
 
