@@ -1,7 +1,8 @@
 //! The cardiac app over MPI ranks, unchanged: `mpiexec -n 2 cardiac exec FILE` (an executable
 //! saved by `cardiac compile --chips 2`) and `mpiexec -n 2 cardiac run --chips 2` write the
 //! same files as one process, bit for bit; so do 3 ranks (2 chips split by tiles). Needs the
-//! feature `mpi` and `mpiexec` (`.ci/run` installs MPICH).
+//! feature `mpi` and `mpiexec` (`.ci/run` installs MPICH). A run stopped with a checkpoint and
+//! resumed, on 1 or 2 ranks, writes the files of one that never stopped.
 
 #![cfg(feature = "mpi")]
 
@@ -165,5 +166,89 @@ fn an_output_folder_in_use_ends_the_whole_job_with_rank_zeros_error() {
         std::fs::read_to_string(d.join("results.json")).unwrap(),
         "{}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Every file (not folder) in `dir`, by name.
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Checkpoint and restart over ranks: a paced run on two chips stopped mid-beat and between
+/// beats on 1 and 2 ranks, and resumed on 1 and 2 ranks (also on another number than it was
+/// stopped on: rank 0 gathers the whole state into the checkpoint and scatters it back), writes
+/// every file of the uninterrupted run on one rank, byte for byte.
+#[test]
+fn a_run_stopped_and_resumed_over_ranks_writes_the_uninterrupted_runs_files() {
+    let d = tmp("ckpt");
+    let base = [
+        "run",
+        "--dx",
+        "1",
+        "--chips",
+        "2",
+        "--beats",
+        "2",
+        "--bcl",
+        "400",
+        "--t-end",
+        "450",
+        "--dt-ode",
+        "0.1",
+        "--snapshot-every",
+        "50",
+        "--trace-point",
+        "10,3,1",
+        "--trace-every",
+        "5",
+        "--threads",
+        "1",
+        "--no-profile",
+        "--no-report",
+    ];
+    let with = |extra: &[&str], out: &Path| -> Vec<String> {
+        base.iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .chain(["--out".to_string(), out.display().to_string()])
+            .collect()
+    };
+    let full = d.join("full");
+    let args = with(&[], &full);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&ranks(1, &args), "the uninterrupted run on 1 rank");
+    // (stopped on, at ms, resumed on)
+    for (stop_on, at, resume_on) in [(1, "100", 1), (2, "100", 2), (2, "380", 1), (1, "380", 2)] {
+        let out = d.join(format!("stop{stop_on}_{at}_{resume_on}"));
+        let args = with(&["--stop-after", at], &out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ranks(stop_on, &args);
+        ok(&o, &format!("stopped at {at} ms on {stop_on} rank(s)"));
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(said.matches("stopped by --stop-after").count(), 1, "{said}");
+        assert!(!out.join("results.json").exists());
+        let args = with(
+            &["--resume", out.join("checkpoints").to_str().unwrap()],
+            &out,
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ranks(resume_on, &args);
+        ok(&o, &format!("resumed at {at} ms on {resume_on} rank(s)"));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("resumed from"));
+        std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+        let names = files(&full);
+        assert_eq!(names, files(&out));
+        assert!(names.len() > 5, "{names:?}");
+        for f in &names {
+            same_file(&full.join(f), &out.join(f));
+        }
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
