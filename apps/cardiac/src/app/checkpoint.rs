@@ -310,9 +310,13 @@ pub fn encode(
             dtype: "f32".to_string(),
             elements: x.len() as u64,
         });
-        let at = payload.len();
-        payload.resize(at + 4 * x.len(), 0);
-        put_f32(&mut payload[at..], &x);
+        // Through a small buffer that stays in cache: one pass, no zero-filling.
+        let mut buf = [0u8; 16384];
+        for part in x.chunks(buf.len() / 4) {
+            let b = &mut buf[..4 * part.len()];
+            put_f32(b, part);
+            payload.extend_from_slice(b);
+        }
     }
     let tensor_bytes = payload.len();
     let payload = postcard::to_extend(records, payload).context("encoding the host records")?;
