@@ -103,8 +103,13 @@ fn checkpoints(dir: &Path) -> Vec<PathBuf> {
 /// Stops the paced run at each of `stops` (ms) and resumes it, with `threads`; every output
 /// equals the uninterrupted run's.
 fn stop_and_resume(threads: &str, stops: &[&str]) {
+    stop_and_resume_with(&[], threads, stops);
+}
+
+/// [`stop_and_resume`] of the paced run with `extra` options.
+fn stop_and_resume_with(extra: &[&str], threads: &str, stops: &[&str]) {
     let d = tmp();
-    let base = [PACED, &["--threads", threads]].concat();
+    let base = [PACED, extra, &["--threads", threads]].concat();
     let full = d.join("full");
     ok(&run(&base, &[], &full), "the uninterrupted run");
     for stop in stops {
@@ -142,6 +147,11 @@ fn stop_and_resume(threads: &str, stops: &[&str]) {
         assert!(said.contains("resumed from"), "{said}");
         std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
         same_files(&full, &out);
+        assert_eq!(
+            full.join("ecg.csv").exists(),
+            extra.iter().any(|a| a.starts_with("--electrode")),
+            "ecg.csv with electrodes only"
+        );
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -156,6 +166,24 @@ fn a_run_stopped_mid_beat_between_beats_and_before_s2_resumes_bit_for_bit_on_one
 #[test]
 fn a_run_stopped_mid_beat_between_beats_and_before_s2_resumes_bit_for_bit_on_two_threads() {
     stop_and_resume("2", &["100", "380", "695"]);
+}
+
+/// The pseudo-ECG's record travels in the checkpoint: the resumed run's ecg.csv and ecg.png
+/// are the uninterrupted run's (its t = 0 sample not taken twice).
+#[test]
+fn a_run_with_an_ecg_stopped_mid_beat_resumes_with_the_same_ecg() {
+    stop_and_resume_with(
+        &[
+            "--electrode",
+            "ahead=30,3.5,1.5",
+            "--electrode",
+            "behind=-10,3.5,1.5",
+            "--ecg-every",
+            "5",
+        ],
+        "2",
+        &["100"],
+    );
 }
 
 /// A short run (to 60 ms) with its checkpoints.
