@@ -656,11 +656,10 @@ mod tests {
         assert!(err.to_string().contains("weights"), "{err}");
     }
 
-    #[test]
-    fn spmv_worker_split_gives_the_same_bits() {
-        // 45 rows over a local vector with a halo of 20; pseudo-random values and columns.
-        let (n, h) = (45, 20);
-        let mut seed = 12345u32;
+    /// `n` pseudo-random ELLPACK rows over a local vector with a halo of `h`: the vector, the
+    /// diagonal, the values and the columns.
+    fn random_rows(n: usize, h: usize, seed: u32) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<u32>) {
+        let mut seed = seed;
         let mut next = move || {
             seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             seed >> 8
@@ -668,9 +667,18 @@ mod tests {
         let x: Vec<f32> = (0..h + n).map(|_| next() as f32 / 1e6 - 8.0).collect();
         let diag: Vec<f32> = (0..n).map(|_| next() as f32 / 1e7).collect();
         let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() as f32 / 1e8).collect();
-        let cols: Vec<u16> = (0..n * ELL_WIDTH)
-            .map(|_| (next() as usize % (h + n)) as u16)
+        let cols: Vec<u32> = (0..n * ELL_WIDTH)
+            .map(|_| next() % (h + n) as u32)
             .collect();
+        (x, diag, values, cols)
+    }
+
+    #[test]
+    fn spmv_worker_split_gives_the_same_bits() {
+        // 45 rows over a local vector with a halo of 20.
+        let (n, h) = (45, 20);
+        let (x, diag, values, c32) = random_rows(n, h, 12345);
+        let cols: Vec<u16> = c32.iter().map(|&c| c as u16).collect();
         let mut whole = vec![0.0f32; n];
         spmv(&x, &mut whole, &diag, &values, &cols, ell_rows16).unwrap();
         let mut split = vec![0.0f32; n];
@@ -694,17 +702,7 @@ mod tests {
     #[test]
     fn spmv_gives_the_same_bits_at_every_isa_level() {
         let (n, h) = (1000, 300);
-        let mut seed = 777u32;
-        let mut next = move || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            seed >> 8
-        };
-        let x: Vec<f32> = (0..h + n).map(|_| next() as f32 / 1e6 - 8.0).collect();
-        let diag: Vec<f32> = (0..n).map(|_| next() as f32 / 1e7).collect();
-        let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() as f32 / 1e8).collect();
-        let c32: Vec<u32> = (0..n * ELL_WIDTH)
-            .map(|_| next() % (h + n) as u32)
-            .collect();
+        let (x, diag, values, c32) = random_rows(n, h, 777);
         let c16: Vec<u16> = c32.iter().map(|&c| c as u16).collect();
         let before = poplar::isa::active();
         let mut runs = Vec::new();
