@@ -30,6 +30,7 @@ pub mod problem;
 pub mod protocol;
 pub mod run;
 pub mod run_cmd;
+pub mod run_records;
 pub mod saved;
 pub mod single;
 pub mod study;

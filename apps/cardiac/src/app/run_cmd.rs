@@ -11,20 +11,21 @@ use poplar::profile::Profile;
 use poplar::Executable;
 use poplar_viewer::ReportData;
 
-use crate::app::checkpoint::{self, CheckpointOptions, Checkpointer, HostRecords, Identity};
+use crate::app::checkpoint::{self, CheckpointOptions, Checkpointer, Identity};
 use crate::app::console::{self, print_activation_summary, print_points};
 use crate::app::output::{self, Beats, Snapshots, Traces};
 use crate::app::problem::{self, ProblemSpec};
 use crate::app::run::{
-    check_every, check_work, chunk_steps_for, run_device_with, threads_for, Flow, LoopHooks,
-    LoopOptions, CELL_STEPS_PER_SECOND,
+    check_every, check_work, chunk_steps_for, run_device_with, threads_for, LoopOptions,
+    CELL_STEPS_PER_SECOND,
 };
+use crate::app::run_records::{checkpoint_options, RunRecords};
 use crate::app::saved::compile_or_hint;
 use crate::ecg::{self, EcgRecord, EcgSpec};
 use crate::mesh::TetMesh;
 use crate::partition::PartitionStats;
 use crate::report::{BeatSummary, RunReport};
-use crate::solver::device::{self, DeviceConfig, DeviceRun, RunInfo};
+use crate::solver::device::{self, DeviceConfig, RunInfo};
 use crate::solver::native::NativeSolver;
 use crate::solver::{Results, Setup};
 
@@ -326,7 +327,7 @@ fn run_length(c: &RunCommand, paced: bool, starts: &[f64]) -> f64 {
 }
 
 /// `x,y,z` (mm) of a `--trace-point`.
-fn parse_point(text: &str) -> Result<[f64; 3]> {
+pub(crate) fn parse_point(text: &str) -> Result<[f64; 3]> {
     let v: Vec<f64> = text
         .split(',')
         .map(|x| x.trim().parse::<f64>())
@@ -543,156 +544,6 @@ pub struct Simulated {
     pub ecg: Option<EcgRecord>,
     /// Stopped before its end (a signal, `--stop-after`) with a checkpoint written.
     pub stopped: bool,
-}
-
-/// The options a checkpoint belongs to ([`Identity::options`]): the problem as results.json
-/// records it (the mesh as an absolute path), the end time, the traced points and their
-/// interval, and the snapshot interval. Threads and ranks are not among them: the results do
-/// not depend on them.
-pub fn checkpoint_options(c: &RunCommand, p: &Prepared) -> serde_json::Value {
-    let mut problem = c.spec.clone();
-    if let Some(m) = &c.spec.mesh {
-        problem.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
-    }
-    let points: Vec<[f64; 3]> = c
-        .trace_points
-        .iter()
-        .filter_map(|t| parse_point(t).ok())
-        .collect();
-    serde_json::json!({
-        "problem": problem,
-        "t_end": p.t_end,
-        "trace_points": points,
-        "trace_every": c.trace_every,
-        "snapshot_every": c.snapshot_every,
-        "ecg": {
-            "electrode": c.ecg.electrodes,
-            "electrodes": c.ecg.file.as_ref().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())),
-            "ecg_12_lead": c.ecg.twelve_lead,
-            "ecg_every": c.ecg.every,
-            "sigma_bath": c.ecg.sigma_bath,
-        },
-    })
-}
-
-/// The records a run keeps between device runs, and its checkpoints: the run loop's hooks.
-struct RunRecords<'a> {
-    beats: Option<Beats>,
-    traces: &'a mut Traces,
-    snapshots: Snapshots,
-    mesh: &'a TetMesh,
-    /// The pseudo-ECG's record, and its sampling interval in ODE steps (runs with electrodes).
-    ecg: Option<EcgRecord>,
-    ecg_every: Option<u64>,
-    checkpoints: Checkpointer,
-    /// The checkpoint to start from (taken by `start`).
-    resume: Option<checkpoint::Checkpoint>,
-}
-
-/// The host records of a checkpoint.
-fn host_records(
-    beats: Option<&Beats>,
-    traces: &Traces,
-    snapshots: &Snapshots,
-    ecg: Option<&EcgRecord>,
-) -> HostRecords {
-    HostRecords {
-        beats: beats.cloned(),
-        traces: (!traces.is_empty()).then(|| traces.rows().to_vec()),
-        snapshots: Some(snapshots.schedule()),
-        ecg: ecg.cloned(),
-    }
-}
-
-impl RunRecords<'_> {
-    /// Takes a checkpoint's host records over.
-    fn restore(&mut self, r: HostRecords) -> Result<()> {
-        ensure!(
-            r.beats.is_some() == self.beats.is_some(),
-            "the checkpoint's run {} per-beat maps; this one {}",
-            if r.beats.is_some() { "kept" } else { "kept no" },
-            if self.beats.is_some() {
-                "does"
-            } else {
-                "does not"
-            }
-        );
-        ensure!(
-            r.ecg.is_some() == self.ecg.is_some(),
-            "the checkpoint's run {} an ECG; this one {}",
-            if r.ecg.is_some() {
-                "recorded"
-            } else {
-                "recorded no"
-            },
-            if self.ecg.is_some() {
-                "does"
-            } else {
-                "does not"
-            }
-        );
-        self.beats = r.beats;
-        self.ecg = r.ecg;
-        self.traces.restore_rows(r.traces.unwrap_or_default())?;
-        if let Some(s) = r.snapshots {
-            self.snapshots.restore(s)?;
-        }
-        Ok(())
-    }
-}
-
-impl LoopHooks for RunRecords<'_> {
-    fn start(&mut self, run: &mut DeviceRun) -> Result<()> {
-        let Some(c) = self.resume.take() else {
-            return Ok(());
-        };
-        checkpoint::restore(run, &c)?;
-        let restored = self.restore(c.records);
-        poplar::dist::agree(restored.map_err(|e| format!("{e:#}")))?;
-        say!(
-            "resumed from {} at t = {:.3} ms (step {}; written by {} rank(s))",
-            c.path.display(),
-            c.header.time_ms,
-            c.header.step,
-            c.header.ranks
-        );
-        Ok(())
-    }
-
-    fn after_run(&mut self, run: &mut DeviceRun) -> Result<()> {
-        if let (Some(r), Some(every)) = (self.ecg.as_mut(), self.ecg_every) {
-            if run.steps().is_multiple_of(every) {
-                let t = run.steps() as f64 * f64::from(run.info.dt_ode);
-                r.push(t, &run.sample_ecg()?)?;
-            }
-        }
-        if run.steps() == 0 {
-            return Ok(()); // the ECG's sample at t = 0 only
-        }
-        if let Some(b) = self.beats.as_mut() {
-            let (up, down) = run.last_crossings()?;
-            b.record(&up, &down);
-        }
-        if !self.traces.is_empty() {
-            let t = run.steps() as f64 * f64::from(run.info.dt_ode);
-            self.traces.record(t, &run.voltage()?);
-        }
-        self.snapshots.after_chunk(run, self.mesh)
-    }
-
-    fn boundary(&mut self, run: &DeviceRun, chunk_end: bool) -> Result<Flow> {
-        let RunRecords {
-            beats,
-            traces,
-            snapshots,
-            ecg,
-            checkpoints,
-            ..
-        } = self;
-        checkpoints.boundary(run, chunk_end, || {
-            host_records(beats.as_ref(), traces, snapshots, ecg.as_ref())
-        })
-    }
 }
 
 /// Runs the executable to the end, recording beats, traces and snapshots after every device
