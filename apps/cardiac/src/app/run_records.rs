@@ -12,10 +12,10 @@ use crate::ecg::EcgRecord;
 use crate::mesh::TetMesh;
 use crate::solver::device::DeviceRun;
 
-/// The options a checkpoint belongs to ([`Identity::options`]): the problem as results.json
-/// records it (the mesh as an absolute path), the end time, the traced points and their
-/// interval, and the snapshot interval. Threads and ranks are not among them: the results do
-/// not depend on them.
+/// The options a checkpoint belongs to ([`Identity::options`](checkpoint::Identity::options)):
+/// the problem as results.json records it (the mesh as an absolute path), the end time, the
+/// traced points and their interval, the snapshot interval and the ECG's electrodes. Threads
+/// and ranks are not among them: the results do not depend on them.
 pub fn checkpoint_options(c: &RunCommand, p: &Prepared) -> serde_json::Value {
     let mut problem = c.spec.clone();
     if let Some(m) = &c.spec.mesh {
