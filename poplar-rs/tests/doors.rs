@@ -19,6 +19,8 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("entity", &["target"]),
     // Floating-point modes of host threads (subnormal flushing).
     ("fp", &[]),
+    // The host's vector instruction-set level and the kernels compiled for each.
+    ("isa", &[]),
     // Codelets are written against tile memory only: no graph, compiler, exe or engine.
     ("codelet", &["dtype", "entity", "target"]),
     // The IR users build (graph/, including its programs).
@@ -44,7 +46,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     (
         "engine",
         &[
-            "codelet", "dist", "dtype", "entity", "exe", "fp", "profile", "target",
+            "codelet", "dist", "dtype", "entity", "exe", "fp", "isa", "profile", "target",
         ],
     ),
 ];
@@ -73,7 +75,10 @@ const NEVER: &[(&str, &str)] = &[
 /// Each crate of the framework (its folder under `poplar-rs/`) and the rooms it holds, in the
 /// order of the pipeline: a crate may depend only on crates before it.
 const CRATES: &[(&str, &[&str])] = &[
-    ("core", &["codelet", "dtype", "entity", "fp", "target"]),
+    (
+        "core",
+        &["codelet", "dtype", "entity", "fp", "isa", "target"],
+    ),
     ("exe", &["atomic", "exe", "profile"]),
     ("compiler", &["compiler", "graph"]),
     ("engine", &["dist", "engine"]),
