@@ -51,6 +51,7 @@
 //!
 //! Units: mm, ms, mV; σ in S/m (= mS/mm), χ in mm⁻¹, Cm in µF/mm², so `σ/(χ Cm)` is in mm²/ms.
 
+use crate::mesh::geometry::{cross, dot, sub};
 use crate::mesh::TetMesh;
 
 /// Off-diagonal slots per ELLPACK row (4 face neighbours + 12 second-tier neighbours).
@@ -464,19 +465,6 @@ impl Operator {
     }
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
 fn scale(s: f64, a: [f64; 3]) -> [f64; 3] {
     [s * a[0], s * a[1], s * a[2]]
 }

@@ -36,6 +36,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::matrix::Operator;
+use crate::mesh::geometry::{cross, dot, sub};
 use crate::mesh::TetMesh;
 
 /// Most electrodes of one run (each costs a weight per cell and an f32 per tile).
@@ -238,19 +239,6 @@ fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
 fn unit(a: [f64; 3]) -> Option<[f64; 3]> {
     let n = dot(a, a).sqrt();
     (n > 0.0 && n.is_finite()).then(|| a.map(|x| x / n))
