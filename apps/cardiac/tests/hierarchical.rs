@@ -83,6 +83,28 @@ fn hierarchical_parts_are_non_empty_balanced_and_deterministic() {
     );
 }
 
+#[test]
+fn hierarchical_parts_are_the_same_on_any_thread_count() {
+    // The chips' tile levels run at once on rayon's threads; METIS' random numbers are per
+    // thread (third_party/metis-sys), so concurrent calls must not change each other's draws.
+    // Calls long enough to overlap (20,000 cells into 128 tiles per chip): with the C
+    // library's one rand() state this differs between runs on 2 threads.
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.25);
+    let adjacency = mesh.face_neighbours();
+    let (tpc, k) = (128, 8 * 128);
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| partition_hierarchical(&adjacency, tpc, k).unwrap())
+    };
+    let one = on(1);
+    for threads in [2, 4] {
+        assert!(one == on(threads), "parts differ on {threads} threads");
+    }
+}
+
 /// Runs `steps` ODE steps of the biv mesh on `chips` chips of 16 tiles each.
 fn run_biv(setup: &Setup, chips: u32, partitioning: Partitioning, steps: u32) -> Results {
     let mut cfg = DeviceConfig::chips(chips, Strategy::MixedClean);

@@ -7,6 +7,7 @@
 //! the target's links ([`ChipLinks`]).
 
 use super::*;
+use rayon::prelude::*;
 
 /// How the cells are cut into tiles.
 #[derive(
@@ -32,7 +33,8 @@ pub enum Partitioning {
     /// the edges cut), each chip's share of the cells in proportion to its tiles within 0.1 %;
     /// the chip parts placed on the chips so that the slowest chip's busiest link time plus
     /// its farthest hop's latency is least ([`ChipLinks::cost`]); then METIS k-way over each
-    /// chip's cells into its tiles (minimum edge cut, 3 %). Tile `t` is on chip
+    /// chip's cells into its tiles (minimum edge cut, 3 %, one initial partitioning), the
+    /// chips on rayon's threads with the same result on any thread count. Tile `t` is on chip
     /// `t / tiles_per_chip`.
     ///
     /// Measured on the heart04-size mesh at 4 and 16 chips (docs/cardiac.md): the volume
@@ -106,10 +108,13 @@ pub fn hierarchical_parts_on(
     if k > n {
         return Err(PartitionError::TooManyParts { k, n });
     }
+    let t0 = std::time::Instant::now();
     let graph = Csr::new(adjacency)?;
     let tiles = chip_tiles(k, tiles_per_chip);
     let mut chip = chip_level(&graph, &tiles)?;
+    let t1 = t0.elapsed();
     place_chips(adjacency, &mut chip, &tiles, links);
+    let t2 = t0.elapsed();
     let mut cells_of: Vec<Vec<u32>> = vec![Vec::new(); tiles.len()];
     for (c, &p) in chip.iter().enumerate() {
         cells_of[p as usize].push(c as u32);
@@ -121,11 +126,26 @@ pub fn hierarchical_parts_on(
             local[c as usize] = i as u32;
         }
     }
+    // The chips' tile levels are independent: they run on rayon's threads, each METIS call
+    // with its own (thread-local, reseeded) random numbers, so the parts do not depend on the
+    // thread count (third_party/metis-sys/PATCHED.md).
+    let tile_of: Vec<Vec<u32>> = cells_of
+        .par_iter()
+        .enumerate()
+        .map(|(c, cells)| {
+            let sub = chip_adjacency(adjacency, &chip, &local, c as u32, cells);
+            tile_level(&sub, tiles[c], multiple)
+        })
+        .collect::<Result<_, _>>()?;
+    tracing::debug!(
+        chip_level = ?t1,
+        placement = ?(t2 - t1),
+        tile_level = ?(t0.elapsed() - t2),
+        "hierarchical partition"
+    );
     let mut parts = vec![0u32; n];
-    for (c, cells) in cells_of.iter().enumerate() {
-        let sub = chip_adjacency(adjacency, &chip, &local, c as u32, cells);
-        let tile = tile_level(&sub, tiles[c], multiple)?;
-        for (&x, &t) in cells.iter().zip(&tile) {
+    for (c, (cells, tile)) in cells_of.iter().zip(&tile_of).enumerate() {
+        for (&x, &t) in cells.iter().zip(tile) {
             parts[x as usize] = (c * tiles_per_chip) as u32 + t;
         }
     }
@@ -404,14 +424,23 @@ fn chip_adjacency(
         .collect()
 }
 
-/// One chip's cells across its `tiles` tiles: METIS k-way (3 %), then rounded within the chip.
+/// One chip's cells across its `tiles` tiles: METIS k-way (3 %, one initial partitioning), then
+/// rounded within the chip.
 /// At most one tile per cell: with fewer cells than tiles the rest stay empty.
 fn tile_level(sub: &[[u32; 4]], tiles: usize, multiple: usize) -> Result<Vec<u32>, PartitionError> {
     let k = tiles.min(sub.len());
     if k <= 1 {
         return Ok(vec![0; sub.len()]);
     }
-    let parts = metis_kway(&Csr::new(sub)?, &Weights::default(), k)?;
+    // One initial partitioning instead of METIS' 4: a chip's cells are too few to coarsen for
+    // its 1,472 parts, so METIS bisects the whole chip recursively per try, and that was most
+    // of the set-up at 64 chips. One try: tile level 3× faster, modelled time +0.5 %
+    // (docs/cardiac.md, "Set-up at 64 chips").
+    let w = Weights {
+        initial_cuts: Some(1),
+        ..Weights::default()
+    };
+    let parts = metis_kway(&Csr::new(sub)?, &w, k)?;
     Ok(round_part_sizes(sub, parts, k, multiple))
 }
 

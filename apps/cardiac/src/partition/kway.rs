@@ -101,7 +101,14 @@ pub(super) struct Weights {
     pub(super) ubvec: Option<Vec<::metis::Real>>,
     /// METIS' objective: total communication volume instead of edge cut.
     pub(super) volume: bool,
+    /// Initial partitionings METIS tries (`METIS_OPTION_NIPARTS`; none: its default, 4 when
+    /// the graph is too small to coarsen for `k` parts, else 5).
+    pub(super) initial_cuts: Option<usize>,
 }
+
+/// `METIS_OPTION_NIPARTS`'s index in METIS 5.1's options array (the `metis` crate has no type
+/// for it).
+const OPTION_NIPARTS: usize = 6;
 
 /// METIS k-way on `graph` into `k ≥ 2` parts: minimum edge cut (or communication volume,
 /// [`Weights::volume`]), 3 % tolerance unless `ubvec` says otherwise, seed 1. Parts
@@ -111,17 +118,23 @@ pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>,
     let ncon =
         ::metis::Idx::try_from(w.ncon.max(1)).map_err(|_| PartitionError::TooLarge(w.ncon))?;
     let mut part = vec![0 as ::metis::Idx; graph.len()];
-    // METIS draws from a process-global random state (GKlib's), so two partitions computed at
-    // once on different threads (e.g. tests side by side) came out different from run to run.
-    static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one_at_a_time = METIS.lock().unwrap_or_else(|p| p.into_inner());
+    // No lock: METIS' random numbers are per thread and reseeded by every call
+    // (third_party/metis-sys/PATCHED.md), so calls at once on several threads give the parts
+    // each gives alone.
+    use ::metis::option::{ObjType, Opt, Seed, UFactor};
+    let mut options = [-1; ::metis::NOPTIONS];
+    options[UFactor::INDEX] = UFactor(30).value();
+    options[Seed::INDEX] = Seed(1).value();
+    if w.volume {
+        options[ObjType::INDEX] = ObjType::Vol.value();
+    }
+    if let Some(n) = w.initial_cuts {
+        options[OPTION_NIPARTS] =
+            ::metis::Idx::try_from(n).map_err(|_| PartitionError::TooLarge(n))?;
+    }
     let mut g = ::metis::Graph::new(ncon, nparts, &graph.xadj, &graph.adjncy)
         .map_err(|e| PartitionError::Metis(e.to_string()))?
-        .set_option(::metis::option::UFactor(30))
-        .set_option(::metis::option::Seed(1));
-    if w.volume {
-        g = g.set_option(::metis::option::ObjType::Vol);
-    }
+        .set_options(&options);
     if let Some(v) = &w.vwgt {
         g = g.set_vwgt(v);
     }
