@@ -1,9 +1,11 @@
 //! Sparse against dense on one GC200 chip, modelled; best and worst patterns on the simulator;
 //! host time of the simulated sparse Fwd against a plain host CSR product (at 1024 × 1024 and at
-//! the 4096 × 4096 of the table).
+//! the 4096 × 4096 of the table); host time of Fwd, GradA and GradW at every instruction-set
+//! level the host supports (`poplar::isa`), all levels in the same run.
 //!
-//! `cargo bench -p popsparse --bench sparse` (`-- host`: the host time only; `-- why`: also a
-//! profile of one Fwd run with each phase's host time; `REPS=n`: timed runs, 25 by default).
+//! `cargo bench -p popsparse --bench sparse` (`-- host`: the host times only; `-- isa`: the
+//! per-level times only; `-- why`: also a profile of one Fwd run with each phase's host time;
+//! `REPS=n`: timed runs, 25 by default).
 
 use std::time::Instant;
 
@@ -65,10 +67,29 @@ fn csr_product(
     }
 }
 
+fn reps() -> usize {
+    std::env::var("REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(25)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 fn main() {
     popsparse::link();
     let target = Target::gc200();
     let (m, k, density) = (4096, 4096, 1.0 / 16.0);
+    let isa_only = std::env::args().any(|a| a == "isa");
+    if isa_only {
+        for block in [1, 16] {
+            per_level(&target, m, k, 16, density, block);
+        }
+        return;
+    }
     let host_only = std::env::args().any(|a| a == "host");
     let dtypes: &[poplar::DType] = if host_only {
         &[]
@@ -156,6 +177,119 @@ fn main() {
     for size in [1024, 4096] {
         simulate(&target, size, size, 16, density);
     }
+    for block in [1, 16] {
+        per_level(&target, m, k, 16, density, block);
+    }
+}
+
+/// Host time of the three passes of an `m × k` layer (`block × block` blocks, `density`,
+/// batch `batch`, random pattern, f32) at every instruction-set level this host supports, on
+/// one engine: each round runs Fwd, GradA and GradW once per level (levels in turn, so that
+/// the machine's drift falls on every level alike; `poplar::isa::set_active` switches the
+/// level, as `EngineOptions::isa` does). Medians over the rounds and their ratio to the
+/// baseline's; the outputs of every level are checked to be the baseline's bits.
+fn per_level(target: &Target, m: usize, k: usize, batch: usize, density: f64, block: usize) {
+    use poplar::isa::{self, IsaLevel};
+    let params = FcParams::with_density(m, k, batch, density).with_block(block);
+    let plan = popsparse::plan(target, params, &FcOptions::default()).unwrap();
+    let mut g = Graph::new(target);
+    let w = popsparse::create_weights(&mut g, &plan, "W").unwrap();
+    let x = popsparse::create_input(&mut g, &plan, "X").unwrap();
+    let yg = popsparse::create_output(&mut g, &plan, "Yg").unwrap();
+    g.create_host_write("x", &x).unwrap();
+    g.create_host_write("yg", &yg).unwrap();
+    let (y, fwd) = popsparse::fwd(&mut g, &w, &x, &plan, "fwd").unwrap();
+    let (xg, ga) = popsparse::grad_a(&mut g, &w, &yg, &plan, "grada").unwrap();
+    let (wg, gw) = popsparse::grad_w(&mut g, &w, &x, &yg, &plan, "gradw").unwrap();
+    for (name, t) in [("y", &y), ("xg", &xg), ("wg", &wg)] {
+        g.create_host_read(name, t).unwrap();
+    }
+    let exe = compile(&g, &[fwd, ga, gw], &CompileOptions::default()).unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
+    // A random pattern of distinct blocks, random values and operands.
+    let mut rng = Rng(7 + block as u64);
+    let (br, bc) = (m / block, k / block);
+    let mut seen = std::collections::HashSet::new();
+    let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
+    while blocks.len() < params.nonzero_blocks() {
+        let (r, c) = (
+            (rng.next() as usize) % br * block,
+            (rng.next() as usize) % bc * block,
+        );
+        if seen.insert((r, c)) {
+            blocks.push((r, c, (0..block * block).map(|_| rng.unit()).collect()));
+        }
+    }
+    let refs: Vec<(usize, usize, &[f32])> =
+        blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
+    let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
+    popsparse::write_encoded(&mut e, "W", &plan, &enc).unwrap();
+    let xv: Vec<f32> = (0..k * batch).map(|_| rng.unit()).collect();
+    let ygv: Vec<f32> = (0..m * batch).map(|_| rng.unit()).collect();
+    e.write_tensor("x", &xv).unwrap();
+    e.write_tensor("yg", &ygv).unwrap();
+
+    let before = isa::active();
+    let levels: Vec<IsaLevel> = isa::supported();
+    let reps = reps();
+    const PASSES: [&str; 3] = ["Fwd", "GradA", "GradW"];
+    // times[level][pass]: one entry per round.
+    let mut times = vec![vec![Vec::new(); PASSES.len()]; levels.len()];
+    let mut bits: Vec<Option<Vec<u32>>> = vec![None; levels.len()];
+    for _ in 0..=reps {
+        for (l, &level) in levels.iter().enumerate() {
+            isa::set_active(level).expect("a supported level");
+            for (p, t) in times[l].iter_mut().enumerate() {
+                let t0 = Instant::now();
+                e.run(p).unwrap();
+                t.push(t0.elapsed().as_secs_f64());
+            }
+            if bits[l].is_none() {
+                let mut out = Vec::new();
+                for name in ["y", "xg", "wg"] {
+                    out.extend(
+                        e.read_tensor::<f32>(name)
+                            .unwrap()
+                            .iter()
+                            .map(|v| v.to_bits()),
+                    );
+                }
+                bits[l] = Some(out);
+            }
+        }
+    }
+    isa::set_active(before).expect("the level before");
+    for (l, b) in bits.iter().enumerate() {
+        assert!(
+            b == &bits[0],
+            "{}: Fwd, GradA or GradW differs from the baseline's bits",
+            levels[l]
+        );
+    }
+    println!(
+        "\nper instruction-set level: {m} × {k}, {} non-zeros in {block}×{block} blocks, batch {batch}, f32, {} propagation steps, {} threads; host ms per pass, medians of {reps} interleaved rounds (after one untimed); ×: the baseline's time over this level's; outputs the same bits at every level",
+        params.nonzeros,
+        enc.steps,
+        e.threads()
+    );
+    let base: Vec<f64> = times[0].iter().map(|t| median(t[1..].to_vec())).collect();
+    for (level, t) in levels.iter().zip(&times) {
+        let cells: Vec<String> = t
+            .iter()
+            .zip(&base)
+            .zip(PASSES)
+            .map(|((t, b), name)| {
+                let m = median(t[1..].to_vec());
+                format!("{name} {:>7.2} ms (×{:.2})", m * 1e3, b / m)
+            })
+            .collect();
+        println!(
+            "  {:<8} ({:>2} f32 lanes)  {}",
+            level.name(),
+            level.f32_lanes(),
+            cells.join("   ")
+        );
+    }
 }
 
 /// Builds, compiles and runs the Fwd of an `m × k` layer (element sparsity, `density`, batch
@@ -221,10 +355,7 @@ fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
     let cols: Vec<u32> = sorted.iter().map(|&(_, c, _)| c as u32).collect();
     let vals: Vec<f32> = sorted.iter().map(|&(_, _, v)| v).collect();
     let csr = |out: &mut [f32]| csr_product(&row_ptr, &cols, &vals, &xv, batch, out);
-    let reps: usize = std::env::var("REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(25);
+    let reps = reps();
     let (mut sim, mut host) = (Vec::new(), Vec::new());
     let mut out = vec![0.0f32; m * batch];
     for _ in 0..reps {
@@ -242,11 +373,7 @@ fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
         .zip(&out)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (s, h) = (med(sim), med(host));
+    let (s, h) = (median(sim), median(host));
     if std::env::args().any(|a| a == "why") {
         e.enable_profiling(ProfileOptions::default());
         e.run(0).unwrap();
