@@ -13,10 +13,14 @@
 //!    apart; and against a plain host loop with the simulator's memory access pattern
 //!    ([`NativeRing`]), step by step and group by group, which says how much of the ratio is
 //!    the pattern itself and how much the simulator.
+//! 3. Host time of the same all-reduce at every instruction-set level the host supports
+//!    (`poplar::isa`; the f32 combine loops are compiled per level), all levels in the same
+//!    run, interleaved round by round; the result is checked to be the same bits at every
+//!    level.
 //!
 //! `cargo bench -p collectives --bench allreduce` (`-- quick`: part 1 up to 4 MB only;
-//! `-- model`: part 1 and the several-Pods table, the modelled figures only; `-- host`: part 2
-//! only).
+//! `-- model`: part 1 and the several-Pods table, the modelled figures only; `-- host`: parts 2
+//! and 3 only; `-- isa`: part 3 only).
 
 use std::time::Instant;
 
@@ -294,15 +298,76 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn host_time() {
+/// Part 3: the all-reduce on engine `e` (in place over `grads`, from `data` each time) at
+/// every level this host supports, `rounds` interleaved rounds after one untimed; medians and
+/// the baseline's time over each level's. Restores the level active before.
+fn per_level(e: &mut Engine, data: &[f32], rounds: usize) {
+    use poplar::isa::{self, IsaLevel};
+    let before = isa::active();
+    let levels: Vec<IsaLevel> = isa::supported();
+    let mut times = vec![Vec::new(); levels.len()];
+    let mut bits: Vec<Option<Vec<u32>>> = vec![None; levels.len()];
+    for round in 0..=rounds {
+        for (l, &level) in levels.iter().enumerate() {
+            isa::set_active(level).expect("a supported level");
+            e.write_tensor_all_replicas("grads", data).expect("write");
+            let t = Instant::now();
+            e.run(0).expect("run");
+            if round > 0 {
+                times[l].push(t.elapsed().as_secs_f64());
+            }
+            if bits[l].is_none() {
+                let out: Vec<f32> = e.read_tensor_replica("grads", 5).expect("read");
+                bits[l] = Some(out.iter().map(|v| v.to_bits()).collect());
+            }
+        }
+    }
+    isa::set_active(before).expect("the level before");
+    for (l, b) in bits.iter().enumerate() {
+        assert!(
+            b == &bits[0],
+            "{}: the all-reduce differs from the baseline's bits",
+            levels[l]
+        );
+    }
+    println!(
+        "per instruction-set level ({} threads; medians of {rounds} interleaved rounds after one untimed; ×: the baseline's time over this level's; the same bits at every level):",
+        e.threads()
+    );
+    let base = median(times[0].clone());
+    for (level, t) in levels.iter().zip(times) {
+        let m = median(t);
+        println!(
+            "  {:<8} ({:>2} f32 lanes)  {m:.3} s  (×{:.2})",
+            level.name(),
+            level.f32_lanes(),
+            base / m
+        );
+    }
+}
+
+fn host_time(isa_only: bool) {
     let replicas = 16u32;
     let bytes: u64 = 64 << 20;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("\n== host time: simulated all-reduce of {} over {replicas} replicas vs copying the bytes it moves ({threads} threads)", human(bytes));
     let (exe, method, secs) = build(replicas, bytes);
     let t = Instant::now();
     let mut e = Engine::new(&exe, EngineOptions::with_threads(threads)).expect("engine");
     let setup = t.elapsed().as_secs_f64();
+    let n = (bytes / 4) as usize;
+    let data: Vec<f32> = (0..n * replicas as usize)
+        .map(|i| (i % 1000) as f32 * 1e-3)
+        .collect();
+    if isa_only {
+        println!(
+            "\n== host time of a simulated all-reduce of {} over {replicas} replicas (method {}, compiled in {secs:.1} s, engine built in {setup:.1} s)",
+            human(bytes),
+            method.name()
+        );
+        per_level(&mut e, &data, 5);
+        return;
+    }
+    println!("\n== host time: simulated all-reduce of {} over {replicas} replicas vs copying the bytes it moves ({threads} threads)", human(bytes));
     // The engine without grouped runs (interleaving only (no grouped runs)), in the same run.
     let mut no_grouped = Engine::new(
         &exe,
@@ -323,10 +388,6 @@ fn host_time() {
         },
     )
     .expect("engine");
-    let n = (bytes / 4) as usize;
-    let data: Vec<f32> = (0..n * replicas as usize)
-        .map(|i| (i % 1000) as f32 * 1e-3)
-        .collect();
     // The bytes over the links: each replica sends 2(R−1)/R of its data.
     let moved = (bytes as f64 * 2.0 * f64::from(replicas - 1)) as usize;
     let src = vec![1u8; 64 << 20];
@@ -453,6 +514,9 @@ fn host_time() {
             s / ng
         );
     }
+    drop((no_grouped, apart, native));
+    println!("\n== host time of the same all-reduce (grouped runs) at each instruction-set level");
+    per_level(&mut e, &data, 5);
 }
 
 fn main() {
@@ -460,6 +524,10 @@ fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let host_only = std::env::args().any(|a| a == "host");
     let model_only = std::env::args().any(|a| a == "model");
+    if std::env::args().any(|a| a == "isa") {
+        host_time(true);
+        return;
+    }
     if !host_only {
         bandwidth_table(quick);
         if !quick {
@@ -467,6 +535,6 @@ fn main() {
         }
     }
     if !quick && !model_only {
-        host_time();
+        host_time(false);
     }
 }
