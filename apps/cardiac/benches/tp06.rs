@@ -1,10 +1,20 @@
 //! Throughput of the TP06 f32 batch kernel (`tp06::step_batch`) in cell-steps per second.
 //!
-//! Run with `cargo bench -p cardiac --bench tp06` (optionally `-- --quick`). Reports the median
-//! of several repetitions, single-threaded and with rayon over independent chunks (each chunk
-//! its own state-major array, as each tile's cells would be), for 1e5 and 1e6 cells, plus the
-//! scalar f64 reference for comparison. Cells are a mix of endo/mid/epi with a spread of
-//! states so that the numbers are not those of one repeated input.
+//! Run with `cargo bench -p cardiac --bench tp06` (optionally `-- --quick`; `-- --myokit`: only
+//! the comparison with myokit's C). Reports the median of several repetitions, single-threaded
+//! and with rayon over independent chunks (each chunk its own state-major array, as each tile's
+//! cells would be), for 1e5 and 1e6 cells, plus the scalar f64 reference for comparison. Cells
+//! are a mix of endo/mid/epi with a spread of states so that the numbers are not those of one
+//! repeated input.
+//!
+//! **Against myokit's C.** `reference/tp06/tp06_epi_myokit.c` is myokit's `ansic-euler` export
+//! of the same CellML model (epicardial cell; Rush–Larsen on m, forward Euler on the rest,
+//! dt 0.02 ms, as this kernel: `reference/tp06/make_myokit_c.py` says how it is made). The
+//! bench compiles it with the system C compiler (`$CC`, else `cc`) `-O3 -march=native` into a
+//! temporary directory, checks that one paced cell gives the kernel's resting potential, peak
+//! and APD90, and then times the same cells and steps in both (epicardial cells only, V spread
+//! and stimulus as below) in interleaved rounds: the C program reports its own process CPU
+//! time. Without a C compiler the comparison is skipped with the reason.
 //!
 //! On a shared machine the wall-clock figures measure the share of the cores this process gets:
 //! with another session's load running, Linux's group fair-share scheduling was observed to give
@@ -32,11 +42,15 @@ struct Batch {
 
 impl Batch {
     fn new(n: usize, seed: usize) -> Self {
-        let types = [CellType::Endo, CellType::Mid, CellType::Epi];
+        Batch::of_types(n, seed, &[CellType::Endo, CellType::Mid, CellType::Epi])
+    }
+
+    /// Cell `i` of type `types[(i + seed) % types.len()]`.
+    fn of_types(n: usize, seed: usize, types: &[CellType]) -> Self {
         let mut states = vec![0.0f32; N_STATES * n];
         let mut cell_types = vec![0u8; n];
         for i in 0..n {
-            let ct = types[(i + seed) % 3];
+            let ct = types[(i + seed) % types.len()];
             cell_types[i] = ct as u8;
             let mut y = tp06::initial_state(ct);
             // Spread V over rest, upstroke and plateau so different branches of the piecewise
@@ -175,6 +189,193 @@ fn per_level(reps: usize) {
     println!("  the rest at {}:", poplar::isa::active());
 }
 
+/// Resting V (at the stimulus onset, 10 ms), peak V and APD90 (between the upward and the
+/// downward crossing of `peak − 0.9 (peak − rest)`, linearly interpolated) of a trace of one
+/// paced beat, `(t, V)` pairs.
+fn beat_features(trace: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+    let rest = trace.iter().find(|&&(t, _)| t >= 10.0 - 1e-9)?.1;
+    let peak = trace.iter().map(|&(_, v)| v).fold(f64::MIN, f64::max);
+    let level = peak - 0.9 * (peak - rest);
+    let cross = |up: bool, after: f64| {
+        trace.windows(2).find_map(|w| {
+            let ((t0, a), (t1, b)) = (w[0], w[1]);
+            let hit = if up {
+                a < level && b >= level
+            } else {
+                a > level && b <= level
+            };
+            (t0 >= after && hit).then(|| t0 + (t1 - t0) * (level - a) / (b - a))
+        })
+    };
+    let up = cross(true, 0.0)?;
+    let down = cross(false, up)?;
+    Some((rest, peak, down - up))
+}
+
+/// One epicardial cell of this kernel paced as the C program's `trace` mode: stimulus 1 ms
+/// from 10 ms, dt 0.02 ms, V after every step.
+fn kernel_trace(t_end: f64) -> Vec<(f64, f64)> {
+    let mut b = Batch::of_types(1, 0, &[CellType::Epi]);
+    b.states = tp06::initial_state(CellType::Epi)
+        .map(|x| x as f32)
+        .to_vec();
+    let steps = (t_end / f64::from(DT)).round() as usize;
+    let mut out = vec![(0.0, f64::from(b.states[0]))];
+    for k in 0..steps {
+        let t = k as f64 * f64::from(DT);
+        b.stim[0] = if (10.0..11.0).contains(&t) { 1.0 } else { 0.0 };
+        b.step(1);
+        out.push(((k + 1) as f64 * f64::from(DT), f64::from(b.states[0])));
+    }
+    out
+}
+
+/// Compiles `reference/tp06/tp06_epi_myokit.c` with `$CC` (else `cc`) `-O3 -march=native` in
+/// `dir`; the program's path, or why not.
+fn build_myokit_c(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/reference/tp06/tp06_epi_myokit.c"
+    );
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let exe = dir.join("tp06_epi_myokit");
+    let out = std::process::Command::new(&cc)
+        .args(["-O3", "-march=native", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .arg("-lm")
+        .output()
+        .map_err(|e| format!("no C compiler ({cc}: {e})"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cc} -O3 -march=native failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(exe)
+}
+
+/// Runs the C program with `args` and returns its standard output.
+fn run_c(exe: &std::path::Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(exe)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {args:?} failed: {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| e.to_string())
+}
+
+/// TP06 cell-steps per CPU-second of myokit's exported C (module notes) against this kernel's,
+/// one thread each, in `reps` interleaved rounds; this kernel at the baseline and at the host's
+/// best instruction-set level.
+fn against_myokit(reps: usize) {
+    println!(
+        "  against myokit's C (reference/tp06/tp06_epi_myokit.c: myokit's ansic-euler export, \
+         f64, one cell at a time; Rush–Larsen on m, dt {DT} ms; cc -O3 -march=native):"
+    );
+    let dir = std::env::temp_dir().join(format!("poplar-tp06-myokit-{}", std::process::id()));
+    let result = compare_with_myokit(&dir, reps);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(why) = result {
+        println!("    skipped: {why}");
+    }
+}
+
+fn compare_with_myokit(dir: &std::path::Path, reps: usize) -> Result<(), String> {
+    let exe = build_myokit_c(dir)?;
+    // The check: one paced cell, 600 ms, the same features from both traces.
+    let t_end = 600.0;
+    let c_trace: Vec<(f64, f64)> = run_c(&exe, &["trace", &t_end.to_string()])?
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<f64>());
+            Some((f.next()?.ok()?, f.next()?.ok()?))
+        })
+        .collect();
+    let ours = kernel_trace(t_end);
+    let (Some((cr, cp, ca)), Some((or, op, oa))) = (beat_features(&c_trace), beat_features(&ours))
+    else {
+        return Err(format!(
+            "no action potential in the C trace ({} points, last V {:?}) or in the kernel's",
+            c_trace.len(),
+            c_trace.last()
+        ));
+    };
+    // f64 against f32 with the same scheme and step: close, not equal.
+    let agree = (cr - or).abs() <= 0.1 && (cp - op).abs() <= 1.0 && (ca - oa).abs() <= 0.01 * oa;
+    println!(
+        "    check, one paced epicardial cell (myokit's C / this kernel): resting V {cr:.3} / \
+         {or:.3} mV, peak {cp:.2} / {op:.2} mV, APD90 {ca:.2} / {oa:.2} ms: {}",
+        if agree { "agree" } else { "DISAGREE" }
+    );
+    if !agree {
+        return Err("the C program's beat is not the kernel's: no ratio quoted".into());
+    }
+    let (n, steps) = (20_000usize, 100usize);
+    let pristine = Batch::of_types(n, 0, &[CellType::Epi]);
+    let mut batch = Batch::of_types(n, 0, &[CellType::Epi]);
+    let before = poplar::isa::active();
+    let best = poplar::isa::IsaLevel::detect();
+    let levels = if best == poplar::isa::IsaLevel::Baseline {
+        vec![best]
+    } else {
+        vec![poplar::isa::IsaLevel::Baseline, best]
+    };
+    let (mut c_rates, mut ours): (Vec<f64>, Vec<Vec<f64>>) = (Vec::new(), vec![Vec::new(); 2]);
+    for _ in 0..reps {
+        let out = run_c(&exe, &["bench", &n.to_string(), &steps.to_string()])?;
+        let field = |name: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+                .ok_or_else(|| format!("no '{name}' in the C program's output: {out}"))
+        };
+        let cpu: f64 = field("cpu_seconds")?.parse().map_err(|e| format!("{e}"))?;
+        let finite = field("finite")?;
+        let want = format!("{} of {}", n * N_STATES, n * N_STATES);
+        if finite != want {
+            return Err(format!("the C program's states: {finite} finite"));
+        }
+        c_rates.push((n * steps) as f64 / cpu);
+        for (l, &level) in levels.iter().enumerate() {
+            poplar::isa::set_active(level).expect("a supported level");
+            let (wall, cpu) = measure(1, n, steps, false, || {
+                batch.reset_from(&pristine);
+                batch.step(steps);
+                black_box(&batch.states);
+            });
+            ours[l].push(cpu.unwrap_or(wall));
+        }
+    }
+    poplar::isa::set_active(before).expect("the level before");
+    assert!(batch.states.iter().all(|x| x.is_finite()));
+    let c = median(c_rates);
+    println!(
+        "    n = {n} epicardial cells, {steps} steps, one thread, {reps} interleaved rounds, medians:"
+    );
+    println!(
+        "    myokit's C          {:>7.2} M cell-steps per CPU-second",
+        c / 1e6
+    );
+    for (level, r) in levels.iter().zip(ours) {
+        let m = median(r);
+        println!(
+            "    this kernel, {:<8}{:>7.2} M cell-steps per CPU-second  × {:.1} of myokit's C",
+            level.name(),
+            m / 1e6,
+            m / c
+        );
+    }
+    Ok(())
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let reps = if quick { 3 } else { 7 };
@@ -182,7 +383,12 @@ fn main() {
         "TP06 step_batch (f32, dt = {DT} ms), median of {reps} repetitions, {} rayon threads",
         rayon::current_num_threads()
     );
+    if std::env::args().any(|a| a == "--myokit") {
+        against_myokit(reps);
+        return;
+    }
     per_level(reps);
+    against_myokit(reps);
     for &n in &[100_000usize, 1_000_000] {
         // Enough steps per repetition for ≈ 0.2–0.6 s of work at the target rate.
         let steps = (8_000_000 / n).max(2);
