@@ -3,6 +3,8 @@
 //! The CSVs were produced by `reference/tp06/make_reference.py` (myokit 1.39.2 loading the
 //! CellML files of `shared/reference/tp06/`, CVODES with 1e-10 tolerances); this test only reads
 //! them, so CI does not need myokit. Expected values are never taken from this crate's output.
+//! One test compiles myokit's committed C export (`reference/tp06/tp06_epi_myokit.c`) with the
+//! system C compiler and compares its paced beat with the f64 reference (skipped without one).
 //!
 //! Tolerances and why:
 //! * Currents and state derivatives at a given state: 1e-6 relative (the Rust code is algebra
@@ -566,4 +568,83 @@ fn scaled_conductances_match_myokit() {
     for n in tp06::Scalings::NAMES {
         assert!(cases.iter().any(|c| c.contains(n)), "{n} not covered");
     }
+}
+
+/// myokit's C export of the epicardial model (`reference/tp06/tp06_epi_myokit.c`, made by
+/// `make_myokit_c.py`; the program `benches/tp06.rs` times against this kernel) integrates the
+/// same scheme as [`tp06::step_cell_f64`]: its paced beat, f64 against f64, is this crate's to
+/// within rounding (the two evaluate the same equations in a different order). Compiled with
+/// `$CC` (else `cc`); skipped, saying so, where there is no C compiler.
+#[test]
+fn myokits_c_export_paces_like_the_f64_reference() {
+    let src = reference_dir().join("tp06_epi_myokit.c");
+    let dir = std::env::temp_dir().join(format!("poplar-tp06-myokit-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("tp06_epi_myokit");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let built = std::process::Command::new(&cc)
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lm")
+        .output();
+    let built = match built {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipped: no C compiler ({cc}: {e})");
+            return;
+        }
+    };
+    assert!(
+        built.status.success(),
+        "{cc}: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new(&exe)
+        .args(["trace", "600"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success());
+    let trace: Vec<(f64, f64)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<f64>().unwrap());
+            (f.next().unwrap(), f.next().unwrap())
+        })
+        .collect();
+    assert_eq!(trace.len(), 600 * STEPS_PER_MS + 1);
+    let mut y = tp06::initial_state(CellType::Epi);
+    let mut worst: (f64, f64) = (0.0, 0.0);
+    let mut peak = f64::MIN;
+    for (k, &(t, v)) in trace.iter().enumerate() {
+        assert!((t - k as f64 * DT).abs() < 1e-9, "step {k}: t {t}");
+        let d = (v - y[0]).abs();
+        if d > worst.0 {
+            worst = (d, t);
+        }
+        peak = peak.max(v);
+        let stim = if (STIM_START..STIM_START + STIM_STEPS).contains(&k) {
+            STIM
+        } else {
+            0.0
+        };
+        tp06::step_cell_f64(&mut y, CellType::Epi, stim, DT);
+    }
+    eprintln!(
+        "myokit's C against step_cell_f64: largest |ΔV| {:.3e} mV at {} ms; peak {peak:.2} mV",
+        worst.0, worst.1
+    );
+    // A beat happened (not a resting or NaN trace that agrees trivially) ...
+    assert!(peak > 20.0, "peak {peak} mV");
+    assert!(trace.iter().all(|&(_, v)| v.is_finite()));
+    // ... and it is the reference's: 2.8e-6 mV at most when written (rounding, amplified
+    // in the upstroke), where a different scheme, step or constant moves V by millivolts.
+    assert!(
+        worst.0 < 1e-4,
+        "largest |ΔV| {} mV at {} ms",
+        worst.0,
+        worst.1
+    );
 }
