@@ -45,7 +45,11 @@ fn data(r: u32) -> Vec<f32> {
                 edges[(i * (r as usize + 1) + r as usize) % edges.len()]
             } else {
                 let scale = [1e-38, 1e-20, 1.0, 1.0, 1e20, 1e38][(rng.next() % 6) as usize];
-                let sign = if rng.next() % 2 == 0 { 1.0 } else { -1.0 };
+                let sign = if rng.next().is_multiple_of(2) {
+                    1.0
+                } else {
+                    -1.0
+                };
                 sign * rng.f32() * scale
             }
         })
