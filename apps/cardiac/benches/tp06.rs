@@ -273,8 +273,8 @@ fn run_c(exe: &std::path::Path, args: &[&str]) -> Result<String, String> {
 }
 
 /// TP06 cell-steps per CPU-second of myokit's exported C (module notes) against this kernel's,
-/// one thread each, in `reps` interleaved rounds; this kernel at the baseline and at the host's
-/// best instruction-set level.
+/// one thread each, in `reps` interleaved rounds; this kernel at every instruction-set level
+/// the host supports.
 fn against_myokit(reps: usize) {
     println!(
         "  against myokit's C (reference/tp06/tp06_epi_myokit.c: myokit's ansic-euler export, \
@@ -322,13 +322,9 @@ fn compare_with_myokit(dir: &std::path::Path, reps: usize) -> Result<(), String>
     let pristine = Batch::of_types(n, 0, &[CellType::Epi]);
     let mut batch = Batch::of_types(n, 0, &[CellType::Epi]);
     let before = poplar::isa::active();
-    let best = poplar::isa::IsaLevel::detect();
-    let levels = if best == poplar::isa::IsaLevel::Baseline {
-        vec![best]
-    } else {
-        vec![poplar::isa::IsaLevel::Baseline, best]
-    };
-    let (mut c_rates, mut ours): (Vec<f64>, Vec<Vec<f64>>) = (Vec::new(), vec![Vec::new(); 2]);
+    let levels = poplar::isa::supported();
+    let (mut c_rates, mut ours): (Vec<f64>, Vec<Vec<f64>>) =
+        (Vec::new(), vec![Vec::new(); levels.len()]);
     for _ in 0..reps {
         let out = run_c(&exe, &["bench", &n.to_string(), &steps.to_string()])?;
         let field = |name: &str| {
