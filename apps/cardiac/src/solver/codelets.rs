@@ -702,7 +702,22 @@ mod tests {
     #[test]
     fn spmv_gives_the_same_bits_at_every_isa_level() {
         let (n, h) = (1000, 300);
-        let (x, diag, values, c32) = random_rows(n, h, 777);
+        let (mut x, diag, mut values, c32) = random_rows(n, h, 777);
+        // Edge operands among the random ones: NaN, ±inf, ±0, subnormals, the largest finite.
+        let edges = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            1e-40,
+            -3e-39,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+        ];
+        for (k, e) in edges.iter().enumerate() {
+            x[37 * k + 5] = *e;
+            values[977 * k + 11] = *e;
+        }
         let c16: Vec<u16> = c32.iter().map(|&c| c as u16).collect();
         let before = poplar::isa::active();
         let mut runs = Vec::new();
@@ -721,5 +736,23 @@ mod tests {
         for (level, bits) in &runs[1..] {
             assert!(bits == base, "{level} differs from the baseline");
         }
+    }
+
+    #[test]
+    fn a_column_outside_the_local_vector_is_refused_at_every_isa_level() {
+        let (n, h) = (40, 8);
+        let (x, diag, values, c32) = random_rows(n, h, 99);
+        let mut c16: Vec<u16> = c32.iter().map(|&c| c as u16).collect();
+        c16[17 * ELL_WIDTH + 3] = (h + n) as u16; // one past the end
+        let before = poplar::isa::active();
+        for level in poplar::isa::supported() {
+            poplar::isa::set_active(level).unwrap();
+            let run = std::panic::catch_unwind(|| {
+                let mut y = vec![0.0f32; n];
+                ell_rows16(&mut y, &diag, &values, &c16, &x, h);
+            });
+            assert!(run.is_err(), "{level} read past the local vector");
+        }
+        poplar::isa::set_active(before).unwrap();
     }
 }
