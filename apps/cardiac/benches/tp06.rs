@@ -1,7 +1,8 @@
 //! Throughput of the TP06 f32 batch kernel (`tp06::step_batch`) in cell-steps per second.
 //!
 //! Run with `cargo bench -p cardiac --bench tp06` (optionally `-- --quick`; `-- --myokit`: only
-//! the comparison with myokit's C). Reports the median of several repetitions, single-threaded
+//! the comparison with myokit's C; `-- --levels`: only the per-level rates, mixed cell models
+//! against one). Reports the median of several repetitions, single-threaded
 //! and with rayon over independent chunks (each chunk its own state-major array, as each tile's
 //! cells would be), for 1e5 and 1e6 cells, plus the scalar f64 reference for comparison. Cells
 //! are a mix of endo/mid/epi with a spread of states so that the numbers are not those of one
@@ -87,6 +88,8 @@ impl Batch {
     /// Starts every repetition from the same states (the V spread would otherwise relax).
     fn reset_from(&mut self, other: &Batch) {
         self.states.copy_from_slice(&other.states);
+        self.cell_types.copy_from_slice(&other.cell_types);
+        self.stim.copy_from_slice(&other.stim);
     }
 }
 
@@ -159,31 +162,43 @@ fn per_level(reps: usize) {
     let levels = poplar::isa::supported();
     let n = 100_000;
     let steps = 80;
-    let pristine = Batch::new(n, 0);
+    // Mixed: endo/mid/epi cell by cell, so every block gathers the parameters that differ
+    // per lane from the model table; one model: epicardial cells only, so each block fills
+    // them from one row (the table's fast path; cells of a tile share a model in runs).
+    let mixed = Batch::new(n, 0);
+    let one = Batch::of_types(n, 0, &[CellType::Epi]);
     let mut single = Batch::new(n, 0);
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); levels.len()];
+    let mut rates: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; levels.len()];
     for _ in 0..reps {
         for (l, &level) in levels.iter().enumerate() {
             poplar::isa::set_active(level).expect("a supported level");
-            let (wall, cpu) = measure(1, n, steps, false, || {
-                single.reset_from(&pristine);
-                single.step(steps);
-                black_box(&single.states);
-            });
-            rates[l].push(cpu.unwrap_or(wall));
+            for (kind, pristine) in [&mixed, &one].into_iter().enumerate() {
+                let (wall, cpu) = measure(1, n, steps, false, || {
+                    single.reset_from(pristine);
+                    single.step(steps);
+                    black_box(&single.states);
+                });
+                rates[l][kind].push(cpu.unwrap_or(wall));
+            }
         }
     }
     poplar::isa::set_active(before).expect("the level before");
-    println!("  per instruction-set level, n = {n}, single thread, {reps} interleaved rounds:");
-    let base = median(rates[0].clone());
-    for (level, r) in levels.iter().zip(rates) {
-        let m = median(r);
+    println!(
+        "  per instruction-set level, n = {n}, single thread, {reps} interleaved rounds \
+         (mixed endo/mid/epi per cell; one model, epi):"
+    );
+    let base = median(rates[0][0].clone());
+    for (level, [m, o]) in levels.iter().zip(rates) {
+        let (m, o) = (median(m), median(o));
         println!(
-            "    {:<8} ({:>2} f32 lanes) {:>7.2} M cell-steps per CPU-second  × {:.2} of the baseline",
+            "    {:<8} ({:>2} f32 lanes) {:>7.2} M cell-steps per CPU-second mixed, × {:.2} of the baseline; \
+             one model {:>7.2} M (× {:.3} of mixed)",
             level.name(),
             level.f32_lanes(),
             m / 1e6,
-            m / base
+            m / base,
+            o / 1e6,
+            o / m
         );
     }
     println!("  the rest at {}:", poplar::isa::active());
@@ -381,6 +396,10 @@ fn main() {
     );
     if std::env::args().any(|a| a == "--myokit") {
         against_myokit(reps);
+        return;
+    }
+    if std::env::args().any(|a| a == "--levels") {
+        per_level(reps);
         return;
     }
     per_level(reps);
