@@ -731,3 +731,42 @@ fn read_tensor_into_fills_the_callers_buffer() {
         Err(EngineError::WrongDType { .. })
     ));
 }
+
+#[test]
+fn tensor_bytes_read_and_write_are_the_typed_ones_as_bytes() {
+    let mut b = Builder::new(2, 64);
+    b.init_f32(1, 8, &[1.5, -2.0]);
+    b.host("t", DType::F32, vec![run(1, 8, 8), run(0, 16, 4)]);
+    let exe = b.build();
+    let mut e = Engine::new(&exe, opts(2)).unwrap();
+    // Appended after what the buffer holds, in the tensor's order (across tiles).
+    let mut buf = vec![7u8, 8];
+    assert_eq!(e.read_tensor_bytes::<f32>("t", &mut buf).unwrap(), 12);
+    assert_eq!(&buf[..2], &[7, 8]);
+    assert_eq!(f32s(&buf[2..]), vec![1.5, -2.0, 0.0]);
+    let bytes: Vec<u8> = [7.0f32, 8.0, 9.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    e.write_tensor_bytes::<f32>("t", &bytes).unwrap();
+    assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![7.0, 8.0, 9.0]);
+    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![9.0]);
+    // Typed errors, as the typed reads' and writes'.
+    assert!(matches!(
+        e.read_tensor_bytes::<u32>("t", &mut buf),
+        Err(EngineError::WrongDType { .. })
+    ));
+    assert!(matches!(
+        e.read_tensor_bytes::<f32>("nope", &mut buf),
+        Err(EngineError::UnknownTensor { .. })
+    ));
+    assert!(matches!(
+        e.write_tensor_bytes::<f32>("t", &bytes[..8]),
+        Err(EngineError::WrongLength {
+            expected: 3,
+            got: 2,
+            ..
+        })
+    ));
+    assert_eq!(buf.len(), 14);
+}

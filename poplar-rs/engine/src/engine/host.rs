@@ -274,6 +274,65 @@ impl Engine {
         Ok(())
     }
 
+    /// Appends the bytes of a whole host-readable tensor of element type `T` to `out`, as the
+    /// tiles hold them (little-endian, device order; gathered from every rank when running
+    /// over several), and returns how many: one copy from tile memory into the caller's
+    /// buffer, with no typed vector between, for saving a state (a checkpoint) at memory
+    /// speed. Reserve `out` beforehand to avoid its growth; nothing is zero-filled.
+    pub fn read_tensor_bytes<T: Element>(
+        &self,
+        name: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, EngineError> {
+        let i = self.readable::<T>(name)?;
+        self.single_replica("host tensor", name)?;
+        let h = &self.exe.host_tensors[i];
+        let total: usize = h.runs.iter().map(|r| r.bytes as usize).sum();
+        if self.dist.is_some() {
+            out.extend_from_slice(&self.gather(&h.runs));
+            return Ok(total);
+        }
+        out.reserve(total);
+        let at = out.len();
+        let spare = &mut out.spare_capacity_mut()[..total];
+        let mut pos = 0;
+        for r in &h.runs {
+            let n = r.bytes as usize;
+            self.mem
+                .read_uninit(r.tile, r.offset as usize, &mut spare[pos..pos + n]);
+            pos += n;
+        }
+        // SAFETY: the runs total `total` bytes (`check()`: RunTotal), every one of which was
+        // written just above into the spare capacity reserved for them (`pos == total`).
+        debug_assert_eq!(pos, total);
+        unsafe { out.set_len(at + total) };
+        Ok(total)
+    }
+
+    /// Writes a whole host-writable tensor of element type `T` from its bytes (little-endian,
+    /// device order: what [`Engine::read_tensor_bytes`] gives), on every replica; the
+    /// inverse of that read, with no typed vector between. Over several ranks rank 0's bytes
+    /// are written (the other ranks' must have the same length).
+    pub fn write_tensor_bytes<T: Element>(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(), EngineError> {
+        let (i, expected) = self.writable::<T>(name)?;
+        let size = T::DTYPE.size();
+        if bytes.len() != expected * size {
+            return Err(EngineError::WrongLength {
+                name: name.into(),
+                expected,
+                got: bytes.len() / size,
+            });
+        }
+        for r in 0..self.replicas.replicas {
+            self.write_flat(self.tensor_of(i, r), bytes);
+        }
+        Ok(())
+    }
+
     /// Raw bytes of a tile's memory (for tests and debugging).
     pub fn read_memory(
         &self,

@@ -79,6 +79,28 @@ impl Memory {
         }
     }
 
+    /// Copies bytes out of a tile into memory not yet initialised (the spare capacity of a
+    /// `Vec`): after it, `out` is initialised. Same contract as [`Memory::read`].
+    #[inline]
+    pub(super) fn read_uninit(
+        &self,
+        tile: TileId,
+        offset: usize,
+        out: &mut [std::mem::MaybeUninit<u8>],
+    ) {
+        assert!(self.in_bounds(tile, offset, out.len()));
+        // SAFETY: range checked just above; no concurrent writer (as in `read`); `out` is valid
+        // for `out.len()` bytes of writes (a `MaybeUninit<u8>` has the layout of a `u8`), and
+        // the tile's bytes and `out` cannot overlap (`out` is borrowed mutably).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.base(tile).add(offset),
+                out.as_mut_ptr().cast::<u8>(),
+                out.len(),
+            )
+        }
+    }
+
     /// Copies bytes into a tile. Caller guarantees no other access runs.
     #[inline]
     pub(super) fn write(&self, tile: TileId, offset: usize, data: &[u8]) {
