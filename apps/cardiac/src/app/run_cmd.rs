@@ -600,12 +600,18 @@ pub fn simulate(
             at_start: ecg.is_some(),
         },
     )?;
+    // The last checkpoint's write (in the background) on the disk, or its error.
+    hooks.checkpoints.finish()?;
     let ck = &hooks.checkpoints;
     if ck.written > 0 {
         note!(
-            "  checkpoints: {} written into {} in {:.2} s",
+            "  checkpoints: {} written into {}; the run blocked {:.2} s (snapshots {:.2} s, \
+             waits for a write {:.2} s), the writes took {:.2} s beside it",
             ck.written,
             ck.dir.display(),
+            ck.snapshot_s + ck.wait_s,
+            ck.snapshot_s,
+            ck.wait_s,
             ck.write_s
         );
     }

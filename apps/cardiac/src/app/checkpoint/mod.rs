@@ -19,12 +19,14 @@
 //!
 //! Files: this one, the format (header, payload, reading and writing, finding the newest valid
 //! checkpoint, restoring a run); `identity.rs`, what a checkpoint belongs to and how a
-//! difference is named; `writer.rs`, the options, the signals and the writer of a running
-//! `cardiac run`.
+//! difference is named; `writer.rs`, the options, the signals and the checkpoints of a running
+//! `cardiac run`; `background.rs`, the thread that writes them while the run goes on.
 
+mod background;
 mod identity;
 mod writer;
 
+pub use background::*;
 pub use identity::*;
 pub use writer::*;
 
@@ -107,37 +109,35 @@ pub struct Checkpoint {
     pub records: HostRecords,
 }
 
-/// The state of `run` and `records` as a header and a payload (every rank calls it: the
-/// device tensors are gathered from every rank).
-pub fn encode(
+/// The state of `run` and `records` snapshotted into memory (every rank calls it: the device
+/// tensors are gathered from every rank): a header whose payload checksum is not yet computed
+/// (0: [`write_snapshot`] computes it while it writes), and the payload, in `buf` (cleared
+/// first; its capacity is reused, so that the next checkpoint touches no new page). The run
+/// is blocked only for this: one copy of each tensor from tile memory into the payload.
+pub fn snapshot(
     run: &DeviceRun,
     identity: &Identity,
     records: &HostRecords,
+    mut buf: Vec<u8>,
 ) -> Result<(Header, Vec<u8>)> {
     let mut tensors = Vec::with_capacity(STATE_TENSORS.len());
     // The state's size: 19 TP06 states and 5 vectors per cell, a clock per tile.
     let expected = 4 * ((tp06::N_STATES + 5) * run.info.n + run.info.tile_cells.len());
-    let mut payload: Vec<u8> = Vec::with_capacity(expected + (1 << 16));
+    buf.clear();
+    buf.reserve(expected + (1 << 16));
     for name in STATE_TENSORS {
-        let x = run
+        let bytes = run
             .engine
-            .read_tensor::<f32>(name)
+            .read_tensor_bytes::<f32>(name, &mut buf)
             .with_context(|| format!("reading the device tensor {name} for a checkpoint"))?;
         tensors.push(TensorSection {
             name: name.to_string(),
             dtype: "f32".to_string(),
-            elements: x.len() as u64,
+            elements: (bytes / 4) as u64,
         });
-        // Through a small buffer that stays in cache: one pass, no zero-filling.
-        let mut buf = [0u8; 16384];
-        for part in x.chunks(buf.len() / 4) {
-            let b = &mut buf[..4 * part.len()];
-            put_f32(b, part);
-            payload.extend_from_slice(b);
-        }
     }
-    let tensor_bytes = payload.len();
-    let payload = postcard::to_extend(records, payload).context("encoding the host records")?;
+    let tensor_bytes = buf.len();
+    let payload = postcard::to_extend(records, buf).context("encoding the host records")?;
     let header = Header {
         format: FORMAT,
         identity: identity.clone(),
@@ -148,9 +148,125 @@ pub fn encode(
         tensors,
         host_records_bytes: (payload.len() - tensor_bytes) as u64,
         payload_bytes: payload.len() as u64,
-        payload_crc32: crc32fast::hash(&payload),
+        payload_crc32: 0,
     };
     Ok((header, payload))
+}
+
+/// The state of `run` and `records` as a header and a payload, its checksum computed (every
+/// rank calls it): [`snapshot`], then the payload's CRC-32.
+pub fn encode(
+    run: &DeviceRun,
+    identity: &Identity,
+    records: &HostRecords,
+) -> Result<(Header, Vec<u8>)> {
+    let (mut header, payload) = snapshot(run, identity, records, Vec::new())?;
+    header.payload_crc32 = crc32fast::hash(&payload);
+    Ok((header, payload))
+}
+
+/// Why a checkpoint could not be written (by [`write_snapshot`], or by the background writer
+/// of a running `cardiac run`, whose error the run reports at its next checkpoint or its end).
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Creating, writing, flushing or renaming the file, or creating its folder.
+    #[error("writing the checkpoint {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The header could not be encoded.
+    #[error("encoding the header of the checkpoint {}: {source}", path.display())]
+    Header {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The checkpoint was written; an older one could not be removed.
+    #[error("removing the old checkpoint {}: {source}", path.display())]
+    Prune {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The writer thread ended without a result (it panicked).
+    #[error("the checkpoint writer of {} stopped without finishing", path.display())]
+    WriterLost { path: PathBuf },
+}
+
+/// What [`write_snapshot`] did, for the run's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WriteTimes {
+    /// The payload's CRC-32 (on a second thread, while the payload is written).
+    pub crc_s: f64,
+    /// Writing the file (after the checksum's thread is joined: the longer of the two).
+    pub write_s: f64,
+    /// `fsync`, rename and the folder's sync.
+    pub sync_s: f64,
+    /// The file's bytes.
+    pub file_bytes: u64,
+}
+
+/// Writes the checkpoint file of a snapshot ([`snapshot`]) atomically: a temporary file beside
+/// it, its payload written while a second thread computes the payload's CRC-32 (into
+/// `header`), then its header, then flushed to the disk (`fsync`) and renamed; the folder is
+/// synced. The header goes before the payload in the file, and is written last: its space is
+/// sized for the longest checksum and padded with spaces (JSON's whitespace), so that the
+/// payload's offset does not depend on its checksum. Pass `header.payload_crc32` as 0 or as
+/// the checksum: it is computed either way.
+pub fn write_snapshot(
+    path: &Path,
+    header: &mut Header,
+    payload: &[u8],
+) -> std::result::Result<WriteTimes, WriteError> {
+    use std::io::{Seek as _, SeekFrom};
+    let io = |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let json_err = |source| WriteError::Header {
+        path: path.to_path_buf(),
+        source,
+    };
+    header.payload_crc32 = u32::MAX; // the longest in decimal
+    let room = serde_json::to_vec(header).map_err(json_err)?.len();
+    let start = Instant::now();
+    let mut f = app_support::output::AtomicFile::create(path).map_err(io)?;
+    f.seek(SeekFrom::Start((16 + room) as u64)).map_err(io)?;
+    let (crc, written) = std::thread::scope(|s| {
+        let crc = s.spawn(|| {
+            let t = Instant::now();
+            (crc32fast::hash(payload), t.elapsed().as_secs_f64())
+        });
+        let written = f.write_all(payload);
+        (crc.join().ok(), written)
+    });
+    written.map_err(io)?;
+    let (crc, crc_s) = crc.ok_or_else(|| WriteError::WriterLost {
+        path: path.to_path_buf(),
+    })?;
+    header.payload_crc32 = crc;
+    let mut json = serde_json::to_vec(header).map_err(json_err)?;
+    debug_assert!(json.len() <= room);
+    json.resize(room, b' ');
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    f.write_all(MAGIC).map_err(io)?;
+    f.write_all(&(json.len() as u32).to_le_bytes())
+        .map_err(io)?;
+    f.write_all(&crc32fast::hash(&json).to_le_bytes())
+        .map_err(io)?;
+    f.write_all(&json).map_err(io)?;
+    f.flush().map_err(io)?;
+    let write_s = start.elapsed().as_secs_f64();
+    let t = Instant::now();
+    f.commit().map_err(io)?;
+    Ok(WriteTimes {
+        crc_s,
+        write_s,
+        sync_s: t.elapsed().as_secs_f64(),
+        file_bytes: (16 + room + payload.len()) as u64,
+    })
 }
 
 /// The file name of the checkpoint at `step`.
@@ -167,18 +283,17 @@ pub fn step_of(name: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// Writes a checkpoint file atomically (a temporary file beside it, flushed to the disk, then
-/// renamed; the folder is synced).
+/// Writes a checkpoint file atomically ([`write_snapshot`]; `header`'s payload checksum is
+/// computed again, and must be the payload's).
 pub fn write_file(path: &Path, header: &Header, payload: &[u8]) -> Result<()> {
-    let json = serde_json::to_vec(header)?;
-    app_support::output::write_atomic_with(path, |f| {
-        f.write_all(MAGIC)?;
-        f.write_all(&(json.len() as u32).to_le_bytes())?;
-        f.write_all(&crc32fast::hash(&json).to_le_bytes())?;
-        f.write_all(&json)?;
-        f.write_all(payload)
-    })
-    .with_context(|| format!("writing the checkpoint {}", path.display()))
+    let mut h = header.clone();
+    write_snapshot(path, &mut h, payload)?;
+    ensure!(
+        header.payload_crc32 == h.payload_crc32,
+        "the checkpoint {} was given a payload checksum that is not its payload's",
+        path.display()
+    );
+    Ok(())
 }
 
 /// Reads and checks a checkpoint file: its magic, header checksum, format, payload length
@@ -260,10 +375,13 @@ pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
 }
 
 /// Removes all but the newest `keep` checkpoints of `dir`.
-pub fn prune(dir: &Path, keep: usize) -> Result<()> {
-    for (_, path) in list(dir)?.into_iter().skip(keep) {
-        std::fs::remove_file(&path)
-            .with_context(|| format!("removing the old checkpoint {}", path.display()))?;
+pub fn prune(dir: &Path, keep: usize) -> std::result::Result<(), WriteError> {
+    let all = list(dir).map_err(|e| WriteError::Prune {
+        path: dir.to_path_buf(),
+        source: std::io::Error::other(format!("{e:#}")),
+    })?;
+    for (_, path) in all.into_iter().skip(keep) {
+        std::fs::remove_file(&path).map_err(|source| WriteError::Prune { path, source })?;
     }
     Ok(())
 }
@@ -369,18 +487,17 @@ pub fn restore(run: &mut DeviceRun, c: &Checkpoint) -> Result<()> {
     let root = poplar::dist::is_root();
     let mut at = 0usize;
     for t in &c.header.tensors {
-        let n = t.elements as usize;
-        let data: Vec<f32> = if root {
-            c.payload[at..at + 4 * n]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
+        let n = 4 * t.elements as usize;
+        let zeros; // rank 0's bytes are scattered; the others' only have the length
+        let bytes = if root {
+            &c.payload[at..at + n]
         } else {
-            vec![0.0; n] // rank 0's data are scattered
+            zeros = vec![0u8; n];
+            &zeros[..]
         };
-        at += 4 * n;
+        at += n;
         run.engine
-            .write_tensor(&t.name, &data)
+            .write_tensor_bytes::<f32>(&t.name, bytes)
             .with_context(|| format!("writing the checkpoint's {} into the engine", t.name))?;
     }
     run.resume_at(c.header.step);

@@ -158,20 +158,31 @@ pub(super) fn signal_name(sig: i32) -> String {
 }
 
 /// The checkpoints of a running `cardiac run`: written every `every` ms, and when the run is
-/// stopped (a signal, `--stop-after`), at chunk ends.
+/// stopped (a signal, `--stop-after`), at chunk ends. The run is blocked while the state is
+/// snapshotted into memory; rank 0's [`BackgroundWriter`] writes the file while the run goes
+/// on. The next checkpoint, a stop and the run's end ([`Checkpointer::finish`]) wait for the
+/// write under way and end the run with its error, if any.
 pub struct Checkpointer {
     pub dir: PathBuf,
-    keep: usize,
     every: f64,
     next: f64,
     stop_after: Option<f64>,
     identity: Identity,
     signals: Option<StopSignals>,
-    /// The last checkpoint written.
+    /// Rank 0's writer (the other ranks' stays idle).
+    writer: BackgroundWriter,
+    /// The snapshot buffer, reused from one checkpoint to the next.
+    buffer: Vec<u8>,
+    /// The last checkpoint on the disk (written, flushed and renamed).
     pub last: Option<PathBuf>,
-    /// Wall seconds spent writing checkpoints, and their count.
-    pub write_s: f64,
+    /// Checkpoints on the disk, and the wall seconds their writes took in the background
+    /// (checksum, write, `fsync`, rename, prune).
     pub written: usize,
+    pub write_s: f64,
+    /// Wall seconds the run was blocked by checkpoints: snapshots of the state into memory,
+    /// and waits for a write still under way (at the next checkpoint, a stop, the end).
+    pub snapshot_s: f64,
+    pub wait_s: f64,
 }
 
 impl Checkpointer {
@@ -191,22 +202,26 @@ impl Checkpointer {
             }
         }
         Checkpointer {
+            writer: BackgroundWriter::new(dir.clone(), o.keep),
             dir,
-            keep: o.keep.max(1),
             every: o.every,
             next,
             stop_after: o.stop_after,
             identity,
             signals,
+            buffer: Vec::new(),
             last: None,
-            write_s: 0.0,
             written: 0,
+            write_s: 0.0,
+            snapshot_s: 0.0,
+            wait_s: 0.0,
         }
     }
 
     /// At a step boundary of `run` (every rank calls it): writes a checkpoint when one is due
     /// or the run is to stop (a signal on any rank, or `--stop-after`), and says whether to
-    /// stop. Checkpoints fall on chunk ends only.
+    /// stop. Checkpoints fall on chunk ends only. A stop waits for its checkpoint to be on the
+    /// disk before it says so.
     pub fn boundary(
         &mut self,
         run: &DeviceRun,
@@ -219,9 +234,11 @@ impl Checkpointer {
         let dt = f64::from(run.info.dt_ode);
         let t = run.steps() as f64 * dt;
         let slack = 0.5 * dt;
-        let signal = self.signals.as_ref().and_then(StopSignals::caught);
+        let mine = self.signals.as_ref().and_then(StopSignals::caught);
         let asked = self.stop_after.is_some_and(|s| t + slack >= s);
-        let stop = poplar::dist::any(signal.is_some() || asked);
+        // One collective per chunk end; which signal, only when one stops the job.
+        let stop = poplar::dist::any(mine.is_some() || asked);
+        let signal = if stop { job_signal(mine) } else { None };
         let due = self.every > 0.0 && t + slack >= self.next;
         while self.every > 0.0 && self.next <= t + slack {
             self.next += self.every;
@@ -233,17 +250,14 @@ impl Checkpointer {
         if !stop {
             return Ok(Flow::Continue);
         }
-        let why = match (signal, asked) {
-            (Some(s), _) => signal_name(s),
-            (None, true) => "--stop-after".to_string(),
-            (None, false) => "a signal to another rank".to_string(),
+        self.finish()?;
+        let why = match (signal, mine, asked) {
+            (Some(s), Some(_), _) => signal_name(s),
+            (Some(s), None, _) => format!("{} to another rank", signal_name(s)),
+            (None, _, _) => "--stop-after".to_string(),
         };
-        if signal.is_some() || !asked {
-            #[cfg(unix)]
-            let code = 128 + signal.unwrap_or(signal_hook::consts::SIGTERM);
-            #[cfg(not(unix))]
-            let code = 130;
-            STOP_STATUS.store(code as u8, Ordering::Relaxed);
+        if let Some(s) = signal {
+            STOP_STATUS.store((128 + s) as u8, Ordering::Relaxed);
         }
         say!(
             "stopped by {why} at t = {t:.3} ms (step {}): checkpoint {}",
@@ -262,26 +276,75 @@ impl Checkpointer {
         Ok(Flow::Stop)
     }
 
-    /// Writes a checkpoint of `run` and `records` (every rank calls it; rank 0 writes) and
-    /// removes all but the newest `keep`.
+    /// Takes a checkpoint of `run` and `records` (every rank calls it): waits for the write
+    /// under way (its error ends the run), snapshots the state into memory (gathered from
+    /// every rank), and starts its write on rank 0's writer thread. Returns its path; it is on
+    /// the disk once [`Checkpointer::finish`] (or the next checkpoint) has returned.
     pub fn write(&mut self, run: &DeviceRun, records: &HostRecords) -> Result<PathBuf> {
+        self.finish()?;
         let start = Instant::now();
-        let (header, payload) = encode(run, &self.identity, records)?;
+        let buffer = std::mem::take(&mut self.buffer);
+        let (header, payload) = snapshot(run, &self.identity, records, buffer)?;
+        self.snapshot_s += start.elapsed().as_secs_f64();
         let path = self.dir.join(file_name(header.step));
-        let done = if poplar::dist::is_root() {
-            std::fs::create_dir_all(&self.dir)
-                .with_context(|| format!("creating the checkpoint folder {}", self.dir.display()))
-                .and_then(|()| write_file(&path, &header, &payload))
-                .and_then(|()| prune(&self.dir, self.keep))
-                .map_err(|e| format!("{e:#}"))
+        let started = if poplar::dist::is_root() {
+            self.writer.start(header, payload).map(|_| ())
         } else {
+            self.buffer = payload; // rank 0 writes; the buffer is kept for the next one
             Ok(())
         };
-        poplar::dist::agree(done)?;
-        self.write_s += start.elapsed().as_secs_f64();
-        self.written += 1;
-        self.last = Some(path.clone());
+        agreed(started)?;
         Ok(path)
+    }
+
+    /// Waits for the checkpoint being written, if any (every rank calls it, at the run's end
+    /// too): its error, on every rank, if it failed.
+    pub fn finish(&mut self) -> Result<()> {
+        let start = Instant::now();
+        let done = match self.writer.wait() {
+            Ok(Some(w)) => {
+                self.write_s += w.secs;
+                self.written += 1;
+                self.last = Some(w.path);
+                self.buffer = w.buffer;
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        self.wait_s += start.elapsed().as_secs_f64();
+        agreed(done)
+    }
+}
+
+/// A write's result on every rank: on one rank, the [`WriteError`] itself; over several, rank
+/// 0's error shared with every rank.
+fn agreed(r: std::result::Result<(), WriteError>) -> Result<()> {
+    if poplar::dist::size() == 1 {
+        return r.map_err(anyhow::Error::new);
+    }
+    poplar::dist::agree(r)?;
+    Ok(())
+}
+
+/// The signal that stops the job, on every rank (every rank calls it once the job stops):
+/// SIGINT if any rank caught one, else SIGTERM if any did, else none (`--stop-after`). A
+/// signal sent to one rank only (a scheduler, a user's `kill`) stops the whole job as one.
+fn job_signal(mine: Option<i32>) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        if poplar::dist::any(mine == Some(SIGINT)) {
+            return Some(SIGINT);
+        }
+        if poplar::dist::any(mine == Some(SIGTERM)) {
+            return Some(SIGTERM);
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        poplar::dist::any(mine.is_some()).then_some(2)
     }
 }
 
