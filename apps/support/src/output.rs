@@ -399,6 +399,35 @@ impl AtomicFile {
     }
 }
 
+impl AtomicFile {
+    /// Asks the kernel to start writing the file's `len` bytes from `offset` to the disk
+    /// now, without waiting for them (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`; a
+    /// no-op elsewhere): for a large file written in pieces, so that the disk works while
+    /// the rest is being written and [`commit`](Self::commit)'s `fsync` has little left.
+    /// What is buffered is written out first.
+    pub fn start_writeback(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
+        let w = self.w.as_mut().expect("open");
+        w.flush()?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            let fd = w.get_ref().0.as_raw_fd();
+            let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+                return Ok(()); // beyond any file: nothing to start
+            };
+            // SAFETY: `fd` is the open descriptor of the file `w` owns, alive for this call;
+            // sync_file_range reads no memory of ours, it only schedules the range's writeback.
+            let r = unsafe { libc::sync_file_range(fd, offset, len, libc::SYNC_FILE_RANGE_WRITE) };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+        Ok(())
+    }
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.w.as_mut().expect("open").write(buf)

@@ -52,6 +52,8 @@ pub const MAGIC: &[u8; 8] = b"CARDCKPT";
 /// Checkpoint files are `checkpoint_<step, 12 digits>.ckpt`.
 pub const PREFIX: &str = "checkpoint_";
 pub const SUFFIX: &str = ".ckpt";
+/// The payload is written in pieces of this many bytes.
+const WRITE_PIECE: usize = 8 << 20;
 /// Largest header accepted (a corrupted length must not size an allocation).
 const MAX_HEADER: usize = 1 << 24;
 
@@ -239,7 +241,15 @@ pub fn write_snapshot(
             let t = Instant::now();
             (crc32fast::hash(payload), t.elapsed().as_secs_f64())
         });
-        let written = f.write_all(payload);
+        // In pieces of a few MiB, each sent on to the disk as soon as it is written: the
+        // disk works while the next piece is copied into the page cache.
+        let mut at = (16 + room) as u64;
+        let written = payload.chunks(WRITE_PIECE).try_for_each(|piece| {
+            f.write_all(piece)?;
+            f.start_writeback(at, piece.len() as u64)?;
+            at += piece.len() as u64;
+            Ok(())
+        });
         (crc.join().ok(), written)
     });
     written.map_err(io)?;
