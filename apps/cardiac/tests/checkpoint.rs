@@ -438,3 +438,54 @@ fn sigint_writes_a_checkpoint_and_the_run_continues_from_it() {
     same_files(&full, &out);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A checkpoint whose write fails in the background (here its rename, refused by the test
+/// build's `APP_SUPPORT_FAIL_RENAME`) ends the run at the next checkpoint with the error
+/// naming the file, and leaves neither it nor its temporary file behind.
+#[test]
+fn a_checkpoint_write_that_fails_in_the_background_ends_the_run_naming_it() {
+    let d = tmp();
+    let out = d.join("failed");
+    let args = [
+        "run",
+        "--dx",
+        "1",
+        "--tiles",
+        "16",
+        "--dt-ode",
+        "0.1",
+        "--t-end",
+        "60",
+        "--snapshot-every",
+        "0",
+        "--no-profile",
+        "--no-report",
+        "--threads",
+        "1",
+        "--checkpoint-every",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = std::process::Command::new(support::BIN)
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .env("APP_SUPPORT_FAIL_RENAME", "1")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("writing the checkpoint")
+            // The first chunk end at or after 10 ms: 25 ms (chunks of 250 steps).
+            && err.contains("checkpoint_000000000250.ckpt")
+            && err.contains("rename refused"),
+        "{err}"
+    );
+    assert!(!out.join("results.json").exists());
+    let left: Vec<_> = std::fs::read_dir(out.join("checkpoints"))
+        .map(|r| r.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
