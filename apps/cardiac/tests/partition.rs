@@ -14,6 +14,8 @@ use std::collections::HashSet;
 struct Setup {
     adjacency: Vec<[u32; 4]>,
     ell: Ellpack,
+    /// A transmural-like cell model per cell: three layers across the slab's 7 mm width.
+    layers: Vec<u8>,
 }
 
 fn setup() -> Setup {
@@ -23,6 +25,9 @@ fn setup() -> Setup {
     Setup {
         adjacency: mesh.face_neighbours(),
         ell: op.to_ellpack(dt),
+        layers: (0..mesh.num_cells())
+            .map(|t| (mesh.centroid(t)[1] / 7.0 * 3.0).clamp(0.0, 2.0) as u8)
+            .collect(),
     }
 }
 
@@ -219,7 +224,7 @@ fn plans_on_the_niederer_slab() {
         println!("{}", PartitionStats::table_header());
         let mut inbound = Vec::new();
         for strategy in Strategy::ALL {
-            let p = plan(&parts, k, &s.ell, strategy).unwrap();
+            let p = plan(&parts, k, &s.ell, strategy, None).unwrap();
             check_plan(&s, &parts, k, &p);
             check_spmv(&s, &p);
             let st = PartitionStats::new(&p);
@@ -282,7 +287,7 @@ fn single_tile_is_all_interior() {
     let s = setup();
     let parts = partition_cells(&s.adjacency, 1).unwrap();
     assert!(parts.iter().all(|&q| q == 0));
-    let p = plan(&parts, 1, &s.ell, Strategy::MixedClean).unwrap();
+    let p = plan(&parts, 1, &s.ell, Strategy::MixedClean, None).unwrap();
     assert_eq!(p.tiles[0].n_interior, s.ell.n);
     assert!(p.tiles[0].halo_ranges.is_empty());
     check_spmv(&s, &p);
@@ -325,14 +330,22 @@ fn bad_input_is_reported() {
 
     let parts = vec![0u32; n];
     assert!(matches!(
-        plan(&parts[..10], 1, &s.ell, Strategy::Full),
+        plan(&parts[..10], 1, &s.ell, Strategy::Full, None),
         Err(PartitionError::LengthMismatch { .. })
     ));
     let mut bad = parts.clone();
     bad[7] = 3;
     assert!(matches!(
-        plan(&bad, 2, &s.ell, Strategy::Full),
+        plan(&bad, 2, &s.ell, Strategy::Full, None),
         Err(PartitionError::PartOutOfRange { cell: 7, .. })
+    ));
+    assert!(matches!(
+        plan(&parts, 1, &s.ell, Strategy::Full, Some(&[0u8; 10])),
+        Err(PartitionError::LengthMismatch {
+            what: "cell models",
+            got: 10,
+            ..
+        })
     ));
 }
 
@@ -396,4 +409,52 @@ fn rounded_part_sizes_are_multiples_of_eight_and_stay_close_to_metis() {
     // Multiple 1 (or one part) changes nothing.
     let metis = partition_cells(&s.adjacency, 16).unwrap();
     assert_eq!(round_part_sizes(&s.adjacency, metis.clone(), 16, 1), metis);
+}
+
+/// Blocks of `block` consecutive cells of a tile (from the tile's start) holding more than one
+/// cell model, summed over tiles.
+fn mixed_model_blocks(p: &PartitionPlan, model: &[u8], block: usize) -> usize {
+    p.tiles
+        .iter()
+        .map(|t| {
+            let ids: Vec<u8> = t
+                .cells
+                .clone()
+                .map(|g| model[p.new_to_old[g] as usize])
+                .collect();
+            ids.chunks(block)
+                .filter(|b| b.iter().any(|&m| m != b[0]))
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn grouping_cells_by_model_moves_no_range_and_makes_blocks_uniform() {
+    let s = setup();
+    let models = s.layers.iter().collect::<HashSet<_>>().len();
+    assert_eq!(models, 3, "the slab's layers give three models");
+    for k in [4usize, 16, 64] {
+        let parts = partition_cells(&s.adjacency, k).unwrap();
+        for strategy in Strategy::ALL {
+            let plain = plan(&parts, k, &s.ell, strategy, None).unwrap();
+            let grouped = plan(&parts, k, &s.ell, strategy, Some(&s.layers)).unwrap();
+            check_plan(&s, &parts, k, &grouped);
+            check_spmv(&s, &grouped);
+            // Same shape: every tile's blocks and received ranges are where they were.
+            for (a, b) in plain.tiles.iter().zip(&grouped.tiles) {
+                assert_eq!(a, b, "k {k}, {strategy:?}: a tile's plan changed");
+            }
+            // Each tile's cells of one model are together within each destination set.
+            let (before, after) = (
+                mixed_model_blocks(&plain, &s.layers, 8),
+                mixed_model_blocks(&grouped, &s.layers, 8),
+            );
+            println!("k {k}, {strategy:?}: 8-cell blocks of mixed models {before} -> {after}");
+            assert!(after <= before, "k {k}, {strategy:?}: {before} -> {after}");
+            if k == 4 {
+                assert!(after < before, "k {k}, {strategy:?}: {before} -> {after}");
+            }
+        }
+    }
 }

@@ -20,6 +20,10 @@
 //! contiguous, and those groups are ordered so that each destination's cells form few runs
 //! (see `runs_layout`).
 //!
+//! Given the cells' models ([`plan`]'s `cell_model`), each run of cells with one destination
+//! set — the interior, each clean block, each group of mixed cells — is then ordered by model,
+//! which moves no range boundary.
+//!
 //! # What a destination receives from a source tile `q`
 //! * [`Strategy::Full`]: `q`'s whole separator (mixed + all clean blocks);
 //! * [`Strategy::Ranged`]: the smallest range of `q`'s numbering enclosing the cells it needs;

@@ -74,11 +74,19 @@ impl PartitionPlan {
 
 /// Builds the plan for `parts` (one part per cell, `< k`), reading coupling from the ELLPACK
 /// sparsity of `ell` (old numbering).
+///
+/// With `cell_model` (one model id per cell, old numbering), each tile's cells that share a
+/// destination set (all its interior cells; each clean block; each group of mixed cells) are
+/// ordered by model, so that the TP06 kernel's blocks of consecutive cells are of one model
+/// wherever the tile allows (a block of one model fills its parameters once instead of
+/// gathering them per lane). Such a reordering moves no cell across a range boundary, so the
+/// halo ranges, and every result, are the same with and without it.
 pub fn plan(
     parts: &[u32],
     k: usize,
     ell: &Ellpack,
     strategy: Strategy,
+    cell_model: Option<&[u8]>,
 ) -> Result<PartitionPlan, PartitionError> {
     let n = parts.len();
     if k == 0 {
@@ -89,6 +97,7 @@ pub fn plan(
         ("Ellpack diag", ell.diag.len(), n),
         ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
         ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
+        ("cell models", cell_model.map_or(n, <[u8]>::len), n),
     ] {
         if got != expected {
             return Err(PartitionError::LengthMismatch {
@@ -131,7 +140,7 @@ pub fn plan(
     let mut tiles = Vec::with_capacity(k);
     for cells in &by_tile {
         let start = new_to_old.len();
-        let interior: Vec<u32> = cells
+        let mut interior: Vec<u32> = cells
             .iter()
             .copied()
             .filter(|&c| dests[c as usize].is_empty())
@@ -142,11 +151,15 @@ pub fn plan(
             .filter(|&c| !dests[c as usize].is_empty())
             .collect();
         // Runs need no mixed block; their layout groups cells by destination set instead.
-        let (order, mixed) = if strategy == Strategy::Runs {
+        let (mut order, mixed) = if strategy == Strategy::Runs {
             (runs_layout(&separator, &dests), 0..0)
         } else {
             separator_layout(&separator, &dests)
         };
+        if let Some(model) = cell_model {
+            group_by_model(&mut interior, &dests, model);
+            group_by_model(&mut order, &dests, model);
+        }
         new_to_old.extend_from_slice(&interior);
         let sep_start = new_to_old.len();
         new_to_old.extend_from_slice(&order);
@@ -236,4 +249,20 @@ pub fn plan(
         old_to_new,
         tiles,
     })
+}
+
+/// Stable-sorts each run of consecutive `cells` with the same destination set by `model`:
+/// a permutation inside a run keeps every cell inside the same halo ranges (each range of every
+/// strategy starts and ends at a change of destination set).
+fn group_by_model(cells: &mut [u32], dests: &[Vec<u32>], model: &[u8]) {
+    let mut a = 0;
+    while a < cells.len() {
+        let sig = &dests[cells[a] as usize];
+        let b = a + cells[a..]
+            .iter()
+            .take_while(|&&c| dests[c as usize] == *sig)
+            .count();
+        cells[a..b].sort_by_key(|&c| model[c as usize]);
+        a = b;
+    }
 }

@@ -150,7 +150,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     }
     let (parts, tile_of) = cut(setup, cfg, k)?;
     let k = tile_of.len();
-    let plan = plan(&parts, k, &setup.ell, cfg.strategy)?;
+    let plan = plan(&parts, k, &setup.ell, cfg.strategy, Some(&setup.cell_model))?;
     let locals = localize(&setup.ell, &plan)?;
     let n = setup.n;
     let ns = tp06::N_STATES;
