@@ -15,12 +15,15 @@
 //! b[i]`. All lengths must agree. `AddMulti<float>` is `Add<float>` split over the workers.
 //!
 //! The loops run at the host's vector width (`poplar::isa_dispatch!`), the same bits at every
-//! level.
+//! level. A `float` sum, difference, product or quotient that is NaN is stored as the one quiet
+//! NaN (`poplar::fp::canonical_nan`): which of two NaN operands an `x + y` returns depends on
+//! the code the compiler chose for the level.
 //!
 //! Cycle estimates: poplibs' `BinaryOp2D` (out of place), `BinaryOp2DInPlace` and
 //! `BinaryOp1D` (the multi-worker one), see [`cycles::binary`].
 
 use poplar::codelet::*;
+use poplar::fp::canonical_nan;
 use poplar::Element;
 
 use crate::cycles;
@@ -103,13 +106,13 @@ macro_rules! binary_codelets {
 }
 
 binary_codelets! {
-    AddF32 as "Add<float>", AddInPlaceF32 as "AddInPlace<float>": f32, |x, y| x + y, op Add;
+    AddF32 as "Add<float>", AddInPlaceF32 as "AddInPlace<float>": f32, |x, y| canonical_nan(x + y), op Add;
     AddI32 as "Add<int>", AddInPlaceI32 as "AddInPlace<int>": i32, |x, y| x.wrapping_add(y), op Add;
     AddU32 as "Add<unsigned>", AddInPlaceU32 as "AddInPlace<unsigned>": u32, |x, y| x.wrapping_add(y), op Add;
-    SubF32 as "Sub<float>", SubInPlaceF32 as "SubInPlace<float>": f32, |x, y| x - y, op Sub;
+    SubF32 as "Sub<float>", SubInPlaceF32 as "SubInPlace<float>": f32, |x, y| canonical_nan(x - y), op Sub;
     SubI32 as "Sub<int>", SubInPlaceI32 as "SubInPlace<int>": i32, |x, y| x.wrapping_sub(y), op Sub;
     SubU32 as "Sub<unsigned>", SubInPlaceU32 as "SubInPlace<unsigned>": u32, |x, y| x.wrapping_sub(y), op Sub;
-    MulF32 as "Mul<float>", MulInPlaceF32 as "MulInPlace<float>": f32, |x, y| x * y, op Mul;
+    MulF32 as "Mul<float>", MulInPlaceF32 as "MulInPlace<float>": f32, |x, y| canonical_nan(x * y), op Mul;
     MulI32 as "Mul<int>", MulInPlaceI32 as "MulInPlace<int>": i32, |x, y| x.wrapping_mul(y), op Mul;
     MulU32 as "Mul<unsigned>", MulInPlaceU32 as "MulInPlace<unsigned>": u32, |x, y| x.wrapping_mul(y), op Mul;
     MaxF32 as "Max<float>", MaxInPlaceF32 as "MaxInPlace<float>": f32, |x, y| x.max(y), op Max;
@@ -118,7 +121,7 @@ binary_codelets! {
     MinF32 as "Min<float>", MinInPlaceF32 as "MinInPlace<float>": f32, |x, y| x.min(y), op Min;
     MinI32 as "Min<int>", MinInPlaceI32 as "MinInPlace<int>": i32, |x, y| x.min(y), op Min;
     MinU32 as "Min<unsigned>", MinInPlaceU32 as "MinInPlace<unsigned>": u32, |x, y| x.min(y), op Min;
-    DivF32 as "Div<float>", DivInPlaceF32 as "DivInPlace<float>": f32, |x, y| x / y, op Div;
+    DivF32 as "Div<float>", DivInPlaceF32 as "DivInPlace<float>": f32, |x, y| canonical_nan(x / y), op Div;
 }
 
 poplar::codelet! {

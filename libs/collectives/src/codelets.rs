@@ -29,6 +29,11 @@
 //! one counter per worker context (`workers_per_tile` elements, all equal): each worker reads
 //! and advances its own, so that the workers' writes are disjoint.
 //!
+//! **Instruction-set levels.** The `float` combinations run at the host's vector width
+//! (`poplar::isa_dispatch!`), the same bits at every level; a NaN result is stored as the one
+//! quiet NaN (`poplar::fp::canonical_nan`), since which of two NaN operands `x + y` returns
+//! depends on the code the compiler chose for the level.
+//!
 //! **Cycle estimates** are one worker's share, in worker cycles ([`::codelets::cycles`]). GCL's
 //! vertices are not public, so there is no estimator to follow; each is costed as the popops
 //! vertex doing the same arithmetic (poplibs' `lib/popops/popopsCycleEstimators.cpp`):
@@ -47,6 +52,7 @@
 //! `half` max 4 per 4).
 
 use poplar::codelet::*;
+use poplar::fp::canonical_nan;
 use poplar::{f16, DType, Element};
 
 use ::codelets::cycles::{self, Loop};
@@ -200,7 +206,8 @@ poplar::isa_dispatch! {
     /// `out = a ⊕ b` for f32 at the active instruction-set level.
     fn f32_combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "float", {
-            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+            0 => |x, y| canonical_nan(x + y), 1 => |x, y| canonical_nan(x * y),
+            2 => |x, y| canonical_nan(x.min(y)), 3 => |x, y| canonical_nan(x.max(y))
         })
     }
 }
@@ -209,7 +216,8 @@ poplar::isa_dispatch! {
     /// `acc = acc ⊕ b` for f32 at the active instruction-set level.
     fn f32_combine_assign(op: u32, acc: &mut [f32], b: &[f32]) -> Result<(), VertexError> {
         hoisted_assign!(op, acc, b, "float", {
-            0 => |x, y| x + y, 1 => |x, y| x * y, 2 => |x, y| x.min(y), 3 => |x, y| x.max(y)
+            0 => |x, y| canonical_nan(x + y), 1 => |x, y| canonical_nan(x * y),
+            2 => |x, y| canonical_nan(x.min(y)), 3 => |x, y| canonical_nan(x.max(y))
         })
     }
 }
@@ -229,19 +237,19 @@ impl Combine for f32 {
     }
     #[inline]
     fn combine(op: u32, a: f32, b: f32, _i: usize) -> Result<f32, VertexError> {
-        Ok(match op {
+        Ok(canonical_nan(match op {
             0 => a + b,
             1 => a * b,
             2 => a.min(b),
             3 => a.max(b),
             _ => return Err(bad_op(op, "float")),
-        })
+        }))
     }
     fn square(self, _i: usize) -> f32 {
         self * self
     }
     fn scale(self, s: f32, _i: usize) -> f32 {
-        self * s
+        canonical_nan(self * s)
     }
 }
 

@@ -17,30 +17,23 @@ const REPLICAS: u32 = 4;
 /// Elements per replica: not a multiple of the replicas or the tiles.
 const N: usize = 1003;
 
-/// Replica `r`'s data: edge values at positions that differ from replica to replica (so that
-/// NaN meets numbers, ±0 meets ∓0, inf meets −inf), the rest random with exponents from
-/// 1e−38 to 1e38.
+/// Replica `r`'s data: every pair of edge values between replicas 0 and 1 (the others hold 1),
+/// so that NaN meets −NaN, ±0 meets ∓0 and inf meets −inf in either order; then edge values at
+/// positions that differ from replica to replica; the rest random with exponents from 1e−38
+/// to 1e38.
 fn data(r: u32) -> Vec<f32> {
-    let edges = [
-        0.0,
-        -0.0,
-        1e-45,
-        -1e-45,
-        f32::MIN_POSITIVE,
-        f32::from_bits(0x007f_ffff),
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        -f32::NAN,
-        f32::MAX,
-        f32::MIN,
-        1.0,
-        -1.0,
-    ];
+    let edges = poplar::isa::EDGE_VALUES;
+    let m = edges.len();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(r + 1));
     (0..N)
         .map(|i| {
-            if i < 4 * edges.len() {
+            if i < m * m {
+                match r {
+                    0 => edges[i / m],
+                    1 => edges[i % m],
+                    _ => 1.0,
+                }
+            } else if i < m * m + 4 * m {
                 // Each replica walks the edge values at its own stride.
                 edges[(i * (r as usize + 1) + r as usize) % edges.len()]
             } else {

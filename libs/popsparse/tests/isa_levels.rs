@@ -29,22 +29,7 @@ impl Rng {
 /// 1e−38 and 1e38 (products and sums that overflow, underflow to subnormals, and cancel, in
 /// f32 and in f16), shuffled.
 fn operands(n: usize, seed: u64) -> Vec<f32> {
-    let mut v = vec![
-        0.0,
-        -0.0,
-        1e-45,
-        -1e-45,
-        f32::MIN_POSITIVE,
-        f32::from_bits(0x007f_ffff),
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MAX,
-        f32::MIN,
-        1.0,
-        -1.0,
-        3e-39,
-    ];
+    let mut v = poplar::isa::EDGE_VALUES.to_vec();
     let mut rng = Rng(seed);
     while v.len() < n {
         let scale = [1e-38, 1e-20, 1e-6, 1e4, 1e20, 1e38][(rng.next() % 6) as usize];

@@ -235,6 +235,22 @@ pub fn f16_from_f64(x: f64) -> half::f16 {
     half::f16::from_bits(sign | (base + q as u16 + u16::from(up)))
 }
 
+/// `x`, with any NaN replaced by the one quiet NaN `f32::NAN` (`0x7fc0_0000`).
+///
+/// IEEE 754 and Rust leave the sign and payload of a NaN computed from NaN operands open, and
+/// the compiler may swap the operands of `a + b` or `a * b` (they commute), so `NaN + (−NaN)`
+/// can give either NaN depending on the code it chose — which differs between instruction-set
+/// levels ([`crate::isa`]). A kernel whose outputs can be NaN and that promises the same bits on
+/// every level stores `canonical_nan(result)`: one compare and select a lane.
+#[inline(always)]
+pub fn canonical_nan(x: f32) -> f32 {
+    if x.is_nan() {
+        f32::NAN
+    } else {
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +258,17 @@ mod tests {
     /// The smallest normal f32, read through `black_box` so the compiler cannot fold it.
     fn tiny() -> f32 {
         std::hint::black_box(f32::MIN_POSITIVE)
+    }
+
+    #[test]
+    fn canonical_nan_keeps_numbers_and_makes_every_nan_one() {
+        for x in [0.0f32, -0.0, 1e-45, -1.0, f32::INFINITY, f32::MIN] {
+            assert_eq!(canonical_nan(x).to_bits(), x.to_bits());
+        }
+        for bits in [0x7fc0_0000u32, 0xffc0_0000, 0x7f80_0001, 0xffff_ffff] {
+            let nan = f32::from_bits(bits);
+            assert_eq!(canonical_nan(nan).to_bits(), 0x7fc0_0000, "{bits:#x}");
+        }
     }
 
     #[test]

@@ -13,6 +13,13 @@
 //! keeps that promise as long as it calls no libm function (whose implementation glibc picks
 //! by CPU) and no `mul_add`; the tests of every converted kernel compare the levels bit for
 //! bit on one host (`POPLAR_ISA=baseline|avx2|avx512`).
+//! One thing the language leaves open: the sign and payload of a NaN computed from NaN
+//! operands (the compiler may swap the operands of `+` and `*`, and x86 returns the first
+//! operand's NaN). A kernel whose outputs can be NaN stores them through
+//! [`fp::canonical_nan`](crate::fp::canonical_nan), as the standard binary codelets, poplin's
+//! matmul, popsparse's passes and the collectives' reductions do; [`EDGE_VALUES`] holds NaN of
+//! both signs so that the level tests catch a kernel that does not. (The cardiac and hdiff
+//! kernels do not: there a NaN only comes from a diverged run, and only its sign may differ.)
 //!
 //! On other architectures there is one level, [`IsaLevel::Baseline`] (on aarch64 that is
 //! NEON, always present).
@@ -120,6 +127,28 @@ pub enum IsaError {
 
 /// The environment variable that forces a level for the whole process.
 pub const ENV: &str = "POPLAR_ISA";
+
+/// The `f32` operands a test comparing levels feeds a kernel besides random ones: ±0, the
+/// smallest and largest subnormals (and one between), the smallest normal, ±inf, NaN of both
+/// signs, the extremes and ±1 — where a wider level's instructions could differ from the
+/// baseline's (flushing, NaN propagation, signed zeros, overflow).
+pub const EDGE_VALUES: [f32; 15] = [
+    0.0,
+    -0.0,
+    1e-45,
+    -1e-45,
+    3e-39,
+    f32::from_bits(0x007f_ffff),
+    f32::MIN_POSITIVE,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    -f32::NAN,
+    f32::MAX,
+    f32::MIN,
+    1.0,
+    -1.0,
+];
 
 /// The levels this host supports, lowest first.
 pub fn supported() -> Vec<IsaLevel> {
