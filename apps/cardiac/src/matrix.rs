@@ -423,6 +423,26 @@ impl Operator {
         }
     }
 
+    /// Each cell's own share of [`Operator::stable_dt`]: `STABILITY_SAFETY × min(1/|Lᵢᵢ|,
+    /// 2/(|Lᵢᵢ| + Σⱼ|Lᵢⱼ|))` (ms), whose minimum is the operator's stable step. A cell far below
+    /// the median is one whose volume is small against its faces (a sliver): it alone bounds
+    /// the step of the whole mesh. Not finite coefficients give 0.
+    pub fn cell_stable_dt(&self) -> Vec<f64> {
+        (0..self.n)
+            .map(|i| {
+                let d = self.diag[i].abs();
+                let off: f64 = self.row(i).1.iter().map(|a| a.abs()).sum();
+                if !(d.is_finite() && off.is_finite()) {
+                    return 0.0;
+                }
+                let diagonal = if d > 0.0 { 1.0 / d } else { f64::INFINITY };
+                let rho = d + off;
+                let gershgorin = if rho > 0.0 { 2.0 / rho } else { f64::INFINITY };
+                STABILITY_SAFETY * diagonal.min(gershgorin)
+            })
+            .collect()
+    }
+
     /// Largest PDE step (ms) we trust for explicit Euler:
     /// `STABILITY_SAFETY × min(1/maxᵢ|Lᵢᵢ|, 2/ρ_G)` (see [`StabilityBounds`]).
     ///

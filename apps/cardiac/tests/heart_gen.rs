@@ -286,6 +286,14 @@ fn generator_refuses_bad_arguments_and_existing_files() {
         &["--char-length", "0.3", "-o", &format!("{o}.vtu")],
         "must be a .msh",
     );
+    refused(
+        &["--char-length", "0.3", "--sphere-poles", "side", "-o", o],
+        "--sphere-poles",
+    );
+    refused(
+        &["--char-length", "0.3", "--optimize", "tetgen", "-o", o],
+        "--optimize",
+    );
     let missing = d.join("no/such/folder/biv.msh");
     refused(
         &["--char-length", "0.3", "-o", path_str(&missing)],
@@ -298,9 +306,17 @@ fn generator_refuses_bad_arguments_and_existing_files() {
         "mine",
         "left as it was"
     );
-    // With --force it is replaced, and no temporary file is left beside it.
+    // With --force it is replaced, and no temporary file is left beside it; the poles of
+    // 0.4.0 and Netgen's optimiser give valid meshes too.
     let m = generate(&out, "0.4", &["--force"]);
     assert!(m.num_cells() > 1000);
+    for extra in [["--sphere-poles", "base"], ["--optimize", "netgen"]] {
+        let m = generate(&out, "0.4", &[&extra[..], &["--force"]].concat());
+        assert!(m.num_cells() > 1000, "{extra:?}");
+        for tag in ["BASE", "ENDO_LV", "ENDO_RV", "EPI"] {
+            assert!(m.surface(tag).is_some(), "{extra:?}: no surface {tag}");
+        }
+    }
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -367,3 +367,53 @@ fn manufactured_anisotropic_convergence() {
         assert!(rs >= 1.0, "solution rate {rs}");
     }
 }
+
+/// A node of the 0.5 mm slab pushed most of the way towards a neighbour makes the cells around
+/// it thin: they alone bound the diffusion step, and the set-up names them.
+#[test]
+fn a_few_thin_cells_that_bound_the_step_are_found_and_named() {
+    use cardiac::solver::{Setup, Stimulus};
+    let mut mesh = TetMesh::slab(4.0, 2.0, 2.0, 0.5);
+    let cond = Conductivity::niederer();
+    let stim = Stimulus::niederer(&mesh);
+    let even = Setup::new(&mesh, &cond, 0.1, &stim).unwrap();
+    assert_eq!(even.pde_steps, 1);
+    assert!(cardiac::app::problem::step_limit_advice(&even, &mesh).is_none());
+
+    // The node at (2, 1, 1) mm, moved 0.4 mm along x towards its neighbour at (2.5, 1, 1).
+    let node = mesh
+        .nodes
+        .iter()
+        .position(|p| (p[0] - 2.0).abs() + (p[1] - 1.0).abs() + (p[2] - 1.0).abs() < 1e-9)
+        .unwrap();
+    mesh.nodes[node][0] += 0.4;
+    mesh.validate().unwrap();
+    let thin = Setup::new(&mesh, &cond, 0.1, &stim).unwrap();
+    let l = &thin.step_limit;
+    println!("{l:?}, {} PDE steps", thin.pde_steps);
+    let (worst, dt) = l.worst[0];
+    assert!(
+        mesh.tets[worst as usize].contains(&(node as u32)),
+        "the worst cell {worst} is not around the moved node"
+    );
+    assert!(
+        (thin.dt_stable - dt).abs() <= 1e-12 * dt,
+        "{} vs {dt}",
+        thin.dt_stable
+    );
+    // 768 cells, 24 around the moved node: without the 100 smallest, the slab's even step.
+    let (k, dt_100) = l.without[1];
+    assert_eq!(k, 100);
+    assert!(dt_100 > 0.1 && l.median_dt > 0.1, "{l:?}");
+    assert!(thin.pde_steps > 1, "{} PDE steps", thin.pde_steps);
+    let note = cardiac::app::problem::step_limit_advice(&thin, &mesh).unwrap();
+    println!("{note}");
+    assert!(note.contains(&format!("(cell {worst} at")), "{note}");
+    assert!(
+        note.contains(&format!(
+            "would take 1 / 1 diffusion steps instead of {}",
+            thin.pde_steps
+        )),
+        "{note}"
+    );
+}

@@ -682,6 +682,47 @@ pub fn cell_size_mm(mesh: &TetMesh) -> f64 {
     (6.0 * mean).cbrt()
 }
 
+/// A warning when a few cells bound the diffusion step (an ODE step would take fewer diffusion
+/// steps without the 10 smallest): the smallest cell's own stable step, where it is and its
+/// shape, the median cell's, and the diffusion steps without the 10, 100 and 1,000 smallest.
+pub fn step_limit_advice(setup: &Setup, mesh: &TetMesh) -> Option<String> {
+    let l = &setup.step_limit;
+    let &(cell, dt) = l.worst.first()?;
+    let steps = |dt_pde: f64| (f64::from(setup.dt_ode) / dt_pde).ceil().max(1.0) as usize;
+    let without: Vec<(usize, usize)> = l.without.iter().map(|&(k, d)| (k, steps(d))).collect();
+    // Only when leaving out a few (10) cells would save diffusion steps.
+    if without.first().is_none_or(|&(_, p)| p >= setup.pde_steps) {
+        return None;
+    }
+    let c = setup
+        .centroids
+        .get(cell as usize)
+        .copied()
+        .unwrap_or_default();
+    let quality = if (cell as usize) < mesh.num_cells() {
+        format!(", shape quality {:.3}", mesh.tet_quality(cell as usize))
+    } else {
+        String::new()
+    };
+    let counts: Vec<String> = without.iter().map(|(k, _)| k.to_string()).collect();
+    let steps: Vec<String> = without.iter().map(|(_, p)| p.to_string()).collect();
+    Some(format!(
+        "warning: a few cells bound the diffusion step: the smallest cell's own stable step is \
+        {dt:.5} ms (cell {cell} at ({:.2}, {:.2}, {:.2}) mm{quality}), the median cell's {:.4} \
+        ms. Without the {} smallest cells an ODE step would take {} diffusion steps instead of \
+        {}: improve the mesh there (apps/cardiac/tools/heart_mesh.py before version 0.5 left \
+        slivers at the base: generate such meshes again; its --optimize netgen improves the \
+        rest)",
+        c[0],
+        c[1],
+        c[2],
+        l.median_dt,
+        counts.join(" / "),
+        steps.join(" / "),
+        setup.pde_steps
+    ))
+}
+
 /// What a modeller should know about a problem before trusting its results: a mesh whose
 /// extent suggests centimetres read as millimetres, cells coarse against the wavefront, a slab
 /// resolution or stimulus that is not the benchmark's. Each line says what to do.

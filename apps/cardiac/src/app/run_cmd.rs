@@ -460,6 +460,9 @@ pub fn print_problem(c: &RunCommand, p: &Prepared) {
     for line in problem::advice(spec, mesh, &problem::conductivity(spec, mesh)) {
         note!("{line}");
     }
+    if let Some(line) = problem::step_limit_advice(setup, mesh) {
+        note!("{line}");
+    }
     // Paced runs and runs with an ECG go on to the end; others stop once all have activated.
     let until = if p.paced || p.cfg.ecg.is_some() {
         ""

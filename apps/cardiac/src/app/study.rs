@@ -107,6 +107,8 @@ pub struct Study {
     /// ODE step (ms) and the diffusion (PDE) steps in each.
     pub dt_ode: f32,
     pub pde_steps: u32,
+    /// The warning when a few cells bound the diffusion step ([`problem::step_limit_advice`]).
+    pub step_limit: Option<String>,
     pub strategy: Strategy,
     pub partition: crate::partition::Partitioning,
     pub rows: Vec<Row>,
@@ -155,6 +157,7 @@ pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
         cells: setup.n,
         dt_ode: setup.dt_ode,
         pde_steps: setup.pde_steps as u32,
+        step_limit: problem::step_limit_advice(&setup, &mesh),
         strategy: spec.strategy,
         partition: spec.partition,
         rows,
@@ -250,6 +253,10 @@ pub fn text(s: &Study) -> String {
         s.dt_ode,
         s.pde_steps
     );
+    if let Some(note) = &s.step_limit {
+        out += note;
+        out.push('\n');
+    }
     out += "Table 1: halo cells (biggest partition: total, inbound, unused; median own and halo per tile; halo share; paper's heart04 share)\n";
     for r in &s.rows {
         let h = &r.halo;

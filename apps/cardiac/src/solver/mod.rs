@@ -13,6 +13,9 @@ pub mod device;
 pub mod native;
 pub mod native64;
 pub mod precision;
+mod step_limit;
+
+pub use step_limit::StepLimit;
 
 use crate::matrix::{assemble_operator, Conductivity, Ellpack, MatrixError};
 use crate::mesh::{CellType, TetMesh};
@@ -31,6 +34,8 @@ pub struct Setup {
     pub dt_pde: f64,
     /// Largest stable `dt_pde` of the assembled operator (ms).
     pub dt_stable: f64,
+    /// Which cells bound `dt_stable`, against the median cell.
+    pub step_limit: StepLimit,
     /// The run's cell models (TP06 cell type and conductance scalings) and each cell's index
     /// into them. Without regions or scalings: the published endo, mid, epi models, indexed by
     /// `CellType as u8`.
@@ -303,6 +308,7 @@ impl Setup {
         }
         let op = assemble_operator(mesh, cond)?;
         let dt_stable = op.stable_dt();
+        let step_limit = StepLimit::of(&op.cell_stable_dt());
         // Not a number when the conductivities overflow the operator's coefficients.
         let substeps = (dt_ode / dt_stable).ceil();
         if !(dt_stable > 0.0 && substeps <= MAX_PDE_STEPS as f64) {
@@ -405,6 +411,7 @@ impl Setup {
             pde_steps,
             dt_pde,
             dt_stable,
+            step_limit,
             models,
             cell_model,
             sites,
