@@ -544,7 +544,11 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
             // tiles ran ≈ 7 % slower per cell than 4,096-cell chunks; with this path ≈ 2 %
             // (with the prefetch below; kernel-only, one thread). The 256-byte row copies are
             // still `memcpy` calls: splitting them into inline moves made 4,096-cell chunks 4 %
-            // faster but 214-cell tiles 6 % slower, and was not kept.
+            // faster but 214-cell tiles 6 % slower, and was not kept. Inline moves compiled at
+            // AVX2 and AVX-512 only (dispatched copy functions, `memcpy` kept at the baseline)
+            // gave 10^5-cell chunks +5–8 % at AVX2, but the framework's ODE step on the 0.2 mm
+            // slab's 214-cell tiles 0 % (AVX2) and −1.5 % (AVX-512, medians of 5 alternating
+            // processes): not kept either.
             for (k, row) in buf.iter_mut().enumerate() {
                 row.copy_from_slice(&states[k * n + start..][..B]);
             }
