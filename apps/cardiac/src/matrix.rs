@@ -54,6 +54,15 @@
 use crate::mesh::geometry::{cross, dot, sub};
 use crate::mesh::TetMesh;
 
+/// `c / x`, or infinity when `x` is 0 (a row that bounds no step).
+fn reciprocal(x: f64, c: f64) -> f64 {
+    if x > 0.0 {
+        c / x
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// Off-diagonal slots per ELLPACK row (4 face neighbours + 12 second-tier neighbours).
 pub const ELL_WIDTH: usize = 16;
 
@@ -396,30 +405,32 @@ impl Operator {
         }
     }
 
+    /// Row `i`'s `|Lᵢᵢ|` and Gershgorin radius `|Lᵢᵢ| + Σⱼ|Lᵢⱼ|`; `None` when a coefficient is
+    /// not finite (conductivities overflowing f64).
+    fn row_magnitudes(&self, i: usize) -> Option<(f64, f64)> {
+        let d = self.diag[i].abs();
+        let off: f64 = self.row(i).1.iter().map(|a| a.abs()).sum();
+        (d.is_finite() && off.is_finite()).then_some((d, d + off))
+    }
+
     /// The two bounds behind [`Operator::stable_dt`]. Coefficients that are not finite
     /// (conductivities overflowing f64) are stable at no step: both bounds are then 0.
     pub fn stability_bounds(&self) -> StabilityBounds {
         let mut max_diag = 0.0f64;
         let mut rho = 0.0f64;
         for i in 0..self.n {
-            let d = self.diag[i].abs();
-            let off: f64 = self.row(i).1.iter().map(|a| a.abs()).sum();
-            if !(d.is_finite() && off.is_finite()) {
+            let Some((d, r)) = self.row_magnitudes(i) else {
                 return StabilityBounds {
                     dt_diagonal: 0.0,
                     dt_gershgorin: 0.0,
                 };
-            }
+            };
             max_diag = max_diag.max(d);
-            rho = rho.max(d + off);
+            rho = rho.max(r);
         }
         StabilityBounds {
-            dt_diagonal: if max_diag > 0.0 {
-                1.0 / max_diag
-            } else {
-                f64::INFINITY
-            },
-            dt_gershgorin: if rho > 0.0 { 2.0 / rho } else { f64::INFINITY },
+            dt_diagonal: reciprocal(max_diag, 1.0),
+            dt_gershgorin: reciprocal(rho, 2.0),
         }
     }
 
@@ -430,15 +441,9 @@ impl Operator {
     pub fn cell_stable_dt(&self) -> Vec<f64> {
         (0..self.n)
             .map(|i| {
-                let d = self.diag[i].abs();
-                let off: f64 = self.row(i).1.iter().map(|a| a.abs()).sum();
-                if !(d.is_finite() && off.is_finite()) {
-                    return 0.0;
-                }
-                let diagonal = if d > 0.0 { 1.0 / d } else { f64::INFINITY };
-                let rho = d + off;
-                let gershgorin = if rho > 0.0 { 2.0 / rho } else { f64::INFINITY };
-                STABILITY_SAFETY * diagonal.min(gershgorin)
+                self.row_magnitudes(i).map_or(0.0, |(d, r)| {
+                    STABILITY_SAFETY * reciprocal(d, 1.0).min(reciprocal(r, 2.0))
+                })
             })
             .collect()
     }
