@@ -404,15 +404,7 @@ fn sigint_writes_a_checkpoint_and_the_run_continues_from_it() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut said = String::new();
-    for l in lines.by_ref() {
-        let l = l.unwrap();
-        said.push_str(&l);
-        said.push('\n');
-        if l.starts_with("progress:") {
-            break;
-        }
-    }
+    let mut said = support::read_until(&mut lines, "progress:");
     // The handlers are in place before "progress:"; a little of the run first.
     std::thread::sleep(std::time::Duration::from_millis(300));
     let kill = Command::new("kill")

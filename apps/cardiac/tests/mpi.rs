@@ -7,6 +7,8 @@
 
 #![cfg(feature = "mpi")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -418,15 +420,7 @@ fn a_sigint_to_one_rank_stops_the_whole_job_with_a_checkpoint_to_continue_from()
             s
         });
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut said = String::new();
-        for l in lines.by_ref() {
-            let l = l.unwrap();
-            said.push_str(&l);
-            said.push('\n');
-            if l.starts_with("progress:") {
-                break;
-            }
-        }
+        let mut said = support::read_until(&mut lines, "progress:");
         // Every rank's handlers are in place a little after rank 0's "progress:".
         std::thread::sleep(std::time::Duration::from_millis(500));
         let pids = pids_with("CARDIAC_MPI_TEST_TAG", &tag, rank);

@@ -5,22 +5,11 @@
 //! (About 600 lines. One file because every test compares the layer with the same dense host
 //! products and shares the set-up helpers.)
 
-use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
-use popsparse::{EncodeError, FcOptions, FcParams, FcPlan};
+mod common;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
-}
+use common::Rng;
+use poplar::{Engine, EngineOptions, Target};
+use popsparse::{EncodeError, FcOptions, FcParams, FcPlan};
 
 /// `n` distinct random triplets in the top-left `rr × cc` of `W` (all of it for a random
 /// pattern; the first partition of a plan for the bad pattern), at most `rr · cc`.
@@ -45,21 +34,7 @@ struct Device {
 
 /// Builds all three passes for `plan` (programs 0 Fwd, 1 GradA, 2 GradW).
 fn device(target: &Target, plan: &FcPlan) -> Device {
-    popsparse::link();
-    let mut g = Graph::new(target);
-    let w = popsparse::create_weights(&mut g, plan, "W").unwrap();
-    let x = popsparse::create_input(&mut g, plan, "X").unwrap();
-    let yg = popsparse::create_output(&mut g, plan, "Yg").unwrap();
-    g.create_host_write("x", &x).unwrap();
-    g.create_host_write("yg", &yg).unwrap();
-    let (y, fwd) = popsparse::fwd(&mut g, &w, &x, plan, "fwd").unwrap();
-    let (xg, ga) = popsparse::grad_a(&mut g, &w, &yg, plan, "grada").unwrap();
-    let (wg, gw) = popsparse::grad_w(&mut g, &w, &x, &yg, plan, "gradw").unwrap();
-    g.create_host_read("y", &y).unwrap();
-    g.create_host_read("xg", &xg).unwrap();
-    g.create_host_read("wg", &wg).unwrap();
-    let exe = compile(&g, &[fwd, ga, gw], &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("{plan}\n{e}"));
+    let exe = common::three_passes(target, plan);
     Device {
         engine: Engine::new(&exe, EngineOptions::default()).unwrap(),
         plan: plan.clone(),

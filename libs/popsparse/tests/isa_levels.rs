@@ -7,23 +7,12 @@
 //! One test in its own binary: the level is a process-wide setting, and another test of the
 //! same binary switching it meanwhile would run this one's engines at the wrong level.
 
-use poplar::isa::IsaLevel;
-use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Target};
-use popsparse::{FcOptions, FcParams, FcPlan};
+mod common;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
-}
+use common::Rng;
+use poplar::isa::IsaLevel;
+use poplar::{f16, DType, Engine, EngineOptions, Target};
+use popsparse::{FcOptions, FcParams, FcPlan};
 
 /// Edge values, and random values in [−1, 1], one in five scaled by a power of ten between
 /// 1e−38 and 1e38 (products and sums that overflow, underflow to subnormals, and cancel, in
@@ -77,20 +66,7 @@ fn blocks(plan: &FcPlan, random: bool, seed: u64) -> Vec<(usize, usize, Vec<f32>
 
 /// The three passes compiled for `plan` on `target`: (programs 0 Fwd, 1 GradA, 2 GradW).
 fn executable(target: &Target, plan: &FcPlan) -> poplar::Executable {
-    popsparse::link();
-    let mut g = Graph::new(target);
-    let w = popsparse::create_weights(&mut g, plan, "W").unwrap();
-    let x = popsparse::create_input(&mut g, plan, "X").unwrap();
-    let yg = popsparse::create_output(&mut g, plan, "Yg").unwrap();
-    g.create_host_write("x", &x).unwrap();
-    g.create_host_write("yg", &yg).unwrap();
-    let (y, fwd) = popsparse::fwd(&mut g, &w, &x, plan, "fwd").unwrap();
-    let (xg, ga) = popsparse::grad_a(&mut g, &w, &yg, plan, "grada").unwrap();
-    let (wg, gw) = popsparse::grad_w(&mut g, &w, &x, &yg, plan, "gradw").unwrap();
-    g.create_host_read("y", &y).unwrap();
-    g.create_host_read("xg", &xg).unwrap();
-    g.create_host_read("wg", &wg).unwrap();
-    compile(&g, &[fwd, ga, gw], &CompileOptions::default()).unwrap()
+    common::three_passes(target, plan)
 }
 
 /// Runs the three passes at `level` with `threads` and returns the bits of Y, X' and the

@@ -103,3 +103,21 @@ pub fn refused_within(args: &[&str], secs: u64, want: &[&str]) -> String {
     }
     err
 }
+
+/// Reads `lines` (a child's output) up to and including the first line that starts with
+/// `prefix`, and returns what was read, one line each.
+pub fn read_until(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    prefix: &str,
+) -> String {
+    let mut said = String::new();
+    for l in lines {
+        let l = l.expect("the child's output is text");
+        said.push_str(&l);
+        said.push('\n');
+        if l.starts_with(prefix) {
+            break;
+        }
+    }
+    said
+}
