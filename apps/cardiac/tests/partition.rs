@@ -1,5 +1,5 @@
 //! Checks of `cardiac::partition` on the 0.5 mm Niederer slab: the renumbering, the halo plans
-//! of the four separator strategies, and the per-tile SpMV against the global one, bit for bit.
+//! of the five separator strategies, and the per-tile SpMV against the global one, bit for bit.
 //!
 //! Run with `--nocapture` to see the Table-1-like summaries.
 
@@ -7,7 +7,7 @@ use cardiac::matrix::{assemble_operator, Conductivity, Ellpack};
 use cardiac::mesh::TetMesh;
 use cardiac::partition::{
     localize, partition_cells, plan, round_part_sizes, PartitionError, PartitionPlan,
-    PartitionStats, Strategy, RUN_GAP,
+    PartitionStats, PlanOptions, Strategy, RUN_GAP,
 };
 use std::collections::HashSet;
 
@@ -224,7 +224,13 @@ fn plans_on_the_niederer_slab() {
         println!("{}", PartitionStats::table_header());
         let mut inbound = Vec::new();
         for strategy in Strategy::ALL {
-            let p = plan(&parts, k, &s.ell, strategy, None).unwrap();
+            // Four chips of k / 4 tiles each (chip-mixed-clean reads them; the rest ignore them).
+            let chips = four_chips(k);
+            let options = PlanOptions {
+                part_chip: Some(&chips),
+                ..PlanOptions::default()
+            };
+            let p = plan(&parts, k, &s.ell, strategy, &options).unwrap();
             check_plan(&s, &parts, k, &p);
             check_spmv(&s, &p);
             let st = PartitionStats::new(&p);
@@ -234,7 +240,10 @@ fn plans_on_the_niederer_slab() {
             if strategy == Strategy::Runs {
                 cuts.push((k, check_runs(&s, &parts, k, &p)));
             }
-            if strategy == Strategy::MixedClean {
+            if strategy == Strategy::ChipMixedClean {
+                check_chip_blocks(&p, &chips);
+            }
+            if matches!(strategy, Strategy::MixedClean | Strategy::ChipMixedClean) {
                 // The only unused received cells are in mixed blocks: every other received
                 // range is a clean block, needed whole.
                 for t in &p.tiles {
@@ -242,7 +251,8 @@ fn plans_on_the_niederer_slab() {
                     for r in &t.halo_ranges {
                         let q = p.tiles.partition_point(|u| u.cells.end <= r.start);
                         let src = &p.tiles[q];
-                        if *r == src.mixed {
+                        let inside = src.mixed.start <= r.start && r.end <= src.mixed.end;
+                        if *r == src.mixed || (strategy == Strategy::ChipMixedClean && inside) {
                             mixed_unused += r.len();
                         } else {
                             let overlap = r.start < src.mixed.end && src.mixed.start < r.end;
@@ -261,18 +271,30 @@ fn plans_on_the_niederer_slab() {
         for ((full, ranged), mixed) in inbound[0].iter().zip(&inbound[1]).zip(&inbound[2]) {
             assert!(full >= ranged && full >= mixed);
         }
+        // Chip-mixed-clean receives a part of each mixed block mixed-clean receives, and the
+        // same clean blocks.
+        for (t, (mixed, chip)) in inbound[2].iter().zip(&inbound[3]).enumerate() {
+            assert!(chip <= mixed, "k {k}, tile {t}: {chip} > {mixed}");
+        }
+        if k >= 16 {
+            assert!(
+                sum(&inbound[3]) < sum(&inbound[2]),
+                "chip-mixed-clean saves nothing"
+            );
+        }
         if k > 4 {
             assert!(
-                sum(&inbound[3]) < sum(&inbound[1]),
+                sum(&inbound[4]) < sum(&inbound[1]),
                 "runs receive no less than ranged"
             );
         }
         println!(
-            "inbound totals: full {} ≥ ranged {}, runs {}, full ≥ mixed-clean {}",
+            "inbound totals: full {} ≥ ranged {}, runs {}, full ≥ mixed-clean {} ≥ chip-mixed-clean {}",
             sum(&inbound[0]),
             sum(&inbound[1]),
-            sum(&inbound[3]),
-            sum(&inbound[2])
+            sum(&inbound[4]),
+            sum(&inbound[2]),
+            sum(&inbound[3])
         );
     }
     // Separators are not contiguous per neighbour: with 64 tiles (≈ 315 cells each) some
@@ -282,12 +304,60 @@ fn plans_on_the_niederer_slab() {
     assert!(cuts.iter().any(|&(k, c)| k == 64 && c > 0), "{cuts:?}");
 }
 
+/// Tile `t`'s chip when `k` tiles are dealt in order to four chips (one chip below 4 tiles).
+fn four_chips(k: usize) -> Vec<u32> {
+    (0..k).map(|t| (t * 4 / k.max(4)) as u32).collect()
+}
+
+/// Chip-mixed-clean's promise: a tile receives none of another chip's cells that only that
+/// chip reads, and from a source on another chip one range of mixed cells at most, the same
+/// for every tile of its chip (so it crosses once). Returns nothing; asserts.
+fn check_chip_blocks(p: &PartitionPlan, chips: &[u32]) {
+    let mut from_remote: Vec<(usize, u32, std::ops::Range<usize>)> = Vec::new();
+    for (t, tile) in p.tiles.iter().enumerate() {
+        for r in &tile.halo_ranges {
+            let q = p.tiles.partition_point(|u| u.cells.end <= r.start);
+            let src = &p.tiles[q];
+            if chips[q] == chips[t] || r.end <= src.mixed.start {
+                continue;
+            }
+            assert!(
+                src.mixed_remote.start <= r.start && r.end <= src.mixed_remote.end,
+                "tile {t} on chip {} receives {r:?} of tile {q}'s mixed block {:?} (read on \
+                 other chips {:?})",
+                chips[t],
+                src.mixed,
+                src.mixed_remote
+            );
+            from_remote.push((q, chips[t], r.clone()));
+        }
+    }
+    from_remote.sort_by_key(|e| (e.0, e.1, e.2.start));
+    for w in from_remote.windows(2) {
+        if (w[0].0, w[0].1) == (w[1].0, w[1].1) {
+            assert_eq!(
+                w[0].2, w[1].2,
+                "tile {} sends chip {} two mixed ranges",
+                w[0].0, w[0].1
+            );
+        }
+    }
+    assert!(p.tiles.iter().all(|t| t.mixed_remote.end == t.mixed.end));
+}
+
 #[test]
 fn single_tile_is_all_interior() {
     let s = setup();
     let parts = partition_cells(&s.adjacency, 1).unwrap();
     assert!(parts.iter().all(|&q| q == 0));
-    let p = plan(&parts, 1, &s.ell, Strategy::MixedClean, None).unwrap();
+    let p = plan(
+        &parts,
+        1,
+        &s.ell,
+        Strategy::MixedClean,
+        &PlanOptions::default(),
+    )
+    .unwrap();
     assert_eq!(p.tiles[0].n_interior, s.ell.n);
     assert!(p.tiles[0].halo_ranges.is_empty());
     check_spmv(&s, &p);
@@ -330,21 +400,53 @@ fn bad_input_is_reported() {
 
     let parts = vec![0u32; n];
     assert!(matches!(
-        plan(&parts[..10], 1, &s.ell, Strategy::Full, None),
+        plan(
+            &parts[..10],
+            1,
+            &s.ell,
+            Strategy::Full,
+            &PlanOptions::default()
+        ),
         Err(PartitionError::LengthMismatch { .. })
     ));
     let mut bad = parts.clone();
     bad[7] = 3;
     assert!(matches!(
-        plan(&bad, 2, &s.ell, Strategy::Full, None),
+        plan(&bad, 2, &s.ell, Strategy::Full, &PlanOptions::default()),
         Err(PartitionError::PartOutOfRange { cell: 7, .. })
     ));
     assert!(matches!(
-        plan(&parts, 1, &s.ell, Strategy::Full, Some(&[0u8; 10])),
+        plan(
+            &parts,
+            1,
+            &s.ell,
+            Strategy::Full,
+            &PlanOptions {
+                cell_model: Some(&[0u8; 10]),
+                ..PlanOptions::default()
+            }
+        ),
         Err(PartitionError::LengthMismatch {
             what: "cell models",
             got: 10,
             ..
+        })
+    ));
+    assert!(matches!(
+        plan(
+            &parts,
+            1,
+            &s.ell,
+            Strategy::ChipMixedClean,
+            &PlanOptions {
+                part_chip: Some(&[0, 1]),
+                ..PlanOptions::default()
+            }
+        ),
+        Err(PartitionError::LengthMismatch {
+            what: "part chips",
+            got: 2,
+            expected: 1
         })
     ));
 }
@@ -437,8 +539,17 @@ fn grouping_cells_by_model_moves_no_range_and_makes_blocks_uniform() {
     for k in [4usize, 16, 64] {
         let parts = partition_cells(&s.adjacency, k).unwrap();
         for strategy in Strategy::ALL {
-            let plain = plan(&parts, k, &s.ell, strategy, None).unwrap();
-            let grouped = plan(&parts, k, &s.ell, strategy, Some(&s.layers)).unwrap();
+            let chips = four_chips(k);
+            let plain = PlanOptions {
+                part_chip: Some(&chips),
+                ..PlanOptions::default()
+            };
+            let grouped = PlanOptions {
+                cell_model: Some(&s.layers),
+                ..plain
+            };
+            let plain = plan(&parts, k, &s.ell, strategy, &plain).unwrap();
+            let grouped = plan(&parts, k, &s.ell, strategy, &grouped).unwrap();
             check_plan(&s, &parts, k, &grouped);
             check_spmv(&s, &grouped);
             // Same shape: every tile's blocks and received ranges are where they were.

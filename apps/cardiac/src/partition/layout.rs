@@ -251,3 +251,46 @@ pub(super) fn ranged_cost(order: &[u32], dests: &[Vec<u32>]) -> usize {
     }
     span.iter().map(|e| e.2 - e.1 + 1).sum()
 }
+
+/// Orders one tile's separator cells for [`Strategy::ChipMixedClean`]:
+/// `[clean blocks by destination][mixed, read on this chip only][mixed, read on other chips]`,
+/// the last part sorted by the set of other chips reading each cell, so that the cells one
+/// other chip reads lie together. `chip_of` maps a destination (a part) to its chip, `own` is
+/// this tile's chip. Returns the order, the mixed block and the start of its part read on
+/// other chips, as positions in the order.
+pub(super) fn chip_layout(
+    separator: &[u32],
+    dests: &[Vec<u32>],
+    chip_of: &[u32],
+    own: u32,
+) -> (Vec<u32>, Range<usize>, usize) {
+    let key = |c: u32| {
+        let d = &dests[c as usize];
+        let remote = remote_chips(d, chip_of, own);
+        let class = match (d.len(), remote.is_empty()) {
+            (1, _) => 0u8,
+            (_, true) => 1,
+            (_, false) => 2,
+        };
+        (class, remote, d.clone(), c)
+    };
+    let mut keyed: Vec<_> = separator.iter().map(|&c| key(c)).collect();
+    keyed.sort_unstable();
+    let start = keyed.partition_point(|e| e.0 == 0);
+    let remote = keyed.partition_point(|e| e.0 <= 1);
+    let order = keyed.into_iter().map(|e| e.3).collect::<Vec<_>>();
+    let end = order.len();
+    (order, start..end, remote)
+}
+
+/// The chips other than `own` that hold a destination in `d`, sorted and duplicate-free.
+pub(super) fn remote_chips(d: &[u32], chip_of: &[u32], own: u32) -> Vec<u32> {
+    let mut chips: Vec<u32> = d
+        .iter()
+        .map(|&p| chip_of[p as usize])
+        .filter(|&c| c != own)
+        .collect();
+    chips.sort_unstable();
+    chips.dedup();
+    chips
+}

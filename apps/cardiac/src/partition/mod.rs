@@ -2,7 +2,7 @@
 //! over all tiles, or in two levels, chips then tiles: [`Partitioning`]), a
 //! renumbering that makes every tile's cells one contiguous range laid out
 //! `[interior | separator]`, and the halo ranges each tile concatenates before its own slice
-//! under the paper's three separator strategies and a fourth, `runs`.
+//! under the paper's three separator strategies and two more, `chip-mixed-clean` and `runs`.
 //!
 //! Vocabulary (per tile): *interior* cells are read by no other tile; *separator* cells are
 //! read by at least one other tile (their *destinations*); *halo* cells are other tiles' cells
@@ -16,11 +16,14 @@
 //! mixed-clean needs (mixed block contiguous, each clean block contiguous) hold for all three;
 //! within them the layout is chosen per tile to keep ranged ranges short (see
 //! `separator_layout`): either clean blocks on both sides of the mixed block, or mixed first
-//! then the clean blocks. [`Strategy::Runs`] has no mixed block: cells with equal `D` are
-//! contiguous, and those groups are ordered so that each destination's cells form few runs
-//! (see `runs_layout`).
+//! then the clean blocks. [`Strategy::ChipMixedClean`] lays the separator out
+//! `[clean blocks | mixed read on this chip only | mixed read on other chips]`
+//! ([`TilePlan::mixed_remote`] is the last part), the last sorted by the set of other chips
+//! reading each cell (see `chip_layout`; the chips come from [`PlanOptions::part_chip`]).
+//! [`Strategy::Runs`] has no mixed block: cells with equal `D` are contiguous, and those
+//! groups are ordered so that each destination's cells form few runs (see `runs_layout`).
 //!
-//! Given the cells' models ([`plan`]'s `cell_model`), each run of cells with one destination
+//! Given the cells' models ([`PlanOptions::cell_model`]), each run of cells with one destination
 //! set — the interior, each clean block, each group of mixed cells — is then ordered by model,
 //! which moves no range boundary.
 //!
@@ -30,12 +33,16 @@
 //! * [`Strategy::MixedClean`]: `q`'s whole mixed block if it needs any mixed cell (the same
 //!   range for every such destination, so the framework can broadcast it), plus its own clean
 //!   block, which contains no unused value.
+//! * [`Strategy::ChipMixedClean`] (not in the paper): on `q`'s chip, as mixed-clean but with
+//!   the mixed block's two parts as two ranges, each received only if needed; on another
+//!   chip, only the span of `q`'s remote mixed part that its chip reads (the same range for
+//!   every tile of that chip, so it crosses between the chips once), plus its clean block.
 //! * [`Strategy::Runs`] (not in the paper): the runs of `q`'s numbering made of cells it
 //!   needs, one range each, where runs at most [`RUN_GAP`] cells apart are bridged into one.
 //!
 //! Provable orderings, asserted in `tests/partition.rs`: per (source, destination) pair
-//! `needed ≤ ranged ≤ full` and `needed ≤ mixed-clean ≤ full`; the only unused halo values
-//! under mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs mixed-clean,
+//! `needed ≤ ranged ≤ full` and `needed ≤ chip-mixed-clean ≤ mixed-clean ≤ full`; the only
+//! unused halo values under (chip-)mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs mixed-clean,
 //! and ranged vs runs (laid out differently), depend on the mesh.
 
 mod hier;
@@ -67,26 +74,33 @@ pub enum Strategy {
     Ranged,
     /// A mixed range (cells needed by ≥ 2 destinations, broadcast) plus one clean range each.
     MixedClean,
+    /// Not in the paper: mixed-clean with the mixed block split by where its readers are — the
+    /// cells read only on the source's chip, then those read on other chips, grouped by those
+    /// chips — so that a tile on another chip receives only the cells its chip reads.
+    ChipMixedClean,
     /// Not in the paper: one range per run of needed cells, bridging gaps of at most
     /// [`RUN_GAP`] unneeded cells (more, shorter ranges; fewer unused values).
     Runs,
 }
 
 impl Strategy {
-    /// All strategies: the paper's three in its order, then [`Strategy::Runs`].
-    pub const ALL: [Strategy; 4] = [
+    /// All strategies: the paper's three in its order, then [`Strategy::ChipMixedClean`] and
+    /// [`Strategy::Runs`].
+    pub const ALL: [Strategy; 5] = [
         Strategy::Full,
         Strategy::Ranged,
         Strategy::MixedClean,
+        Strategy::ChipMixedClean,
         Strategy::Runs,
     ];
 
-    /// The command-line name (`full`, `ranged`, `mixed-clean`, `runs`).
+    /// The command-line name (`full`, `ranged`, `mixed-clean`, `chip-mixed-clean`, `runs`).
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Full => "full",
             Strategy::Ranged => "ranged",
             Strategy::MixedClean => "mixed-clean",
+            Strategy::ChipMixedClean => "chip-mixed-clean",
             Strategy::Runs => "runs",
         }
     }

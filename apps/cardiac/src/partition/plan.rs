@@ -16,6 +16,9 @@ pub struct TilePlan {
     /// the clean blocks lie on either side of it. Empty (at the separator's start) under
     /// [`Strategy::Runs`], whose layout has no mixed block.
     pub mixed: Range<usize>,
+    /// The end of [`TilePlan::mixed`] read on other chips (under
+    /// [`Strategy::ChipMixedClean`]; empty at `mixed.end` otherwise).
+    pub mixed_remote: Range<usize>,
     /// New-numbering ranges concatenated before the own slice, sorted and disjoint.
     pub halo_ranges: Vec<Range<usize>>,
     /// Received cells some row of this tile reads.
@@ -72,10 +75,20 @@ impl PartitionPlan {
     }
 }
 
+/// What [`plan`] may know beyond the cut: both optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions<'a> {
+    /// One model id per cell (old numbering): see [`plan`].
+    pub cell_model: Option<&'a [u8]>,
+    /// The chip of each part (`k` entries). Without it every part is on one chip, and
+    /// [`Strategy::ChipMixedClean`] lays out as [`Strategy::MixedClean`] does.
+    pub part_chip: Option<&'a [u32]>,
+}
+
 /// Builds the plan for `parts` (one part per cell, `< k`), reading coupling from the ELLPACK
 /// sparsity of `ell` (old numbering).
 ///
-/// With `cell_model` (one model id per cell, old numbering), each tile's cells that share a
+/// With `options.cell_model` (one model id per cell, old numbering), each tile's cells that share a
 /// destination set (all its interior cells; each clean block; each group of mixed cells) are
 /// ordered by model, so that the TP06 kernel's blocks of consecutive cells are of one model
 /// wherever the tile allows (a block of one model fills its parameters once instead of
@@ -86,9 +99,10 @@ pub fn plan(
     k: usize,
     ell: &Ellpack,
     strategy: Strategy,
-    cell_model: Option<&[u8]>,
+    options: &PlanOptions,
 ) -> Result<PartitionPlan, PartitionError> {
     let n = parts.len();
+    let cell_model = options.cell_model;
     if k == 0 {
         return Err(PartitionError::ZeroParts);
     }
@@ -98,6 +112,7 @@ pub fn plan(
         ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
         ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
         ("cell models", cell_model.map_or(n, <[u8]>::len), n),
+        ("part chips", options.part_chip.map_or(k, <[u32]>::len), k),
     ] {
         if got != expected {
             return Err(PartitionError::LengthMismatch {
@@ -136,9 +151,13 @@ pub fn plan(
     for (c, &p) in parts.iter().enumerate() {
         by_tile[p as usize].push(c as u32);
     }
+    let one_chip = vec![0u32; k];
+    let part_chip = options.part_chip.unwrap_or(&one_chip);
     let mut new_to_old = Vec::with_capacity(n);
     let mut tiles = Vec::with_capacity(k);
-    for cells in &by_tile {
+    // Per tile, under chip-mixed-clean: each other chip's span of the mixed block's end.
+    let mut chip_spans: Vec<Vec<(u32, Range<usize>)>> = vec![Vec::new(); k];
+    for (t, cells) in by_tile.iter().enumerate() {
         let start = new_to_old.len();
         let mut interior: Vec<u32> = cells
             .iter()
@@ -151,10 +170,14 @@ pub fn plan(
             .filter(|&c| !dests[c as usize].is_empty())
             .collect();
         // Runs need no mixed block; their layout groups cells by destination set instead.
-        let (mut order, mixed) = if strategy == Strategy::Runs {
-            (runs_layout(&separator, &dests), 0..0)
-        } else {
-            separator_layout(&separator, &dests)
+        let (mut order, mixed, remote) = match strategy {
+            Strategy::Runs => (runs_layout(&separator, &dests), 0..0, 0),
+            Strategy::ChipMixedClean => chip_layout(&separator, &dests, part_chip, part_chip[t]),
+            _ => {
+                let (order, mixed) = separator_layout(&separator, &dests);
+                let end = mixed.end;
+                (order, mixed, end)
+            }
         };
         if let Some(model) = cell_model {
             group_by_model(&mut interior, &dests, model);
@@ -163,11 +186,26 @@ pub fn plan(
         new_to_old.extend_from_slice(&interior);
         let sep_start = new_to_old.len();
         new_to_old.extend_from_slice(&order);
+        let remote_part = if strategy == Strategy::ChipMixedClean {
+            &order[remote..]
+        } else {
+            &[]
+        };
+        for (pos, &c) in (remote..).zip(remote_part) {
+            for chip in remote_chips(&dests[c as usize], part_chip, part_chip[t]) {
+                let g = sep_start + pos;
+                match chip_spans[t].iter_mut().find(|e| e.0 == chip) {
+                    Some(e) => e.1.end = g + 1,
+                    None => chip_spans[t].push((chip, g..g + 1)),
+                }
+            }
+        }
         tiles.push(TilePlan {
             cells: start..new_to_old.len(),
             n_interior: interior.len(),
             n_separator: order.len(),
             mixed: sep_start + mixed.start..sep_start + mixed.end,
+            mixed_remote: sep_start + remote..sep_start + mixed.end,
             halo_ranges: Vec::new(),
             halo_used: 0,
             halo_unused: 0,
@@ -219,9 +257,21 @@ pub fn plan(
                 }
                 ranges.push(start..cells[cells.len() - 1] + 1);
             }
-            Strategy::MixedClean => {
-                if cells.iter().any(|c| mixed.contains(c)) {
-                    ranges.push(mixed.clone());
+            Strategy::MixedClean | Strategy::ChipMixedClean => {
+                let remote = s.mixed_remote.clone();
+                let local = mixed.start..remote.start;
+                let needs_any = |r: &Range<usize>| cells.iter().any(|c| r.contains(c));
+                // (Under mixed-clean `remote` is empty and `local` the whole mixed block.)
+                let same_chip = part_chip[dest as usize] == part_chip[src as usize];
+                if strategy == Strategy::MixedClean || same_chip {
+                    // The part read only on this chip, then the part read on others too (each
+                    // the same range for all its readers on this chip, so it is broadcast).
+                    ranges.extend([local, remote].into_iter().filter(|r| needs_any(r)));
+                } else if needs_any(&remote) {
+                    // Another chip's destination needs only cells its chip reads.
+                    let chip = part_chip[dest as usize];
+                    let span = chip_spans[src as usize].iter().find(|e| e.0 == chip);
+                    ranges.extend(span.map(|e| e.1.clone()));
                 }
                 // Clean cells for this destination form one block: find its bounds.
                 let clean: Vec<usize> = cells

@@ -28,7 +28,7 @@ use super::{Results, Setup};
 use crate::matrix::ELL_WIDTH;
 use crate::partition::{
     hierarchical_parts_on, kway_parts, localize, plan, round_part_sizes, ChipLinks, PartitionPlan,
-    Partitioning, Strategy,
+    Partitioning, PlanOptions, Strategy,
 };
 use crate::tp06;
 
@@ -150,7 +150,12 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     }
     let (parts, tile_of) = cut(setup, cfg, k)?;
     let k = tile_of.len();
-    let plan = plan(&parts, k, &setup.ell, cfg.strategy, Some(&setup.cell_model))?;
+    let part_chip: Vec<u32> = tile_of.iter().map(|&t| cfg.target.ipu_of(t)).collect();
+    let options = PlanOptions {
+        cell_model: Some(&setup.cell_model),
+        part_chip: Some(&part_chip),
+    };
+    let plan = plan(&parts, k, &setup.ell, cfg.strategy, &options)?;
     let locals = localize(&setup.ell, &plan)?;
     let n = setup.n;
     let ns = tp06::N_STATES;
