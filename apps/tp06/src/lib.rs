@@ -538,17 +538,49 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
     let mut start = range.start;
     while start < range.end {
         let len = B.min(range.end - start);
+        if len == B && !COMPENSATE {
+            // Full block: the kernel reads and writes the state rows where they are. Copying
+            // the 19 rows of 256 bytes into a block buffer and back (38 `memcpy` calls a
+            // block) took about 15 % of the AVX-512 kernel's time on 20,000-cell batches
+            // (`bench tp06 -- --myokit`, three alternating processes, medians 64.9 → 74.6 M
+            // cell-steps per CPU-second). Earlier, inline vector copies instead of `memcpy`
+            // had gained 5–8 % on 10^5-cell chunks and nothing on 214-cell tiles.
+            table.fill(&mut pa, model, start, len);
+            fill_stim(&mut stim_lanes, stim, start, len);
+            prefetch_after::<B>(states, n, start + B, range.end);
+            progress(start + len);
+            let [y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18] =
+                state_rows::<B>(states, n, start);
+            step_rows::<B>(
+                y0,
+                y1,
+                y2,
+                y3,
+                y4,
+                y5,
+                y6,
+                y7,
+                y8,
+                y9,
+                y10,
+                y11,
+                y12,
+                y13,
+                y14,
+                y15,
+                y16,
+                y17,
+                y18,
+                &pa,
+                &stim_lanes,
+                dt,
+            );
+            start += len;
+            continue;
+        }
         if len == B {
-            // Full block: every copy has the compile-time length B and no padding is
-            // written. With the pads and variable-length copies of the partial path, 214-cell
-            // tiles ran ≈ 7 % slower per cell than 4,096-cell chunks; with this path ≈ 2 %
-            // (with the prefetch below; kernel-only, one thread). The 256-byte row copies are
-            // still `memcpy` calls: splitting them into inline moves made 4,096-cell chunks 4 %
-            // faster but 214-cell tiles 6 % slower, and was not kept. Inline moves compiled at
-            // AVX2 and AVX-512 only (dispatched copy functions, `memcpy` kept at the baseline)
-            // gave 10^5-cell chunks +5–8 % at AVX2, but the framework's ODE step on the 0.2 mm
-            // slab's 214-cell tiles 0 % (AVX2) and −1.5 % (AVX-512, medians of 5 alternating
-            // processes): not kept either.
+            // Full block of the compensated kernel (the plain kernel works in place, above):
+            // every copy has the compile-time length B and no padding is written.
             for (k, row) in buf.iter_mut().enumerate() {
                 row.copy_from_slice(&states[k * n + start..][..B]);
             }
@@ -574,17 +606,7 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
         }
         table.fill(&mut pa, model, start, len);
         fill_stim(&mut stim_lanes, stim, start, len);
-        // Ask for the next block's rows while this one computes (≈ 60 ns per cell): on a
-        // tile the 19 rows are short separate streams that the hardware prefetcher does not
-        // pick up in time. Host-side hint only; no effect on results.
-        // After the last block of the range, the next cells (the tail after the full blocks)
-        // are asked for instead.
-        let next = start + B;
-        if next < range.end {
-            prefetch_rows(states, n, next, B);
-        } else if range.end < n {
-            prefetch_rows(states, n, range.end, B);
-        }
+        prefetch_after::<B>(states, n, start + B, range.end);
         progress(start + len);
         step_block::<COMPENSATE, B>(&mut buf, &mut res, &pa, &stim_lanes, dt);
         if len == B {
@@ -610,6 +632,32 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
     }
 }
 
+/// Asks for the block after the one ending at `next` (ask for it while this one computes,
+/// ≈ 60 ns per cell: on a tile the 19 rows are short separate streams that the hardware
+/// prefetcher does not pick up in time): the next block of the range, or after the range's
+/// last block the cells after it (the tail after the full blocks). Host-side hint only.
+#[inline]
+fn prefetch_after<const B: usize>(states: &[f32], n: usize, next: usize, end: usize) {
+    if next < end {
+        prefetch_rows(states, n, next, B);
+    } else if end < n {
+        prefetch_rows(states, n, end, B);
+    }
+}
+
+/// The cells `start..start + B` of each of the 19 state rows of `states` (state-major, `n`
+/// cells a row), as one `&mut` array each.
+fn state_rows<const B: usize>(
+    states: &mut [f32],
+    n: usize,
+    start: usize,
+) -> [&mut [f32; B]; N_STATES] {
+    let mut rows = states[..N_STATES * n].chunks_exact_mut(n).map(|r| {
+        <&mut [f32; B]>::try_from(&mut r[start..start + B]).expect("a block inside the row")
+    });
+    std::array::from_fn(|_| rows.next().expect("19 state rows"))
+}
+
 /// Asks the CPU for cells `start..start + len` (clipped to `n`) of every state row.
 #[inline]
 fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
@@ -619,6 +667,51 @@ fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
             poplar_core::codelet::prefetch(line);
         }
     }
+}
+
+poplar_core::isa_dispatch! {
+/// [`step_block`] for a full block of the plain kernel, in place: each state row's block is
+/// its own `&mut` parameter, which tells the compiler that the 19 rows do not overlap
+/// (references inside an array argument carry no such promise to it), so the lane loop
+/// vectorises without overlap checks.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn step_rows<const B: usize>(
+    y0: &mut [f32; B],
+    y1: &mut [f32; B],
+    y2: &mut [f32; B],
+    y3: &mut [f32; B],
+    y4: &mut [f32; B],
+    y5: &mut [f32; B],
+    y6: &mut [f32; B],
+    y7: &mut [f32; B],
+    y8: &mut [f32; B],
+    y9: &mut [f32; B],
+    y10: &mut [f32; B],
+    y11: &mut [f32; B],
+    y12: &mut [f32; B],
+    y13: &mut [f32; B],
+    y14: &mut [f32; B],
+    y15: &mut [f32; B],
+    y16: &mut [f32; B],
+    y17: &mut [f32; B],
+    y18: &mut [f32; B],
+    pa: &[[f32; B]; params::N_PARAMS],
+    stim: &[f32; B],
+    dt: f32,
+) {
+    let mut rows = [
+        y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18,
+    ];
+    for i in 0..B {
+        let mut y: [f32; N_STATES] = std::array::from_fn(|k| rows[k][i]);
+        let p = CellParams::<f32>::from_lane(pa, i);
+        model::step(&mut y, &p, stim[i], dt);
+        for (row, v) in rows.iter_mut().zip(y) {
+            row[i] = v;
+        }
+    }
+}
 }
 
 poplar_core::isa_dispatch! {
