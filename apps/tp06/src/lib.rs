@@ -538,6 +538,10 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
     let mut start = range.start;
     while start < range.end {
         let len = B.min(range.end - start);
+        table.fill(&mut pa, model, start, len);
+        fill_stim(&mut stim_lanes, stim, start, len);
+        prefetch_after::<B>(states, n, start + B, range.end);
+        progress(start + len);
         if len == B && !COMPENSATE {
             // Full block: the kernel reads and writes the state rows where they are. Copying
             // the 19 rows of 256 bytes into a block buffer and back (38 `memcpy` calls a
@@ -545,10 +549,6 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
             // (`bench tp06 -- --myokit`, three alternating processes, medians 64.9 → 74.6 M
             // cell-steps per CPU-second). Earlier, inline vector copies instead of `memcpy`
             // had gained 5–8 % on 10^5-cell chunks and nothing on 214-cell tiles.
-            table.fill(&mut pa, model, start, len);
-            fill_stim(&mut stim_lanes, stim, start, len);
-            prefetch_after::<B>(states, n, start + B, range.end);
-            progress(start + len);
             let [y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18] =
                 state_rows::<B>(states, n, start);
             step_rows::<B>(
@@ -575,60 +575,60 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
                 &stim_lanes,
                 dt,
             );
-            start += len;
-            continue;
-        }
-        if len == B {
-            // Full block of the compensated kernel (the plain kernel works in place, above):
-            // every copy has the compile-time length B and no padding is written.
-            for (k, row) in buf.iter_mut().enumerate() {
-                row.copy_from_slice(&states[k * n + start..][..B]);
-            }
-            if COMPENSATE {
-                for (j, row) in res.iter_mut().enumerate() {
-                    row.copy_from_slice(&residuals[j * n + start..][..B]);
-                }
-            }
         } else {
-            // Partial last block: pad with a valid resting cell so padded lanes compute
-            // harmless numbers (no NaN, no subnormals); their results are discarded.
-            let pad = initial_state(CellType::Epi);
-            for ((k, row), &p) in buf.iter_mut().enumerate().zip(pad.iter()) {
-                row[..len].copy_from_slice(&states[k * n + start..][..len]);
-                row[len..].fill(p as f32);
-            }
-            if COMPENSATE {
-                for (j, row) in res.iter_mut().enumerate() {
-                    row[..len].copy_from_slice(&residuals[j * n + start..][..len]);
-                    row[len..].fill(0.0);
-                }
-            }
-        }
-        table.fill(&mut pa, model, start, len);
-        fill_stim(&mut stim_lanes, stim, start, len);
-        prefetch_after::<B>(states, n, start + B, range.end);
-        progress(start + len);
-        step_block::<COMPENSATE, B>(&mut buf, &mut res, &pa, &stim_lanes, dt);
-        if len == B {
-            for (k, row) in buf.iter().enumerate() {
-                states[k * n + start..][..B].copy_from_slice(row);
-            }
-            if COMPENSATE {
-                for (j, row) in res.iter().enumerate() {
-                    residuals[j * n + start..][..B].copy_from_slice(row);
-                }
-            }
-        } else {
-            for (k, row) in buf.iter().enumerate() {
-                states[k * n + start..][..len].copy_from_slice(&row[..len]);
-            }
-            if COMPENSATE {
-                for (j, row) in res.iter().enumerate() {
-                    residuals[j * n + start..][..len].copy_from_slice(&row[..len]);
-                }
-            }
+            // The compensated kernel's blocks and the partial last block: through a buffer.
+            step_copied::<COMPENSATE, B>(
+                states,
+                residuals,
+                start..start + len,
+                n,
+                &mut buf,
+                &mut res,
+                &pa,
+                &stim_lanes,
+                dt,
+            );
         }
         start += len;
+    }
+}
+
+/// One block through the buffers `buf` and `res`: cells `cells` of every state (and residual)
+/// row, `n` cells a row, copied in, stepped with [`step_block`] and copied back. A partial
+/// block is padded with a valid resting cell so that padded lanes compute harmless numbers (no
+/// NaN, no subnormals); their results are discarded.
+#[allow(clippy::too_many_arguments)]
+fn step_copied<const COMPENSATE: bool, const B: usize>(
+    states: &mut [f32],
+    residuals: &mut [f32],
+    cells: std::ops::Range<usize>,
+    n: usize,
+    buf: &mut [[f32; B]; N_STATES],
+    res: &mut [[f32; B]; N_COMPENSATED],
+    pa: &[[f32; B]; params::N_PARAMS],
+    stim: &[f32; B],
+    dt: f32,
+) {
+    let (start, len) = (cells.start, cells.len());
+    let pad = initial_state(CellType::Epi);
+    for ((k, row), &p) in buf.iter_mut().enumerate().zip(pad.iter()) {
+        row[..len].copy_from_slice(&states[k * n + start..][..len]);
+        row[len..].fill(p as f32);
+    }
+    if COMPENSATE {
+        for (j, row) in res.iter_mut().enumerate() {
+            row[..len].copy_from_slice(&residuals[j * n + start..][..len]);
+            row[len..].fill(0.0);
+        }
+    }
+    step_block::<COMPENSATE, B>(buf, res, pa, stim, dt);
+    for (k, row) in buf.iter().enumerate() {
+        states[k * n + start..][..len].copy_from_slice(&row[..len]);
+    }
+    if COMPENSATE {
+        for (j, row) in res.iter().enumerate() {
+            residuals[j * n + start..][..len].copy_from_slice(&row[..len]);
+        }
     }
 }
 
