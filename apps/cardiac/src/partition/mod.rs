@@ -42,8 +42,8 @@
 //!
 //! Provable orderings, asserted in `tests/partition.rs`: per (source, destination) pair
 //! `needed ≤ ranged ≤ full` and `needed ≤ chip-mixed-clean ≤ mixed-clean ≤ full`; the only
-//! unused halo values under (chip-)mixed-clean are mixed-block cells, under runs the bridged gaps. Ranged vs mixed-clean,
-//! and ranged vs runs (laid out differently), depend on the mesh.
+//! unused halo values under (chip-)mixed-clean are mixed-block cells, under runs the bridged
+//! gaps. Ranged vs mixed-clean, and ranged vs runs (laid out differently), depend on the mesh.
 
 mod hier;
 mod kway;

@@ -81,18 +81,18 @@ pub struct PlanOptions<'a> {
     /// One model id per cell (old numbering): see [`plan`].
     pub cell_model: Option<&'a [u8]>,
     /// The chip of each part (`k` entries). Without it every part is on one chip, and
-    /// [`Strategy::ChipMixedClean`] lays out as [`Strategy::MixedClean`] does.
+    /// [`Strategy::ChipMixedClean`] receives what [`Strategy::MixedClean`] receives.
     pub part_chip: Option<&'a [u32]>,
 }
 
 /// Builds the plan for `parts` (one part per cell, `< k`), reading coupling from the ELLPACK
 /// sparsity of `ell` (old numbering).
 ///
-/// With `options.cell_model` (one model id per cell, old numbering), each tile's cells that share a
-/// destination set (all its interior cells; each clean block; each group of mixed cells) are
-/// ordered by model, so that the TP06 kernel's blocks of consecutive cells are of one model
-/// wherever the tile allows (a block of one model fills its parameters once instead of
-/// gathering them per lane). Such a reordering moves no cell across a range boundary, so the
+/// With `options.cell_model` (one model id per cell, old numbering), each tile's cells that
+/// share a destination set (all its interior cells; each clean block; each group of mixed
+/// cells) are ordered by model, so that the TP06 kernel's blocks of consecutive cells are of
+/// one model wherever the tile allows (a block of one model fills its parameters once instead
+/// of gathering them per lane). Such a reordering moves no cell across a range boundary, so the
 /// halo ranges, and every result, are the same with and without it.
 pub fn plan(
     parts: &[u32],
@@ -155,7 +155,8 @@ pub fn plan(
     let part_chip = options.part_chip.unwrap_or(&one_chip);
     let mut new_to_old = Vec::with_capacity(n);
     let mut tiles = Vec::with_capacity(k);
-    // Per tile, under chip-mixed-clean: each other chip's span of the mixed block's end.
+    // Per tile, under chip-mixed-clean: for each other chip, the span of the tile's remote
+    // mixed part that the chip reads.
     let mut chip_spans: Vec<Vec<(u32, Range<usize>)>> = vec![Vec::new(); k];
     for (t, cells) in by_tile.iter().enumerate() {
         let start = new_to_old.len();
