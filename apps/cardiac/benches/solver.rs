@@ -334,7 +334,8 @@ fn main() {
                     .into_iter()
                     .find(|s| s.name() == name)
                     .unwrap_or_else(|| {
-                        panic!("unknown --strategy {name} (full, ranged, mixed-clean, runs)")
+                        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+                        panic!("unknown --strategy {name} ({})", names.join(", "))
                     })
             })
             .collect(),
