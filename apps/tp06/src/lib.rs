@@ -504,9 +504,10 @@ impl<'a> ModelTable<'a> {
     }
 }
 
-/// Copies blocks of `B` cells of `range` into fixed-size buffers, steps them, and copies them
-/// back, calling `progress(end)` before each. Each cell's arithmetic does not depend on the
-/// block it is in.
+/// Steps `range` in blocks of `B` cells, calling `progress(end)` before each: full blocks of
+/// the plain kernel in place ([`step_rows`]), the compensated kernel's blocks and a partial
+/// last block through fixed-size buffers ([`step_copied`]). Each cell's arithmetic does not
+/// depend on the block it is in or on the path.
 #[allow(clippy::too_many_arguments)]
 fn run_blocks<const COMPENSATE: bool, const B: usize>(
     states: &mut [f32],
