@@ -11,10 +11,11 @@ use super::params::*;
 use super::real::Real;
 use super::*;
 
-/// 1/(1+eˣ), the logistic shape most TP06 gates are made of.
+/// 1/(1+e^(k·x)) for a compile-time constant `k`, the logistic shape most TP06 gates are made
+/// of ([`Real::exp_mul`]: in `f32`, e^(k·x) is taken as 2^((k·log₂e)·x)).
 #[inline(always)]
-fn logistic<F: Real>(x: F) -> F {
-    F::c(1.0) / (F::c(1.0) + x.exp())
+fn logistic_mul<F: Real>(x: F, k: f64) -> F {
+    F::c(1.0) / (F::c(1.0) + x.exp_mul(k))
 }
 
 /// Exponentials of V shared between gates.
@@ -24,7 +25,7 @@ fn logistic<F: Real>(x: F) -> F {
 /// f2), e^((V+a)/20) in three (Xr2, d). Each is evaluated as a constant e^(a/k) (folded at
 /// compile time) times one shared e^(±V/k), the negative one as a reciprocal: 4 exponentials and
 /// 3 divisions instead of 16 exponentials, about 10 % of the kernel. This only changes rounding
-/// (≈ 1e-16 relative in f64, a few ulp in f32). With `exp_f32`'s clamping every rate stays
+/// (≈ 1e-16 relative in f64, a few ulp in f32). With the exponentials' clamping every rate stays
 /// finite for |V| ≤ 400 mV (tested), far outside anything a stable simulation produces; beyond
 /// that products of shared exponentials can overflow to NaN, which then marks the cell as broken.
 #[derive(Debug, Clone, Copy)]
@@ -46,13 +47,13 @@ impl<F: Real> VExp<F> {
     #[inline(always)]
     pub(crate) fn new(v: F) -> Self {
         let one = F::c(1.0);
-        let p5 = (v * F::c(0.2)).exp();
-        let p10 = (v * F::c(0.1)).exp();
-        let p20 = (v * F::c(0.05)).exp();
+        let p5 = v.exp_mul(0.2);
+        let p10 = v.exp_mul(0.1);
+        let p20 = v.exp_mul(0.05);
         VExp {
             p5,
             n5: one / p5,
-            p7: (v * F::c(1.0 / 7.0)).exp(),
+            p7: v.exp_mul(1.0 / 7.0),
             p10,
             n10: one / p10,
             p20,
@@ -82,19 +83,17 @@ fn logistic_of<F: Real>(c: f64, e: F) -> F {
 /// branch is replaced by 1). At exactly 15 mV the CellML average equals the limit to ~1e-9
 /// relative; elsewhere inside its ±1 µV window the CellML's constant differs from the function
 /// by up to 4e-5 relative (measured against myokit), outside it they agree to rounding.
+///
+/// `ex` is eˣ, computed by the caller (which needs it too).
 #[inline(always)]
-pub(crate) fn bernoulli<F: Real>(x: F) -> F {
+pub(crate) fn bernoulli<F: Real>(x: F, ex: F) -> F {
     let small = x.abs() < F::c(F::BERNOULLI_SERIES_LIMIT);
     let x2 = x * x;
     let series = F::c(1.0) - F::c(0.5) * x
         + x2 * (F::c(1.0 / 12.0)
             + x2 * (F::c(-1.0 / 720.0)
                 + x2 * (F::c(1.0 / 30240.0) + x2 * F::c(-1.0 / 1_209_600.0))));
-    let denom = if small {
-        F::c(1.0)
-    } else {
-        x.exp() - F::c(1.0)
-    };
+    let denom = if small { F::c(1.0) } else { ex - F::c(1.0) };
     let quotient = x / denom;
     if small {
         series
@@ -179,10 +178,9 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     let i_na = p.g_na * y[M] * y[M] * y[M] * y[H] * y[J] * (v - rev.e_na);
 
     let vk = v - rev.e_k;
-    let alpha_k1 = F::c(0.1) * logistic(F::c(0.06) * (vk - F::c(200.0)));
-    let beta_k1 = (F::c(3.0) * (F::c(0.0002) * (vk + F::c(100.0))).exp()
-        + (F::c(0.1) * (vk - F::c(10.0))).exp())
-        * logistic(F::c(-0.5) * vk);
+    let alpha_k1 = F::c(0.1) * logistic_mul(vk - F::c(200.0), 0.06);
+    let beta_k1 = (F::c(3.0) * (vk + F::c(100.0)).exp_mul(0.0002) + (vk - F::c(10.0)).exp_mul(0.1))
+        * logistic_mul(vk, -0.5);
     let xk1_inf = alpha_k1 / (alpha_k1 + beta_k1);
     // sqrt(K_o/5.4) = 1 for the published K_o, but kept as in the CellML.
     let sqrt_ko = F::c((K_O / 5.4_f64).sqrt());
@@ -195,17 +193,18 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
     // I_CaL = g·d·f·f2·fCass·4F²/(RT)·(V−15)(¼Ca_ss·eˣ − Ca_o)/(eˣ−1), x = 2(V−15)F/(RT);
     // (V−15)/(eˣ−1) = (RT/2F)·B(x), so I_CaL = g·d·f·f2·fCass·2F·B(x)·(¼Ca_ss·eˣ − Ca_o).
     let x = F::c(2.0 * F_RT) * (v - F::c(15.0));
+    let ex = (v - F::c(15.0)).exp_mul(2.0 * F_RT);
     let i_cal = p.g_cal_2f
         * y[D]
         * y[FG]
         * y[F2]
         * y[FCASS]
-        * bernoulli(x)
-        * (F::c(0.25) * y[CA_SS] * x.exp() - F::c(CA_O));
+        * bernoulli(x, ex)
+        * (F::c(0.25) * y[CA_SS] * ex - F::c(CA_O));
 
     // e^(−u) is shared by I_NaCa (e^((γ−1)u) = e^(γu)·e^(−u)) and I_NaK.
-    let e_mu = (-u).exp();
-    let e_gu = (F::c(GAMMA_NACA) * u).exp();
+    let e_mu = u.exp_mul(-1.0);
+    let e_gu = u.exp_mul(GAMMA_NACA);
     let e_g1u = e_gu * e_mu;
     let na3 = y[NA_I] * y[NA_I] * y[NA_I];
     let i_naca = p.k_naca
@@ -214,11 +213,10 @@ pub(crate) fn currents<F: Real>(y: &[F; N_STATES], p: &CellParams<F>) -> Current
             * (one + F::c(K_SAT) * e_g1u));
 
     let i_nak = p.p_nak_ko * y[NA_I]
-        / ((y[NA_I] + F::c(K_MNA))
-            * (one + F::c(0.1245) * (F::c(-0.1) * u).exp() + F::c(0.0353) * e_mu));
+        / ((y[NA_I] + F::c(K_MNA)) * (one + F::c(0.1245) * u.exp_mul(-0.1) + F::c(0.0353) * e_mu));
 
     let i_pca = p.g_pca * y[CA_I] / (y[CA_I] + F::c(K_PCA));
-    let i_pk = p.g_pk * vk * logistic((F::c(25.0) - v) * F::c(1.0 / 5.98));
+    let i_pk = p.g_pk * vk * logistic_mul(F::c(25.0) - v, 1.0 / 5.98);
     let i_bna = p.g_bna * (v - rev.e_na);
     let i_bca = p.g_bca * (v - rev.e_ca);
 
@@ -280,9 +278,9 @@ pub(crate) fn m_gate<F: Real>(v: F, ve: &VExp<F>) -> (F, F) {
     let one = F::c(1.0);
     let a = ea::<F>(-12.0) * ve.n5; // e^((−60−V)/5)
     let b = ea::<F>(7.0) * ve.p5; // e^((V+35)/5)
-    let c = ((v - F::c(50.0)) * F::c(1.0 / 200.0)).exp();
+    let c = (v - F::c(50.0)).exp_mul(1.0 / 200.0);
     let inv_tau = (one + a) * (one + b) * (one + c) / (F::c(0.1) * (F::c(2.0) + b + c));
-    let l = logistic((F::c(-56.86) - v) * F::c(1.0 / 9.03));
+    let l = logistic_mul(F::c(-56.86) - v, 1.0 / 9.03);
     (l * l, inv_tau)
 }
 
@@ -310,18 +308,18 @@ pub(crate) fn derivatives<F: Real>(
     let xr1_inf = ve.p7 / (ve.p7 + ea::<F>(-26.0 / 7.0));
     // τ = 450/(1+a) · 6/(1+b): multiply by the reciprocal (1+a)(1+b)/2700, no division.
     let inv_tau_xr1 = (one + ea::<F>(-4.5) * ve.n10)
-        * (one + ((v + F::c(30.0)) * F::c(1.0 / 11.5)).exp())
+        * (one + (v + F::c(30.0)).exp_mul(1.0 / 11.5))
         * F::c(1.0 / 2700.0);
     d[XR1] = (xr1_inf - y[XR1]) * inv_tau_xr1;
 
-    let xr2_inf = logistic((v + F::c(88.0)) * F::c(1.0 / 24.0));
+    let xr2_inf = logistic_mul(v + F::c(88.0), 1.0 / 24.0);
     let inv_tau_xr2 =
         (one + ea::<F>(-3.0) * ve.n20) * (one + ea::<F>(-3.0) * ve.p20) * F::c(1.0 / 3.36);
     d[XR2] = (xr2_inf - y[XR2]) * inv_tau_xr2;
 
-    let xs_inf = logistic((F::c(-5.0) - v) * F::c(1.0 / 14.0));
-    let alpha_xs = F::c(1400.0) / (one + ((F::c(5.0) - v) * F::c(1.0 / 6.0)).exp()).sqrt();
-    let beta_xs = logistic((v - F::c(35.0)) * F::c(1.0 / 15.0));
+    let xs_inf = logistic_mul(F::c(-5.0) - v, 1.0 / 14.0);
+    let alpha_xs = F::c(1400.0) / (one + (F::c(5.0) - v).exp_mul(1.0 / 6.0)).sqrt();
+    let beta_xs = logistic_mul(v - F::c(35.0), 1.0 / 15.0);
     let tau_xs = alpha_xs * beta_xs + F::c(80.0);
     d[XS] = (xs_inf - y[XS]) / tau_xs;
 
@@ -330,12 +328,11 @@ pub(crate) fn derivatives<F: Real>(
 
     // h and j: piecewise in V < −40 mV; both sides are evaluated and selected.
     let low = v < F::c(-40.0);
-    let hj = logistic((v + F::c(71.55)) * F::c(1.0 / 7.43));
+    let hj = logistic_mul(v + F::c(71.55), 1.0 / 7.43);
     let hj_inf = hj * hj;
-    let alpha_h_lo = F::c(0.057) * (-(v + F::c(80.0)) * F::c(1.0 / 6.8)).exp();
-    let beta_h_lo =
-        F::c(2.7) * (F::c(0.079) * v).exp() + F::c(310_000.0) * (F::c(0.3485) * v).exp();
-    let beta_h_hi = F::c(0.77 / 0.13) * logistic((v + F::c(10.66)) * F::c(-1.0 / 11.1));
+    let alpha_h_lo = F::c(0.057) * (v + F::c(80.0)).exp_mul(-1.0 / 6.8);
+    let beta_h_lo = F::c(2.7) * v.exp_mul(0.079) + F::c(310_000.0) * v.exp_mul(0.3485);
+    let beta_h_hi = F::c(0.77 / 0.13) * logistic_mul(v + F::c(10.66), -1.0 / 11.1);
     let rate_h = if low {
         alpha_h_lo + beta_h_lo
     } else {
@@ -343,13 +340,11 @@ pub(crate) fn derivatives<F: Real>(
     };
     d[H] = (hj_inf - y[H]) * rate_h;
 
-    let alpha_j_lo = (F::c(-25428.0) * (F::c(0.2444) * v).exp()
-        - F::c(6.948e-6) * (F::c(-0.04391) * v).exp())
+    let alpha_j_lo = (F::c(-25428.0) * v.exp_mul(0.2444) - F::c(6.948e-6) * v.exp_mul(-0.04391))
         * (v + F::c(37.78))
-        * logistic(F::c(0.311) * (v + F::c(79.23)));
-    let beta_j_lo =
-        F::c(0.02424) * (F::c(-0.01052) * v).exp() * logistic(F::c(-0.1378) * (v + F::c(40.14)));
-    let beta_j_hi = F::c(0.6) * (F::c(0.057) * v).exp() * logistic_of(-3.2, ve.n10);
+        * logistic_mul(v + F::c(79.23), 0.311);
+    let beta_j_lo = F::c(0.02424) * v.exp_mul(-0.01052) * logistic_mul(v + F::c(40.14), -0.1378);
+    let beta_j_hi = F::c(0.6) * v.exp_mul(0.057) * logistic_of(-3.2, ve.n10);
     let rate_j = if low {
         alpha_j_lo + beta_j_lo
     } else {
@@ -357,8 +352,8 @@ pub(crate) fn derivatives<F: Real>(
     };
     d[J] = (hj_inf - y[J]) * rate_j;
 
-    let d_inf = logistic((F::c(-8.0) - v) * F::c(1.0 / 7.5));
-    let alpha_d = F::c(1.4) * logistic((F::c(-35.0) - v) * F::c(1.0 / 13.0)) + F::c(0.25);
+    let d_inf = logistic_mul(F::c(-8.0) - v, 1.0 / 7.5);
+    let alpha_d = F::c(1.4) * logistic_mul(F::c(-35.0) - v, 1.0 / 13.0) + F::c(0.25);
     let beta_d = F::c(1.4) * logistic_of(1.0, ve.p5);
     let gamma_d = logistic_of(2.5, ve.n20);
     d[D] = (d_inf - y[D]) / (alpha_d * beta_d + gamma_d);
@@ -367,14 +362,14 @@ pub(crate) fn derivatives<F: Real>(
     let l30 = logistic_of(3.0, ve.p10);
     let v27 = v + F::c(27.0);
     let f_inf = logistic_of(20.0 / 7.0, ve.p7);
-    let tau_f = F::c(1102.5) * (-(v27 * v27) * F::c(1.0 / 225.0)).exp()
+    let tau_f = F::c(1102.5) * (v27 * v27).exp_mul(-1.0 / 225.0)
         + F::c(200.0) * logistic_of(1.3, ve.n10)
         + F::c(180.0) * l30
         + F::c(20.0);
     d[FG] = (f_inf - y[FG]) / tau_f;
 
     let f2_inf = F::c(0.67) * logistic_of(5.0, ve.p7) + F::c(0.33);
-    let tau_f2 = F::c(562.0) * (-(v27 * v27) * F::c(1.0 / 240.0)).exp()
+    let tau_f2 = F::c(562.0) * (v27 * v27).exp_mul(-1.0 / 240.0)
         + F::c(31.0) * logistic_of(2.5, ve.n10)
         + F::c(80.0) * l30;
     d[F2] = (f2_inf - y[F2]) / tau_f2;
@@ -392,9 +387,9 @@ pub(crate) fn derivatives<F: Real>(
         + p.tau_s_e;
     d[S] = (s_inf - y[S]) / tau_s;
 
-    let r_inf = logistic((F::c(20.0) - v) * F::c(1.0 / 6.0));
+    let r_inf = logistic_mul(F::c(20.0) - v, 1.0 / 6.0);
     let v40 = v + F::c(40.0);
-    let tau_r = F::c(9.5) * (-(v40 * v40) * F::c(1.0 / 1800.0)).exp() + F::c(0.8);
+    let tau_r = F::c(9.5) * (v40 * v40).exp_mul(-1.0 / 1800.0) + F::c(0.8);
     d[R_GATE] = (r_inf - y[R_GATE]) / tau_r;
 
     // Concentrations. Buffering factors are the rapid-equilibrium approximations of the CellML.

@@ -37,6 +37,11 @@ fn exp_domain(x: f32) -> bool {
     (-87.0..=88.0).contains(&x)
 }
 
+/// [−125.5, 127]: the range the TP06 kernel's `exp2_f32` serves (its clamp, as `exp_domain`).
+fn exp2_domain(x: f32) -> bool {
+    (-125.5..=127.0).contains(&x)
+}
+
 /// Positive normal inputs, finite: the range of the TP06 kernel's `ln_f32`.
 fn ln_domain(x: f32) -> bool {
     x.is_normal() && x > 0.0
@@ -62,6 +67,13 @@ pub fn unary_functions() -> Vec<Unary> {
             reference: f64::exp,
             domain: Some(exp_domain),
             batch: Some(tp06::real::exp_f32_slice),
+        },
+        Unary {
+            name: "tp06-exp2",
+            f: tp06::real::exp2_f32,
+            reference: f64::exp2,
+            domain: Some(exp2_domain),
+            batch: Some(tp06::real::exp2_f32_slice),
         },
         Unary {
             name: "tp06-ln",
@@ -379,19 +391,21 @@ mod tests {
     }
 
     #[test]
-    fn the_tp06_exponential_is_measured_on_its_domain() {
-        let u = unary_functions()
-            .into_iter()
-            .find(|u| u.name == "tp06-exp")
-            .unwrap();
-        // [1, 2) and the large negatives beyond the domain.
-        let one = u64::from(1.0f32.to_bits());
-        let s = sweep_unary(&u, one..one + (1 << 23), false);
-        assert_eq!(s.outside_domain, 0);
-        assert!(s.max_ulp <= 2, "{s:?}");
-        let neg = u64::from((-100.0f32).to_bits());
-        let s = sweep_unary(&u, neg..neg + 1000, false);
-        assert_eq!(s.outside_domain, 1000);
-        assert_eq!(s.inputs, 0);
+    fn the_tp06_exponentials_are_measured_on_their_domains() {
+        for (name, beyond) in [("tp06-exp", -100.0f32), ("tp06-exp2", -130.0)] {
+            let u = unary_functions()
+                .into_iter()
+                .find(|u| u.name == name)
+                .unwrap();
+            // [1, 2) and large negatives beyond the domain.
+            let one = u64::from(1.0f32.to_bits());
+            let s = sweep_unary(&u, one..one + (1 << 23), false);
+            assert_eq!(s.outside_domain, 0, "{name}");
+            assert!(s.max_ulp <= 2, "{s:?}");
+            let neg = u64::from(beyond.to_bits());
+            let s = sweep_unary(&u, neg..neg + 1000, false);
+            assert_eq!(s.outside_domain, 1000, "{name}");
+            assert_eq!(s.inputs, 0, "{name}");
+        }
     }
 }

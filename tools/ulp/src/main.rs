@@ -10,11 +10,14 @@ use ulp::{sweep_division, sweep_unary, unary_functions, Sweep, ALL, BUCKETS};
 #[derive(Parser)]
 #[command(
     name = "ulp",
-    about = "Every f32 input of exp, expm1, ln, sqrt (std and the TP06 kernel's) and sampled divisions against f64, with and without subnormal flushing"
+    about = "Every f32 input of exp, expm1, ln, sqrt (std), the TP06 kernel's exp, exp2 and ln and sampled divisions against f64, with and without subnormal flushing"
 )]
 struct Args {
-    /// Functions: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div (comma-separated).
-    #[arg(long, default_value = "exp,expm1,ln,sqrt,tp06-exp,tp06-ln,div")]
+    /// Functions: exp, expm1, ln, sqrt, tp06-exp, tp06-exp2, tp06-ln, div (comma-separated).
+    #[arg(
+        long,
+        default_value = "exp,expm1,ln,sqrt,tp06-exp,tp06-exp2,tp06-ln,div"
+    )]
     functions: String,
     /// Modes: ieee, flush (comma-separated).
     #[arg(long, default_value = "ieee,flush")]
@@ -159,7 +162,7 @@ fn main() -> Result<()> {
                 } else {
                     let u = all.iter().find(|u| u.name == name).with_context(|| {
                         format!(
-                            "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-ln, div"
+                            "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-exp2, tp06-ln, div"
                         )
                     })?;
                     sweep_unary(u, ALL, flush)
