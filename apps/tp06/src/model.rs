@@ -461,8 +461,12 @@ fn step_impl<F: Real, const COMPENSATE: bool>(
             // rounding error of `sum` (no reassociation: Rust does not use fast-math).
             let inc = dt * d[k] + comp[j];
             let sum = old[k] + inc;
-            comp[j] = inc - (sum - old[k]);
+            comp[j] = (inc - (sum - old[k])).canonical_nan();
             y[k] = sum;
         }
+    }
+    // A cell that has left the model's range (NaN) has the same bits on every host.
+    for yk in y.iter_mut() {
+        *yk = yk.canonical_nan();
     }
 }

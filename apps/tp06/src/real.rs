@@ -44,6 +44,10 @@ pub trait Real:
     /// multiplications fewer than `exp` (see [`exp2_f32`]).
     fn exp_mul(self, k: f64) -> Self;
     fn ln(self) -> Self;
+    /// `self`, with any NaN replaced by the one quiet NaN: a NaN's sign and payload depend on
+    /// the architecture (x86-64 makes −NaN of an invalid operation, aarch64 +NaN) and on the
+    /// operand order the compiler chose, and the kernel promises the same bits everywhere.
+    fn canonical_nan(self) -> Self;
     fn sqrt(self) -> Self;
     fn abs(self) -> Self;
     fn to_f64(self) -> f64;
@@ -68,6 +72,14 @@ impl Real for f64 {
     #[inline(always)]
     fn ln(self) -> Self {
         f64::ln(self)
+    }
+    #[inline(always)]
+    fn canonical_nan(self) -> Self {
+        if self.is_nan() {
+            f64::NAN
+        } else {
+            self
+        }
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -103,6 +115,16 @@ impl Real for f32 {
     #[inline(always)]
     fn ln(self) -> Self {
         ln_f32(self)
+    }
+    #[inline(always)]
+    fn canonical_nan(self) -> Self {
+        // `poplar_core::fp::canonical_nan` on the integer units: the kernel keeps the
+        // floating-point comparator and multiplier busy.
+        if self.to_bits() & 0x7fff_ffff > 0x7f80_0000 {
+            f32::NAN
+        } else {
+            self
+        }
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -191,13 +213,18 @@ pub fn exp2_f32(t: f32) -> f32 {
 /// ln x in single precision for x > 0, branch-free and vectorisable.
 ///
 /// Splits x = m·2ᵉ with m ∈ [√½, √2), then ln m = 2·atanh(s), s = (m−1)/(m+1), |s| ≤ 0.172,
-/// summed to s⁹ (truncation 2s¹¹/11 ≈ 7e-10). Non-positive and subnormal inputs are clamped to
-/// the smallest normal float (ln ≈ −87.3) instead of producing NaN/−∞: concentrations in the
-/// model are positive, and a finite value keeps a corrupted cell from spreading NaN.
+/// summed to s⁹ (truncation 2s¹¹/11 ≈ 7e-10). Non-positive and subnormal inputs, and NaN, are
+/// clamped to the smallest normal float (ln ≈ −87.3) instead of producing NaN/−∞:
+/// concentrations in the model are positive, and a finite value keeps a corrupted cell from
+/// spreading NaN. The clamp compares the bits as an integer: with `f32::max`, or a float
+/// comparison and a select, a signalling NaN gave the smallest normal float on x86-64 and a
+/// quiet NaN inside on aarch64 (`fmaxnm`; measured under qemu), so ln returned ±88–89 there.
 #[inline(always)]
 pub fn ln_f32(x: f32) -> f32 {
     const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
-    let x = x.max(f32::MIN_POSITIVE);
+    // Positive normal or +inf: bits in [0x0080_0000, 0x7f80_0000], one unsigned comparison.
+    let normal = x.to_bits().wrapping_sub(0x0080_0000) <= 0x7f00_0000;
+    let x = if normal { x } else { f32::MIN_POSITIVE };
     // Shift the bits so that mantissas ≥ √½ fall into exponent e, smaller ones into e−1.
     let ix = x.to_bits().wrapping_add(0x3f80_0000 - SQRT_HALF_BITS);
     // Exponent field ≤ 255 and mantissa < 2²³: no operation below can wrap; wrapping forms

@@ -563,3 +563,106 @@ fn the_batch_kernel_gives_the_same_bits_at_every_level() {
         }
     }
 }
+
+/// FNV-1a (64 bits) of the values' bits: a fingerprint that is the same on every host.
+fn fingerprint(values: impl IntoIterator<Item = f32>) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for v in values {
+        for byte in v.to_bits().to_le_bytes() {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The kernel maths and both batch kernels on the inputs of the level tests above, as one
+/// fingerprint each (`name hash`, one per line), at the process's active level.
+fn kernel_fingerprints() -> String {
+    let xs = edge_and_random_inputs();
+    let mut out = String::new();
+    for flush in [false, true] {
+        let _fp = poplar_core::fp::FlushGuard::new(flush);
+        type SliceFn = fn(&[f32], &mut [f32]);
+        let slices: [(&str, SliceFn); 3] = [
+            ("exp_f32", real::exp_f32_slice),
+            ("exp2_f32", real::exp2_f32_slice),
+            ("ln_f32", real::ln_f32_slice),
+        ];
+        for (name, f) in slices {
+            let mut y = vec![0.0f32; xs.len()];
+            f(&xs, &mut y);
+            out += &format!("{name}/flush={flush} {:016x}\n", fingerprint(y));
+        }
+    }
+    let mut cells: Vec<([f64; N_STATES], CellType)> = Vec::new();
+    for ct in TYPES {
+        cells.extend(beat_states(ct).into_iter().map(|y| (y, ct)));
+    }
+    let n = cells.len();
+    let mut s0 = vec![0.0f32; N_STATES * n];
+    for (i, (y, _)) in cells.iter().enumerate() {
+        for k in 0..N_STATES {
+            s0[k * n + i] = y[k] as f32;
+        }
+    }
+    let types: Vec<u8> = cells.iter().map(|(_, ct)| *ct as u8).collect();
+    let stim: Vec<f32> = (0..n)
+        .map(|i| if i % 5 == 0 { -52.0 } else { 0.0 })
+        .collect();
+    for compensated in [false, true] {
+        let mut s = s0.clone();
+        let mut r = vec![0.0f32; N_COMPENSATED * n];
+        for _ in 0..200 {
+            if compensated {
+                step_batch_compensated(&mut s, &mut r, n, &types, &stim, 1.0, 0.02);
+            } else {
+                step_batch(&mut s, n, &types, &stim, 1.0, 0.02);
+            }
+        }
+        let name = if compensated {
+            "step_batch_compensated"
+        } else {
+            "step_batch"
+        };
+        out += &format!("{name} {:016x}\n", fingerprint(s.into_iter().chain(r)));
+    }
+    out
+}
+
+/// The same bits on every host architecture: the fingerprints of [`kernel_fingerprints`] at
+/// the active level equal those in `tests/golden/kernel_bits.txt`, made on x86-64. CI runs
+/// this at every x86-64 level and on aarch64 (NEON, under qemu). After an intended change of
+/// the kernel's results: `UPDATE_GOLDEN=1 cargo test -p tp06 --lib kernel_bits`, then review.
+#[test]
+fn kernel_bits_match_the_golden_file() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/kernel_bits.txt");
+    let got = {
+        let _turn = LEVELS.lock().unwrap_or_else(|e| e.into_inner());
+        kernel_fingerprints()
+    };
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{} cannot be read ({e}); create it with UPDATE_GOLDEN=1 cargo test -p tp06 --lib kernel_bits",
+            path.display()
+        )
+    });
+    let differ: Vec<&str> = got
+        .lines()
+        .zip(want.lines())
+        .filter(|(g, w)| g != w)
+        .map(|(g, _)| g.split(' ').next().unwrap_or(g))
+        .collect();
+    assert!(
+        differ.is_empty() && got.lines().count() == want.lines().count(),
+        "at {} on {}: {differ:?} differ from {} (if the change is intended: UPDATE_GOLDEN=1 \
+         cargo test -p tp06 --lib kernel_bits, then review the diff)",
+        poplar_core::isa::active(),
+        std::env::consts::ARCH,
+        path.display()
+    );
+}
