@@ -161,9 +161,8 @@ fn main() -> Result<()> {
                     sweep_division(args.div_samples, args.seed, flush, ulp::f32_div)
                 } else {
                     let u = all.iter().find(|u| u.name == name).with_context(|| {
-                        format!(
-                            "unknown function `{name}`: exp, expm1, ln, sqrt, tp06-exp, tp06-exp2, tp06-ln, div"
-                        )
+                        let known: Vec<&str> = all.iter().map(|u| u.name).collect();
+                        format!("unknown function `{name}`: {}, div", known.join(", "))
                     })?;
                     sweep_unary(u, ALL, flush)
                 };
