@@ -560,32 +560,7 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
             // (`bench tp06 -- --myokit`, three alternating processes, medians 64.9 → 74.6 M
             // cell-steps per CPU-second). Earlier, inline vector copies instead of `memcpy`
             // had gained 5–8 % on 10^5-cell chunks and nothing on 214-cell tiles.
-            let [y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18] =
-                state_rows::<B>(states, n, start);
-            step_rows::<B>(
-                y0,
-                y1,
-                y2,
-                y3,
-                y4,
-                y5,
-                y6,
-                y7,
-                y8,
-                y9,
-                y10,
-                y11,
-                y12,
-                y13,
-                y14,
-                y15,
-                y16,
-                y17,
-                y18,
-                &pa,
-                &stim_lanes,
-                dt,
-            );
+            step_rows_of::<B>(state_rows::<B>(states, n, start), &pa, &stim_lanes, dt);
         } else {
             // The compensated kernel's blocks and the partial last block: through a buffer.
             step_copied::<COMPENSATE, B>(
@@ -605,9 +580,10 @@ fn run_blocks<const COMPENSATE: bool, const B: usize>(
 }
 
 /// One block through the buffers `buf` and `res`: cells `cells` of every state (and residual)
-/// row, `n` cells a row, copied in, stepped with [`step_block`] and copied back. A partial
-/// block is padded with a valid resting cell so that padded lanes compute harmless numbers (no
-/// NaN, no subnormals); their results are discarded.
+/// row, `n` cells a row, copied in, stepped ([`step_rows_of`] on the buffer's rows, or
+/// [`step_block_compensated`]) and copied back. A partial block is padded with a valid
+/// resting cell so that padded lanes compute harmless numbers (no NaN, no subnormals); their
+/// results are discarded.
 #[allow(clippy::too_many_arguments)]
 fn step_copied<const COMPENSATE: bool, const B: usize>(
     states: &mut [f32],
@@ -632,7 +608,11 @@ fn step_copied<const COMPENSATE: bool, const B: usize>(
             row[len..].fill(0.0);
         }
     }
-    step_block::<COMPENSATE, B>(buf, res, pa, stim, dt);
+    if COMPENSATE {
+        step_block_compensated::<B>(buf, res, pa, stim, dt);
+    } else {
+        step_rows_of::<B>(buf.each_mut(), pa, stim, dt);
+    }
     for (k, row) in buf.iter().enumerate() {
         states[k * n + start..][..len].copy_from_slice(&row[..len]);
     }
@@ -680,11 +660,30 @@ fn prefetch_rows(states: &[f32], n: usize, start: usize, len: usize) {
     }
 }
 
+/// [`step_rows`] on the 19 rows of a block: the state rows of a batch in place
+/// ([`state_rows`]), or a block buffer's.
+#[inline]
+fn step_rows_of<const B: usize>(
+    rows: [&mut [f32; B]; N_STATES],
+    pa: &[[f32; B]; params::N_PARAMS],
+    stim: &[f32; B],
+    dt: f32,
+) {
+    let [y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18] =
+        rows;
+    step_rows::<B>(
+        y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18, pa,
+        stim, dt,
+    );
+}
+
 poplar_core::isa_dispatch! {
-/// [`step_block`] for a full block of the plain kernel, in place: each state row's block is
-/// its own `&mut` parameter, which tells the compiler that the 19 rows do not overlap
-/// (references inside an array argument carry no such promise to it), so the lane loop
-/// vectorises without overlap checks.
+/// One block of the plain kernel, compiled for every instruction-set level
+/// ([`poplar_core::isa`]; the same bits on each: the model is plain IEEE arithmetic, with its
+/// own `exp`/`ln`, no libm and no fused multiply-add). Each state row's block is its own
+/// `&mut` parameter, which tells the compiler that the 19 rows do not overlap (references
+/// inside an array argument carry no such promise to it), so the lane loop vectorises without
+/// overlap checks.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn step_rows<const B: usize>(
@@ -726,11 +725,10 @@ fn step_rows<const B: usize>(
 }
 
 poplar_core::isa_dispatch! {
-/// The vectorised part of [`step_batch`]: one fixed-size block of cells, compiled for every
-/// instruction-set level ([`poplar_core::isa`]; the same bits on each: the model is plain
-/// IEEE arithmetic, with its own `exp`/`ln`, no libm and no fused multiply-add).
+/// One block of the compensated kernel ([`step_batch_compensated`]) in block buffers, at
+/// every instruction-set level as [`step_rows`].
 #[inline(never)]
-fn step_block<const COMPENSATE: bool, const B: usize>(
+fn step_block_compensated<const B: usize>(
     buf: &mut [[f32; B]; N_STATES],
     res: &mut [[f32; B]; N_COMPENSATED],
     pa: &[[f32; B]; params::N_PARAMS],
@@ -738,22 +736,15 @@ fn step_block<const COMPENSATE: bool, const B: usize>(
     dt: f32,
 ) {
     for i in 0..B {
-        let mut y = [0.0f32; N_STATES];
-        for k in 0..N_STATES {
-            y[k] = buf[k][i];
-        }
+        let mut y: [f32; N_STATES] = std::array::from_fn(|k| buf[k][i]);
         let p = CellParams::<f32>::from_lane(pa, i);
-        if COMPENSATE {
-            let mut comp = [res[0][i], res[1][i], res[2][i]];
-            model::step_compensated(&mut y, &p, stim[i], dt, &mut comp);
-            res[0][i] = comp[0];
-            res[1][i] = comp[1];
-            res[2][i] = comp[2];
-        } else {
-            model::step(&mut y, &p, stim[i], dt);
+        let mut comp = [res[0][i], res[1][i], res[2][i]];
+        model::step_compensated(&mut y, &p, stim[i], dt, &mut comp);
+        for (row, c) in res.iter_mut().zip(comp) {
+            row[i] = c;
         }
-        for k in 0..N_STATES {
-            buf[k][i] = y[k];
+        for (row, v) in buf.iter_mut().zip(y) {
+            row[i] = v;
         }
     }
 }
