@@ -118,13 +118,7 @@ impl Real for f32 {
     }
     #[inline(always)]
     fn canonical_nan(self) -> Self {
-        // `poplar_core::fp::canonical_nan` on the integer units: the kernel keeps the
-        // floating-point comparator and multiplier busy.
-        if self.to_bits() & 0x7fff_ffff > 0x7f80_0000 {
-            f32::NAN
-        } else {
-            self
-        }
+        poplar_core::fp::canonical_nan(self)
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
