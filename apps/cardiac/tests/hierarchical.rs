@@ -84,6 +84,36 @@ fn hierarchical_parts_are_non_empty_balanced_and_deterministic() {
 }
 
 #[test]
+fn no_tile_holds_more_than_its_workers_even_share() {
+    // A tile's ODE step lasts as long as its busiest worker's share, ceil(cells / 6) on a
+    // GC200; METIS' 3 % tolerance lets some tiles exceed the even split's share, the
+    // hierarchical tile level caps them (cardiac::partition::cap_part_sizes).
+    let mesh = TetMesh::slab(20.0, 7.0, 3.0, 0.5);
+    let adjacency = mesh.face_neighbours();
+    let (tpc, k) = (16, 40);
+    let workers = Target::gc200().workers_per_tile as usize;
+    let share = |cells: usize, tiles: usize| cells.div_ceil(tiles).div_ceil(workers);
+    let parts = partition_hierarchical(&adjacency, tpc, k).unwrap();
+    let s = sizes(&parts, k);
+    for chip in 0..k.div_ceil(tpc) {
+        let tiles = &s[chip * tpc..((chip + 1) * tpc).min(k)];
+        let even = share(tiles.iter().sum(), tiles.len());
+        let worst = tiles.iter().map(|&c| c.div_ceil(workers)).max().unwrap();
+        assert!(
+            worst <= even,
+            "chip {chip}: {worst} cells a worker, even split {even}: {tiles:?}"
+        );
+    }
+    // The flat cut of the same slab (METIS alone) has tiles over it: the cap is what holds.
+    let flat = sizes(&partition_cells(&adjacency, k).unwrap(), k);
+    let even = share(adjacency.len(), k);
+    assert!(
+        flat.iter().any(|&c| c.div_ceil(workers) > even),
+        "flat cut within the even share: {flat:?}"
+    );
+}
+
+#[test]
 fn hierarchical_parts_are_the_same_on_any_thread_count() {
     // The chips' tile levels run at once on rayon's threads; METIS' random numbers are per
     // thread (third_party/metis-sys), so concurrent calls must not change each other's draws.

@@ -33,9 +33,9 @@ pub enum Partitioning {
     /// the edges cut), each chip's share of the cells in proportion to its tiles within 0.1 %;
     /// the chip parts placed on the chips so that the slowest chip's busiest link time plus
     /// its farthest hop's latency is least ([`ChipLinks::cost`]); then METIS k-way over each
-    /// chip's cells into its tiles (minimum edge cut, 3 %, one initial partitioning), the
-    /// chips on rayon's threads with the same result on any thread count. Tile `t` is on chip
-    /// `t / tiles_per_chip`.
+    /// chip's cells into its tiles (minimum edge cut, 3 %, one initial partitioning), no tile
+    /// over the workers' even share ([`cap_part_sizes`]), the chips on rayon's threads with
+    /// the same result on any thread count. Tile `t` is on chip `t / tiles_per_chip`.
     ///
     /// Measured on the heart04-size mesh at 4 and 16 chips (docs/cardiac.md): the volume
     /// objective sends 1–5 % fewer bytes between chips than the edge cut, and the placement
@@ -43,7 +43,9 @@ pub enum Partitioning {
     /// waits for its busiest link and the latency of its farthest hop). Rejected: the chip level
     /// with METIS' default 3 % (tiles then exceed a whole TP06 block, +4.5 % ODE time at 16
     /// chips); chips as rungs of the ladder (slices along the heart's long axis: at most 2
-    /// hops, but 1.7 times the inter-chip bytes); a greedy pass evening the tiles' halos.
+    /// hops, but 1.7 times the inter-chip bytes; a snake of slices along the ladder: 1 hop,
+    /// but 1.8 and 3.3 times the bytes at 4 and 16 chips and a slower exchange); a greedy pass
+    /// evening the tiles' halos.
     ///
     /// Why METIS per level: it is already linked (Scotch's `tleaf` target and KaHIP's process
     /// mapping would need new system libraries), and both levels are ordinary k-way problems:
@@ -76,9 +78,10 @@ impl Partitioning {
 
 /// Cuts the cells into `k` tile parts in two levels ([`Partitioning::Hierarchical`]): part `p`
 /// lies on chip `p / tiles_per_chip`, the chips filled in order (the last one may have fewer
-/// of the `k` tiles), chips joined as GC200 chips in a ladder ([`ChipLinks::of`]). Each chip's
-/// parts are then rounded to multiples of `multiple` within the chip ([`round_part_sizes`];
-/// 1: none), so no cell changes chip.
+/// of the `k` tiles), chips joined as GC200 chips in a ladder ([`ChipLinks::of`]), six workers
+/// a tile. Each chip's parts are then capped at the workers' even share ([`cap_part_sizes`])
+/// and rounded to multiples of `multiple` within the chip ([`round_part_sizes_within`]; 1:
+/// none), so no cell changes chip.
 ///
 /// Parts may come back empty (a chip with fewer cells than tiles, or METIS asked for too many
 /// parts); [`partition_hierarchical`] refuses that.
@@ -89,18 +92,35 @@ pub fn hierarchical_parts(
     multiple: usize,
 ) -> Result<Vec<u32>, PartitionError> {
     let chips = k.div_ceil(tiles_per_chip.max(1)).max(1);
-    let links = ChipLinks::of(&poplar::Target::gc200_multi(chips as u32));
-    hierarchical_parts_on(adjacency, &links, tiles_per_chip, k, multiple)
+    let target = poplar::Target::gc200_multi(chips as u32);
+    let links = ChipLinks::of(&target);
+    let tiles = TileShape {
+        per_chip: tiles_per_chip,
+        workers: target.workers_per_tile as usize,
+        multiple,
+    };
+    hierarchical_parts_on(adjacency, &links, tiles, k)
 }
 
-/// [`hierarchical_parts`] for chips joined by `links` (one entry per chip the `k` tiles fill).
+/// What the tile level needs to know of the tiles: how many a chip has, the worker contexts
+/// that share a tile's cells (the slowest worker's share sets the tile's ODE time), and the
+/// multiple its cell count is rounded to (1: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileShape {
+    pub per_chip: usize,
+    pub workers: usize,
+    pub multiple: usize,
+}
+
+/// [`hierarchical_parts`] for chips joined by `links` (one entry per chip the `k` tiles fill)
+/// with tiles of `shape`.
 pub fn hierarchical_parts_on(
     adjacency: &[[u32; 4]],
     links: &ChipLinks,
-    tiles_per_chip: usize,
+    shape: TileShape,
     k: usize,
-    multiple: usize,
 ) -> Result<Vec<u32>, PartitionError> {
+    let tiles_per_chip = shape.per_chip;
     let n = adjacency.len();
     if k == 0 || tiles_per_chip == 0 {
         return Err(PartitionError::ZeroParts);
@@ -134,7 +154,7 @@ pub fn hierarchical_parts_on(
         .enumerate()
         .map(|(c, cells)| {
             let sub = chip_adjacency(adjacency, &chip, &local, c as u32, cells);
-            tile_level(&sub, tiles[c], multiple)
+            tile_level(&sub, tiles[c], shape)
         })
         .collect::<Result<_, _>>()?;
     tracing::debug!(
@@ -424,10 +444,23 @@ fn chip_adjacency(
         .collect()
 }
 
-/// One chip's cells across its `tiles` tiles: METIS k-way (3 %, one initial partitioning), then
-/// rounded within the chip.
+/// One chip's cells across its `tiles` tiles: METIS k-way (minimum edge cut, 3 %, one initial
+/// partitioning), the tiles then capped at the mean rounded up to a multiple of the workers
+/// ([`cap_part_sizes`]) and rounded to `shape.multiple` within the chip under the same cap.
 /// At most one tile per cell: with fewer cells than tiles the rest stay empty.
-fn tile_level(sub: &[[u32; 4]], tiles: usize, multiple: usize) -> Result<Vec<u32>, PartitionError> {
+///
+/// Why the cap: a tile's ODE step takes as long as its busiest worker's share of its cells,
+/// `ceil(cells / workers)`; METIS' 3 % lets a tile exceed the even split's share, and then the
+/// whole step waits for it. Capped at `workers · ceil(mean / workers)` no tile's share exceeds
+/// the even split's: on the heart04-size mesh at 4 chips the slowest ODE tile went from
+/// 748,353 to 739,863 cycles and the modelled time per simulated ms down 1.1 %
+/// (docs/cardiac.md). METIS' volume objective at this level was tried with the cap and not
+/// kept: within 0.4 % of the edge cut's modelled time either way, and a slower partition.
+fn tile_level(
+    sub: &[[u32; 4]],
+    tiles: usize,
+    shape: TileShape,
+) -> Result<Vec<u32>, PartitionError> {
     let k = tiles.min(sub.len());
     if k <= 1 {
         return Ok(vec![0; sub.len()]);
@@ -441,7 +474,9 @@ fn tile_level(sub: &[[u32; 4]], tiles: usize, multiple: usize) -> Result<Vec<u32
         ..Weights::default()
     };
     let parts = metis_kway(&Csr::new(sub)?, &w, k)?;
-    Ok(round_part_sizes(sub, parts, k, multiple))
+    let cap = sub.len().div_ceil(k).next_multiple_of(shape.workers.max(1));
+    let parts = cap_part_sizes(sub, parts, k, cap);
+    Ok(round_part_sizes_within(sub, parts, k, shape.multiple, cap))
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>,
 /// or finds too few candidate cells is skipped (that part keeps its remainder).
 pub fn round_part_sizes(
     adjacency: &[[u32; 4]],
-    mut parts: Vec<u32>,
+    parts: Vec<u32>,
     k: usize,
     multiple: usize,
 ) -> Vec<u32> {
@@ -183,6 +183,20 @@ pub fn round_part_sizes(
         .max()
         .unwrap_or(0)
         .max(parts.len() * 103 / (100 * k));
+    round_part_sizes_within(adjacency, parts, k, multiple, cap)
+}
+
+/// [`round_part_sizes`] with no part growing beyond `cap` cells.
+pub fn round_part_sizes_within(
+    adjacency: &[[u32; 4]],
+    mut parts: Vec<u32>,
+    k: usize,
+    multiple: usize,
+    cap: usize,
+) -> Vec<u32> {
+    if multiple <= 1 || k <= 1 {
+        return parts;
+    }
     // A second and third pass settle most remainders the first could not move (a part
     // touching its tree parent along too few cells); each pass rebuilds the tree.
     for _ in 0..3 {

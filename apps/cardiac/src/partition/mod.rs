@@ -45,6 +45,7 @@
 //! unused halo values under (chip-)mixed-clean are mixed-block cells, under runs the bridged
 //! gaps. Ranged vs mixed-clean, and ranged vs runs (laid out differently), depend on the mesh.
 
+mod balance;
 mod hier;
 mod kway;
 mod layout;
@@ -52,6 +53,7 @@ mod local;
 mod plan;
 mod stats;
 
+pub use balance::*;
 pub use hier::*;
 pub use kway::*;
 use layout::*;

@@ -28,7 +28,7 @@ use super::{Results, Setup};
 use crate::matrix::ELL_WIDTH;
 use crate::partition::{
     hierarchical_parts_on, kway_parts, localize, plan, round_part_sizes, ChipLinks, PartitionPlan,
-    Partitioning, PlanOptions, Strategy,
+    Partitioning, PlanOptions, Strategy, TileShape,
 };
 use crate::tp06;
 
@@ -471,9 +471,12 @@ pub fn cut(
         Partitioning::Hierarchical => hierarchical_parts_on(
             &setup.adjacency,
             &ChipLinks::of(&cfg.target),
-            cfg.target.tiles_per_ipu as usize,
+            TileShape {
+                per_chip: cfg.target.tiles_per_ipu as usize,
+                workers: cfg.target.workers_per_tile as usize,
+                multiple,
+            },
             k,
-            multiple,
         )?,
     };
     let (parts, tile_of) = drop_empty_parts(parts, k);
