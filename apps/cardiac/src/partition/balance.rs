@@ -115,6 +115,15 @@ mod tests {
         adj
     }
 
+    /// Vertical strips of an `nx × ny` grid, `widths` columns each, numbered left to right.
+    fn strips(nx: usize, ny: usize, widths: &[usize]) -> Vec<u32> {
+        let column: Vec<u32> = (0..widths.len() as u32)
+            .flat_map(|p| std::iter::repeat_n(p, widths[p as usize]))
+            .collect();
+        assert_eq!(column.len(), nx);
+        (0..nx * ny).map(|c| column[c % nx]).collect()
+    }
+
     fn sizes(parts: &[u32], k: usize) -> Vec<usize> {
         let mut s = vec![0; k];
         for &p in parts {
@@ -148,18 +157,7 @@ mod tests {
     fn an_oversized_strip_gives_its_excess_to_its_neighbours() {
         // 4 vertical strips of a 20 × 10 grid: 70, 50, 40, 40 cells; the cap is the mean.
         let adj = grid(20, 10);
-        let widths = [7, 5, 4, 4];
-        let mut parts = vec![0u32; 200];
-        for y in 0..10 {
-            let mut x = 0;
-            for (p, &w) in widths.iter().enumerate() {
-                for _ in 0..w {
-                    parts[y * 20 + x] = p as u32;
-                    x += 1;
-                }
-            }
-        }
-        let capped = cap_part_sizes(&adj, parts.clone(), 4, 50);
+        let capped = cap_part_sizes(&adj, strips(20, 10, &[7, 5, 4, 4]), 4, 50);
         assert_eq!(sizes(&capped, 4), [50, 50, 50, 50]);
         // The excess passed through part 1 (at the cap) to parts 2 and 3, and every part is
         // still one piece.
@@ -170,18 +168,7 @@ mod tests {
     fn excess_diffuses_through_full_parts_to_the_far_one_with_room() {
         // Strips of 60, 50, 50, 40: part 0 only touches part 1, which is at the cap.
         let adj = grid(20, 10);
-        let widths = [6, 5, 5, 4];
-        let mut parts = vec![0u32; 200];
-        for y in 0..10 {
-            let mut x = 0;
-            for (p, &w) in widths.iter().enumerate() {
-                for _ in 0..w {
-                    parts[y * 20 + x] = p as u32;
-                    x += 1;
-                }
-            }
-        }
-        let capped = cap_part_sizes(&adj, parts, 4, 50);
+        let capped = cap_part_sizes(&adj, strips(20, 10, &[6, 5, 5, 4]), 4, 50);
         assert_eq!(sizes(&capped, 4), [50, 50, 50, 50]);
     }
 
