@@ -1,6 +1,6 @@
 //! Capping part sizes: boundary cells move out of parts larger than a cap into adjacent parts,
-//! so that a cut made for communication volume (which METIS balances only within 3 %) gives
-//! tiles no larger than an evenly balanced cut's.
+//! so that a METIS cut (balanced only within 3 %) gives no tile more cells per worker than an
+//! even split would.
 
 /// Passes over the cells before giving up on parts that stay over the cap.
 const MAX_PASSES: usize = 64;

@@ -94,12 +94,12 @@ pub fn hierarchical_parts(
     let chips = k.div_ceil(tiles_per_chip.max(1)).max(1);
     let target = poplar::Target::gc200_multi(chips as u32);
     let links = ChipLinks::of(&target);
-    let tiles = TileShape {
+    let shape = TileShape {
         per_chip: tiles_per_chip,
         workers: target.workers_per_tile as usize,
         multiple,
     };
-    hierarchical_parts_on(adjacency, &links, tiles, k)
+    hierarchical_parts_on(adjacency, &links, shape, k)
 }
 
 /// What the tile level needs to know of the tiles: how many a chip has, the worker contexts
