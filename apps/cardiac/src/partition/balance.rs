@@ -6,7 +6,7 @@
 const MAX_PASSES: usize = 64;
 
 /// Moves boundary cells of the parts with more than `cap` cells into adjacent parts, until no
-/// part exceeds `cap` or [`MAX_PASSES`] passes are done; returns the parts.
+/// part exceeds `cap` or 64 passes are done; returns the parts.
 ///
 /// A pass visits the cells in index order; a cell of a part over the cap moves to the
 /// smallest adjacent part (ties: the lowest part) that is below the cap, preferring, in the
