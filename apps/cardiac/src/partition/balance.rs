@@ -30,13 +30,14 @@ pub fn cap_part_sizes(
         if size.iter().all(|&s| s <= cap) {
             break;
         }
-        // Smooth moves first; then any boundary cell; then moves into full parts.
-        let min_faces = if pass < 2 { 2 } else { 1 };
-        let mut moved = move_pass(adjacency, &mut parts, &mut size, cap, min_faces, false);
-        if moved == 0 && pass >= 2 {
-            moved = move_pass(adjacency, &mut parts, &mut size, cap, 1, true);
-        }
-        if moved == 0 && pass >= 2 {
+        // Two passes of smooth moves (two faces on the new part); then any boundary cell,
+        // and when none can move, moves into full parts; when none of those either, stop.
+        let smooth = pass < 2;
+        let min_faces = if smooth { 2 } else { 1 };
+        if move_pass(adjacency, &mut parts, &mut size, cap, min_faces, false) == 0
+            && !smooth
+            && move_pass(adjacency, &mut parts, &mut size, cap, 1, true) == 0
+        {
             break;
         }
     }
