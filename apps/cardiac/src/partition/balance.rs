@@ -10,10 +10,10 @@ const MAX_PASSES: usize = 64;
 ///
 /// A pass visits the cells in index order; a cell of a part over the cap moves to the
 /// smallest adjacent part (ties: the lowest part) that is below the cap, preferring, in the
-/// first passes, cells with at least two faces on that part (so borders stay smooth). A part
-/// over the cap with no neighbour below it passes a cell to its smallest neighbour even at the
-/// cap, which then passes one on: the excess diffuses towards parts with room. A part never
-/// empties. Deterministic: the same parts for the same input.
+/// first two passes, cells with at least two faces on that part (so borders stay smooth).
+/// When a pass can move no cell into a part below the cap, cells of parts over it may move
+/// into neighbours at the cap, which then pass cells on: the excess diffuses towards parts
+/// with room. A part never empties. Deterministic: the same parts for the same input.
 ///
 /// `cap · k` must be at least the cell count for the parts to fit; with less, parts stay over.
 pub fn cap_part_sizes(
@@ -44,8 +44,8 @@ pub fn cap_part_sizes(
     parts
 }
 
-/// One pass of [`cap_part_sizes`]; returns the cells moved. With `into_full`, a cell may move
-/// into a part at the cap (not over it) when its own part has no neighbour below the cap.
+/// One pass of [`cap_part_sizes`]; returns the cells moved. With `into_full`, a cell may also
+/// move into a part at the cap (never over it); the smallest neighbour is still preferred.
 fn move_pass(
     adjacency: &[[u32; 4]],
     parts: &mut [u32],
