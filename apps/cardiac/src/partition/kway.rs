@@ -104,11 +104,16 @@ pub(super) struct Weights {
     /// Initial partitionings METIS tries (`METIS_OPTION_NIPARTS`; none: its default, 4 when
     /// the graph is too small to coarsen for `k` parts, else 5).
     pub(super) initial_cuts: Option<usize>,
+    /// Also minimise the most parts any part borders (`METIS_OPTION_MINCONN`): fewer
+    /// neighbours for the tiles with the most, so fewer messages at the busiest ports.
+    pub(super) min_connectivity: bool,
 }
 
 /// `METIS_OPTION_NIPARTS`'s index in METIS 5.1's options array (the `metis` crate has no type
 /// for it).
 const OPTION_NIPARTS: usize = 6;
+/// `METIS_OPTION_MINCONN`'s index in METIS 5.1's options array (no type for it either).
+const OPTION_MINCONN: usize = 11;
 
 /// METIS k-way on `graph` into `k ≥ 2` parts: minimum edge cut (or communication volume,
 /// [`Weights::volume`]), 3 % tolerance unless `ubvec` says otherwise, seed 1. Parts
@@ -127,6 +132,9 @@ pub(super) fn metis_kway(graph: &Csr, w: &Weights, k: usize) -> Result<Vec<u32>,
     options[Seed::INDEX] = Seed(1).value();
     if w.volume {
         options[ObjType::INDEX] = ObjType::Vol.value();
+    }
+    if w.min_connectivity {
+        options[OPTION_MINCONN] = 1;
     }
     if let Some(n) = w.initial_cuts {
         options[OPTION_NIPARTS] =
