@@ -2,7 +2,8 @@
 //! with each other and with a partition computed here (Table 1's medians and maxima from the
 //! library's `PartitionStats` of the same build), the phases are positive and ordered
 //! (min ≤ mean ≤ max), the exchange's effectiveness is a fraction, no bytes cross chips on one
-//! chip and some on two, the modelled time per simulated ms is positive, the JSON and the plot
+//! chip and some on two, the slowest exchange tile's parts add up to the exchange's maximum,
+//! the modelled time per simulated ms is positive, the JSON and the plot
 //! are written, and an existing output is refused without `--force`.
 
 mod support;
@@ -67,6 +68,26 @@ fn study_writes_consistent_tables_and_refuses_to_overwrite() {
     assert!(rows.iter().all(|r| 0.0 < eff(r) && eff(r) <= 1.0));
     assert_eq!(bytes(&rows[0]), 0, "one chip sends nothing between chips");
     assert!(bytes(&rows[1]) > 0, "two chips exchange halo cells");
+    // The slowest exchange tile is the exchange's maximum, its parts add up to its cycles, and
+    // only a tile of two chips waits for links or hops.
+    for (i, r) in rows.iter().enumerate() {
+        let x = &r["phases"]["slowest_exchange"];
+        let f = |k: &str| x[k].as_u64().unwrap();
+        let cycles = f("cycles");
+        assert_eq!(
+            cycles as f64,
+            r["phases"]["pde_exchange"]["max"].as_f64().unwrap()
+        );
+        assert_eq!(
+            f("value_cycles") + f("setup_cycles") + f("link_wait_cycles") + f("latency_cycles"),
+            cycles,
+            "{x}"
+        );
+        assert!(f("messages") > 0 && f("value_cycles") > 0, "{x}");
+        if i == 0 {
+            assert_eq!(f("link_wait_cycles") + f("latency_cycles"), 0, "{x}");
+        }
+    }
     assert_eq!(s["cells"], 6437);
     assert!(rows[1]["tiles"].as_u64() > rows[0]["tiles"].as_u64());
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));

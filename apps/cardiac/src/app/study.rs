@@ -82,6 +82,29 @@ pub struct Phases {
     pub busiest_link_hops: u32,
     /// The most hops any inter-chip message of the exchange travels (0 on one chip).
     pub max_hops: u32,
+    /// What the exchange's slowest tile spends its cycles on.
+    pub slowest_exchange: SlowestExchange,
+}
+
+/// The slowest tile of one PDE step's halo exchange, and what its cycles are made of (the
+/// cycle model's [`ExchangeBreakdown`](poplar::profile::model::ExchangeBreakdown) on the side, sending or receiving, that sets them):
+/// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles = cycles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SlowestExchange {
+    pub tile: u32,
+    pub cycles: u64,
+    /// Whether receiving (rather than sending) sets its cycles (in the last of the exchange's
+    /// phases, when it has several; the other figures are their sums).
+    pub receiving: bool,
+    /// Values through its port, one cycle per `exchange_bytes_per_cycle` bytes.
+    pub value_cycles: u64,
+    /// Set-up cycles of its `messages` messages on that side.
+    pub setup_cycles: u64,
+    pub messages: u64,
+    /// Waiting for the chip pairs' links beyond its port's cycles.
+    pub link_wait_cycles: u64,
+    /// The farthest hop's latency.
+    pub latency_cycles: u64,
 }
 
 /// One chip count of the study.
@@ -193,6 +216,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         v
     };
     let mut exchange = vec![0.0; tiles];
+    let mut parts = vec![SlowestExchange::default(); tiles];
     let mut inter_chip_bytes = 0;
     let mut busiest = (0u64, 0u64, 0u32);
     let mut max_hops = 0;
@@ -212,9 +236,31 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         for t in &e.tiles {
             if let Some(x) = exchange.get_mut(t.tile as usize) {
                 *x += t.cycles as f64;
+                let s = &mut parts[t.tile as usize];
+                let b = &t.breakdown;
+                s.value_cycles += b.value_cycles;
+                s.setup_cycles += b.setup_cycles;
+                s.messages += if b.receive {
+                    t.messages_received
+                } else {
+                    t.messages_sent
+                };
+                s.link_wait_cycles += b.link_wait_cycles;
+                s.latency_cycles += b.latency_cycles;
+                s.receiving = b.receive;
+                s.cycles += t.cycles;
             }
         }
     }
+    // The slowest tile (the lowest of equals).
+    let slowest_exchange = parts
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, p)| (p.cycles, std::cmp::Reverse(*i)))
+        .map_or(SlowestExchange::default(), |(i, p)| SlowestExchange {
+            tile: i as u32,
+            ..*p
+        });
     let pde_exchange = Spread::of(&exchange);
     Phases {
         pde_compute: Spread::of(&compute("PDE V->w")),
@@ -226,6 +272,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         busiest_link_cycles: busiest.1,
         busiest_link_hops: busiest.2,
         max_hops,
+        slowest_exchange,
     }
 }
 
@@ -284,6 +331,18 @@ pub fn text(s: &Study) -> String {
             100.0 * p.exchange_effectiveness,
             p.inter_chip_bytes,
             f(&p.ode_compute)
+        );
+        let x = &p.slowest_exchange;
+        out += &format!(
+            "           slowest exchange tile {}: {} cycles {} = {} values + {} set-up ({} messages) + {} waiting for links + {} hop latency\n",
+            x.tile,
+            x.cycles,
+            if x.receiving { "receiving" } else { "sending" },
+            x.value_cycles,
+            x.setup_cycles,
+            x.messages,
+            x.link_wait_cycles,
+            x.latency_cycles
         );
         if p.busiest_link_bytes > 0 {
             out += &format!(

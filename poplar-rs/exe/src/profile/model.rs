@@ -64,10 +64,34 @@ pub struct TileExchangeCost {
     pub tile: TileId,
     /// `max(send, receive)`.
     pub cycles: u64,
+    /// Each side's cycles: its port's, or its chip pairs' links' when it has inter-chip
+    /// messages and they take longer, plus the latency of its farthest hop.
     pub send_cycles: u64,
     pub recv_cycles: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// Messages sent (a broadcast once) and received.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// What `cycles` is made of, on the side that sets it.
+    pub breakdown: ExchangeBreakdown,
+}
+
+/// What a tile's exchange cycles are made of, on the side (send or receive) that sets them:
+/// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles` is the tile's `cycles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExchangeBreakdown {
+    /// The side: receive (true) or send (false); receive when both take as long.
+    pub receive: bool,
+    /// Moving the values through the tile's port: `ceil(bytes / exchange_bytes_per_cycle)` per
+    /// message.
+    pub value_cycles: u64,
+    /// `exchange_setup_cycles` per message.
+    pub setup_cycles: u64,
+    /// Waiting, beyond the port's cycles, for its chip pairs' links to carry the phase's bytes.
+    pub link_wait_cycles: u64,
+    /// The latency of the farthest hop among its inter-chip messages.
+    pub latency_cycles: u64,
 }
 
 /// The traffic of one exchange phase over the links from one chip to another.
@@ -252,7 +276,7 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
         .tiles
         .into_iter()
         .filter(|(_, a)| a.used)
-        .map(|(tile, a)| a.cost(tile, floor.get(&tile).copied().unwrap_or(0)))
+        .map(|(tile, a)| a.cost(target, tile, floor.get(&tile).copied().unwrap_or(0)))
         .collect();
     cost.max = cost.tiles.iter().map(|t| t.cycles).max().unwrap_or(0);
     cost
@@ -285,21 +309,73 @@ struct TileTraffic {
     /// Bytes sent and received.
     sent: u64,
     received: u64,
+    /// Messages sent (a broadcast once) and received.
+    sends: u64,
+    recvs: u64,
+    /// Whether it sends to or receives from another chip.
+    sends_off_chip: bool,
+    recvs_off_chip: bool,
     used: bool,
+}
+
+/// One side of a tile's exchange: its port's cycles for `messages` messages, then the wait for
+/// the links (`floor`) if it has inter-chip messages, then their farthest hop's latency.
+fn side(
+    target: &Target,
+    port: u64,
+    messages: u64,
+    off_chip: bool,
+    latency: u64,
+    floor: u64,
+) -> ExchangeBreakdown {
+    let setup_cycles = messages.saturating_mul(u64::from(target.exchange_setup_cycles));
+    ExchangeBreakdown {
+        receive: false,
+        value_cycles: port.saturating_sub(setup_cycles),
+        setup_cycles,
+        link_wait_cycles: if off_chip {
+            floor.saturating_sub(port)
+        } else {
+            0
+        },
+        latency_cycles: latency,
+    }
+}
+
+impl ExchangeBreakdown {
+    /// The cycles it makes up.
+    pub fn cycles(&self) -> u64 {
+        self.value_cycles
+            .saturating_add(self.setup_cycles)
+            .saturating_add(self.link_wait_cycles)
+            .saturating_add(self.latency_cycles)
+    }
 }
 
 impl TileTraffic {
     /// The tile's cost, given `floor`: the cycles its chip pairs' links take to carry the
     /// phase's bytes, which inter-chip sends or receives wait for.
-    fn cost(self, tile: TileId, floor: u64) -> TileExchangeCost {
-        let send_cycles = self
-            .send
-            .max(if self.send_lat > 0 { floor } else { 0 })
-            .saturating_add(self.send_lat);
-        let recv_cycles = self
-            .recv
-            .max(if self.recv_lat > 0 { floor } else { 0 })
-            .saturating_add(self.recv_lat);
+    fn cost(self, target: &Target, tile: TileId, floor: u64) -> TileExchangeCost {
+        let send = side(
+            target,
+            self.send,
+            self.sends,
+            self.sends_off_chip,
+            self.send_lat,
+            floor,
+        );
+        let recv = ExchangeBreakdown {
+            receive: true,
+            ..side(
+                target,
+                self.recv,
+                self.recvs,
+                self.recvs_off_chip,
+                self.recv_lat,
+                floor,
+            )
+        };
+        let (send_cycles, recv_cycles) = (send.cycles(), recv.cycles());
         TileExchangeCost {
             tile,
             cycles: send_cycles.max(recv_cycles),
@@ -307,6 +383,13 @@ impl TileTraffic {
             recv_cycles,
             bytes_sent: self.sent,
             bytes_received: self.received,
+            messages_sent: self.sends,
+            messages_received: self.recvs,
+            breakdown: if recv_cycles >= send_cycles {
+                recv
+            } else {
+                send
+            },
         }
     }
 }
@@ -340,9 +423,11 @@ impl Traffic {
             let a = self.tiles.entry(d).or_default();
             a.used = true;
             a.received += bytes;
+            a.recvs += 1;
             a.recv = a.recv.saturating_add(port_cycles(target, bytes));
             if dc != src_chip {
                 cost.inter_chip_bytes += bytes;
+                a.recvs_off_chip = true;
                 a.recv_lat = a.recv_lat.max(hop_latency(target, src_chip, dc));
                 self.tile_pairs.push((d, (src_chip, dc)));
                 if !chips.contains(&dc) {
@@ -353,6 +438,8 @@ impl Traffic {
         let s = self.tiles.entry(tr.src_tile).or_default();
         s.used = true;
         s.sent += bytes;
+        s.sends += 1;
+        s.sends_off_chip |= !chips.is_empty();
         // A broadcast leaves the tile once; it crosses to each other chip once.
         s.send = s.send.saturating_add(port_cycles(target, bytes));
         for &c in chips.iter() {
@@ -509,6 +596,42 @@ impl CycleModel {
                 "  * some vertices use the default cycle estimate (their codelet gives none)"
             );
         }
+        self.slowest_exchange_tiles(&mut s);
         s
+    }
+
+    /// Per exchange phase, what its slowest tile's cycles are made of.
+    fn slowest_exchange_tiles(&self, s: &mut String) {
+        use std::fmt::Write as _;
+        let mut header = false;
+        for (i, e) in self.exchanges.iter().enumerate() {
+            // The slowest tile, the lowest of equals.
+            let Some(t) = e.tiles.iter().rev().max_by_key(|t| t.cycles) else {
+                continue;
+            };
+            if !header {
+                let _ = writeln!(
+                    s,
+                    "  slowest tile of each exchange: values + set-ups (messages) + link wait + hop latency"
+                );
+                header = true;
+            }
+            let b = &t.breakdown;
+            let (side, messages) = if b.receive {
+                ("receives", t.messages_received)
+            } else {
+                ("sends", t.messages_sent)
+            };
+            let _ = writeln!(
+                s,
+                "  exchange {i:>5} tile {:>6} {side}: {} = {} + {} ({messages}) + {} + {}",
+                t.tile,
+                t.cycles,
+                b.value_cycles,
+                b.setup_cycles,
+                b.link_wait_cycles,
+                b.latency_cycles
+            );
+        }
     }
 }

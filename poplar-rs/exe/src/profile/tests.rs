@@ -264,6 +264,63 @@ fn tiles_sending_to_another_chip_share_its_links() {
 }
 
 #[test]
+fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
+    let mut t = Target::gc200_multi(2);
+    t.tiles_per_ipu = 16;
+    // Ten tiles of chip 0 send 100 KB each to a partner on chip 1: a receiver's port takes
+    // 16 + 25,600 cycles, then it waits for the links (42,560 cycles for all ten), then 1 hop.
+    let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
+    let c = exchange_cost(&t, &xphase(xs.clone()));
+    let r = c.tiles.iter().find(|x| x.tile == 16).unwrap();
+    assert_eq!(
+        r.breakdown,
+        ExchangeBreakdown {
+            receive: true,
+            value_cycles: 25_600,
+            setup_cycles: 16,
+            link_wait_cycles: 42_560 - 25_616,
+            latency_cycles: 800,
+        }
+    );
+    assert_eq!((r.messages_sent, r.messages_received), (0, 1));
+    // The model's text names the slowest tile (the lowest of equals) and its parts.
+    let mut e = exe(t.clone());
+    e.exchanges = vec![xphase(xs.clone())].into();
+    let text = CycleModel::new(&e).text_summary();
+    assert!(
+        text.contains("exchange     0 tile      0 sends: 43360 = 25600 + 16 (1) + 16944 + 800"),
+        "{text}"
+    );
+    // Every tile's parts add up to its cycles.
+    assert!(c.tiles.iter().all(|x| x.breakdown.cycles() == x.cycles));
+    // On one chip: a tile receiving two messages and sending a broadcast to three tiles.
+    let c = exchange_cost(
+        &t,
+        &xphase(vec![
+            xfer(0, 100, &[3]),
+            xfer(1, 100, &[3]),
+            xfer(3, 40, &[4, 5, 6]),
+        ]),
+    );
+    let r = c.tiles.iter().find(|x| x.tile == 3).unwrap();
+    assert_eq!((r.messages_sent, r.messages_received), (1, 2));
+    assert_eq!(
+        r.breakdown,
+        ExchangeBreakdown {
+            receive: true,
+            value_cycles: 50,
+            setup_cycles: 32,
+            link_wait_cycles: 0,
+            latency_cycles: 0,
+        }
+    );
+    // A target whose hops have no latency still waits for its links.
+    t.link_hop_latency_cycles = 0;
+    let c = exchange_cost(&t, &xphase(xs));
+    assert!(c.tiles.iter().all(|x| x.cycles == 42_560), "{:?}", c.tiles);
+}
+
+#[test]
 fn gw_links_join_pods_at_their_own_rate_and_latency() {
     let mut t = Target::pods(2, 16);
     t.tiles_per_ipu = 4;
