@@ -3,8 +3,8 @@
 //! library's `PartitionStats` of the same build), the phases are positive and ordered
 //! (min ≤ mean ≤ max), the exchange's effectiveness is a fraction, no bytes cross chips on one
 //! chip and some on two, the slowest exchange tile's parts add up to the exchange's maximum,
-//! the modelled time per simulated ms is positive, the JSON and the plot
-//! are written, and an existing output is refused without `--force`.
+//! the modelled time per simulated ms is positive, the JSON and the plot are written, and an
+//! existing output is refused without `--force`.
 
 mod support;
 

@@ -87,7 +87,8 @@ pub struct Phases {
 }
 
 /// The slowest tile of one PDE step's halo exchange, and what its cycles are made of (the
-/// cycle model's [`ExchangeBreakdown`](poplar::profile::model::ExchangeBreakdown) on the side, sending or receiving, that sets them):
+/// cycle model's [`ExchangeBreakdown`](poplar::profile::model::ExchangeBreakdown) on the side,
+/// sending or receiving, that sets them):
 /// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles = cycles`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SlowestExchange {

@@ -34,9 +34,9 @@ pub enum Partitioning {
     /// the chip parts placed on the chips so that the slowest chip's busiest link time plus
     /// its farthest hop's latency is least ([`ChipLinks::cost`]); then METIS k-way over each
     /// chip's cells into its tiles (minimum edge cut and minimum connectivity, 3 %, one
-    /// initial partitioning), no tile
-    /// over the workers' even share ([`cap_part_sizes`]), the chips on rayon's threads with
-    /// the same result on any thread count. Tile `t` is on chip `t / tiles_per_chip`.
+    /// initial partitioning), no tile over the workers' even share ([`cap_part_sizes`]), the
+    /// chips on rayon's threads with the same result on any thread count. Tile `t` is on chip
+    /// `t / tiles_per_chip`.
     ///
     /// Measured on the heart04-size mesh at 4 and 16 chips (docs/cardiac.md): the volume
     /// objective sends 1–5 % fewer bytes between chips than the edge cut, and the placement
@@ -446,8 +446,9 @@ fn chip_adjacency(
 }
 
 /// One chip's cells across its `tiles` tiles: METIS k-way (minimum edge cut and minimum
-/// connectivity, 3 %, one initial partitioning), the tiles then capped at the mean rounded up to a multiple of the workers
-/// ([`cap_part_sizes`]) and rounded to `shape.multiple` within the chip under the same cap.
+/// connectivity, 3 %, one initial partitioning), the tiles then capped at the mean rounded up
+/// to a multiple of the workers ([`cap_part_sizes`]) and rounded to `shape.multiple` within the
+/// chip under the same cap.
 /// At most one tile per cell: with fewer cells than tiles the rest stay empty.
 ///
 /// Why the cap: a tile's ODE step takes as long as its busiest worker's share of its cells,

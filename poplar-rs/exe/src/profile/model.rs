@@ -318,30 +318,6 @@ struct TileTraffic {
     used: bool,
 }
 
-/// One side of a tile's exchange: its port's cycles for `messages` messages, then the wait for
-/// the links (`floor`) if it has inter-chip messages, then their farthest hop's latency.
-fn side(
-    target: &Target,
-    port: u64,
-    messages: u64,
-    off_chip: bool,
-    latency: u64,
-    floor: u64,
-) -> ExchangeBreakdown {
-    let setup_cycles = messages.saturating_mul(u64::from(target.exchange_setup_cycles));
-    ExchangeBreakdown {
-        receive: false,
-        value_cycles: port.saturating_sub(setup_cycles),
-        setup_cycles,
-        link_wait_cycles: if off_chip {
-            floor.saturating_sub(port)
-        } else {
-            0
-        },
-        latency_cycles: latency,
-    }
-}
-
 impl ExchangeBreakdown {
     /// The cycles it makes up.
     pub fn cycles(&self) -> u64 {
@@ -353,28 +329,33 @@ impl ExchangeBreakdown {
 }
 
 impl TileTraffic {
+    /// One side of the tile's exchange: its port's cycles, then the wait for the links
+    /// (`floor`) if that side has inter-chip messages, then their farthest hop's latency.
+    fn side(&self, target: &Target, receive: bool, floor: u64) -> ExchangeBreakdown {
+        let (port, messages, off_chip, latency) = if receive {
+            (self.recv, self.recvs, self.recvs_off_chip, self.recv_lat)
+        } else {
+            (self.send, self.sends, self.sends_off_chip, self.send_lat)
+        };
+        let setup_cycles = messages.saturating_mul(u64::from(target.exchange_setup_cycles));
+        ExchangeBreakdown {
+            receive,
+            value_cycles: port.saturating_sub(setup_cycles),
+            setup_cycles,
+            link_wait_cycles: if off_chip {
+                floor.saturating_sub(port)
+            } else {
+                0
+            },
+            latency_cycles: latency,
+        }
+    }
+
     /// The tile's cost, given `floor`: the cycles its chip pairs' links take to carry the
     /// phase's bytes, which inter-chip sends or receives wait for.
     fn cost(self, target: &Target, tile: TileId, floor: u64) -> TileExchangeCost {
-        let send = side(
-            target,
-            self.send,
-            self.sends,
-            self.sends_off_chip,
-            self.send_lat,
-            floor,
-        );
-        let recv = ExchangeBreakdown {
-            receive: true,
-            ..side(
-                target,
-                self.recv,
-                self.recvs,
-                self.recvs_off_chip,
-                self.recv_lat,
-                floor,
-            )
-        };
+        let send = self.side(target, false, floor);
+        let recv = self.side(target, true, floor);
         let (send_cycles, recv_cycles) = (send.cycles(), recv.cycles());
         TileExchangeCost {
             tile,
