@@ -92,6 +92,15 @@ fn phases_equal_the_cycle_model_and_the_profile() {
                 m.transfers
             )
         );
+        // The slowest tile's parts add up to the exchange's cycles.
+        let s = &x.slowest;
+        assert_eq!(
+            s.value_cycles + s.setup_cycles + s.link_wait_cycles + s.latency_cycles,
+            x.cycles,
+            "{}",
+            x.name
+        );
+        assert_eq!(Some(s.tile), m.slowest().map(|t| t.tile));
         // The range matrix holds every delivered byte.
         let in_matrix: u64 = x.matrix.chunks(3).map(|e| e[2]).sum();
         assert_eq!(in_matrix, m.bytes_delivered, "{}", x.name);
@@ -434,4 +443,23 @@ fn version_1_data_still_read() {
         .with_profile(&old)
         .unwrap();
     assert_eq!(d.profile.unwrap().tile_transfer, vec![0; exe.tiles.len()]);
+}
+
+/// Data written by 0.4.0 (version 2, exchanges without their slowest tile) still read, with a
+/// zero slowest tile.
+#[test]
+fn exchanges_without_their_slowest_tile_still_read() {
+    let (exe, _) = common::sample();
+    let d = ReportData::from_executable(&exe, "t");
+    assert!(d.exchanges.iter().any(|x| x.slowest.value_cycles > 0));
+    let mut v = serde_json::to_value(&d).unwrap();
+    for x in v["exchanges"].as_array_mut().unwrap() {
+        x.as_object_mut().unwrap().remove("slowest");
+    }
+    let back: ReportData = serde_json::from_value(v).unwrap();
+    assert!(back
+        .exchanges
+        .iter()
+        .all(|x| x.slowest == Default::default()));
+    assert_eq!(back.exchanges.len(), d.exchanges.len());
 }

@@ -282,6 +282,14 @@ pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
     cost
 }
 
+impl ExchangeCost {
+    /// The slowest tile (the lowest of equals), if any tile takes part.
+    pub fn slowest(&self) -> Option<&TileExchangeCost> {
+        // Tiles are sorted by tile: the last maximum of the reversed list is the lowest.
+        self.tiles.iter().rev().max_by_key(|t| t.cycles)
+    }
+}
+
 /// Cycles of a message of `b` bytes at a tile's own exchange port, on-chip and off-chip
 /// messages alike.
 #[inline]
@@ -586,8 +594,7 @@ impl CycleModel {
         use std::fmt::Write as _;
         let mut header = false;
         for (i, e) in self.exchanges.iter().enumerate() {
-            // The slowest tile, the lowest of equals.
-            let Some(t) = e.tiles.iter().rev().max_by_key(|t| t.cycles) else {
+            let Some(t) = e.slowest() else {
                 continue;
             };
             if !header {
