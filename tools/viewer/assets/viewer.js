@@ -419,7 +419,7 @@
     const slowest = (x) => {
       const s = x.slowest;
       if (!s || !x.cycles) return "";
-      return `tile ${s.tile} ${s.receiving ? "receiving" : "sending"}: ${fmt(s.value_cycles)} + ${fmt(s.setup_cycles)} (${fmt(s.messages)}) + ${fmt(s.link_wait_cycles)} + ${fmt(s.latency_cycles)}`;
+      return `tile ${x.slowest_tile} ${s.receive ? "receiving" : "sending"}: ${fmt(s.value_cycles)} + ${fmt(s.setup_cycles)} (${fmt(s.messages)}) + ${fmt(s.link_wait_cycles)} + ${fmt(s.latency_cycles)}`;
     };
     table($("exchange-table"), ["exchange", "bytes", "delivered", "between chips", "transfers", "broadcasts", "sending tiles", "receiving tiles", "cycles", "slowest tile: values + set-ups (messages) + link wait + hop latency"], xs.map(([x]) =>
       row([x.name, fmt(x.bytes), fmt(x.bytes_delivered), fmt(x.inter_chip_bytes), fmt(x.transfers), fmt(x.broadcasts), fmt(x.src_tiles), fmt(x.dst_tiles), fmt(x.cycles), slowest(x)])));

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use poplar_exe::exe::{
     ExchangePhase, Executable, MemoryCategory, RemoteDir, RowSelect, Step, SyncKind,
 };
+use poplar_exe::profile::model::ExchangeBreakdown;
 use poplar_exe::profile::{
     CategoryBytes, CycleModel, LabelProfile, MemoryReport, PhaseKind, Profile, Split, Stats,
     StreamingMemory,
@@ -120,49 +121,16 @@ pub struct ExchangeInfo {
     pub dst_tiles: u32,
     /// Modelled cycles of one execution (slowest tile).
     pub cycles: u64,
-    /// The slowest tile and what its cycles are made of (absent in reports of 0.4.0).
+    /// The slowest tile and what its cycles are made of (the cycle model's breakdown; zeros in
+    /// reports of 0.4.0).
     #[serde(default)]
-    pub slowest: SlowestTile,
+    pub slowest_tile: u32,
+    #[serde(default)]
+    pub slowest: ExchangeBreakdown,
     /// Delivered bytes between tile ranges: `[src range, dst range, bytes, ...]`.
     pub matrix: Vec<u64>,
     /// Temporary bytes in use during the phase: `[tile, bytes, ...]` for tiles using any.
     pub temporaries: Vec<u64>,
-}
-
-/// An exchange's slowest tile and the cycle model's breakdown of its cycles, on the side
-/// (receiving or sending) that sets them:
-/// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles` is the exchange's cycles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct SlowestTile {
-    pub tile: u32,
-    pub receiving: bool,
-    pub value_cycles: u64,
-    pub setup_cycles: u64,
-    /// Messages on that side (a broadcast is sent once).
-    pub messages: u64,
-    pub link_wait_cycles: u64,
-    pub latency_cycles: u64,
-}
-
-impl SlowestTile {
-    fn of(cost: &poplar_exe::profile::model::ExchangeCost) -> SlowestTile {
-        cost.slowest().map_or(SlowestTile::default(), |t| {
-            let b = &t.breakdown;
-            SlowestTile {
-                tile: t.tile,
-                receiving: b.receive,
-                value_cycles: b.value_cycles,
-                setup_cycles: b.setup_cycles,
-                messages: if b.receive {
-                    t.messages_received
-                } else {
-                    t.messages_sent
-                },
-                link_wait_cycles: b.link_wait_cycles,
-                latency_cycles: b.latency_cycles,
-            }
-        })
-    }
 }
 
 /// A node of the program tree (the lowered program: supersteps and control flow).
@@ -587,7 +555,10 @@ fn exchange_info(
         src_tiles: src.len() as u32,
         dst_tiles: dst.len() as u32,
         cycles: cost.max,
-        slowest: SlowestTile::of(cost),
+        slowest_tile: cost.slowest().map_or(0, |t| t.tile),
+        slowest: cost
+            .slowest()
+            .map_or_else(Default::default, |t| t.breakdown),
         matrix: matrix
             .into_iter()
             .flat_map(|((s, d), b)| [u64::from(s), u64::from(d), b])

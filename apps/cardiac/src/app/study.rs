@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
+use poplar::profile::model::ExchangeBreakdown;
 use poplar::profile::{estimate_program, CycleModel};
 use serde::Serialize;
 
@@ -86,26 +87,14 @@ pub struct Phases {
     pub slowest_exchange: SlowestExchange,
 }
 
-/// The slowest tile of one PDE step's halo exchange, and what its cycles are made of (the
-/// cycle model's [`ExchangeBreakdown`](poplar::profile::model::ExchangeBreakdown) on the side,
-/// sending or receiving, that sets them):
-/// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles = cycles`.
+/// The slowest tile of one PDE step's halo exchange and what its cycles are made of: the cycle
+/// model's breakdown, summed over the exchange's phases (its side that of the last);
+/// `breakdown.cycles()` is `cycles`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SlowestExchange {
     pub tile: u32,
     pub cycles: u64,
-    /// Whether receiving (rather than sending) sets its cycles (in the last of the exchange's
-    /// phases, when it has several; the other figures are their sums).
-    pub receiving: bool,
-    /// Values through its port, one cycle per `exchange_bytes_per_cycle` bytes.
-    pub value_cycles: u64,
-    /// Set-up cycles of its `messages` messages on that side.
-    pub setup_cycles: u64,
-    pub messages: u64,
-    /// Waiting for the chip pairs' links beyond its port's cycles.
-    pub link_wait_cycles: u64,
-    /// The farthest hop's latency.
-    pub latency_cycles: u64,
+    pub breakdown: ExchangeBreakdown,
 }
 
 /// One chip count of the study.
@@ -237,19 +226,15 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         for t in &e.tiles {
             if let Some(x) = exchange.get_mut(t.tile as usize) {
                 *x += t.cycles as f64;
-                let s = &mut parts[t.tile as usize];
-                let b = &t.breakdown;
-                s.value_cycles += b.value_cycles;
-                s.setup_cycles += b.setup_cycles;
-                s.messages += if b.receive {
-                    t.messages_received
-                } else {
-                    t.messages_sent
-                };
-                s.link_wait_cycles += b.link_wait_cycles;
-                s.latency_cycles += b.latency_cycles;
-                s.receiving = b.receive;
+                let (s, b) = (&mut parts[t.tile as usize], &t.breakdown);
                 s.cycles += t.cycles;
+                let sum = &mut s.breakdown;
+                sum.receive = b.receive;
+                sum.value_cycles += b.value_cycles;
+                sum.setup_cycles += b.setup_cycles;
+                sum.messages += b.messages;
+                sum.link_wait_cycles += b.link_wait_cycles;
+                sum.latency_cycles += b.latency_cycles;
             }
         }
     }
@@ -333,17 +318,17 @@ pub fn text(s: &Study) -> String {
             p.inter_chip_bytes,
             f(&p.ode_compute)
         );
-        let x = &p.slowest_exchange;
+        let (x, b) = (&p.slowest_exchange, &p.slowest_exchange.breakdown);
         out += &format!(
             "           slowest exchange tile {}: {} cycles {} = {} values + {} set-up ({} messages) + {} waiting for links + {} hop latency\n",
             x.tile,
             x.cycles,
-            if x.receiving { "receiving" } else { "sending" },
-            x.value_cycles,
-            x.setup_cycles,
-            x.messages,
-            x.link_wait_cycles,
-            x.latency_cycles
+            if b.receive { "receiving" } else { "sending" },
+            b.value_cycles,
+            b.setup_cycles,
+            b.messages,
+            b.link_wait_cycles,
+            b.latency_cycles
         );
         if p.busiest_link_bytes > 0 {
             out += &format!(

@@ -19,6 +19,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::exe::{ComputePhase, ExchangePhase, Executable, LocalCopy, TileCompute, Transfer};
 use crate::target::{Target, TileId};
 
@@ -79,7 +81,10 @@ pub struct TileExchangeCost {
 
 /// What a tile's exchange cycles are made of, on the side (send or receive) that sets them:
 /// `value_cycles + setup_cycles + link_wait_cycles + latency_cycles` is the tile's `cycles`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Serialised as is in `cardiac study`'s JSON and the HTML report's data (missing fields read
+/// as zero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ExchangeBreakdown {
     /// The side: receive (true) or send (false); receive when both take as long.
     pub receive: bool,
@@ -88,6 +93,8 @@ pub struct ExchangeBreakdown {
     pub value_cycles: u64,
     /// `exchange_setup_cycles` per message.
     pub setup_cycles: u64,
+    /// The messages on that side (a broadcast is sent once).
+    pub messages: u64,
     /// Waiting, beyond the port's cycles, for its chip pairs' links to carry the phase's bytes.
     pub link_wait_cycles: u64,
     /// The latency of the farthest hop among its inter-chip messages.
@@ -350,6 +357,7 @@ impl TileTraffic {
             receive,
             value_cycles: port.saturating_sub(setup_cycles),
             setup_cycles,
+            messages,
             link_wait_cycles: if off_chip {
                 floor.saturating_sub(port)
             } else {
@@ -605,18 +613,15 @@ impl CycleModel {
                 header = true;
             }
             let b = &t.breakdown;
-            let (side, messages) = if b.receive {
-                ("receives", t.messages_received)
-            } else {
-                ("sends", t.messages_sent)
-            };
+            let side = if b.receive { "receives" } else { "sends" };
             let _ = writeln!(
                 s,
-                "  exchange {i:>5} tile {:>6} {side}: {} = {} + {} ({messages}) + {} + {}",
+                "  exchange {i:>5} tile {:>6} {side}: {} = {} + {} ({}) + {} + {}",
                 t.tile,
                 t.cycles,
                 b.value_cycles,
                 b.setup_cycles,
+                b.messages,
                 b.link_wait_cycles,
                 b.latency_cycles
             );

@@ -278,6 +278,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
             receive: true,
             value_cycles: 25_600,
             setup_cycles: 16,
+            messages: 1,
             link_wait_cycles: 42_560 - 25_616,
             latency_cycles: 800,
         }
@@ -310,6 +311,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
             receive: true,
             value_cycles: 50,
             setup_cycles: 32,
+            messages: 2,
             link_wait_cycles: 0,
             latency_cycles: 0,
         }
