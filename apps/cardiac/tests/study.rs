@@ -3,8 +3,9 @@
 //! library's `PartitionStats` of the same build), the phases are positive and ordered
 //! (min ≤ mean ≤ max), the exchange's effectiveness is a fraction, no bytes cross chips on one
 //! chip and some on two, the slowest exchange tile's parts add up to the exchange's maximum,
-//! the modelled time per simulated ms is positive, the JSON and the plot are written, and an
-//! existing output is refused without `--force`.
+//! evening the ports leaves one chip fully effective and two chips waiting for their links
+//! and hops, the modelled time per simulated ms is positive, the JSON and the plot are
+//! written, and an existing output is refused without `--force`.
 
 mod support;
 
@@ -86,6 +87,23 @@ fn study_writes_consistent_tables_and_refuses_to_overwrite() {
         assert!(f("messages") > 0 && f("value_cycles") > 0, "{x}");
         if i == 0 {
             assert_eq!(f("link_wait_cycles") + f("latency_cycles"), 0, "{x}");
+        }
+        // Evening the ports keeps the mean and each tile's wait: fully effective on one chip;
+        // on two, the phase is the mean port plus at least the slowest tile's wait.
+        let e = &r["phases"]["even_ports"];
+        let (port, wait, even) = (
+            e["mean_port_cycles"].as_f64().unwrap(),
+            e["max_link_and_hop_cycles"].as_u64().unwrap(),
+            e["effectiveness"].as_f64().unwrap(),
+        );
+        let mean = r["phases"]["pde_exchange"]["mean"].as_f64().unwrap();
+        assert!(wait >= f("link_wait_cycles") + f("latency_cycles"), "{e}");
+        assert!((even - mean / (port + wait as f64)).abs() < 1e-9, "{e}");
+        if i == 0 {
+            assert_eq!((wait, even), (0, 1.0), "{e}");
+            assert!((port - mean).abs() < 1e-9 * mean, "{e}");
+        } else {
+            assert!(wait > 0 && port < mean && even < 1.0, "{e}");
         }
     }
     assert_eq!(s["cells"], 6437);
