@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
-use poplar::profile::model::ExchangeBreakdown;
+use poplar::profile::model::{EvenPorts, ExchangeBreakdown};
 use poplar::profile::{estimate_program, CycleModel};
 use serde::Serialize;
 
@@ -85,51 +85,10 @@ pub struct Phases {
     pub max_hops: u32,
     /// What the exchange's slowest tile spends its cycles on.
     pub slowest_exchange: SlowestExchange,
-    /// What evening the tiles' halos could give with this chip-level cut: see [`EvenPorts`].
+    /// The exchange with every tile's port at the mean and its waits for links and hops as
+    /// they are ([`EvenPorts`], the per-tile sums over the exchange's phases): what evening
+    /// the tiles' halos could give with this chip-level cut.
     pub even_ports: EvenPorts,
-}
-
-/// The exchange as it would be if every tile's port took the tiles' mean port cycles (values
-/// and set-ups) while each tile still waited as long for links and hops: the phase would last
-/// `mean_port_cycles + max_link_and_hop_cycles` and be `effectiveness` effective (the tiles'
-/// mean unchanged). An estimate, not a bound, of what a tile-level halo balance could reach
-/// without changing which chips exchange: 1 on one chip, where nothing waits for links.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct EvenPorts {
-    /// The tiles' mean of value and set-up cycles (summed over the exchange's phases).
-    pub mean_port_cycles: f64,
-    /// The most any tile waits for links plus hop latency (summed over the phases).
-    pub max_link_and_hop_cycles: u64,
-    /// The tiles' mean exchange cycles over `mean_port_cycles + max_link_and_hop_cycles`.
-    pub effectiveness: f64,
-}
-
-impl EvenPorts {
-    /// From each tile's breakdown (tiles without exchange count as zero).
-    fn of(parts: &[SlowestExchange]) -> EvenPorts {
-        let n = parts.len().max(1) as f64;
-        let total: u64 = parts.iter().map(|p| p.cycles).sum();
-        let port: u64 = parts
-            .iter()
-            .map(|p| p.breakdown.value_cycles + p.breakdown.setup_cycles)
-            .sum();
-        let max_wait = parts
-            .iter()
-            .map(|p| p.breakdown.link_wait_cycles + p.breakdown.latency_cycles)
-            .max()
-            .unwrap_or(0);
-        let mean_port_cycles = port as f64 / n;
-        let phase = mean_port_cycles + max_wait as f64;
-        EvenPorts {
-            mean_port_cycles,
-            max_link_and_hop_cycles: max_wait,
-            effectiveness: if phase > 0.0 {
-                total as f64 / n / phase
-            } else {
-                1.0
-            },
-        }
-    }
 }
 
 /// The slowest tile of one PDE step's halo exchange and what its cycles are made of: the cycle
@@ -304,7 +263,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         busiest_link_hops: busiest.2,
         max_hops,
         slowest_exchange,
-        even_ports: EvenPorts::of(&parts),
+        even_ports: EvenPorts::of(parts.iter().map(|p| &p.breakdown), tiles),
     }
 }
 
@@ -428,41 +387,5 @@ mod tests {
         let s = Spread::of(&[1.0, 2.0, 3.0, 6.0]);
         assert_eq!((s.min, s.mean, s.max), (1.0, 3.0, 6.0));
         assert!((s.sd - 3.5f64.sqrt()).abs() < 1e-12);
-    }
-
-    fn tile(value: u64, setup: u64, wait: u64, latency: u64) -> SlowestExchange {
-        let breakdown = ExchangeBreakdown {
-            value_cycles: value,
-            setup_cycles: setup,
-            link_wait_cycles: wait,
-            latency_cycles: latency,
-            ..ExchangeBreakdown::default()
-        };
-        SlowestExchange {
-            tile: 0,
-            cycles: breakdown.cycles(),
-            breakdown,
-        }
-    }
-
-    #[test]
-    fn even_ports_keep_each_tiles_waits_and_the_mean() {
-        // Ports of 100 and 300 cycles (mean 200); the second tile waits 100 for links and
-        // 300 for hops, the third exchanges nothing. Mean 800 / 3; phase 200 + 400.
-        let e = EvenPorts::of(&[
-            tile(84, 16, 0, 0),
-            tile(268, 32, 100, 300),
-            tile(0, 0, 0, 0),
-        ]);
-        assert_eq!(e.max_link_and_hop_cycles, 400);
-        assert!((e.mean_port_cycles - 400.0 / 3.0).abs() < 1e-12);
-        assert!((e.effectiveness - (800.0 / 3.0) / (400.0 / 3.0 + 400.0)).abs() < 1e-12);
-        // Without links or hops, evening the ports makes the exchange fully effective.
-        let one_chip = EvenPorts::of(&[tile(84, 16, 0, 0), tile(268, 32, 0, 0)]);
-        assert_eq!(
-            (one_chip.max_link_and_hop_cycles, one_chip.effectiveness),
-            (0, 1.0)
-        );
-        assert_eq!(EvenPorts::of(&[]).effectiveness, 1.0);
     }
 }

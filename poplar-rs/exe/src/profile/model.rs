@@ -101,6 +101,49 @@ pub struct ExchangeBreakdown {
     pub latency_cycles: u64,
 }
 
+/// An exchange phase as it would be if every tile's port took the tiles' mean port cycles
+/// (values and set-ups) while each tile still waited as long for links and hops: it would last
+/// `mean_port_cycles + max_link_and_hop_cycles` and be `effectiveness` effective (the tiles'
+/// mean unchanged). An estimate, not a bound, of what evening the tiles' traffic could reach
+/// without changing which chips exchange: 1 when no tile waits for links or hops.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct EvenPorts {
+    /// The tiles' mean of value and set-up cycles.
+    pub mean_port_cycles: f64,
+    /// The most any tile waits for links plus hop latency.
+    pub max_link_and_hop_cycles: u64,
+    /// The tiles' mean exchange cycles over `mean_port_cycles + max_link_and_hop_cycles`.
+    pub effectiveness: f64,
+}
+
+impl EvenPorts {
+    /// From the breakdowns of the tiles that take part, over `tiles` tiles (the others count
+    /// as zero, as in the phase's effectiveness).
+    pub fn of<'a>(
+        breakdowns: impl IntoIterator<Item = &'a ExchangeBreakdown>,
+        tiles: usize,
+    ) -> EvenPorts {
+        let (mut total, mut port, mut max_wait) = (0u64, 0u64, 0u64);
+        for b in breakdowns {
+            total = total.saturating_add(b.cycles());
+            port = port.saturating_add(b.value_cycles.saturating_add(b.setup_cycles));
+            max_wait = max_wait.max(b.link_wait_cycles.saturating_add(b.latency_cycles));
+        }
+        let n = tiles.max(1) as f64;
+        let mean_port_cycles = port as f64 / n;
+        let phase = mean_port_cycles + max_wait as f64;
+        EvenPorts {
+            mean_port_cycles,
+            max_link_and_hop_cycles: max_wait,
+            effectiveness: if phase > 0.0 {
+                total as f64 / n / phase
+            } else {
+                1.0
+            },
+        }
+    }
+}
+
 /// The traffic of one exchange phase over the links from one chip to another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LinkLoad {
@@ -294,6 +337,11 @@ impl ExchangeCost {
     pub fn slowest(&self) -> Option<&TileExchangeCost> {
         // Tiles are sorted by tile: the last maximum of the reversed list is the lowest.
         self.tiles.iter().rev().max_by_key(|t| t.cycles)
+    }
+
+    /// The phase with even ports over the target's `tiles` tiles ([`EvenPorts`]).
+    pub fn even_ports(&self, tiles: usize) -> EvenPorts {
+        EvenPorts::of(self.tiles.iter().map(|t| &t.breakdown), tiles)
     }
 }
 
@@ -594,7 +642,35 @@ impl CycleModel {
             );
         }
         self.slowest_exchange_tiles(&mut s);
+        self.even_port_exchanges(&mut s, n);
         s
+    }
+
+    /// Per exchange phase whose tiles wait for links or hops, its effectiveness with even
+    /// ports ([`EvenPorts`]).
+    fn even_port_exchanges(&self, s: &mut String, tiles: usize) {
+        use std::fmt::Write as _;
+        let mut header = false;
+        for (i, e) in self.exchanges.iter().enumerate() {
+            let even = e.even_ports(tiles);
+            if even.max_link_and_hop_cycles == 0 {
+                continue;
+            }
+            if !header {
+                let _ = writeln!(
+                    s,
+                    "  exchanges with every tile's port at the mean: mean port + most link wait and latency, effectiveness"
+                );
+                header = true;
+            }
+            let _ = writeln!(
+                s,
+                "  exchange {i:>5} {:.0} + {} cycles, {:.1}%",
+                even.mean_port_cycles,
+                even.max_link_and_hop_cycles,
+                100.0 * even.effectiveness
+            );
+        }
     }
 
     /// Per exchange phase, what its slowest tile's cycles are made of.

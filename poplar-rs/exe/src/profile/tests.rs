@@ -323,6 +323,54 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
 }
 
 #[test]
+fn even_ports_keep_each_tiles_waits_and_the_mean() {
+    let b = |value, setup, wait, latency| ExchangeBreakdown {
+        value_cycles: value,
+        setup_cycles: setup,
+        link_wait_cycles: wait,
+        latency_cycles: latency,
+        ..ExchangeBreakdown::default()
+    };
+    // Ports of 100 and 300 cycles over 3 tiles (mean 400 / 3); the second tile waits 100 for
+    // links and 300 for hops. The tiles' mean is 800 / 3, the phase 400 / 3 + 400.
+    let e = EvenPorts::of(&[b(84, 16, 0, 0), b(268, 32, 100, 300)], 3);
+    assert_eq!(e.max_link_and_hop_cycles, 400);
+    assert!((e.mean_port_cycles - 400.0 / 3.0).abs() < 1e-12);
+    assert!((e.effectiveness - (800.0 / 3.0) / (400.0 / 3.0 + 400.0)).abs() < 1e-12);
+    // Without links or hops, evening the ports makes the exchange fully effective.
+    let one_chip = EvenPorts::of(&[b(84, 16, 0, 0), b(268, 32, 0, 0)], 2);
+    assert_eq!(
+        (one_chip.max_link_and_hop_cycles, one_chip.effectiveness),
+        (0, 1.0)
+    );
+    assert_eq!(EvenPorts::of(&[], 4).effectiveness, 1.0);
+
+    // A phase of the model: ten tiles of chip 0 send 100 KB each to chip 1 (see above). The
+    // senders' ports take 25,616 cycles, the receivers' too; each tile waits 16,944 for the
+    // links and 800 for the hop, so on 32 tiles the mean port is 20 · 25,616 / 32.
+    let mut t = Target::gc200_multi(2);
+    t.tiles_per_ipu = 16;
+    let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
+    let c = exchange_cost(&t, &xphase(xs.clone()));
+    let e = c.even_ports(32);
+    assert_eq!(e.max_link_and_hop_cycles, 16_944 + 800);
+    assert!((e.mean_port_cycles - 20.0 * 25_616.0 / 32.0).abs() < 1e-9);
+    let mean = 20.0 * 43_360.0 / 32.0;
+    assert!((e.effectiveness - mean / (e.mean_port_cycles + 17_744.0)).abs() < 1e-12);
+    let mut x = exe(t);
+    x.exchanges = vec![xphase(xs)].into();
+    let text = CycleModel::new(&x).text_summary();
+    assert!(
+        text.contains(&format!(
+            "exchange     0 {:.0} + 17744 cycles, {:.1}%",
+            e.mean_port_cycles,
+            100.0 * e.effectiveness
+        )),
+        "{text}"
+    );
+}
+
+#[test]
 fn gw_links_join_pods_at_their_own_rate_and_latency() {
     let mut t = Target::pods(2, 16);
     t.tiles_per_ipu = 4;
