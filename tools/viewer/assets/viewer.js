@@ -421,8 +421,14 @@
       if (!s || !x.cycles) return "";
       return `tile ${x.slowest_tile} ${s.receive ? "receiving" : "sending"}: ${fmt(s.value_cycles)} + ${fmt(s.setup_cycles)} (${fmt(s.messages)}) + ${fmt(s.link_wait_cycles)} + ${fmt(s.latency_cycles)}`;
     };
-    table($("exchange-table"), ["exchange", "bytes", "delivered", "between chips", "transfers", "broadcasts", "sending tiles", "receiving tiles", "cycles", "slowest tile: values + set-ups (messages) + link wait + hop latency"], xs.map(([x]) =>
-      row([x.name, fmt(x.bytes), fmt(x.bytes_delivered), fmt(x.inter_chip_bytes), fmt(x.transfers), fmt(x.broadcasts), fmt(x.src_tiles), fmt(x.dst_tiles), fmt(x.cycles), slowest(x)])));
+    // With every tile's port at the mean: mean port + most link wait and latency, effectiveness.
+    const even = (x) => {
+      const e = x.even_ports;
+      if (!e || !e.max_link_and_hop_cycles) return "-";
+      return `${fmt(Math.round(e.mean_port_cycles))} + ${fmt(e.max_link_and_hop_cycles)}, ${(100 * e.effectiveness).toFixed(1)} %`;
+    };
+    table($("exchange-table"), ["exchange", "bytes", "delivered", "between chips", "transfers", "broadcasts", "sending tiles", "receiving tiles", "cycles", "slowest tile: values + set-ups (messages) + link wait + hop latency", "even ports: mean port + most link wait and latency, effectiveness"], xs.map(([x]) =>
+      row([x.name, fmt(x.bytes), fmt(x.bytes_delivered), fmt(x.inter_chip_bytes), fmt(x.transfers), fmt(x.broadcasts), fmt(x.src_tiles), fmt(x.dst_tiles), fmt(x.cycles), slowest(x), even(x)])));
   }
 
   // ---------------------------------------------------------------- liveness

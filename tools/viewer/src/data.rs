@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use poplar_exe::exe::{
     ExchangePhase, Executable, MemoryCategory, RemoteDir, RowSelect, Step, SyncKind,
 };
-use poplar_exe::profile::model::ExchangeBreakdown;
+use poplar_exe::profile::model::{EvenPorts, ExchangeBreakdown};
 use poplar_exe::profile::{
     CategoryBytes, CycleModel, LabelProfile, MemoryReport, PhaseKind, Profile, Split, Stats,
     StreamingMemory,
@@ -127,6 +127,10 @@ pub struct ExchangeInfo {
     pub slowest_tile: u32,
     #[serde(default)]
     pub slowest: ExchangeBreakdown,
+    /// The phase with every tile's port at the mean and its waits for links and hops as they
+    /// are (the cycle model's `EvenPorts`; zeros in reports of 0.4.0).
+    #[serde(default)]
+    pub even_ports: EvenPorts,
     /// Delivered bytes between tile ranges: `[src range, dst range, bytes, ...]`.
     pub matrix: Vec<u64>,
     /// Temporary bytes in use during the phase: `[tile, bytes, ...]` for tiles using any.
@@ -320,7 +324,9 @@ impl ReportData {
             .values()
             .zip(&model.exchanges)
             .zip(temps.exchanges)
-            .map(|((x, cost), temporaries)| exchange_info(x, cost, &temporaries, &bin))
+            .map(|((x, cost), temporaries)| {
+                exchange_info(x, cost, &temporaries, &bin, exe.target.num_tiles() as usize)
+            })
             .collect();
         let cx = Ctx { exe, model: &model };
         ReportData {
@@ -530,6 +536,7 @@ fn exchange_info(
     cost: &poplar_exe::profile::model::ExchangeCost,
     temporaries: &BTreeMap<u64, u64>,
     bin: &dyn Fn(u32) -> u32,
+    tiles: usize,
 ) -> ExchangeInfo {
     let mut matrix: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     let mut src = std::collections::BTreeSet::new();
@@ -559,6 +566,7 @@ fn exchange_info(
         slowest: cost
             .slowest()
             .map_or_else(Default::default, |t| t.breakdown),
+        even_ports: cost.even_ports(tiles),
         matrix: matrix
             .into_iter()
             .flat_map(|((s, d), b)| [u64::from(s), u64::from(d), b])
