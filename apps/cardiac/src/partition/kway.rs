@@ -208,22 +208,23 @@ pub fn round_part_sizes_within(
     // A second and third pass settle most remainders the first could not move (a part
     // touching its tree parent along too few cells); each pass rebuilds the tree.
     for _ in 0..3 {
-        let before = parts.clone();
-        parts = round_part_sizes_once(adjacency, parts, k, multiple, cap);
-        if parts == before {
+        if round_part_sizes_once(adjacency, &mut parts, k, multiple, cap) == 0 {
             break;
         }
     }
     parts
 }
 
-pub(super) fn round_part_sizes_once(
+/// One pass of [`round_part_sizes_within`] over a tree of the parts: each part's remainder
+/// moves to or from its tree parent. Returns the cells moved.
+fn round_part_sizes_once(
     adjacency: &[[u32; 4]],
-    mut parts: Vec<u32>,
+    parts: &mut [u32],
     k: usize,
     multiple: usize,
     cap: usize,
-) -> Vec<u32> {
+) -> usize {
+    let mut moves = 0;
     let mut size = vec![0usize; k];
     // Each part's cells (a moved cell is appended to its new part and skipped in its old one).
     let mut cells_of: Vec<Vec<usize>> = vec![Vec::new(); k];
@@ -317,6 +318,7 @@ pub(super) fn round_part_sizes_once(
         cells_of[to].extend(moved);
         size[from] -= count;
         size[to] += count;
+        moves += count;
     }
-    parts
+    moves
 }
