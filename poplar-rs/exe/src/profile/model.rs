@@ -641,40 +641,13 @@ impl CycleModel {
                 "  * some vertices use the default cycle estimate (their codelet gives none)"
             );
         }
-        self.slowest_exchange_tiles(&mut s);
-        self.even_port_exchanges(&mut s, n);
+        self.slowest_exchange_tiles(&mut s, n);
         s
     }
 
-    /// Per exchange phase whose tiles wait for links or hops, its effectiveness with even
-    /// ports ([`EvenPorts`]).
-    fn even_port_exchanges(&self, s: &mut String, tiles: usize) {
-        use std::fmt::Write as _;
-        let mut header = false;
-        for (i, e) in self.exchanges.iter().enumerate() {
-            let even = e.even_ports(tiles);
-            if even.max_link_and_hop_cycles == 0 {
-                continue;
-            }
-            if !header {
-                let _ = writeln!(
-                    s,
-                    "  exchanges with every tile's port at the mean: mean port + most link wait and latency, effectiveness"
-                );
-                header = true;
-            }
-            let _ = writeln!(
-                s,
-                "  exchange {i:>5} {:.0} + {} cycles, {:.1}%",
-                even.mean_port_cycles,
-                even.max_link_and_hop_cycles,
-                100.0 * even.effectiveness
-            );
-        }
-    }
-
-    /// Per exchange phase, what its slowest tile's cycles are made of.
-    fn slowest_exchange_tiles(&self, s: &mut String) {
+    /// Per exchange phase, what its slowest tile's cycles are made of, and, when some tile
+    /// waits for links or hops, the phase with even ports ([`EvenPorts`]) over `tiles` tiles.
+    fn slowest_exchange_tiles(&self, s: &mut String, tiles: usize) {
         use std::fmt::Write as _;
         let mut header = false;
         for (i, e) in self.exchanges.iter().enumerate() {
@@ -686,11 +659,17 @@ impl CycleModel {
                     s,
                     "  slowest tile of each exchange: values + set-ups (messages) + link wait + hop latency"
                 );
+                if self.target.num_ipus > 1 {
+                    let _ = writeln!(
+                        s,
+                        "  (between chips: even ports = mean port + most link wait and latency, effectiveness)"
+                    );
+                }
                 header = true;
             }
             let b = &t.breakdown;
             let side = if b.receive { "receives" } else { "sends" };
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "  exchange {i:>5} tile {:>6} {side}: {} = {} + {} ({}) + {} + {}",
                 t.tile,
@@ -701,6 +680,17 @@ impl CycleModel {
                 b.link_wait_cycles,
                 b.latency_cycles
             );
+            let even = e.even_ports(tiles);
+            if even.max_link_and_hop_cycles > 0 {
+                let _ = write!(
+                    s,
+                    "; even ports = {:.0} + {}, {:.1}%",
+                    even.mean_port_cycles,
+                    even.max_link_and_hop_cycles,
+                    100.0 * even.effectiveness
+                );
+            }
+            s.push('\n');
         }
     }
 }

@@ -362,7 +362,7 @@ fn even_ports_keep_each_tiles_waits_and_the_mean() {
     let text = CycleModel::new(&x).text_summary();
     assert!(
         text.contains(&format!(
-            "exchange     0 {:.0} + 17744 cycles, {:.1}%",
+            "+ 16944 + 800; even ports = {:.0} + 17744, {:.1}%\n",
             e.mean_port_cycles,
             100.0 * e.effectiveness
         )),
