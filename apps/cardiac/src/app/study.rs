@@ -209,8 +209,8 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         }
         v
     };
-    let mut exchange = vec![0.0; tiles];
-    let mut parts = vec![SlowestExchange::default(); tiles];
+    // Per tile, its breakdown summed over the exchange's phases (its cycles are their sum).
+    let mut parts = vec![ExchangeBreakdown::default(); tiles];
     let mut inter_chip_bytes = 0;
     let mut busiest = (0u64, 0u64, 0u32);
     let mut max_hops = 0;
@@ -228,17 +228,8 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
             }
         }
         for t in &e.tiles {
-            if let Some(x) = exchange.get_mut(t.tile as usize) {
-                *x += t.cycles as f64;
-                let (s, b) = (&mut parts[t.tile as usize], &t.breakdown);
-                s.cycles += t.cycles;
-                let sum = &mut s.breakdown;
-                sum.receive = b.receive;
-                sum.value_cycles += b.value_cycles;
-                sum.setup_cycles += b.setup_cycles;
-                sum.messages += b.messages;
-                sum.link_wait_cycles += b.link_wait_cycles;
-                sum.latency_cycles += b.latency_cycles;
+            if let Some(sum) = parts.get_mut(t.tile as usize) {
+                *sum += t.breakdown;
             }
         }
     }
@@ -246,11 +237,13 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
     let slowest_exchange = parts
         .iter()
         .enumerate()
-        .max_by_key(|(i, p)| (p.cycles, std::cmp::Reverse(*i)))
-        .map_or(SlowestExchange::default(), |(i, p)| SlowestExchange {
+        .max_by_key(|(i, b)| (b.cycles(), std::cmp::Reverse(*i)))
+        .map_or(SlowestExchange::default(), |(i, b)| SlowestExchange {
             tile: i as u32,
-            ..*p
+            cycles: b.cycles(),
+            breakdown: *b,
         });
+    let exchange: Vec<f64> = parts.iter().map(|b| b.cycles() as f64).collect();
     let pde_exchange = Spread::of(&exchange);
     Phases {
         pde_compute: Spread::of(&compute("PDE V->w")),
@@ -263,7 +256,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         busiest_link_hops: busiest.2,
         max_hops,
         slowest_exchange,
-        even_ports: EvenPorts::of(parts.iter().map(|p| &p.breakdown), tiles),
+        even_ports: EvenPorts::of(&parts, tiles),
     }
 }
 

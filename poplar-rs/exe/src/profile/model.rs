@@ -101,6 +101,28 @@ pub struct ExchangeBreakdown {
     pub latency_cycles: u64,
 }
 
+impl ExchangeBreakdown {
+    /// The cycles it makes up.
+    pub fn cycles(&self) -> u64 {
+        self.value_cycles
+            .saturating_add(self.setup_cycles)
+            .saturating_add(self.link_wait_cycles)
+            .saturating_add(self.latency_cycles)
+    }
+}
+
+/// A tile's breakdowns over several phases: every part summed, the side the later phase's.
+impl std::ops::AddAssign for ExchangeBreakdown {
+    fn add_assign(&mut self, later: ExchangeBreakdown) {
+        self.receive = later.receive;
+        self.value_cycles = self.value_cycles.saturating_add(later.value_cycles);
+        self.setup_cycles = self.setup_cycles.saturating_add(later.setup_cycles);
+        self.messages = self.messages.saturating_add(later.messages);
+        self.link_wait_cycles = self.link_wait_cycles.saturating_add(later.link_wait_cycles);
+        self.latency_cycles = self.latency_cycles.saturating_add(later.latency_cycles);
+    }
+}
+
 /// An exchange phase as it would be if every tile's port took the tiles' mean port cycles
 /// (values and set-ups) while each tile still waited as long for links and hops: it would last
 /// `mean_port_cycles + max_link_and_hop_cycles` and be `effectiveness` effective (the tiles'
@@ -379,16 +401,6 @@ struct TileTraffic {
     sends_off_chip: bool,
     recvs_off_chip: bool,
     used: bool,
-}
-
-impl ExchangeBreakdown {
-    /// The cycles it makes up.
-    pub fn cycles(&self) -> u64 {
-        self.value_cycles
-            .saturating_add(self.setup_cycles)
-            .saturating_add(self.link_wait_cycles)
-            .saturating_add(self.latency_cycles)
-    }
 }
 
 impl TileTraffic {

@@ -323,6 +323,40 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
 }
 
 #[test]
+fn a_tiles_breakdowns_over_phases_add_up_with_the_later_side() {
+    let first = ExchangeBreakdown {
+        receive: true,
+        value_cycles: 100,
+        setup_cycles: 32,
+        messages: 2,
+        link_wait_cycles: 5,
+        latency_cycles: 800,
+    };
+    let later = ExchangeBreakdown {
+        receive: false,
+        value_cycles: 40,
+        setup_cycles: 16,
+        messages: 1,
+        link_wait_cycles: 0,
+        latency_cycles: 0,
+    };
+    let mut sum = first;
+    sum += later;
+    assert_eq!(
+        sum,
+        ExchangeBreakdown {
+            receive: false,
+            value_cycles: 140,
+            setup_cycles: 48,
+            messages: 3,
+            link_wait_cycles: 5,
+            latency_cycles: 800,
+        }
+    );
+    assert_eq!(sum.cycles(), first.cycles() + later.cycles());
+}
+
+#[test]
 fn even_ports_keep_each_tiles_waits_and_the_mean() {
     let b = |value, setup, wait, latency| ExchangeBreakdown {
         value_cycles: value,
