@@ -319,14 +319,13 @@ impl ReportData {
                 }
             })
             .collect();
+        let tiles = exe.target.num_tiles() as usize;
         let exchanges = exe
             .exchanges
             .values()
             .zip(&model.exchanges)
             .zip(temps.exchanges)
-            .map(|((x, cost), temporaries)| {
-                exchange_info(x, cost, &temporaries, &bin, exe.target.num_tiles() as usize)
-            })
+            .map(|((x, cost), temporaries)| exchange_info(x, cost, &temporaries, &bin, tiles))
             .collect();
         let cx = Ctx { exe, model: &model };
         ReportData {
@@ -538,6 +537,7 @@ fn exchange_info(
     bin: &dyn Fn(u32) -> u32,
     tiles: usize,
 ) -> ExchangeInfo {
+    let slowest = cost.slowest();
     let mut matrix: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     let mut src = std::collections::BTreeSet::new();
     let mut dst = std::collections::BTreeSet::new();
@@ -562,10 +562,8 @@ fn exchange_info(
         src_tiles: src.len() as u32,
         dst_tiles: dst.len() as u32,
         cycles: cost.max,
-        slowest_tile: cost.slowest().map_or(0, |t| t.tile),
-        slowest: cost
-            .slowest()
-            .map_or_else(Default::default, |t| t.breakdown),
+        slowest_tile: slowest.map_or(0, |t| t.tile),
+        slowest: slowest.map_or_else(Default::default, |t| t.breakdown),
         even_ports: cost.even_ports(tiles),
         matrix: matrix
             .into_iter()
