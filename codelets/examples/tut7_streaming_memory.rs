@@ -94,7 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let io_in = graph.add_variable(DType::F32, &[CHUNK], "io_in");
     let io_out = graph.add_variable(DType::F32, &[CHUNK], "io_out");
     for t in [&io_in, &io_out] {
-        graph.map_linearly_over(t, 64, io_tiles.clone())?;
+        graph.map_linearly_over(t, 64, io_tiles)?;
     }
     let io_rows = graph.add_variable(DType::I32, &[2], "io_rows");
     graph.set_tile_mapping(&io_rows, io_tiles.start)?;

@@ -116,7 +116,7 @@ pub fn mapped_regions(
     for (tile, ranges) in mapping.into_iter().enumerate() {
         for r in ranges {
             covered += r.len();
-            out.push((tile as TileId, r));
+            out.push((TileId::new(tile as u32), r));
         }
     }
     if covered != t.num_elements() {

@@ -134,7 +134,7 @@ fn same_region_to_several_tiles_is_one_broadcast() {
     let exe = build(&g, &[Program::execute(cs)]);
     let ex = &exe.exchanges[poplar::exe::ExchangePhaseId::from_u32(0)];
     assert_eq!(ex.transfers.len(), 1);
-    let dst_tiles: Vec<u32> = ex.transfers[0].dsts.iter().map(|d| d.0).collect();
+    let dst_tiles: Vec<u32> = ex.transfers[0].dsts.iter().map(|d| d.0.as_u32()).collect();
     assert_eq!(dst_tiles, vec![1, 2, 3]);
     assert_eq!(ex.transfers[0].bytes, 16);
 }

@@ -45,5 +45,8 @@ fn supersteps_run() {
     e.run(0).unwrap();
     let mut e = Engine::new(&halo(16, 4096), opts(2)).unwrap();
     e.run(0).unwrap();
-    assert_eq!(e.read_memory(5, 4096, 4096).unwrap(), vec![4u8; 4096]);
+    assert_eq!(
+        e.read_memory(5.into(), 4096, 4096).unwrap(),
+        vec![4u8; 4096]
+    );
 }

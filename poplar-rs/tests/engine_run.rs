@@ -35,14 +35,17 @@ fn init_blocks_and_host_round_trip() {
     let exe = b.build();
     let mut e = Engine::new(&exe, opts(2)).unwrap();
     assert_eq!(
-        e.read_memory(0, 0, 8).unwrap(),
+        e.read_memory(0.into(), 0, 8).unwrap(),
         vec![0, 0, 0, 0, 1, 2, 3, 0]
     );
     assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![1.5, -2.0, 0.0]);
     e.write_tensor("t", &[7.0f32, 8.0, 9.0]).unwrap();
     assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![7.0, 8.0, 9.0]);
-    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![9.0]);
-    assert_eq!(f32s(&e.read_memory(1, 8, 8).unwrap()), vec![7.0, 8.0]);
+    assert_eq!(f32s(&e.read_memory(0.into(), 16, 4).unwrap()), vec![9.0]);
+    assert_eq!(
+        f32s(&e.read_memory(1.into(), 8, 8).unwrap()),
+        vec![7.0, 8.0]
+    );
 
     // Typed host access errors.
     assert!(matches!(
@@ -66,7 +69,7 @@ fn init_blocks_and_host_round_trip() {
         Err(EngineError::NotWritable { .. })
     ));
     assert!(matches!(
-        e.read_memory(0, 60, 8),
+        e.read_memory(0.into(), 60, 8),
         Err(EngineError::MemoryRange { .. })
     ));
     assert!(matches!(
@@ -97,7 +100,7 @@ fn bool_host_tensor_round_trip() {
     let v = vec![true, false, true, true, false];
     e.write_tensor("b", &v).unwrap();
     assert_eq!(e.read_tensor::<bool>("b").unwrap(), v);
-    assert_eq!(e.read_memory(0, 3, 5).unwrap(), vec![1, 0, 1, 1, 0]);
+    assert_eq!(e.read_memory(0.into(), 3, 5).unwrap(), vec![1, 0, 1, 1, 0]);
 }
 
 #[test]
@@ -111,7 +114,7 @@ fn u8_and_i32_host_tensors_round_trip() {
     assert_eq!(e.read_tensor::<u8>("bytes").unwrap(), vec![1, 2, 255, 4, 5]);
     assert_eq!(e.read_tensor::<i32>("ints").unwrap(), vec![-1, i32::MIN]);
     assert_eq!(
-        e.read_memory(0, 0, 12).unwrap(),
+        e.read_memory(0.into(), 0, 12).unwrap(),
         vec![0, 1, 2, 255, 0, 0, 0, 0, 0, 4, 5, 0]
     );
 }
@@ -127,7 +130,7 @@ fn u16_host_tensor_round_trip_is_little_endian() {
         vec![1, 0xABCD, 65_535]
     );
     assert_eq!(
-        e.read_memory(0, 0, 12).unwrap(),
+        e.read_memory(0.into(), 0, 12).unwrap(),
         vec![0, 0, 1, 0, 0xCD, 0xAB, 0, 0, 0, 0, 0xFF, 0xFF]
     );
     assert!(matches!(
@@ -156,12 +159,12 @@ fn exchange_with_broadcast() {
         let mut e = Engine::new(&exe, opts(threads)).unwrap();
         e.run(p).unwrap();
         let src: Vec<u8> = (1..=16).collect();
-        assert_eq!(e.read_memory(1, 16, 16).unwrap(), src);
-        assert_eq!(e.read_memory(2, 0, 16).unwrap(), src);
-        assert_eq!(e.read_memory(3, 48, 16).unwrap(), src);
-        assert_eq!(e.read_memory(0, 40, 8).unwrap(), vec![9; 8]);
-        assert_eq!(e.read_memory(2, 56, 8).unwrap(), vec![9; 8]);
-        assert_eq!(e.read_memory(1, 0, 16).unwrap(), vec![0; 16]);
+        assert_eq!(e.read_memory(1.into(), 16, 16).unwrap(), src);
+        assert_eq!(e.read_memory(2.into(), 0, 16).unwrap(), src);
+        assert_eq!(e.read_memory(3.into(), 48, 16).unwrap(), src);
+        assert_eq!(e.read_memory(0.into(), 40, 8).unwrap(), vec![9; 8]);
+        assert_eq!(e.read_memory(2.into(), 56, 8).unwrap(), vec![9; 8]);
+        assert_eq!(e.read_memory(1.into(), 0, 16).unwrap(), vec![0; 16]);
     }
 }
 
@@ -197,7 +200,9 @@ fn large_parallel_exchange_is_correct() {
             .map(|i| (i as u8).wrapping_mul(7).wrapping_add(src as u8))
             .collect();
         assert!(
-            e.read_memory(t, half as usize, half as usize).unwrap() == want,
+            e.read_memory(t.into(), half as usize, half as usize)
+                .unwrap()
+                == want,
             "tile {t}"
         );
     }
@@ -220,7 +225,7 @@ fn compute_with_gather_copies() {
     let c = b.compute(
         "gather",
         vec![TileCompute {
-            tile: 0,
+            tile: 0.into(),
             pre_copies: vec![
                 LocalCopy {
                     src: 0,
@@ -253,8 +258,14 @@ fn compute_with_gather_copies() {
     )));
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
     e.run(p).unwrap();
-    assert_eq!(f32s(&e.read_memory(0, 32, 8).unwrap()), vec![10.0, 20.0]);
-    assert_eq!(f32s(&e.read_memory(0, 48, 8).unwrap()), vec![30.0, 40.0]);
+    assert_eq!(
+        f32s(&e.read_memory(0.into(), 32, 8).unwrap()),
+        vec![10.0, 20.0]
+    );
+    assert_eq!(
+        f32s(&e.read_memory(0.into(), 48, 8).unwrap()),
+        vec![30.0, 40.0]
+    );
 }
 
 #[test]
@@ -277,7 +288,7 @@ fn vector_lists() {
     let c = b.compute(
         "lists",
         vec![TileCompute {
-            tile: 0,
+            tile: 0.into(),
             pre_copies: vec![],
             vertices: vec![fill, sum],
             post_copies: vec![],
@@ -288,11 +299,17 @@ fn vector_lists() {
     )));
     let mut e = Engine::new(&b.build(), opts(1)).unwrap();
     e.run(p).unwrap();
-    assert_eq!(f32s(&e.read_memory(0, 0, 8).unwrap()), vec![1.0, 1.0]);
-    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![2.0]);
-    assert_eq!(f32s(&e.read_memory(0, 40, 12).unwrap()), vec![3.0; 3]);
+    assert_eq!(
+        f32s(&e.read_memory(0.into(), 0, 8).unwrap()),
+        vec![1.0, 1.0]
+    );
+    assert_eq!(f32s(&e.read_memory(0.into(), 16, 4).unwrap()), vec![2.0]);
+    assert_eq!(
+        f32s(&e.read_memory(0.into(), 40, 12).unwrap()),
+        vec![3.0; 3]
+    );
     // Sum list entries 1..4: [1,1] + [2] + [3,3,3] = 13
-    assert_eq!(f32s(&e.read_memory(0, 120, 4).unwrap()), vec![13.0]);
+    assert_eq!(f32s(&e.read_memory(0.into(), 120, 4).unwrap()), vec![13.0]);
 }
 
 #[test]
@@ -310,7 +327,7 @@ fn multi_worker_runs_each_worker_once_in_order() {
     e.run(p).unwrap();
     for tile in 0..2 {
         assert_eq!(
-            u32s(&e.read_memory(tile, 0, 20).unwrap()),
+            u32s(&e.read_memory(tile.into(), 0, 20).unwrap()),
             vec![1, 102, 203, 304, 4]
         );
     }
@@ -593,7 +610,7 @@ fn memory_after_runs(exe: &Executable, threads: usize, runs: usize) -> Vec<Vec<u
     }
     (0..exe.tiles.len() as u32)
         .map(|t| {
-            e.read_memory(t, 0, exe.tiles[t as usize].memory_bytes as usize)
+            e.read_memory(t.into(), 0, exe.tiles[t as usize].memory_bytes as usize)
                 .unwrap()
         })
         .collect()
@@ -608,7 +625,7 @@ fn identical_for_any_thread_count(exe: Executable) {
         one[3][0..256],
         Engine::new(&exe, opts(1))
             .unwrap()
-            .read_memory(3, 0, 256)
+            .read_memory(3.into(), 0, 256)
             .unwrap()[..]
     );
 }
@@ -620,7 +637,7 @@ fn new_refuses_tiles_over_budget() {
     assert_eq!(
         Engine::new(&b.build(), opts(1)).unwrap_err(),
         EngineError::TileOutOfMemory {
-            tile: 2,
+            tile: 2.into(),
             bytes: 2048,
             budget: 1024
         }
@@ -750,7 +767,7 @@ fn tensor_bytes_read_and_write_are_the_typed_ones_as_bytes() {
         .collect();
     e.write_tensor_bytes::<f32>("t", &bytes).unwrap();
     assert_eq!(e.read_tensor::<f32>("t").unwrap(), vec![7.0, 8.0, 9.0]);
-    assert_eq!(f32s(&e.read_memory(0, 16, 4).unwrap()), vec![9.0]);
+    assert_eq!(f32s(&e.read_memory(0.into(), 16, 4).unwrap()), vec![9.0]);
     // Typed errors, as the typed reads' and writes'.
     assert!(matches!(
         e.read_tensor_bytes::<u32>("t", &mut buf),

@@ -331,8 +331,8 @@ fn loading_runs_check() {
     exe.computes[poplar::exe::ComputePhaseId::from_u32(0)].tiles[3].vertices[0].fields[1].offset =
         2;
     assert!(matches!(
-        Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
-        E::Check(C::FieldMisaligned { tile: 3, .. })
+            Executable::from_bytes(&exe.to_bytes()).unwrap_err(),
+            E::Check(C::FieldMisaligned { tile, .. }) if tile == 3
     ));
 }
 

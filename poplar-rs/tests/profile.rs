@@ -22,7 +22,7 @@ fn labelled_exe() -> Executable {
 
 fn memory(engine: &Engine) -> Vec<Vec<u8>> {
     (0..8)
-        .map(|t| engine.read_memory(t, 0, 4096).unwrap())
+        .map(|t| engine.read_memory(t.into(), 0, 4096).unwrap())
         .collect()
 }
 

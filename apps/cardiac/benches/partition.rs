@@ -143,7 +143,7 @@ fn full(setup: &Setup, cfg: &DeviceConfig) {
     let one = pde.first().expect("a PDE exchange");
     let mut per_tile = vec![0u64; n_tiles];
     for t in &one.tiles {
-        per_tile[t.tile as usize] = t.cycles;
+        per_tile[t.tile.index()] = t.cycles;
     }
     let eff = Stats::of(&per_tile).effectiveness;
     let step = estimate_program(&exe, &model, 1).expect("program 1");

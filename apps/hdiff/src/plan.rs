@@ -248,7 +248,9 @@ impl Plan {
                 group: u / (bj * bi),
                 block_j: (u / bi) % bj,
                 block_i: u % bi,
-                tiles: (0..stages).map(|s| (base + s) as TileId).collect(),
+                tiles: (0..stages)
+                    .map(|s| TileId::new((base + s) as u32))
+                    .collect(),
             });
         }
         Plan {

@@ -52,7 +52,7 @@ impl Memory {
         let used: std::collections::BTreeSet<u32> = plan
             .units
             .iter()
-            .flat_map(|u| u.tiles.iter().copied())
+            .flat_map(|u| u.tiles.iter().map(|t| t.as_u32()))
             .collect();
         let mut totals: Vec<(u64, u32)> = report
             .tiles

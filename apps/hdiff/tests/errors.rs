@@ -100,7 +100,7 @@ fn a_block_that_does_not_fit_in_tile_memory() {
     .unwrap();
     match err {
         HdiffError::BlockTooLarge { tile, bytes, limit } => {
-            assert!(tile < 2, "tile {tile}");
+            assert!(tile < 2.into(), "tile {tile}");
             assert!(bytes > limit && limit == 64 * 1024, "{bytes} {limit}");
         }
         e => panic!("{e}"),

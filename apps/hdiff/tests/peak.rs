@@ -36,14 +36,14 @@ fn rates(grid: Grid, target: &Target, mapping: Mapping) -> Vec<(String, f64)> {
     for unit in &plan.units {
         let points = (plan.blocks_j[unit.block_j].len() * plan.blocks_i[unit.block_i].len()) as u64;
         for (&tile, &stage) in unit.tiles.iter().zip(plan.stages()) {
-            flops[tile as usize] = stage_flops(stage) * points;
+            flops[tile.index()] = stage_flops(stage) * points;
         }
     }
     let mut out = Vec::new();
     for phase in &model.computes {
         let mut best = 0.0f64;
         for t in &phase.tiles {
-            let f = flops[t.tile as usize];
+            let f = flops[t.tile.index()];
             assert!(
                 f > 0,
                 "tile {} works in {} but has no stage",

@@ -74,7 +74,13 @@ pub fn create_lhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, 
         plan.params.groups,
         plan.pm,
         plan.pk,
-        |g, i, l| (plan.m_range(i), plan.k_range(l), plan.tile(g, i, 0, l)),
+        |g, i, l| {
+            (
+                plan.m_range(i),
+                plan.k_range(l),
+                plan.tile(g, i, 0, l).as_u32(),
+            )
+        },
         name,
     )
 }
@@ -87,7 +93,13 @@ pub fn create_rhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, 
         plan.params.groups,
         plan.pk,
         plan.pn,
-        |g, l, j| (plan.k_range(l), plan.n_range(j), plan.tile(g, 0, j, l)),
+        |g, l, j| {
+            (
+                plan.k_range(l),
+                plan.n_range(j),
+                plan.tile(g, 0, j, l).as_u32(),
+            )
+        },
         name,
     )
 }
@@ -141,7 +153,13 @@ pub fn matmul(
         p.groups,
         plan.pm,
         plan.pn,
-        |g, i, j| (plan.m_range(i), plan.n_range(j), plan.tile(g, i, j, 0)),
+        |g, i, j| {
+            (
+                plan.m_range(i),
+                plan.n_range(j),
+                plan.tile(g, i, j, 0).as_u32(),
+            )
+        },
         &format!("{name}/C"),
     )?;
     // With a k split, each tile writes a partial block; the first tile of the split sums them.
@@ -154,7 +172,13 @@ pub fn matmul(
                 p.groups,
                 plan.pm,
                 plan.pn,
-                |g, i, j| (plan.m_range(i), plan.n_range(j), plan.tile(g, i, j, l)),
+                |g, i, j| {
+                    (
+                        plan.m_range(i),
+                        plan.n_range(j),
+                        plan.tile(g, i, j, l).as_u32(),
+                    )
+                },
                 &format!("{name}/partial{l}"),
             )?);
         }

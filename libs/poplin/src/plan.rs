@@ -160,7 +160,7 @@ impl Plan {
     /// lives on `tile(g, i, j, 0)`.
     pub fn tile(&self, g: usize, i: usize, j: usize, l: usize) -> TileId {
         let slot = g % self.group_slots;
-        (slot * self.tiles_per_group() + (i * self.pn + j) * self.pk + l) as TileId
+        TileId::new((slot * self.tiles_per_group() + (i * self.pn + j) * self.pk + l) as u32)
     }
 
     /// Rows of m block `i`, columns of n block `j`, range of k block `l`.

@@ -49,7 +49,7 @@ fn rates(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Vec<f64> {
                 for l in 0..plan.pk {
                     let macs =
                         plan.m_range(i).len() * plan.n_range(j).len() * plan.k_range(l).len();
-                    flops[plan.tile(g, i, j, l) as usize] += 2 * macs as u64;
+                    flops[plan.tile(g, i, j, l).index()] += 2 * macs as u64;
                 }
             }
         }
@@ -57,7 +57,7 @@ fn rates(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Vec<f64> {
     let rates: Vec<f64> = phase
         .tiles
         .iter()
-        .map(|t| flops[t.tile as usize] as f64 / t.cycles as f64)
+        .map(|t| flops[t.tile.index()] as f64 / t.cycles as f64)
         .collect();
     assert_eq!(
         rates.len(),

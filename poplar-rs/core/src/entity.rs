@@ -253,7 +253,7 @@ impl<V> TileMap<V> {
     /// One entry per tile, `f(tile)` each.
     pub fn from_fn(tiles: u32, f: impl FnMut(TileId) -> V) -> Self {
         TileMap {
-            items: (0..tiles).map(f).collect(),
+            items: TileId::range(0, tiles).into_iter().map(f).collect(),
         }
     }
 
@@ -278,12 +278,15 @@ impl<V> TileMap<V> {
 
     /// The entry of `tile`, if the table has that tile.
     pub fn get(&self, tile: TileId) -> Option<&V> {
-        self.items.get(tile as usize)
+        self.items.get(tile.index())
     }
 
     /// Every tile and its entry, in tile order.
     pub fn iter(&self) -> impl Iterator<Item = (TileId, &V)> {
-        self.items.iter().enumerate().map(|(t, v)| (t as TileId, v))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(t, v)| (TileId::new(t as u32), v))
     }
 
     /// Every tile and its entry, in tile order, mutably.
@@ -291,7 +294,7 @@ impl<V> TileMap<V> {
         self.items
             .iter_mut()
             .enumerate()
-            .map(|(t, v)| (t as TileId, v))
+            .map(|(t, v)| (TileId::new(t as u32), v))
     }
 
     /// Every entry, in tile order.
@@ -309,14 +312,14 @@ impl<V> Index<TileId> for TileMap<V> {
     type Output = V;
     #[inline]
     fn index(&self, tile: TileId) -> &V {
-        &self.items[tile as usize]
+        &self.items[tile.index()]
     }
 }
 
 impl<V> IndexMut<TileId> for TileMap<V> {
     #[inline]
     fn index_mut(&mut self, tile: TileId) -> &mut V {
-        &mut self.items[tile as usize]
+        &mut self.items[tile.index()]
     }
 }
 
@@ -335,18 +338,19 @@ mod tests {
 
     #[test]
     fn a_tile_map_has_one_entry_per_tile_in_tile_order() {
-        let mut m = TileMap::from_fn(4, |t| t * 10);
-        m[2] += 1;
+        let mut m = TileMap::from_fn(4, |t| t.as_u32() * 10);
+        m[TileId::new(2)] += 1;
         assert_eq!(m.len(), 4);
         assert_eq!(
-            m.iter().collect::<Vec<_>>(),
-            [(0, &0), (1, &10), (2, &21), (3, &30)]
+            m.iter().map(|(t, v)| (t.as_u32(), *v)).collect::<Vec<_>>(),
+            [(0, 0), (1, 10), (2, 21), (3, 30)]
         );
-        assert_eq!((m.get(3), m.get(4)), (Some(&30), None));
+        assert_eq!((m.get(3.into()), m.get(4.into())), (Some(&30), None));
         for (t, v) in m.iter_mut() {
-            *v -= t * 10;
+            *v -= t.as_u32() * 10;
         }
         assert_eq!(m.values().copied().collect::<Vec<_>>(), [0, 0, 1, 0]);
+        // `m[2]` does not compile: a TileMap is indexed by TileId only.
         assert_eq!(TileMap::filled(2, 'x'), TileMap::from_fn(2, |_| 'x'));
     }
 

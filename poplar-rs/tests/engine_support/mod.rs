@@ -234,7 +234,7 @@ pub fn loc(offset: u32, len: u32) -> FieldLoc {
 
 pub fn run(tile: u32, offset: u32, bytes: u32) -> MemRun {
     MemRun {
-        tile,
+        tile: tile.into(),
         offset,
         bytes,
     }
@@ -375,7 +375,7 @@ impl Builder {
         let tiles = vertices
             .into_iter()
             .map(|(tile, v)| TileCompute {
-                tile,
+                tile: tile.into(),
                 pre_copies: vec![],
                 vertices: vec![v],
                 post_copies: vec![],
@@ -410,16 +410,16 @@ impl Builder {
 
 pub fn transfer(src_tile: u32, src_offset: u32, bytes: u32, dsts: Vec<(u32, u32)>) -> Transfer {
     Transfer {
-        src_tile,
+        src_tile: src_tile.into(),
         src_offset,
         bytes,
-        dsts,
+        dsts: dsts.into_iter().map(|(t, o)| (t.into(), o)).collect(),
     }
 }
 
 pub fn scalar(tile: u32, offset: u32, dtype: DType) -> ScalarLoc {
     ScalarLoc {
-        tile,
+        tile: tile.into(),
         offset,
         dtype,
     }
@@ -454,7 +454,7 @@ pub fn sample_exe() -> Executable {
             vec![],
         );
         computes.push(TileCompute {
-            tile: t,
+            tile: t.into(),
             pre_copies: vec![],
             vertices: vec![scale, add],
             post_copies: vec![LocalCopy {

@@ -549,7 +549,9 @@ fn exchange_info(
         }
         for &(d, _) in &tr.dsts {
             dst.insert(d);
-            *matrix.entry((bin(tr.src_tile), bin(d))).or_default() += u64::from(tr.bytes);
+            *matrix
+                .entry((bin(tr.src_tile.as_u32()), bin(d.as_u32())))
+                .or_default() += u64::from(tr.bytes);
         }
     }
     ExchangeInfo {
@@ -562,7 +564,7 @@ fn exchange_info(
         src_tiles: src.len() as u32,
         dst_tiles: dst.len() as u32,
         cycles: cost.max,
-        slowest_tile: slowest.map_or(0, |t| t.tile),
+        slowest_tile: slowest.map_or(0, |t| t.tile.as_u32()),
         slowest: slowest.map_or_else(Default::default, |t| t.breakdown),
         even_ports: cost.even_ports(tiles),
         matrix: matrix

@@ -56,8 +56,8 @@ fn compute(exe: &Executable, base: &[u64], phase: &ComputePhase) -> BTreeMap<u64
     };
     for tc in &phase.tiles {
         for c in tc.pre_copies.iter().chain(&tc.post_copies) {
-            acc.touch(tc.tile, c.src, u64::from(c.bytes));
-            acc.touch(tc.tile, c.dst, u64::from(c.bytes));
+            acc.touch(tc.tile.as_u32(), c.src, u64::from(c.bytes));
+            acc.touch(tc.tile.as_u32(), c.dst, u64::from(c.bytes));
         }
         for v in &tc.vertices {
             let Some(codelet) = exe.codelets.get(v.codelet) else {
@@ -67,13 +67,13 @@ fn compute(exe: &Executable, base: &[u64], phase: &ComputePhase) -> BTreeMap<u64
                 let size = kind.dtype.size() as u64;
                 match kind.shape {
                     FieldShape::Scalar | FieldShape::Vector => {
-                        acc.touch(tc.tile, loc.offset, u64::from(loc.len) * size);
+                        acc.touch(tc.tile.as_u32(), loc.offset, u64::from(loc.len) * size);
                     }
                     FieldShape::VectorList => {
                         let from = loc.offset as usize;
                         let to = from.saturating_add(loc.len as usize).min(v.lists.len());
                         for sub in v.lists.get(from..to).unwrap_or(&[]) {
-                            acc.touch(tc.tile, sub.offset, u64::from(sub.len) * size);
+                            acc.touch(tc.tile.as_u32(), sub.offset, u64::from(sub.len) * size);
                         }
                     }
                 }
@@ -90,9 +90,9 @@ fn exchange(base: &[u64], phase: &ExchangePhase) -> BTreeMap<u64, u64> {
     };
     for tr in &phase.transfers {
         let b = u64::from(tr.bytes);
-        acc.touch(tr.src_tile, tr.src_offset, b);
+        acc.touch(tr.src_tile.as_u32(), tr.src_offset, b);
         for &(d, off) in &tr.dsts {
-            acc.touch(d, off, b);
+            acc.touch(d.as_u32(), off, b);
         }
     }
     acc.used

@@ -100,7 +100,7 @@ fn phases_equal_the_cycle_model_and_the_profile() {
             "{}",
             x.name
         );
-        assert_eq!(Some(x.slowest_tile), m.slowest().map(|t| t.tile));
+        assert_eq!(Some(x.slowest_tile), m.slowest().map(|t| t.tile.as_u32()));
         // Even ports as the model gives them over all the target's tiles; an exchange between
         // chips waits for its links and hops.
         assert_eq!(x.even_ports, m.even_ports(exe.target.num_tiles() as usize));

@@ -202,7 +202,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
         let mut v = vec![0.0; tiles];
         if let Some(c) = model.computes.iter().find(|c| c.name == name) {
             for t in &c.tiles {
-                if let Some(x) = v.get_mut(t.tile as usize) {
+                if let Some(x) = v.get_mut(t.tile.index()) {
                     *x += t.cycles as f64;
                 }
             }
@@ -228,7 +228,7 @@ fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases 
             }
         }
         for t in &e.tiles {
-            if let Some(sum) = parts.get_mut(t.tile as usize) {
+            if let Some(sum) = parts.get_mut(t.tile.index()) {
                 *sum += t.breakdown;
             }
         }

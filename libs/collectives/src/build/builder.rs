@@ -175,7 +175,7 @@ impl<'g> Builder<'g> {
             }
             for (tile, ranges) in mapping.iter().enumerate() {
                 if !ranges.is_empty() {
-                    tiles.insert(tile as TileId);
+                    tiles.insert(TileId::new(tile as u32));
                 }
             }
         }
@@ -208,7 +208,11 @@ impl<'g> Builder<'g> {
             None => {
                 let k = (tiles.len() as u64).min(c.max(1)) as usize;
                 let tiles: Vec<TileId> = tiles.into_iter().take(k.max(1)).collect();
-                let tiles = if tiles.is_empty() { vec![0] } else { tiles };
+                let tiles = if tiles.is_empty() {
+                    vec![TileId::new(0)]
+                } else {
+                    tiles
+                };
                 let k = tiles.len();
                 let half_cols = [c.div_ceil(halves as u64), c / halves as u64];
                 let widths: Vec<Vec<usize>> = (0..halves)
@@ -311,7 +315,7 @@ impl<'g> Builder<'g> {
         let mut data = vec![Vec::new(); halves];
         for (tile, ranges) in g.tile_mapping(t)?.into_iter().enumerate() {
             for r in ranges {
-                tiles.push(tile as TileId);
+                tiles.push(TileId::new(tile as u32));
                 let len = r.end - r.start;
                 let first = len.div_ceil(halves);
                 for h in 0..halves {
@@ -446,7 +450,7 @@ impl<'g> Builder<'g> {
             let len = t.num_elements();
             let z = zeros.slice(at..at + len).map_err(|e| self.err(e))?;
             self.g
-                .set_tile_mapping(&z, tile as TileId)
+                .set_tile_mapping(&z, TileId::new(tile as u32))
                 .map_err(|e| self.err(e))?;
             at += len;
         }
@@ -514,7 +518,7 @@ impl<'g> Builder<'g> {
                         .set_vertex_state(v, "scale", scale)
                         .map_err(|e| self.err(e))?;
                     self.g
-                        .set_tile_mapping(v, tile as TileId)
+                        .set_tile_mapping(v, TileId::new(tile as u32))
                         .map_err(|e| self.err(e))?;
                 }
             }
@@ -551,7 +555,7 @@ impl<'g> Builder<'g> {
                 for r in ranges {
                     let z = zeros.slice(r).map_err(|e| self.err(e))?;
                     self.g
-                        .set_tile_mapping(&z, tile as TileId)
+                        .set_tile_mapping(&z, TileId::new(tile as u32))
                         .map_err(|e| self.err(e))?;
                 }
             }

@@ -103,7 +103,8 @@ pub fn all_reduce(
         for (tile, ranges) in g.tile_mapping(t).map_err(err)?.into_iter().enumerate() {
             for r in ranges {
                 let piece = flat.slice(r).map_err(err)?;
-                g.set_tile_mapping(&piece, tile as TileId).map_err(err)?;
+                g.set_tile_mapping(&piece, TileId::new(tile as u32))
+                    .map_err(err)?;
             }
         }
         outputs.push(out);

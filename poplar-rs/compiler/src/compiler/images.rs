@@ -40,7 +40,7 @@ pub fn build(
         }
         breakdown.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
         if total > u64::from(graph.target.bytes_per_tile) && worst.is_none_or(|(_, w)| total > w) {
-            worst = Some((tile, total));
+            worst = Some((tile.as_u32(), total));
         }
         tiles.push(TileImage {
             memory_bytes: u32::try_from(total).unwrap_or(u32::MAX),
@@ -59,7 +59,7 @@ pub fn build(
                 .map(|m| (m.name.clone(), u64::from(m.bytes)))
                 .collect();
             return Err(CompileError::OutOfMemory {
-                tile,
+                tile: tile.into(),
                 total,
                 budget: u64::from(graph.target.bytes_per_tile),
                 largest,

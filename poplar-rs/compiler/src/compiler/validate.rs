@@ -84,7 +84,7 @@ fn check_mappings(graph: &Graph, errs: &mut Vec<E>) {
                     end: r.start,
                 });
             }
-            if tile >= nt {
+            if tile.as_u32() >= nt {
                 errs.push(E::TileOutOfRange {
                     what: format!("variable '{}'", var.name),
                     tile,
@@ -116,7 +116,7 @@ fn check_vertex(
     let vname = || vertex_name(graph, vi);
     match v.tile {
         None => errs.push(E::UnmappedVertex { vertex: vname() }),
-        Some(t) if t >= nt => errs.push(E::TileOutOfRange {
+        Some(t) if t.as_u32() >= nt => errs.push(E::TileOutOfRange {
             what: format!("vertex {}", vi.as_u32()),
             tile: t,
             num_tiles: nt,

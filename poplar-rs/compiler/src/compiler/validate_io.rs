@@ -93,11 +93,11 @@ pub(super) fn remote_copy(
     for (what, x) in tensors {
         if let Some(tile) = tiles_of(graph, x)
             .into_iter()
-            .find(|&tile| tile / tpi != b.chip)
+            .find(|&tile| tile.as_u32() / tpi != b.chip)
         {
             bad(format!(
                 "the {what} has elements on tile {tile} of chip {}; the buffer is in the Streaming Memory of chip {}",
-                tile / tpi,
+                tile.as_u32() / tpi,
                 b.chip
             ));
         }
@@ -230,11 +230,11 @@ pub(super) fn vertices_off_io_tiles(
     for (vi, v) in graph.vertices.iter() {
         if let Some(tile) = v
             .tile
-            .filter(|&tile| tile < t.num_tiles() && t.is_io_tile(tile))
+            .filter(|&tile| tile.as_u32() < t.num_tiles() && t.is_io_tile(tile))
         {
             errs.push(E::VertexOnIoTile {
                 vertex: name(vi),
-                tile,
+                tile: tile.as_u32(),
                 io_tiles: t.io_tiles,
             });
         }

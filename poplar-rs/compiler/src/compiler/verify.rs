@@ -229,7 +229,7 @@ pub fn images(exe: &Executable) -> Result<(), VerifierError> {
         {
             return Err(err(
                 Pass::Images,
-                Some(t as TileId),
+                Some(TileId::new(t as u32)),
                 None,
                 format!(
                     "memory {} < always-live {} + temporaries {}",
@@ -278,7 +278,7 @@ mod tests {
         let second = overlap.segs.keys().nth(1).unwrap();
         overlap.segs[second][0].offset = overlap.segs[first][0].offset + 8;
         let e = layout(&g, &overlap).unwrap_err();
-        assert_eq!((e.pass, e.tile), (Pass::Layout, Some(1)));
+        assert_eq!((e.pass, e.tile), (Pass::Layout, Some(TileId::new(1))));
         assert!(e.entity.as_deref().unwrap().contains("'a'"), "{e}");
 
         let mut gap = super::super::layout::layout(
@@ -304,7 +304,7 @@ mod tests {
             anchors: Default::default(),
         };
         let e = in_place(&g, &good, &odd).unwrap_err();
-        assert_eq!((e.pass, e.tile), (Pass::InPlace, Some(1)));
+        assert_eq!((e.pass, e.tile), (Pass::InPlace, Some(TileId::new(1))));
         assert!(e.to_string().contains("after pass 'in-place'"), "{e}");
     }
 

@@ -91,23 +91,22 @@ impl IntervalMap {
 mod tests {
     use super::*;
 
+    /// The pieces with plain tile numbers, to compare with literals.
+    fn plain(pieces: impl Iterator<Item = (Range<u64>, TileId)>) -> Vec<(Range<u64>, u32)> {
+        pieces.map(|(r, t)| (r, t.as_u32())).collect()
+    }
+
     #[test]
     fn assign_splits_and_merges() {
         let mut m = IntervalMap::default();
-        m.assign(0..100, 1);
-        m.assign(10..20, 2);
-        assert_eq!(
-            m.iter().collect::<Vec<_>>(),
-            vec![(0..10, 1), (10..20, 2), (20..100, 1)]
-        );
-        m.assign(10..20, 1);
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(0..100, 1)]);
-        m.assign(90..120, 3);
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(0..90, 1), (90..120, 3)]);
-        assert_eq!(
-            m.pieces(85..95).collect::<Vec<_>>(),
-            vec![(85..90, 1), (90..95, 3)]
-        );
+        m.assign(0..100, TileId::new(1));
+        m.assign(10..20, TileId::new(2));
+        assert_eq!(plain(m.iter()), vec![(0..10, 1), (10..20, 2), (20..100, 1)]);
+        m.assign(10..20, TileId::new(1));
+        assert_eq!(plain(m.iter()), vec![(0..100, 1)]);
+        m.assign(90..120, TileId::new(3));
+        assert_eq!(plain(m.iter()), vec![(0..90, 1), (90..120, 3)]);
+        assert_eq!(plain(m.pieces(85..95)), vec![(85..90, 1), (90..95, 3)]);
         assert_eq!(m.pieces(200..300).count(), 0);
         assert_eq!(m.mapped_len(), 120);
     }
@@ -115,11 +114,8 @@ mod tests {
     #[test]
     fn pieces_reports_gaps_by_omission() {
         let mut m = IntervalMap::default();
-        m.assign(0..5, 0);
-        m.assign(8..10, 1);
-        assert_eq!(
-            m.pieces(0..10).collect::<Vec<_>>(),
-            vec![(0..5, 0), (8..10, 1)]
-        );
+        m.assign(0..5, TileId::new(0));
+        m.assign(8..10, TileId::new(1));
+        assert_eq!(plain(m.pieces(0..10)), vec![(0..5, 0), (8..10, 1)]);
     }
 }

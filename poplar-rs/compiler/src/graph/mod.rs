@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 
 use crate::dtype::{to_le_bytes, DType, Element};
 use crate::entity::PrimaryMap;
-use crate::target::{Target, TileId};
+use crate::target::{Target, TileId, TileRange};
 pub(crate) use error::nearest_name;
 pub use error::{GraphError, VertexName};
 pub use handles::{ComputeSet, Function, RemoteBuffer, Stream, StreamDir, VertexRef};
@@ -243,7 +243,8 @@ impl Graph {
 
     /// The index of the replica running the program (`0..R`), as a `u32` scalar constant on
     /// `tile` (one per tile, created on first use).
-    pub fn replication_index(&mut self, tile: TileId) -> Result<Tensor, GraphError> {
+    pub fn replication_index(&mut self, tile: impl Into<TileId>) -> Result<Tensor, GraphError> {
+        let tile = tile.into();
         if let Some(t) = self.replication_index.get(&tile) {
             return Ok(t.clone());
         }
@@ -345,7 +346,7 @@ impl Graph {
     }
 
     fn check_tile(&self, tile: TileId, what: impl FnOnce() -> String) -> Result<(), GraphError> {
-        if tile >= self.target.num_tiles() {
+        if tile.as_u32() >= self.target.num_tiles() {
             return Err(GraphError::TileOutOfRange {
                 what: what(),
                 tile,
@@ -355,13 +356,13 @@ impl Graph {
         Ok(())
     }
 
-    /// Places a tensor's elements, or a vertex, on `tile`.
+    /// Places a tensor's elements, or a vertex, on `tile` (a [`TileId`], or a tile number).
     pub fn set_tile_mapping(
         &mut self,
         what: impl Mappable,
-        tile: TileId,
+        tile: impl Into<TileId>,
     ) -> Result<(), GraphError> {
-        what.map_to(self, tile)
+        what.map_to(self, tile.into())
     }
 
     fn map_tensor(&mut self, tensor: &Tensor, tile: TileId) -> Result<(), GraphError> {
@@ -376,17 +377,19 @@ impl Graph {
     /// Spreads the elements of `tensor` evenly over all tiles, in blocks of at least `grain`
     /// elements (Poplar's `mapTensorLinearly`).
     pub fn map_linearly(&mut self, tensor: &Tensor, grain: usize) -> Result<(), GraphError> {
-        let tiles = self.target.num_tiles();
-        self.map_linearly_over(tensor, grain, 0..tiles)
+        let tiles = self.target.tiles();
+        self.map_linearly_over(tensor, grain, tiles)
     }
 
-    /// Like [`map_linearly`](Self::map_linearly) over a range of tiles.
+    /// Like [`map_linearly`](Self::map_linearly) over a run of tiles (a [`TileRange`], or a
+    /// `Range<u32>` of tile numbers).
     pub fn map_linearly_over(
         &mut self,
         tensor: &Tensor,
         grain: usize,
-        tiles: Range<TileId>,
+        tiles: impl Into<TileRange>,
     ) -> Result<(), GraphError> {
+        let tiles = tiles.into();
         self.check_tensor(tensor, "map_linearly")?;
         if tiles.is_empty() {
             return Err(GraphError::BadView {
@@ -394,7 +397,9 @@ impl Graph {
                 reason: "empty tile range".into(),
             });
         }
-        self.check_tile(tiles.end - 1, || "map_linearly".into())?;
+        self.check_tile(TileId::new(tiles.end.as_u32() - 1), || {
+            "map_linearly".into()
+        })?;
         let n = tensor.num_elements();
         let grain = grain.max(1);
         let grains = n.div_ceil(grain);
@@ -408,7 +413,7 @@ impl Graph {
             let part = flat.slice(start..end)?;
             self.set_tile_mapping(&part, tile)?;
             start = end;
-            tile += 1;
+            tile = tile.offset(1);
         }
         Ok(())
     }
@@ -423,7 +428,7 @@ impl Graph {
             for (piece, tile) in self.vars[r.var].mapping.pieces(r.start..r.end()) {
                 let s = (flat + piece.start - r.start) as usize;
                 let e = s + (piece.end - piece.start) as usize;
-                let list = &mut out[tile as usize];
+                let list = &mut out[tile.index()];
                 match list.last_mut() {
                     Some(last) if last.end == s => last.end = e,
                     _ => list.push(s..e),

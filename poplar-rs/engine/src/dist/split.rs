@@ -1,6 +1,6 @@
 //! Which rank owns which tiles.
 
-use crate::target::{Target, TileId};
+use crate::target::{Target, TileId, TileRange};
 
 /// The tiles of each rank: contiguous blocks of whole chips when the target has at least as
 /// many chips as there are ranks (the first `chips % ranks` ranks take one chip more), else
@@ -25,10 +25,10 @@ impl RankSplit {
         let mut starts = Vec::with_capacity(ranks as usize + 1);
         let mut at = 0u64;
         for r in 0..ranks {
-            starts.push((at * unit) as TileId);
+            starts.push(TileId::new((at * unit) as u32));
             at += q + u64::from(r < extra);
         }
-        starts.push((at * unit) as TileId);
+        starts.push(TileId::new((at * unit) as u32));
         RankSplit { starts }
     }
 
@@ -38,8 +38,8 @@ impl RankSplit {
     }
 
     /// The tiles of rank `rank`.
-    pub fn tiles(&self, rank: usize) -> std::ops::Range<TileId> {
-        self.starts[rank]..self.starts[rank + 1]
+    pub fn tiles(&self, rank: usize) -> TileRange {
+        TileId::range(self.starts[rank], self.starts[rank + 1])
     }
 
     /// The rank that owns `tile`.
@@ -61,20 +61,20 @@ mod tests {
         let s = RankSplit::new(&t16, 3);
         assert_eq!(
             (0..3).map(|r| s.tiles(r)).collect::<Vec<_>>(),
-            vec![0..60, 60..110, 110..160]
+            [0..60, 60..110, 110..160].map(TileRange::from)
         );
         // One chip of 10 tiles over 3 ranks: 4, 3, 3 tiles.
         let s = RankSplit::new(&t, 3);
         assert_eq!(
             (0..3).map(|r| s.tiles(r)).collect::<Vec<_>>(),
-            vec![0..4, 4..7, 7..10]
+            [0..4, 4..7, 7..10].map(TileRange::from)
         );
         for (target, ranks) in [(&t, 1), (&t, 2), (&t, 3), (&t, 10), (&t, 13), (&t16, 5)] {
             let s = RankSplit::new(target, ranks);
             assert_eq!(s.ranks(), ranks);
             for tile in 0..target.num_tiles() {
-                let r = s.owner(tile);
-                assert!(s.tiles(r).contains(&tile), "{ranks}: tile {tile} rank {r}");
+                let r = s.owner(tile.into());
+                assert!(s.tiles(r).contains(tile), "{ranks}: tile {tile} rank {r}");
             }
             assert_eq!(s.tiles(ranks - 1).end, target.num_tiles());
         }

@@ -78,7 +78,7 @@ impl RunCtx<'_> {
     /// is an error naming both values, never a silent choice.
     pub(super) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
         let rl = self.x.replicas;
-        let tile_of = |r: u32| r * rl.tiles_per_replica + s.tile;
+        let tile_of = |r: u32| s.tile.offset(r * rl.tiles_per_replica);
         // Over several ranks, each replica's copy is read by the rank that owns it and the
         // values are shared, so every rank takes the same branch (or fails alike).
         let values: Vec<i64> = match self.x.dist {
@@ -493,7 +493,7 @@ impl Exec<'_> {
                         let ht = &plan.tiles[t as usize];
                         if let Err(e) = self.run_tile(*c, plan, ht, base + *k) {
                             let tile = self.exe.computes[*c].tiles[ht.index as usize].tile;
-                            return Err(((u128::from(*k) << 32) | u128::from(tile), e));
+                            return Err(((u128::from(*k) << 32) | u128::from(tile.as_u32()), e));
                         }
                     }
                 }
@@ -692,7 +692,7 @@ impl Exec<'_> {
             };
             if let Some((seed, epoch, tile)) = sr {
                 rounding::set_rounding(rounding::Rounding::Stochastic {
-                    key: rounding::vertex_key(seed, epoch, tile, k as u32),
+                    key: rounding::vertex_key(seed, epoch, tile.as_u32(), k as u32),
                 });
             }
             for id in 0..hv.workers {

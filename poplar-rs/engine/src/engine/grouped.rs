@@ -387,15 +387,18 @@ fn tile_groups(
     let mut used = vec![false; n];
     for &x in xs {
         for o in &inp.exchanges[x].ops {
-            let (a, b) = (root(&mut parent, o.src_tile), root(&mut parent, o.dst_tile));
+            let (a, b) = (
+                root(&mut parent, o.src_tile.as_u32()),
+                root(&mut parent, o.dst_tile.as_u32()),
+            );
             parent[a.max(b) as usize] = a.min(b);
-            used[o.src_tile as usize] = true;
-            used[o.dst_tile as usize] = true;
+            used[o.src_tile.index()] = true;
+            used[o.dst_tile.index()] = true;
         }
     }
     for &c in cs {
         for ht in &inp.computes[c].tiles {
-            used[tile_of(inp, c, ht) as usize] = true;
+            used[tile_of(inp, c, ht).index()] = true;
         }
     }
     let mut group_of = vec![u32::MAX; n];
@@ -426,7 +429,7 @@ fn exchanges_by_group(
         let mut ops = inp.exchanges[x].ops.clone();
         // Stable: a tile's copies keep the exchange plan's order.
         ops.sort_by_key(|o| o.dst_tile);
-        let by = ByGroup::new(ops, costs.len(), |o| group_of[o.dst_tile as usize] as usize);
+        let by = ByGroup::new(ops, costs.len(), |o| group_of[o.dst_tile.index()] as usize);
         for (g, cost) in costs.iter_mut().enumerate() {
             *cost += by
                 .of(g)
@@ -453,7 +456,7 @@ fn computes_by_group(
         let mut ks: Vec<u32> = (0..plan.tiles.len() as u32).collect();
         ks.sort_by_key(|&k| tile_of(inp, c, &plan.tiles[k as usize]));
         let by = ByGroup::new(ks, costs.len(), |&k| {
-            group_of[tile_of(inp, c, &plan.tiles[k as usize]) as usize] as usize
+            group_of[tile_of(inp, c, &plan.tiles[k as usize]).index()] as usize
         });
         for (g, cost) in costs.iter_mut().enumerate() {
             *cost += by

@@ -58,13 +58,13 @@ unsafe impl Sync for Memory {}
 impl Memory {
     #[inline]
     pub(super) fn base(&self, tile: TileId) -> *mut u8 {
-        self.tiles[tile as usize].ptr
+        self.tiles[tile.index()].ptr
     }
 
     #[inline]
     pub(super) fn in_bounds(&self, tile: TileId, offset: usize, len: usize) -> bool {
         self.tiles
-            .get(tile as usize)
+            .get(tile.index())
             .is_some_and(|t| offset.checked_add(len).is_some_and(|e| e <= t.bytes))
     }
 
@@ -122,13 +122,13 @@ impl Memory {
             .iter()
             .enumerate()
             .map(|(t, img)| {
-                let bytes = if mine.contains(&(t as TileId)) {
+                let bytes = if mine.contains(&TileId::new(t as u32)) {
                     img.memory_bytes
                 } else {
                     0
                 };
                 TileMem::new(bytes as usize).ok_or(EngineError::HostOutOfMemory {
-                    tile: t as TileId,
+                    tile: TileId::new(t as u32),
                     bytes,
                 })
             })
@@ -143,9 +143,9 @@ impl Memory {
         for (t, img) in exe.tiles.iter_mut().enumerate() {
             for b in &mut img.init {
                 let data = std::mem::take(&mut b.data);
-                if mine.contains(&(t as TileId)) {
+                if mine.contains(&TileId::new(t as u32)) {
                     // In bounds and data.len() == len: `check()` (InitOutOfBounds, InitLength).
-                    self.write(t as TileId, b.offset as usize, &data);
+                    self.write(TileId::new(t as u32), b.offset as usize, &data);
                 }
             }
         }

@@ -243,6 +243,7 @@ impl Engine {
         let ranks = options.ranks.clone().unwrap_or_else(Ranks::world);
         let split = RankSplit::new(&exe.target, ranks.size());
         let mine = split.tiles(ranks.rank());
+        let mine = mine.start..mine.end;
         let threads = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -517,7 +518,7 @@ fn check_tile_budgets(exe: &Executable) -> Result<(), EngineError> {
         .find(|(_, img)| img.memory_bytes > exe.target.bytes_per_tile)
     {
         Some((t, img)) => Err(EngineError::TileOutOfMemory {
-            tile: t as TileId,
+            tile: TileId::new(t as u32),
             bytes: img.memory_bytes,
             budget: exe.target.bytes_per_tile,
         }),

@@ -111,7 +111,7 @@ impl Dist {
     }
 
     pub(super) fn owns(&self, tile: TileId) -> bool {
-        self.split.tiles(self.rank).contains(&tile)
+        self.split.tiles(self.rank).contains(tile)
     }
 
     /// The copies of exchange phase `i` that cross ranks: pack what this rank sends, send and

@@ -51,7 +51,7 @@ impl<'a> Runs<'a> {
         while pos < len {
             let r = &self.runs[self.at];
             let n = (r.bytes as usize - self.done).min(len - pos);
-            f(r.tile, r.offset as usize + self.done, pos..pos + n);
+            f(r.tile.as_u32(), r.offset as usize + self.done, pos..pos + n);
             pos += n;
             self.done += n;
             if self.done == r.bytes as usize {
@@ -94,7 +94,7 @@ impl RunCtx<'_> {
                 for &row in &rows {
                     self.remote_mem
                         .read_row(buf, row as u64, |bytes| {
-                            cursor.next(row_bytes, |t, off, r| mem.write(t, off, &bytes[r]))
+                            cursor.next(row_bytes, |t, off, r| mem.write(t.into(), off, &bytes[r]))
                         })
                         .map_err(|e| io_error(name, e))?;
                 }
@@ -104,7 +104,9 @@ impl RunCtx<'_> {
                 for &row in &rows {
                     self.remote_mem
                         .write_row(buf, row as u64, |bytes| {
-                            cursor.next(row_bytes, |t, off, r| mem.read(t, off, &mut bytes[r]))
+                            cursor.next(row_bytes, |t, off, r| {
+                                mem.read(t.into(), off, &mut bytes[r])
+                            })
                         })
                         .map_err(|e| io_error(name, e))?;
                 }

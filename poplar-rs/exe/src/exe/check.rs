@@ -190,12 +190,12 @@ impl Checker<'_> {
     fn mem(&self, tile: TileId) -> u64 {
         self.exe
             .tiles
-            .get(tile as usize)
+            .get(tile.index())
             .map_or(0, |t| u64::from(t.memory_bytes))
     }
 
     fn tile_ok(&self, what: impl FnOnce() -> String, tile: TileId) -> Result<(), CheckError> {
-        if tile >= self.num_tiles {
+        if tile.as_u32() >= self.num_tiles {
             return Err(CheckError::TileOutOfRange {
                 what: what(),
                 tile,
@@ -207,7 +207,7 @@ impl Checker<'_> {
 
     fn check_tiles(&self) -> Result<(), CheckError> {
         for (t, img) in self.exe.tiles.iter().enumerate() {
-            let tile = t as TileId;
+            let tile = TileId::new(t as u32);
             if img.always_live_bytes > img.memory_bytes {
                 return Err(CheckError::AlwaysLiveOverMemory {
                     tile,

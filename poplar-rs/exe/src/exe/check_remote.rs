@@ -103,11 +103,11 @@ impl Checker<'_> {
             }
         }
         let tpi = self.exe.target.tiles_per_ipu;
-        if let Some(r) = c.runs.iter().find(|r| r.tile / tpi != b.chip) {
+        if let Some(r) = c.runs.iter().find(|r| r.tile.as_u32() / tpi != b.chip) {
             return Err(bad(format!(
                 "tile {} is on chip {}, but '{}' is in the Streaming Memory of chip {}",
                 r.tile,
-                r.tile / tpi,
+                r.tile.as_u32() / tpi,
                 b.name,
                 b.chip
             )));

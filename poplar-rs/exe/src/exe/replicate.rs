@@ -104,7 +104,7 @@ impl Expander<'_> {
     /// Replica `r`'s copy of replica-local tile `t`.
     #[inline]
     fn at(&self, r: u32, t: TileId) -> TileId {
-        r * self.tiles_per_replica + t
+        t.offset(r * self.tiles_per_replica)
     }
 
     /// `runs` moved onto replica `r`'s tiles.
@@ -139,7 +139,7 @@ impl Expander<'_> {
                 let n = run.bytes as usize;
                 let (Some(data), Some(tile)) = (
                     value.get(pos..pos + n),
-                    tiles.get_mut(self.at(r as u32, run.tile) as usize),
+                    tiles.get_mut(self.at(r as u32, run.tile).index()),
                 ) else {
                     break;
                 };

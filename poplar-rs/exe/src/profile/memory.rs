@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::data::Stats;
 use crate::dtype::DType;
 use crate::exe::{Executable, MemoryCategory};
+use crate::target::TileId;
 
 /// Bytes of one tile (or a total) by memory category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -89,8 +90,8 @@ pub fn exchange_code_bytes(exe: &Executable) -> Vec<u64> {
     let mut msgs = vec![0u64; n];
     for ph in exe.exchanges.values() {
         msgs.iter_mut().for_each(|m| *m = 0);
-        let mut bump = |t: u32| {
-            if let Some(m) = msgs.get_mut(t as usize) {
+        let mut bump = |t: TileId| {
+            if let Some(m) = msgs.get_mut(t.index()) {
                 *m += 1;
             }
         };

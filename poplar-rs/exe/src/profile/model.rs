@@ -610,7 +610,7 @@ impl CycleModel {
                        flag: bool| {
             let mut per = vec![0u64; n];
             for &(t, c) in &cycles {
-                if let Some(x) = per.get_mut(t as usize) {
+                if let Some(x) = per.get_mut(t.index()) {
                     *x = c;
                 }
             }

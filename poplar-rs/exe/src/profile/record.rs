@@ -444,7 +444,7 @@ impl Recorder {
         }
         let mut per = vec![0u64; n];
         for t in &c.tiles {
-            per[t.tile as usize] = t.cycles;
+            per[t.tile.index()] = t.cycles;
         }
         Some(PhaseProfile {
             kind: PhaseKind::Compute,
@@ -475,7 +475,7 @@ impl Recorder {
         }
         let mut per = vec![0u64; n];
         for t in &e.tiles {
-            per[t.tile as usize] = t.cycles;
+            per[t.tile.index()] = t.cycles;
         }
         Some(PhaseProfile {
             kind: PhaseKind::Exchange,
@@ -511,7 +511,7 @@ impl Recorder {
         }
         let mut per = vec![0u64; n];
         for &tile in &t.tiles {
-            per[tile as usize] = t.cycles;
+            per[tile.index()] = t.cycles;
         }
         Some(PhaseProfile {
             kind: PhaseKind::Transfer,
@@ -697,7 +697,7 @@ fn replay(
                 let (cat, kind, name) = if k == COMPUTE {
                     let c = &m.computes[a as usize];
                     for t in &c.tiles {
-                        let i = t.tile as usize;
+                        let i = t.tile.index();
                         let before = clk[i];
                         clk[i] = before.saturating_add(t.cycles);
                         f = f.max(clk[i]);
@@ -721,7 +721,7 @@ fn replay(
                         }
                     }
                     for t in &x.tiles {
-                        let i = t.tile as usize;
+                        let i = t.tile.index();
                         let before = clk[i];
                         clk[i] = before.saturating_add(t.cycles);
                         f = f.max(clk[i]);
@@ -792,10 +792,10 @@ fn replay(
             TRANSFER => {
                 let x = &m.transfers[a as usize];
                 let f0 = f;
-                let start = x.tiles.iter().map(|&t| clk[t as usize]).max().unwrap_or(f);
+                let start = x.tiles.iter().map(|&t| clk[t.index()]).max().unwrap_or(f);
                 let end = start.saturating_add(x.cycles);
                 for &t in &x.tiles {
-                    let i = t as usize;
+                    let i = t.index();
                     let before = clk[i];
                     add(
                         acc,

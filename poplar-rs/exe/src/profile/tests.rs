@@ -52,7 +52,7 @@ fn v(cycles: u64, multi: bool) -> VertexInst {
 
 fn tile(t: u32, vertices: Vec<VertexInst>) -> TileCompute {
     TileCompute {
-        tile: t,
+        tile: t.into(),
         pre_copies: vec![],
         vertices,
         post_copies: vec![],
@@ -68,10 +68,10 @@ fn phase(name: &str, tiles: Vec<TileCompute>) -> ComputePhase {
 
 fn xfer(src: u32, bytes: u32, dsts: &[u32]) -> Transfer {
     Transfer {
-        src_tile: src,
+        src_tile: src.into(),
         src_offset: 0,
         bytes,
-        dsts: dsts.iter().map(|&d| (d, 0)).collect(),
+        dsts: dsts.iter().map(|&d| (d.into(), 0)).collect(),
     }
 }
 
