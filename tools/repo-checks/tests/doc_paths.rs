@@ -28,6 +28,20 @@ fn top_folders() -> BTreeSet<String> {
         .collect()
 }
 
+/// `(line number, line, inside a code block)` of every line but the code fences.
+fn lines(text: &str) -> Vec<(usize, &str, bool)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else {
+            out.push((n + 1, line, fenced));
+        }
+    }
+    out
+}
+
 /// GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens.
 fn slug(heading: &str) -> String {
     heading
@@ -42,18 +56,10 @@ fn slug(heading: &str) -> String {
 /// The anchors of a page's headings (outside code blocks), duplicates numbered as GitHub does.
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        let Some(h) = line.strip_prefix('#') else {
+    for (_, line, fenced) in lines(text) {
+        let Some(h) = line.strip_prefix('#').filter(|_| !fenced) else {
             continue;
         };
-        if fenced {
-            continue;
-        }
         let base = slug(h.trim_start_matches('#'));
         let mut s = base.clone();
         let mut n = 0;
@@ -68,20 +74,12 @@ fn anchors(text: &str) -> BTreeSet<String> {
 /// `(line, target)` of every markdown link outside code.
 fn links(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for (n, line, _) in lines(text).into_iter().filter(|l| !l.2) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];
             let Some(end) = after.find(')') else { break };
-            out.push((n + 1, after[..end].trim().to_string()));
+            out.push((n, after[..end].trim().to_string()));
             rest = &after[end..];
         }
     }
@@ -91,12 +89,7 @@ fn links(text: &str) -> Vec<(usize, String)> {
 /// `(line, word)` of every word in backticks or in a code block.
 fn code_words(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
+    for (n, line, fenced) in lines(text) {
         let spans: Vec<&str> = if fenced {
             vec![line]
         } else {
@@ -104,11 +97,7 @@ fn code_words(text: &str) -> Vec<(usize, String)> {
         };
         for span in spans {
             let words = span.split(|c: char| c.is_whitespace() || "(),;=\"'[]".contains(c));
-            out.extend(
-                words
-                    .filter(|w| !w.is_empty())
-                    .map(|w| (n + 1, w.to_string())),
-            );
+            out.extend(words.filter(|w| !w.is_empty()).map(|w| (n, w.to_string())));
         }
     }
     out

@@ -55,6 +55,27 @@ impl Finder {
     }
 }
 
+impl Finder {
+    /// Records a function with a body unless it is test-only; whether to look inside it.
+    fn function(
+        &mut self,
+        attrs: &[syn::Attribute],
+        sig: &syn::Signature,
+        body: &syn::Block,
+    ) -> bool {
+        if is_test_only(attrs) {
+            return false;
+        }
+        self.record(
+            &sig.ident,
+            attrs,
+            sig.fn_token.span,
+            body.brace_token.span.close(),
+        );
+        true
+    }
+}
+
 impl<'ast> Visit<'ast> for Finder {
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
         if !is_test_only(&m.attrs) {
@@ -63,17 +84,9 @@ impl<'ast> Visit<'ast> for Finder {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if is_test_only(&f.attrs) {
-            return;
+        if self.function(&f.attrs, &f.sig, &f.block) {
+            syn::visit::visit_item_fn(self, f);
         }
-        let span = f.sig.fn_token.span;
-        self.record(
-            &f.sig.ident,
-            &f.attrs,
-            span,
-            f.block.brace_token.span.close(),
-        );
-        syn::visit::visit_item_fn(self, f);
     }
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
@@ -87,17 +100,9 @@ impl<'ast> Visit<'ast> for Finder {
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        if is_test_only(&f.attrs) {
-            return;
+        if self.function(&f.attrs, &f.sig, &f.block) {
+            syn::visit::visit_impl_item_fn(self, f);
         }
-        let span = f.sig.fn_token.span;
-        self.record(
-            &f.sig.ident,
-            &f.attrs,
-            span,
-            f.block.brace_token.span.close(),
-        );
-        syn::visit::visit_impl_item_fn(self, f);
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
