@@ -4,8 +4,9 @@
 //! sheets across it, cell types in the configured fractions of the volume ordered from endo to
 //! epi, and `cardiac run` on it activates every cell from the LV endocardium.
 //!
-//! These tests need `python3` with the generator's packages and fail (never skip) without
-//! them, saying how to install them.
+//! These tests need a Python 3 with the generator's packages and fail (never skip) without
+//! them, saying how to install them. They run `$POPLAR_PYTHON` (the virtual environment that
+//! `scripts/test` makes), else `python3`.
 
 mod support;
 
@@ -17,21 +18,27 @@ use cardiac::mesh::{read_mesh, ReadOptions, TetMesh};
 use cardiac::tp06::CellType;
 use support::{cardiac, stderr, tmp};
 
-const INSTALL: &str = "pip install -r apps/cardiac/tools/requirements.txt";
+const INSTALL: &str = "run the tests with `scripts/test` (it installs them into a virtual \
+     environment), or `pip install -r apps/cardiac/tools/requirements.txt` and set POPLAR_PYTHON \
+     to that Python";
+
+/// The Python that runs the generator: `$POPLAR_PYTHON`, else `python3`.
+fn python() -> String {
+    std::env::var("POPLAR_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/heart_mesh.py")
 }
 
-/// `python3 tools/heart_mesh.py ARGS`; panics with how to install Python if it is absent.
+/// `$POPLAR_PYTHON tools/heart_mesh.py ARGS`; panics with how to install Python if it is absent.
 fn generator(args: &[&str]) -> Output {
-    Command::new("python3")
+    let python = python();
+    Command::new(&python)
         .arg(script())
         .args(args)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run python3 ({e}): install Python 3 and then `{INSTALL}`")
-        })
+        .unwrap_or_else(|e| panic!("cannot run {python} ({e}): install Python 3, then {INSTALL}"))
 }
 
 /// Generates a mesh at `cl` cm with extra arguments; panics with the generator's message (which
@@ -47,7 +54,8 @@ fn generate(out: &Path, cl: &str, extra: &[&str]) -> TetMesh {
     let err = stderr(&o);
     assert!(
         o.status.code() != Some(3),
-        "the generator's Python packages are missing: `{INSTALL}`\n{err}"
+        "the generator's Python packages are missing from {}: {INSTALL}\n{err}",
+        python()
     );
     assert!(o.status.success(), "heart_mesh.py failed:\n{err}");
     let opts = ReadOptions {

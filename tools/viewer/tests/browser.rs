@@ -1,4 +1,4 @@
-//! The report in a real browser: headless Chromium (the distribution's package; `.ci/run`
+//! The report in a real browser: headless Chromium (the distribution's package; `scripts/test`
 //! installs it, `CHROMIUM` may name another) opens the page of a small two-chip executable.
 //! Any console error or uncaught exception fails the test; the memory view must show every
 //! tile, and a real click on a tile must show that tile's bytes as `poplar memory` reports them.
@@ -46,6 +46,11 @@ fn chip0_to_chip1(exe: &poplar::Executable, profile: &poplar::profile::Profile) 
         }
     }
     bytes
+}
+
+/// A headless Chromium; fails the test, saying how to install one, if there is none.
+fn start_browser(width: u32, height: u32) -> Browser {
+    Browser::start(width, height).unwrap_or_else(|e| panic!("start Chromium: {e}"))
 }
 
 fn no_errors(b: &Browser, when: &str) {
@@ -124,7 +129,7 @@ fn the_report_opens_without_errors_shows_every_tile_and_a_clicked_tiles_bytes() 
     let _ = std::fs::remove_file(&page);
     poplar_viewer::write(&page, &data, false).expect("write the report");
 
-    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    let mut b = start_browser(1400, 1000);
     b.open_report(&page).expect("the report renders");
     no_errors(&b, "after loading");
 
@@ -299,7 +304,7 @@ fn a_report_without_profile_and_with_hostile_names_renders_safely() {
     let page = artefacts().join("no-profile.html");
     let _ = std::fs::remove_file(&page);
     poplar_viewer::write(&page, &data, false).expect("write the report");
-    let mut b = Browser::start(1200, 900).expect("start Chromium");
+    let mut b = start_browser(1200, 900);
     b.open_report(&page).expect("the report renders");
     assert_eq!(
         b.eval("window.pwned === undefined").unwrap(),
@@ -336,7 +341,7 @@ fn streaming_memory_and_transfers_are_shown() {
     let page = artefacts().join("streaming.html");
     let _ = std::fs::remove_file(&page);
     poplar_viewer::write(&page, &data, false).expect("write the report");
-    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    let mut b = start_browser(1400, 1000);
     b.open_report(&page).expect("the report renders");
     no_errors(&b, "after loading");
 
@@ -487,7 +492,7 @@ fn the_compare_page_shows_the_differences_and_switches_between_the_runs() {
     let _ = std::fs::remove_file(&page);
     poplar_viewer::write_compare_checked(&page, &data, false, &[]).expect("write the page");
 
-    let mut b = Browser::start(1400, 1000).expect("start Chromium");
+    let mut b = start_browser(1400, 1000);
     b.open_report(&page).expect("the page renders");
     no_errors(&b, "after loading the compare page");
     assert_eq!(
