@@ -13,14 +13,89 @@
 //! `poplar-engine` (the simulator and its distribution over ranks).
 //! Applications and libraries use `poplar::…` only.
 
-/// Programs: control flow over compute sets, copies and host streams (part of the graph IR,
-/// in `graph/program.rs`).
-pub use poplar_compiler::graph::program;
-pub use poplar_compiler::{compiler, graph};
+// The façade names every item it re-exports, module by module, so that the public API is a
+// choice made here and not the union of the four crates: an item a user needs is added to its
+// module's list (and shows in `api/poplar.txt`); everything else stays inside its crate.
+// `codelet`, `exe` and `profile` are re-exported whole: they are the codelet-writing API and the
+// two file formats (executables, profiles), plain data that users read field by field.
+
+/// The machine a graph is compiled for: chips, tiles, memory and the cost constants.
+pub mod target {
+    pub use poplar_core::target::{
+        ChipTopology, Target, TargetError, TileId, TileRange, GW_HOP_LATENCY_CYCLES,
+        GW_LINK_BYTES_PER_CYCLE, HOST_ROUND_TRIP_CYCLES, IPU_LINK_BYTES_PER_CYCLE,
+        MAX_BYTES_PER_TILE, MAX_CHIPS, MAX_STREAMING_MEMORY_BYTES, MAX_TILES, MAX_TILES_PER_CHIP,
+        MAX_WORKERS, STREAMING_MEMORY_BYTES, STREAMING_MEMORY_BYTES_PER_CYCLE,
+        STREAMING_MEMORY_LATENCY_CYCLES,
+    };
+}
+
+/// Element types and their little-endian bytes.
+pub mod dtype {
+    pub use poplar_core::dtype::{from_le_bytes, to_le_bytes, DType, Element};
+}
+
+/// The host's floating-point modes (subnormal flushing as the chip does it) and f16 helpers.
+pub mod fp {
+    pub use poplar_core::fp::{
+        canonical_nan, f16_from_f64, flush_f32, flush_slice, flushing, hardware_flush, FlushGuard,
+    };
+}
+
+/// The host's vector instruction-set level and the kernels compiled for each.
+pub mod isa {
+    pub use poplar_core::isa::{
+        active, from_env, set_active, supported, IsaError, IsaLevel, EDGE_VALUES, ENV,
+    };
+}
+
+/// Codelets: the vertex types that run on tiles, their fields and their registry.
+pub use poplar_core::codelet;
+#[doc(hidden)]
 pub use poplar_core::isa_dispatch;
-pub use poplar_core::{codelet, dtype, entity, fp, isa, target};
-pub use poplar_engine::{dist, engine};
-pub use poplar_exe::{exe, profile};
+
+/// The graph users build: variables and constants mapped to tiles, compute sets of vertices,
+/// streams, remote buffers and functions.
+pub mod graph {
+    pub use poplar_compiler::graph::{
+        concat, ComputeSet, Function, Graph, GraphError, Mappable, RemoteBuffer, StateValue,
+        Stream, StreamDir, Tensor, VertexName, VertexRef,
+    };
+}
+
+/// Programs: control flow over compute sets, copies and host streams.
+pub mod program {
+    pub use poplar_compiler::graph::program::{CrossReplicaCopy, Program};
+}
+
+/// The compiler: options, the entry point and its errors.
+pub mod compiler {
+    pub use poplar_compiler::compiler::{
+        compile, CompileError, CompileOptions, InPlaceConcat, Pass, ValidationError, VerifierError,
+    };
+}
+
+/// Executables: the compiled program as plain data, and its file.
+pub use poplar_exe::exe;
+/// Profiles: the cycle model, the memory report, recorded executions and their summaries.
+pub use poplar_exe::profile;
+
+/// The engine: runs an executable on the tile simulator.
+pub mod engine {
+    pub use poplar_engine::engine::{
+        is_shared_error, job_main, program_traffic, rank_traffic, Engine, EngineError,
+        EngineOptions, GroupedRun, Interleave, PhaseTraffic, ProgramTraffic, StreamingMemoryBudget,
+        StreamingMemoryUse,
+    };
+}
+
+/// One simulation over several processes: the ranks of a job and their agreement.
+pub mod dist {
+    pub use poplar_engine::dist::{
+        agree, any, broadcast_from_root, init, is_root, mpiexec, rank, size, Cluster, DistError,
+        RankError, RankSplit, Ranks,
+    };
+}
 
 #[doc(hidden)]
 pub use poplar_core::inventory;
@@ -43,4 +118,4 @@ pub use graph::{concat, ComputeSet, Function, Graph, Stream, Tensor, VertexRef};
 /// IEEE binary16, the chip's half-precision element type (`DType::F16`, `half` in codelet names).
 pub use poplar_core::f16;
 pub use program::Program;
-pub use target::{Target, TileId};
+pub use target::{Target, TileId, TileRange};

@@ -204,23 +204,22 @@ pub fn init() -> Result<Cluster, DistError> {
 
 /// An error that one rank had and every rank now reports ([`agree`]).
 /// Displayed as `rank R of N: message`, or as the message alone in a job of one rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", rank_prefix(*.rank, *.ranks))]
 pub struct RankError {
     pub rank: usize,
     pub ranks: usize,
     pub message: String,
 }
 
-impl std::fmt::Display for RankError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.ranks > 1 {
-            write!(f, "rank {} of {}: ", self.rank, self.ranks)?;
-        }
-        f.write_str(&self.message)
+/// `rank R of N: ` in a job of several ranks, nothing in a job of one.
+fn rank_prefix(rank: usize, ranks: usize) -> String {
+    if ranks > 1 {
+        format!("rank {rank} of {ranks}: ")
+    } else {
+        String::new()
     }
 }
-
-impl std::error::Error for RankError {}
 
 /// Makes the outcome of something only some ranks did (checking and creating an output folder
 /// on rank 0, say) every rank's: every rank of the MPI world calls it, each with its own
