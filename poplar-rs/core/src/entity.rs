@@ -48,7 +48,7 @@ macro_rules! entity_id {
             }
         }
 
-        #[allow(dead_code)]
+        #[allow(dead_code, unreachable_pub)]
         impl $name {
             /// The id as a plain number (for messages and reports).
             #[inline]

@@ -5,6 +5,7 @@
 //! Users reach these through the `poplar` façade (`poplar::target`, `poplar::codelet!`, …);
 //! see ARCHITECTURE.md for the crates and the doors between them.
 
+#![warn(unreachable_pub)]
 pub mod codelet;
 pub mod dtype;
 pub mod entity;
