@@ -25,10 +25,10 @@ pub(super) struct Validated {
 /// One field access of a vertex, for race checks.
 #[derive(Clone, Copy)]
 struct Access {
-    var: u32,
+    var: VarId,
     start: u64,
     end: u64,
-    vertex: u32,
+    vertex: VertexKey,
     write: bool,
 }
 
@@ -310,14 +310,14 @@ fn check_aliasing(
     desc: &CodeletDesc,
     errs: &mut Vec<E>,
 ) {
-    let mut acc: Vec<(u32, u64, u64, usize, bool)> = Vec::new();
+    let mut acc: Vec<(VarId, u64, u64, usize, bool)> = Vec::new();
     for (fi, f) in desc.fields.iter().enumerate() {
         for t in field_tensors(v, f)
             .into_iter()
             .filter(|t| t.graph == graph.id)
         {
             for r in t.regions.iter() {
-                acc.push((r.var.as_u32(), r.start, r.end(), fi, f.dir.writes()));
+                acc.push((r.var, r.start, r.end(), fi, f.dir.writes()));
             }
         }
     }
@@ -332,7 +332,7 @@ fn check_aliasing(
                     vertex: vertex_name(graph, vi),
                     field: desc.fields[w].name.into(),
                     other: desc.fields[o].name.into(),
-                    var: graph.vars[VarId::from_u32(a.0)].name.clone(),
+                    var: graph.vars[a.0].name.clone(),
                     start: b.1,
                     end: a.2.min(b.2),
                 });
@@ -363,10 +363,10 @@ fn check_races(graph: &Graph, codelets: &[(VertexKey, &'static CodeletDesc)], er
                 {
                     for r in t.regions.iter() {
                         acc.push(Access {
-                            var: r.var.as_u32(),
+                            var: r.var,
                             start: r.start,
                             end: r.end(),
-                            vertex: vr.index(),
+                            vertex: vr.key(),
                             write: f.dir.writes(),
                         });
                     }
@@ -376,10 +376,10 @@ fn check_races(graph: &Graph, codelets: &[(VertexKey, &'static CodeletDesc)], er
         if let Some(e) = find_race(&mut acc) {
             errs.push(E::DataRace {
                 compute_set: cs.name.clone(),
-                writer: vertex_name(graph, VertexKey::from_u32(e.0.vertex)),
-                other: vertex_name(graph, VertexKey::from_u32(e.1.vertex)),
+                writer: vertex_name(graph, e.0.vertex),
+                other: vertex_name(graph, e.1.vertex),
                 access: if e.1.write { "writes" } else { "reads" },
-                var: graph.vars[VarId::from_u32(e.0.var)].name.clone(),
+                var: graph.vars[e.0.var].name.clone(),
                 start: e.0.start.max(e.1.start),
                 end: e.0.end.min(e.1.end),
             });
@@ -410,7 +410,7 @@ fn find_race(acc: &mut [Access]) -> Option<(Access, Access)> {
     acc.sort_by_key(|a| (a.var, a.start));
     // Per kind (any access / write access): the interval reaching furthest, and the one
     // reaching furthest among the other vertices.
-    let mut var = u32::MAX;
+    let mut var: Option<VarId> = None;
     let mut any: [Option<Access>; 2] = [None, None];
     let mut wr: [Option<Access>; 2] = [None, None];
     fn hit(best: &[Option<Access>; 2], a: &Access) -> Option<Access> {
@@ -444,8 +444,8 @@ fn find_race(acc: &mut [Access]) -> Option<(Access, Access)> {
         }
     }
     for a in acc.iter() {
-        if a.var != var {
-            var = a.var;
+        if var != Some(a.var) {
+            var = Some(a.var);
             any = [None, None];
             wr = [None, None];
         }
