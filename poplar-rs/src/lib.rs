@@ -18,6 +18,7 @@
 pub use poplar_compiler::graph::program;
 pub use poplar_compiler::{compiler, graph};
 pub use poplar_core::isa_dispatch;
+pub use poplar_core::rand;
 pub use poplar_core::{codelet, dtype, entity, fp, isa, target};
 pub use poplar_engine::{dist, engine};
 pub use poplar_exe::{exe, profile};
