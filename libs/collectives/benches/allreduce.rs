@@ -346,6 +346,8 @@ fn per_level(e: &mut Engine, data: &[f32], rounds: usize) {
     }
 }
 
+// Long: the four engines and the native ring are timed in one loop, each round in turn, so
+// that they see the same machine load; the report follows the loop that fills it.
 fn host_time(isa_only: bool) {
     let replicas = 16u32;
     let bytes: u64 = 64 << 20;
