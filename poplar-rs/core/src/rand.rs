@@ -111,28 +111,24 @@ mod tests {
     /// ```
     #[test]
     fn the_streams_are_the_published_ones() {
-        let mut r = SplitMix64::new(0);
-        let got: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
-        assert_eq!(
-            got,
-            [
-                16294208416658607535,
-                7960286522194355700,
-                487617019471545679
-            ]
-        );
-        let mut r = SplitMix64::new(1234567);
-        let got: Vec<u64> = (0..5).map(|_| r.next_u64()).collect();
-        assert_eq!(
-            got,
-            [
-                6457827717110365317,
-                3203168211198807973,
-                9817491932198370423,
-                4593380528125082431,
-                16408922859458223821
-            ]
-        );
+        let first = |seed, n| {
+            let mut r = SplitMix64::new(seed);
+            (0..n).map(|_| r.next_u64()).collect::<Vec<u64>>()
+        };
+        let seed_0: [u64; 3] = [
+            16294208416658607535,
+            7960286522194355700,
+            487617019471545679,
+        ];
+        assert_eq!(first(0, 3), seed_0);
+        let seed_1234567: [u64; 5] = [
+            6457827717110365317,
+            3203168211198807973,
+            9817491932198370423,
+            4593380528125082431,
+            16408922859458223821,
+        ];
+        assert_eq!(first(1234567, 5), seed_1234567);
     }
 
     #[test]

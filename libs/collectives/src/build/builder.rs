@@ -97,14 +97,7 @@ impl<'g> Builder<'g> {
         let replicas = g.replication_factor();
         let groups = group.members(replicas)?;
         let gsz = groups[0].len() as u32;
-        let RingMaps {
-            rings,
-            ring_order,
-            perm,
-            pos_of,
-            map_next,
-            map_prev,
-        } = RingMaps::new(g, &groups, opts);
+        let maps = RingMaps::new(g, &groups, opts);
         let chips_per_replica = g.target().num_ipus;
         let errg = |source: GraphError| CollectiveError::Graph {
             name: name.clone(),
@@ -160,8 +153,8 @@ impl<'g> Builder<'g> {
             group,
             replicas,
             group_size: gsz,
-            rings,
-            ring_order,
+            rings: maps.rings,
+            ring_order: maps.ring_order,
             method,
             fragments: gsz * halves as u32,
             elements: n,
@@ -174,7 +167,7 @@ impl<'g> Builder<'g> {
             Some(a) => a,
             None => padded_data(g, dtype, gsz as usize, &tiles, &widths, &name).map_err(errg)?,
         };
-        let pos = ring_positions(g, &pos_of, &tiles, &name).map_err(errg)?;
+        let pos = ring_positions(g, &maps.pos_of, &tiles, &name).map_err(errg)?;
         Ok(Builder {
             g,
             name,
@@ -186,9 +179,9 @@ impl<'g> Builder<'g> {
             widths,
             data,
             pos,
-            perm,
-            map_next,
-            map_prev,
+            perm: maps.perm,
+            map_next: maps.map_next,
+            map_prev: maps.map_prev,
             counter: 0,
             zero: None,
             zero_halves: Vec::new(),
