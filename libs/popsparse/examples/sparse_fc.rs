@@ -149,8 +149,7 @@ fn main() {
     }
 }
 
-// Long: an example read top to bottom, in the order it prints: plan, build, compile, two
-// patterns run and checked, the dense baseline.
+// Long: an example read top to bottom in the order it prints (plan, build, run, baseline).
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     popsparse::link();
     let a = args()?;
