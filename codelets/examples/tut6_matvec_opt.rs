@@ -21,6 +21,7 @@ fn tile(i: usize, j: usize) -> u32 {
     (i * COL_BLOCKS + j) as u32
 }
 
+// Long: a tutorial's program, read top to bottom alongside its text in docs/tutorials.
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     codelets::link();
     let target = Target::custom((ROW_BLOCKS * COL_BLOCKS) as u32, 256 * 1024);

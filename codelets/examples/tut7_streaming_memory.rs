@@ -16,6 +16,7 @@ const CHUNK: usize = 16384;
 /// Chunks in the data set (rows of the remote buffers).
 const CHUNKS: usize = 96;
 
+// Long: a tutorial's program, read top to bottom alongside its text in docs/tutorials.
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     codelets::link();
     // 16 tiles of 32 KiB; the last 8 are I/O tiles (used by the second part only).

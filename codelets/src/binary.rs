@@ -9,7 +9,8 @@
 //! | `Min<T>` | `x.min(y)` |
 //! | `Div<float>` | `x / y` |
 //!
-//! `T` is `float`, `int` or `unsigned`. Out-of-place fields: `in1`, `in2`:
+//! `T` is `float`, `int` or `unsigned`, and `half` for all but `Div` (computed in f32 and
+//! rounded once, [`crate::arith`]). Out-of-place fields: `in1`, `in2`:
 //! `Input<Vector<T>>`, `out: Output<Vector<T>>` with `out[i] = in1[i] op in2[i]`. In-place
 //! (`AddInPlace<T>`, …): `a: InOut<Vector<T>>`, `b: Input<Vector<T>>` with `a[i] = a[i] op
 //! b[i]`. All lengths must agree. `AddMulti<float>` is `Add<float>` split over the workers.
@@ -24,10 +25,11 @@
 
 use poplar::codelet::*;
 use poplar::fp::canonical_nan;
-use poplar::Element;
+use poplar::{f16, Element};
 
+use crate::arith::Arith;
 use crate::cycles;
-use crate::ops::BinaryOp;
+use crate::family::BinaryOp;
 use crate::util::same_len;
 
 macro_rules! binary_codelets {
@@ -44,9 +46,9 @@ macro_rules! binary_codelets {
         }
 
         impl $name<'_> {
-            /// The operation on one pair of elements.
+            /// The operation on one pair of operands (for `half`, in f32 before rounding).
             #[inline]
-            pub fn op($x: $t, $y: $t) -> $t {
+            pub fn op($x: <$t as Arith>::Wide, $y: <$t as Arith>::Wide) -> <$t as Arith>::Wide {
                 $body
             }
         }
@@ -57,8 +59,8 @@ macro_rules! binary_codelets {
                 same_len($cname, "out", self.out.len(), "in1", self.in1.len())?;
                 poplar::isa_dispatch! {
                     fn kernel(out: &mut [$t], in1: &[$t], in2: &[$t]) {
-                        for ((o, &x), &y) in out.iter_mut().zip(in1).zip(in2) {
-                            *o = $name::op(x, y);
+                        for (i, ((o, &x), &y)) in out.iter_mut().zip(in1).zip(in2).enumerate() {
+                            *o = <$t>::narrow($name::op(x.widen(), y.widen()), i);
                         }
                     }
                 }
@@ -87,8 +89,8 @@ macro_rules! binary_codelets {
                 same_len($iname, "b", self.b.len(), "a", self.a.len())?;
                 poplar::isa_dispatch! {
                     fn kernel(a: &mut [$t], b: &[$t]) {
-                        for (a, &y) in a.iter_mut().zip(b) {
-                            *a = $name::op(*a, y);
+                        for (i, (a, &y)) in a.iter_mut().zip(b).enumerate() {
+                            *a = <$t>::narrow($name::op(a.widen(), y.widen()), i);
                         }
                     }
                 }
@@ -122,6 +124,11 @@ binary_codelets! {
     MinI32 as "Min<int>", MinInPlaceI32 as "MinInPlace<int>": i32, |x, y| x.min(y), op Min;
     MinU32 as "Min<unsigned>", MinInPlaceU32 as "MinInPlace<unsigned>": u32, |x, y| x.min(y), op Min;
     DivF32 as "Div<float>", DivInPlaceF32 as "DivInPlace<float>": f32, |x, y| canonical_nan(x / y), op Div;
+    AddF16 as "Add<half>", AddInPlaceF16 as "AddInPlace<half>": f16, |x, y| x + y, op Add;
+    SubF16 as "Sub<half>", SubInPlaceF16 as "SubInPlace<half>": f16, |x, y| x - y, op Sub;
+    MulF16 as "Mul<half>", MulInPlaceF16 as "MulInPlace<half>": f16, |x, y| x * y, op Mul;
+    MaxF16 as "Max<half>", MaxInPlaceF16 as "MaxInPlace<half>": f16, |x, y| x.max(y), op Max;
+    MinF16 as "Min<half>", MinInPlaceF16 as "MinInPlace<half>": f16, |x, y| x.min(y), op Min;
 }
 
 poplar::codelet! {

@@ -58,7 +58,7 @@
 
 use poplar::DType;
 
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::family::{BinaryOp, ReduceOp, UnaryOp};
 
 /// A vertex's cost over `n` elements: `overhead + ceil(n / width) · per_vector` worker cycles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! Dot products and a dense matrix-vector block.
 //!
 //! - `Dot<float>`, `Dot<int>`: `a`, `b`: `Input<Vector<T>>` of equal length → `out:
-//!   Output<T>` = `sum_i a[i] * b[i]`, accumulated left to right (integers wrap).
+//!   Output<T>` = `sum_i a[i] * b[i]`, accumulated left to right (integers wrap); `Dot<half>`
+//!   accumulates in f32 into `out: Output<f32>`.
 //! - `MatVec<float>`: `matrix: Input<Vector<f32>>` (a `rows × cols` block, row-major), `vec:
 //!   Input<Vector<f32>>` (`cols` elements) → `out: Output<Vector<f32>>` (`rows` elements),
 //!   `out[r] = Dot(matrix[r, ..], vec)`. `matrix` must have `out.len() * vec.len()` elements.
@@ -11,8 +12,9 @@
 //! twice the loads, and [`cycles::matvec`] one such dot per row.
 
 use poplar::codelet::*;
-use poplar::Element;
+use poplar::{f16, Element};
 
+use crate::arith::Arith;
 use crate::cycles;
 use crate::util::same_len;
 
@@ -23,14 +25,18 @@ macro_rules! dot_codelets {
             pub struct $name as $cname {
                 a: Input<Vector<$t>>,
                 b: Input<Vector<$t>>,
-                out: Output<$t>,
+                out: Output<<$t as Arith>::Wide>,
             }
         }
 
         impl $name<'_> {
-            /// The dot product as the vertex computes it (left to right).
-            pub fn dot(a: &[$t], b: &[$t]) -> $t {
-                a.iter().zip(b).fold(<$t>::default(), |$acc, (&$x, &$y)| $body)
+            /// The dot product as the vertex computes it (left to right; for `half`, in f32,
+            /// where each product of two f16 values is exact).
+            pub fn dot(a: &[$t], b: &[$t]) -> <$t as Arith>::Wide {
+                a.iter().zip(b).fold(Default::default(), |$acc, (&x, &y)| {
+                    let ($x, $y) = (x.widen(), y.widen());
+                    $body
+                })
             }
         }
 
@@ -52,6 +58,7 @@ macro_rules! dot_codelets {
 dot_codelets! {
     DotF32 as "Dot<float>": f32, |s, x, y| s + x * y;
     DotI32 as "Dot<int>": i32, |s, x, y| s.wrapping_add(x.wrapping_mul(y));
+    DotF16 as "Dot<half>": f16, |s, x, y| s + x * y;
 }
 
 poplar::codelet! {

@@ -114,10 +114,12 @@
 #[macro_use]
 mod util;
 
+pub mod arith;
 pub mod binary;
 pub mod copy;
 pub mod cycles;
 pub mod dot;
+pub mod family;
 pub mod fill;
 pub mod half;
 pub mod ops;

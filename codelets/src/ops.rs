@@ -45,46 +45,22 @@ use poplar::codelet::lookup;
 use poplar::graph::StateValue;
 use poplar::{ComputeSet, DType, Element, Graph, GraphError, Program, Tensor, TileId, VertexRef};
 
+/// The op families, named here with the helpers that take them.
+pub use crate::family::{BinaryOp, ReduceOp, UnaryOp};
+
 /// Errors of the helpers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpError {
     /// A view or mapping operation of the graph failed.
-    Graph(GraphError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
     /// Operands that do not fit together (element counts, types, mapping).
+    #[error("{op}: {reason}")]
     Shape { op: String, reason: String },
     /// No codelet of this name is registered (the operation is not provided for the type).
+    #[error("codelet '{codelet}' is not provided by the codelet library")]
     Unsupported { codelet: String },
-}
-
-impl std::fmt::Display for OpError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OpError::Graph(e) => write!(f, "{e}"),
-            OpError::Shape { op, reason } => write!(f, "{op}: {reason}"),
-            OpError::Unsupported { codelet } => {
-                write!(
-                    f,
-                    "codelet '{codelet}' is not provided by the codelet library"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for OpError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            OpError::Graph(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<GraphError> for OpError {
-    fn from(e: GraphError) -> Self {
-        OpError::Graph(e)
-    }
 }
 
 fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
@@ -251,31 +227,6 @@ pub fn elementwise(
     Ok(vertices)
 }
 
-/// Binary element-wise operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Max,
-    Min,
-}
-
-impl BinaryOp {
-    /// The codelet name stem (`"Add"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "Add",
-            BinaryOp::Sub => "Sub",
-            BinaryOp::Mul => "Mul",
-            BinaryOp::Div => "Div",
-            BinaryOp::Max => "Max",
-            BinaryOp::Min => "Min",
-        }
-    }
-}
-
 /// `out = a op b`, element-wise, over the tile mapping of `out`.
 pub fn binary(
     graph: &mut Graph,
@@ -342,29 +293,6 @@ pub fn add_in_place(
     b: &Tensor,
 ) -> Result<Vec<VertexRef>, OpError> {
     binary_in_place(graph, cs, BinaryOp::Add, a, b)
-}
-
-/// Unary element-wise operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnaryOp {
-    Neg,
-    Abs,
-    Square,
-    Sqrt,
-    Exp,
-}
-
-impl UnaryOp {
-    /// The codelet name stem (`"Neg"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Neg => "Neg",
-            UnaryOp::Abs => "Abs",
-            UnaryOp::Square => "Square",
-            UnaryOp::Sqrt => "Sqrt",
-            UnaryOp::Exp => "Exp",
-        }
-    }
 }
 
 /// `out = op(input)`, element-wise, over the tile mapping of `out`.
@@ -461,25 +389,6 @@ pub fn scaled_add(
         vertices.push(v);
     }
     Ok(vertices)
-}
-
-/// Reductions of a whole tensor to one element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReduceOp {
-    Sum,
-    Max,
-    Min,
-}
-
-impl ReduceOp {
-    /// The codelet name stem (`"ReduceSum"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "ReduceSum",
-            ReduceOp::Max => "ReduceMax",
-            ReduceOp::Min => "ReduceMin",
-        }
-    }
 }
 
 /// Checks that `out` is one element of `dtype` and returns its tile.

@@ -1,7 +1,8 @@
 //! Reductions.
 //!
 //! - `ReduceSum<T>`, `ReduceMax<T>`, `ReduceMin<T>` (`T` = `float`, `int`, `unsigned`):
-//!   `input: Input<Vector<T>>` → `out: Output<T>` (a scalar). Sums run left to right (integers
+//!   `input: Input<Vector<T>>` → `out: Output<T>` (a scalar); `ReduceSum<half>` sums in f32
+//!   into `out: Output<f32>`. Sums run left to right (integers
 //!   wrap); the result of an empty input is the identity (`0`, the lowest value, the highest
 //!   value; `-inf`/`+inf` for `float`).
 //! - `ReduceSumPartials<T>`, `ReduceMaxPartials<T>`: `partials: Input<VectorList<T>>` →
@@ -14,10 +15,11 @@
 //! ([`cycles::partials`]).
 
 use poplar::codelet::*;
-use poplar::Element;
+use poplar::{f16, Element};
 
+use crate::arith::Arith;
 use crate::cycles;
-use crate::ops::ReduceOp;
+use crate::family::ReduceOp;
 
 macro_rules! reduce_codelets {
     ($($name:ident as $cname:literal: $t:ty, $op:ident, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
@@ -26,14 +28,17 @@ macro_rules! reduce_codelets {
                 ", ", stringify!($x), "| ", stringify!($body), ")` over `input`.")]
             pub struct $name as $cname {
                 input: Input<Vector<$t>>,
-                out: Output<$t>,
+                out: Output<<$t as Arith>::Wide>,
             }
         }
 
         impl $name<'_> {
-            /// The reduction of `xs`, as the vertex computes it.
-            pub fn reduce(xs: &[$t]) -> $t {
-                xs.iter().fold($init, |$acc, &$x| $body)
+            /// The reduction of `xs`, as the vertex computes it (for `half`, in f32).
+            pub fn reduce(xs: &[$t]) -> <$t as Arith>::Wide {
+                xs.iter().fold($init, |$acc, &x| {
+                    let $x = x.widen();
+                    $body
+                })
             }
         }
 
@@ -62,6 +67,7 @@ reduce_codelets! {
     ReduceMinF32 as "ReduceMin<float>": f32, Min, f32::INFINITY, |a, x| a.min(x);
     ReduceMinI32 as "ReduceMin<int>": i32, Min, i32::MAX, |a, x| a.min(x);
     ReduceMinU32 as "ReduceMin<unsigned>": u32, Min, u32::MAX, |a, x| a.min(x);
+    ReduceSumF16 as "ReduceSum<half>": f16, Sum, 0.0, |a, x| a + x;
 }
 
 macro_rules! partials_codelets {

@@ -1,6 +1,7 @@
-//! `ScaledAdd<float>` (`a[i] += scale * b[i]`) and its multi-worker variant.
+//! `ScaledAdd<float>` (`a[i] += scale * b[i]`), its multi-worker variant, and `ScaledAdd<half>`
+//! (computed in f32 and rounded once, [`crate::arith`]).
 //!
-//! Fields: `a: InOut<Vector<f32>>`, `b: Input<Vector<f32>>` of equal length, `scale:
+//! Fields: `a: InOut<Vector<T>>`, `b: Input<Vector<T>>` of equal length, `scale:
 //! State<f32>`. The product and sum are separate f32 operations (no fused multiply-add), so a
 //! host loop `a[i] += scale * b[i]` gives bit-identical results.
 //!
@@ -8,33 +9,43 @@
 //! worker ([`cycles::SCALED_ADD_MULTI_WORKER`]).
 
 use poplar::codelet::*;
-use poplar::Element;
+use poplar::{f16, Element};
 
+use crate::arith::Arith;
 use crate::cycles;
 use crate::util::same_len;
 
-poplar::codelet! {
-    /// `ScaledAdd<float>`: `a[i] += scale * b[i]`.
-    pub struct ScaledAddF32 as "ScaledAdd<float>" {
-        a: InOut<Vector<f32>>,
-        b: Input<Vector<f32>>,
-        scale: State<f32>,
-    }
+macro_rules! scaled_add_codelets {
+    ($($name:ident as $cname:literal: $t:ty;)*) => {$(
+        poplar::codelet! {
+            #[doc = concat!("`", $cname, "`: `a[i] = a[i] + scale * b[i]`, the product and sum in f32.")]
+            pub struct $name as $cname {
+                a: InOut<Vector<$t>>,
+                b: Input<Vector<$t>>,
+                scale: State<f32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                same_len($cname, "b", self.b.len(), "a", self.a.len())?;
+                for (i, (a, &b)) in self.a.iter_mut().zip(self.b.iter()).enumerate() {
+                    *a = <$t>::narrow(a.widen() + self.scale * b.widen(), i);
+                }
+                Ok(())
+            }
+
+            /// `ScaledAdd2D`: `30 + 3 · ceil(n / 2)` for `float`, `ceil(n / 4)` for `half`.
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cycles::scaled_add(<$t as Element>::DTYPE).cycles(ctx.elements(Self::a)))
+            }
+        }
+    )*};
 }
 
-impl Vertex for ScaledAddF32<'_> {
-    fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
-        same_len("ScaledAdd<float>", "b", self.b.len(), "a", self.a.len())?;
-        for (a, &b) in self.a.iter_mut().zip(self.b.iter()) {
-            *a += self.scale * b;
-        }
-        Ok(())
-    }
-
-    /// `ScaledAdd2D`: `30 + 3 · ceil(n / 2)`.
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        Some(cycles::scaled_add(f32::DTYPE).cycles(ctx.elements(Self::a)))
-    }
+scaled_add_codelets! {
+    ScaledAddF32 as "ScaledAdd<float>": f32;
+    ScaledAddF16 as "ScaledAdd<half>": f16;
 }
 
 poplar::codelet! {

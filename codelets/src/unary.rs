@@ -19,7 +19,7 @@ use poplar::codelet::*;
 use poplar::Element;
 
 use crate::cycles;
-use crate::ops::UnaryOp;
+use crate::family::UnaryOp;
 use crate::util::same_len;
 
 macro_rules! unary_codelets {

@@ -33,19 +33,16 @@ const UNARY: [&str; 5] = [
 
 /// 1,000 elements: every pair of edge values (`poplar::isa::EDGE_VALUES`), as the first
 /// operand (`first`: `e[i / m]`) or the second (`e[i % m]`), so that NaN meets −NaN, ±0 meets
-/// ∓0 and inf meets −inf; then xorshift bit patterns.
+/// ∓0 and inf meets −inf; then random bit patterns (SplitMix64).
 fn inputs(seed: u64, first: bool) -> Vec<f32> {
     let e = poplar::isa::EDGE_VALUES;
     let m = e.len();
     let mut v: Vec<f32> = (0..m * m)
         .map(|i| if first { e[i / m] } else { e[i % m] })
         .collect();
-    let mut z = seed;
+    let mut rng = poplar::rand::SplitMix64::new(seed);
     while v.len() < 1000 {
-        z ^= z << 13;
-        z ^= z >> 7;
-        z ^= z << 17;
-        v.push(f32::from_bits(z as u32));
+        v.push(f32::from_bits(rng.next_u64() as u32));
     }
     v
 }

@@ -53,6 +53,8 @@ pub mod isa {
 pub use poplar_core::codelet;
 #[doc(hidden)]
 pub use poplar_core::isa_dispatch;
+/// Random numbers for tests, benchmarks and data generators: one SplitMix64 for every crate.
+pub use poplar_core::rand;
 
 /// The graph users build: variables and constants mapped to tiles, compute sets of vertices,
 /// streams, remote buffers and functions.

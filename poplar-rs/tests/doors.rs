@@ -21,8 +21,10 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("fp", &[]),
     // The host's vector instruction-set level and the kernels compiled for each.
     ("isa", &[]),
+    // Deterministic pseudo-random numbers (SplitMix64) for every crate and test.
+    ("rand", &[]),
     // Codelets are written against tile memory only: no graph, compiler, exe or engine.
-    ("codelet", &["dtype", "entity", "target"]),
+    ("codelet", &["dtype", "entity", "rand", "target"]),
     // The IR users build (graph/, including its programs).
     ("graph", &["codelet", "dtype", "entity", "target"]),
     // The compiler reads the graph and writes the executable; it never runs anything.
@@ -46,7 +48,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     (
         "engine",
         &[
-            "codelet", "dist", "dtype", "entity", "exe", "fp", "isa", "profile", "target",
+            "codelet", "dist", "dtype", "entity", "exe", "fp", "isa", "profile", "rand", "target",
         ],
     ),
 ];
@@ -77,7 +79,7 @@ const NEVER: &[(&str, &str)] = &[
 const CRATES: &[(&str, &[&str])] = &[
     (
         "core",
-        &["codelet", "dtype", "entity", "fp", "isa", "target"],
+        &["codelet", "dtype", "entity", "fp", "isa", "rand", "target"],
     ),
     ("exe", &["atomic", "exe", "profile"]),
     ("compiler", &["compiler", "graph"]),

@@ -20,6 +20,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use app_support::output::LOCK_FILE;
+use poplar::rand::SplitMix64;
 use support::{stderr, tmp};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cardiac");
@@ -60,35 +61,19 @@ fn output(mut c: impl std::borrow::BorrowMut<Command>) -> Output {
         .expect("run cardiac")
 }
 
-/// A small deterministic generator (splitmix64) seeded from the clock or `DATA_LOSS_SEED`.
-struct Rng(u64);
-
-impl Rng {
-    fn new(test: &str) -> Rng {
-        let seed = std::env::var("DATA_LOSS_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
-        eprintln!("{test}: DATA_LOSS_SEED={seed}");
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// The test's generator (SplitMix64), seeded from the clock or `DATA_LOSS_SEED`.
+fn rng(test: &str) -> SplitMix64 {
+    let seed = std::env::var("DATA_LOSS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("{test}: DATA_LOSS_SEED={seed}");
+    SplitMix64::new(seed)
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -188,7 +173,7 @@ fn check_results(dir: &Path, killed: bool, keep: &[&str]) -> Vec<String> {
 /// or none under their final names, no temporary file and no lock.
 #[test]
 fn writes_failing_at_random_points_leave_complete_files_or_none() {
-    let mut rng = Rng::new("writes_failing_at_random_points");
+    let mut rng = rng("writes_failing_at_random_points");
     let d = tmp();
     let mut failed = 0;
     let mut budgets: Vec<u64> = vec![0, 100, 5000];
@@ -228,7 +213,7 @@ fn writes_failing_at_random_points_leave_complete_files_or_none() {
 #[cfg(unix)]
 #[test]
 fn a_run_killed_at_random_points_never_leaves_a_truncated_result() {
-    let mut rng = Rng::new("a_run_killed_at_random_points");
+    let mut rng = rng("a_run_killed_at_random_points");
     let d = tmp();
     let out = d.join("out");
     // How long the job takes here, to kill within it.

@@ -8,31 +8,12 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// A deterministic generator (SplitMix64), so every run and every test sees the same data.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+use poplar::rand::{SplitMix64, GOLDEN_GAMMA};
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Standard normal (Box–Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u = self.uniform().max(1e-300);
-        let v = self.uniform();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
+/// The generator of every run and test (SplitMix64 from `seed ^ GOLDEN_GAMMA`), so they all see
+/// the same data.
+fn rng(seed: u64) -> SplitMix64 {
+    SplitMix64::new(seed ^ GOLDEN_GAMMA)
 }
 
 /// Samples (`x`: `len × dims`, row-major) and their labels (`0..classes`).
@@ -65,7 +46,7 @@ pub fn blobs(
     test_share: f64,
     seed: u64,
 ) -> (Dataset, Dataset) {
-    let mut rng = Rng::new(seed);
+    let mut rng = rng(seed);
     // Centres: random directions scaled to radius 2.
     let centres: Vec<Vec<f64>> = (0..classes)
         .map(|_| {
@@ -84,10 +65,7 @@ pub fn blobs(
         }
     }
     // Fisher–Yates with the same generator.
-    for i in (1..points.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        points.swap(i, j);
-    }
+    rng.shuffle(&mut points);
     let n_test = (points.len() as f64 * test_share).round() as usize;
     let split = |ps: &[(Vec<f32>, i32)]| Dataset {
         dims,
@@ -386,9 +364,9 @@ pub struct Data {
 
 /// Shuffles the samples of `d` with a seeded Fisher–Yates (the blobs' generator).
 fn shuffle(d: &mut Loaded, seed: u64) {
-    let mut rng = Rng::new(seed ^ 0xDA7A);
+    let mut rng = rng(seed ^ 0xDA7A);
     for i in (1..d.y.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        let j = rng.below(i as u64 + 1) as usize;
         d.y.swap(i, j);
         for f in 0..d.dims {
             d.x.swap(i * d.dims + f, j * d.dims + f);

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use poplar::graph::StateValue;
+use poplar::rand::SplitMix64;
 use poplar::{
     compile, CompileOptions, DType, Element, Engine, EngineOptions, Graph, Program, Target, Tensor,
 };
@@ -13,23 +14,19 @@ pub fn target() -> Target {
     Target::custom(TILES, 256 * 1024)
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-pub struct Rng(u64);
+/// The tests' deterministic generator (poplar's SplitMix64), so failures reproduce.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Rng(SplitMix64::new(seed))
     }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
     /// Uniform in `[lo, hi)`.
     pub fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
+        self.0.f32_in(lo, hi)
     }
     pub fn f32s(&mut self, n: usize) -> Vec<f32> {
         (0..n).map(|_| self.f32_in(-8.0, 8.0)).collect()

@@ -346,6 +346,7 @@ fn per_level(e: &mut Engine, data: &[f32], rounds: usize) {
     }
 }
 
+// Long: every engine and the native ring are timed in turn in one loop, under one load.
 fn host_time(isa_only: bool) {
     let replicas = 16u32;
     let bytes: u64 = 64 << 20;

@@ -16,9 +16,8 @@ pub mod plan;
 pub mod reference;
 
 pub use build::{
-    all_gather, all_gather_to, all_gather_to_with, all_reduce, all_reduce_in_place,
-    all_reduce_in_place_with, all_reduce_to, reduce_scatter, reduce_scatter_in_place,
-    reduce_scatter_in_place_with, replicas_per_domain, Collective, Options, Scratch,
+    all_gather, all_gather_to, all_reduce, all_reduce_in_place, all_reduce_to, reduce_scatter,
+    reduce_scatter_in_place, replicas_per_domain, Collective, Options, Scratch,
 };
 pub use plan::{Group, Kind, Method, Op, Plan, RingOrder};
 

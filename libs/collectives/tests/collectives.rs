@@ -8,7 +8,9 @@
 
 use collectives::{reference, CollectiveError, Group, Kind, Method, Op, Options};
 use poplar::exe::{ComputePhaseId, Step};
-use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Interleave};
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Interleave,
+};
 
 mod support;
 use support::{machine, Rng, METHODS, TILES};
@@ -68,6 +70,59 @@ fn steps_after_exchanges(exe: &poplar::Executable, s: &Step) -> Vec<ComputePhase
     out
 }
 
+/// What the engine interleaves of collective `col` (built for `c`), when it may.
+fn check_interleaving(c: &Case, col: &collectives::Collective, exe: &Executable, e: &Engine) {
+    let rings = c.group.size(c.replicas).unwrap() > 1 && c.op != Op::Local;
+    let mitm = col.plan.method == Method::MeetInTheMiddle
+        || col
+            .parts
+            .iter()
+            .any(|p| p.method == Method::MeetInTheMiddle);
+    let spread = c.sizes.iter().all(|&n| n >= (TILES * c.replicas) as usize);
+    if c.interleave == Interleave::All && rings && c.kind == Kind::AllReduce && spread {
+        // Each tile of a replica exchanges only with the same tile of the other replicas when
+        // every tile holds a share of every fragment: the ring steps run group by group
+        // (`poplar::Interleave`). (A reduce-scatter gathers its output on fewer tiles, and a
+        // tensor smaller than that lies on fewer tiles: then the tiles form one group.)
+        let runs = e.grouped_runs();
+        assert!(
+            !runs.is_empty() && runs.iter().all(|r| r.groups >= 2),
+            "{:?} {:?}: {runs:?}",
+            c.kind,
+            c.method
+        );
+    }
+    if c.interleave == Interleave::All && rings && !mitm {
+        // Every ring step of the one-way rings and the ring pair writes the buffer its
+        // exchange filled, never the one it sent: each step can be interleaved.
+        assert!(
+            !e.interleaved_phases().is_empty(),
+            "{:?} {:?}: no step interleaved",
+            c.kind,
+            c.method
+        );
+        // And every step's compute set (the ring pair's two chains share one) runs interleaved
+        // with the exchange before it.
+        let ends: Vec<_> = e.interleaved_phases().iter().map(|&(_, c)| c).collect();
+        let steps = steps_after_exchanges(exe, &exe.programs[0]);
+        assert!(
+            !steps.is_empty(),
+            "{:?} {:?}: no ring step",
+            c.kind,
+            c.method
+        );
+        for id in steps {
+            assert!(
+                ends.contains(&id),
+                "{:?} {:?}: {} ({id:?}) after an exchange is not interleaved",
+                c.kind,
+                c.method,
+                exe.computes[id].name
+            );
+        }
+    }
+}
+
 fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     collectives::link();
     let mut g = Graph::new_replicated(
@@ -115,56 +170,8 @@ fn run(c: &Case, seed: u64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         ..EngineOptions::with_threads(c.threads)
     };
     let mut e = Engine::new(&exe, opts).unwrap();
-    let rings = c.group.size(c.replicas).unwrap() > 1 && c.op != Op::Local;
-    let mitm = col.plan.method == Method::MeetInTheMiddle
-        || col
-            .parts
-            .iter()
-            .any(|p| p.method == Method::MeetInTheMiddle);
-    let spread = c.sizes.iter().all(|&n| n >= (TILES * c.replicas) as usize);
-    if c.interleave == Interleave::All && rings && c.kind == Kind::AllReduce && spread {
-        // Each tile of a replica exchanges only with the same tile of the other replicas when
-        // every tile holds a share of every fragment: the ring steps run group by group
-        // (`poplar::Interleave`). (A reduce-scatter gathers its output on fewer tiles, and a
-        // tensor smaller than that lies on fewer tiles: then the tiles form one group.)
-        let runs = e.grouped_runs();
-        assert!(
-            !runs.is_empty() && runs.iter().all(|r| r.groups >= 2),
-            "{:?} {:?}: {runs:?}",
-            c.kind,
-            c.method
-        );
-    }
-    if c.interleave == Interleave::All && rings && !mitm {
-        // Every ring step of the one-way rings and the ring pair writes the buffer its
-        // exchange filled, never the one it sent: each step can be interleaved.
-        assert!(
-            !e.interleaved_phases().is_empty(),
-            "{:?} {:?}: no step interleaved",
-            c.kind,
-            c.method
-        );
-        // And every step's compute set (the ring pair's two chains share one) runs interleaved
-        // with the exchange before it.
-        let ends: Vec<_> = e.interleaved_phases().iter().map(|&(_, c)| c).collect();
-        let steps = steps_after_exchanges(&exe, &exe.programs[0]);
-        assert!(
-            !steps.is_empty(),
-            "{:?} {:?}: no ring step",
-            c.kind,
-            c.method
-        );
-        for id in steps {
-            assert!(
-                ends.contains(&id),
-                "{:?} {:?}: {} ({id:?}) after an exchange is not interleaved",
-                c.kind,
-                c.method,
-                exe.computes[id].name
-            );
-        }
-    }
-    let mut rng = Rng(seed | 1);
+    check_interleaving(c, &col, &exe, &e);
+    let mut rng = Rng::new(seed);
     let r = c.replicas as usize;
     let mut ins = vec![Vec::new(); r];
     for (i, &n) in c.sizes.iter().enumerate() {
@@ -703,7 +710,7 @@ fn the_three_phase_all_reduce_across_domains_matches_the_host_model() {
             let exe = compile(&g, &[c.program], &CompileOptions::default()).unwrap();
             assert!(format!("{:?}", exe.programs).contains("three-phase"));
             let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
-            let mut rng = Rng(17 + u64::from(replicas));
+            let mut rng = Rng::new(17 + u64::from(replicas));
             let data: Vec<f32> = (0..replicas as usize * n).map(|_| rng.f32()).collect();
             e.write_tensor_all_replicas("f", &data).unwrap();
             e.run(0).unwrap();

@@ -54,7 +54,7 @@ fn run_f16(replicas: u32, kind: Kind, op: Op, method: Method, n: usize, seed: u6
     )
     .unwrap();
     let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let r = replicas as usize;
     let v: Vec<f16> = (0..r * n).map(|_| f16::from_f32(rng.f32())).collect();
     e.write_tensor_all_replicas("in", &v).unwrap();

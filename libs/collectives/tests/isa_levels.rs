@@ -24,7 +24,7 @@ const N: usize = 1003;
 fn data(r: u32) -> Vec<f32> {
     let edges = poplar::isa::EDGE_VALUES;
     let m = edges.len();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(r + 1));
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ u64::from(r + 1));
     (0..N)
         .map(|i| {
             if i < m * m {

@@ -37,60 +37,30 @@ fn run(shared: bool) -> (Vec<Vec<f32>>, u64) {
         ring_order: RingOrder::Sequential,
         ..Options::default()
     };
-    let mut pool = Scratch::new("pool");
+    // Shared: every collective takes its buffers from one pool.
+    let o = if shared {
+        o.with_scratch(&Scratch::new("pool"))
+    } else {
+        o
+    };
     let mut progs = Vec::new();
     for (k, (src, dst)) in [(0, 2), (1, 3)].into_iter().enumerate() {
         let t = &vars[src];
         let name = format!("c{k}");
-        let ar = if shared {
-            collectives::all_reduce_in_place_with(
-                &mut g,
-                std::slice::from_ref(t),
-                Op::Add,
-                Group::All,
-                &o,
-                &name,
-                &mut pool,
-            )
-        } else {
-            collectives::all_reduce_in_place(
-                &mut g,
-                std::slice::from_ref(t),
-                Op::Add,
-                Group::All,
-                &o,
-                &name,
-            )
-        };
+        let ar = collectives::all_reduce_in_place(
+            &mut g,
+            std::slice::from_ref(t),
+            Op::Add,
+            Group::All,
+            &o,
+            &name,
+        );
         progs.push(ar.unwrap().program);
-        let rs = if shared {
-            collectives::reduce_scatter_in_place_with(
-                &mut g,
-                t,
-                Op::Add,
-                Group::All,
-                &o,
-                &name,
-                &mut pool,
-            )
-        } else {
-            collectives::reduce_scatter_in_place(&mut g, t, Op::Add, Group::All, &o, &name)
-        }
-        .unwrap();
+        let rs = collectives::reduce_scatter_in_place(&mut g, t, Op::Add, Group::All, &o, &name)
+            .unwrap();
         progs.push(rs.program);
-        let ag = if shared {
-            collectives::all_gather_to_with(
-                &mut g,
-                &rs.outputs[0],
-                &vars[dst],
-                Group::All,
-                &o,
-                &name,
-                &mut pool,
-            )
-        } else {
-            collectives::all_gather_to(&mut g, &rs.outputs[0], &vars[dst], Group::All, &o, &name)
-        };
+        let ag =
+            collectives::all_gather_to(&mut g, &rs.outputs[0], &vars[dst], Group::All, &o, &name);
         progs.push(ag.unwrap().program);
     }
     let exe = compile(&g, &[Program::seq(progs)], &CompileOptions::default()).unwrap();
@@ -132,5 +102,51 @@ fn a_shared_pool_gives_the_same_bits_with_one_set_of_buffers() {
     assert!(
         2 * shared_bytes <= own_bytes,
         "{shared_bytes} B pooled against {own_bytes} B own"
+    );
+}
+
+/// A reduce-scatter or all-gather into new tensors would return buffers of the pool, which the
+/// next collective overwrites: both refuse the option, naming it and the call.
+#[test]
+fn the_collectives_into_new_tensors_refuse_a_pool() {
+    collectives::link();
+    let mut g = Graph::new_replicated(&machine(R), R, 1).unwrap();
+    let t = g.add_variable(DType::F32, &[16], "t");
+    g.set_tile_mapping(&t, 0).unwrap();
+    let o = Options::default().with_scratch(&Scratch::new("pool"));
+    let rs = collectives::reduce_scatter(
+        &mut g,
+        std::slice::from_ref(&t),
+        Op::Add,
+        Group::All,
+        &o,
+        "rs",
+    );
+    let ag = collectives::all_gather(&mut g, std::slice::from_ref(&t), Group::All, &o, "ag");
+    for (e, call) in [
+        (rs.unwrap_err(), "reduce_scatter"),
+        (ag.unwrap_err(), "all_gather"),
+    ] {
+        let text = e.to_string();
+        assert!(
+            matches!(e, collectives::CollectiveError::BadInputs { .. })
+                && text.contains("Options::scratch")
+                && text.contains(call),
+            "{text}"
+        );
+    }
+    // Without the pool both build.
+    let own = Options::default();
+    assert!(collectives::reduce_scatter(
+        &mut g,
+        std::slice::from_ref(&t),
+        Op::Add,
+        Group::All,
+        &own,
+        "r"
+    )
+    .is_ok());
+    assert!(
+        collectives::all_gather(&mut g, std::slice::from_ref(&t), Group::All, &own, "a").is_ok()
     );
 }

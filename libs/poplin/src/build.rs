@@ -6,29 +6,14 @@ use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor};
 use crate::plan::Plan;
 
 /// Errors of building a multiply.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MatMulError {
-    Graph(GraphError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
     /// Operands that do not match the plan (shape, type).
+    #[error("matmul: {0}")]
     Shape(String),
-}
-
-impl std::fmt::Display for MatMulError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MatMulError::Graph(e) => write!(f, "{e}"),
-            MatMulError::Shape(s) => write!(f, "matmul: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for MatMulError {}
-
-impl From<GraphError> for MatMulError {
-    fn from(e: GraphError) -> Self {
-        MatMulError::Graph(e)
-    }
 }
 
 /// A `[g, rows, cols]` tensor made of one variable per block, each on its tile:

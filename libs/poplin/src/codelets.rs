@@ -216,73 +216,42 @@ fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64, workers: u32) -> Option<u6
     ))
 }
 
-poplar::codelet! {
+/// One `MatMulBlock` codelet per operand type: its name, the kernel of its type and the
+/// multiply-accumulates per cycle of the cycle model.
+macro_rules! matmul_block_codelets {
+    ($($(#[$doc:meta])* $name:ident as $cname:literal: $t:ty, $kernel:ident, $macs:ident;)*) => {$(
+        poplar::codelet! {
+            $(#[$doc])*
+            pub struct $name as $cname, multi_worker {
+                a: Input<Vector<$t>>,
+                b: Input<Vector<$t>>,
+                out: Output<Vector<f32>>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
+                let (mb, kb, nb) =
+                    checked_dims($cname, self.a.len(), self.b.len(), self.out.len())?;
+                let range = w.split(mb * nb);
+                $kernel(self.a, self.b, self.out, kb, nb, range);
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                let e = |f| ctx.elements(f);
+                matmul_cycles(e(Self::a), e(Self::b), e(Self::out), $macs, ctx.workers)
+            }
+        }
+    )*};
+}
+
+matmul_block_codelets! {
     /// `MatMulBlock<float>`: `out = a · b` for one block (module notes).
-    pub struct MatMulBlockF32 as "MatMulBlock<float>", multi_worker {
-        a: Input<Vector<f32>>,
-        b: Input<Vector<f32>>,
-        out: Output<Vector<f32>>,
-    }
-}
-
-impl Vertex for MatMulBlockF32<'_> {
-    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
-        let (mb, kb, nb) = checked_dims(
-            "MatMulBlock<float>",
-            self.a.len(),
-            self.b.len(),
-            self.out.len(),
-        )?;
-        let range = w.split(mb * nb);
-        multiply_outputs_f32(self.a, self.b, self.out, kb, nb, range);
-        Ok(())
-    }
-
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        let e = |f| ctx.elements(f);
-        matmul_cycles(
-            e(Self::a),
-            e(Self::b),
-            e(Self::out),
-            MACS_PER_CYCLE_F32,
-            ctx.workers,
-        )
-    }
-}
-
-poplar::codelet! {
+    MatMulBlockF32 as "MatMulBlock<float>": f32, multiply_outputs_f32, MACS_PER_CYCLE_F32;
     /// `MatMulBlock<half>`: `out = a · b` for one block of f16 operands, with f32 partials: each
     /// product of two f16 values is exact in f32 and is accumulated in f32 in order of `kk`.
-    pub struct MatMulBlockF16 as "MatMulBlock<half>", multi_worker {
-        a: Input<Vector<poplar::f16>>,
-        b: Input<Vector<poplar::f16>>,
-        out: Output<Vector<f32>>,
-    }
-}
-
-impl Vertex for MatMulBlockF16<'_> {
-    fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
-        let (mb, kb, nb) = checked_dims(
-            "MatMulBlock<half>",
-            self.a.len(),
-            self.b.len(),
-            self.out.len(),
-        )?;
-        let range = w.split(mb * nb);
-        multiply_outputs_f16(self.a, self.b, self.out, kb, nb, range);
-        Ok(())
-    }
-
-    fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-        let e = |f| ctx.elements(f);
-        matmul_cycles(
-            e(Self::a),
-            e(Self::b),
-            e(Self::out),
-            MACS_PER_CYCLE_F16,
-            ctx.workers,
-        )
-    }
+    MatMulBlockF16 as "MatMulBlock<half>": poplar::f16, multiply_outputs_f16, MACS_PER_CYCLE_F16;
 }
 
 poplar::codelet! {
@@ -386,13 +355,8 @@ mod tests {
     #[test]
     fn blocks_are_the_dot_products_bit_for_bit_at_every_isa_level() {
         let (mb, kb, nb) = (9, 67, 45);
-        let mut z = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            z ^= z << 13;
-            z ^= z >> 7;
-            z ^= z << 17;
-            z
-        };
+        let mut rng = poplar::rand::SplitMix64::new(1);
+        let mut next = move || rng.next_u64();
         // Values of mixed scale and sign, some -0.0 and subnormal.
         let mut value = move || match next() % 16 {
             0 => -0.0,

@@ -42,7 +42,7 @@ pub mod codelets;
 pub mod plan;
 
 pub use build::{create_lhs, create_rhs, host_matmul, matmul, MatMulError};
-pub use plan::{plan, Estimate, MatMulOptions, MatMulParams, Plan, PlanError};
+pub use plan::{plan, Estimate, MatMulOptions, MatMulParams, Plan, PlanError, PlanParams};
 
 /// Keeps this crate's codelet registrations (and the standard codelets') linked.
 pub fn link() {

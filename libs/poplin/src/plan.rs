@@ -26,6 +26,8 @@
 //! `pk > 1` the received partials and the output block.
 
 use poplar::profile::model::schedule_vertices;
+use std::fmt::{Debug, Display};
+
 use poplar::{Target, TileId};
 
 use crate::codelets::{block_cycles_at, macs_per_cycle, sum_cycles};
@@ -43,6 +45,59 @@ pub struct MatMulParams {
     pub m: usize,
     pub k: usize,
     pub n: usize,
+}
+
+/// As messages name them: `groups 1, m 30, k 10, n 20`.
+impl std::fmt::Display for MatMulParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let MatMulParams { groups, m, k, n } = self;
+        write!(f, "groups {groups}, m {m}, k {k}, n {n}")
+    }
+}
+
+impl PlanParams for MatMulParams {
+    const OP: &'static str = "matmul";
+    const FIT_HINT: &'static str =
+        "raise available_memory_proportion, give more tiles or chips, or split the batch";
+    type Rule = std::convert::Infallible;
+}
+
+/// The parameters of a planned operation, as a [`PlanError`] names them.
+pub trait PlanParams: Debug + Display {
+    /// The operation, as messages name it (`"matmul"`, `"sparse fc"`).
+    const OP: &'static str;
+    /// What to change when even the plan with the least memory per tile does not fit.
+    const FIT_HINT: &'static str;
+    /// The operation's own rules on its parameters beyond "every size at least 1" (a type
+    /// that displays the rule broken); [`std::convert::Infallible`] when there are none.
+    type Rule: Debug + Display + Clone + PartialEq;
+}
+
+/// Why no plan was found for the parameters `P` (by default a dense multiply's).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError<P: PlanParams = MatMulParams> {
+    /// A size is zero.
+    #[error("{} ({}): every size must be at least 1", P::OP, .0)]
+    Empty(P),
+    /// An element type the operation does not take.
+    #[error("{}: operands of type {:?}; f32 and f16 are supported", P::OP, .0)]
+    Type(poplar::DType),
+    /// Parameters that break one of the operation's own rules (`rule` says which).
+    #[error("{} ({params}): {rule}", P::OP)]
+    Unsupported { params: P, rule: P::Rule },
+    /// Even the plan with the least memory per tile needs more than the budget.
+    #[error(
+        "{} ({params}) does not fit: the smallest plan needs {least_bytes_per_tile} bytes per \
+         tile, the budget is {budget} ({})",
+        P::OP,
+        P::FIT_HINT
+    )]
+    DoesNotFit {
+        params: P,
+        least_bytes_per_tile: u64,
+        budget: u64,
+    },
 }
 
 /// Options of the planner.
@@ -109,46 +164,6 @@ pub struct Plan {
     /// Type of `A` and `B` (`C` is f32).
     pub input_type: poplar::DType,
 }
-
-/// Why no plan was found.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum PlanError {
-    /// A size is zero.
-    Empty(MatMulParams),
-    /// An operand type the multiply does not take.
-    Type(poplar::DType),
-    /// Even the plan with the least memory per tile needs more than the budget.
-    DoesNotFit {
-        params: MatMulParams,
-        least_bytes_per_tile: u64,
-        budget: u64,
-    },
-}
-
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PlanError::Empty(p) => write!(f, "matmul {p:?}: every size must be at least 1"),
-            PlanError::Type(t) => write!(
-                f,
-                "matmul: operands of type {t:?}; f32 and f16 are supported"
-            ),
-            PlanError::DoesNotFit {
-                params,
-                least_bytes_per_tile,
-                budget,
-            } => write!(
-                f,
-                "matmul {params:?} does not fit: the smallest plan needs {least_bytes_per_tile} \
-                 bytes per tile, the budget is {budget} (raise available_memory_proportion, give \
-                 more tiles or chips, or split the batch)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for PlanError {}
 
 impl Plan {
     /// Tiles of one group slot (`pm·pn·pk`).

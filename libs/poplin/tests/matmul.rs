@@ -2,22 +2,14 @@
 //! budget, and its cost model against the simulator's cycle model.
 
 use poplar::profile::ProfileOptions;
+use poplar::rand::SplitMix64;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
 use poplin::{MatMulOptions, MatMulParams, Plan};
 
 /// Deterministic values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    let mut rng = SplitMix64::new(seed);
+    (0..n).map(|_| rng.f32_in(-1.0, 1.0)).collect()
 }
 
 /// Builds, compiles and runs `C = A · B` (operands as the plan lays them out, or transposed
@@ -275,9 +267,30 @@ fn plans_stay_within_the_memory_budget_up_to_what_one_chip_holds() {
     .unwrap_err();
     let text = e.to_string();
     assert!(
-        text.contains("does not fit") && text.contains("available_memory_proportion"),
+        text.starts_with("matmul (groups 1, m 512, k 512, n 512) does not fit")
+            && text.contains("available_memory_proportion"),
         "{text}"
     );
+    // Parameters the planner refuses are named in the error.
+    let empty = MatMulParams {
+        groups: 1,
+        m: 0,
+        k: 3,
+        n: 4,
+    };
+    let e = poplin::plan(&target, empty, &opts).unwrap_err();
+    assert_eq!(e, poplin::PlanError::Empty(empty));
+    assert_eq!(
+        e.to_string(),
+        "matmul (groups 1, m 0, k 3, n 4): every size must be at least 1"
+    );
+    let ints = MatMulOptions {
+        input_type: poplar::DType::I32,
+        ..opts
+    };
+    let e = poplin::plan(&target, MatMulParams { m: 2, ..empty }, &ints).unwrap_err();
+    assert_eq!(e, poplin::PlanError::Type(poplar::DType::I32));
+    assert!(e.to_string().contains("operands of type I32"), "{e}");
     // And a plan prints itself.
     let plan = poplin::plan(
         &target,

@@ -7,6 +7,7 @@
 //! `n` features is an `n × m` matrix, so that a tile owning rows `j..k` of a layer owns rows
 //! `j..k` of its outputs as one contiguous piece.
 
+use poplar::rand::{SplitMix64, GOLDEN_GAMMA};
 use serde::Serialize;
 
 use crate::math::Activation;
@@ -130,7 +131,7 @@ impl Model {
     /// He-initialised weights (`N(0, 2/inputs)`) and zero biases, from `seed`: per layer `W`
     /// then `b`.
     pub fn init(&self, seed: u64) -> Vec<LayerParams> {
-        let mut rng = SplitMix(seed ^ 0x9E37_79B9_7F4A_7C15);
+        let mut rng = SplitMix64::new(seed ^ GOLDEN_GAMMA);
         self.layers
             .iter()
             .map(|d| {
@@ -152,28 +153,6 @@ pub struct LayerParams {
     /// `outputs × inputs`, row-major.
     pub w: Vec<f32>,
     pub b: Vec<f32>,
-}
-
-/// SplitMix64 with a Box–Muller normal: a small deterministic generator for initial weights.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
 }
 
 /// `total` in `parts` balanced runs (the first ones one larger); runs may be empty when

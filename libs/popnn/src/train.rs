@@ -26,8 +26,8 @@ pub const PIPELINE: usize = 1;
 pub const REDUCE: usize = 2;
 /// The label of the pipeline in profiles.
 pub const PIPELINE_LABEL: &str = "pipeline";
-/// The label of the gradient all-reduce in profiles (a prefix of the collectives' labels).
-pub const ALL_REDUCE_NAME: &str = "gradients";
+// The label of the gradient all-reduce, kept where the reduction is built.
+pub use crate::update::ALL_REDUCE_NAME;
 
 /// A compiled training graph and what it was built from.
 pub struct Compiled {

@@ -24,7 +24,9 @@ use poplar::{ComputeSet, DType, Graph, Tensor};
 use crate::network::Network;
 use crate::optim::Optimizer;
 use crate::options::{TensorStorage, TrainError, TrainOptions};
-use crate::train::ALL_REDUCE_NAME;
+
+/// The label of the gradient all-reduce in profiles (a prefix of the collectives' labels).
+pub const ALL_REDUCE_NAME: &str = "gradients";
 
 /// The programs after the pipeline.
 pub(crate) struct Update {
@@ -177,7 +179,8 @@ fn all_reduce(
     if opts.replicas == 1 {
         return Ok(Program::nop());
     }
-    let mut scratch = collectives::Scratch::new("all-reduce buffers");
+    let pooled = collectives::Options::default()
+        .with_scratch(&collectives::Scratch::new("all-reduce buffers"));
     let mut order: Vec<&(String, Tensor, Tensor)> = params.iter().collect();
     order.sort_by_key(|p| std::cmp::Reverse(p.2.num_elements()));
     let mut buckets: Vec<Vec<&(String, Tensor, Tensor)>> = Vec::new();
@@ -195,14 +198,13 @@ fn all_reduce(
     for bucket in buckets {
         let grads: Vec<Tensor> = bucket.iter().map(|p| p.2.clone()).collect();
         let names: Vec<&str> = bucket.iter().map(|p| p.0.as_str()).collect();
-        let reduce = collectives::all_reduce_in_place_with(
+        let reduce = collectives::all_reduce_in_place(
             g,
             &grads,
             collectives::Op::Add,
             collectives::Group::All,
-            &collectives::Options::default(),
+            &pooled,
             &format!("{ALL_REDUCE_NAME} {}", names.join(" ")),
-            &mut scratch,
         )?;
         steps.push(reduce.program);
     }
@@ -287,8 +289,10 @@ fn sharded(
     group: u32,
 ) -> Result<Vec<Shard>, TrainError> {
     use collectives::{Group, Op};
+    // One pool of send and receive buffers for all of them.
     let seq = collectives::Options {
         ring_order: collectives::RingOrder::Sequential,
+        scratch: Some(collectives::Scratch::new("shard buffers")),
         ..Default::default()
     };
     let within = if group == opts.replicas {
@@ -296,21 +300,12 @@ fn sharded(
     } else {
         Group::Consecutive(group)
     };
-    let mut scratch = collectives::Scratch::new("shard buffers");
     let mut order: Vec<&(String, Tensor, Tensor)> = params.iter().collect();
     order.sort_by_key(|p| std::cmp::Reverse(p.1.num_elements()));
     let mut out = Vec::new();
     for (name, p, grad) in order {
         let label = format!("{ALL_REDUCE_NAME} {name}");
-        let rs = collectives::reduce_scatter_in_place_with(
-            g,
-            grad,
-            Op::Add,
-            within,
-            &seq,
-            &label,
-            &mut scratch,
-        )?;
+        let rs = collectives::reduce_scatter_in_place(g, grad, Op::Add, within, &seq, &label)?;
         let share = rs.outputs[0].clone();
         let mut reduce = vec![rs.program];
         if group < opts.replicas {
@@ -339,7 +334,7 @@ fn sharded(
         };
         let label = format!("gather {name}");
         let from = cast_to.as_ref().unwrap_or(&master);
-        let ag = collectives::all_gather_to_with(g, from, p, within, &seq, &label, &mut scratch)?;
+        let ag = collectives::all_gather_to(g, from, p, within, &seq, &label)?;
         out.push(Shard {
             reduce: Program::seq(reduce),
             target: Target {

@@ -10,21 +10,13 @@
 use std::time::Instant;
 
 use poplar::profile::ProfileOptions;
+use poplar::rand::SplitMix64;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
 use popsparse::{FcOptions, FcParams};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
+/// A value in [−1, 1] in steps of 0.001.
+fn unit(rng: &mut SplitMix64) -> f32 {
+    rng.below(2001) as f32 / 1000.0 - 1.0
 }
 
 fn dense_cycles(
@@ -146,14 +138,14 @@ fn main() {
                 // case, no propagation)?
                 let params = FcParams::with_density(m, k, batch, density).with_block(block);
                 let plan = popsparse::plan(&target, params, &opts).unwrap();
-                let mut rng = Rng(3 + block as u64);
+                let mut rng = SplitMix64::new(3 + block as u64);
                 let (br, bc) = (m / block, k / block);
                 let mut seen = std::collections::HashSet::new();
                 let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
                 while blocks.len() < params.nonzero_blocks() {
                     let (r, c) = (
-                        (rng.next() as usize) % br * block,
-                        (rng.next() as usize) % bc * block,
+                        (rng.next_u64() as usize) % br * block,
+                        (rng.next_u64() as usize) % bc * block,
                     );
                     if seen.insert((r, c)) {
                         blocks.push((r, c, vec![1.0; block * block]));
@@ -207,25 +199,25 @@ fn per_level(target: &Target, m: usize, k: usize, batch: usize, density: f64, bl
     let exe = compile(&g, &[fwd, ga, gw], &CompileOptions::default()).unwrap();
     let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
     // A random pattern of distinct blocks, random values and operands.
-    let mut rng = Rng(7 + block as u64);
+    let mut rng = SplitMix64::new(7 + block as u64);
     let (br, bc) = (m / block, k / block);
     let mut seen = std::collections::HashSet::new();
     let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
     while blocks.len() < params.nonzero_blocks() {
         let (r, c) = (
-            (rng.next() as usize) % br * block,
-            (rng.next() as usize) % bc * block,
+            (rng.next_u64() as usize) % br * block,
+            (rng.next_u64() as usize) % bc * block,
         );
         if seen.insert((r, c)) {
-            blocks.push((r, c, (0..block * block).map(|_| rng.unit()).collect()));
+            blocks.push((r, c, (0..block * block).map(|_| unit(&mut rng)).collect()));
         }
     }
     let refs: Vec<(usize, usize, &[f32])> =
         blocks.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
     let enc = popsparse::encode_blocks(&plan, &refs).unwrap();
     popsparse::write_encoded(&mut e, "W", &plan, &enc).unwrap();
-    let xv: Vec<f32> = (0..k * batch).map(|_| rng.unit()).collect();
-    let ygv: Vec<f32> = (0..m * batch).map(|_| rng.unit()).collect();
+    let xv: Vec<f32> = (0..k * batch).map(|_| unit(&mut rng)).collect();
+    let ygv: Vec<f32> = (0..m * batch).map(|_| unit(&mut rng)).collect();
     e.write_tensor("x", &xv).unwrap();
     e.write_tensor("yg", &ygv).unwrap();
 
@@ -308,8 +300,8 @@ fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
     g.create_host_read("y", &y).unwrap();
     let exe = compile(&g, &[fwd], &CompileOptions::default()).unwrap();
     let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
-    let mut rng = Rng(1);
-    let xv: Vec<f32> = (0..k * batch).map(|_| rng.unit()).collect();
+    let mut rng = SplitMix64::new(1);
+    let xv: Vec<f32> = (0..k * batch).map(|_| unit(&mut rng)).collect();
     e.write_tensor("x", &xv).unwrap();
     let nz = params.nonzeros;
     // Random: distinct random positions. Bad: the first rows of W dense (as few row blocks as
@@ -317,12 +309,12 @@ fn simulate(target: &Target, m: usize, k: usize, batch: usize, density: f64) {
     let mut random = Vec::new();
     let mut seen = std::collections::HashSet::new();
     while random.len() < nz {
-        let (r, c) = ((rng.next() as usize) % m, (rng.next() as usize) % k);
+        let (r, c) = ((rng.next_u64() as usize) % m, (rng.next_u64() as usize) % k);
         if seen.insert((r, c)) {
-            random.push((r, c, rng.unit()));
+            random.push((r, c, unit(&mut rng)));
         }
     }
-    let bad: Vec<(usize, usize, f32)> = (0..nz).map(|i| (i / k, i % k, rng.unit())).collect();
+    let bad: Vec<(usize, usize, f32)> = (0..nz).map(|i| (i / k, i % k, unit(&mut rng))).collect();
     for (name, pattern) in [("random", &random), ("bad (first rows dense)", &bad)] {
         let enc = popsparse::encode(&plan, pattern).unwrap();
         popsparse::write_encoded(&mut e, "W", &plan, &enc).unwrap();

@@ -20,6 +20,7 @@ use std::time::Instant;
 use app_support::output::{write_atomic_with, RunFiles};
 use npyz::WriterBuilder;
 use poplar::profile::ProfileOptions;
+use poplar::rand::SplitMix64;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
 use popsparse::{FcOptions, FcParams};
 
@@ -92,18 +93,9 @@ mod tests {
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
-    }
+/// A value in [−1, 1] in steps of 0.001.
+fn unit(rng: &mut SplitMix64) -> f32 {
+    rng.below(2001) as f32 / 1000.0 - 1.0
 }
 
 /// The files the example writes (and, with --force, replaces) in its output folder.
@@ -157,6 +149,7 @@ fn main() {
     }
 }
 
+// Long: an example read top to bottom in the order it prints (plan, build, run, baseline).
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     popsparse::link();
     let a = args()?;
@@ -192,9 +185,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         target.bytes_per_tile
     );
     let mut e = Engine::new(&exe, EngineOptions::default())?;
-    let mut rng = Rng(7);
-    let xv: Vec<f32> = (0..k * z).map(|_| rng.unit()).collect();
-    let ygv: Vec<f32> = (0..m * z).map(|_| rng.unit()).collect();
+    let mut rng = SplitMix64::new(7);
+    let xv: Vec<f32> = (0..k * z).map(|_| unit(&mut rng)).collect();
+    let ygv: Vec<f32> = (0..m * z).map(|_| unit(&mut rng)).collect();
     e.write_tensor("x", &xv)?;
     e.write_tensor("yg", &ygv)?;
     npy(&a.out, "x.npy", &[k as u64, z as u64], &xv)?;
@@ -207,11 +200,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut random = Vec::new();
     while random.len() < nb {
         let (r, c) = (
-            (rng.next() as usize) % br * b,
-            (rng.next() as usize) % bc * b,
+            (rng.next_u64() as usize) % br * b,
+            (rng.next_u64() as usize) % bc * b,
         );
         if seen.insert((r, c)) {
-            random.push((r, c, (0..b * b).map(|_| rng.unit()).collect::<Vec<f32>>()));
+            random.push((
+                r,
+                c,
+                (0..b * b).map(|_| unit(&mut rng)).collect::<Vec<f32>>(),
+            ));
         }
     }
     let bad: Vec<_> = (0..nb)
@@ -219,7 +216,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             (
                 i / bc * b,
                 i % bc * b,
-                (0..b * b).map(|_| rng.unit()).collect::<Vec<f32>>(),
+                (0..b * b).map(|_| unit(&mut rng)).collect::<Vec<f32>>(),
             )
         })
         .collect();

@@ -24,30 +24,15 @@ use crate::codelets::{fwd_cycles, grad_w_cycles};
 use crate::plan::FcPlan;
 
 /// Errors of building the layer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FcError {
-    Graph(GraphError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("{0}")]
     Op(String),
+    #[error("sparse fc: {0}")]
     Shape(String),
-}
-
-impl std::fmt::Display for FcError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FcError::Graph(e) => write!(f, "{e}"),
-            FcError::Op(e) => write!(f, "{e}"),
-            FcError::Shape(s) => write!(f, "sparse fc: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for FcError {}
-
-impl From<GraphError> for FcError {
-    fn from(e: GraphError) -> Self {
-        FcError::Graph(e)
-    }
 }
 
 impl From<codelets::ops::OpError> for FcError {

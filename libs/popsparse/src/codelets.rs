@@ -58,7 +58,7 @@ pub const EMPTY: u32 = u32::MAX;
 /// Set in `cols` of an entry the encoder spilled out of its partition's buckets: the
 /// propagation processes only these, the distribution only the others, so that no entry is
 /// processed twice when buckets pass through the tiles of their own partition. Coordinates
-/// are therefore below 2³¹ (the planner refuses larger layers: `FcPlanError::TooLarge`).
+/// are therefore below 2³¹ (the planner refuses larger layers: `FcRule::TooLarge`).
 pub const SPILLED: u32 = 1 << 31;
 
 /// f32 multiply-accumulates per worker cycle of an element-sparse vertex: `f32v2mac`, two in

@@ -29,10 +29,11 @@ pub struct Encoded {
 }
 
 /// A pattern the encoder refuses.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EncodeError {
     /// Triplet `index` lies outside `W`'s `[rows × cols]`.
+    #[error("non-zero {index} at ({row}, {col}) is outside W ({rows} × {cols})")]
     OutOfRange {
         index: usize,
         row: usize,
@@ -41,6 +42,9 @@ pub enum EncodeError {
         cols: usize,
     },
     /// Entry `index` is not at a multiple of the block size.
+    #[error(
+        "non-zero block {index} at ({row}, {col}) is not at a multiple of the block size {block}"
+    )]
     Misaligned {
         index: usize,
         row: usize,
@@ -48,12 +52,14 @@ pub enum EncodeError {
         block: usize,
     },
     /// Entry `index` has `got` values, not `block²`.
+    #[error("non-zero block {index} has {got} values, a {block}×{block} block has {}", block * block)]
     BlockValues {
         index: usize,
         got: usize,
         block: usize,
     },
     /// Triplets `first` and `second` name the same element.
+    #[error("non-zeros {first} and {second} are both at ({row}, {col})")]
     Duplicate {
         first: usize,
         second: usize,
@@ -61,8 +67,13 @@ pub enum EncodeError {
         col: usize,
     },
     /// A CSR pattern whose arrays disagree (the reason says how).
+    #[error("malformed CSR pattern: {0}")]
     BadCsr(String),
     /// More non-zeros than all the buckets hold.
+    #[error(
+        "overflow in buckets: {not_placed} of {nonzeros} non-zeros do not fit in {tiles} buckets \
+         of {capacity} entries; plan with a larger `nonzeros` or `bucket_oversize`"
+    )]
     Overflow {
         nonzeros: usize,
         not_placed: usize,
@@ -70,37 +81,6 @@ pub enum EncodeError {
         tiles: usize,
     },
 }
-
-impl std::fmt::Display for EncodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EncodeError::OutOfRange { index, row, col, rows, cols } => write!(
-                f,
-                "non-zero {index} at ({row}, {col}) is outside W ({rows} × {cols})"
-            ),
-            EncodeError::Misaligned { index, row, col, block } => write!(
-                f,
-                "non-zero block {index} at ({row}, {col}) is not at a multiple of the block size {block}"
-            ),
-            EncodeError::BlockValues { index, got, block } => write!(
-                f,
-                "non-zero block {index} has {got} values, a {block}×{block} block has {}",
-                block * block
-            ),
-            EncodeError::Duplicate { first, second, row, col } => write!(
-                f,
-                "non-zeros {first} and {second} are both at ({row}, {col})"
-            ),
-            EncodeError::BadCsr(why) => write!(f, "malformed CSR pattern: {why}"),
-            EncodeError::Overflow { nonzeros, not_placed, capacity, tiles } => write!(
-                f,
-                "overflow in buckets: {not_placed} of {nonzeros} non-zeros do not fit in {tiles} buckets of {capacity} entries; plan with a larger `nonzeros` or `bucket_oversize`"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for EncodeError {}
 
 /// Encodes `(row, col, value)` triplets for a plan of element sparsity (module notes).
 pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded, EncodeError> {
@@ -111,15 +91,11 @@ pub fn encode(plan: &FcPlan, triplets: &[(usize, usize, f32)]) -> Result<Encoded
     encode_blocks(plan, &blocks)
 }
 
-/// Encodes non-zero blocks `(row, col, values)` for `plan`: `(row, col)` is the block's origin
-/// (multiples of the block size), `values` its `block²` values, row-major. For element
-/// sparsity, blocks of one value ([`encode`]).
-pub fn encode_blocks(
-    plan: &FcPlan,
-    blocks: &[(usize, usize, &[f32])],
-) -> Result<Encoded, EncodeError> {
+/// The first block that lies outside `W`, is misaligned, has other than `block²` values or
+/// repeats an earlier block's origin, as the error naming it.
+fn check_blocks(plan: &FcPlan, blocks: &[(usize, usize, &[f32])]) -> Result<(), EncodeError> {
     let (rows, cols) = (plan.params.output_size, plan.params.input_size);
-    let (t, cap, b) = (plan.tiles(), plan.capacity, plan.params.block);
+    let b = plan.params.block;
     let bb = b * b;
     let mut seen = std::collections::HashMap::with_capacity(blocks.len());
     for (i, &(r, c, v)) in blocks.iter().enumerate() {
@@ -157,6 +133,19 @@ pub fn encode_blocks(
         }
         seen.insert((r, c), i);
     }
+    Ok(())
+}
+
+/// Encodes non-zero blocks `(row, col, values)` for `plan`: `(row, col)` is the block's origin
+/// (multiples of the block size), `values` its `block²` values, row-major. For element
+/// sparsity, blocks of one value ([`encode`]).
+pub fn encode_blocks(
+    plan: &FcPlan,
+    blocks: &[(usize, usize, &[f32])],
+) -> Result<Encoded, EncodeError> {
+    check_blocks(plan, blocks)?;
+    let (t, cap) = (plan.tiles(), plan.capacity);
+    let bb = plan.params.block * plan.params.block;
     if blocks.len() > t * cap {
         return Err(EncodeError::Overflow {
             nonzeros: blocks.len(),

@@ -31,7 +31,7 @@ pub use encode::{
     decode, decode_grad, encode, encode_blocks, encode_csr, Csr, EncodeError, Encoded,
 };
 pub use host::write_encoded;
-pub use plan::{plan, FcEstimate, FcOptions, FcParams, FcPlan, FcPlanError};
+pub use plan::{plan, FcEstimate, FcOptions, FcParams, FcPlan, FcPlanError, FcRule};
 
 /// Keeps this crate's codelet registrations (and `poplin`'s and the standard ones) linked.
 pub fn link() {

@@ -38,6 +38,7 @@
 
 use poplar::profile::model::schedule_vertices;
 use poplar::Target;
+use poplin::{PlanError, PlanParams};
 
 /// Sizes of the layer: `Y[X, Z] = W[X, Y] · X[Y, Z]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,51 +264,27 @@ impl std::fmt::Display for FcPlan {
     }
 }
 
-/// Why no plan was found.
-#[derive(Debug, Clone, PartialEq)]
+/// Why no plan was found (poplin's plan error, for a sparse layer).
+pub type FcPlanError = PlanError<FcParams>;
+
+/// The sparse layer's rules on its parameters, beyond "every size at least 1".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum FcPlanError {
-    Empty(FcParams),
+pub enum FcRule {
     /// A block size other than 1, 4, 8, 16, or sizes that are not multiples of it.
-    BadBlock(FcParams),
-    /// A data type other than f32 and f16.
-    Type(poplar::DType),
+    #[error("the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it")]
+    Block,
     /// `output_size` or `input_size` of 2³¹ or more: bucket coordinates are `u32` with the
     /// top bit marking spilled entries (`codelets::SPILLED`).
-    TooLarge(FcParams),
-    DoesNotFit {
-        params: FcParams,
-        least_bytes_per_tile: u64,
-        budget: u64,
-    },
+    #[error("output_size and input_size must be below 2^31 (bucket coordinates are 31-bit)")]
+    TooLarge,
 }
 
-impl std::fmt::Display for FcPlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FcPlanError::Empty(p) => write!(f, "sparse fc ({p}): every size must be at least 1"),
-            FcPlanError::Type(t) => write!(f, "sparse fc: data type {t:?}; f32 and f16 are supported"),
-            FcPlanError::TooLarge(p) => write!(
-                f,
-                "sparse fc ({p}): output_size and input_size must be below 2^31 (bucket coordinates are 31-bit)"
-            ),
-            FcPlanError::BadBlock(p) => write!(
-                f,
-                "sparse fc ({p}): the block must be 1, 4, 8 or 16, and output_size and input_size multiples of it"
-            ),
-            FcPlanError::DoesNotFit {
-                params,
-                least_bytes_per_tile,
-                budget,
-            } => write!(
-                f,
-                "sparse fc ({params}) does not fit: the smallest plan needs {least_bytes_per_tile} bytes per tile, the budget is {budget} (raise available_memory_proportion or give more tiles)"
-            ),
-        }
-    }
+impl PlanParams for FcParams {
+    const OP: &'static str = "sparse fc";
+    const FIT_HINT: &'static str = "raise available_memory_proportion or give more tiles";
+    type Rule = FcRule;
 }
-
-impl std::error::Error for FcPlanError {}
 
 /// Entries per bucket over `t` tiles.
 fn cap_of(p: &FcParams, o: &FcOptions, t: u64) -> u64 {
@@ -413,14 +390,20 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
         return Err(FcPlanError::Type(o.data_type));
     }
     if p.output_size.max(p.input_size) >= 1 << 31 {
-        return Err(FcPlanError::TooLarge(p));
+        return Err(FcPlanError::Unsupported {
+            params: p,
+            rule: FcRule::TooLarge,
+        });
     }
     let b = p.block;
     if ![1, 4, 8, 16].contains(&b)
         || !p.output_size.is_multiple_of(b)
         || !p.input_size.is_multiple_of(b)
     {
-        return Err(FcPlanError::BadBlock(p));
+        return Err(FcPlanError::Unsupported {
+            params: p,
+            rule: FcRule::Block,
+        });
     }
     let tiles = (target.num_tiles() as usize)
         .min(o.max_tiles.unwrap_or(usize::MAX))

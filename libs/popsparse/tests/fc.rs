@@ -14,7 +14,7 @@ use popsparse::{EncodeError, FcOptions, FcParams, FcPlan};
 /// `n` distinct random triplets in the top-left `rr × cc` of `W` (all of it for a random
 /// pattern; the first partition of a plan for the bad pattern), at most `rr · cc`.
 fn pattern(rr: usize, cc: usize, n: usize, seed: u64) -> Vec<(usize, usize, f32)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let n = n.min(rr * cc);
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -75,7 +75,7 @@ fn check_encoded(
     let p = d.plan.params;
     let e = &mut d.engine;
     popsparse::write_encoded(e, "W", &d.plan, enc).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let x: Vec<f32> = (0..p.input_size * p.batch).map(|_| rng.unit()).collect();
     let yg: Vec<f32> = (0..p.output_size * p.batch).map(|_| rng.unit()).collect();
     e.write_tensor("x", &x).unwrap();
@@ -252,7 +252,7 @@ fn the_planner_cost_model_agrees_with_the_cycle_model_in_the_best_case() {
         // Equal share per partition: the first `per` blocks of each partition, in order.
         let per = params.nonzero_blocks() / plan.tiles();
         let mut blocks: Vec<(usize, usize, Vec<f32>)> = Vec::new();
-        let mut rng = Rng(9);
+        let mut rng = Rng::new(9);
         for x in 0..plan.px {
             for y in 0..plan.py {
                 let (xr, yr) = (plan.x_range(x), plan.y_range(y));
@@ -290,7 +290,7 @@ fn block_pattern(
     n: usize,
     seed: u64,
 ) -> Vec<(usize, usize, Vec<f32>)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (br, bc) = (rr / b, cc / b);
     let n = n.min(br * bc);
     let mut seen = std::collections::HashSet::new();
@@ -346,13 +346,32 @@ fn block_sparsity_of_4_8_and_16_matches_dense_host_products_with_spills() {
         Err(EncodeError::BlockValues { got: 10, .. }) => {}
         other => panic!("{other:?}"),
     }
+    // A rule broken is named, with the parameters at fault.
     let bad = FcParams::with_density(30, 32, 2, 0.1).with_block(8);
-    assert!(popsparse::plan(&target, bad, &FcOptions::default()).is_err());
+    match popsparse::plan(&target, bad, &FcOptions::default()) {
+        Err(
+            e @ popsparse::FcPlanError::Unsupported {
+                params,
+                rule: popsparse::FcRule::Block,
+            },
+        ) => {
+            assert_eq!(params, bad);
+            let text = e.to_string();
+            assert!(text.starts_with("sparse fc (W 30 × 32,"), "{text}");
+            assert!(text.contains("the block must be 1, 4, 8 or 16"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
     // Coordinates of 2^31 or more collide with the spilled-entry bit: refused by name.
     let mut huge = FcParams::with_density(32, 32, 2, 0.1);
     huge.input_size = 1 << 31;
     match popsparse::plan(&target, huge, &FcOptions::default()) {
-        Err(e @ popsparse::FcPlanError::TooLarge(_)) => {
+        Err(
+            e @ popsparse::FcPlanError::Unsupported {
+                rule: popsparse::FcRule::TooLarge,
+                ..
+            },
+        ) => {
             assert!(e.to_string().contains("below 2^31"), "{e}")
         }
         other => panic!("{other:?}"),
@@ -520,7 +539,7 @@ fn f16_values_round_each_product_to_f16_and_accumulate_in_f32() {
             let e = &mut d.engine;
             // write_encoded rounds the values to f16 for this plan.
             popsparse::write_encoded(e, "W", &plan, &enc).unwrap();
-            let mut rng = Rng(seed + 100);
+            let mut rng = Rng::new(seed + 100);
             let z = params.batch;
             let x: Vec<f32> = (0..40 * z)
                 .map(|_| f16::from_f32(rng.unit()).to_f32())

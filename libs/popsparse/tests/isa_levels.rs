@@ -19,7 +19,7 @@ use popsparse::{FcOptions, FcParams, FcPlan};
 /// f32 and in f16), shuffled.
 fn operands(n: usize, seed: u64) -> Vec<f32> {
     let mut v = poplar::isa::EDGE_VALUES.to_vec();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     while v.len() < n {
         let scale = [1e-38, 1e-20, 1e-6, 1e4, 1e20, 1e38][(rng.next() % 6) as usize];
         let scale = if rng.next().is_multiple_of(5) {
@@ -31,7 +31,7 @@ fn operands(n: usize, seed: u64) -> Vec<f32> {
     }
     v.truncate(n);
     // Spread the edge values over the rows rather than leaving them all in the first.
-    let mut rng = Rng(seed ^ 0x5555);
+    let mut rng = Rng::new(seed ^ 0x5555);
     for i in (1..n).rev() {
         v.swap(i, (rng.next() as usize) % (i + 1));
     }
@@ -44,7 +44,7 @@ fn blocks(plan: &FcPlan, random: bool, seed: u64) -> Vec<(usize, usize, Vec<f32>
     let p = plan.params;
     let b = p.block;
     let (br, bc) = (p.output_size / b, p.input_size / b);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     let values = operands(p.nonzero_blocks() * b * b, seed + 1);

@@ -1,6 +1,6 @@
 //! poplar-rs core types, shared by every other crate of the framework: the [`target`] chip,
 //! element types ([`dtype`]), typed ids and dense maps ([`entity`]), floating point on host
-//! threads ([`fp`]), and [`codelet`](mod@codelet)s with their registry.
+//! threads ([`fp`]), deterministic random numbers ([`rand`]), and [`codelet`](mod@codelet)s with their registry.
 //!
 //! Users reach these through the `poplar` façade (`poplar::target`, `poplar::codelet!`, …);
 //! see ARCHITECTURE.md for the crates and the doors between them.
@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod entity;
 pub mod fp;
 pub mod isa;
+pub mod rand;
 pub mod target;
 
 #[doc(hidden)]

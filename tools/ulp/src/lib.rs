@@ -10,6 +10,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use poplar::fp::{flush_f32, FlushGuard};
+use poplar::rand::SplitMix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -241,15 +242,7 @@ pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
 /// Every f32 input.
 pub const ALL: Range<u64> = 0..1 << 32;
 
-/// splitmix64.
-fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// `a / b` for `samples` pairs of random f32 bit patterns (pair `i` from `mix64(seed + i)`), in
+/// `a / b` for `samples` pairs of random f32 bit patterns (pair `i` from the first output of SplitMix64 seeded `seed + i`), in
 /// parallel, against the f64 quotient rounded to f32.
 pub fn sweep_division(samples: u64, seed: u64, flush: bool, div: fn(f32, f32) -> f32) -> Sweep {
     let t0 = Instant::now();
@@ -262,7 +255,7 @@ pub fn sweep_division(samples: u64, seed: u64, flush: bool, div: fn(f32, f32) ->
             let hi = (lo + CHUNK).min(samples);
             let mut s = Sweep::default();
             for i in lo..hi {
-                let r = mix64(seed.wrapping_add(i));
+                let r = SplitMix64::new(seed.wrapping_add(i)).next_u64();
                 let (a, b) = (f32::from_bits(r as u32), f32::from_bits((r >> 32) as u32));
                 let got = div(std::hint::black_box(a), std::hint::black_box(b));
                 let want = if flush {

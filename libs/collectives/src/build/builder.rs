@@ -5,7 +5,7 @@ use poplar::{DType, Graph, GraphError, Program, Tensor, TileId};
 
 use super::Options;
 use crate::codelets::type_name;
-use crate::plan::{Group, Kind, Method, Op, Plan};
+use crate::plan::{Group, Kind, Method, Op, Plan, RingOrder};
 use crate::CollectiveError;
 
 /// One direction of travel over one half of the data.
@@ -49,8 +49,8 @@ pub(super) struct Builder<'g> {
     /// Buffers to zero that `Fill` cannot (half precision): see [`Builder::zero_buffers`].
     pub(super) zero_halves: Vec<Tensor>,
     /// Where send and receive buffers come from when the caller shares them between
-    /// collectives ([`super::Scratch`]); `None`: this collective's own.
-    pub(super) scratch: Option<&'g mut super::Scratch>,
+    /// collectives ([`Options::scratch`]); `None`: this collective's own.
+    pub(super) scratch: Option<super::Scratch>,
 }
 
 impl<'g> Builder<'g> {
@@ -93,92 +93,17 @@ impl<'g> Builder<'g> {
                 reason: "no tensors given".into(),
             });
         }
-        let dtype = inputs[0].dtype();
-        if let Some((index, t)) = inputs.iter().enumerate().find(|(_, t)| t.dtype() != dtype) {
-            return Err(CollectiveError::MixedTypes {
-                name,
-                index,
-                first: dtype,
-                other: t.dtype(),
-            });
-        }
-        let ty = type_name(dtype).ok_or(CollectiveError::OpType {
-            name: name.clone(),
-            op: op.name(),
-            dtype,
-        })?;
-        let allowed = match op {
-            Op::LogicalAnd | Op::LogicalOr => dtype == DType::Bool,
-            Op::Local => true,
-            Op::Mean => matches!(dtype, DType::F32 | DType::F16),
-            Op::Add | Op::Mul | Op::Min | Op::Max | Op::SquareAdd => dtype != DType::Bool,
-        };
-        if !allowed {
-            return Err(CollectiveError::OpType {
-                name,
-                op: op.name(),
-                dtype,
-            });
-        }
+        let (dtype, ty) = element_type(inputs, op, &name)?;
         let replicas = g.replication_factor();
         let groups = group.members(replicas)?;
         let gsz = groups[0].len() as u32;
-        let machine = g.machine_target().clone();
+        let maps = RingMaps::new(g, &groups, opts);
         let chips_per_replica = g.target().num_ipus;
-        let mut rings = Vec::new();
-        let mut ring_order = opts.ring_order;
-        for m in &groups {
-            let (ring, order) = Plan::ring(m, opts.ring_order, &machine, chips_per_replica);
-            ring_order = order;
-            rings.push(ring);
-        }
-        // Member index -> ring position (the same pattern in every group).
-        let perm: Vec<u32> = groups[0]
-            .iter()
-            .map(|r| {
-                rings[0]
-                    .iter()
-                    .position(|x| x == r)
-                    .expect("member in its ring") as u32
-            })
-            .collect();
-        let mut pos_of = vec![0u32; replicas as usize];
-        let (mut map_next, mut map_prev) = (Vec::new(), Vec::new());
-        for ring in &rings {
-            let k = ring.len();
-            for (q, &r) in ring.iter().enumerate() {
-                pos_of[r as usize] = q as u32;
-                if k > 1 {
-                    map_next.push((r, ring[(q + 1) % k]));
-                    map_prev.push((r, ring[(q + k - 1) % k]));
-                }
-            }
-        }
-
-        let mut n = 0u64;
-        let mut tiles = std::collections::BTreeSet::new();
         let errg = |source: GraphError| CollectiveError::Graph {
             name: name.clone(),
             source,
         };
-        for (index, t) in inputs.iter().enumerate() {
-            let len = t.num_elements() as u64;
-            n += len;
-            let mapping = g.tile_mapping(t).map_err(errg)?;
-            let mapped: u64 = mapping
-                .iter()
-                .flatten()
-                .map(|r| (r.end - r.start) as u64)
-                .sum();
-            if mapped != len {
-                return Err(CollectiveError::Unmapped { name, index });
-            }
-            for (tile, ranges) in mapping.iter().enumerate() {
-                if !ranges.is_empty() {
-                    tiles.insert(TileId::new(tile as u32));
-                }
-            }
-        }
+        let (n, tiles) = input_tiles(g, inputs, &name)?;
         let c = if kind == Kind::AllGather && aligned.is_none() {
             n
         } else {
@@ -191,14 +116,8 @@ impl<'g> Builder<'g> {
             m => m,
         };
         let method = if gsz <= 1 { Method::Clockwise } else { method };
-        let method = one_way_in_place(method, kind, aligned.is_some(), opts).ok_or_else(|| {
-            CollectiveError::BadInputs {
-                name: name.clone(),
-                reason: "in place, a reduce-scatter or all-gather runs one-way rings: the \
-                         bidirectional ring pair would cut each fragment in two"
-                    .into(),
-            }
-        })?;
+        let method = one_way_in_place(method, kind, aligned.is_some(), opts)
+            .ok_or_else(|| two_way_in_place(&name))?;
         let halves = if method == Method::BidirectionalRingPair {
             2
         } else {
@@ -238,8 +157,8 @@ impl<'g> Builder<'g> {
             group,
             replicas,
             group_size: gsz,
-            rings,
-            ring_order,
+            rings: maps.rings,
+            ring_order: maps.ring_order,
             method,
             fragments: gsz * halves as u32,
             elements: n,
@@ -248,34 +167,11 @@ impl<'g> Builder<'g> {
             tiles: k as u32,
         };
 
-        let mut data = Vec::new();
-        for (h, ws) in widths.iter().enumerate() {
-            if let Some(a) = &aligned_data {
-                data.push(a[h].clone());
-                continue;
-            }
-            let mut row = Vec::new();
-            for (j, &w) in ws.iter().enumerate() {
-                if w == 0 {
-                    row.push(None);
-                    continue;
-                }
-                let v = g.add_variable(dtype, &[gsz as usize * w], &format!("{name}/data{h}.{j}"));
-                g.set_tile_mapping(&v, tiles[j]).map_err(errg)?;
-                row.push(Some(v));
-            }
-            data.push(row);
-        }
-        let pos_values: Vec<u32> = (0..replicas)
-            .flat_map(|r| std::iter::repeat_n(pos_of[r as usize], k))
-            .collect();
-        let pos = g
-            .add_replica_constant(&[k], &pos_values, &format!("{name}/ring position"))
-            .map_err(errg)?;
-        for (j, &t) in tiles.iter().enumerate() {
-            let e = pos.slice(j..j + 1).map_err(errg)?;
-            g.set_tile_mapping(&e, t).map_err(errg)?;
-        }
+        let data = match aligned_data {
+            Some(a) => a,
+            None => padded_data(g, dtype, gsz as usize, &tiles, &widths, &name).map_err(errg)?,
+        };
+        let pos = ring_positions(g, &maps.pos_of, &tiles, &name).map_err(errg)?;
         Ok(Builder {
             g,
             name,
@@ -287,13 +183,13 @@ impl<'g> Builder<'g> {
             widths,
             data,
             pos,
-            perm,
-            map_next,
-            map_prev,
+            perm: maps.perm,
+            map_next: maps.map_next,
+            map_prev: maps.map_prev,
             counter: 0,
             zero: None,
             zero_halves: Vec::new(),
-            scratch: None,
+            scratch: opts.scratch.clone(),
         })
     }
 
@@ -373,7 +269,7 @@ impl<'g> Builder<'g> {
                 w
             };
             if dtype != DType::U32 {
-                if let Some(scratch) = self.scratch.as_deref_mut() {
+                if let Some(scratch) = &self.scratch {
                     let key = format!("{what}{h}.{j}");
                     let v = scratch
                         .take(self.g, self.tiles[j], dtype, &key, len)
@@ -599,4 +495,191 @@ pub(super) fn zero_constant(
         DType::I32 => g.add_constant(&[len], &vec![0i32; len], name),
         _ => g.add_constant(&[len], &vec![false; len], name),
     }
+}
+
+/// The element type of `inputs` and its name in codelet names, or the error naming the
+/// tensor of another type or the operator the type does not take.
+fn element_type(
+    inputs: &[Tensor],
+    op: Op,
+    name: &str,
+) -> Result<(DType, &'static str), CollectiveError> {
+    let name = name.to_string();
+    let dtype = inputs[0].dtype();
+    if let Some((index, t)) = inputs.iter().enumerate().find(|(_, t)| t.dtype() != dtype) {
+        return Err(CollectiveError::MixedTypes {
+            name,
+            index,
+            first: dtype,
+            other: t.dtype(),
+        });
+    }
+    let ty = type_name(dtype).ok_or(CollectiveError::OpType {
+        name: name.clone(),
+        op: op.name(),
+        dtype,
+    })?;
+    let allowed = match op {
+        Op::LogicalAnd | Op::LogicalOr => dtype == DType::Bool,
+        Op::Local => true,
+        Op::Mean => matches!(dtype, DType::F32 | DType::F16),
+        Op::Add | Op::Mul | Op::Min | Op::Max | Op::SquareAdd => dtype != DType::Bool,
+    };
+    if !allowed {
+        return Err(CollectiveError::OpType {
+            name,
+            op: op.name(),
+            dtype,
+        });
+    }
+    Ok((dtype, ty))
+}
+
+/// The rings of the groups and the maps between neighbours.
+struct RingMaps {
+    rings: Vec<Vec<u32>>,
+    ring_order: RingOrder,
+    /// Member index -> ring position (the same pattern in every group).
+    perm: Vec<u32>,
+    /// Replica -> its position in its ring.
+    pos_of: Vec<u32>,
+    /// Replica maps: to the next and to the previous in ring order.
+    map_next: Vec<(u32, u32)>,
+    map_prev: Vec<(u32, u32)>,
+}
+
+impl RingMaps {
+    fn new(g: &Graph, groups: &[Vec<u32>], opts: &Options) -> RingMaps {
+        let replicas = g.replication_factor();
+        let machine = g.machine_target();
+        let chips_per_replica = g.target().num_ipus;
+        let mut rings = Vec::new();
+        let mut ring_order = opts.ring_order;
+        for m in groups {
+            let (ring, order) = Plan::ring(m, opts.ring_order, machine, chips_per_replica);
+            ring_order = order;
+            rings.push(ring);
+        }
+        let perm: Vec<u32> = groups[0]
+            .iter()
+            .map(|r| {
+                rings[0]
+                    .iter()
+                    .position(|x| x == r)
+                    .expect("member in its ring") as u32
+            })
+            .collect();
+        let mut pos_of = vec![0u32; replicas as usize];
+        let (mut map_next, mut map_prev) = (Vec::new(), Vec::new());
+        for ring in &rings {
+            let k = ring.len();
+            for (q, &r) in ring.iter().enumerate() {
+                pos_of[r as usize] = q as u32;
+                if k > 1 {
+                    map_next.push((r, ring[(q + 1) % k]));
+                    map_prev.push((r, ring[(q + k - 1) % k]));
+                }
+            }
+        }
+        RingMaps {
+            rings,
+            ring_order,
+            perm,
+            pos_of,
+            map_next,
+            map_prev,
+        }
+    }
+}
+
+/// The elements of `inputs` together and the tiles that hold them, or
+/// [`CollectiveError::Unmapped`] naming an input with unmapped elements.
+fn input_tiles(
+    g: &Graph,
+    inputs: &[Tensor],
+    name: &str,
+) -> Result<(u64, std::collections::BTreeSet<TileId>), CollectiveError> {
+    let mut n = 0u64;
+    let mut tiles = std::collections::BTreeSet::new();
+    for (index, t) in inputs.iter().enumerate() {
+        let len = t.num_elements() as u64;
+        n += len;
+        let mapping = g.tile_mapping(t).map_err(|source| CollectiveError::Graph {
+            name: name.to_string(),
+            source,
+        })?;
+        let mapped: u64 = mapping
+            .iter()
+            .flatten()
+            .map(|r| (r.end - r.start) as u64)
+            .sum();
+        if mapped != len {
+            return Err(CollectiveError::Unmapped {
+                name: name.to_string(),
+                index,
+            });
+        }
+        for (tile, ranges) in mapping.iter().enumerate() {
+            if !ranges.is_empty() {
+                tiles.insert(TileId::new(tile as u32));
+            }
+        }
+    }
+    Ok((n, tiles))
+}
+
+/// The padded fragment layout's data: per half, per block tile, a variable of `G × w`
+/// elements (none where the width is 0).
+fn padded_data(
+    g: &mut Graph,
+    dtype: DType,
+    gsz: usize,
+    tiles: &[TileId],
+    widths: &[Vec<usize>],
+    name: &str,
+) -> Result<Vec<Vec<Option<Tensor>>>, GraphError> {
+    let mut data = Vec::new();
+    for (h, ws) in widths.iter().enumerate() {
+        let mut row = Vec::new();
+        for (j, &w) in ws.iter().enumerate() {
+            if w == 0 {
+                row.push(None);
+                continue;
+            }
+            let v = g.add_variable(dtype, &[gsz * w], &format!("{name}/data{h}.{j}"));
+            g.set_tile_mapping(&v, tiles[j])?;
+            row.push(Some(v));
+        }
+        data.push(row);
+    }
+    Ok(data)
+}
+
+/// The refusal of the bidirectional ring pair in place.
+fn two_way_in_place(name: &str) -> CollectiveError {
+    CollectiveError::BadInputs {
+        name: name.to_string(),
+        reason: "in place, a reduce-scatter or all-gather runs one-way rings: the \
+                 bidirectional ring pair would cut each fragment in two"
+            .into(),
+    }
+}
+
+/// The replica constant of every replica's ring position, one element on each block tile.
+fn ring_positions(
+    g: &mut Graph,
+    pos_of: &[u32],
+    tiles: &[TileId],
+    name: &str,
+) -> Result<Tensor, GraphError> {
+    let k = tiles.len();
+    let pos_values: Vec<u32> = pos_of
+        .iter()
+        .flat_map(|&p| std::iter::repeat_n(p, k))
+        .collect();
+    let pos = g.add_replica_constant(&[k], &pos_values, &format!("{name}/ring position"))?;
+    for (j, &t) in tiles.iter().enumerate() {
+        g.set_tile_mapping(&pos.slice(j..j + 1)?, t)?;
+    }
+    Ok(pos)
 }

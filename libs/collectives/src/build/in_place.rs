@@ -14,7 +14,7 @@
 use poplar::{Graph, Program, Tensor};
 
 use super::builder::Builder;
-use super::{Collective, Options, Scratch};
+use super::{Collective, Options};
 use crate::plan::{Group, Kind, Op};
 use crate::CollectiveError;
 
@@ -33,31 +33,16 @@ pub fn reduce_scatter_in_place(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
-    rs_in_place(g, tensor, op, group, opts, name, None)
+    rs_in_place(g, tensor, op, group, opts, name)
 }
 
-/// [`reduce_scatter_in_place`] with its send and receive buffers taken from `scratch`, shared
-/// with the other collectives built with it.
-pub fn reduce_scatter_in_place_with(
+fn rs_in_place(
     g: &mut Graph,
     tensor: &Tensor,
     op: Op,
     group: Group,
     opts: &Options,
     name: &str,
-    scratch: &mut Scratch,
-) -> Result<Collective, CollectiveError> {
-    rs_in_place(g, tensor, op, group, opts, name, Some(scratch))
-}
-
-fn rs_in_place<'g>(
-    g: &'g mut Graph,
-    tensor: &Tensor,
-    op: Op,
-    group: Group,
-    opts: &Options,
-    name: &str,
-    scratch: Option<&'g mut Scratch>,
 ) -> Result<Collective, CollectiveError> {
     check_mapped(g, tensor, 0, name)?;
     let mut b = Builder::with_layout(
@@ -70,7 +55,6 @@ fn rs_in_place<'g>(
         name,
         Some(tensor),
     )?;
-    b.scratch = scratch;
     let mut body = Vec::new();
     if op == Op::SquareAdd {
         let all: Vec<Tensor> = b.data.iter().flatten().flatten().cloned().collect();
@@ -112,30 +96,16 @@ pub fn all_gather_to(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
-    gather_to(g, input, dest, group, opts, name, None)
+    gather_to(g, input, dest, group, opts, name)
 }
 
-/// [`all_gather_to`] with its send and receive buffers taken from `scratch`.
-pub fn all_gather_to_with(
+fn gather_to(
     g: &mut Graph,
     input: &Tensor,
     dest: &Tensor,
     group: Group,
     opts: &Options,
     name: &str,
-    scratch: &mut Scratch,
-) -> Result<Collective, CollectiveError> {
-    gather_to(g, input, dest, group, opts, name, Some(scratch))
-}
-
-fn gather_to<'g>(
-    g: &'g mut Graph,
-    input: &Tensor,
-    dest: &Tensor,
-    group: Group,
-    opts: &Options,
-    name: &str,
-    scratch: Option<&'g mut Scratch>,
 ) -> Result<Collective, CollectiveError> {
     if input.dtype() != dest.dtype() {
         return Err(CollectiveError::MixedTypes {
@@ -157,7 +127,6 @@ fn gather_to<'g>(
         name,
         Some(dest),
     )?;
-    b.scratch = scratch;
     b.plan.elements = check_share(&b, input, dest, name)? as u64;
     let src = input.flatten();
     let mut body = Vec::new();

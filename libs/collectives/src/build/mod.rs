@@ -34,13 +34,11 @@ mod scratch;
 mod steps;
 
 use builder::Builder;
-pub use in_place::{
-    all_gather_to, all_gather_to_with, reduce_scatter_in_place, reduce_scatter_in_place_with,
-};
+pub use in_place::{all_gather_to, reduce_scatter_in_place};
 pub use scratch::Scratch;
 
 /// Choices a caller may override.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Options {
     pub method: Method,
     pub ring_order: RingOrder,
@@ -50,6 +48,24 @@ pub struct Options {
     /// across domains (the same replica in each, over the GW-Links), and all-gathers inside
     /// each domain.
     pub replicas_per_domain: Option<u32>,
+    /// Where the send and receive buffers come from: `None`, the collective's own; a
+    /// [`Scratch`] pool, shared with the other collectives built with it, which must then not
+    /// run at the same time. Taken by the all-reduces, [`reduce_scatter_in_place`] and
+    /// [`all_gather_to`] (whose share may be a buffer of the pool: use it before the next
+    /// collective of the pool runs); [`reduce_scatter`] and [`all_gather`], whose outputs are
+    /// new tensors, refuse it ([`CollectiveError::BadInputs`]).
+    pub scratch: Option<Scratch>,
+}
+
+impl Options {
+    /// These options with the send and receive buffers taken from `scratch` (a handle: the
+    /// pool is shared, not copied).
+    pub fn with_scratch(&self, scratch: &Scratch) -> Options {
+        Options {
+            scratch: Some(scratch.clone()),
+            ..self.clone()
+        }
+    }
 }
 
 /// Replicas per IPU-Link domain when the replicas span several domains:
@@ -169,22 +185,6 @@ pub fn all_reduce_in_place(
     Ok(c)
 }
 
-/// [`all_reduce_in_place`] with its send and receive buffers taken from `scratch`, shared with
-/// the other collectives built with it (which must not run at the same time).
-pub fn all_reduce_in_place_with(
-    g: &mut Graph,
-    tensors: &[Tensor],
-    op: Op,
-    group: Group,
-    opts: &Options,
-    name: &str,
-    scratch: &mut Scratch,
-) -> Result<Collective, CollectiveError> {
-    let mut c = reduce_into_with(g, tensors, tensors, op, group, opts, name, Some(scratch))?;
-    c.outputs = tensors.to_vec();
-    Ok(c)
-}
-
 /// Reduces `inputs` (all of them as one flat vector of `n` elements) across each group and
 /// leaves the `i`-th member of a group with elements `i·⌈n/G⌉ .. (i+1)·⌈n/G⌉` of the
 /// result (zero-padded at the end): one output tensor of `⌈n/G⌉` elements.
@@ -196,6 +196,7 @@ pub fn reduce_scatter(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
+    no_scratch(opts, "reduce_scatter", name)?;
     let mut b = Builder::new(g, inputs, Kind::ReduceScatter, op, group, opts, name)?;
     let mut body = Vec::new();
     let src = concat_flat(inputs).map_err(|e| b.err(e))?;
@@ -218,6 +219,7 @@ pub fn all_gather(
     opts: &Options,
     name: &str,
 ) -> Result<Collective, CollectiveError> {
+    no_scratch(opts, "all_gather", name)?;
     let mut b = Builder::new(g, inputs, Kind::AllGather, Op::Local, group, opts, name)?;
     let mut body = Vec::new();
     let src = concat_flat(inputs).map_err(|e| b.err(e))?;
@@ -250,6 +252,21 @@ pub fn all_gather(
     })
 }
 
+/// [`CollectiveError::BadInputs`] for a scratch pool given to `collective`, whose outputs are
+/// new tensors (a pool's buffers are overwritten by the next collective that uses them).
+fn no_scratch(opts: &Options, collective: &str, name: &str) -> Result<(), CollectiveError> {
+    match opts.scratch {
+        None => Ok(()),
+        Some(_) => Err(CollectiveError::BadInputs {
+            name: name.to_string(),
+            reason: format!(
+                "Options::scratch is for the all-reduces and the in-place collectives; \
+                 {collective} returns new tensors"
+            ),
+        }),
+    }
+}
+
 fn concat_flat(ts: &[Tensor]) -> Result<Tensor, GraphError> {
     let flat: Vec<Tensor> = ts.iter().map(Tensor::flatten).collect();
     poplar::concat(&flat)
@@ -265,20 +282,6 @@ fn reduce_into(
     group: Group,
     opts: &Options,
     name: &str,
-) -> Result<Collective, CollectiveError> {
-    reduce_into_with(g, inputs, outputs, op, group, opts, name, None)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn reduce_into_with<'g>(
-    g: &'g mut Graph,
-    inputs: &[Tensor],
-    outputs: &[Tensor],
-    op: Op,
-    group: Group,
-    opts: &Options,
-    name: &str,
-    scratch: Option<&'g mut Scratch>,
 ) -> Result<Collective, CollectiveError> {
     let err = |source: GraphError| CollectiveError::Graph {
         name: name.to_string(),
@@ -341,7 +344,6 @@ fn reduce_into_with<'g>(
         name,
         Some(&dst),
     )?;
-    b.scratch = scratch;
     if !same_elements(&src, &dst) {
         body.push(Program::copy(&src, &dst));
     }
@@ -395,9 +397,11 @@ fn three_phase_all_reduce(
     let fragment = b.rs_steps(&mut body)?;
     // The squares were taken in the first phase; across domains the partial sums add.
     let op2 = if op == Op::SquareAdd { Op::Add } else { op };
+    // The phase across domains runs between the two inside them, with its own buffers.
     let inner = Options {
         replicas_per_domain: Some(0),
-        ..*opts
+        scratch: None,
+        ..opts.clone()
     };
     let gw = reduce_into(
         b.g,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use collectives::Method;
+use poplar::rand::SplitMix64;
 use poplar::Target;
 
 pub const TILES: u32 = 4;
@@ -14,18 +15,18 @@ pub fn machine(chips: u32) -> Target {
     }
 }
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-pub struct Rng(pub u64);
+/// The tests' deterministic generator (poplar's SplitMix64), so failures reproduce.
+pub struct Rng(SplitMix64);
 impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::new(seed))
+    }
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next_u64()
     }
     pub fn f32(&mut self) -> f32 {
         // In [0.5, 1.5): products of many stay finite, sums do not cancel.
-        0.5 + (self.next() % 1_000_000) as f32 / 1_000_000.0
+        0.5 + self.0.below(1_000_000) as f32 / 1_000_000.0
     }
 }
 

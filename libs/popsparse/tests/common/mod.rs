@@ -2,24 +2,25 @@
 
 #![allow(dead_code)]
 
+use poplar::rand::SplitMix64;
 use poplar::{compile, CompileOptions, Executable, Graph, Target};
 use popsparse::FcPlan;
 
-/// A seeded linear congruential generator (the tests' operands and patterns).
-pub struct Rng(pub u64);
+/// The tests' seeded generator of operands and patterns (poplar's SplitMix64).
+pub struct Rng(SplitMix64);
 
 impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::new(seed))
+    }
+
     pub fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
+        self.0.next_u64()
     }
 
     /// A value in [−1, 1] in steps of 0.001.
     pub fn unit(&mut self) -> f32 {
-        (self.next() % 2001) as f32 / 1000.0 - 1.0
+        self.0.below(2001) as f32 / 1000.0 - 1.0
     }
 }
 

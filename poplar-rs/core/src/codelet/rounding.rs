@@ -16,6 +16,8 @@ use std::cell::Cell;
 
 use half::f16;
 
+use crate::rand::{mix64, GOLDEN_GAMMA};
+
 /// The rounding mode of the calling thread's current vertex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rounding {
@@ -41,14 +43,6 @@ pub fn rounding() -> Rounding {
     ROUNDING.with(|c| c.get())
 }
 
-/// splitmix64's finaliser: a bijective mix of 64 bits.
-#[inline]
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// The key of one vertex execution: `seed`, the engine's count of compute phases run,
 /// the tile, and the vertex's index on its tile.
 #[inline]
@@ -65,10 +59,9 @@ pub fn vertex_key(seed: u64, epoch: u64, tile: u32, vertex: u32) -> u64 {
 pub fn to_f16(x: f32, index: usize) -> f16 {
     match rounding() {
         Rounding::Nearest => f16::from_f32(x),
-        Rounding::Stochastic { key } => stochastic_f16(
-            x,
-            mix64(key ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        ),
+        Rounding::Stochastic { key } => {
+            stochastic_f16(x, mix64(key ^ (index as u64).wrapping_mul(GOLDEN_GAMMA)))
+        }
     }
 }
 

@@ -337,25 +337,7 @@ fn grow(v: &mut Vec<u8>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// splitmix64: a small deterministic generator.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn fill(&mut self, bytes: &mut [u8]) {
-            for byte in bytes {
-                *byte = self.next() as u8;
-            }
-        }
-    }
+    use poplar_core::rand::SplitMix64;
 
     fn budget(host_bytes: u64) -> StreamingMemoryBudget {
         StreamingMemoryBudget {
@@ -423,13 +405,13 @@ mod tests {
         const ROW: usize = 64;
         let mut mem = StreamingMemory::new(&[(ROW as u64, 32)], budget(host_bytes));
         let mut expected = vec![vec![0u8; ROW]; 32];
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64::new(7);
         let mut order: Vec<u64> = (0..20).map(|i| (i * 7) % 32).collect();
         // Rewrites: of the first resident rows and of spilled rows.
         order.extend([0, 7, 14, 21, 28, 3, 0, 28]);
         for row in order {
             let mut data = vec![0u8; ROW];
-            rng.fill(&mut data);
+            data.fill_with(|| rng.next_u64() as u8);
             // The old contents seen by write_row are the last written.
             let old = mem
                 .write_row(0, row, |bytes| {
