@@ -98,6 +98,8 @@ pub struct Case {
 /// The case of `seed`: 1–5 tiles, 2–4 variables with random interval mappings, 1–6 steps of
 /// scaling, increments, sums and copies over random views (slices, reversals, concatenations,
 /// broadcasts, halo-style concatenations around a mapped interval).
+// Long: the random draws in the order that makes each seed's case; one reading top to bottom is
+// the generator's specification.
 pub fn build_case(seed: u64) -> Case {
     let mut rng = Rng(seed | 1);
     let tiles = 1 + rng.below(5) as u32;

@@ -12,7 +12,7 @@ use super::error::ValidationError as E;
 use crate::codelet::{lookup, CodeletDesc, FieldDir, FieldShape, FieldSpec};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
-use crate::graph::program::Program;
+use crate::graph::program::{CrossReplicaCopy, Program};
 use crate::graph::{nearest_name, VertexName};
 use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexInfo, VertexKey};
 
@@ -556,19 +556,7 @@ impl ProgramValidator<'_> {
                     });
                 }
             }
-            Program::Copy { src, dst } => {
-                if self.tensor(src, "copy source") && self.tensor(dst, "copy destination") {
-                    if src.dtype != dst.dtype || src.num_elements() != dst.num_elements() {
-                        self.errs.push(E::CopyMismatch {
-                            src_dtype: src.dtype,
-                            src_shape: src.shape.clone(),
-                            dst_dtype: dst.dtype,
-                            dst_shape: dst.shape.clone(),
-                        });
-                    }
-                    self.destination(dst, "copy destination");
-                }
-            }
+            Program::Copy { src, dst } => self.copy(src, dst),
             Program::Repeat { body, .. } => self.program(body),
             Program::RepeatWhileTrue {
                 cond,
@@ -617,66 +605,74 @@ impl ProgramValidator<'_> {
                 buffer,
                 dst,
                 offset,
-            } => {
-                if self.tensor(dst, "remote copy destination")
-                    && offset
-                        .as_ref()
-                        .is_none_or(|o| self.tensor(o, "remote copy offset"))
-                {
-                    self.destination(dst, "remote copy destination");
-                    super::validate_io::remote_copy(
-                        self.graph,
-                        *buffer,
-                        dst,
-                        offset.as_ref(),
-                        self.errs,
-                    );
-                }
-            }
+            } => self.remote_copy(*buffer, dst, offset.as_ref(), true),
             Program::CopyToRemote {
                 src,
                 buffer,
                 offset,
-            } => {
-                if self.tensor(src, "remote copy source")
-                    && offset
-                        .as_ref()
-                        .is_none_or(|o| self.tensor(o, "remote copy offset"))
-                {
-                    super::validate_io::remote_copy(
-                        self.graph,
-                        *buffer,
-                        src,
-                        offset.as_ref(),
-                        self.errs,
-                    );
-                }
-            }
+            } => self.remote_copy(*buffer, src, offset.as_ref(), false),
             Program::OverlapIo { io, compute } => {
                 self.program(io);
                 self.program(compute);
                 super::validate_io::overlap_io(self.graph, io, compute, self.errs);
             }
-            Program::CrossReplicaCopy(copies) => {
-                for c in copies {
-                    if self.tensor(&c.src, "cross-replica copy source")
-                        && self.tensor(&c.dst, "cross-replica copy destination")
-                    {
-                        self.cross_replica_copy(&c.src, &c.dst, &c.map);
-                        self.destination(&c.dst, "cross-replica copy destination");
-                    }
-                }
-                for (i, a) in copies.iter().enumerate() {
-                    for b in &copies[i + 1..] {
-                        let clash = Region::lists_overlap(a.dst.regions(), b.dst.regions())
-                            || Region::lists_overlap(a.dst.regions(), b.src.regions())
-                            || Region::lists_overlap(a.src.regions(), b.dst.regions());
-                        if clash {
-                            self.errs.push(E::BadCrossReplicaCopy {
-                                reason: "two copies of one exchange overlap (a destination with a source or another destination)".into(),
-                            });
-                        }
-                    }
+            Program::CrossReplicaCopy(copies) => self.cross_replica_copies(copies),
+        }
+    }
+
+    fn copy(&mut self, src: &Tensor, dst: &Tensor) {
+        if self.tensor(src, "copy source") && self.tensor(dst, "copy destination") {
+            if src.dtype != dst.dtype || src.num_elements() != dst.num_elements() {
+                self.errs.push(E::CopyMismatch {
+                    src_dtype: src.dtype,
+                    src_shape: src.shape.clone(),
+                    dst_dtype: dst.dtype,
+                    dst_shape: dst.shape.clone(),
+                });
+            }
+            self.destination(dst, "copy destination");
+        }
+    }
+
+    /// A copy between `t` and a remote buffer: from the buffer into `t` when `into_tensor`.
+    fn remote_copy(
+        &mut self,
+        buffer: crate::graph::RemoteBuffer,
+        t: &Tensor,
+        offset: Option<&Tensor>,
+        into_tensor: bool,
+    ) {
+        let what = if into_tensor {
+            "remote copy destination"
+        } else {
+            "remote copy source"
+        };
+        if self.tensor(t, what) && offset.is_none_or(|o| self.tensor(o, "remote copy offset")) {
+            if into_tensor {
+                self.destination(t, what);
+            }
+            super::validate_io::remote_copy(self.graph, buffer, t, offset, self.errs);
+        }
+    }
+
+    fn cross_replica_copies(&mut self, copies: &[CrossReplicaCopy]) {
+        for c in copies {
+            if self.tensor(&c.src, "cross-replica copy source")
+                && self.tensor(&c.dst, "cross-replica copy destination")
+            {
+                self.cross_replica_copy(&c.src, &c.dst, &c.map);
+                self.destination(&c.dst, "cross-replica copy destination");
+            }
+        }
+        for (i, a) in copies.iter().enumerate() {
+            for b in &copies[i + 1..] {
+                let clash = Region::lists_overlap(a.dst.regions(), b.dst.regions())
+                    || Region::lists_overlap(a.dst.regions(), b.src.regions())
+                    || Region::lists_overlap(a.src.regions(), b.dst.regions());
+                if clash {
+                    self.errs.push(E::BadCrossReplicaCopy {
+                        reason: "two copies of one exchange overlap (a destination with a source or another destination)".into(),
+                    });
                 }
             }
         }
