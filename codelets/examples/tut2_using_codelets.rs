@@ -1,8 +1,6 @@
-//! Tutorial 2: using the standard codelet library, by hand and through `codelets::ops`.
+//! Tutorial 2: using the standard codelet library, by hand and through `popops`.
 //!
 //! Run: `cargo run -p codelets --example tut2_using_codelets`
-
-use codelets::ops;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,13 +35,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // With the helpers: z = x + y, then z += -2 * x, then s = sum(z).
     let add_cs = graph.add_compute_set("z = x + y");
-    ops::add(&mut graph, add_cs, &x, &y, &z)?;
+    popops::add(&mut graph, add_cs, &x, &y, &z)?;
     let axpy_cs = graph.add_compute_set("z += -2x");
-    ops::scaled_add(&mut graph, axpy_cs, &z, &x, -2.0)?;
+    popops::scaled_add(&mut graph, axpy_cs, &z, &x, -2.0)?;
     let s = graph.add_variable(DType::F32, &[1], "s");
     graph.set_tile_mapping(&s, 0)?;
     graph.create_host_read("s", &s)?;
-    let sum = ops::reduce_sum(&mut graph, &z, &s, "sum z")?;
+    let sum = popops::reduce_sum(&mut graph, &z, &s, "sum z")?;
 
     let program = Program::seq(vec![
         Program::execute(fill_cs),

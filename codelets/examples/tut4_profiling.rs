@@ -2,8 +2,6 @@
 //! worker contexts of a tile: the same add as one vertex per tile and split over the workers.
 //!
 //! Run: `cargo run -p codelets --example tut4_profiling`
-
-use codelets::ops;
 use poplar::profile::{CycleModel, MemoryReport, ProfileOptions};
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 
@@ -25,17 +23,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The same add twice. First one single-worker vertex per tile region of y: each tile's
     // whole share runs on one of its six worker contexts.
     let one = graph.add_compute_set("y = x + x, 1 worker");
-    for (tile, range) in ops::mapped_regions(&graph, &y, "y")? {
+    for (tile, range) in popops::mapped_regions(&graph, &y, "y")? {
         let v = graph.add_vertex(one, "Add<float>")?;
         graph.connect(v, "in1", &x.slice(range.clone())?)?;
         graph.connect(v, "in2", &x.slice(range.clone())?)?;
         graph.connect(v, "out", &y.slice(range)?)?;
         graph.set_tile_mapping(v, tile)?;
     }
-    // Then as `ops::add` builds it: each tile's elements split over its six workers.
+    // Then as `popops::add` builds it: each tile's elements split over its six workers.
     let six = graph.add_compute_set("y = x + x");
-    ops::add(&mut graph, six, &x, &x, &y)?;
-    let sum = ops::reduce_sum(&mut graph, &y, &s, "sum y")?;
+    popops::add(&mut graph, six, &x, &x, &y)?;
+    let sum = popops::reduce_sum(&mut graph, &y, &s, "sum y")?;
     let program = Program::labelled(
         "main",
         vec![

@@ -3,8 +3,6 @@
 //! transfer of the next chunk overlapped with the compute on this one.
 //!
 //! Run: `cargo run -p codelets --example tut7_streaming_memory`
-
-use codelets::ops;
 use poplar::profile::{MemoryReport, PhaseKind, ProfileOptions};
 use poplar::{
     compile, CompileOptions, DType, Engine, EngineError, EngineOptions, Graph, Program, Target,
@@ -51,9 +49,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // One chunk's work: e = exp(x), then sum += e and rows += 1.
     let exp = graph.add_compute_set("e = exp(x)");
-    ops::unary(&mut graph, exp, ops::UnaryOp::Exp, &x, &e)?;
+    popops::unary(&mut graph, exp, popops::UnaryOp::Exp, &x, &e)?;
     let add = graph.add_compute_set("sum += e");
-    ops::add_in_place(&mut graph, add, &sum, &e)?;
+    popops::add_in_place(&mut graph, add, &sum, &e)?;
     let next = graph.add_vertex(add, "AddInPlace<int>")?;
     graph.connect(next, "a", &rows)?;
     graph.connect(next, "b", &ones)?;
@@ -62,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // sum = 0 and rows = `first`, at the start of a run.
     let clear = graph.add_compute_set("sum = 0");
-    ops::fill(&mut graph, clear, &sum, 0f32)?;
+    popops::fill(&mut graph, clear, &sum, 0f32)?;
     let mut start = |first: [i32; 2], name: &str| -> Result<Program, Box<dyn std::error::Error>> {
         let c = graph.add_constant(&[2], &first, name)?;
         graph.set_tile_mapping(&c, 0)?;

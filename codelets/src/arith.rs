@@ -1,12 +1,13 @@
 //! How a codelet's element type computes, so that one macro declares the `float`, `int`,
 //! `unsigned` and `half` members of an op family: `float`, `int` and `unsigned` compute in
 //! themselves; `half` computes in f32 from its f16 operands and rounds each result once with
-//! [`poplar::codelet::to_f16`] (to nearest, or stochastically when the engine runs with
+//! [`poplar_core::codelet::to_f16`] (to nearest, or stochastically when the engine runs with
 //! `EngineOptions::stochastic_rounding`; the element's index in the output picks the random
 //! bits). Reductions and dot products of `half` keep the f32 result (the chip's f32 partials).
 
-use poplar::codelet::to_f16;
-use poplar::{f16, Element};
+use poplar_core::codelet::to_f16;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
 
 /// An element type as the codelets compute with it (module notes).
 pub trait Arith: Element {

@@ -15,17 +15,18 @@
 //! (`AddInPlace<T>`, …): `a: InOut<Vector<T>>`, `b: Input<Vector<T>>` with `a[i] = a[i] op
 //! b[i]`. All lengths must agree. `AddMulti<float>` is `Add<float>` split over the workers.
 //!
-//! The loops run at the host's vector width (`poplar::isa_dispatch!`), the same bits at every
+//! The loops run at the host's vector width (`poplar_core::isa_dispatch!`), the same bits at every
 //! level. A `float` sum, difference, product or quotient that is NaN is stored as the one quiet
-//! NaN (`poplar::fp::canonical_nan`): which of two NaN operands an `x + y` returns depends on
+//! NaN (`poplar_core::fp::canonical_nan`): which of two NaN operands an `x + y` returns depends on
 //! the code the compiler chose for the level.
 //!
 //! Cycle estimates: poplibs' `BinaryOp2D` (out of place), `BinaryOp2DInPlace` and
 //! `BinaryOp1D` (the multi-worker one), see [`cycles::binary`].
 
-use poplar::codelet::*;
-use poplar::fp::canonical_nan;
-use poplar::{f16, Element};
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
+use poplar_core::fp::canonical_nan;
 
 use crate::arith::Arith;
 use crate::cycles;
@@ -35,7 +36,7 @@ use crate::util::same_len;
 macro_rules! binary_codelets {
     ($($name:ident as $cname:literal, $inplace:ident as $iname:literal: $t:ty,
         |$x:ident, $y:ident| $body:expr, op $op:ident;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = ", stringify!($body), "` with `",
                 stringify!($x), " = in1[i]`, `", stringify!($y), " = in2[i]`.")]
             pub struct $name as $cname {
@@ -57,7 +58,7 @@ macro_rules! binary_codelets {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($cname, "in2", self.in2.len(), "in1", self.in1.len())?;
                 same_len($cname, "out", self.out.len(), "in1", self.in1.len())?;
-                poplar::isa_dispatch! {
+                poplar_core::isa_dispatch! {
                     fn kernel(out: &mut [$t], in1: &[$t], in2: &[$t]) {
                         for (i, ((o, &x), &y)) in out.iter_mut().zip(in1).zip(in2).enumerate() {
                             *o = <$t>::narrow($name::op(x.widen(), y.widen()), i);
@@ -75,7 +76,7 @@ macro_rules! binary_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $iname, "`: `a[i] = ", stringify!($body), "` with `",
                 stringify!($x), " = a[i]`, `", stringify!($y), " = b[i]`.")]
             pub struct $inplace as $iname {
@@ -87,7 +88,7 @@ macro_rules! binary_codelets {
         impl Vertex for $inplace<'_> {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($iname, "b", self.b.len(), "a", self.a.len())?;
-                poplar::isa_dispatch! {
+                poplar_core::isa_dispatch! {
                     fn kernel(a: &mut [$t], b: &[$t]) {
                         for (i, (a, &y)) in a.iter_mut().zip(b).enumerate() {
                             *a = <$t>::narrow($name::op(a.widen(), y.widen()), i);
@@ -131,7 +132,7 @@ binary_codelets! {
     MinF16 as "Min<half>", MinInPlaceF16 as "MinInPlace<half>": f16, |x, y| x.min(y), op Min;
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `AddMulti<float>`: `out[i] = in1[i] + in2[i]`, each worker taking `worker.split(n)`.
     pub struct AddMultiF32 as "AddMulti<float>", multi_worker {
         in1: Input<Vector<f32>>,

@@ -6,15 +6,15 @@
 //! Cycle estimate: poplibs has no copy vertex to follow (Poplar's on-tile copies are its own
 //! code); [`cycles::copy`] assumes `Fill`'s overhead and one 64-bit load and store per cycle.
 
-use poplar::codelet::*;
-use poplar::Element;
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
 
 use crate::cycles;
 use crate::util::same_len;
 
 macro_rules! copy_codelets {
     ($($name:ident as $cname:literal: $t:ty;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = input[i]`.")]
             pub struct $name as $cname {
                 input: Input<Vector<$t>>,

@@ -56,7 +56,7 @@
 //! [`ROW_OVERHEAD`]) are not poplibs': they are this crate's earlier estimates, kept for
 //! codelets of other crates that build on them. The standard codelets do not use them.
 
-use poplar::DType;
+use poplar_core::dtype::DType;
 
 use crate::family::{BinaryOp, ReduceOp, UnaryOp};
 

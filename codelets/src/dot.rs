@@ -11,8 +11,9 @@
 //! vertices); [`cycles::dot`] costs one as the reduction estimator's single-input sum with
 //! twice the loads, and [`cycles::matvec`] one such dot per row.
 
-use poplar::codelet::*;
-use poplar::{f16, Element};
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
 
 use crate::arith::Arith;
 use crate::cycles;
@@ -20,7 +21,7 @@ use crate::util::same_len;
 
 macro_rules! dot_codelets {
     ($($name:ident as $cname:literal: $t:ty, |$acc:ident, $x:ident, $y:ident| $body:expr;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out = sum_i a[i] * b[i]`.")]
             pub struct $name as $cname {
                 a: Input<Vector<$t>>,
@@ -61,7 +62,7 @@ dot_codelets! {
     DotF16 as "Dot<half>": f16, |s, x, y| s + x * y;
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `MatVec<float>`: `out[r] = sum_c matrix[r * cols + c] * vec[c]`.
     pub struct MatVecF32 as "MatVec<float>" {
         matrix: Input<Vector<f32>>,

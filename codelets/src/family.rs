@@ -1,6 +1,6 @@
 //! The op families of the codelets, as their registered names begin (`Add<float>`,
 //! `AddInPlace<half>`, `ReduceSum<int>`): what the vertices, their cycle estimates
-//! ([`crate::cycles`]) and the graph-building helpers ([`crate::ops`]) all name.
+//! ([`crate::cycles`]) and the graph-building helpers (the `popops` crate) all name.
 
 /// Binary element-wise operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,14 +4,14 @@
 //! `FillMulti<float>` has no poplibs counterpart (popops splits a fill over the workers as
 //! separate `Fill` vertices): one worker's share is `Fill` over `ceil(n / workers)` elements.
 
-use poplar::codelet::*;
-use poplar::Element;
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
 
 use crate::cycles;
 
 macro_rules! fill_codelets {
     ($($name:ident as $cname:literal: $t:ty;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = value`.")]
             pub struct $name as $cname {
                 out: Output<Vector<$t>>,
@@ -42,7 +42,7 @@ fill_codelets! {
     FillU16 as "Fill<unsigned short>": u16;
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `FillMulti<float>`: `out[i] = value`, split over the tile's workers.
     pub struct FillMultiF32 as "FillMulti<float>", multi_worker {
         out: Output<Vector<f32>>,

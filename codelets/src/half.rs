@@ -1,4 +1,4 @@
-//! Half-precision (`half`, [`poplar::f16`]) arithmetic.
+//! Half-precision (`half`, [`poplar_core::f16`]) arithmetic.
 //!
 //! The f16 members of the op families are declared with their `float` twins (`binary`,
 //! `scaled_add`, `reduce`, `dot`, one macro per family over [`crate::arith::Arith`]); this
@@ -6,7 +6,7 @@
 //! f16 result is computed in f32 from the f16 operands (exact: an f16 sum, difference or product
 //! of two f16 values is exact in f32 except for rare sums whose exponents differ widely, where
 //! f32's rounding is far below f16's) and rounded to f16 once, with
-//! [`poplar::codelet::to_f16`]: to nearest, or stochastically when the engine runs with
+//! [`poplar_core::codelet::to_f16`]: to nearest, or stochastically when the engine runs with
 //! `EngineOptions::stochastic_rounding`. Reductions and dot products accumulate in f32 and
 //! write an f32 result (the chip's f32 partials), so they do not round to f16 at all.
 //!
@@ -25,13 +25,14 @@
 //! (8-wide accumulators), `Cast1DSingleWorker`; `Dot<half>` has no poplibs vertex
 //! ([`cycles::dot`]).
 
-use poplar::codelet::*;
-use poplar::{f16, DType};
+use poplar_core::codelet::*;
+use poplar_core::dtype::DType;
+use poplar_core::f16;
 
 use crate::cycles;
 use crate::util::same_len;
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `Cast<float,half>`: `out[i] = round(input[i])`.
     pub struct CastF32F16 as "Cast<float,half>" {
         input: Input<Vector<f32>>,
@@ -60,7 +61,7 @@ impl Vertex for CastF32F16<'_> {
     }
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `Cast<half,float>`: `out[i] = input[i]`, exactly.
     pub struct CastF16F32 as "Cast<half,float>" {
         input: Input<Vector<f16>>,

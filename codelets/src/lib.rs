@@ -1,15 +1,16 @@
 //! The standard codelet library of poplar-rs, in the style of Poplar's popops.
 //!
 //! Codelets are registered under Poplar-style templated names (`"Add<float>"`); the element
-//! type names are those of [`poplar::DType::poplar_name`]. A binary that builds graphs with
+//! type names are those of [`poplar_core::dtype::DType::poplar_name`]. A binary that builds graphs with
 //! these codelets must call [`link()`] once so that the linker keeps this crate (and with it
 //! the registrations that `inventory` collects).
 //!
-//! [`ops`] has graph-building helpers in the style of popops: over the tile mapping of the
-//! output, each tile's elements split between its worker contexts.
+//! This crate holds the vertices only and depends on `poplar-core` alone; the graph-building
+//! helpers over them (over the tile mapping of the output, each tile's elements split between
+//! its worker contexts) are the `popops` crate.
 //!
 //! The input field of unary, copy and reduce codelets is called `input`: `in` is a Rust
-//! keyword, and `poplar::codelet!` registers field names as written.
+//! keyword, and `poplar_core::codelet!` registers field names as written.
 //!
 //! # Registered codelets
 //!
@@ -122,7 +123,7 @@ pub mod dot;
 pub mod family;
 pub mod fill;
 pub mod half;
-pub mod ops;
+
 pub mod reduce;
 pub mod scaled_add;
 pub mod unary;

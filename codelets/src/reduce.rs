@@ -14,8 +14,9 @@
 //! one value ([`cycles::reduce`]) and the generic `Reduce` vertex for the partials
 //! ([`cycles::partials`]).
 
-use poplar::codelet::*;
-use poplar::{f16, Element};
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
 
 use crate::arith::Arith;
 use crate::cycles;
@@ -23,7 +24,7 @@ use crate::family::ReduceOp;
 
 macro_rules! reduce_codelets {
     ($($name:ident as $cname:literal: $t:ty, $op:ident, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out = fold(", stringify!($init), ", |", stringify!($acc),
                 ", ", stringify!($x), "| ", stringify!($body), ")` over `input`.")]
             pub struct $name as $cname {
@@ -72,7 +73,7 @@ reduce_codelets! {
 
 macro_rules! partials_codelets {
     ($($name:ident as $cname:literal: $t:ty, $op:ident, $init:expr, |$acc:ident, $x:ident| $body:expr;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = fold over k of partials[k][i]` with `|",
                 stringify!($acc), ", ", stringify!($x), "| ", stringify!($body), "`.")]
             pub struct $name as $cname {

@@ -8,8 +8,9 @@
 //! Cycle estimates: poplibs' `ScaledAdd2D` ([`cycles::scaled_add`]) and `ScaledAddSupervisor`'s
 //! worker ([`cycles::SCALED_ADD_MULTI_WORKER`]).
 
-use poplar::codelet::*;
-use poplar::{f16, Element};
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
 
 use crate::arith::Arith;
 use crate::cycles;
@@ -17,7 +18,7 @@ use crate::util::same_len;
 
 macro_rules! scaled_add_codelets {
     ($($name:ident as $cname:literal: $t:ty;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `a[i] = a[i] + scale * b[i]`, the product and sum in f32.")]
             pub struct $name as $cname {
                 a: InOut<Vector<$t>>,
@@ -48,7 +49,7 @@ scaled_add_codelets! {
     ScaledAddF16 as "ScaledAdd<half>": f16;
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `ScaledAddMulti<float>`: `a[i] += scale * b[i]`, each worker taking `worker.split(n)`.
     pub struct ScaledAddMultiF32 as "ScaledAddMulti<float>", multi_worker {
         a: InOut<Vector<f32>>,

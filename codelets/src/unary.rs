@@ -8,15 +8,15 @@
 //! | `Sqrt<float>` | `x.sqrt()` |
 //! | `Exp<float>` | `x.exp()` |
 //!
-//! The loops run at the host's vector width (`poplar::isa_dispatch!`), the same bits at every
+//! The loops run at the host's vector width (`poplar_core::isa_dispatch!`), the same bits at every
 //! level (`Exp<float>` calls libm, which does not vectorise; glibc picks its code by CPU, not
 //! by level).
 //!
 //! Fields: `input: Input<Vector<T>>`, `out: Output<Vector<T>>` of equal length. Cycle
 //! estimates: poplibs' `UnaryOp2D`, see [`cycles::unary`].
 
-use poplar::codelet::*;
-use poplar::Element;
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
 
 use crate::cycles;
 use crate::family::UnaryOp;
@@ -24,7 +24,7 @@ use crate::util::same_len;
 
 macro_rules! unary_codelets {
     ($($name:ident as $cname:literal: $t:ty, |$x:ident| $body:expr, op $op:ident;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "`: `out[i] = ", stringify!($body), "` with `",
                 stringify!($x), " = input[i]`.")]
             pub struct $name as $cname {
@@ -44,7 +44,7 @@ macro_rules! unary_codelets {
         impl Vertex for $name<'_> {
             fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
                 same_len($cname, "out", self.out.len(), "input", self.input.len())?;
-                poplar::isa_dispatch! {
+                poplar_core::isa_dispatch! {
                     fn kernel(out: &mut [$t], input: &[$t]) {
                         for (o, &x) in out.iter_mut().zip(input) {
                             *o = $name::op(x);

@@ -1,6 +1,6 @@
 //! Checks shared by the codelets.
 
-use poplar::codelet::VertexError;
+use poplar_core::codelet::VertexError;
 
 /// Fails unless field `field` has as many elements as field `other`.
 pub(crate) fn same_len(

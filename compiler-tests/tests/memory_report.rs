@@ -1,7 +1,5 @@
 //! `MemoryReport` on compiled graphs: totals match the tile images, categories add up, the
 //! fullest tiles come first.
-
-use codelets::ops;
 use poplar::profile::MemoryReport;
 use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
 
@@ -17,7 +15,7 @@ fn memory_report_matches_the_tile_images() {
     // y in big blocks: tile 0 holds the most, and receives remote parts of x.
     g.map_linearly(&y, 1500).unwrap();
     let cs = g.add_compute_set("y = x + x");
-    ops::add(&mut g, cs, &x, &x, &y).unwrap();
+    popops::add(&mut g, cs, &x, &x, &y).unwrap();
     let exe = compile(&g, &[Program::execute(cs)], &CompileOptions::default()).unwrap();
     let m = MemoryReport::from_executable(&exe);
     assert_eq!(m.tiles.len(), 4);

@@ -56,7 +56,7 @@ use poplar::fp::canonical_nan;
 use poplar::{f16, DType, Element};
 
 use ::codelets::cycles::{self, Loop};
-use ::codelets::ops::{BinaryOp, UnaryOp};
+use ::codelets::family::{BinaryOp, UnaryOp};
 
 /// Worker cycles to work out the fragment a step touches (`(pos + off ± step) mod g` with
 /// every term below `g`: adds, compares and subtracts): no measurement, an assumption.

@@ -113,7 +113,7 @@ pub enum TrainError {
     #[error(transparent)]
     Compile(#[from] poplar::CompileError),
     #[error("zeroing the gradients: {0}")]
-    Op(#[from] codelets::ops::OpError),
+    Op(#[from] popops::OpError),
 }
 
 impl TrainOptions {

@@ -102,7 +102,7 @@ pub(crate) fn build(g: &mut Graph, net: &Network) -> Result<Update, TrainError> 
     // of one replica the shard is the accumulator itself).
     let zero = g.add_compute_set("zero gradients");
     for (_, _, grad) in &params {
-        codelets::ops::fill(g, zero, grad, 0f32)?;
+        popops::fill(g, zero, grad, 0f32)?;
     }
     steps.push(Program::execute(zero));
     Ok(Update {

@@ -35,8 +35,8 @@ pub enum FcError {
     Shape(String),
 }
 
-impl From<codelets::ops::OpError> for FcError {
-    fn from(e: codelets::ops::OpError) -> Self {
+impl From<popops::OpError> for FcError {
+    fn from(e: popops::OpError) -> Self {
         FcError::Op(e.to_string())
     }
 }

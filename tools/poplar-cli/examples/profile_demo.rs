@@ -3,8 +3,6 @@
 //!
 //! Run: `cargo run -p poplar-cli --example profile_demo -- OUT_DIR [CHIPS] [TILES_PER_CHIP]`
 //! (default 2 chips of 32 tiles).
-
-use codelets::ops;
 use poplar::profile::ProfileOptions;
 use poplar::{
     compile, concat, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target,
@@ -43,9 +41,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let k = 300;
     let shifted = concat(&[u.slice(k..n)?, u.slice(0..k)?])?;
     let pde = g.add_compute_set("pde");
-    ops::add(&mut g, pde, &u, &shifted, &w)?;
+    popops::add(&mut g, pde, &u, &shifted, &w)?;
     let ode = g.add_compute_set("ode");
-    ops::mul(&mut g, ode, &w, &half, &u)?;
+    popops::mul(&mut g, ode, &w, &half, &u)?;
     let step = Program::seq(vec![
         Program::labelled("PDE", vec![Program::execute(pde)]),
         Program::labelled("ODE", vec![Program::execute(ode)]),

@@ -1,12 +1,10 @@
 //! The `poplar` binary on files made here: reports, trace and plots, and typed errors (exit
 //! code 1, no panic) on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use codelets::ops;
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("poplar-cli-{name}-{}", std::process::id()));
@@ -24,7 +22,7 @@ fn files(d: &Path) -> (PathBuf, PathBuf) {
     g.map_linearly(&y, 150).unwrap();
     g.create_host_write("x", &x).unwrap();
     let cs = g.add_compute_set("double");
-    ops::add(&mut g, cs, &x, &x, &y).unwrap();
+    popops::add(&mut g, cs, &x, &x, &y).unwrap();
     let p = Program::labelled("main", vec![Program::repeat(3, Program::execute(cs))]);
     let exe = compile(&g, &[p], &CompileOptions::default()).unwrap();
     let exe_path = d.join("t.popexe");

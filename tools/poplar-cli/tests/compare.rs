@@ -2,14 +2,12 @@
 //! binary; the printed differences are checked against figures computed here from each run's
 //! `MemoryReport` and `Profile`.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use codelets::ops;
 use poplar::profile::{MemoryReport, Profile, ProfileOptions};
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 use serde_json::Value;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("poplar-cmp-{name}-{}", std::process::id()));
@@ -43,13 +41,13 @@ fn run(d: &Path, name: &str, target: &Target, y_grain: usize, extra: bool) -> Ru
     g.map_linearly(&y, y_grain).unwrap();
     g.create_host_write("x", &x).unwrap();
     let cs = g.add_compute_set("double");
-    ops::add(&mut g, cs, &x, &x, &y).unwrap();
+    popops::add(&mut g, cs, &x, &x, &y).unwrap();
     let mut body = vec![Program::repeat(3, Program::execute(cs))];
     if extra {
         let z = g.add_variable(DType::F32, &[400], "z");
         g.map_linearly(&z, 100).unwrap();
         let cs2 = g.add_compute_set("sum");
-        ops::add(&mut g, cs2, &x, &y, &z).unwrap();
+        popops::add(&mut g, cs2, &x, &y, &z).unwrap();
         body.push(Program::labelled("extra", vec![Program::execute(cs2)]));
     }
     let p = Program::labelled("main", body);

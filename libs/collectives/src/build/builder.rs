@@ -314,7 +314,7 @@ impl<'g> Builder<'g> {
     /// Zeroes `t` (on one tile) in compute set `cs` with `Fill`; a half-precision tensor, for
     /// which there is no `Fill`, is zeroed by `zero_buffers`, a copy from constants.
     fn fill_zero(&mut self, cs: poplar::ComputeSet, t: &Tensor) -> Result<(), CollectiveError> {
-        use ::codelets::ops::fill;
+        use ::popops::fill;
         let r = match t.dtype() {
             DType::F32 => fill(self.g, cs, t, 0f32),
             DType::I32 => fill(self.g, cs, t, 0i32),

@@ -26,7 +26,7 @@
 //! floats per part.
 
 use codelets::cycles;
-use codelets::ops::BinaryOp;
+use codelets::family::BinaryOp;
 use poplar::codelet::*;
 use poplar::DType;
 

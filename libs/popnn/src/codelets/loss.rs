@@ -10,7 +10,7 @@
 //! `c` for the gradient and 20 for the loss and the prediction; 17 of vertex overhead.
 
 use codelets::cycles;
-use codelets::ops::{BinaryOp, UnaryOp};
+use codelets::family::{BinaryOp, UnaryOp};
 use poplar::codelet::*;
 use poplar::DType;
 

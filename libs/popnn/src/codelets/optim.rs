@@ -18,7 +18,7 @@
 //! - `AdamStep`: 20 (assumed).
 
 use codelets::cycles;
-use codelets::ops::{BinaryOp, UnaryOp};
+use codelets::family::{BinaryOp, UnaryOp};
 use poplar::codelet::*;
 use poplar::DType;
 

@@ -1,6 +1,4 @@
 //! A small two-chip executable with an exchange between the chips, and a profile of it.
-
-use codelets::ops;
 use poplar::profile::{Profile, ProfileOptions};
 use poplar::{
     compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target,
@@ -38,8 +36,8 @@ pub fn sample_with(y_grain: usize) -> (Executable, Profile) {
     graph.create_host_write("x", &x).expect("host x");
     graph.create_host_read("s", &s).expect("host s");
     let cs = graph.add_compute_set("y = x + x");
-    ops::add(&mut graph, cs, &x, &x, &y).expect("add");
-    let sum = ops::reduce_sum(&mut graph, &y, &s, "sum y").expect("sum");
+    popops::add(&mut graph, cs, &x, &x, &y).expect("add");
+    let sum = popops::reduce_sum(&mut graph, &y, &s, "sum y").expect("sum");
     let program = Program::labelled(
         "main",
         vec![
@@ -91,7 +89,7 @@ pub fn streaming() -> (Executable, Profile) {
     g.create_host_write("x", &x).expect("host x");
     g.create_host_write("row", &row).expect("host row");
     let cs = g.add_compute_set("y2 = y + y");
-    ops::add(&mut g, cs, &y, &y, &y2).expect("add");
+    popops::add(&mut g, cs, &y, &y, &y2).expect("add");
     let program = Program::labelled(
         "main",
         vec![

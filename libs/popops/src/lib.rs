@@ -1,4 +1,5 @@
-//! Graph-building helpers in the style of popops.
+//! Graph-building element-wise ops, fills and reductions in the style of popops, over the
+//! vertices of the standard codelets (`codelets`).
 //!
 //! Each helper adds vertices of the standard codelets to a compute set over the tile mapping of
 //! the output (the tensor written), with every operand sliced to the same flat element range.
@@ -8,10 +9,10 @@
 //! that the six barrel-threaded contexts share the work (one vertex doing a tile's work alone
 //! takes six times as long, see `docs/cycle-model.md`). Operands may live on other tiles (the
 //! compiler adds the exchange) and an operand of exactly one element is broadcast. They use
-//! only poplar's public graph API.
+//! only the graph IR (`poplar-compiler`) and the codelets: a graph-building library links no
+//! engine.
 //!
 //! ```
-//! use codelets::ops;
 //! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 //!
 //! codelets::link();
@@ -25,11 +26,11 @@
 //! graph.create_host_read("s", &s)?;
 //!
 //! let init = graph.add_compute_set("init");
-//! ops::fill(&mut graph, init, &x, 1.0f32)?; // x = 1
-//! ops::fill(&mut graph, init, &y, 2.0f32)?; // y = 2
+//! popops::fill(&mut graph, init, &x, 1.0f32)?; // x = 1
+//! popops::fill(&mut graph, init, &y, 2.0f32)?; // y = 2
 //! let step = graph.add_compute_set("step");
-//! ops::scaled_add(&mut graph, step, &x, &y, 0.5)?; // x += 0.5 * y
-//! let sum = ops::reduce_sum(&mut graph, &x, &s, "sum")?; // s = sum(x), a Program
+//! popops::scaled_add(&mut graph, step, &x, &y, 0.5)?; // x += 0.5 * y
+//! let sum = popops::reduce_sum(&mut graph, &x, &s, "sum")?; // s = sum(x), a Program
 //!
 //! let prog = Program::seq(vec![Program::execute(init), Program::execute(step), sum]);
 //! let exe = compile(&graph, &[prog], &CompileOptions::default())?;
@@ -41,12 +42,15 @@
 
 use std::ops::Range;
 
-use poplar::codelet::lookup;
-use poplar::graph::StateValue;
-use poplar::{ComputeSet, DType, Element, Graph, GraphError, Program, Tensor, TileId, VertexRef};
+use codelets::cycles::data_path_width;
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::{ComputeSet, Graph, GraphError, StateValue, Tensor, VertexRef};
+use poplar_core::codelet::lookup;
+use poplar_core::dtype::{DType, Element};
+use poplar_core::target::TileId;
 
 /// The op families, named here with the helpers that take them.
-pub use crate::family::{BinaryOp, ReduceOp, UnaryOp};
+pub use codelets::family::{BinaryOp, ReduceOp, UnaryOp};
 
 /// Errors of the helpers.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -72,7 +76,7 @@ fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
 
 /// The templated codelet name `"{op}<{type}>"`, if registered.
 pub fn codelet_name(op: &str, dtype: DType) -> Result<String, OpError> {
-    crate::link();
+    codelets::link();
     let name = format!("{op}<{}>", dtype.poplar_name());
     match lookup(&name) {
         Some(_) => Ok(name),
@@ -176,7 +180,7 @@ pub fn worker_pieces(
     op: &str,
 ) -> Result<Vec<(TileId, Range<usize>)>, OpError> {
     let workers = graph.target().workers_per_tile as usize;
-    let grain = crate::cycles::data_path_width(t.dtype()) as usize;
+    let grain = data_path_width(t.dtype()) as usize;
     let mut out = Vec::new();
     let regions = mapped_regions(graph, t, op)?;
     let mut i = 0;
@@ -355,7 +359,7 @@ pub fn scaled_add(
             codelet: format!("ScaledAdd<{}>", a.dtype().poplar_name()),
         });
     }
-    crate::link();
+    codelets::link();
     let n = a.num_elements();
     let flat_a = a.flatten();
     let flat_b = operand(b, n, DType::F32, "b", "ScaledAdd<float>")?;

@@ -1,11 +1,12 @@
-//! The `codelets::ops` helpers: vertices over the tile mapping of the output, through the full
-//! pipeline.
+//! The popops helpers: vertices over the tile mapping of the output, through the full pipeline.
 
+// The codelets' test harness (one target, a seeded generator, vertex runners), shared by path.
+#[path = "../../../codelets/tests/common/mod.rs"]
 mod common;
 
-use codelets::ops::{self, BinaryOp, OpError, ReduceOp, UnaryOp};
 use common::*;
 use poplar::{compile, CompileOptions, DType, Graph, Program};
+use popops::{self as ops, BinaryOp, OpError, ReduceOp, UnaryOp};
 
 /// A graph on the test target with `x`, `y` (host-writable) and `z` (host-readable), each of
 /// `n` floats mapped linearly with `grain` (so several tiles and regions are involved).
