@@ -30,8 +30,8 @@
 //! and advances its own, so that the workers' writes are disjoint.
 //!
 //! **Instruction-set levels.** The `float` combinations run at the host's vector width
-//! (`poplar::isa_dispatch!`), the same bits at every level; a NaN result is stored as the one
-//! quiet NaN (`poplar::fp::canonical_nan`), since which of two NaN operands `x + y` returns
+//! (`poplar_core::isa_dispatch!`), the same bits at every level; a NaN result is stored as the one
+//! quiet NaN (`poplar_core::fp::canonical_nan`), since which of two NaN operands `x + y` returns
 //! depends on the code the compiler chose for the level.
 //!
 //! **Cycle estimates** are one worker's share, in worker cycles ([`::codelets::cycles`]). GCL's
@@ -51,9 +51,11 @@
 //! cannot see `op`, and min, max and multiply cost the same or close (`float` max 3 per 2,
 //! `half` max 4 per 4).
 
-use poplar::codelet::*;
-use poplar::fp::canonical_nan;
-use poplar::{f16, DType, Element};
+use poplar_core::codelet::*;
+use poplar_core::dtype::DType;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
+use poplar_core::fp::canonical_nan;
 
 use ::codelets::cycles::{self, Loop};
 use ::codelets::family::{BinaryOp, UnaryOp};
@@ -202,7 +204,7 @@ macro_rules! hoisted_assign {
     }};
 }
 
-poplar::isa_dispatch! {
+poplar_core::isa_dispatch! {
     /// `out = a ⊕ b` for f32 at the active instruction-set level.
     fn f32_combine_into(op: u32, out: &mut [f32], a: &[f32], b: &[f32]) -> Result<(), VertexError> {
         hoisted!(op, out, a, b, "float", {
@@ -212,7 +214,7 @@ poplar::isa_dispatch! {
     }
 }
 
-poplar::isa_dispatch! {
+poplar_core::isa_dispatch! {
     /// `acc = acc ⊕ b` for f32 at the active instruction-set level.
     fn f32_combine_assign(op: u32, acc: &mut [f32], b: &[f32]) -> Result<(), VertexError> {
         hoisted_assign!(op, acc, b, "float", {
@@ -360,7 +362,7 @@ fn frag<'d, T>(
 
 macro_rules! gcl_codelets {
     ($($t:ty, $ty:literal, $slice:ident $sn:literal, $reduce:ident $rn:literal, $acc:ident $an:literal, $finish:ident $fn_:literal, $place:ident $pn:literal, $map:ident $mn:literal;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Slice<", $ty, ">`: `out = data[f]` at step 0.")]
             pub struct $slice as $sn, multi_worker {
                 data: Input<Vector<$t>>,
@@ -386,7 +388,7 @@ macro_rules! gcl_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Reduce<", $ty, ">`: `out = recv ⊕ data[f]`, then `step += 1`.")]
             pub struct $reduce as $rn, multi_worker {
                 data: Input<Vector<$t>>,
@@ -427,7 +429,7 @@ macro_rules! gcl_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Accumulate<", $ty, ">`: `buf = buf ⊕ data[f]`, then `step += 1` (the reduce-scatter step that keeps its fragment where it arrived).")]
             pub struct $acc as $an, multi_worker {
                 data: Input<Vector<$t>>,
@@ -460,7 +462,7 @@ macro_rules! gcl_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Finish<", $ty, ">`: `out = (a ⊕ b) ⊕ data[pos]`, `b` possibly empty.")]
             pub struct $finish as $fn_, multi_worker {
                 data: Input<Vector<$t>>,
@@ -502,7 +504,7 @@ macro_rules! gcl_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Store<", $ty, ">`: `data[f] = recv`, then `step += 1`.")]
             pub struct $place as $pn, multi_worker {
                 data: InOut<Vector<$t>>,
@@ -538,7 +540,7 @@ macro_rules! gcl_codelets {
             }
         }
 
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`gcl::Map<", $ty, ">`: `x = x·x` (`op` 0) or `x = x·scale` (`op` 1).")]
             pub struct $map as $mn, multi_worker {
                 x: InOut<Vector<$t>>,

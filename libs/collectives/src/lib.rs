@@ -21,7 +21,8 @@ pub use build::{
 };
 pub use plan::{Group, Kind, Method, Op, Plan, RingOrder};
 
-use poplar::{DType, GraphError};
+use poplar_compiler::graph::GraphError;
+use poplar_core::dtype::DType;
 
 /// Keeps this crate's (and the standard library's) codelet registrations in the final
 /// binary: call it from every binary and test that compiles a collective.

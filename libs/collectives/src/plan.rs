@@ -2,8 +2,8 @@
 //! the method and the number of fragments. A [`Plan`] prints itself and is also written into
 //! the program's label, so every choice is visible in the executable and its profiles.
 
-use poplar::target::ChipTopology;
-use poplar::Target;
+use poplar_core::target::ChipTopology;
+use poplar_core::target::Target;
 
 use crate::CollectiveError;
 
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn the_ladder_ring_goes_up_one_rail_and_down_the_other() {
-        let t = poplar::Target::gc200_multi(8);
+        let t = poplar_core::target::Target::gc200_multi(8);
         let m: Vec<u32> = (0..8).collect();
         assert_eq!(
             Plan::ring(&m, RingOrder::Auto, &t, 1).0,

@@ -3,7 +3,7 @@
 //! for f16, the order in which the rings add and round ([`all_reduce_f16_ring`]), which decides
 //! the bits of the result.
 
-use poplar::f16;
+use poplar_core::f16;
 
 use crate::plan::{Group, Op};
 use crate::CollectiveError;

@@ -1,7 +1,12 @@
 //! Building a planned multiply into a graph: operands laid out as the plan wants them, the
 //! multiply and reduction compute sets, and the program that runs them.
 
-use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::ComputeSet;
+use poplar_compiler::graph::Graph;
+use poplar_compiler::graph::GraphError;
+use poplar_compiler::graph::Tensor;
+use poplar_core::dtype::DType;
 
 use crate::plan::Plan;
 

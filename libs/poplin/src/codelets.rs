@@ -20,7 +20,7 @@
 //! the supervisor's cycles: a tile takes `6 × busiest share + SUPERVISOR_CYCLES` (poplibs'
 //! estimators have the same shape, `supervisor + numWorkerContexts × maxWorkerCycles`). The
 //! planner costs its vertices with the model's own scheduling function
-//! (`poplar::profile::model::schedule_vertices`).
+//! (`poplar_exe::profile::model::schedule_vertices`).
 //!
 //! The multiply runs on the tile's accumulating matrix product (AMP) unit, one AMP
 //! instruction per worker cycle. A worker's share of `o` outputs over `r` rows of the block
@@ -45,8 +45,8 @@
 
 use std::ops::Range;
 
-use poplar::codelet::*;
-use poplar::fp::canonical_nan;
+use poplar_core::codelet::*;
+use poplar_core::fp::canonical_nan;
 
 use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 
@@ -57,9 +57,9 @@ pub const MACS_PER_CYCLE_F32: u64 = 16;
 pub const MACS_PER_CYCLE_F16: u64 = 64;
 
 /// The AMP rate for an input type: 64 for `half`, 16 otherwise.
-pub const fn macs_per_cycle(dtype: poplar::DType) -> u64 {
+pub const fn macs_per_cycle(dtype: poplar_core::dtype::DType) -> u64 {
     match dtype {
-        poplar::DType::F16 => MACS_PER_CYCLE_F16,
+        poplar_core::dtype::DType::F16 => MACS_PER_CYCLE_F16,
         _ => MACS_PER_CYCLE_F32,
     }
 }
@@ -161,7 +161,7 @@ pub fn multiply_outputs<T: Copy>(
     }
 }
 
-poplar::isa_dispatch! {
+poplar_core::isa_dispatch! {
     /// [`multiply_outputs`] of f32 blocks at the active instruction-set level.
     pub fn multiply_outputs_f32(
         a: &[f32],
@@ -175,11 +175,11 @@ poplar::isa_dispatch! {
     }
 }
 
-poplar::isa_dispatch! {
+poplar_core::isa_dispatch! {
     /// [`multiply_outputs`] of f16 blocks (f32 products and sums) at the active level.
     pub fn multiply_outputs_f16(
-        a: &[poplar::f16],
-        b: &[poplar::f16],
+        a: &[poplar_core::f16],
+        b: &[poplar_core::f16],
         out: &mut [f32],
         kb: usize,
         nb: usize,
@@ -220,7 +220,7 @@ fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64, workers: u32) -> Option<u6
 /// multiply-accumulates per cycle of the cycle model.
 macro_rules! matmul_block_codelets {
     ($($(#[$doc:meta])* $name:ident as $cname:literal: $t:ty, $kernel:ident, $macs:ident;)*) => {$(
-        poplar::codelet! {
+        poplar_core::codelet! {
             $(#[$doc])*
             pub struct $name as $cname, multi_worker {
                 a: Input<Vector<$t>>,
@@ -251,10 +251,10 @@ matmul_block_codelets! {
     MatMulBlockF32 as "MatMulBlock<float>": f32, multiply_outputs_f32, MACS_PER_CYCLE_F32;
     /// `MatMulBlock<half>`: `out = a · b` for one block of f16 operands, with f32 partials: each
     /// product of two f16 values is exact in f32 and is accumulated in f32 in order of `kk`.
-    MatMulBlockF16 as "MatMulBlock<half>": poplar::f16, multiply_outputs_f16, MACS_PER_CYCLE_F16;
+    MatMulBlockF16 as "MatMulBlock<half>": poplar_core::f16, multiply_outputs_f16, MACS_PER_CYCLE_F16;
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `SumBlocks<float>`: `out[i] = Σ_j partials[j·len + i]` (module notes).
     pub struct SumBlocksF32 as "SumBlocks<float>", multi_worker {
         partials: Input<Vector<f32>>,
@@ -347,7 +347,7 @@ mod tests {
                 for kk in 0..kb {
                     s += a[r * kb + kk] * b[kk * nb + c];
                 }
-                poplar::fp::canonical_nan(s).to_bits()
+                poplar_core::fp::canonical_nan(s).to_bits()
             })
             .collect()
     }
@@ -355,7 +355,7 @@ mod tests {
     #[test]
     fn blocks_are_the_dot_products_bit_for_bit_at_every_isa_level() {
         let (mb, kb, nb) = (9, 67, 45);
-        let mut rng = poplar::rand::SplitMix64::new(1);
+        let mut rng = poplar_core::rand::SplitMix64::new(1);
         let mut next = move || rng.next_u64();
         // Values of mixed scale and sign, some -0.0 and subnormal.
         let mut value = move || match next() % 16 {
@@ -367,20 +367,20 @@ mod tests {
         let mut b: Vec<f32> = (0..kb * nb).map(|_| value()).collect();
         // Edge values along row 0 of `a` and column 0 of `b` (NaN of both signs, ±inf, the
         // extremes, subnormals), and row 1 meeting column 0 shifted by one.
-        for (k, &e) in poplar::isa::EDGE_VALUES.iter().enumerate() {
+        for (k, &e) in poplar_core::isa::EDGE_VALUES.iter().enumerate() {
             a[k] = e;
             a[kb + k + 1] = e;
             b[k * nb] = e;
         }
         let want = dot_products(&a, &b, kb, nb, mb);
-        let ah: Vec<poplar::f16> = a.iter().map(|&x| poplar::f16::from_f32(x)).collect();
-        let bh: Vec<poplar::f16> = b.iter().map(|&x| poplar::f16::from_f32(x)).collect();
+        let ah: Vec<poplar_core::f16> = a.iter().map(|&x| poplar_core::f16::from_f32(x)).collect();
+        let bh: Vec<poplar_core::f16> = b.iter().map(|&x| poplar_core::f16::from_f32(x)).collect();
         let af: Vec<f32> = ah.iter().map(|x| x.to_f32()).collect();
         let bf: Vec<f32> = bh.iter().map(|x| x.to_f32()).collect();
         let want_h = dot_products(&af, &bf, kb, nb, mb);
-        let before = poplar::isa::active();
-        for level in poplar::isa::supported() {
-            poplar::isa::set_active(level).unwrap();
+        let before = poplar_core::isa::active();
+        for level in poplar_core::isa::supported() {
+            poplar_core::isa::set_active(level).unwrap();
             for workers in [1, 6] {
                 let mut out = vec![f32::NAN; mb * nb];
                 let mut out_h = vec![f32::NAN; mb * nb];
@@ -394,6 +394,6 @@ mod tests {
                 assert_eq!(bits(&out_h), want_h, "f16 at {level}, {workers} worker(s)");
             }
         }
-        poplar::isa::set_active(before).unwrap();
+        poplar_core::isa::set_active(before).unwrap();
     }
 }

@@ -15,7 +15,7 @@
 //! - **multiply compute**: the tile cycles of the groups' `MatMulBlock` vertices on the tile
 //!   (each [`crate::codelets::block_cycles_at`] of the largest block at the AMP rate of the
 //!   input type, a multi-worker vertex), scheduled by the cycle model's own rule
-//!   (`poplar::profile::model::schedule_vertices`: six times the busiest context, plus the
+//!   (`poplar_exe::profile::model::schedule_vertices`: six times the busiest context, plus the
 //!   supervisor's cycles per multi-worker vertex);
 //! - **reduce exchange and compute** (`pk > 1`): `pk − 1` partial blocks to the first tile of
 //!   the k split, and the `SumBlocks` vertices ([`crate::codelets::sum_cycles`]) scheduled
@@ -25,10 +25,11 @@
 //! Memory per tile: the `A`, `B` and partial blocks of every group the tile serves, and with
 //! `pk > 1` the received partials and the output block.
 
-use poplar::profile::model::schedule_vertices;
+use poplar_exe::profile::model::schedule_vertices;
 use std::fmt::{Debug, Display};
 
-use poplar::{Target, TileId};
+use poplar_core::target::Target;
+use poplar_core::target::TileId;
 
 use crate::codelets::{block_cycles_at, macs_per_cycle, sum_cycles};
 
@@ -82,7 +83,7 @@ pub enum PlanError<P: PlanParams = MatMulParams> {
     Empty(P),
     /// An element type the operation does not take.
     #[error("{}: operands of type {:?}; f32 and f16 are supported", P::OP, .0)]
-    Type(poplar::DType),
+    Type(poplar_core::dtype::DType),
     /// Parameters that break one of the operation's own rules (`rule` says which).
     #[error("{} ({params}): {rule}", P::OP)]
     Unsupported { params: P, rule: P::Rule },
@@ -109,7 +110,7 @@ pub struct MatMulOptions {
     pub max_tiles: Option<usize>,
     /// Type of the operands `A` and `B`: `F32`, or `F16` (64 MAC per cycle, f32 partials).
     /// `C` is f32 either way.
-    pub input_type: poplar::DType,
+    pub input_type: poplar_core::dtype::DType,
 }
 
 impl Default for MatMulOptions {
@@ -117,7 +118,7 @@ impl Default for MatMulOptions {
         MatMulOptions {
             available_memory_proportion: 0.6,
             max_tiles: None,
-            input_type: poplar::DType::F32,
+            input_type: poplar_core::dtype::DType::F32,
         }
     }
 }
@@ -162,7 +163,7 @@ pub struct Plan {
     pub bytes_per_tile: u64,
     pub budget: u64,
     /// Type of `A` and `B` (`C` is f32).
-    pub input_type: poplar::DType,
+    pub input_type: poplar_core::dtype::DType,
 }
 
 impl Plan {
@@ -300,7 +301,7 @@ pub fn plan(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Result<Pl
         return Err(PlanError::Empty(p));
     }
     let t = opts.input_type;
-    if t != poplar::DType::F32 && t != poplar::DType::F16 {
+    if t != poplar_core::dtype::DType::F32 && t != poplar_core::dtype::DType::F16 {
         return Err(PlanError::Type(t));
     }
     let (elem, macs) = (t.size() as u64, macs_per_cycle(t));

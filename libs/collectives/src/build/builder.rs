@@ -1,7 +1,12 @@
 //! The builder of one collective: its plan, the layout of the data over tiles (padded
 //! fragments, or the tensor's own pieces in place), ring positions, buffers and vertices.
 
-use poplar::{DType, Graph, GraphError, Program, Tensor, TileId};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::Graph;
+use poplar_compiler::graph::GraphError;
+use poplar_compiler::graph::Tensor;
+use poplar_core::dtype::DType;
+use poplar_core::target::TileId;
 
 use super::Options;
 use crate::codelets::type_name;
@@ -45,7 +50,7 @@ pub(super) struct Builder<'g> {
     /// A compute set that zeroes every chain buffer made from now on (the in-place
     /// reduce-scatter: the tails past a short fragment then stay zero, so its result is
     /// zero-padded).
-    pub(super) zero: Option<poplar::ComputeSet>,
+    pub(super) zero: Option<poplar_compiler::graph::ComputeSet>,
     /// Buffers to zero that `Fill` cannot (half precision): see [`Builder::zero_buffers`].
     pub(super) zero_halves: Vec<Tensor>,
     /// Where send and receive buffers come from when the caller shares them between
@@ -246,7 +251,7 @@ impl<'g> Builder<'g> {
                 }
             }
         }
-        poplar::concat(&parts).map_err(|e| self.err(e))
+        poplar_compiler::graph::concat(&parts).map_err(|e| self.err(e))
     }
 
     /// A buffer per tile of half `h` (`w` elements each; a `u32` step counter has one element
@@ -313,7 +318,11 @@ impl<'g> Builder<'g> {
 
     /// Zeroes `t` (on one tile) in compute set `cs` with `Fill`; a half-precision tensor, for
     /// which there is no `Fill`, is zeroed by `zero_buffers`, a copy from constants.
-    fn fill_zero(&mut self, cs: poplar::ComputeSet, t: &Tensor) -> Result<(), CollectiveError> {
+    fn fill_zero(
+        &mut self,
+        cs: poplar_compiler::graph::ComputeSet,
+        t: &Tensor,
+    ) -> Result<(), CollectiveError> {
         use ::popops::fill;
         let r = match t.dtype() {
             DType::F32 => fill(self.g, cs, t, 0f32),
@@ -335,7 +344,7 @@ impl<'g> Builder<'g> {
         if self.zero_halves.is_empty() {
             return Ok(None);
         }
-        let dst = poplar::concat(&self.zero_halves).map_err(|e| self.err(e))?;
+        let dst = poplar_compiler::graph::concat(&self.zero_halves).map_err(|e| self.err(e))?;
         let n = dst.num_elements();
         let zeros = zero_constant(self.g, self.dtype, n, &format!("{}/zeros", self.name))
             .map_err(|e| self.err(e))?;
@@ -369,11 +378,11 @@ impl<'g> Builder<'g> {
 
     pub(super) fn vertex(
         &mut self,
-        cs: poplar::ComputeSet,
+        cs: poplar_compiler::graph::ComputeSet,
         codelet: &str,
         j: usize,
         fields: &[(&str, &Tensor)],
-        state: &[(&str, poplar::graph::StateValue)],
+        state: &[(&str, poplar_compiler::graph::StateValue)],
     ) -> Result<(), CollectiveError> {
         let v = self.g.add_vertex(cs, codelet).map_err(|e| self.err(e))?;
         for (f, t) in fields {
@@ -491,7 +500,7 @@ pub(super) fn zero_constant(
 ) -> Result<Tensor, GraphError> {
     match dtype {
         DType::F32 => g.add_constant(&[len], &vec![0f32; len], name),
-        DType::F16 => g.add_constant(&[len], &vec![poplar::f16::ZERO; len], name),
+        DType::F16 => g.add_constant(&[len], &vec![poplar_core::f16::ZERO; len], name),
         DType::I32 => g.add_constant(&[len], &vec![0i32; len], name),
         _ => g.add_constant(&[len], &vec![false; len], name),
     }

@@ -11,7 +11,9 @@
 //! one-way (clockwise, anticlockwise, meet in the middle): the bidirectional ring pair would
 //! cut each run in two.
 
-use poplar::{Graph, Program, Tensor};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::Graph;
+use poplar_compiler::graph::Tensor;
 
 use super::builder::Builder;
 use super::{Collective, Options};
@@ -62,7 +64,7 @@ fn rs_in_place(
     }
     let out = if b.plan.group_size == 1 {
         let pieces: Vec<Tensor> = b.data[0].iter().flatten().cloned().collect();
-        poplar::concat(&pieces).map_err(|e| b.err(e))?
+        poplar_compiler::graph::concat(&pieces).map_err(|e| b.err(e))?
     } else {
         if has_short_runs(&b) {
             // Buffers that start at zero keep zero past a short run's end (the ring steps
@@ -132,7 +134,7 @@ fn gather_to(
     let mut body = Vec::new();
     if b.plan.group_size == 1 {
         let pieces: Vec<Tensor> = b.data[0].iter().flatten().cloned().collect();
-        let all = poplar::concat(&pieces).map_err(|e| b.err(e))?;
+        let all = poplar_compiler::graph::concat(&pieces).map_err(|e| b.err(e))?;
         body.push(Program::copy(&src, &all));
     } else {
         b.gather(&src, &mut body)?;

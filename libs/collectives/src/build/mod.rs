@@ -23,7 +23,11 @@
 //! reduce-scatter and all-gather on the caller's tensor; `builder.rs` the layout (data blocks
 //! over tiles, ring positions, buffers); `steps.rs` the ring steps.
 
-use poplar::{Graph, GraphError, Program, Tensor, TileId};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::Graph;
+use poplar_compiler::graph::GraphError;
+use poplar_compiler::graph::Tensor;
+use poplar_core::target::TileId;
 
 use crate::plan::{Group, Kind, Method, Op, Plan, RingOrder};
 use crate::CollectiveError;
@@ -237,7 +241,7 @@ pub fn all_gather(
             .map_err(|e| b.err(e))?;
         let mut shape = vec![gsz];
         shape.extend_from_slice(t.shape());
-        let all = poplar::concat(&rows)
+        let all = poplar_compiler::graph::concat(&rows)
             .and_then(|c| c.reshape(&shape))
             .map_err(|e| b.err(e))?;
         outputs.push(all);
@@ -269,7 +273,7 @@ fn no_scratch(opts: &Options, collective: &str, name: &str) -> Result<(), Collec
 
 fn concat_flat(ts: &[Tensor]) -> Result<Tensor, GraphError> {
     let flat: Vec<Tensor> = ts.iter().map(Tensor::flatten).collect();
-    poplar::concat(&flat)
+    poplar_compiler::graph::concat(&flat)
 }
 
 /// All-reduce of `inputs` into `outputs` (which may be the inputs): a reduce-scatter, then

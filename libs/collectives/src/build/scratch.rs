@@ -5,7 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use poplar::{DType, Graph, GraphError, Tensor, TileId};
+use poplar_compiler::graph::Graph;
+use poplar_compiler::graph::GraphError;
+use poplar_compiler::graph::Tensor;
+use poplar_core::dtype::DType;
+use poplar_core::target::TileId;
 
 /// A pool of buffers, per tile, element type and role (the send or receive buffer of a
 /// chain of the collective), given to collectives through [`Options::scratch`](super::Options).

@@ -3,8 +3,9 @@
 //! buffers in turn for the one-way rings and the ring pair, `gcl::Reduce` and `gcl::Finish`
 //! for meet in the middle) and of the all-gather (`gcl::Store`, with two buffers in turn).
 
-use poplar::program::CrossReplicaCopy;
-use poplar::{Program, Tensor};
+use poplar_compiler::graph::program::CrossReplicaCopy;
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::Tensor;
 
 use super::builder::{Builder, Chain};
 use crate::plan::{Method, Op};
@@ -21,7 +22,7 @@ impl Builder<'_> {
             if ch.step.is_empty() {
                 continue;
             }
-            let steps = poplar::concat(&ch.step).map_err(|e| self.err(e))?;
+            let steps = poplar_compiler::graph::concat(&ch.step).map_err(|e| self.err(e))?;
             let init = vec![*start; steps.num_elements()];
             self.counter += 1;
             let k = self
@@ -68,8 +69,8 @@ impl Builder<'_> {
                 (&ch.recv, &ch.send)
             };
             copies.push(CrossReplicaCopy {
-                src: poplar::concat(from).map_err(|e| self.err(e))?,
-                dst: poplar::concat(to).map_err(|e| self.err(e))?,
+                src: poplar_compiler::graph::concat(from).map_err(|e| self.err(e))?,
+                dst: poplar_compiler::graph::concat(to).map_err(|e| self.err(e))?,
                 map: if ch.up_ring {
                     self.map_next.clone()
                 } else {
@@ -116,7 +117,7 @@ impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
     fn ring_vertex(
         &mut self,
-        cs: poplar::ComputeSet,
+        cs: poplar_compiler::graph::ComputeSet,
         codelet: &str,
         ch: &Chain,
         (i, j): (usize, usize),
@@ -429,7 +430,7 @@ impl Builder<'_> {
             let p = self.map(&result, 1, 1.0 / gsz as f32)?;
             body.push(p);
         }
-        poplar::concat(&result).map_err(|e| self.err(e))
+        poplar_compiler::graph::concat(&result).map_err(|e| self.err(e))
     }
 
     /// Gathers every member's `src` (`n` elements); returns the `G·n` elements in member order.
@@ -463,7 +464,7 @@ impl Builder<'_> {
                 self.reset(&[(&ch, 0)], body)?;
                 body.push(Program::copy(
                     src,
-                    &poplar::concat(&ch.recv).map_err(|e| self.err(e))?,
+                    &poplar_compiler::graph::concat(&ch.recv).map_err(|e| self.err(e))?,
                 ));
                 body.push(self.store_step(&[(&ch, !cw)], true)?);
                 self.gather_steps(&[(&ch, !cw)], gsz - 1, true, body)?;
@@ -476,7 +477,7 @@ impl Builder<'_> {
                 recv.extend(c1.recv.iter().cloned());
                 body.push(Program::copy(
                     src,
-                    &poplar::concat(&recv).map_err(|e| self.err(e))?,
+                    &poplar_compiler::graph::concat(&recv).map_err(|e| self.err(e))?,
                 ));
                 body.push(self.store_step(&[(&c0, false), (&c1, true)], true)?);
                 self.gather_steps(&[(&c0, false), (&c1, true)], gsz - 1, true, body)?;
@@ -495,14 +496,14 @@ impl Builder<'_> {
                     starts.push((acw, 1));
                 }
                 self.reset(&starts, body)?;
-                let own = poplar::concat(&cw.recv).map_err(|e| self.err(e))?;
+                let own = poplar_compiler::graph::concat(&cw.recv).map_err(|e| self.err(e))?;
                 body.push(Program::copy(src, &own));
                 body.push(self.store_step(&[(&cw, false)], true)?);
                 let mut at = true;
                 if let Some(acw) = &acw {
                     body.push(Program::copy(
                         &own,
-                        &poplar::concat(&acw.recv).map_err(|e| self.err(e))?,
+                        &poplar_compiler::graph::concat(&acw.recv).map_err(|e| self.err(e))?,
                     ));
                     at = self.gather_steps(&[(&cw, false), (acw, true)], b, true, body)?;
                 }
