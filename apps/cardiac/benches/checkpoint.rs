@@ -36,10 +36,8 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-fn main() {
-    let dx: f64 = arg("--dx").map_or(0.1, |s| s.parse().expect("--dx"));
-    let reps: usize = arg("--reps").map_or(5, |s| s.parse().expect("--reps"));
-    let t = Instant::now();
+/// The Niederer slab at `dx` compiled for one chip (chunks of 50 steps).
+fn compiled_slab(dx: f64) -> (Setup, poplar::Executable, device::RunInfo) {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, dx);
     let stim = Stimulus::niederer(&mesh);
     let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.02, &stim).expect("setup");
@@ -47,8 +45,35 @@ fn main() {
     cfg.chunk_steps = 50;
     let prob = device::build(&setup, &cfg).expect("build");
     let exe = device::compile_problem(&prob).expect("compile");
-    let info = prob.info.clone();
-    drop(prob);
+    (setup, exe, prob.info.clone())
+}
+
+/// The disk's own rate for a durable write of the same order of size: seconds of `reps` runs
+/// of `dd` writing 256 MiB with `conv=fsync` into `dir` (none if `dd` cannot run).
+fn dd_seconds(dir: &std::path::Path, reps: usize) -> Vec<f64> {
+    let dd_file = dir.join("dd.bin");
+    let mut dd_s = vec![];
+    for _ in 0..reps {
+        let t = Instant::now();
+        let dd = std::process::Command::new("dd")
+            .arg("if=/dev/zero")
+            .arg(format!("of={}", dd_file.display()))
+            .args(["bs=16M", "count=16", "conv=fsync"])
+            .output();
+        match dd {
+            Ok(o) if o.status.success() => dd_s.push(t.elapsed().as_secs_f64()),
+            _ => break,
+        }
+        let _ = std::fs::remove_file(&dd_file);
+    }
+    dd_s
+}
+
+fn main() {
+    let dx: f64 = arg("--dx").map_or(0.1, |s| s.parse().expect("--dx"));
+    let reps: usize = arg("--reps").map_or(5, |s| s.parse().expect("--reps"));
+    let t = Instant::now();
+    let (setup, exe, info) = compiled_slab(dx);
     println!(
         "== checkpoint: slab dx {dx} mm, {} cells, 1 chip (set-up and compile {:.1} s)",
         setup.n,
@@ -102,22 +127,7 @@ fn main() {
         restore_s.push(t.elapsed().as_secs_f64());
     }
     drop(buffer);
-    // The disk's own rate for a durable write of the same order of size.
-    let dd_file = dir.join("dd.bin");
-    let mut dd_s = vec![];
-    for _ in 0..reps.min(3) {
-        let t = Instant::now();
-        let dd = std::process::Command::new("dd")
-            .arg("if=/dev/zero")
-            .arg(format!("of={}", dd_file.display()))
-            .args(["bs=16M", "count=16", "conv=fsync"])
-            .output();
-        match dd {
-            Ok(o) if o.status.success() => dd_s.push(t.elapsed().as_secs_f64()),
-            _ => break,
-        }
-        let _ = std::fs::remove_file(&dd_file);
-    }
+    let dd_s = dd_seconds(&dir, reps.min(3));
     let _ = std::fs::remove_dir_all(&dir);
     let gb = state_bytes as f64 / 1e9;
     let serial: Vec<f64> = snapshot_s

@@ -32,6 +32,24 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// Modelled cycles per ODE step of one profiled chunk of `every` steps (the cycle model is
+/// static, so one chunk gives the per-step figures), in all and of the ECG (with `sample`).
+fn modelled(run: &mut DeviceRun, sample: bool, every: u32) -> (f64, f64) {
+    run.engine.enable_profiling(ProfileOptions::default());
+    run.run_chunk().expect("chunk");
+    if sample {
+        run.sample_ecg().expect("ECG");
+    }
+    let p = run.engine.take_profile().expect("profile");
+    let per = |c: u64| c as f64 / f64::from(every);
+    let ecg = p
+        .summary_by_label()
+        .iter()
+        .find(|l| l.name == "ECG")
+        .map_or(0.0, |l| per(l.total));
+    (per(p.total_cycles()), ecg)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let reps: usize = arg(&args, "--reps", 5usize).max(1);
@@ -85,25 +103,9 @@ fn main() {
     let mut plain = engine(false);
     let mut with = engine(true);
 
-    // Modelled cycles: one profiled millisecond of each (the cycle model is static, so one
-    // chunk gives the per-step figures), on engines of their own.
-    let modelled = |run: &mut DeviceRun, sample: bool| {
-        run.engine.enable_profiling(ProfileOptions::default());
-        run.run_chunk().expect("chunk");
-        if sample {
-            run.sample_ecg().expect("ECG");
-        }
-        let p = run.engine.take_profile().expect("profile");
-        let per = |c: u64| c as f64 / f64::from(every);
-        let ecg = p
-            .summary_by_label()
-            .iter()
-            .find(|l| l.name == "ECG")
-            .map_or(0.0, |l| per(l.total));
-        (per(p.total_cycles()), ecg)
-    };
-    let (c_plain, _) = modelled(&mut engine(false), false);
-    let (c_with, c_ecg) = modelled(&mut engine(true), true);
+    // Modelled cycles: one profiled millisecond of each, on engines of their own.
+    let (c_plain, _) = modelled(&mut engine(false), false, every);
+    let (c_with, c_ecg) = modelled(&mut engine(true), true, every);
     println!(
         "modelled cycles per ODE step: without ECG {c_plain:.0}, with {c_with:.0} (ECG {c_ecg:.0}: {:.0} per sample every {every} steps): +{:.2} %",
         c_ecg * f64::from(every),

@@ -153,11 +153,15 @@ fn bench_steps(dx: f64, strategies: &[Strategy], reps: usize, chunk: usize, in_p
             median(ratios[i].clone())
         );
     }
-    // Where the time goes: about ten profiled framework steps per strategy (the profiler times
-    // each compute and exchange phase; its own overhead is outside those phases).
+    print_breakdown(&mut runs, chunk);
+}
+
+/// Where the time goes: about ten profiled framework steps per strategy (the profiler times
+/// each compute and exchange phase; its own overhead is outside those phases), printed.
+fn print_breakdown(runs: &mut [(String, DeviceRun)], chunk: usize) {
     let profiled_runs = STEPS_PER_REP.div_ceil(chunk);
     let steps = (profiled_runs * chunk) as f64;
-    for (label, run) in &mut runs {
+    for (label, run) in runs.iter_mut() {
         run.engine.enable_profiling(ProfileOptions::default());
         for _ in 0..profiled_runs {
             run.run_chunk().unwrap();

@@ -23,7 +23,7 @@
 //! pulse late in repolarisation can push V over 0 mV by itself for a few ms: that is the
 //! stimulus's own depolarisation, not an action potential).
 
-use crate::app::problem::show;
+use crate::format::show;
 use crate::mesh::CellType;
 use crate::tp06;
 use crate::tp06::Scalings;
@@ -183,13 +183,13 @@ impl Protocol {
                  last pulse), past the bound of {MAX_CELL_STEPS:e} (about {:.0} minutes of \
                  the S1-S2 sweep's vector lanes, or {:.1} hours of one cell). Pass --force to \
                  run it anyway",
-                crate::app::problem::grouped(paced.steps as f64),
+                crate::format::grouped(paced.steps as f64),
                 show(self.dt),
                 show(paced.end),
                 s2.map_or(String::new(), |s| format!(
                     ", and {} S2 cells × {} steps",
                     s.len(),
-                    crate::app::problem::grouped(
+                    crate::format::grouped(
                         Plan::restitution(self, s).map_or(0.0, |r| r.steps as f64)
                     )
                 )),
@@ -487,6 +487,32 @@ fn sweep(p: &Protocol, s2: &[f64]) -> (f64, f64, usize) {
     (last, longest, far)
 }
 
+/// The states of `n` cells at rest (state-major: state `k` of cell `i` at `k * n + i`).
+fn initial_states(p: &Protocol, n: usize) -> Vec<f32> {
+    let mut states = vec![0.0f32; tp06::N_STATES * n];
+    let init = tp06::initial_state(p.cell_type);
+    for (k, &x) in init.iter().enumerate() {
+        states[k * n..(k + 1) * n].fill(x as f32);
+    }
+    states
+}
+
+/// The pulses of each cell as step ranges `[first, end)`, from their onsets (ms).
+fn pulse_steps(p: &Protocol, onsets: &[Vec<f64>]) -> Vec<Vec<(usize, usize)>> {
+    let pulse_steps = (p.duration / p.dt).round().max(1.0) as usize;
+    onsets
+        .iter()
+        .map(|o| {
+            o.iter()
+                .map(|&t0| {
+                    let k = (t0 / p.dt).round() as usize;
+                    (k, k + pulse_steps)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Simulates the cells of `plan`, cell `i` stimulated by the pulses starting at `onsets[i]`,
 /// handing each window of the plan to `window` (with its tag) as soon as it is full; returns the trace of cell 0 sampled every [`Protocol::trace_stride`] steps
 /// if `traced`.
@@ -500,32 +526,14 @@ fn simulate(
     let n = onsets.len();
     debug_assert_eq!(n, plan.cells);
     let dt = p.dt as f32;
-    let mut states = vec![0.0f32; tp06::N_STATES * n];
-    let init = tp06::initial_state(p.cell_type);
-    for (k, &x) in init.iter().enumerate() {
-        for i in 0..n {
-            states[k * n + i] = x as f32;
-        }
-    }
+    let mut states = initial_states(p, n);
     let types = vec![0u8; n];
     let models = [tp06::CellParams::<f32>::from_model(&tp06::CellModel {
         cell_type: p.cell_type,
         scale: p.scale,
     })
     .to_array()];
-    // Pulses as step ranges, per cell.
-    let pulse_steps = (p.duration / p.dt).round().max(1.0) as usize;
-    let windows: Vec<Vec<(usize, usize)>> = onsets
-        .iter()
-        .map(|o| {
-            o.iter()
-                .map(|&t0| {
-                    let k = (t0 / p.dt).round() as usize;
-                    (k, k + pulse_steps)
-                })
-                .collect()
-        })
-        .collect();
+    let windows = pulse_steps(p, onsets);
     let stride = p.trace_stride();
     let mut trace = traced.then(|| Vec::with_capacity(plan.steps / stride + 1));
     // Windows in order of their first step; those open, with their samples so far.

@@ -100,7 +100,7 @@ pub(crate) fn cmd_cell(a: CellArgs) -> Result<()> {
             every >= a.dt,
             "--trace-every {} ms is shorter than the time step (--dt {} ms): give at least one \
              time step",
-            cardiac::app::problem::show(every),
+            cardiac::format::show(every),
             a.dt
         );
     }

@@ -25,6 +25,7 @@ macro_rules! note {
 pub mod app;
 pub mod cell;
 pub mod ecg;
+pub mod format;
 pub mod matrix;
 pub mod mesh;
 pub mod partition;

@@ -15,8 +15,9 @@ use clap::{Args, Parser, Subcommand};
 mod cell_cmd;
 mod problem_args;
 
+use cardiac::app::results::RunParameters;
 use cell_cmd::{cmd_cell, CellArgs};
-use problem_args::{given, read_params, ProblemArgs};
+use problem_args::{given, ProblemArgs};
 
 #[derive(Parser)]
 #[command(
@@ -220,7 +221,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
     // `--params`: the earlier run's t_end too, unless given here.
     let t_end_given = given(matches, "t_end");
     let file_t_end = match &a.problem.params {
-        Some(p) if !t_end_given => read_params(p)?.1,
+        Some(p) if !t_end_given => RunParameters::read(p)?.t_end,
         _ => None,
     };
     let t_end = if a.quick {

@@ -608,6 +608,16 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
             cells: n,
         });
     }
+    check_adjacency(&nb)?;
+    let tensors = cell_tensors(mesh, c)?;
+    let grad_w = gradient_weights(&geo, &nb)?;
+    let rows = flux_rows(&geo, &nb, &tensors, &grad_w, c);
+    into_operator(rows, geo)
+}
+
+/// Every face neighbour is another cell of the mesh that has this cell as a neighbour too.
+fn check_adjacency(nb: &[[u32; 4]]) -> Result<(), MatrixError> {
+    let n = nb.len();
     for (cell, row) in nb.iter().enumerate() {
         for &j in row {
             if j == u32::MAX {
@@ -621,9 +631,13 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
             }
         }
     }
+    Ok(())
+}
 
-    // Conductivity tensor per cell.
-    let tensors: Vec<[[f64; 3]; 3]> = if c.is_isotropic() {
+/// The conductivity tensor of each cell (along its fibre and sheet when anisotropic).
+fn cell_tensors(mesh: &TetMesh, c: &Conductivity) -> Result<Vec<[[f64; 3]; 3]>, MatrixError> {
+    let n = mesh.tets.len();
+    Ok(if c.is_isotropic() {
         vec![c.tensor([0.0; 3]); n]
     } else {
         let fibres = mesh.fibres.as_ref().ok_or(MatrixError::MissingFibres)?;
@@ -663,10 +677,13 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
                 })
             })
             .collect::<Result<_, _>>()?
-    };
+    })
+}
 
-    // Least-squares gradient weights: gᵢ = Σₖ a[i][k] (v_{nb[i][k]} − vᵢ) over interior faces
-    // (boundary mirror-ghost rows have Δv = 0 and only enter the normal matrix).
+/// Least-squares gradient weights: gᵢ = Σₖ a[i][k] (v_{nb[i][k]} − vᵢ) over interior faces
+/// (boundary mirror-ghost rows have Δv = 0 and only enter the normal matrix).
+fn gradient_weights(geo: &Geometry, nb: &[[u32; 4]]) -> Result<Vec<[[f64; 3]; 4]>, MatrixError> {
+    let n = nb.len();
     let mut grad_w = vec![[[0.0f64; 3]; 4]; n];
     for i in 0..n {
         let mut dirs = [[0.0; 3]; 4];
@@ -703,7 +720,19 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
             }
         }
     }
+    Ok(grad_w)
+}
 
+/// The rows of the operator: the flux through every interior face (handled once, from the
+/// lower index) as coefficients on cell values, scaled by 1 / (χ Cm V) of each side.
+fn flux_rows(
+    geo: &Geometry,
+    nb: &[[u32; 4]],
+    tensors: &[[[f64; 3]; 3]],
+    grad_w: &[[[f64; 3]; 4]],
+    c: &Conductivity,
+) -> Vec<RowAcc> {
+    let n = nb.len();
     let inv_chi_cm = 1.0 / (c.chi * c.cm);
     let mut rows: Vec<RowAcc> = (0..n).map(|_| RowAcc::default()).collect();
     let mut flux: Vec<(u32, f64)> = Vec::with_capacity(20);
@@ -749,7 +778,13 @@ pub fn assemble_operator(mesh: &TetMesh, c: &Conductivity) -> Result<Operator, M
             }
         }
     }
+    rows
+}
 
+/// The operator of the accumulated rows: the diagonal, and the off-diagonal entries of each
+/// row sorted by column (at most [`ELL_WIDTH`]).
+fn into_operator(rows: Vec<RowAcc>, geo: Geometry) -> Result<Operator, MatrixError> {
+    let n = rows.len();
     let mut op = Operator {
         n,
         diag: Vec::with_capacity(n),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::report::RunReport;
+use crate::report::DiagonalSample;
 
 /// One line of the plot.
 #[derive(Debug, Clone)]
@@ -18,12 +18,11 @@ pub struct Series {
 }
 
 impl Series {
-    /// The diagonal of a report, labelled `label`.
-    pub fn from_report(label: impl Into<String>, r: &RunReport) -> Series {
+    /// The diagonal samples of a run, labelled `label`.
+    pub fn from_diagonal(label: impl Into<String>, diagonal: &[DiagonalSample]) -> Series {
         Series {
             label: label.into(),
-            points: r
-                .diagonal
+            points: diagonal
                 .iter()
                 .filter(|d| d.activation_ms >= 0.0)
                 .map(|d| (d.distance_mm(), f64::from(d.activation_ms)))

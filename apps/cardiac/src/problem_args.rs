@@ -4,9 +4,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{ensure, Context, Result};
-use cardiac::app::problem::{ProblemSpec, StimRegion};
+use anyhow::{ensure, Result};
+use cardiac::app::problem::ProblemSpec;
 use cardiac::app::protocol;
+use cardiac::app::protocol::StimRegion;
+use cardiac::app::results::RunParameters;
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::CellType;
 use cardiac::partition::{Partitioning, Strategy};
@@ -140,24 +142,6 @@ pub(crate) fn given(m: Option<&clap::ArgMatches>, id: &str) -> bool {
         == Some(clap::parser::ValueSource::CommandLine)
 }
 
-/// The `parameters` of a results.json, or a parameters object: the problem and `t_end`.
-pub(crate) fn read_params(path: &std::path::Path) -> Result<(ProblemSpec, Option<f64>)> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the parameter file {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let params = v.get("parameters").cloned().unwrap_or(v);
-    let problem = params.get("problem").cloned().ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: no `problem` record (expected a results.json of `cardiac run`, or {{\"problem\": {{...}}, \"t_end\": ...}})",
-            path.display()
-        )
-    })?;
-    let spec: ProblemSpec = serde_json::from_value(problem)
-        .with_context(|| format!("{}: in `problem`", path.display()))?;
-    Ok((spec, params.get("t_end").and_then(|t| t.as_f64())))
-}
-
 impl ProblemArgs {
     /// The problem these options describe (list options checked).
     /// The problem: from `--params` if given, with the options given on the command line
@@ -167,7 +151,7 @@ impl ProblemArgs {
         let Some(path) = &self.params else {
             return Ok(from_args);
         };
-        let (mut spec, _) = read_params(path)?;
+        let mut spec = RunParameters::read(path)?.problem;
         let a = from_args;
         macro_rules! over {
             ($($id:literal => $field:ident),* $(,)?) => {

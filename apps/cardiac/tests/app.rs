@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use cardiac::app::bundle;
 use cardiac::app::output;
-use cardiac::app::problem::{self, ProblemSpec, StimRegion};
+use cardiac::app::problem::{self, ProblemSpec};
+use cardiac::app::protocol::{self, StimRegion};
+use cardiac::app::run::check_dt;
 use cardiac::app::run::run_device;
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::{vtu::VtuEncoding, TetMesh};
@@ -113,27 +115,27 @@ fn executables_the_loop_cannot_run_are_refused_not_panicked_on_or_looped_on() {
 
 #[test]
 fn time_steps_the_cell_model_cannot_take_are_refused_and_doubtful_ones_warned() {
-    assert!(problem::check_dt(1.0)
+    assert!(check_dt(1.0)
         .unwrap_err()
         .to_string()
         .contains("at most 0.2 ms"));
-    assert!(problem::check_dt(0.5).is_err());
-    assert!(problem::check_dt(-0.02).is_err());
-    assert!(problem::check_dt(f64::NAN).is_err());
-    assert!(problem::check_dt(0.1).unwrap().unwrap().contains("warning"));
-    assert_eq!(problem::check_dt(0.02).unwrap(), None);
-    assert_eq!(problem::check_dt(0.05).unwrap(), None);
+    assert!(check_dt(0.5).is_err());
+    assert!(check_dt(-0.02).is_err());
+    assert!(check_dt(f64::NAN).is_err());
+    assert!(check_dt(0.1).unwrap().unwrap().contains("warning"));
+    assert_eq!(check_dt(0.02).unwrap(), None);
+    assert_eq!(check_dt(0.05).unwrap(), None);
 }
 
 #[test]
 fn stimulus_regions_are_checked() {
     let mesh = TetMesh::slab(20.0, 7.0, 3.0, 1.0);
     for r in [-1.0, 0.0, f64::NAN] {
-        let e = problem::stimulus_cells(&mesh, &StimRegion::Sphere([1.0; 3], r)).unwrap_err();
+        let e = protocol::stimulus_cells(&mesh, &StimRegion::Sphere([1.0; 3], r)).unwrap_err();
         assert!(e.to_string().contains("must be positive"), "{e}");
     }
-    assert!(problem::stimulus_cells(&mesh, &StimRegion::Sphere([1.0; 3], 2.0)).is_ok());
-    let e = problem::stimulus_cells(&mesh, &StimRegion::Box([5.0; 3], [1.0; 3])).unwrap_err();
+    assert!(protocol::stimulus_cells(&mesh, &StimRegion::Sphere([1.0; 3], 2.0)).is_ok());
+    let e = protocol::stimulus_cells(&mesh, &StimRegion::Box([5.0; 3], [1.0; 3])).unwrap_err();
     assert!(e.to_string().contains("min corner"), "{e}");
 }
 
@@ -177,26 +179,30 @@ fn output_folders_are_checked_before_the_run_and_earlier_results_kept() {
     let d = tmp("out");
     let file = d.join("f");
     std::fs::write(&file, b"keep").unwrap();
-    assert!(output::prepare(&file, false)
+    assert!(output::ResultWriter::prepare(&file, false)
         .unwrap_err()
         .to_string()
         .contains("is a file"));
-    assert!(output::prepare(&file.join("x"), true).is_err());
+    assert!(output::ResultWriter::prepare(&file.join("x"), true).is_err());
     let dir = d.join("run");
-    drop(output::prepare(&dir, false).unwrap());
+    drop(output::ResultWriter::prepare(&dir, false).unwrap());
     assert!(dir.is_dir());
-    drop(output::prepare(&dir, false).unwrap()); // empty: fine
+    drop(output::ResultWriter::prepare(&dir, false).unwrap()); // empty: fine
     std::fs::write(dir.join("results.json"), b"{}").unwrap();
     std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
-    let e = output::prepare(&dir, false).unwrap_err().to_string();
+    let e = output::ResultWriter::prepare(&dir, false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("results.json") && e.contains("--force"), "{e}");
     assert_eq!(std::fs::read(dir.join("results.json")).unwrap(), b"{}");
     // Forced: the earlier run's files go, nothing else.
-    let lock = output::prepare(&dir, true).unwrap();
+    let lock = output::ResultWriter::prepare(&dir, true).unwrap();
     assert!(!dir.join("results.json").exists());
     assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
     // While the lock is held, another run is refused.
-    let e = output::prepare(&dir, true).unwrap_err().to_string();
+    let e = output::ResultWriter::prepare(&dir, true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("in use by another run"), "{e}");
     drop(lock);
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");

@@ -49,8 +49,8 @@ fn compile_then_exec_reports_the_same_points_as_run() {
         .concat(),
     );
     assert!(o.status.success(), "run: {}", stderr(&o));
-    let a = cardiac::report::RunReport::load(d.join("run")).unwrap();
-    let b = cardiac::report::RunReport::load(d.join("exec")).unwrap();
+    let a = cardiac::app::results::RunReport::load(d.join("run")).unwrap();
+    let b = cardiac::app::results::RunReport::load(d.join("exec")).unwrap();
     assert_eq!(a.points.len(), 9);
     assert!(a.point("P1").unwrap() >= 0.0, "P1 activates within 5 ms");
     assert_eq!(a.points, b.points, "P1..P9 of run and exec");
@@ -178,7 +178,7 @@ fn runs_stop_at_t_end() {
         &d.display().to_string(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let r = cardiac::report::RunReport::load(&d).unwrap();
+    let r = cardiac::app::results::RunReport::load(&d).unwrap();
     assert!((r.t_ms - 1.3).abs() < 1e-4, "stopped at {} ms", r.t_ms);
     let _ = std::fs::remove_dir_all(&d);
 }

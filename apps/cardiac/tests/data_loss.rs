@@ -127,7 +127,7 @@ fn check_results(dir: &Path, killed: bool, keep: &[&str]) -> Vec<String> {
         }
         match name.as_str() {
             "results.json" => {
-                cardiac::report::RunReport::load(&path)
+                cardiac::app::results::RunReport::load(&path)
                     .unwrap_or_else(|e| panic!("{path:?} does not parse: {e}"));
             }
             "profile.json" => {

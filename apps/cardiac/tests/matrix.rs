@@ -378,7 +378,7 @@ fn a_few_thin_cells_that_bound_the_step_are_found_and_named() {
     let stim = Stimulus::niederer(&mesh);
     let even = Setup::new(&mesh, &cond, 0.1, &stim).unwrap();
     assert_eq!(even.pde_steps, 1);
-    assert!(cardiac::app::problem::step_limit_advice(&even, &mesh).is_none());
+    assert!(cardiac::app::advice::step_limit_advice(&even, &mesh).is_none());
 
     // The node at (2, 1, 1) mm, moved 0.4 mm along x towards its neighbour at (2.5, 1, 1).
     let node = mesh
@@ -406,7 +406,7 @@ fn a_few_thin_cells_that_bound_the_step_are_found_and_named() {
     assert_eq!(k, 100);
     assert!(dt_100 > 0.1 && l.median_dt > 0.1, "{l:?}");
     assert!(thin.pde_steps > 1, "{} PDE steps", thin.pde_steps);
-    let note = cardiac::app::problem::step_limit_advice(&thin, &mesh).unwrap();
+    let note = cardiac::app::advice::step_limit_advice(&thin, &mesh).unwrap();
     println!("{note}");
     assert!(note.contains(&format!("(cell {worst} at")), "{note}");
     assert!(

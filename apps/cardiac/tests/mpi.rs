@@ -340,6 +340,32 @@ fn pids_with(var: &str, value: &str, rank: usize) -> Vec<u32> {
     found
 }
 
+/// Kills the process `job` once the multi-rank tests' time limit has passed, unless the flag
+/// returned is set first: a hang fails a test instead of stalling it.
+#[cfg(target_os = "linux")]
+fn watchdog(
+    job: u32,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    let handle = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            if start.elapsed() > app_support::testing::TIME_LIMIT {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &job.to_string()])
+                    .status();
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    (done, handle)
+}
+
 /// A SIGINT that reaches one rank only of a 2-rank job (rank 1, then rank 0), as a user's
 /// `kill` or a scheduler might send it: the whole job writes a checkpoint at the next chunk
 /// end, every rank ends with status 130 and rank 0 says how to continue; continued on 2
@@ -396,23 +422,7 @@ fn a_sigint_to_one_rank_stops_the_whole_job_with_a_checkpoint_to_continue_from()
             .spawn()
             .unwrap();
         // A hang must fail the test, not stall it.
-        let job = child.id();
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let watchdog = {
-            let done = done.clone();
-            std::thread::spawn(move || {
-                let start = std::time::Instant::now();
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    if start.elapsed() > app_support::testing::TIME_LIMIT {
-                        let _ = Command::new("kill")
-                            .args(["-KILL", &job.to_string()])
-                            .status();
-                        return;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-            })
-        };
+        let (done, watchdog) = watchdog(child.id());
         let err = child.stderr.take().unwrap();
         let err = std::thread::spawn(move || {
             let mut s = String::new();

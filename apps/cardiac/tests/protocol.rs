@@ -4,8 +4,8 @@
 //! physiology they model is checked against what the protocols must show.
 
 use cardiac::app::output::Beats;
-use cardiac::app::problem::{self, ProblemSpec, StimRegion};
-use cardiac::app::protocol::{self, RegionSpec};
+use cardiac::app::problem::{self, ProblemSpec};
+use cardiac::app::protocol::{self, RegionSpec, StimRegion};
 use cardiac::matrix::Conductivity;
 use cardiac::mesh::{CellType, TetMesh};
 use cardiac::partition::Strategy;
@@ -126,7 +126,7 @@ fn s1_s2_in_tissue_shows_refractoriness_and_restitution() {
             ..Stimulus::protocol(cells.clone())
         };
         let setup = Setup::new(&mesh, &Conductivity::niederer(), 0.05, &stim).unwrap();
-        let starts = problem::pulse_starts(&setup);
+        let starts = setup.pulse_starts();
         assert_eq!(starts, [0.0, 400.0, 400.0 + s2]);
         let steps = ((400.0 + s2 + 450.0) / 0.05) as usize;
         let (_, beats) = native_beats(&setup, steps, starts);

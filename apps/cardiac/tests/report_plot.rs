@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use cardiac::app::results::RunReport;
 use cardiac::plot::{plot_diagonal, PlotError, Series};
-use cardiac::report::{RunReport, DIAGONAL_SAMPLES};
+use cardiac::report::DIAGONAL_SAMPLES;
 
 fn tmp(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -39,7 +40,7 @@ fn fake(speed: f64, dx: Option<f64>) -> RunReport {
 fn reports_round_trip_and_old_files_load() {
     let r = fake(0.5, Some(0.2));
     let f = tmp("new.json");
-    r.save(&f).unwrap();
+    std::fs::write(&f, r.to_json()).unwrap();
     assert_eq!(RunReport::load(&f).unwrap(), r);
     // An older file: no dx_mm / dt_ode_ms / cells.
     let old = fake(0.5, None);
@@ -52,7 +53,7 @@ fn reports_round_trip_and_old_files_load() {
     // A folder works too; a missing or malformed file is an error.
     let dir = tmp("run");
     std::fs::create_dir_all(&dir).unwrap();
-    r.save(dir.join("results.json")).unwrap();
+    std::fs::write(dir.join("results.json"), r.to_json()).unwrap();
     assert_eq!(RunReport::load(&dir).unwrap(), r);
     assert!(RunReport::load(tmp("missing.json")).is_err());
     let bad = tmp("bad.json");
@@ -68,7 +69,7 @@ fn the_diagonal_plot_is_an_svg_with_one_line_per_run() {
     let runs = [(0.42, 0.5), (0.5, 0.2), (0.55, 0.1)];
     let series: Vec<Series> = runs
         .iter()
-        .map(|&(v, dx)| Series::from_report(format!("dx {dx} mm"), &fake(v, Some(dx))))
+        .map(|&(v, dx)| Series::from_diagonal(format!("dx {dx} mm"), &fake(v, Some(dx)).diagonal))
         .collect();
     assert!(series
         .iter()
@@ -105,7 +106,7 @@ fn the_diagonal_plot_as_png_draws_every_run_in_its_colour_and_the_text() {
     let runs = [(0.42, 0.5), (0.5, 0.2), (0.55, 0.1)];
     let series: Vec<Series> = runs
         .iter()
-        .map(|&(v, dx)| Series::from_report(format!("dx {dx} mm"), &fake(v, Some(dx))))
+        .map(|&(v, dx)| Series::from_diagonal(format!("dx {dx} mm"), &fake(v, Some(dx)).diagonal))
         .collect();
     let f = tmp("diag.PNG");
     plot_diagonal(&series, "test", &f).unwrap();

@@ -373,7 +373,7 @@ impl Device {
                     what,
                     got: v.len(),
                     want: self.grid.len(),
-                    grid: self.grid,
+                    grid: [self.grid.ni, self.grid.nj, self.grid.nk],
                 });
             }
         }

@@ -49,11 +49,12 @@ pub enum HdiffError {
     Compile(#[from] poplar::CompileError),
     #[error("the engine failed: {0}")]
     Engine(#[from] poplar::EngineError),
-    #[error("{what} has {got} values, the grid {grid} needs {want}")]
+    #[error("{what} has {got} values, the grid {} × {} × {} needs {want}", grid[0], grid[1], grid[2])]
     WrongLength {
         what: &'static str,
         got: usize,
         want: usize,
-        grid: crate::grid::Grid,
+        /// The grid's points along i, j and k.
+        grid: [usize; 3],
     },
 }

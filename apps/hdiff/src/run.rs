@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use poplar::profile::{MemoryReport, PhaseKind};
+use poplar::profile::{MemoryReport, PhaseKind, Profile};
 use poplar::{Executable, Target};
 use serde::Serialize;
 
@@ -162,60 +162,8 @@ pub fn run(
     };
     let out = dev.read()?;
     drop(dev);
-    // A blown-up field is an error, compared or not: NaN never counts as agreement.
-    if let Some(first) = out.iter().position(|v| !v.is_finite()) {
-        let count = out.iter().filter(|v| !v.is_finite()).count();
-        let plane = grid.ni * grid.nj;
-        return Err(HdiffError::NonFinite {
-            count,
-            total: out.len(),
-            first,
-            i: first % grid.ni,
-            j: first % plane / grid.ni,
-            k: first / plane,
-        });
-    }
-
-    let elapsed = profile.elapsed;
-    let cycles = elapsed.compute + elapsed.exchange + elapsed.sync;
-    let seconds = cycles as f64 / target.clock_hz;
-    let points = grid.output_points() as f64;
-    let bound = Plan::compute_bound_points_per_s(target);
-    let points_per_s = points / seconds;
-    let mut phases: Vec<(String, String, u64)> = profile
-        .phases
-        .iter()
-        .map(|p| (p.name.clone(), p.kind.name().to_string(), p.cycles))
-        .collect();
-    phases.sort_by_key(|p| std::cmp::Reverse(p.2));
-    phases.truncate(6);
-    let exchange_bytes = profile
-        .phases
-        .iter()
-        .filter(|p| p.kind == PhaseKind::Exchange)
-        .map(|p| p.bytes * p.executions)
-        .sum();
-    let inter_chip_bytes = profile
-        .phases
-        .iter()
-        .filter(|p| p.kind == PhaseKind::Exchange)
-        .map(|p| p.inter_chip_bytes * p.executions)
-        .sum();
-    let modelled = Modelled {
-        compute_cycles: elapsed.compute,
-        exchange_cycles: elapsed.exchange,
-        sync_cycles: elapsed.sync,
-        cycles,
-        seconds,
-        phases,
-        points_per_s,
-        gflops: points_per_s * FLOPS_PER_POINT as f64 * 1e-9,
-        bound_points_per_s: bound,
-        fraction_of_bound: points_per_s / bound,
-        exchange_bytes,
-        inter_chip_bytes,
-    };
-
+    check_finite(&out, grid)?;
+    let modelled = Modelled::of(&profile, grid, target);
     let (mut native_s, mut bit_identical, mut max_abs) = (None, None, None);
     if compare {
         let native = Native::with_flush(grid, threads, flush);
@@ -253,6 +201,68 @@ pub fn run(
         max_abs_difference: max_abs,
     };
     Ok((figures, out))
+}
+
+/// A blown-up field is an error, compared or not: NaN never counts as agreement.
+fn check_finite(out: &[f32], grid: Grid) -> Result<(), HdiffError> {
+    let Some(first) = out.iter().position(|v| !v.is_finite()) else {
+        return Ok(());
+    };
+    let count = out.iter().filter(|v| !v.is_finite()).count();
+    let plane = grid.ni * grid.nj;
+    Err(HdiffError::NonFinite {
+        count,
+        total: out.len(),
+        first,
+        i: first % grid.ni,
+        j: first % plane / grid.ni,
+        k: first / plane,
+    })
+}
+
+impl Modelled {
+    /// The modelled figures of one profiled iteration on `target`.
+    fn of(profile: &Profile, grid: Grid, target: &Target) -> Modelled {
+        let elapsed = profile.elapsed;
+        let cycles = elapsed.compute + elapsed.exchange + elapsed.sync;
+        let seconds = cycles as f64 / target.clock_hz;
+        let points = grid.output_points() as f64;
+        let bound = Plan::compute_bound_points_per_s(target);
+        let points_per_s = points / seconds;
+        let mut phases: Vec<(String, String, u64)> = profile
+            .phases
+            .iter()
+            .map(|p| (p.name.clone(), p.kind.name().to_string(), p.cycles))
+            .collect();
+        phases.sort_by_key(|p| std::cmp::Reverse(p.2));
+        phases.truncate(6);
+        let exchange_bytes = profile
+            .phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Exchange)
+            .map(|p| p.bytes * p.executions)
+            .sum();
+        let inter_chip_bytes = profile
+            .phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Exchange)
+            .map(|p| p.inter_chip_bytes * p.executions)
+            .sum();
+        Modelled {
+            compute_cycles: elapsed.compute,
+            exchange_cycles: elapsed.exchange,
+            sync_cycles: elapsed.sync,
+            cycles,
+            seconds,
+            phases,
+            points_per_s,
+            gflops: points_per_s * FLOPS_PER_POINT as f64 * 1e-9,
+            bound_points_per_s: bound,
+            fraction_of_bound: points_per_s / bound,
+            exchange_bytes,
+            inter_chip_bytes,
+        }
+    }
 }
 
 impl Figures {

@@ -3,6 +3,7 @@
 //! [`Config`] turns into a [`popnn::Model`] ([`Config::model`]) and [`popnn::TrainOptions`]
 //! ([`Config::options`]).
 
+use poplar::Target;
 use serde::Serialize;
 
 pub use popnn::{Activation, Optimizer, Reduction, Schedule, TensorStorage};
@@ -221,7 +222,7 @@ impl Config {
 
     /// Checks every option; `train_len` is the size of the training set. mlp's own rules
     /// first (the shape, the replicas, the data), then popnn's against the machine of
-    /// [`crate::run::machine`] (stages, tiles, lr, the optimizer's hyper-parameters).
+    /// [`machine`] (stages, tiles, lr, the optimizer's hyper-parameters).
     pub fn check(&self, train_len: usize) -> Result<(), ConfigError> {
         self.check_shape()?;
         self.check_parallelism()?;
@@ -244,7 +245,7 @@ impl Config {
         }
         // popnn's rules: `--pipeline-stages` 1 to the layers, `--tiles` within a chip, `--lr`,
         // the optimizer's hyper-parameters.
-        let tiles = crate::run::machine(1).tiles_per_ipu;
+        let tiles = machine(1).tiles_per_ipu;
         self.options().check(&self.model()?, tiles)?;
         Ok(())
     }
@@ -303,4 +304,13 @@ fn bad(option: &'static str, value: String, allowed: &str) -> Result<(), ConfigE
         value,
         allowed: allowed.to_string(),
     })
+}
+
+/// The machine a run uses: `chips` chips (`R × P`) on a Pod64, or on several Pods beyond 64.
+pub fn machine(chips: u32) -> Target {
+    if chips <= 64 {
+        Target::pod64()
+    } else {
+        Target::pods(chips.div_ceil(64), 64)
+    }
 }

@@ -2,7 +2,7 @@
 //! fixed seed; class centres lie on a sphere of radius 2, points scatter around them with
 //! standard deviation 1, so the classes overlap a little and the best accuracy is below 100 %.
 //! Read from `.npy` files ([`Data::from_files`]: features f32 `[samples, features]`, labels
-//! i32, i64 or u8 `[samples]`), among them the shipped UCI digits ([`Data::digits`]); every
+//! i32, i64 or u8 `[samples]`), among them the shipped UCI digits ([`crate::digits::load`]); every
 //! way a file can be unfit is a [`DataError`] naming it.
 
 use std::fs::File;
@@ -498,30 +498,5 @@ impl Data {
             test: test_set,
             info,
         })
-    }
-
-    /// The shipped UCI digits (`data/digits`, see [`crate::digits`]): 3,823 training and
-    /// 1,797 test samples of 64 features in 0..1, 10 classes.
-    pub fn digits(classes: Option<usize>, seed: u64) -> Result<Data, DataError> {
-        let p = crate::digits::npy_paths(&crate::digits::dir());
-        for f in &p {
-            if !f.exists() {
-                return Err(DataError::Missing {
-                    path: f.clone(),
-                    what: "the shipped digits; `cargo run -p mlp --example export_digits` makes it from the CSV files beside it".into(),
-                });
-            }
-        }
-        let mut d = Data::from_files(
-            "digits",
-            (&p[0], &p[1]),
-            Some((&p[2], &p[3])),
-            classes,
-            seed,
-        )?;
-        d.info.split =
-            "the published test set, 13 other writers; training samples shuffled with --seed"
-                .into();
-        Ok(d)
     }
 }

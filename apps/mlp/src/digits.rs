@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use npyz::WriterBuilder as _;
 
-use crate::data::DataError;
+use crate::data::{Data, DataError};
 
 /// Features per sample.
 pub const FEATURES: usize = 64;
@@ -167,4 +167,28 @@ pub fn export(dir: &Path) -> Result<(usize, usize), DataError> {
     write_part(dir, &TRAIN, &train)?;
     write_part(dir, &TEST, &test)?;
     Ok((train.y.len(), test.y.len()))
+}
+
+/// The shipped UCI digits (`data/digits`, [`dir`]): 3,823 training and
+/// 1,797 test samples of 64 features in 0..1, 10 classes.
+pub fn load(classes: Option<usize>, seed: u64) -> Result<Data, DataError> {
+    let p = npy_paths(&dir());
+    for f in &p {
+        if !f.exists() {
+            return Err(DataError::Missing {
+                path: f.clone(),
+                what: "the shipped digits; `cargo run -p mlp --example export_digits` makes it from the CSV files beside it".into(),
+            });
+        }
+    }
+    let mut d = Data::from_files(
+        "digits",
+        (&p[0], &p[1]),
+        Some((&p[2], &p[3])),
+        classes,
+        seed,
+    )?;
+    d.info.split =
+        "the published test set, 13 other writers; training samples shuffled with --seed".into();
+    Ok(d)
 }

@@ -2,9 +2,11 @@
 //! [`popnn`] (`docs/mlp.md`): the data sets (`data`: generated blobs, `.npy` files, the
 //! shipped UCI digits of `digits`), the run's options checked with errors naming the
 //! command-line option (`config`), training runs on popnn's graph and trainer (`run`), the
-//! loss curve (`curve`) and the scaling report (`scaling`). The model, its vertices, the
+//! loss curve (`curve`), the scaling report (`scaling`) and the commands of the `mlp` binary
+//! (`cmd`). The model, its vertices, the
 //! optimizers, the replicated and pipelined graph and the f64 reference are popnn's.
 
+pub mod cmd;
 pub mod config;
 pub mod curve;
 pub mod data;

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use app_support::output::{write_atomic, OutputLock, RunFiles};
 use clap::{Args, Parser, Subcommand};
 use mlp::config::{Activation, Config, Optimizer, Reduction, Schedule, Shape, TensorStorage};
 use mlp::data::{Data, DataError};
@@ -269,7 +268,7 @@ fn train_data(
 ) -> Result<Data, DataError> {
     let d = match (files, dataset) {
         (Some(f), _) => Data::from_files("files", f, test, opts.classes, opts.seed)?,
-        (None, Builtin::Digits) => Data::digits(opts.classes, opts.seed)?,
+        (None, Builtin::Digits) => mlp::digits::load(opts.classes, opts.seed)?,
         (None, Builtin::Blobs) => {
             return Ok(Data::blobs(
                 cfg.shape.classes,
@@ -295,61 +294,6 @@ fn train_data(
     Ok(d)
 }
 
-/// The pipeline in words: `P pipeline stages (schedule, recompute)`, or `no pipeline`; and
-/// where the optimizer's state lives.
-fn pipeline_text(cfg: &Config) -> String {
-    let pipe = if cfg.stages > 1 {
-        format!(
-            "{} pipeline stages ({}{})",
-            cfg.stages,
-            cfg.schedule.name(),
-            if cfg.recompute { ", recompute" } else { "" }
-        )
-    } else {
-        "no pipeline".into()
-    };
-    let state = match (cfg.state_location, cfg.shard) {
-        (TensorStorage::OnChip, None) => "state on chip".to_string(),
-        (TensorStorage::OffChip, None) => "state off chip".to_string(),
-        (TensorStorage::OnChip, Some(g)) => format!("state on chip, sharded over {g}"),
-        (TensorStorage::OffChip, Some(g)) => format!("state off chip, sharded over {g}"),
-    };
-    format!("{pipe}, {state}")
-}
-
-/// Files `mlp train` writes (and would overwrite) in its output folder.
-const TRAIN_FILES: RunFiles = RunFiles::new(&["history.json", "loss.png"]);
-
-/// Files `mlp scaling` writes.
-const SCALING_FILES: RunFiles = RunFiles::new(&["scaling.json", "scaling.svg"]);
-
-/// Checks the output folder on rank 0 (created if missing; refused if it is a file, cannot be
-/// written, is in use by another run, or holds `files` of an earlier run unless `force`, which
-/// removes them) and locks it until the returned lock (rank 0's) is dropped; its verdict is
-/// every rank's.
-fn out_dir(dir: &Path, files: RunFiles, force: bool) -> anyhow::Result<Option<OutputLock>> {
-    let mut lock = None;
-    poplar::dist::agree(if poplar::dist::is_root() {
-        files
-            .prepare(dir, force)
-            .map(|l| lock = Some(l))
-            .map_err(|e| format!("{e:#}"))
-    } else {
-        Ok(())
-    })?;
-    Ok(lock)
-}
-
-/// `println!` on rank 0 only: under `mpiexec` every rank runs this same program (the engine's
-/// reads are collective), and rank 0 talks and writes the files.
-macro_rules! say {
-    ($($t:tt)*) => {
-        if poplar::dist::is_root() {
-            println!($($t)*);
-        }
-    };
-}
-
 fn main() -> std::process::ExitCode {
     // Under `mpiexec -n P` (built with the feature `mpi`) the job has P ranks, each running
     // this same program over its share of the chips; started alone, one rank. Built without
@@ -361,9 +305,9 @@ fn main() -> std::process::ExitCode {
     poplar::engine::job_main(real_main)
 }
 
+/// Parses the command line and dispatches to the command ([`mlp::cmd`]).
 fn real_main() -> anyhow::Result<()> {
     mlp::link();
-    let root = poplar::dist::is_root();
     match Cli::parse().cmd {
         Cmd::Train {
             opts,
@@ -387,120 +331,14 @@ fn real_main() -> anyhow::Result<()> {
                 data.as_deref().zip(labels.as_deref()),
                 test_data.as_deref().zip(test_labels.as_deref()),
             )?;
-            cfg.check(data.train.len())?;
-            let _output_lock = out_dir(&out, TRAIN_FILES, force)?;
-            let threads = threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            say!(
-                "training: R = {} replicas × micro-batch {} × GA {} = {} samples per step, reduction {:?}, lr {}, optimizer {}, {}",
-                cfg.replicas,
-                cfg.micro_batch,
-                cfg.accumulate,
-                cfg.global_batch(),
-                cfg.reduction,
-                cfg.lr,
-                cfg.optimizer.name(),
-                pipeline_text(&cfg)
-            );
-            let name = match data.info.train_files.first() {
-                Some(f) if data.info.source == "files" => f.display().to_string(),
-                _ => data.info.source.clone(),
-            };
-            say!(
-                "data: {name}, {} training and {} test samples ({}), {} features, {} classes; model {} ({})",
-                data.info.train_samples,
-                data.info.test_samples,
-                data.info.split,
-                data.info.features,
-                data.info.classes,
-                cfg.shape.arrows(),
-                cfg.activation.name()
-            );
-            let (history, _) = mlp::run::train_on(&cfg, &data, threads, |e| {
-                say!(
-                    "epoch {:>3}/{epochs}: {} steps, train loss {:.4}, train accuracy {:.1} %, test accuracy {:.1} % ({:.1} s)",
-                    e.epoch,
-                    e.steps,
-                    e.train_loss,
-                    100.0 * e.train_accuracy,
-                    100.0 * e.test_accuracy,
-                    e.seconds
-                );
-            })?;
-            let c = &history.step_cycles;
-            say!(
-                "modelled step: {} cycles = compute {} + exchange {} + sync {} + transfers {} outside the gradient reduction + gradient reduction {}, {:.0} samples/s",
-                c.total,
-                c.outside_compute,
-                c.outside_exchange,
-                c.outside_sync,
-                c.outside_transfer,
-                c.all_reduce,
-                c.samples_per_second
-            );
-            say!("gradient reduction: {}", history.all_reduce_plan);
-            let path = out.join("history.json");
-            let png = out.join("loss.png");
-            if root {
-                write_atomic(&path, serde_json::to_string_pretty(&history)?)?;
-                let title = format!(
-                    "mlp train: {name}, R = {} × P = {} × micro-batch {} × GA {}, lr {}, model {}",
-                    cfg.replicas,
-                    cfg.stages,
-                    cfg.micro_batch,
-                    cfg.accumulate,
-                    cfg.lr,
-                    cfg.shape.arrows()
-                );
-                mlp::curve::plot(&history.epochs, &title, &png)?;
-            }
-            say!("wrote {} and {}", path.display(), png.display());
+            mlp::cmd::train(&cfg, &data, threads, &out, force)
         }
         Cmd::Scaling {
             opts,
             max_replicas,
             out,
             force,
-        } => {
-            let cfg = opts.config(1);
-            let (train, _) = mlp::run::data(&cfg);
-            cfg.check(train.len())?;
-            let _output_lock = out_dir(&out, SCALING_FILES, force)?;
-            let rs: Vec<u32> = (0..=max_replicas.ilog2()).map(|k| 1 << k).collect();
-            for &r in &rs {
-                Config {
-                    replicas: r,
-                    ..cfg.clone()
-                }
-                .check(usize::MAX)?;
-            }
-            let rows = mlp::scaling::report(&cfg, &rs)?;
-            if root {
-                print!("{}", mlp::scaling::table(&rows));
-            }
-            if root {
-                write_atomic(
-                    out.join("scaling.json"),
-                    serde_json::to_string_pretty(&rows)?,
-                )?;
-                mlp::scaling::plot(&rows, &out.join("scaling.svg"))?;
-            }
-            say!("wrote {}/scaling.json and scaling.svg", out.display());
-        }
-        Cmd::Compile { opts } => {
-            let cfg = opts.config(1);
-            let (train, _) = mlp::run::data(&cfg);
-            cfg.check(train.len())?;
-            let c = mlp::run::build(&cfg)?;
-            say!(
-                "compiled R = {} × P = {}: {:.3} s, {} tiles per replica stored, {} exchange phases",
-                cfg.replicas,
-                cfg.stages,
-                c.compile_seconds,
-                c.popnn.exe.tiles.len(),
-                c.popnn.exe.exchanges.len()
-            );
-        }
+        } => mlp::cmd::scaling(&opts.config(1), max_replicas, &out, force),
+        Cmd::Compile { opts } => mlp::cmd::compile(&opts.config(1)),
     }
-    Ok(())
 }

@@ -3,11 +3,10 @@
 
 use poplar::exe::{Executable, Step};
 use poplar::profile::{Profile, Split};
-use poplar::Target;
 use popnn::{LayerParams, Trainer};
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{machine, Config};
 use crate::data::{blobs, Data, DataInfo, Dataset};
 
 /// One epoch's figures.
@@ -66,15 +65,6 @@ pub struct History {
 /// What the labels of the gradient collectives hold: popnn names them `gradients …`
 /// (`popnn::train::ALL_REDUCE_NAME`), and the collectives' labels are `kind(name) plan`.
 pub const GRADIENT_LABEL: &str = "(gradients";
-
-/// The machine a run uses: `chips` chips (`R × P`) on a Pod64, or on several Pods beyond 64.
-pub fn machine(chips: u32) -> Target {
-    if chips <= 64 {
-        Target::pod64()
-    } else {
-        Target::pods(chips.div_ceil(64), 64)
-    }
-}
 
 /// The compiled training graph of a run and its compile time.
 pub struct Compiled {

@@ -16,7 +16,7 @@ use poplar::profile::{estimate_program, CycleModel};
 use popnn::train::{PIPELINE, REDUCE, STEP};
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::run;
 
 /// One row of the report.
@@ -56,7 +56,7 @@ pub fn report(cfg: &Config, replicas: &[u32]) -> anyhow::Result<Vec<Row>> {
             replicas: r,
             ..cfg.clone()
         };
-        let machine = run::machine(c.chips());
+        let machine = config::machine(c.chips());
         let compiled = run::build(&c)?;
         let (flat, _) = compiled.popnn.exe.expand_replicas();
         let model = CycleModel::new(&flat);

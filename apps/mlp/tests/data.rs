@@ -151,24 +151,33 @@ fn data_and_labels_round_trip() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Every way a data file can be unfit is its own error, naming the file and what is wrong.
+/// The message of `e` names `path` and says `what`.
+fn msg(e: &DataError, path: &Path, what: &str) {
+    let s = e.to_string();
+    assert!(
+        s.contains(&path.display().to_string()) && s.contains(what),
+        "{s:?} should name {} and say {what:?}",
+        path.display()
+    );
+}
+
+/// A fresh folder `name` with a fit `x.npy` (4 × 2 features) and `y.npy` (labels 0, 1, 2, 1).
+fn unfit_fixture(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let x = dir.join("x.npy");
+    npy(&x, &[4, 2], &[0.5f32; 8], false);
+    let y = dir.join("y.npy");
+    npy(&y, &[4], &[0i32, 1, 2, 1], false);
+    (dir, x, y)
+}
+
+/// Every way a .npy data file can be unfit is its own error, naming the file and what is
+/// wrong.
 #[test]
 fn every_unfit_file_is_a_typed_error_naming_it() {
-    let dir = temp_dir("errors");
+    let (dir, x, y) = unfit_fixture("errors");
     let p = |n: &str| dir.join(n);
-    let x = p("x.npy");
-    npy(&x, &[4, 2], &[0.5f32; 8], false);
-    let y = p("y.npy");
-    npy(&y, &[4], &[0i32, 1, 2, 1], false);
     let load = |x: &Path, y: &Path| Data::from_files("files", (x, y), None, None, 1);
-    let msg = |e: &DataError, path: &Path, what: &str| {
-        let s = e.to_string();
-        assert!(
-            s.contains(&path.display().to_string()) && s.contains(what),
-            "{s:?} should name {} and say {what:?}",
-            path.display()
-        );
-    };
     // Missing.
     let e = load(&p("none.npy"), &y).unwrap_err();
     assert!(matches!(e, DataError::Missing { .. }), "{e:?}");
@@ -278,6 +287,15 @@ fn every_unfit_file_is_a_typed_error_naming_it() {
     let e = load(&p("xs.npy"), &p("ys.npy")).unwrap_err();
     assert!(matches!(e, DataError::Check { .. }), "{e:?}");
     msg(&e, &p("xs.npy"), "too few to hold 20 % out");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The digits' CSV files with a bad or a missing row, and the exporter's failures, are typed
+/// errors naming the file.
+#[test]
+fn unfit_digits_files_and_failed_exports_are_typed_errors_naming_them() {
+    let dir = temp_dir("digits_errors");
+    let p = |n: &str| dir.join(n);
     // A CSV file of the digits with a bad row, one with a row missing.
     let tra = std::fs::read_to_string(digits::dir().join(TRAIN.csv)).unwrap();
     std::fs::write(p("bad.tra"), tra.replacen(",", ",x", 1)).unwrap();
@@ -300,6 +318,14 @@ fn every_unfit_file_is_a_typed_error_naming_it() {
     assert!(matches!(e, DataError::Write { .. }), "{e:?}");
     msg(&e, &p("nowhere").join(TEST.x), "writing");
 
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `mlp train` refuses unfit data before it makes its output folder.
+#[test]
+fn the_train_command_refuses_unfit_data_before_making_its_folder() {
+    let (dir, x, y) = unfit_fixture("command_errors");
+    let p = |n: &str| dir.join(n);
     // The command: --inputs that disagree with the file, --per-class with files, --classes
     // too few; each refused before any output folder is made.
     let out = p("out");
@@ -340,7 +366,7 @@ fn every_unfit_file_is_a_typed_error_naming_it() {
 #[test]
 fn the_digits_reach_92_percent_and_train_alike_on_1_and_2_threads() {
     mlp::link();
-    let data = Data::digits(None, 1).unwrap();
+    let data = mlp::digits::load(None, 1).unwrap();
     assert_eq!((data.train.len(), data.test.len()), (3823, 1797));
     let cfg = Config {
         replicas: 2,

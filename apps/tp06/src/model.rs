@@ -289,6 +289,9 @@ pub(crate) fn m_gate<F: Real>(v: F, ve: &VExp<F>) -> (F, F) {
 /// `d[M]` is the plain (m∞ − m)/τm of the CellML; the integrators use Rush–Larsen for m
 /// instead (see [`super::step_cell_f64`]). `i_stim` enters dV/dt and, as in these CellML files
 /// (Chaste's convention: the stimulus is carried by K⁺ so that charge is conserved), dK_i/dt.
+// Long: the 19 equations of the published model in its order, one statement each (checked
+// line by line against the CellML); split, the gating and concentration updates would share
+// a dozen intermediate currents and rates.
 #[inline(always)]
 pub(crate) fn derivatives<F: Real>(
     y: &[F; N_STATES],

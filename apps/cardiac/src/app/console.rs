@@ -5,8 +5,9 @@
 use poplar::profile::{PhaseKind, Profile};
 use poplar::Target;
 
+use crate::app::problem::ProblemSpec;
+use crate::app::results::RunReport;
 use crate::partition::Strategy;
-use crate::report::RunReport;
 use crate::solver::{Results, Setup};
 
 /// One line: chips, tiles, memory and workers per tile, clock, tiles used, halo strategy.
@@ -146,4 +147,71 @@ pub fn memory_max_median(exe: &poplar::Executable) -> (u32, u32) {
         v.last().copied().unwrap_or(0),
         v.get(v.len() / 2).copied().unwrap_or(0),
     )
+}
+
+/// Lines describing the stimulus sites and the cell models, for the run's header.
+pub fn describe_stimulus(spec: &ProblemSpec, setup: &Setup) -> Vec<String> {
+    let mut out = Vec::new();
+    let stimulated = (0..setup.n).filter(|&i| setup.stimulated(i)).count();
+    let densities: Vec<f64> = std::iter::once(spec.stim_density)
+        .chain(spec.sites.iter().map(|s| s.density))
+        .collect();
+    for (k, (site, density)) in setup.sites.iter().zip(densities).enumerate() {
+        let cells = (0..setup.n)
+            .filter(|&i| setup.classes[usize::from(setup.stim_class[i])].contains(&(k as u8)))
+            .count();
+        let mut line = format!(
+            "stimulus{}: {cells} cells, {density} µA/mm³ for {} ms from t = {} ms",
+            if setup.sites.len() > 1 {
+                format!(" site {}", k + 1)
+            } else {
+                String::new()
+            },
+            site.duration,
+            site.start
+        );
+        if site.period > 0.0 {
+            line += &format!(", {} beats every {} ms", site.count, site.period);
+        }
+        if site.s2_start >= 0.0 {
+            line += &format!(", S2 at {} ms", site.s2_start);
+        }
+        out.push(line);
+    }
+    if setup.sites.len() > 1 {
+        out.push(format!("stimulated cells in all: {stimulated}"));
+    }
+    if setup.models.len() > 1 || !spec.benchmark_cells() {
+        for (k, m) in setup.models.iter().enumerate() {
+            let cells = setup
+                .cell_model
+                .iter()
+                .filter(|&&c| usize::from(c) == k)
+                .count();
+            if cells == 0 {
+                continue;
+            }
+            let scaled: Vec<String> = m
+                .scale
+                .entries()
+                .iter()
+                .filter(|(_, v)| *v != 1.0)
+                .map(|(n, v)| format!("{n}×{v}"))
+                .collect();
+            out.push(format!(
+                "cell model {}: TP06 {:?}{}: {cells} cells",
+                k + 1,
+                m.cell_type,
+                if scaled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", scaled.join(", "))
+                }
+            ));
+        }
+    }
+    if spec.act_threshold != crate::solver::ACTIVATION_THRESHOLD_MV {
+        out.push(format!("activation threshold: {} mV", spec.act_threshold));
+    }
+    out
 }

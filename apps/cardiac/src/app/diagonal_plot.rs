@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 
+use crate::app::results::RunReport;
 use crate::plot::{plot_diagonal, Series};
-use crate::report::RunReport;
 
 /// Plots the runs of `inputs` (results.json files or the folders holding them) into `output`
 /// (PNG if the name ends in .png, SVG otherwise; its folder is created), labelled with
@@ -69,5 +69,5 @@ fn series_of(p: &Path, label: Option<String>) -> Result<Series> {
         .point("P8")
         .map(|t| format!(" (P8 {t:.1} ms)"))
         .unwrap_or_default();
-    Ok(Series::from_report(format!("{label}{p8}"), &r))
+    Ok(Series::from_diagonal(format!("{label}{p8}"), &r.diagonal))
 }

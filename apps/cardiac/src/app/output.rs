@@ -1,14 +1,15 @@
-//! The output folder of a run: checked (and created) before any work starts, so that a bad
-//! `--out` never loses a finished simulation, and never overwriting an earlier run's files
-//! unless asked (`--force`). Voltage snapshots, `activation.vtu` and `results.json`.
+//! The output folder of a run and the one way `cardiac run` and `cardiac exec` write into it
+//! ([`ResultWriter`]): checked (and created) before any work starts, so that a bad `--out`
+//! never loses a finished simulation, locked for the run, never overwriting an earlier run's
+//! files unless asked (`--force`), and every file written atomically. What the files hold:
+//! voltage snapshots, traces, per-beat maps and `activation.vtu`.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use app_support::output::{write_atomic, OutputLock, RunFiles};
+use anyhow::{bail, Context, Result};
+use app_support::output::{write_atomic_with, OutputLock, RunFiles};
 
 use crate::mesh::TetMesh;
-use crate::report::RunReport;
 use crate::solver::device::DeviceRun;
 use crate::solver::Results;
 
@@ -75,11 +76,11 @@ impl Traces {
         Ok(())
     }
 
-    /// Writes `dir/traces.csv` (nothing if no point is traced).
-    pub fn write(&self, dir: &Path) -> Result<()> {
+    /// `traces.csv`: a row per sample, a column per point (`None` if no point is traced).
+    pub fn to_csv(&self) -> Option<String> {
         use std::fmt::Write as _;
         if self.points.is_empty() {
-            return Ok(());
+            return None;
         }
         let mut out = String::from("t_ms");
         for (p, c) in &self.points {
@@ -93,58 +94,111 @@ impl Traces {
             }
             out.push('\n');
         }
-        if !poplar::dist::is_root() {
-            return Ok(()); // rank 0 writes the files of an MPI job
+        Some(out)
+    }
+}
+
+/// The output folder of a run, and the one way a run writes its results there:
+///
+/// - [`prepare`](Self::prepare) checks `dir` before any work ([`RunFiles::prepare`]): creates
+///   it if missing, refuses a path that is a file or a folder that cannot be written, or one
+///   that another run is writing into (naming it); then refuses a folder holding files of an
+///   earlier run (naming them) unless `force`, which removes them. The folder stays locked
+///   until the writer is dropped;
+/// - every file goes through it, named among [`RESULT_FILES`] (so that the next run's check
+///   and `--force` know it), written atomically (a temporary file beside it, synced, renamed:
+///   complete or absent under its name) by rank 0 of an MPI job (the other ranks write
+///   nothing; their readings, which are collective, happen before).
+#[derive(Debug)]
+pub struct ResultWriter {
+    dir: PathBuf,
+    /// Rank 0's lock of the folder, held until the writer is dropped.
+    _lock: Option<OutputLock>,
+}
+
+impl ResultWriter {
+    /// Checks and locks `dir` for a run (rank 0 checks; its verdict is every rank's).
+    pub fn prepare(dir: &Path, force: bool) -> Result<ResultWriter> {
+        ResultWriter::prepare_files(dir, force, RESULT_FILES)
+    }
+
+    /// [`prepare`](Self::prepare) for a run resumed from a checkpoint into `dir`, the
+    /// interrupted run's folder: its voltage snapshots are that run's and stay (the resumed
+    /// run lists them in `voltage.pvd`, and rewrites those after the checkpoint identically);
+    /// the files a run writes at its end are refused (the run finished) unless `force`,
+    /// which removes them.
+    pub fn prepare_resume(dir: &Path, force: bool) -> Result<ResultWriter> {
+        ResultWriter::prepare_files(dir, force, RunFiles::new(RESULT_FILES.names()))
+    }
+
+    fn prepare_files(dir: &Path, force: bool, files: RunFiles) -> Result<ResultWriter> {
+        let mut lock = None;
+        let verdict = if poplar::dist::is_root() {
+            files.prepare(dir, force).map(|l| lock = Some(l))
+        } else {
+            Ok(())
+        };
+        poplar::dist::agree(verdict.map_err(|e| format!("{e:#}")))?;
+        Ok(ResultWriter {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The output folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `name` goes, on rank 0 (`None` on the others); an error for a name that is not
+    /// one of the run's files.
+    fn target(&self, name: &str) -> Result<Option<PathBuf>> {
+        if !RESULT_FILES.contains(name) {
+            bail!("{name} is not one of the files a run writes (RESULT_FILES)");
         }
-        Ok(write_atomic(dir.join("traces.csv"), out)?)
+        Ok(poplar::dist::is_root().then(|| self.dir.join(name)))
     }
-}
 
-/// Checks that `dir` can take a run's results and locks it for the run ([`RunFiles::prepare`]):
-/// creates it if missing, refuses a path that is a file or a folder that cannot be written,
-/// or one that another run is writing into (naming it); then refuses a folder holding files
-/// of an earlier run (naming them) unless `force`, which removes them. Rank 0 checks and
-/// holds the lock, in an MPI job (the others return `None`); the folder is locked until the
-/// lock is dropped.
-pub fn prepare(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
-    if !poplar::dist::is_root() {
-        return Ok(None); // rank 0 writes (and checks) the files of an MPI job
+    /// Writes `name` with `contents`.
+    pub fn text(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<()> {
+        self.with(name, |w| std::io::Write::write_all(w, contents.as_ref()))
     }
-    Ok(Some(RESULT_FILES.prepare(dir, force)?))
-}
 
-/// [`prepare`] on rank 0, its verdict every rank's: the lock (rank 0), or the error of the
-/// rank that failed.
-pub fn prepare_agreed(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
-    let mut lock = None;
-    poplar::dist::agree(
-        prepare(dir, force)
-            .map(|l| lock = l)
-            .map_err(|e| format!("{e:#}")),
-    )?;
-    Ok(lock)
-}
-
-/// [`prepare_agreed`] for a run resumed from a checkpoint into `dir`, the interrupted run's
-/// folder: its voltage snapshots are that run's and stay (the resumed run lists them in
-/// `voltage.pvd`, and rewrites those after the checkpoint identically); the files a run
-/// writes at its end are refused (the run finished) unless `force`, which removes them.
-pub fn prepare_resume_agreed(dir: &Path, force: bool) -> Result<Option<OutputLock>> {
-    let mut lock = None;
-    let finals = RunFiles::new(RESULT_FILES.names());
-    let verdict = if poplar::dist::is_root() {
-        finals.prepare(dir, force).map(|l| lock = Some(l))
-    } else {
+    /// Writes `name` through `write`, which fills the temporary file.
+    pub fn with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut app_support::output::AtomicFile) -> std::io::Result<()>,
+    ) -> Result<()> {
+        if let Some(path) = self.target(name)? {
+            write_atomic_with(&path, write)?;
+        }
         Ok(())
-    };
-    poplar::dist::agree(verdict.map_err(|e| format!("{e:#}")))?;
-    Ok(lock)
+    }
+
+    /// Writes `name` as a VTU file of `mesh` with per-cell arrays.
+    /// ([`crate::mesh::write_vtu`], atomic as the others).
+    pub fn vtu(&self, name: &str, mesh: &TetMesh, cells: &[(&str, &[f32])]) -> Result<()> {
+        match self.target(name)? {
+            Some(path) => crate::mesh::write_vtu(&path, mesh, cells)
+                .with_context(|| format!("writing {}", path.display())),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `name` by a library that writes by path (a plot), which makes its own temporary
+    /// file beside the target and renames it ([`app_support::output::AtomicPath`]).
+    pub fn drawn(&self, name: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        match self.target(name)? {
+            Some(path) => draw(&path),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Voltage snapshots of a run: `voltage_<t>ms.vtu` files and the `voltage.pvd` collection
-/// that gives ParaView their times.
+/// that gives ParaView their times, written through the run's [`ResultWriter`].
 pub struct Snapshots {
-    dir: PathBuf,
     /// ms between snapshots; 0 = none.
     every: f64,
     next: f64,
@@ -152,23 +206,22 @@ pub struct Snapshots {
 }
 
 impl Snapshots {
-    /// Snapshots every `every` ms into `dir` (0: none).
-    pub fn new(dir: &Path, every: f64) -> Self {
+    /// Snapshots every `every` ms (0: none).
+    pub fn new(every: f64) -> Self {
         Snapshots {
-            dir: dir.to_path_buf(),
             every,
             next: every,
             written: Vec::new(),
         }
     }
 
-    /// No snapshots.
-    pub fn none() -> Self {
-        Snapshots::new(Path::new("."), 0.0)
-    }
-
-    /// Called after every device run: writes a snapshot when one is due.
-    pub fn after_chunk(&mut self, run: &DeviceRun, mesh: &TetMesh) -> Result<()> {
+    /// Called after every device run: writes a snapshot into `out` when one is due.
+    pub fn after_chunk(
+        &mut self,
+        run: &DeviceRun,
+        mesh: &TetMesh,
+        out: &ResultWriter,
+    ) -> Result<()> {
         // Nominal time (steps × dt): the device's f32 clock drifts by a few µs over a run.
         let t = run.steps() as f64 * f64::from(run.info.dt_ode);
         // Half an ODE step of slack for the rounding of the product.
@@ -181,19 +234,14 @@ impl Snapshots {
         }
         // Every rank reads (a collective read in an MPI job); rank 0 writes.
         let v = run.voltage()?;
-        if !poplar::dist::is_root() {
-            return Ok(());
-        }
         let name = format!("voltage_{t:09.3}ms.vtu");
-        let path = self.dir.join(&name);
-        crate::mesh::write_vtu(&path, mesh, &[("v_mV", &v)])
-            .with_context(|| format!("writing {}", path.display()))?;
+        out.vtu(&name, mesh, &[("v_mV", &v)])?;
         self.written.push((t, name));
         Ok(())
     }
 
-    /// Where the schedule stands: the next snapshot's time and the snapshots written (rank
-    /// 0's list), for a checkpoint.
+    /// Where the schedule stands: the next snapshot's time and the snapshots written, for a
+    /// checkpoint.
     pub fn schedule(&self) -> SnapshotSchedule {
         SnapshotSchedule {
             next: self.next,
@@ -202,14 +250,14 @@ impl Snapshots {
     }
 
     /// Continues the schedule of a checkpoint ([`Snapshots::schedule`]): the snapshots it
-    /// lists must be in the output folder, which is the interrupted run's.
-    pub fn restore(&mut self, s: SnapshotSchedule) -> Result<()> {
+    /// lists must be in `dir`, the output folder, which is the interrupted run's.
+    pub fn restore(&mut self, s: SnapshotSchedule, dir: &Path) -> Result<()> {
         if poplar::dist::is_root() {
-            if let Some((_, name)) = s.written.iter().find(|(_, n)| !self.dir.join(n).is_file()) {
+            if let Some((_, name)) = s.written.iter().find(|(_, n)| !dir.join(n).is_file()) {
                 anyhow::bail!(
                     "the checkpoint's run wrote the snapshot {name}, which is not in {}: resume \
                      into the output folder of the interrupted run (--out)",
-                    self.dir.display()
+                    dir.display()
                 );
             }
         }
@@ -218,10 +266,10 @@ impl Snapshots {
         Ok(())
     }
 
-    /// Writes `voltage.pvd` listing the snapshots (none written: no file).
-    pub fn finish(&self) -> Result<()> {
-        if self.written.is_empty() || !poplar::dist::is_root() {
-            return Ok(());
+    /// `voltage.pvd` listing the snapshots (`None`: none written).
+    pub fn to_pvd(&self) -> Option<String> {
+        if self.written.is_empty() {
+            return None;
         }
         let mut pvd = String::from(
             "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
@@ -232,14 +280,21 @@ impl Snapshots {
             ));
         }
         pvd.push_str("  </Collection>\n</VTKFile>\n");
-        let path = self.dir.join("voltage.pvd");
-        write_atomic(&path, pvd)?;
+        Some(pvd)
+    }
+
+    /// Writes `voltage.pvd` into `out` (none written: no file) and says so.
+    pub fn finish(&self, out: &ResultWriter) -> Result<()> {
+        let Some(pvd) = self.to_pvd() else {
+            return Ok(());
+        };
+        out.text("voltage.pvd", pvd)?;
         crate::say!(
             "wrote {} voltage snapshots ({:.3} … {:.3} ms) and {}",
             self.written.len(),
             self.written[0].0,
             self.written[self.written.len() - 1].0,
-            path.display()
+            out.dir().join("voltage.pvd").display()
         );
         Ok(())
     }
@@ -254,49 +309,21 @@ pub struct SnapshotSchedule {
     pub written: Vec<(f64, String)>,
 }
 
-/// `activation.vtu`: activation time and final voltage per cell.
-pub fn write_activation_vtu(dir: &Path, mesh: &TetMesh, res: &Results) -> Result<()> {
-    crate::mesh::write_vtu(
-        dir.join("activation.vtu"),
-        mesh,
-        &[("activation_ms", &res.activation), ("v_mV", &res.v)],
-    )
-    .with_context(|| format!("writing {}/activation.vtu", dir.display()))
-}
-
-/// `activation.vtu` and `results.json` of a run.
-pub fn write_outputs(dir: &Path, mesh: &TetMesh, res: &Results, report: &RunReport) -> Result<()> {
-    write_outputs_with(dir, mesh, res, report, None)
-}
-
-/// [`write_outputs`] with the per-beat maps of a paced run in `activation.vtu`.
-pub fn write_outputs_with(
-    dir: &Path,
+/// `activation.vtu`: activation time and final voltage per cell, and the per-beat maps of a
+/// paced run.
+pub fn write_activation(
+    out: &ResultWriter,
     mesh: &TetMesh,
     res: &Results,
-    report: &RunReport,
     beats: Option<&Beats>,
 ) -> Result<()> {
-    if !poplar::dist::is_root() {
-        return Ok(()); // rank 0 writes the files of an MPI job
+    let maps = beats.map(Beats::maps).unwrap_or_default();
+    let mut fields: Vec<(&str, &[f32])> =
+        vec![("activation_ms", &res.activation), ("v_mV", &res.v)];
+    for (name, data) in &maps {
+        fields.push((name.as_str(), data));
     }
-    match beats {
-        None => write_activation_vtu(dir, mesh, res)?,
-        Some(b) => {
-            let maps = b.maps();
-            let mut fields: Vec<(&str, &[f32])> =
-                vec![("activation_ms", &res.activation), ("v_mV", &res.v)];
-            for (name, data) in &maps {
-                fields.push((name.as_str(), data));
-            }
-            crate::mesh::write_vtu(dir.join("activation.vtu"), mesh, &fields)
-                .with_context(|| format!("writing {}/activation.vtu", dir.display()))?;
-        }
-    }
-    report
-        .save(dir.join("results.json"))
-        .with_context(|| format!("writing {}/results.json", dir.display()))?;
-    Ok(())
+    out.vtu("activation.vtu", mesh, &fields)
 }
 
 /// Activation and repolarisation times per beat of a paced run, gathered between device runs

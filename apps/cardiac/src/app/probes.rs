@@ -2,11 +2,10 @@
 //! samples along the diagonal, chosen once from the set-up (the nearest cell centroid to each
 //! point), so that an executable can carry them and `exec` can report without the mesh.
 
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::report::{DiagonalSample, PointTime, RunReport, DIAGONAL_SAMPLES, POINTS, SLAB};
-use crate::solver::{Results, Setup};
+use crate::report::{DIAGONAL_SAMPLES, POINTS, SLAB};
+use crate::solver::Setup;
 
 /// Probe cells of a slab run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +20,7 @@ pub struct Probes {
 
 impl Probes {
     /// The probes of a slab at `dx_mm`; none for a user mesh (`dx_mm` = `None`: the points are
-    /// slab coordinates). The same cells [`RunReport::new`] samples.
+    /// slab coordinates): the cells `RunReport::new` reads.
     pub fn select(setup: &Setup, dx_mm: Option<f64>) -> Probes {
         let (points, diagonal) = if dx_mm.is_some() {
             let points = POINTS
@@ -45,47 +44,5 @@ impl Probes {
             points,
             diagonal,
         }
-    }
-
-    /// The report of `res` at these probes.
-    pub fn report(&self, res: &Results) -> Result<RunReport> {
-        let at = |c: usize| {
-            res.activation.get(c).copied().with_context(|| {
-                format!(
-                    "probe cell {c} is outside the {} cells",
-                    res.activation.len()
-                )
-            })
-        };
-        Ok(RunReport {
-            dx_mm: self.dx_mm,
-            dt_ode_ms: Some(self.dt_ode_ms),
-            cells: Some(res.activation.len()),
-            t_ms: res.t,
-            points: self
-                .points
-                .iter()
-                .map(|(n, p, c)| {
-                    Ok(PointTime {
-                        name: n.clone(),
-                        point_mm: *p,
-                        activation_ms: at(*c)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-            diagonal: self
-                .diagonal
-                .iter()
-                .map(|(s, p, c)| {
-                    Ok(DiagonalSample {
-                        s: *s,
-                        point_mm: *p,
-                        activation_ms: at(*c)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-            parameters: None,
-            beats: None,
-        })
     }
 }

@@ -2,36 +2,23 @@
 //! checked and assembled into a [`Setup`] and a [`DeviceConfig`]. Mistakes that would give a
 //! meaningless run are refused here with the reason; doubtful choices are warned about.
 //!
-//! (About 600 lines. One concept, a checked problem: every guard reads the same options and the
-//! set-up they assemble.)
+//! (One concept, a checked problem: every guard reads the same options and the set-up they
+//! assemble. The stimulus regions and their cells are [`protocol`]'s; the advice printed
+//! about a problem is [`super::advice`]'s; numbers in messages are [`crate::format`]'s.)
 
 use std::path::PathBuf;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 
-use super::protocol::{self, RegionSpec, SiteSpec};
+use super::protocol::{self, stimulus_cells, stimulus_cells_of, RegionSpec, SiteSpec, StimRegion};
+use super::run::check_dt;
+use crate::format::{grouped, show};
 use crate::matrix::Conductivity;
 use crate::mesh::{CellType, ReadOptions, TetMesh};
 use crate::partition::{Partitioning, Strategy};
 use crate::solver::device::DeviceConfig;
-use crate::solver::{Setup, SetupError, SetupOptions, Stimulus};
+use crate::solver::{Setup, SetupError, SetupOptions};
 use crate::tp06::Scalings;
-
-/// Where the stimulus goes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StimRegion {
-    /// The Niederer corner cube.
-    NiedererCube,
-    /// Cells whose centroids lie in the box (min and max corners, mm).
-    Box([f64; 3], [f64; 3]),
-    /// Cells whose centroids lie in the sphere (centre, radius, mm).
-    Sphere([f64; 3], f64),
-    /// Cells with a face on the tagged surface.
-    Surface(String),
-    /// The cells listed in a text file (0-based indices; [`super::protocol::read_cell_list`]).
-    Cells(PathBuf),
-}
 
 /// The problem a user asks for. Serialised as the `parameters.problem` record of
 /// `results.json` and read back by `cardiac run --params` (unknown fields are refused by name;
@@ -154,36 +141,6 @@ impl ProblemSpec {
     pub fn slab_dx(&self) -> Option<f64> {
         self.mesh.is_none().then_some(self.dx)
     }
-}
-
-/// Largest ODE step accepted (ms). Measured on the 0.5 mm slab with forward Euler (and
-/// Rush–Larsen for m) on TP06: P8 activates at 50.9 ms at dt 0.02, 51.3 at 0.05, 51.8 at 0.1,
-/// 55.5 at 0.2, and at 0.5 ms the wave does not propagate (1.7 % of cells activate).
-pub const MAX_DT_ODE: f64 = 0.2;
-/// Above this ODE step (ms) the run is accepted with a warning: conduction slows measurably
-/// (+1.7 % on P8 at 0.1 ms, +9 % at 0.2 ms). The Niederer benchmark uses 0.005 to 0.05 ms.
-pub const WARN_DT_ODE: f64 = 0.05;
-
-/// Checks the ODE time step; returns a warning for a doubtful one.
-pub fn check_dt(dt: f64) -> Result<Option<String>> {
-    ensure!(
-        dt.is_finite() && dt > 0.0,
-        "--dt-ode {dt} ms must be a positive number of ms"
-    );
-    if dt > MAX_DT_ODE {
-        bail!(
-            "--dt-ode {dt} ms is too large for the TP06 cell model with forward Euler: the \
-             gating variables become unstable and the wave does not propagate (at 0.5 ms only \
-             1.7 % of the slab activates). Use at most {MAX_DT_ODE} ms; the Niederer benchmark \
-             uses 0.005 to 0.05 ms"
-        );
-    }
-    Ok((dt > WARN_DT_ODE).then(|| {
-        format!(
-            "warning: --dt-ode {dt} ms is above {WARN_DT_ODE} ms: conduction slows (P8 of the \
-             0.5 mm slab is 1.7 % later at 0.1 ms and 9 % later at 0.2 ms than at 0.02 ms)"
-        )
-    }))
 }
 
 /// Host memory a run takes per cell (bytes): the peak resident size of `cardiac run` on the
@@ -358,80 +315,6 @@ pub fn load_mesh(spec: &ProblemSpec) -> Result<(TetMesh, Vec<String>)> {
     Ok((mesh, warnings))
 }
 
-/// The stimulated cells and a description of the region of the main stimulus (errors name
-/// `--stim-box`, `--stim-sphere`, `--stim-surface` or `--stim-cells`).
-pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, String)> {
-    stimulus_cells_of(mesh, region, None)
-}
-
-/// The cells of a region and a description of it; `of` names the option it belongs to in
-/// errors (`--region 2`, `--stim-site 1`), `None` the main stimulus' options.
-pub fn stimulus_cells_of(
-    mesh: &TetMesh,
-    region: &StimRegion,
-    of: Option<&str>,
-) -> Result<(Vec<u32>, String)> {
-    // The option at fault: the main stimulus' own, or `--region 2: box`.
-    let opt = |main: &str, kind: &str| match of {
-        Some(o) => format!("{o}: {kind}"),
-        None => main.to_string(),
-    };
-    let (cells, what) = match region {
-        StimRegion::Box(lo, hi) => {
-            ensure!(
-                (0..3).all(|i| lo[i] <= hi[i]),
-                "{} {lo:?}..{hi:?}: each min corner coordinate must be <= the max one",
-                opt("--stim-box", "box")
-            );
-            (
-                mesh.cells_in_box(*lo, *hi),
-                format!("box {lo:?}..{hi:?} mm"),
-            )
-        }
-        StimRegion::Sphere(c, r) => {
-            ensure!(
-                r.is_finite() && *r > 0.0,
-                "{} radius {r} mm must be positive",
-                opt("--stim-sphere", "sphere")
-            );
-            (
-                mesh.cells_in_sphere(*c, *r),
-                format!("sphere {c:?} r {r} mm"),
-            )
-        }
-        StimRegion::Surface(tag) => (
-            mesh.cells_touching_surface(tag)
-                .with_context(|| opt("--stim-surface", "surface"))?,
-            format!("surface {tag}"),
-        ),
-        StimRegion::NiedererCube => (
-            Stimulus::niederer(mesh).cells,
-            "the corner cube [0, 1.5]³ mm".to_string(),
-        ),
-        StimRegion::Cells(path) => (
-            super::protocol::read_cell_list(path, mesh.num_cells())
-                .with_context(|| opt("--stim-cells", "cells"))?,
-            format!("cells listed in {}", path.display()),
-        ),
-    };
-    if cells.is_empty() {
-        let bb = mesh
-            .bounding_box()
-            .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
-            .unwrap_or_default();
-        let label = match (of, region) {
-            (Some(o), _) => o.to_string(),
-            (None, StimRegion::Box(..)) => "--stim-box".into(),
-            (None, StimRegion::Sphere(..)) => "--stim-sphere".into(),
-            (None, StimRegion::Surface(..)) => "--stim-surface".into(),
-            (None, StimRegion::Cells(..)) => "--stim-cells".into(),
-            (None, StimRegion::NiedererCube) => "the stimulus".into(),
-        };
-        bail!("{label}: the region ({what}) contains no cell centroid{bb}");
-    }
-    Ok((cells, what))
-}
-
 /// The solver set-up: conductivities (isotropic σ_l for a mesh without fibres), the stimulus
 /// protocol on the region, the time steps.
 pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
@@ -537,258 +420,6 @@ pub fn setup(spec: &ProblemSpec, mesh: &TetMesh) -> Result<Setup> {
         ),
         e => e.into(),
     })
-}
-
-/// A number as a message shows it: as Rust prints it between 10^-4 and 10^6 (0.02, 140), in
-/// exponent form beyond (1e30 rather than thirty-one digits; 1.5e-7).
-pub fn show(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
-
-/// A whole number with thousands separators (24,684,084), in exponent form from 10^15.
-pub fn grouped(x: f64) -> String {
-    if x.is_nan() || x.abs() >= 1e15 {
-        return format!("{x:e}");
-    }
-    let digits = format!("{}", x.abs().round() as u64);
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if x < 0.0 {
-        out.insert(0, '-');
-    }
-    out
-}
-
-/// The pulse starts of every site of a problem (ms, rising), for per-beat outputs and the
-/// length of a paced run.
-pub fn pulse_starts(setup: &Setup) -> Vec<f64> {
-    let mut v: Vec<f64> = setup.sites.iter().flat_map(|s| s.pulse_starts()).collect();
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-/// Whether the problem paces (more than one pulse in all), so that per-beat outputs are kept.
-pub fn paced(setup: &Setup) -> bool {
-    pulse_starts(setup).len() > 1
-}
-
-/// Lines describing the stimulus sites and the cell models, for the run's header.
-pub fn describe_stimulus(spec: &ProblemSpec, setup: &Setup) -> Vec<String> {
-    let mut out = Vec::new();
-    let stimulated = (0..setup.n).filter(|&i| setup.stimulated(i)).count();
-    let densities: Vec<f64> = std::iter::once(spec.stim_density)
-        .chain(spec.sites.iter().map(|s| s.density))
-        .collect();
-    for (k, (site, density)) in setup.sites.iter().zip(densities).enumerate() {
-        let cells = (0..setup.n)
-            .filter(|&i| setup.classes[usize::from(setup.stim_class[i])].contains(&(k as u8)))
-            .count();
-        let mut line = format!(
-            "stimulus{}: {cells} cells, {density} µA/mm³ for {} ms from t = {} ms",
-            if setup.sites.len() > 1 {
-                format!(" site {}", k + 1)
-            } else {
-                String::new()
-            },
-            site.duration,
-            site.start
-        );
-        if site.period > 0.0 {
-            line += &format!(", {} beats every {} ms", site.count, site.period);
-        }
-        if site.s2_start >= 0.0 {
-            line += &format!(", S2 at {} ms", site.s2_start);
-        }
-        out.push(line);
-    }
-    if setup.sites.len() > 1 {
-        out.push(format!("stimulated cells in all: {stimulated}"));
-    }
-    if setup.models.len() > 1 || !spec.benchmark_cells() {
-        for (k, m) in setup.models.iter().enumerate() {
-            let cells = setup
-                .cell_model
-                .iter()
-                .filter(|&&c| usize::from(c) == k)
-                .count();
-            if cells == 0 {
-                continue;
-            }
-            let scaled: Vec<String> = m
-                .scale
-                .entries()
-                .iter()
-                .filter(|(_, v)| *v != 1.0)
-                .map(|(n, v)| format!("{n}×{v}"))
-                .collect();
-            out.push(format!(
-                "cell model {}: TP06 {:?}{}: {cells} cells",
-                k + 1,
-                m.cell_type,
-                if scaled.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", scaled.join(", "))
-                }
-            ));
-        }
-    }
-    if spec.act_threshold != crate::solver::ACTIVATION_THRESHOLD_MV {
-        out.push(format!("activation threshold: {} mV", spec.act_threshold));
-    }
-    out
-}
-
-/// Published spread of the Niederer benchmark's P8 activation time (ms) at a benchmark
-/// resolution: the lowest and highest of the open codes in `docs/cardiac.md` (Macchiato.jl,
-/// fenicsx-beat, cardiacFoam).
-pub fn published_p8_spread(dx: f64) -> Option<(f64, f64)> {
-    [
-        (0.5, (41.68, 143.067)),
-        (0.2, (38.235, 54.596)),
-        (0.1, (37.93, 45.631)),
-    ]
-    .into_iter()
-    .find(|(d, _)| (dx - d).abs() < 1e-9)
-    .map(|(_, s)| s)
-}
-
-/// The wavefront's foot width (mm) for a conductivity: `sqrt(D · 1 ms)` with
-/// `D = σ_l / (χ Cm)`, the distance diffusion spreads the upstroke's current in the ~1 ms a TP06
-/// upstroke lasts (0.31 mm for the Niederer conductivity).
-pub fn front_width_mm(cond: &Conductivity) -> f64 {
-    // σ in S/m = 1e-3 S/mm; χ in 1/mm; Cm in µF/mm² = 1e-6 F/mm²: D in mm²/s, then per ms.
-    let d_mm2_per_ms = cond.sigma_l * 1e-3 / (cond.chi * cond.cm * 1e-6) * 1e-3;
-    d_mm2_per_ms.sqrt()
-}
-
-/// Characteristic cell size (mm): `(6 · mean tet volume)^(1/3)`, which is dx for the
-/// Kuhn-split slab (six tetrahedra per cube).
-pub fn cell_size_mm(mesh: &TetMesh) -> f64 {
-    let n = mesh.num_cells().max(1);
-    let mean = (0..mesh.num_cells())
-        .map(|t| mesh.tet_volume(t))
-        .sum::<f64>()
-        / n as f64;
-    (6.0 * mean).cbrt()
-}
-
-/// A warning when a few cells bound the diffusion step (an ODE step would take fewer diffusion
-/// steps without the 10 smallest): the smallest cell's own stable step, where it is and its
-/// shape, the median cell's, and the diffusion steps without the 10, 100 and 1,000 smallest.
-pub fn step_limit_advice(setup: &Setup, mesh: &TetMesh) -> Option<String> {
-    let l = &setup.step_limit;
-    let &(cell, dt) = l.worst.first()?;
-    let steps = |dt_pde: f64| (f64::from(setup.dt_ode) / dt_pde).ceil().max(1.0) as usize;
-    let without: Vec<(usize, usize)> = l.without.iter().map(|&(k, d)| (k, steps(d))).collect();
-    // Only when leaving out a few (10) cells would save diffusion steps.
-    if without.first().is_none_or(|&(_, p)| p >= setup.pde_steps) {
-        return None;
-    }
-    let c = setup
-        .centroids
-        .get(cell as usize)
-        .copied()
-        .unwrap_or_default();
-    let quality = if (cell as usize) < mesh.num_cells() {
-        format!(", shape quality {:.3}", mesh.tet_quality(cell as usize))
-    } else {
-        String::new()
-    };
-    let counts: Vec<String> = without.iter().map(|(k, _)| k.to_string()).collect();
-    let steps: Vec<String> = without.iter().map(|(_, p)| p.to_string()).collect();
-    Some(format!(
-        "warning: a few cells bound the diffusion step: the smallest cell's own stable step is \
-        {dt:.5} ms (cell {cell} at ({:.2}, {:.2}, {:.2}) mm{quality}), the median cell's {:.4} \
-        ms. Without the {} smallest cells an ODE step would take {} diffusion steps instead of \
-        {}: improve the mesh there (apps/cardiac/tools/heart_mesh.py before version 0.5 left \
-        slivers at the base: generate such meshes again; its --optimize netgen improves the \
-        rest)",
-        c[0],
-        c[1],
-        c[2],
-        l.median_dt,
-        counts.join(" / "),
-        steps.join(" / "),
-        setup.pde_steps
-    ))
-}
-
-/// What a modeller should know about a problem before trusting its results: a mesh whose
-/// extent suggests centimetres read as millimetres, cells coarse against the wavefront, a slab
-/// resolution or stimulus that is not the benchmark's. Each line says what to do.
-pub fn advice(spec: &ProblemSpec, mesh: &TetMesh, cond: &Conductivity) -> Vec<String> {
-    let mut out = Vec::new();
-    if spec.mesh.is_some() {
-        if let Some((lo, hi)) = mesh.bounding_box() {
-            let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
-            if extent < 15.0 {
-                out.push(format!(
-                    "warning: the mesh spans only {extent:.2} mm at --scale {}: a human heart is \
-                    about 50–120 mm across. If its coordinates are in cm, give --scale {}; in m, \
-                    --scale {}",
-                    spec.scale,
-                    spec.scale * 10.0,
-                    spec.scale * 1000.0
-                ));
-            }
-        }
-    }
-    let h = cell_size_mm(mesh);
-    let front = front_width_mm(cond);
-    if h > front {
-        let spread = published_p8_spread(0.5)
-            .map(|(a, b)| {
-                format!(" (the Niederer slab's P8 at 0.5 mm: published codes spread {a}–{b} ms)")
-            })
-            .unwrap_or_default();
-        out.push(format!(
-            "warning: cells of {h:.2} mm are coarse against the wavefront's foot ({front:.2} mm for \
-            σ_l = {:.4} S/m): conduction will be slower than converged, and activation times \
-            depend on the mesh{spread}. Refine to {front:.2} mm or finer (the benchmark's published codes agree \
-             within 8 ms from 0.1 mm)",
-            cond.sigma_l
-        ));
-    }
-    if let Some(dx) = spec.slab_dx() {
-        if published_p8_spread(dx).is_none() {
-            out.push(format!(
-                "note: dx {dx} mm is not a resolution of the Niederer benchmark (0.5, 0.2, 0.1 mm): \
-                P1–P9 cannot be compared with published values"
-            ));
-        }
-        if !spec.benchmark_tissue() {
-            out.push(
-                "note: the tissue parameters (σ_l, σ_t, χ, Cm) are not the benchmark's: P1–P9 \
-                 cannot be compared with published values"
-                    .to_string(),
-            );
-        }
-        if !spec.benchmark_stimulus() {
-            out.push(
-                "note: the stimulus is not the benchmark's (one pulse of 50 µA/mm³ for 2 ms from 0 ms in the \
-                corner cube): P1–P9 cannot be compared with published values"
-                    .to_string(),
-            );
-        }
-        if !spec.benchmark_cells() {
-            out.push(
-                "note: the cells are not the benchmark's (published TP06 epi, activation at 0 mV): \
-                 P1–P9 cannot be compared with published values"
-                    .to_string(),
-            );
-        }
-    }
-    out
 }
 
 /// The conductivity a problem uses (isotropic σ_l for a mesh without fibres; σ_n = σ_t unless

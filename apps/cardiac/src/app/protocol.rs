@@ -9,10 +9,25 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::problem::StimRegion;
 use crate::mesh::{CellType, TetMesh};
 use crate::solver::{CellModels, Stimulus};
 use crate::tp06::{CellModel, Scalings};
+
+/// Where the stimulus goes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StimRegion {
+    /// The Niederer corner cube.
+    NiedererCube,
+    /// Cells whose centroids lie in the box (min and max corners, mm).
+    Box([f64; 3], [f64; 3]),
+    /// Cells whose centroids lie in the sphere (centre, radius, mm).
+    Sphere([f64; 3], f64),
+    /// Cells with a face on the tagged surface.
+    Surface(String),
+    /// The cells listed in a text file (0-based indices; [`read_cell_list`]).
+    Cells(PathBuf),
+}
 
 /// A stimulus site besides the main one, with its own region and timing (the main one is
 /// `ProblemSpec`'s `stim`, `stim_*`, `beats`, `bcl` and `s2`).
@@ -226,7 +241,7 @@ pub fn read_cell_list(path: &Path, n: usize) -> Result<Vec<u32>> {
     Ok(cells)
 }
 
-/// The solver stimulus of a site on `mesh`, its cells from [`super::problem::stimulus_cells`].
+/// The solver stimulus of a site on `mesh`, its cells from [`stimulus_cells`].
 pub fn site_stimulus(
     site: &SiteSpec,
     cells: Vec<u32>,
@@ -255,9 +270,9 @@ pub fn site_stimulus(
 }
 
 /// Latest pulse start, and longest pulse, of a stimulus (ms): the longest run of the largest
-/// ODE step, [`crate::app::run::MAX_RUN_STEPS`] × [`super::problem::MAX_DT_ODE`] (1,200,000 ms,
+/// ODE step, [`crate::app::run::MAX_RUN_STEPS`] × [`crate::app::run::MAX_DT_ODE`] (1,200,000 ms,
 /// 20 minutes of heart time). A pulse later than that is reached by no run.
-pub const MAX_PULSE_TIME: f64 = crate::app::run::MAX_RUN_STEPS * super::problem::MAX_DT_ODE;
+pub const MAX_PULSE_TIME: f64 = crate::app::run::MAX_RUN_STEPS * crate::app::run::MAX_DT_ODE;
 
 /// Checks a pulse schedule; errors name the option (`what` is `--stim` for the main site,
 /// `--stim-site N` for the others).
@@ -337,10 +352,10 @@ pub fn check_timing(
             "{} {} ms puts a pulse past the longest run, {} ms ({} steps of the largest \
              --dt-ode, {} ms: the device's f32 clock counts no further)",
             name(key),
-            super::problem::show(value),
-            super::problem::grouped(longest),
-            super::problem::grouped(crate::app::run::MAX_RUN_STEPS),
-            super::problem::MAX_DT_ODE
+            crate::format::show(value),
+            crate::format::grouped(longest),
+            crate::format::grouped(crate::app::run::MAX_RUN_STEPS),
+            crate::app::run::MAX_DT_ODE
         );
     }
     Ok(())
@@ -402,4 +417,77 @@ pub fn cell_models(
         cell_model.push(id);
     }
     Ok(CellModels { models, cell_model })
+}
+
+/// The stimulated cells and a description of the region of the main stimulus (errors name
+/// `--stim-box`, `--stim-sphere`, `--stim-surface` or `--stim-cells`).
+pub fn stimulus_cells(mesh: &TetMesh, region: &StimRegion) -> Result<(Vec<u32>, String)> {
+    stimulus_cells_of(mesh, region, None)
+}
+
+/// The cells of a region and a description of it; `of` names the option it belongs to in
+/// errors (`--region 2`, `--stim-site 1`), `None` the main stimulus' options.
+pub fn stimulus_cells_of(
+    mesh: &TetMesh,
+    region: &StimRegion,
+    of: Option<&str>,
+) -> Result<(Vec<u32>, String)> {
+    // The option at fault: the main stimulus' own, or `--region 2: box`.
+    let opt = |main: &str, kind: &str| match of {
+        Some(o) => format!("{o}: {kind}"),
+        None => main.to_string(),
+    };
+    let (cells, what) = match region {
+        StimRegion::Box(lo, hi) => {
+            ensure!(
+                (0..3).all(|i| lo[i] <= hi[i]),
+                "{} {lo:?}..{hi:?}: each min corner coordinate must be <= the max one",
+                opt("--stim-box", "box")
+            );
+            (
+                mesh.cells_in_box(*lo, *hi),
+                format!("box {lo:?}..{hi:?} mm"),
+            )
+        }
+        StimRegion::Sphere(c, r) => {
+            ensure!(
+                r.is_finite() && *r > 0.0,
+                "{} radius {r} mm must be positive",
+                opt("--stim-sphere", "sphere")
+            );
+            (
+                mesh.cells_in_sphere(*c, *r),
+                format!("sphere {c:?} r {r} mm"),
+            )
+        }
+        StimRegion::Surface(tag) => (
+            mesh.cells_touching_surface(tag)
+                .with_context(|| opt("--stim-surface", "surface"))?,
+            format!("surface {tag}"),
+        ),
+        StimRegion::NiedererCube => (
+            Stimulus::niederer(mesh).cells,
+            "the corner cube [0, 1.5]³ mm".to_string(),
+        ),
+        StimRegion::Cells(path) => (
+            read_cell_list(path, mesh.num_cells()).with_context(|| opt("--stim-cells", "cells"))?,
+            format!("cells listed in {}", path.display()),
+        ),
+    };
+    if cells.is_empty() {
+        let bb = mesh
+            .bounding_box()
+            .map(|(lo, hi)| format!("; the mesh spans {lo:.3?} to {hi:.3?} mm"))
+            .unwrap_or_default();
+        let label = match (of, region) {
+            (Some(o), _) => o.to_string(),
+            (None, StimRegion::Box(..)) => "--stim-box".into(),
+            (None, StimRegion::Sphere(..)) => "--stim-sphere".into(),
+            (None, StimRegion::Surface(..)) => "--stim-surface".into(),
+            (None, StimRegion::Cells(..)) => "--stim-cells".into(),
+            (None, StimRegion::NiedererCube) => "the stimulus".into(),
+        };
+        bail!("{label}: the region ({what}) contains no cell centroid{bb}");
+    }
+    Ok((cells, what))
 }

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use poplar::profile::{Profile, ProfileOptions};
 use poplar::{EngineOptions, Executable};
 
@@ -90,6 +90,36 @@ pub fn chunk_steps_for(every: f64, dt: f64, default: u32) -> u32 {
     }
 }
 
+/// Largest ODE step accepted (ms). Measured on the 0.5 mm slab with forward Euler (and
+/// Rush–Larsen for m) on TP06: P8 activates at 50.9 ms at dt 0.02, 51.3 at 0.05, 51.8 at 0.1,
+/// 55.5 at 0.2, and at 0.5 ms the wave does not propagate (1.7 % of cells activate).
+pub const MAX_DT_ODE: f64 = 0.2;
+/// Above this ODE step (ms) the run is accepted with a warning: conduction slows measurably
+/// (+1.7 % on P8 at 0.1 ms, +9 % at 0.2 ms). The Niederer benchmark uses 0.005 to 0.05 ms.
+pub const WARN_DT_ODE: f64 = 0.05;
+
+/// Checks the ODE time step; returns a warning for a doubtful one.
+pub fn check_dt(dt: f64) -> Result<Option<String>> {
+    ensure!(
+        dt.is_finite() && dt > 0.0,
+        "--dt-ode {dt} ms must be a positive number of ms"
+    );
+    if dt > MAX_DT_ODE {
+        bail!(
+            "--dt-ode {dt} ms is too large for the TP06 cell model with forward Euler: the \
+             gating variables become unstable and the wave does not propagate (at 0.5 ms only \
+             1.7 % of the slab activates). Use at most {MAX_DT_ODE} ms; the Niederer benchmark \
+             uses 0.005 to 0.05 ms"
+        );
+    }
+    Ok((dt > WARN_DT_ODE).then(|| {
+        format!(
+            "warning: --dt-ode {dt} ms is above {WARN_DT_ODE} ms: conduction slows (P8 of the \
+             0.5 mm slab is 1.7 % later at 0.1 ms and 9 % later at 0.2 ms than at 0.02 ms)"
+        )
+    }))
+}
+
 /// Most ODE steps of one run: the device's f32 clock ([`crate::solver::next_time`]) stays
 /// within one step of the nominal time for 6.55 million steps (measured at dt 0.005, 0.02 and
 /// 0.1 ms), and a little later leaves the run loop's tolerance, which stops the run as a
@@ -128,10 +158,7 @@ impl Work {
         } else if s < 3.0 * 86400.0 {
             format!("about {:.1} hours", s / 3600.0)
         } else {
-            format!(
-                "about {} days",
-                crate::app::problem::show((s / 86400.0).round())
-            )
+            format!("about {} days", crate::format::show((s / 86400.0).round()))
         }
     }
 }
@@ -149,7 +176,7 @@ pub fn check_work(
     substeps: usize,
     force: bool,
 ) -> Result<Work> {
-    use crate::app::problem::{grouped, show};
+    use crate::format::{grouped, show};
     let steps = step_count(t_end, dt);
     if steps.is_nan() || steps > MAX_RUN_STEPS {
         bail!(
@@ -219,7 +246,7 @@ pub fn check_every(option: &str, every: f64, dt: f64, none: Option<&str>) -> Res
         bail!(
             "{option} {} ms is shorter than the time step ({} ms): give {zero}at least one \
              time step",
-            crate::app::problem::show(every),
+            crate::format::show(every),
             // The solvers' f32 step (an executable's 0.02 is 0.019999999552965164 in f64).
             dt as f32
         );
@@ -334,18 +361,7 @@ pub fn run_device_with(
             );
         }
         last_t = t;
-        if let Some((cell, v)) = diverged_cell(&run.voltage()?) {
-            let at = centroids
-                .and_then(|c| c.get(cell))
-                .map(|c| format!(" at ({:.2}, {:.2}, {:.2}) mm", c[0], c[1], c[2]))
-                .unwrap_or_default();
-            bail!(
-                "the simulation diverged by t = {t:.3} ms: cell {cell}{at} has V = {v} mV (TP06 \
-                 stays within about -95..60 mV). Use a smaller --dt-ode (this run: {} ms), or \
-                 check the stimulus and the conductivities; no result files were written",
-                run.info.dt_ode
-            );
-        }
+        check_diverged(&run, t, centroids)?;
         // The hook may run the device too (the ECG program): that is engine time.
         let before = run.ecg_seconds();
         hooks.after_run(&mut run)?;
@@ -354,20 +370,7 @@ pub fn run_device_with(
         let done = act.iter().filter(|&&a| a >= 0.0).count();
         // Only at chunk ends (and the last step), not after every single step.
         if root && (run.steps() % chunk == 0 || run.steps() == total || done == act.len()) {
-            let secs = t0.elapsed().as_secs_f64();
-            let line = format!(
-                "  t = {t:7.2} ms  activated {done:>9}/{} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
-                act.len(),
-                100.0 * done as f64 / act.len().max(1) as f64,
-                secs / t.max(1e-9)
-            );
-            // On a terminal, one line redrawn in place; in a log file or pipe, one line per
-            // chunk (carriage returns would pile every update onto a single line).
-            if tty {
-                eprint!("\r{line}   ");
-            } else {
-                eprintln!("{line}");
-            }
+            print_progress(t, done, act.len(), t0.elapsed().as_secs_f64(), tty);
         }
         if (done == act.len() && !opts.to_t_end) || run.steps() >= total {
             break;
@@ -393,6 +396,39 @@ pub fn run_device_with(
         profile,
         stopped,
     })
+}
+
+/// An error naming the first cell whose V left [`V_BOUND_MV`] by `t` (ms), and where it is.
+fn check_diverged(run: &DeviceRun, t: f64, centroids: Option<&[[f64; 3]]>) -> Result<()> {
+    let Some((cell, v)) = diverged_cell(&run.voltage()?) else {
+        return Ok(());
+    };
+    let at = centroids
+        .and_then(|c| c.get(cell))
+        .map(|c| format!(" at ({:.2}, {:.2}, {:.2}) mm", c[0], c[1], c[2]))
+        .unwrap_or_default();
+    bail!(
+        "the simulation diverged by t = {t:.3} ms: cell {cell}{at} has V = {v} mV (TP06 \
+         stays within about -95..60 mV). Use a smaller --dt-ode (this run: {} ms), or \
+         check the stimulus and the conductivities; no result files were written",
+        run.info.dt_ode
+    )
+}
+
+/// The progress line at `t` (ms): cells activated of `cells`, wall seconds `secs`. On a
+/// terminal, one line redrawn in place; in a log file or pipe, one line per chunk (carriage
+/// returns would pile every update onto a single line).
+fn print_progress(t: f64, done: usize, cells: usize, secs: f64, tty: bool) {
+    let line = format!(
+        "  t = {t:7.2} ms  activated {done:>9}/{cells} cells ({:5.1} %)  {secs:7.1} s  ({:.2} s per simulated ms)",
+        100.0 * done as f64 / cells.max(1) as f64,
+        secs / t.max(1e-9)
+    );
+    if tty {
+        eprint!("\r{line}   ");
+    } else {
+        eprintln!("{line}");
+    }
 }
 
 #[cfg(test)]

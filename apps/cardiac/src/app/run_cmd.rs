@@ -1,7 +1,9 @@
 //! `cardiac run`: a problem built, compiled and run on the simulated chips, with what it
 //! prints and the files it writes — in named steps: [`prepare`] (options, output folder,
-//! mesh, set-up), [`traces`], [`print_problem`], [`compile`], [`simulate`], [`record`],
-//! [`print_results`], [`compare_native`], [`summarise_beats`] and [`write_files`].
+//! mesh, set-up), [`traces`], [`electrodes`], [`print_problem`], [`compile`], [`simulate`],
+//! [`record`] (the run's one [`RunReport`]), [`print_results`], [`compare_native`] and
+//! [`write_results`] (every file at the end, through the run's [`ResultWriter`]; only the
+//! voltage snapshots are written during the run, through the same writer).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -11,20 +13,23 @@ use poplar::profile::Profile;
 use poplar::Executable;
 use poplar_viewer::ReportData;
 
+use crate::app::advice;
 use crate::app::checkpoint::{self, CheckpointOptions, Checkpointer, Identity};
 use crate::app::console::{self, print_activation_summary, print_points};
-use crate::app::output::{self, Beats, Snapshots, Traces};
+use crate::app::output::{self, Beats, ResultWriter, Snapshots, Traces};
+use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
+use crate::app::results::{recorded_problem, BeatSummary, RunParameters, RunReport};
 use crate::app::run::{
-    check_every, check_work, chunk_steps_for, run_device_with, threads_for, LoopOptions,
+    check_dt, check_every, check_work, chunk_steps_for, run_device_with, threads_for, LoopOptions,
     CELL_STEPS_PER_SECOND,
 };
-use crate::app::run_records::{checkpoint_options, RunRecords};
+use crate::app::run_records::RunRecords;
 use crate::app::saved::compile_or_hint;
 use crate::ecg::{self, EcgRecord, EcgSpec};
+use crate::format::show;
 use crate::mesh::TetMesh;
 use crate::partition::PartitionStats;
-use crate::report::{BeatSummary, RunReport};
 use crate::solver::device::{self, DeviceConfig, RunInfo};
 use crate::solver::native::NativeSolver;
 use crate::solver::{Results, Setup};
@@ -158,27 +163,15 @@ pub fn run(c: &RunCommand) -> Result<()> {
         // A checkpoint was written and the way to continue printed; no result files.
         return Ok(());
     }
-    let mut report = record(c, &p, &sim.res);
-    if let (Some(e), Some(serde_json::Value::Object(params))) = (&ecg, report.parameters.as_mut()) {
-        // For the record only: `--params` repeats the problem, not the electrodes.
-        params.insert(
-            "ecg".into(),
-            serde_json::json!({
-                "electrodes": e.electrodes,
-                "sigma_bath_S_per_m": e.sigma_bath,
-                "every_ms": e.every,
-                "note": "not repeated by --params: give the electrode options again",
-            }),
-        );
-    }
+    let report = record(c, &p, &sim, ecg.as_ref())?;
     print_results(c, &p.setup, &sim.res, &report);
     if c.native && poplar::dist::is_root() {
         compare_native(&p.setup, &sim.res);
     }
-    if let Some(b) = &sim.beats {
-        report.beats = Some(summarise_beats(b));
+    if let Some(b) = &report.beats {
+        print_beats(b);
     }
-    write_files(c, &p, &sim, &report, compiled.page)?;
+    write_results(&p, &sim, &traces, &report, compiled.page)?;
     say!(
         "timings: set-up (mesh + operator) {:.2} s, graph build {build_s:.2} s, compile {compile_s:.2} s, simulation {:.2} s ({:.3} s per simulated ms), total {:.2} s",
         p.setup_s,
@@ -206,8 +199,8 @@ pub struct Prepared {
     pub t_end: f64,
     /// Wall seconds of the set-up (mesh and operator).
     pub setup_s: f64,
-    /// The output folder's lock (rank 0), held until the run ends.
-    pub output_lock: Option<app_support::output::OutputLock>,
+    /// The output folder (checked, and locked until the run ends) and its one writer.
+    pub out: ResultWriter,
     /// Simulator threads (`--threads`, checked; `None`: one per core).
     pub threads: Option<usize>,
     /// Where checkpoints go, and its lock when it is not inside the output folder (rank 0).
@@ -222,7 +215,7 @@ pub struct Prepared {
 /// then loads the mesh and sets the problem up.
 pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     let spec = &c.spec;
-    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+    if let Some(w) = check_dt(spec.dt_ode)? {
         note!("{w}");
     }
     check_every(
@@ -236,9 +229,9 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     c.checkpoint.check(spec.dt_ode)?;
     problem::check_slab_options(spec)?;
     let mut cfg = problem::device_config(spec)?;
-    let output_lock = match &c.checkpoint.resume {
-        None => output::prepare_agreed(&c.out, c.force)?,
-        Some(_) => output::prepare_resume_agreed(&c.out, c.force)?,
+    let out = match &c.checkpoint.resume {
+        None => ResultWriter::prepare(&c.out, c.force)?,
+        Some(_) => ResultWriter::prepare_resume(&c.out, c.force)?,
     };
     let checkpoint_dir = c.checkpoint.dir_for(&c.out);
     let (mut resume_dir, mut checkpoint_lock) = (None, None);
@@ -264,21 +257,21 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         note!("{w}");
     }
     let setup = problem::setup(spec, &mesh)?;
-    let paced = problem::paced(&setup);
-    let starts = problem::pulse_starts(&setup);
+    let paced = setup.paced();
+    let starts = setup.pulse_starts();
     let t_end = run_length(c, paced, &starts);
     let end = if paced && !c.t_end_fixed {
         format!(
             "the paced run's end at {} ms (a cycle after its last pulse; set it with --t-end)",
-            problem::show(t_end)
+            show(t_end)
         )
     } else {
-        format!("--t-end {} ms", problem::show(t_end))
+        format!("--t-end {} ms", show(t_end))
     };
     let work = check_work(
         &end,
         t_end,
-        &format!("--dt-ode {} ms", problem::show(spec.dt_ode)),
+        &format!("--dt-ode {} ms", show(spec.dt_ode)),
         f64::from(setup.dt_ode),
         setup.n,
         setup.pde_steps,
@@ -287,7 +280,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     if work.cell_steps / CELL_STEPS_PER_SECOND > 3600.0 {
         note!(
             "note: this run is up to {} cell-steps: {} on a 2-core host",
-            problem::show(work.cell_steps),
+            show(work.cell_steps),
             work.duration()
         );
     }
@@ -301,7 +294,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         starts,
         t_end,
         setup_s,
-        output_lock,
+        out,
         threads,
         checkpoint_dir,
         checkpoint_lock,
@@ -327,7 +320,7 @@ fn run_length(c: &RunCommand, paced: bool, starts: &[f64]) -> f64 {
 }
 
 /// `x,y,z` (mm) of a `--trace-point`.
-pub(crate) fn parse_point(text: &str) -> Result<[f64; 3]> {
+fn parse_point(text: &str) -> Result<[f64; 3]> {
     let v: Vec<f64> = text
         .split(',')
         .map(|x| x.trim().parse::<f64>())
@@ -395,9 +388,9 @@ pub fn electrodes(c: &RunCommand, p: &mut Prepared) -> Result<Option<EcgSpec>> {
     say!(
         "ECG: {} electrodes, φ_e every {} ms ({every} ODE steps), bath σ_b {} S/m; the run goes on to {} ms",
         spec.electrodes.len(),
-        problem::show(spec.every),
+        show(spec.every),
         spec.sigma_bath,
-        problem::show(p.t_end)
+        show(p.t_end)
     );
     for e in &spec.electrodes {
         say!(
@@ -454,13 +447,13 @@ pub fn print_problem(c: &RunCommand, p: &Prepared) {
             );
         }
     }
-    for line in problem::describe_stimulus(spec, setup) {
+    for line in console::describe_stimulus(spec, setup) {
         say!("{line}");
     }
-    for line in problem::advice(spec, mesh, &problem::conductivity(spec, mesh)) {
+    for line in advice::advice(spec, mesh, &problem::conductivity(spec, mesh)) {
         note!("{line}");
     }
-    if let Some(line) = problem::step_limit_advice(setup, mesh) {
+    if let Some(line) = advice::step_limit_advice(setup, mesh) {
         note!("{line}");
     }
     // Paced runs and runs with an ECG go on to the end; others stop once all have activated.
@@ -543,6 +536,8 @@ pub struct Simulated {
     pub profile: Option<Profile>,
     /// Per-beat maps of a paced run.
     pub beats: Option<Beats>,
+    /// The voltage snapshots taken (their collection, `voltage.pvd`, is written at the end).
+    pub snapshots: Snapshots,
     /// The pseudo-ECG (runs with electrodes).
     pub ecg: Option<EcgRecord>,
     /// Stopped before its end (a signal, `--stop-after`) with a checkpoint written.
@@ -550,7 +545,7 @@ pub struct Simulated {
 }
 
 /// Runs the executable to the end, recording beats, traces and snapshots after every device
-/// run; writes the snapshots' `voltage.pvd` and `traces.csv`.
+/// run (the snapshots written as they are taken).
 pub fn simulate(
     c: &RunCommand,
     p: &Prepared,
@@ -583,7 +578,8 @@ pub fn simulate(
             .paced
             .then(|| Beats::from_starts(p.starts.clone(), p.setup.n)),
         traces,
-        snapshots: Snapshots::new(&c.out, c.snapshot_every),
+        snapshots: Snapshots::new(c.snapshot_every),
+        out: &p.out,
         mesh: &p.mesh,
         ecg: ecg.map(|e| EcgRecord::new(&e.electrodes)),
         ecg_every: ecg.map(|e| u64::from(ecg_steps(e, p.setup.dt_ode))),
@@ -618,35 +614,58 @@ pub fn simulate(
             ck.write_s
         );
     }
-    if !end.stopped {
-        hooks.snapshots.finish()?;
-        hooks.traces.write(&c.out)?;
-    }
     Ok(Simulated {
         res: end.results,
         sim_s: end.secs,
         profile: end.profile,
         beats: hooks.beats,
+        snapshots: hooks.snapshots,
         ecg: hooks.ecg,
         stopped: end.stopped,
     })
 }
 
-/// The run's record (results.json): results, and the problem with the mesh as an absolute
-/// path, so that `cardiac run --params results.json` repeats it from any folder.
-pub fn record(c: &RunCommand, p: &Prepared, res: &Results) -> RunReport {
-    let spec = &c.spec;
-    let mut report = RunReport::new(&p.setup, res, spec.slab_dx());
-    let mut recorded = spec.clone();
-    if let Some(m) = &spec.mesh {
-        recorded.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
-    }
-    report.parameters = Some(serde_json::json!({
-        "problem": recorded,
+/// The run's record (results.json), built here only: the activation at the benchmark points
+/// and along the diagonal, the parameters that repeat the run (`--params`), the electrodes
+/// and (a paced run) the beats, printed.
+pub fn record(
+    c: &RunCommand,
+    p: &Prepared,
+    sim: &Simulated,
+    ecg: Option<&EcgSpec>,
+) -> Result<RunReport> {
+    RunReport::new(
+        &Probes::select(&p.setup, c.spec.slab_dx()),
+        &sim.res,
+        Some(RunParameters::of_run(&c.spec, p.t_end, ecg)),
+        sim.beats.as_ref().map(summarise_beats),
+    )
+}
+
+/// The options a checkpoint belongs to ([`Identity::options`]): the problem as results.json
+/// records it (the mesh as an absolute path), the end time, the traced points and their
+/// interval, the snapshot interval and the ECG's electrodes. Threads and ranks are not among
+/// them: the results do not depend on them.
+pub fn checkpoint_options(c: &RunCommand, p: &Prepared) -> serde_json::Value {
+    let points: Vec<[f64; 3]> = c
+        .trace_points
+        .iter()
+        .filter_map(|t| parse_point(t).ok())
+        .collect();
+    serde_json::json!({
+        "problem": recorded_problem(&c.spec),
         "t_end": p.t_end,
-        "note": "repeat this run with `cardiac run --params results.json`",
-    }));
-    report
+        "trace_points": points,
+        "trace_every": c.trace_every,
+        "snapshot_every": c.snapshot_every,
+        "ecg": {
+            "electrode": c.ecg.electrodes,
+            "electrodes": c.ecg.file.as_ref().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())),
+            "ecg_12_lead": c.ecg.twelve_lead,
+            "ecg_every": c.ecg.every,
+            "sigma_bath": c.ecg.sigma_bath,
+        },
+    })
 }
 
 /// Activation at the benchmark points (against the published spread at P8, for the
@@ -656,7 +675,7 @@ pub fn print_results(c: &RunCommand, setup: &Setup, res: &Results, report: &RunR
     say!("results (simulated {:.2} ms):", res.t);
     print_points(report);
     if let (Some(dx), true) = (spec.slab_dx(), spec.benchmark_stimulus()) {
-        if let Some((lo, hi)) = problem::published_p8_spread(dx) {
+        if let Some((lo, hi)) = crate::report::published_p8_spread(dx) {
             say!(
                 "  published codes put P8 at {lo}–{hi} ms at dx {dx} mm (docs/cardiac.md, Niederer check)"
             );
@@ -682,8 +701,8 @@ pub fn compare_native(setup: &Setup, res: &Results) {
 }
 
 /// `ecg.csv`, and `ecg.png` when the record has the 12 leads; prints each lead's range.
-pub fn write_ecg(dir: &std::path::Path, rec: &EcgRecord) -> Result<()> {
-    app_support::output::write_atomic(dir.join("ecg.csv"), rec.to_csv())?;
+pub fn write_ecg(out: &ResultWriter, rec: &EcgRecord) -> Result<()> {
+    out.text("ecg.csv", rec.to_csv())?;
     let leads = rec.leads();
     for l in &leads {
         let (lo, hi) = l
@@ -694,72 +713,86 @@ pub fn write_ecg(dir: &std::path::Path, rec: &EcgRecord) -> Result<()> {
             });
         say!("  lead {:<4} min {lo:8.4} mV, max {hi:8.4} mV", l.name);
     }
+    let dir = out.dir().display();
     if leads.len() == 12 && rec.len() >= 2 {
-        crate::ecg::plot::plot_twelve_lead(
-            rec,
-            "pseudo-ECG (12 leads, rhythm strip: II)",
-            &dir.join("ecg.png"),
-        )?;
+        out.drawn("ecg.png", |path| {
+            Ok(crate::ecg::plot::plot_twelve_lead(
+                rec,
+                "pseudo-ECG (12 leads, rhythm strip: II)",
+                path,
+            )?)
+        })?;
         say!(
-            "wrote {0}/ecg.csv ({1} samples) and {0}/ecg.png",
-            dir.display(),
+            "wrote {dir}/ecg.csv ({} samples) and {dir}/ecg.png",
             rec.len()
         );
     } else {
-        say!("wrote {}/ecg.csv ({} samples)", dir.display(), rec.len());
+        say!("wrote {dir}/ecg.csv ({} samples)", rec.len());
     }
     Ok(())
 }
 
-/// Prints the beats of a paced run and returns them for the record.
+/// The beats of a paced run, for the record.
 pub fn summarise_beats(b: &Beats) -> Vec<BeatSummary> {
-    say!("beats (activation, repolarisation through -70 mV, APD = their difference):");
-    let summary = b.summary();
-    for (k, (act, rep, apd)) in summary.iter().enumerate() {
-        say!(
-            "  beat {:>3}: {act} cells activated, {rep} repolarised, median APD {apd:.1} ms",
-            k + 1
-        );
-    }
-    summary
+    b.summary()
         .iter()
         .enumerate()
         .map(|(k, &(a, r, apd))| BeatSummary {
             beat: k + 1,
             activated: a,
             repolarised: r,
-            median_apd_ms: if apd.is_finite() { Some(apd) } else { None },
+            median_apd_ms: apd.is_finite().then_some(apd),
         })
         .collect()
 }
 
-/// `activation.vtu`, `results.json`, and (rank 0 of an MPI job) the phase breakdown with
-/// `profile.json`, and `report.html`.
-pub fn write_files(
-    c: &RunCommand,
+/// Prints the beats of a paced run's record.
+fn print_beats(beats: &[BeatSummary]) {
+    say!("beats (activation, repolarisation through -70 mV, APD = their difference):");
+    for b in beats {
+        say!(
+            "  beat {:>3}: {} cells activated, {} repolarised, median APD {:.1} ms",
+            b.beat,
+            b.activated,
+            b.repolarised,
+            b.median_apd_ms.unwrap_or(f64::NAN)
+        );
+    }
+}
+
+/// Every file of a finished run, through its [`ResultWriter`] (rank 0 writes): the
+/// snapshots' `voltage.pvd`, `traces.csv`, `activation.vtu`, `results.json`, the ECG, the
+/// phase breakdown with `profile.json`, and `report.html`.
+pub fn write_results(
     p: &Prepared,
     sim: &Simulated,
+    traces: &Traces,
     report: &RunReport,
     page: Option<ReportData>,
 ) -> Result<()> {
-    output::write_outputs_with(&c.out, &p.mesh, &sim.res, report, sim.beats.as_ref())?;
+    let out = &p.out;
+    sim.snapshots.finish(out)?;
+    if let Some(csv) = traces.to_csv() {
+        out.text("traces.csv", csv)?;
+    }
+    output::write_activation(out, &p.mesh, &sim.res, sim.beats.as_ref())?;
+    out.text("results.json", report.to_json())?;
     let root = poplar::dist::is_root();
     if let Some(rec) = sim.ecg.as_ref().filter(|_| root) {
-        write_ecg(&c.out, rec)?;
+        write_ecg(out, rec)?;
     }
     if let Some(prof) = sim.profile.as_ref().filter(|_| root) {
         console::print_phase_breakdown(prof, &p.cfg.target, p.setup.dt_ode, sim.res.t);
-        app_support::output::write_atomic(c.out.join("profile.json"), prof.to_json())?;
+        out.text("profile.json", prof.to_json())?;
     }
     if let Some(mut page) = page.filter(|_| root) {
         if let Some(prof) = &sim.profile {
             page = page.with_profile(prof)?;
         }
-        // The folder was checked for earlier results (`output::prepare`) before the run.
-        poplar_viewer::write(&c.out.join("report.html"), &page, true)?;
+        out.text("report.html", poplar_viewer::html(&page))?;
         say!(
             "wrote {}/report.html (open it in a browser: memory per tile, program tree, liveness, execution)",
-            c.out.display()
+            out.dir().display()
         );
     }
     Ok(())

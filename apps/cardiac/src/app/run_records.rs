@@ -1,52 +1,22 @@
 //! The records `cardiac run` keeps between device runs (per-beat maps, traces, snapshots, the
-//! pseudo-ECG) and its checkpoints: the run loop's hooks ([`LoopHooks`]), and the options a
-//! checkpoint belongs to.
+//! pseudo-ECG) and its checkpoints: the run loop's hooks ([`LoopHooks`]).
 
 use anyhow::{ensure, Result};
 
 use crate::app::checkpoint::{self, Checkpointer, HostRecords};
-use crate::app::output::{Beats, Snapshots, Traces};
+use crate::app::output::{Beats, ResultWriter, Snapshots, Traces};
 use crate::app::run::{Flow, LoopHooks};
-use crate::app::run_cmd::{parse_point, Prepared, RunCommand};
 use crate::ecg::EcgRecord;
 use crate::mesh::TetMesh;
 use crate::solver::device::DeviceRun;
-
-/// The options a checkpoint belongs to ([`Identity::options`](checkpoint::Identity::options)):
-/// the problem as results.json records it (the mesh as an absolute path), the end time, the
-/// traced points and their interval, the snapshot interval and the ECG's electrodes. Threads
-/// and ranks are not among them: the results do not depend on them.
-pub fn checkpoint_options(c: &RunCommand, p: &Prepared) -> serde_json::Value {
-    let mut problem = c.spec.clone();
-    if let Some(m) = &c.spec.mesh {
-        problem.mesh = Some(std::fs::canonicalize(m).unwrap_or_else(|_| m.clone()));
-    }
-    let points: Vec<[f64; 3]> = c
-        .trace_points
-        .iter()
-        .filter_map(|t| parse_point(t).ok())
-        .collect();
-    serde_json::json!({
-        "problem": problem,
-        "t_end": p.t_end,
-        "trace_points": points,
-        "trace_every": c.trace_every,
-        "snapshot_every": c.snapshot_every,
-        "ecg": {
-            "electrode": c.ecg.electrodes,
-            "electrodes": c.ecg.file.as_ref().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())),
-            "ecg_12_lead": c.ecg.twelve_lead,
-            "ecg_every": c.ecg.every,
-            "sigma_bath": c.ecg.sigma_bath,
-        },
-    })
-}
 
 /// The records a run keeps between device runs, and its checkpoints: the run loop's hooks.
 pub(crate) struct RunRecords<'a> {
     pub(crate) beats: Option<Beats>,
     pub(crate) traces: &'a mut Traces,
     pub(crate) snapshots: Snapshots,
+    /// Where the snapshots go.
+    pub(crate) out: &'a ResultWriter,
     pub(crate) mesh: &'a TetMesh,
     /// The pseudo-ECG's record, and its sampling interval in ODE steps (runs with electrodes).
     pub(crate) ecg: Option<EcgRecord>,
@@ -102,7 +72,7 @@ impl RunRecords<'_> {
         self.ecg = r.ecg;
         self.traces.restore_rows(r.traces.unwrap_or_default())?;
         if let Some(s) = r.snapshots {
-            self.snapshots.restore(s)?;
+            self.snapshots.restore(s, self.out.dir())?;
         }
         Ok(())
     }
@@ -144,7 +114,7 @@ impl LoopHooks for RunRecords<'_> {
             let t = run.steps() as f64 * f64::from(run.info.dt_ode);
             self.traces.record(t, &run.voltage()?);
         }
-        self.snapshots.after_chunk(run, self.mesh)
+        self.snapshots.after_chunk(run, self.mesh, self.out)
     }
 
     fn boundary(&mut self, run: &DeviceRun, chunk_end: bool) -> Result<Flow> {

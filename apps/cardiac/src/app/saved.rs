@@ -9,10 +9,12 @@ use poplar::Executable;
 
 use crate::app::bundle;
 use crate::app::console::print_points;
-use crate::app::output::{self, Snapshots};
+use crate::app::output::{self, ResultWriter, Snapshots};
 use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
-use crate::app::run::{check_every, check_work, run_device, threads_for, LoopOptions};
+use crate::app::results::RunReport;
+use crate::app::run::{check_dt, check_every, check_work, run_device, threads_for, LoopOptions};
+use crate::format::show;
 use crate::solver::device::{self, DeviceRun};
 
 /// Compiles, turning "out of tile memory" into advice: more tiles (`--tiles` below the chips'
@@ -57,7 +59,7 @@ pub fn check_output(output: &Path, force: bool, inputs: &[&Path]) -> Result<()> 
 /// `cardiac compile`: builds and compiles `spec` and saves the executable with its run info,
 /// benchmark points and mesh to `output` (checked by [`check_output`] first).
 pub fn compile(spec: &ProblemSpec, output: &Path) -> Result<()> {
-    if let Some(w) = problem::check_dt(spec.dt_ode)? {
+    if let Some(w) = check_dt(spec.dt_ode)? {
         note!("{w}");
     }
     let (mesh, warnings) = problem::load_mesh(spec)?;
@@ -126,7 +128,7 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         Some("no snapshots"),
     )?;
     check_work(
-        &format!("--t-end {} ms", problem::show(c.t_end)),
+        &format!("--t-end {} ms", show(c.t_end)),
         c.t_end,
         &format!("the executable's dt_ode {} ms", info.dt_ode),
         f64::from(info.dt_ode),
@@ -134,9 +136,9 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         info.pde_steps,
         c.force,
     )?;
-    // The output folder's lock (rank 0), held until the run ends.
-    let _output_lock = match &c.out {
-        Some(dir) => output::prepare_agreed(dir, c.force)?,
+    // The output folder (checked, and locked until the run ends) and its one writer.
+    let out = match &c.out {
+        Some(dir) => Some(ResultWriter::prepare(dir, c.force)?),
         None => None,
     };
     say!(
@@ -148,11 +150,11 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         exe.target.num_ipus,
         exe.target.tiles_per_ipu
     );
-    let mut snapshots = match &c.out {
-        Some(dir) => Snapshots::new(dir, c.snapshot_every),
-        None => Snapshots::none(),
+    let mut snapshots = Snapshots::new(c.snapshot_every);
+    let mut hook = |run: &mut DeviceRun| match &out {
+        Some(out) => snapshots.after_chunk(run, &mesh, out),
+        None => Ok(()),
     };
-    let mut hook = |run: &mut DeviceRun| snapshots.after_chunk(run, &mesh);
     let (res, secs, _) = run_device(
         exe,
         info,
@@ -162,7 +164,6 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         Some(&mut hook),
         LoopOptions::default(),
     )?;
-    snapshots.finish()?;
     let done = res.activation.iter().filter(|&&a| a >= 0.0).count();
     say!(
         "simulated {:.2} ms in {:.2} s; {done} of {} cells activated",
@@ -170,13 +171,15 @@ pub fn exec(c: &ExecCommand) -> Result<()> {
         secs,
         res.activation.len()
     );
-    let report = probes.report(&res)?;
+    let report = RunReport::new(&probes, &res, None, None)?;
     print_points(&report);
-    if let Some(dir) = &c.out {
-        output::write_outputs(dir, &mesh, &res, &report)?;
+    if let Some(out) = &out {
+        snapshots.finish(out)?;
+        output::write_activation(out, &mesh, &res, None)?;
+        out.text("results.json", report.to_json())?;
         say!(
             "wrote {0}/results.json and {0}/activation.vtu",
-            dir.display()
+            out.dir().display()
         );
     }
     Ok(())

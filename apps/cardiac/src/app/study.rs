@@ -11,6 +11,7 @@ use poplar::profile::model::{EvenPorts, ExchangeBreakdown};
 use poplar::profile::{estimate_program, CycleModel};
 use serde::Serialize;
 
+use crate::app::advice;
 use crate::app::problem::{self, ProblemSpec};
 use crate::partition::{PartitionStats, Strategy, TileStats};
 use crate::solver::device;
@@ -124,7 +125,7 @@ pub struct Study {
     /// ODE step (ms) and the diffusion (PDE) steps in each.
     pub dt_ode: f32,
     pub pde_steps: u32,
-    /// The warning when a few cells bound the diffusion step ([`problem::step_limit_advice`]).
+    /// The warning when a few cells bound the diffusion step ([`advice::step_limit_advice`]).
     pub step_limit: Option<String>,
     pub strategy: Strategy,
     pub partition: crate::partition::Partitioning,
@@ -174,7 +175,7 @@ pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
         cells: setup.n,
         dt_ode: setup.dt_ode,
         pde_steps: setup.pde_steps as u32,
-        step_limit: problem::step_limit_advice(&setup, &mesh),
+        step_limit: advice::step_limit_advice(&setup, &mesh),
         strategy: spec.strategy,
         partition: spec.partition,
         rows,

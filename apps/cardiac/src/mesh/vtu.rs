@@ -89,6 +89,114 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    fn missing(&self, what: &str) -> MeshError {
+        MeshError::MissingSection {
+            file: self.file.to_string(),
+            section: what.to_string(),
+        }
+    }
+
+    /// An error unless the array `a` has `expected` values (`found`).
+    fn length(&self, a: &RawArray, expected: usize, found: usize) -> Result<(), MeshError> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(self.syntax(
+                a.pos,
+                &format!("DataArray {:?}", a.name),
+                format!("{found} values, expected {expected}"),
+            ))
+        }
+    }
+
+    /// The values of `a` as floats (integers converted).
+    fn floats(&self, a: &RawArray) -> Result<Vec<f64>, MeshError> {
+        Ok(match self.decode(a)? {
+            Values::Float(f) => f,
+            Values::Int(i) => i.into_iter().map(|x| x as f64).collect(),
+        })
+    }
+
+    /// The values of `a`, which must be of an integer type.
+    fn ints(&self, a: &RawArray) -> Result<Vec<i64>, MeshError> {
+        match self.decode(a)? {
+            Values::Int(i) => Ok(i),
+            Values::Float(_) => Err(self.syntax(
+                a.pos,
+                &format!("DataArray {:?}", a.name),
+                "integer type expected",
+            )),
+        }
+    }
+
+    /// Takes the byte order and header type of the `VTKFile` element; refuses another file
+    /// type and compressed data.
+    fn read_header(&mut self, e: &BytesStart, pos: usize) -> Result<(), MeshError> {
+        let unsupported = |message: String| MeshError::Unsupported {
+            file: self.file.to_string(),
+            message,
+        };
+        let ty = attr(e, "type").unwrap_or_default();
+        if ty != "UnstructuredGrid" {
+            return Err(unsupported(format!(
+                "VTK file type {ty:?} (expected UnstructuredGrid)"
+            )));
+        }
+        if let Some(c) = attr(e, "compressor").filter(|c| !c.is_empty()) {
+            return Err(unsupported(format!(
+                "compressed data ({c}); write the file uncompressed"
+            )));
+        }
+        self.little_endian = match attr(e, "byte_order").as_deref() {
+            None | Some("LittleEndian") => true,
+            Some("BigEndian") => false,
+            Some(o) => return Err(self.syntax(pos, "byte_order", o)),
+        };
+        self.header_u64 = match attr(e, "header_type").as_deref() {
+            None | Some("UInt32") => false,
+            Some("UInt64") => true,
+            Some(h) => return Err(self.syntax(pos, "header_type", h)),
+        };
+        Ok(())
+    }
+
+    /// The points and cells of a `Piece` element.
+    fn piece_counts(&self, e: &BytesStart, pos: usize) -> Result<(usize, usize), MeshError> {
+        let count = |key: &str| -> Result<usize, MeshError> {
+            let v = attr(e, key).ok_or_else(|| MeshError::MissingSection {
+                file: self.file.to_string(),
+                section: format!("Piece attribute {key}"),
+            })?;
+            v.trim()
+                .parse()
+                .map_err(|_| self.syntax(pos, key, format!("cannot parse {v:?}")))
+        };
+        Ok((count("NumberOfPoints")?, count("NumberOfCells")?))
+    }
+
+    /// A `DataArray` element of `section`, its text still to come.
+    fn data_array(
+        &self,
+        e: &BytesStart,
+        section: Section,
+        pos: usize,
+    ) -> Result<RawArray, MeshError> {
+        let comps = attr(e, "NumberOfComponents").unwrap_or_else(|| "1".into());
+        let components = comps
+            .trim()
+            .parse()
+            .map_err(|_| self.syntax(pos, "NumberOfComponents", comps.clone()))?;
+        Ok(RawArray {
+            section,
+            name: attr(e, "Name").unwrap_or_default(),
+            ty: attr(e, "type").unwrap_or_default(),
+            components,
+            format: attr(e, "format").unwrap_or_else(|| "ascii".into()),
+            text: String::new(),
+            pos,
+        })
+    }
+
     fn syntax(&self, pos: usize, field: &str, message: impl Into<String>) -> MeshError {
         MeshError::Syntax {
             file: self.file.to_string(),
@@ -300,18 +408,16 @@ pub fn read_vtu(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, M
 
 /// Read `.vtu` data already in memory; `name` is used in error messages.
 pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
-    let unsupported = |message: String| MeshError::Unsupported {
-        file: name.to_string(),
-        message,
+    let mut ctx = Ctx {
+        file: name,
+        little_endian: true,
+        header_u64: false,
     };
     if !(opts.scale.is_finite() && opts.scale > 0.0) {
-        return Err(unsupported(format!(
-            "scale must be finite and > 0, got {}",
-            opts.scale
-        )));
+        return Err(ctx.unsupported(format!("scale must be finite and > 0, got {}", opts.scale)));
     }
     let text = std::str::from_utf8(data).map_err(|e| {
-        unsupported(format!(
+        ctx.unsupported(format!(
             "not UTF-8 text at byte {} (raw appended binary data is not supported)",
             e.valid_up_to()
         ))
@@ -321,12 +427,6 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
         file: name.to_string(),
         pos: Pos::Byte(pos as usize),
         message,
-    };
-
-    let mut ctx = Ctx {
-        file: name,
-        little_endian: true,
-        header_u64: false,
     };
     let mut seen_vtkfile = false;
     let mut piece: Option<(usize, usize)> = None;
@@ -351,66 +451,24 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
                 match tag.as_str() {
                     "VTKFile" => {
                         seen_vtkfile = true;
-                        let ty = attr(e, "type").unwrap_or_default();
-                        if ty != "UnstructuredGrid" {
-                            return Err(unsupported(format!(
-                                "VTK file type {ty:?} (expected UnstructuredGrid)"
-                            )));
-                        }
-                        if let Some(c) = attr(e, "compressor").filter(|c| !c.is_empty()) {
-                            return Err(unsupported(format!(
-                                "compressed data ({c}); write the file uncompressed"
-                            )));
-                        }
-                        ctx.little_endian = match attr(e, "byte_order").as_deref() {
-                            None | Some("LittleEndian") => true,
-                            Some("BigEndian") => false,
-                            Some(o) => return Err(ctx.syntax(pos as usize, "byte_order", o)),
-                        };
-                        ctx.header_u64 = match attr(e, "header_type").as_deref() {
-                            None | Some("UInt32") => false,
-                            Some("UInt64") => true,
-                            Some(h) => return Err(ctx.syntax(pos as usize, "header_type", h)),
-                        };
+                        ctx.read_header(e, pos as usize)?;
                     }
                     "Piece" => {
                         if piece.is_some() {
-                            return Err(unsupported(
-                                "more than one Piece (merge pieces before reading)".into(),
-                            ));
+                            return Err(ctx
+                                .unsupported("more than one Piece (merge pieces before reading)"));
                         }
-                        let count = |key: &str| -> Result<usize, MeshError> {
-                            let v = attr(e, key).ok_or_else(|| MeshError::MissingSection {
-                                file: name.to_string(),
-                                section: format!("Piece attribute {key}"),
-                            })?;
-                            v.trim().parse().map_err(|_| {
-                                ctx.syntax(pos as usize, key, format!("cannot parse {v:?}"))
-                            })
-                        };
-                        piece = Some((count("NumberOfPoints")?, count("NumberOfCells")?));
+                        piece = Some(ctx.piece_counts(e, pos as usize)?);
                     }
                     "Points" => section = Section::Points,
                     "Cells" => section = Section::Cells,
                     "CellData" => section = Section::CellData,
                     "PointData" => section = Section::PointData,
                     "AppendedData" => {
-                        return Err(unsupported("AppendedData section".into()));
+                        return Err(ctx.unsupported("AppendedData section"));
                     }
                     "DataArray" => {
-                        let comps = attr(e, "NumberOfComponents").unwrap_or_else(|| "1".into());
-                        let components = comps.trim().parse().map_err(|_| {
-                            ctx.syntax(pos as usize, "NumberOfComponents", comps.clone())
-                        })?;
-                        let a = RawArray {
-                            section,
-                            name: attr(e, "Name").unwrap_or_default(),
-                            ty: attr(e, "type").unwrap_or_default(),
-                            components,
-                            format: attr(e, "format").unwrap_or_else(|| "ascii".into()),
-                            text: String::new(),
-                            pos: pos as usize,
-                        };
+                        let a = ctx.data_array(e, section, pos as usize)?;
                         if empty {
                             arrays.push(a);
                         } else {
@@ -444,31 +502,22 @@ pub fn read_vtu_bytes(data: &[u8], name: &str, opts: &ReadOptions) -> Result<Tet
                     _ => {}
                 }
             }
-            Event::Eof => {
-                if let Some(last) = open.last() {
-                    return Err(MeshError::MissingSection {
-                        file: name.to_string(),
-                        section: format!(
-                            "closing tag </{last}> (the file ends inside {}: truncated?)",
-                            open.join(" > ")
-                        ),
-                    });
+            Event::Eof => match open.last() {
+                Some(last) => {
+                    return Err(ctx.missing(&format!(
+                        "closing tag </{last}> (the file ends inside {}: truncated?)",
+                        open.join(" > ")
+                    )))
                 }
-                break;
-            }
+                None => break,
+            },
             _ => {}
         }
     }
     if !seen_vtkfile {
-        return Err(MeshError::MissingSection {
-            file: name.to_string(),
-            section: "VTKFile".into(),
-        });
+        return Err(ctx.missing("VTKFile"));
     }
-    let (num_points, num_cells) = piece.ok_or_else(|| MeshError::MissingSection {
-        file: name.to_string(),
-        section: "Piece".into(),
-    })?;
+    let (num_points, num_cells) = piece.ok_or_else(|| ctx.missing("Piece"))?;
     build(&ctx, &arrays, num_points, num_cells, opts)
 }
 
@@ -480,46 +529,15 @@ fn build(
     opts: &ReadOptions,
 ) -> Result<TetMesh, MeshError> {
     let file = ctx.file;
-    let missing = |what: &str| MeshError::MissingSection {
-        file: file.to_string(),
-        section: what.to_string(),
-    };
-    let find = |section: Section, name: Option<&str>| {
-        arrays
-            .iter()
-            .find(|a| a.section == section && name.is_none_or(|n| a.name == n))
-    };
-    let length = |a: &RawArray, expected: usize, found: usize| -> Result<(), MeshError> {
-        if expected == found {
-            Ok(())
-        } else {
-            Err(ctx.syntax(
-                a.pos,
-                &format!("DataArray {:?}", a.name),
-                format!("{found} values, expected {expected}"),
-            ))
-        }
-    };
-    let as_floats = |v: Values| match v {
-        Values::Float(f) => f,
-        Values::Int(i) => i.into_iter().map(|x| x as f64).collect(),
-    };
-    let as_ints = |a: &RawArray, v: Values| match v {
-        Values::Int(i) => Ok(i),
-        Values::Float(_) => Err(ctx.syntax(
-            a.pos,
-            &format!("DataArray {:?}", a.name),
-            "integer type expected",
-        )),
-    };
-
-    // Points.
-    let pa = find(Section::Points, None).ok_or_else(|| missing("Points DataArray"))?;
+    let pa = arrays
+        .iter()
+        .find(|a| a.section == Section::Points)
+        .ok_or_else(|| ctx.missing("Points DataArray"))?;
     if pa.components != 3 {
         return Err(ctx.syntax(pa.pos, "Points", "NumberOfComponents must be 3"));
     }
-    let pts = as_floats(ctx.decode(pa)?);
-    length(pa, num_points.saturating_mul(3), pts.len())?;
+    let pts = ctx.floats(pa)?;
+    ctx.length(pa, num_points.saturating_mul(3), pts.len())?;
     let nodes: Vec<[f64; 3]> = pts
         .chunks_exact(3)
         .map(|c| [c[0] * opts.scale, c[1] * opts.scale, c[2] * opts.scale])
@@ -527,17 +545,40 @@ fn build(
     if num_points >= u32::MAX as usize {
         return Err(ctx.unsupported("more than u32::MAX points"));
     }
+    let tets = read_cells(ctx, arrays, num_points, num_cells)?;
+    let (fibres, sheets, cell_types) = read_cell_data(ctx, arrays, num_cells)?;
+    let mesh = TetMesh {
+        nodes,
+        tets,
+        fibres,
+        sheets: None,
+        cell_types,
+        surfaces: Vec::new(),
+    };
+    let mesh = super::with_sheets(mesh, sheets, file)?;
+    finish_read(mesh, file, opts)
+}
 
-    // Cells.
+/// The tetrahedra of the `Cells` arrays (connectivity, offsets, types: tetrahedra only).
+fn read_cells(
+    ctx: &Ctx,
+    arrays: &[RawArray],
+    num_points: usize,
+    num_cells: usize,
+) -> Result<Vec<[u32; 4]>, MeshError> {
+    let file = ctx.file;
     let get = |n: &str| {
-        find(Section::Cells, Some(n)).ok_or_else(|| missing(&format!("Cells DataArray {n:?}")))
+        arrays
+            .iter()
+            .find(|a| a.section == Section::Cells && a.name == n)
+            .ok_or_else(|| ctx.missing(&format!("Cells DataArray {n:?}")))
     };
     let (ca, oa, ta) = (get("connectivity")?, get("offsets")?, get("types")?);
-    let conn = as_ints(ca, ctx.decode(ca)?)?;
-    let offsets = as_ints(oa, ctx.decode(oa)?)?;
-    let types = as_ints(ta, ctx.decode(ta)?)?;
-    length(oa, num_cells, offsets.len())?;
-    length(ta, num_cells, types.len())?;
+    let conn = ctx.ints(ca)?;
+    let offsets = ctx.ints(oa)?;
+    let types = ctx.ints(ta)?;
+    ctx.length(oa, num_cells, offsets.len())?;
+    ctx.length(ta, num_cells, types.len())?;
     if let Some((cell, &ty)) = types
         .iter()
         .enumerate()
@@ -585,9 +626,20 @@ fn build(
         tets.push(t);
         prev = end;
     }
-    length(ca, num_cells.saturating_mul(4), conn.len())?;
+    ctx.length(ca, num_cells.saturating_mul(4), conn.len())?;
+    Ok(tets)
+}
 
-    // Optional cell data.
+/// Per-cell vectors, as the cell data of a mesh.
+type CellVectors = Option<Vec<[f64; 3]>>;
+
+/// The optional cell data: fibres (normalised), sheets and cell types.
+fn read_cell_data(
+    ctx: &Ctx,
+    arrays: &[RawArray],
+    num_cells: usize,
+) -> Result<(CellVectors, CellVectors, Option<Vec<CellType>>), MeshError> {
+    let file = ctx.file;
     let fibre_array = arrays.iter().find(|a| {
         a.section == Section::CellData
             && a.components == 3
@@ -598,8 +650,8 @@ fn build(
     });
     let fibres = match fibre_array {
         Some(a) => {
-            let v = as_floats(ctx.decode(a)?);
-            length(a, num_cells.saturating_mul(3), v.len())?;
+            let v = ctx.floats(a)?;
+            ctx.length(a, num_cells.saturating_mul(3), v.len())?;
             Some(
                 v.chunks_exact(3)
                     .enumerate()
@@ -616,8 +668,8 @@ fn build(
     });
     let sheets = match sheet_array {
         Some(a) => {
-            let v = as_floats(ctx.decode(a)?);
-            length(a, num_cells.saturating_mul(3), v.len())?;
+            let v = ctx.floats(a)?;
+            ctx.length(a, num_cells.saturating_mul(3), v.len())?;
             Some(
                 v.chunks_exact(3)
                     .map(|c| [c[0], c[1], c[2]])
@@ -636,8 +688,8 @@ fn build(
     });
     let cell_types = match ct_array {
         Some(a) => {
-            let v = as_floats(ctx.decode(a)?);
-            length(a, num_cells, v.len())?;
+            let v = ctx.floats(a)?;
+            ctx.length(a, num_cells, v.len())?;
             Some(
                 v.iter()
                     .enumerate()
@@ -653,17 +705,7 @@ fn build(
         }
         None => None,
     };
-
-    let mesh = TetMesh {
-        nodes,
-        tets,
-        fibres,
-        sheets: None,
-        cell_types,
-        surfaces: Vec::new(),
-    };
-    let mesh = super::with_sheets(mesh, sheets, file)?;
-    finish_read(mesh, file, opts)
+    Ok((fibres, sheets, cell_types))
 }
 
 /// Write `mesh` as base64-binary VTU with the given per-cell `f32` arrays (e.g. activation

@@ -103,48 +103,8 @@ pub fn plan(
 ) -> Result<PartitionPlan, PartitionError> {
     let n = parts.len();
     let cell_model = options.cell_model;
-    if k == 0 {
-        return Err(PartitionError::ZeroParts);
-    }
-    for (what, got, expected) in [
-        ("Ellpack rows", ell.n, n),
-        ("Ellpack diag", ell.diag.len(), n),
-        ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
-        ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
-        ("cell models", cell_model.map_or(n, <[u8]>::len), n),
-        ("part chips", options.part_chip.map_or(k, <[u32]>::len), k),
-    ] {
-        if got != expected {
-            return Err(PartitionError::LengthMismatch {
-                what,
-                got,
-                expected,
-            });
-        }
-    }
-    if let Some((cell, &part)) = parts.iter().enumerate().find(|(_, &p)| p as usize >= k) {
-        return Err(PartitionError::PartOutOfRange { cell, part, k });
-    }
-    if n > u32::MAX as usize {
-        return Err(PartitionError::TooLarge(n));
-    }
-
-    // Destination set of every cell: the other tiles whose rows read it.
-    let mut dests: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for i in 0..n {
-        for c in ell.row_cols(i) {
-            if c as usize >= n {
-                return Err(PartitionError::BadColumn { cell: i, col: c });
-            }
-            if parts[c as usize] != parts[i] {
-                dests[c as usize].push(parts[i]);
-            }
-        }
-    }
-    for d in &mut dests {
-        d.sort_unstable();
-        d.dedup();
-    }
+    check_inputs(parts, k, ell, options)?;
+    let dests = destination_sets(parts, ell)?;
 
     // Cells of each tile in old order, then the layout interior | mixed | clean.
     let mut by_tile: Vec<Vec<u32>> = vec![Vec::new(); k];
@@ -217,6 +177,75 @@ pub fn plan(
         old_to_new[o as usize] = g as u32;
     }
 
+    add_halos(
+        parts,
+        ell,
+        &old_to_new,
+        strategy,
+        part_chip,
+        &chip_spans,
+        &mut tiles,
+    );
+    Ok(PartitionPlan {
+        strategy,
+        new_to_old,
+        old_to_new,
+        tiles,
+    })
+}
+
+/// The plan's inputs agree: `k` parts, one per cell below `k`, the operator's rows and the
+/// options' tables of the same sizes.
+fn check_inputs(
+    parts: &[u32],
+    k: usize,
+    ell: &Ellpack,
+    options: &PlanOptions,
+) -> Result<(), PartitionError> {
+    let n = parts.len();
+    let cell_model = options.cell_model;
+    if k == 0 {
+        return Err(PartitionError::ZeroParts);
+    }
+    for (what, got, expected) in [
+        ("Ellpack rows", ell.n, n),
+        ("Ellpack diag", ell.diag.len(), n),
+        ("Ellpack cols", ell.cols.len(), n * ELL_WIDTH),
+        ("Ellpack values", ell.values.len(), n * ELL_WIDTH),
+        ("cell models", cell_model.map_or(n, <[u8]>::len), n),
+        ("part chips", options.part_chip.map_or(k, <[u32]>::len), k),
+    ] {
+        if got != expected {
+            return Err(PartitionError::LengthMismatch {
+                what,
+                got,
+                expected,
+            });
+        }
+    }
+    if let Some((cell, &part)) = parts.iter().enumerate().find(|(_, &p)| p as usize >= k) {
+        return Err(PartitionError::PartOutOfRange { cell, part, k });
+    }
+    if n > u32::MAX as usize {
+        return Err(PartitionError::TooLarge(n));
+    }
+
+    Ok(())
+}
+
+/// Each tile's halo ranges and their counts (cells used and received unused), from the
+/// halo cells each (destination, source) pair of tiles needs (the rows' columns) under
+/// `strategy`; `chip_spans`: per tile, the span of its remote mixed part each other chip reads.
+fn add_halos(
+    parts: &[u32],
+    ell: &Ellpack,
+    old_to_new: &[u32],
+    strategy: Strategy,
+    part_chip: &[u32],
+    chip_spans: &[Vec<(u32, Range<usize>)>],
+    tiles: &mut [TilePlan],
+) {
+    let n = parts.len();
     // Needed halo cells per (destination, source), in new numbering, from the rows' columns.
     // Each entry is (dest, source, new index); sorting groups them per pair.
     let mut needs: Vec<(u32, u32, u32)> = Vec::new();
@@ -240,51 +269,19 @@ pub fn plan(
         }
         let cells: Vec<usize> = needs[a..b].iter().map(|e| e.2 as usize).collect();
         let s = &tiles[src as usize];
-        let sep = s.cells.end - s.n_separator..s.cells.end;
-        let mixed = s.mixed.clone();
-        let mut ranges = Vec::new();
-        match strategy {
-            Strategy::Full => ranges.push(sep),
-            Strategy::Ranged => ranges.push(cells[0]..cells[cells.len() - 1] + 1),
-            Strategy::Runs => {
-                // `cells` is sorted and duplicate-free: cut where more than RUN_GAP cells
-                // nobody here needs lie between two needed ones.
-                let mut start = cells[0];
-                for w in cells.windows(2) {
-                    if w[1] - w[0] - 1 > RUN_GAP {
-                        ranges.push(start..w[0] + 1);
-                        start = w[1];
-                    }
-                }
-                ranges.push(start..cells[cells.len() - 1] + 1);
-            }
-            Strategy::MixedClean | Strategy::ChipMixedClean => {
-                let remote = s.mixed_remote.clone();
-                let local = mixed.start..remote.start;
-                let needs_any = |r: &Range<usize>| cells.iter().any(|c| r.contains(c));
-                // (Under mixed-clean `remote` is empty and `local` the whole mixed block.)
-                let same_chip = part_chip[dest as usize] == part_chip[src as usize];
-                if strategy == Strategy::MixedClean || same_chip {
-                    // The part read only on this chip, then the part read on others too (each
-                    // the same range for all its readers on this chip, so it is broadcast).
-                    ranges.extend([local, remote].into_iter().filter(|r| needs_any(r)));
-                } else if needs_any(&remote) {
-                    // Another chip's destination needs only cells its chip reads.
-                    let chip = part_chip[dest as usize];
-                    let span = chip_spans[src as usize].iter().find(|e| e.0 == chip);
-                    ranges.extend(span.map(|e| e.1.clone()));
-                }
-                // Clean cells for this destination form one block: find its bounds.
-                let clean: Vec<usize> = cells
+        let mut ranges = halo_ranges(
+            strategy,
+            &cells,
+            s,
+            part_chip[dest as usize] == part_chip[src as usize],
+            || {
+                let chip = part_chip[dest as usize];
+                chip_spans[src as usize]
                     .iter()
-                    .copied()
-                    .filter(|&c| !mixed.contains(&c))
-                    .collect();
-                if let (Some(&lo), Some(&hi)) = (clean.first(), clean.last()) {
-                    ranges.push(lo..hi + 1);
-                }
-            }
-        }
+                    .find(|e| e.0 == chip)
+                    .map(|e| e.1.clone())
+            },
+        );
         // Keep a tile's halo ranges sorted (a clean block may precede the mixed block).
         ranges.sort_by_key(|r| r.start);
         let received: usize = ranges.iter().map(|r| r.len()).sum();
@@ -294,12 +291,83 @@ pub fn plan(
         t.halo_unused += received - cells.len();
         a = b;
     }
-    Ok(PartitionPlan {
-        strategy,
-        new_to_old,
-        old_to_new,
-        tiles,
-    })
+}
+
+/// The other tiles whose rows read each cell (sorted, without repeats).
+fn destination_sets(parts: &[u32], ell: &Ellpack) -> Result<Vec<Vec<u32>>, PartitionError> {
+    let n = parts.len();
+    let mut dests: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for c in ell.row_cols(i) {
+            if c as usize >= n {
+                return Err(PartitionError::BadColumn { cell: i, col: c });
+            }
+            if parts[c as usize] != parts[i] {
+                dests[c as usize].push(parts[i]);
+            }
+        }
+    }
+    for d in &mut dests {
+        d.sort_unstable();
+        d.dedup();
+    }
+    Ok(dests)
+}
+
+/// The ranges of the source tile `s` (new numbering) that a destination receives to have the
+/// halo `cells` it needs (sorted, without repeats), under `strategy`; `same_chip`: whether
+/// the destination is on the source's chip; `chip_span`: the span of the source's remote
+/// mixed part that the destination's chip reads (chip-mixed-clean).
+fn halo_ranges(
+    strategy: Strategy,
+    cells: &[usize],
+    s: &TilePlan,
+    same_chip: bool,
+    chip_span: impl FnOnce() -> Option<Range<usize>>,
+) -> Vec<Range<usize>> {
+    let sep = s.cells.end - s.n_separator..s.cells.end;
+    let mixed = s.mixed.clone();
+    let mut ranges = Vec::new();
+    match strategy {
+        Strategy::Full => ranges.push(sep),
+        Strategy::Ranged => ranges.push(cells[0]..cells[cells.len() - 1] + 1),
+        Strategy::Runs => {
+            // `cells` is sorted and duplicate-free: cut where more than RUN_GAP cells
+            // nobody here needs lie between two needed ones.
+            let mut start = cells[0];
+            for w in cells.windows(2) {
+                if w[1] - w[0] - 1 > RUN_GAP {
+                    ranges.push(start..w[0] + 1);
+                    start = w[1];
+                }
+            }
+            ranges.push(start..cells[cells.len() - 1] + 1);
+        }
+        Strategy::MixedClean | Strategy::ChipMixedClean => {
+            let remote = s.mixed_remote.clone();
+            let local = mixed.start..remote.start;
+            let needs_any = |r: &Range<usize>| cells.iter().any(|c| r.contains(c));
+            // (Under mixed-clean `remote` is empty and `local` the whole mixed block.)
+            if strategy == Strategy::MixedClean || same_chip {
+                // The part read only on this chip, then the part read on others too (each
+                // the same range for all its readers on this chip, so it is broadcast).
+                ranges.extend([local, remote].into_iter().filter(|r| needs_any(r)));
+            } else if needs_any(&remote) {
+                // Another chip's destination needs only cells its chip reads.
+                ranges.extend(chip_span());
+            }
+            // Clean cells for this destination form one block: find its bounds.
+            let clean: Vec<usize> = cells
+                .iter()
+                .copied()
+                .filter(|&c| !mixed.contains(&c))
+                .collect();
+            if let (Some(&lo), Some(&hi)) = (clean.first(), clean.last()) {
+                ranges.push(lo..hi + 1);
+            }
+        }
+    }
+    ranges
 }
 
 /// Stable-sorts each run of consecutive `cells` with the same destination set by `model`:

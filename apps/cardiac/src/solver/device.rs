@@ -19,8 +19,8 @@
 use std::ops::Range;
 
 use poplar::{
-    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, InPlaceConcat,
-    Program, Target, Tensor,
+    compile, CompileOptions, ComputeSet, DType, Engine, EngineOptions, Executable, Graph,
+    InPlaceConcat, Program, Target, Tensor,
 };
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ impl DeviceConfig {
 }
 
 /// What the host needs besides the executable to run it and read its results (carried inside a
-/// compiled executable by `cardiac compile`, see [`crate::app::bundle`]).
+/// compiled executable by `cardiac compile`, as an application section of the file).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
     pub n: usize,
@@ -192,16 +192,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let v_all = poplar::concat(&v_rows)?;
 
     // Initial values: states (device layout), v_prev = V, act = -1, time = 0.
-    let init = setup.initial_states();
-    let mut s0 = vec![0.0f32; ns * n];
-    for tp in &plan.tiles {
-        let c = &tp.cells;
-        for kk in 0..ns {
-            for (j, gi) in c.clone().enumerate() {
-                s0[ns * c.start + kk * c.len() + j] = init[kk * n + plan.new_to_old[gi] as usize];
-            }
-        }
-    }
+    let (s0, init) = device_states(setup, &plan);
     g.set_initial_value(&s, &s0)?;
     let v0: Vec<f32> = plan.new_to_old.iter().map(|&o| init[o as usize]).collect();
     g.set_initial_value(&v_prev, &v0)?;
@@ -214,158 +205,37 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let cs_b = g.add_compute_set("PDE w->V");
     let cs_ode = g.add_compute_set("ODE");
     // The pseudo-ECG: one partial per electrode per tile, then a sum over groups of tiles.
-    let ecg = cfg
-        .ecg
-        .as_ref()
-        .filter(|e| e.electrodes > 0)
-        .map(|e| -> Result<_, DeviceError> {
-            if e.weights.len() != e.electrodes * n {
-                return Err(DeviceError::Config(format!(
-                    "ECG weights: {} for {} electrodes × {n} cells",
-                    e.weights.len(),
-                    e.electrodes
-                )));
-            }
-            let partials = g.add_variable(DType::F32, &[k * e.electrodes], "ecg_partials");
-            Ok((e, partials, g.add_compute_set("ECG partials")))
-        })
-        .transpose()?;
-    let local_of =
-        |x: &Tensor, tp: &crate::partition::TilePlan| -> Result<Tensor, poplar::GraphError> {
-            let mut parts = Vec::with_capacity(tp.halo_ranges.len() + 1);
-            for r in &tp.halo_ranges {
-                parts.push(x.slice(r.clone())?);
-            }
-            parts.push(x.slice(tp.cells.clone())?);
-            poplar::concat(&parts)
-        };
+    let ecg = match cfg.ecg.as_ref().filter(|e| e.electrodes > 0) {
+        Some(e) => Some(ecg_partials(&mut g, e, n, k)?),
+        None => None,
+    };
+    let tiles = TileBuild {
+        setup,
+        new_to_old: &plan.new_to_old,
+        wide_indices: cfg.wide_indices,
+        s: s.clone(),
+        w: w.clone(),
+        v_prev: v_prev.clone(),
+        act: act.clone(),
+        last_up: last_up.clone(),
+        last_down: last_down.clone(),
+        time: time.clone(),
+        v_all: v_all.clone(),
+        cs_a,
+        cs_b,
+        cs_ode,
+        ecg,
+        model_table,
+        site_table,
+        class_start,
+        class_sites,
+    };
     for (t, (tp, le)) in plan.tiles.iter().zip(&locals).enumerate() {
-        let tile = tile_of[t];
-        let m = tp.cells.len();
-        let diag = g.add_constant(&[m], &le.diag, &format!("diag{t}"))?;
-        let values = g.add_constant(&[m * ELL_WIDTH], &le.values, &format!("values{t}"))?;
-        // Half-width column indices whenever the local vector allows them (always, in
-        // practice: a tile holds far fewer than 65,536 cells of halo-extended vector).
-        let (cols, spmv) = if !cfg.wide_indices && le.n_local <= usize::from(u16::MAX) + 1 {
-            let c16: Vec<u16> = le.cols.iter().map(|&c| c as u16).collect();
-            let cols = g.add_constant(&[m * ELL_WIDTH], &c16, &format!("cols{t}"))?;
-            (cols, "cardiac::EllSpmv16")
-        } else {
-            let cols = g.add_constant(&[m * ELL_WIDTH], &le.cols, &format!("cols{t}"))?;
-            (cols, "cardiac::EllSpmv")
-        };
-        let old: Vec<usize> = tp
-            .cells
-            .clone()
-            .map(|gi| plan.new_to_old[gi] as usize)
-            .collect();
-        let ct: Vec<u8> = old.iter().map(|&o| setup.cell_model[o]).collect();
-        let st: Vec<u8> = old.iter().map(|&o| setup.stim_class[o]).collect();
-        let ct = g.add_constant(&[m], &ct, &format!("cell_model{t}"))?;
-        let st = g.add_constant(&[m], &st, &format!("stim_class{t}"))?;
-        let models = g.add_constant(&[model_table.len()], &model_table, &format!("models{t}"))?;
-        let sites = g.add_constant(&[site_table.len()], &site_table, &format!("sites{t}"))?;
-        let cstart = g.add_constant(
-            &[class_start.len()],
-            &class_start,
-            &format!("class_start{t}"),
-        )?;
-        let csites = g.add_constant(
-            &[class_sites.len()],
-            &class_sites,
-            &format!("class_sites{t}"),
-        )?;
-        for c in [
-            &diag, &values, &cols, &ct, &st, &models, &sites, &cstart, &csites,
-        ] {
-            g.set_tile_mapping(c, tile)?;
-        }
-        if let Some((e, partials, cs)) = &ecg {
-            let ne = e.electrodes;
-            let mut wt = vec![0.0f32; ne * m];
-            for (j, &o) in old.iter().enumerate() {
-                for el in 0..ne {
-                    wt[el * m + j] = e.weights[el * n + o];
-                }
-            }
-            let wt = g.add_constant(&[ne * m], &wt, &format!("ecg_weights{t}"))?;
-            g.set_tile_mapping(&wt, tile)?;
-            let out = partials.slice(t * ne..(t + 1) * ne)?;
-            g.set_tile_mapping(&out, tile)?;
-            let name = if spmv == "cardiac::EllSpmv16" {
-                "cardiac::EcgPartial16"
-            } else {
-                "cardiac::EcgPartial"
-            };
-            let vx = g.add_vertex(*cs, name)?;
-            g.connect(vx, "x", &local_of(&v_all, tp)?)?;
-            g.connect(vx, "values", &values)?;
-            g.connect(vx, "cols", &cols)?;
-            g.connect(vx, "weights", &wt)?;
-            g.connect(vx, "out", &out)?;
-            g.set_tile_mapping(vx, tile)?;
-        }
-        for (cs, x, y) in [(cs_a, &v_all, &w), (cs_b, &w, &v_all)] {
-            let vx = g.add_vertex(cs, spmv)?;
-            g.connect(vx, "x", &local_of(x, tp)?)?;
-            g.connect(vx, "y", &y.slice(tp.cells.clone())?)?;
-            g.connect(vx, "diag", &diag)?;
-            g.connect(vx, "values", &values)?;
-            g.connect(vx, "cols", &cols)?;
-            g.set_tile_mapping(vx, tile)?;
-        }
-        // After an odd number of diffusion steps the voltage is in `w`: the ODE vertex takes
-        // it from there (no copy program between diffusion and reaction).
-        let ov = if setup.pde_steps % 2 == 1 {
-            let ov = g.add_vertex(cs_ode, "cardiac::Tp06StepFrom")?;
-            g.connect(ov, "v_in", &w.slice(tp.cells.clone())?)?;
-            ov
-        } else {
-            g.add_vertex(cs_ode, "cardiac::Tp06Step")?
-        };
-        g.connect(ov, "s", &s.slice(ns * tp.cells.start..ns * tp.cells.end)?)?;
-        g.connect(ov, "v_prev", &v_prev.slice(tp.cells.clone())?)?;
-        g.connect(ov, "act", &act.slice(tp.cells.clone())?)?;
-        g.connect(ov, "last_up", &last_up.slice(tp.cells.clone())?)?;
-        g.connect(ov, "last_down", &last_down.slice(tp.cells.clone())?)?;
-        g.connect(ov, "cell_model", &ct)?;
-        g.connect(ov, "models", &models)?;
-        g.connect(ov, "stim_class", &st)?;
-        g.connect(ov, "sites", &sites)?;
-        g.connect(ov, "class_start", &cstart)?;
-        g.connect(ov, "class_sites", &csites)?;
-        g.connect(ov, "time", &time.slice(t..t + 1)?)?;
-        g.set_vertex_state(ov, "dt", setup.dt_ode)?;
-        g.set_vertex_state(ov, "act_threshold", setup.act_threshold)?;
-        g.set_vertex_state(ov, "repol_level", setup.repol_level)?;
-        g.set_tile_mapping(ov, tile)?;
+        add_tile(&mut g, &tiles, t, tile_of[t], tp, le)?;
     }
-    g.create_host_read("activation", &act)?;
-    g.create_host_read("last_up", &last_up)?;
-    g.create_host_read("last_down", &last_down)?;
-    g.create_host_read("v", &v_all)?;
-    g.create_host_read("time", &time.slice(0..1)?)?;
-    // Every variable the program mutates, whole, for checkpoints ([`STATE_TENSORS`]).
-    for (name, x) in STATE_TENSORS
-        .iter()
-        .zip([&s, &w, &v_prev, &act, &last_up, &last_down, &time])
-    {
-        g.create_host_read_write(name, x)?;
-    }
-
-    let p = setup.pde_steps;
-    let mut pde = vec![Program::repeat(
-        (p / 2) as u32,
-        Program::seq(vec![Program::execute(cs_a), Program::execute(cs_b)]),
-    )];
-    if p % 2 == 1 {
-        // The result stays in `w`; `cardiac::Tp06StepFrom` reads it from there.
-        pde.push(Program::execute(cs_a));
-    }
-    let body = Program::seq(vec![
-        Program::labelled("PDE", pde),
-        Program::labelled("ODE", vec![Program::execute(cs_ode)]),
-    ]);
+    add_host_tensors(&mut g, &tiles)?;
+    let body = step_program(&tiles);
+    let ecg = tiles.ecg;
     // Program 0 runs a chunk of steps, program 1 one step (to stop exactly at any time).
     let mut programs = vec![Program::repeat(cfg.chunk_steps, body.clone()), body];
     let mut ecg_electrodes = 0;
@@ -376,7 +246,7 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
     let info = RunInfo {
         n,
         dt_ode: setup.dt_ode,
-        pde_steps: p,
+        pde_steps: setup.pde_steps,
         chunk_steps: cfg.chunk_steps,
         new_to_old: plan.new_to_old.clone(),
         tile_cells: plan.tiles.iter().map(|t| t.cells.clone()).collect(),
@@ -388,6 +258,232 @@ pub fn build(setup: &Setup, cfg: &DeviceConfig) -> Result<DeviceProblem, DeviceE
         info,
         plan,
     })
+}
+
+/// The initial states in device layout (each tile's cells, state-major), and in mesh layout.
+fn device_states(setup: &Setup, plan: &PartitionPlan) -> (Vec<f32>, Vec<f32>) {
+    let (n, ns) = (setup.n, tp06::N_STATES);
+    let init = setup.initial_states();
+    let mut s0 = vec![0.0f32; ns * n];
+    for tp in &plan.tiles {
+        let c = &tp.cells;
+        for kk in 0..ns {
+            for (j, gi) in c.clone().enumerate() {
+                s0[ns * c.start + kk * c.len() + j] = init[kk * n + plan.new_to_old[gi] as usize];
+            }
+        }
+    }
+    (s0, init)
+}
+
+/// The ECG's part of the graph: its weights (checked against `n` cells), the partials of its
+/// electrodes on `k` tiles, and their compute set.
+fn ecg_partials<'a>(
+    g: &mut Graph,
+    e: &'a crate::ecg::EcgDevice,
+    n: usize,
+    k: usize,
+) -> Result<(&'a crate::ecg::EcgDevice, Tensor, ComputeSet), DeviceError> {
+    if e.weights.len() != e.electrodes * n {
+        return Err(DeviceError::Config(format!(
+            "ECG weights: {} for {} electrodes × {n} cells",
+            e.weights.len(),
+            e.electrodes
+        )));
+    }
+    let partials = g.add_variable(DType::F32, &[k * e.electrodes], "ecg_partials");
+    Ok((e, partials, g.add_compute_set("ECG partials")))
+}
+
+/// The tensors the host reads (activation, crossings, V, time) and, for checkpoints, every
+/// variable the program mutates, whole ([`STATE_TENSORS`]).
+fn add_host_tensors(g: &mut Graph, b: &TileBuild) -> Result<(), DeviceError> {
+    g.create_host_read("activation", &b.act)?;
+    g.create_host_read("last_up", &b.last_up)?;
+    g.create_host_read("last_down", &b.last_down)?;
+    g.create_host_read("v", &b.v_all)?;
+    g.create_host_read("time", &b.time.slice(0..1)?)?;
+    for (name, x) in STATE_TENSORS.iter().zip([
+        &b.s,
+        &b.w,
+        &b.v_prev,
+        &b.act,
+        &b.last_up,
+        &b.last_down,
+        &b.time,
+    ]) {
+        g.create_host_read_write(name, x)?;
+    }
+    Ok(())
+}
+
+/// One ODE step: the diffusion substeps (V → w → V ping-pong; an odd last one leaves the
+/// result in `w`, where `cardiac::Tp06StepFrom` reads it), then the reaction.
+fn step_program(b: &TileBuild) -> Program {
+    let p = b.setup.pde_steps;
+    let mut pde = vec![Program::repeat(
+        (p / 2) as u32,
+        Program::seq(vec![Program::execute(b.cs_a), Program::execute(b.cs_b)]),
+    )];
+    if p % 2 == 1 {
+        pde.push(Program::execute(b.cs_a));
+    }
+    Program::seq(vec![
+        Program::labelled("PDE", pde),
+        Program::labelled("ODE", vec![Program::execute(b.cs_ode)]),
+    ])
+}
+
+/// What every tile's vertices connect to: the set-up, the variables (device numbering), the
+/// compute sets, the ECG's part and the tables every tile holds a copy of.
+struct TileBuild<'a> {
+    setup: &'a Setup,
+    new_to_old: &'a [u32],
+    wide_indices: bool,
+    s: Tensor,
+    w: Tensor,
+    v_prev: Tensor,
+    act: Tensor,
+    last_up: Tensor,
+    last_down: Tensor,
+    time: Tensor,
+    /// Every tile's V rows, concatenated.
+    v_all: Tensor,
+    cs_a: ComputeSet,
+    cs_b: ComputeSet,
+    cs_ode: ComputeSet,
+    /// The ECG's weights, its partials (per tile) and their compute set.
+    ecg: Option<(&'a crate::ecg::EcgDevice, Tensor, ComputeSet)>,
+    model_table: Vec<f32>,
+    site_table: Vec<f32>,
+    class_start: Vec<u32>,
+    class_sites: Vec<u8>,
+}
+
+/// The halo-extended local view of `x` on a tile: its halo ranges, then its own cells.
+fn local_of(x: &Tensor, tp: &crate::partition::TilePlan) -> Result<Tensor, poplar::GraphError> {
+    let mut parts = Vec::with_capacity(tp.halo_ranges.len() + 1);
+    for r in &tp.halo_ranges {
+        parts.push(x.slice(r.clone())?);
+    }
+    parts.push(x.slice(tp.cells.clone())?);
+    poplar::concat(&parts)
+}
+
+/// Tile `t`'s constants (its operator rows, cell models, stimulus classes, the tables) and
+/// vertices (the two diffusion half-steps, the ODE step, the ECG partials), on `tile`.
+fn add_tile(
+    g: &mut Graph,
+    b: &TileBuild,
+    t: usize,
+    tile: u32,
+    tp: &crate::partition::TilePlan,
+    le: &crate::partition::LocalEllpack,
+) -> Result<(), DeviceError> {
+    let ns = tp06::N_STATES;
+    let m = tp.cells.len();
+    let diag = g.add_constant(&[m], &le.diag, &format!("diag{t}"))?;
+    let values = g.add_constant(&[m * ELL_WIDTH], &le.values, &format!("values{t}"))?;
+    // Half-width column indices whenever the local vector allows them (always, in
+    // practice: a tile holds far fewer than 65,536 cells of halo-extended vector).
+    let (cols, spmv) = if !b.wide_indices && le.n_local <= usize::from(u16::MAX) + 1 {
+        let c16: Vec<u16> = le.cols.iter().map(|&c| c as u16).collect();
+        let cols = g.add_constant(&[m * ELL_WIDTH], &c16, &format!("cols{t}"))?;
+        (cols, "cardiac::EllSpmv16")
+    } else {
+        let cols = g.add_constant(&[m * ELL_WIDTH], &le.cols, &format!("cols{t}"))?;
+        (cols, "cardiac::EllSpmv")
+    };
+    let old: Vec<usize> = tp
+        .cells
+        .clone()
+        .map(|gi| b.new_to_old[gi] as usize)
+        .collect();
+    let ct: Vec<u8> = old.iter().map(|&o| b.setup.cell_model[o]).collect();
+    let st: Vec<u8> = old.iter().map(|&o| b.setup.stim_class[o]).collect();
+    let ct = g.add_constant(&[m], &ct, &format!("cell_model{t}"))?;
+    let st = g.add_constant(&[m], &st, &format!("stim_class{t}"))?;
+    let models = g.add_constant(
+        &[b.model_table.len()],
+        &b.model_table,
+        &format!("models{t}"),
+    )?;
+    let sites = g.add_constant(&[b.site_table.len()], &b.site_table, &format!("sites{t}"))?;
+    let cstart = g.add_constant(
+        &[b.class_start.len()],
+        &b.class_start,
+        &format!("class_start{t}"),
+    )?;
+    let csites = g.add_constant(
+        &[b.class_sites.len()],
+        &b.class_sites,
+        &format!("class_sites{t}"),
+    )?;
+    for c in [
+        &diag, &values, &cols, &ct, &st, &models, &sites, &cstart, &csites,
+    ] {
+        g.set_tile_mapping(c, tile)?;
+    }
+    if let Some((e, partials, cs)) = &b.ecg {
+        let ne = e.electrodes;
+        let mut wt = vec![0.0f32; ne * m];
+        for (j, &o) in old.iter().enumerate() {
+            for el in 0..ne {
+                wt[el * m + j] = e.weights[el * b.setup.n + o];
+            }
+        }
+        let wt = g.add_constant(&[ne * m], &wt, &format!("ecg_weights{t}"))?;
+        g.set_tile_mapping(&wt, tile)?;
+        let out = partials.slice(t * ne..(t + 1) * ne)?;
+        g.set_tile_mapping(&out, tile)?;
+        let name = if spmv == "cardiac::EllSpmv16" {
+            "cardiac::EcgPartial16"
+        } else {
+            "cardiac::EcgPartial"
+        };
+        let vx = g.add_vertex(*cs, name)?;
+        g.connect(vx, "x", &local_of(&b.v_all, tp)?)?;
+        g.connect(vx, "values", &values)?;
+        g.connect(vx, "cols", &cols)?;
+        g.connect(vx, "weights", &wt)?;
+        g.connect(vx, "out", &out)?;
+        g.set_tile_mapping(vx, tile)?;
+    }
+    for (cs, x, y) in [(b.cs_a, &b.v_all, &b.w), (b.cs_b, &b.w, &b.v_all)] {
+        let vx = g.add_vertex(cs, spmv)?;
+        g.connect(vx, "x", &local_of(x, tp)?)?;
+        g.connect(vx, "y", &y.slice(tp.cells.clone())?)?;
+        g.connect(vx, "diag", &diag)?;
+        g.connect(vx, "values", &values)?;
+        g.connect(vx, "cols", &cols)?;
+        g.set_tile_mapping(vx, tile)?;
+    }
+    // After an odd number of diffusion steps the voltage is in `w`: the ODE vertex takes
+    // it from there (no copy program between diffusion and reaction).
+    let ov = if b.setup.pde_steps % 2 == 1 {
+        let ov = g.add_vertex(b.cs_ode, "cardiac::Tp06StepFrom")?;
+        g.connect(ov, "v_in", &b.w.slice(tp.cells.clone())?)?;
+        ov
+    } else {
+        g.add_vertex(b.cs_ode, "cardiac::Tp06Step")?
+    };
+    g.connect(ov, "s", &b.s.slice(ns * tp.cells.start..ns * tp.cells.end)?)?;
+    g.connect(ov, "v_prev", &b.v_prev.slice(tp.cells.clone())?)?;
+    g.connect(ov, "act", &b.act.slice(tp.cells.clone())?)?;
+    g.connect(ov, "last_up", &b.last_up.slice(tp.cells.clone())?)?;
+    g.connect(ov, "last_down", &b.last_down.slice(tp.cells.clone())?)?;
+    g.connect(ov, "cell_model", &ct)?;
+    g.connect(ov, "models", &models)?;
+    g.connect(ov, "stim_class", &st)?;
+    g.connect(ov, "sites", &sites)?;
+    g.connect(ov, "class_start", &cstart)?;
+    g.connect(ov, "class_sites", &csites)?;
+    g.connect(ov, "time", &b.time.slice(t..t + 1)?)?;
+    g.set_vertex_state(ov, "dt", b.setup.dt_ode)?;
+    g.set_vertex_state(ov, "act_threshold", b.setup.act_threshold)?;
+    g.set_vertex_state(ov, "repol_level", b.setup.repol_level)?;
+    g.set_tile_mapping(ov, tile)?;
+    Ok(())
 }
 
 /// The ECG program: the tiles' partials (`ne` per tile, row `t` on `tile_of[t]`), computed by

@@ -383,27 +383,7 @@ impl Setup {
                 s2_start: st.s2.map_or(-1.0, |s2| (last + s2) as f32),
             });
         }
-        let mut class_of: std::collections::BTreeMap<u32, u8> = Default::default();
-        let mut classes: Vec<Vec<u8>> = vec![Vec::new()];
-        let mut stim_class = vec![0u8; n];
-        for (c, &m) in mask.iter().enumerate() {
-            if m == 0 {
-                continue;
-            }
-            let next = classes.len();
-            let id = *class_of.entry(m).or_insert_with(|| {
-                classes.push((0..32u8).filter(|b| m & (1 << b) != 0).collect());
-                next.min(255) as u8
-            });
-            stim_class[c] = id;
-        }
-        if classes.len() > 256 {
-            return Err(SetupError::TooMany {
-                what: "distinct overlaps of stimulus sites",
-                max: 255,
-                got: classes.len() - 1,
-            });
-        }
+        let (classes, stim_class) = stimulus_classes(&mask)?;
         Ok(Setup {
             n,
             ell,
@@ -475,6 +455,48 @@ impl Setup {
             .min_by(|&a, &b| d2(&self.centroids[a]).total_cmp(&d2(&self.centroids[b])))
             .unwrap_or(0)
     }
+
+    /// The pulse starts of every site (ms, rising), for per-beat outputs and the length of a
+    /// paced run.
+    pub fn pulse_starts(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.sites.iter().flat_map(|s| s.pulse_starts()).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// Whether the problem paces (more than one pulse in all), so that per-beat outputs are
+    /// kept.
+    pub fn paced(&self) -> bool {
+        self.pulse_starts().len() > 1
+    }
+}
+
+/// The stimulus classes of the cells from each cell's set of sites (a bit mask per cell):
+/// each distinct non-empty set is a class (class 0: no site), as the sites of each class and
+/// each cell's class.
+fn stimulus_classes(mask: &[u32]) -> Result<(Vec<Vec<u8>>, Vec<u8>), SetupError> {
+    let mut class_of: std::collections::BTreeMap<u32, u8> = Default::default();
+    let mut classes: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut stim_class = vec![0u8; mask.len()];
+    for (c, &m) in mask.iter().enumerate() {
+        if m == 0 {
+            continue;
+        }
+        let next = classes.len();
+        let id = *class_of.entry(m).or_insert_with(|| {
+            classes.push((0..32u8).filter(|b| m & (1 << b) != 0).collect());
+            next.min(255) as u8
+        });
+        stim_class[c] = id;
+    }
+    if classes.len() > 256 {
+        return Err(SetupError::TooMany {
+            what: "distinct overlaps of stimulus sites",
+            max: 255,
+            got: classes.len() - 1,
+        });
+    }
+    Ok((classes, stim_class))
 }
 
 /// The time after the ODE step that starts at `t`: `(k + 1)·dt` with `k = round(t / dt)`, the
