@@ -120,18 +120,13 @@ impl Worker {
 }
 
 /// A codelet's report that it could not compute.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct VertexError(pub String);
 
 impl VertexError {
     pub fn new(msg: impl Into<String>) -> Self {
         VertexError(msg.into())
-    }
-}
-
-impl std::fmt::Display for VertexError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
