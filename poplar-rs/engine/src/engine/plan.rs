@@ -4,7 +4,6 @@
 
 use std::ops::Range;
 
-use super::exec::Exec;
 use super::lookahead::LineRun;
 use super::memory::Memory;
 use crate::codelet::{
@@ -290,7 +289,7 @@ impl ComputePlan {
         let bools_at = self.bools.len() as u32;
         for &(f, shape) in &rc.bool_fields {
             // One byte per bool.
-            self.bools.extend(Exec::field_ranges(v, f, shape));
+            self.bools.extend(field_ranges(v, f, shape));
         }
         self.vertices.push(HotVertex {
             compute: rc.compute,
@@ -321,6 +320,23 @@ impl ComputePlan {
             ht.runs = at..self.runs.len() as u32;
         }
     }
+}
+
+/// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
+/// for lists), for element size `size`.
+pub(super) fn field_ranges<'v>(
+    v: &'v crate::exe::VertexInst,
+    f: usize,
+    shape: FieldShape,
+) -> impl Iterator<Item = FieldLoc> + 'v {
+    let loc = v.fields[f];
+    let lists: &[FieldLoc] = match shape {
+        FieldShape::VectorList => {
+            &v.lists[loc.offset as usize..loc.offset as usize + loc.len as usize]
+        }
+        _ => std::slice::from_ref(&v.fields[f]),
+    };
+    lists.iter().copied()
 }
 
 /// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's
