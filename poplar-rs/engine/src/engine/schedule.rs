@@ -94,6 +94,10 @@ pub(super) enum Op {
     Grouped(u32),
 }
 
+/// A rewrite of the schedule: at instruction `i` of plain block `b`, the instruction that
+/// replaces the window starting there and the window's length, if any.
+pub(super) type Rewrite<'a> = dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)> + 'a;
+
 /// A stream copy's stream and the runs of tile memory it fills or reads.
 #[derive(Debug)]
 pub(super) struct StreamCopy {
@@ -269,10 +273,7 @@ impl Schedule {
     /// window that starts there and the window's length (at least 1). Blocks inside a
     /// replaced window are left as they are (the rewritten instruction runs them its own
     /// way).
-    pub(super) fn rewrite(
-        &mut self,
-        rewrite: &dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)>,
-    ) {
+    pub(super) fn rewrite(&mut self, rewrite: &Rewrite<'_>) {
         let plain = self.plain.clone();
         let programs = plain
             .programs
@@ -290,11 +291,7 @@ impl Schedule {
         };
     }
 
-    fn rewrite_block(
-        &mut self,
-        b: Block,
-        rewrite: &dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)>,
-    ) -> Block {
+    fn rewrite_block(&mut self, b: Block, rewrite: &Rewrite<'_>) -> Block {
         let mut out = Vec::with_capacity(b.len());
         let mut i = b.range().start;
         while i < b.range().end {
@@ -314,11 +311,7 @@ impl Schedule {
     }
 
     /// `op` with its nested blocks and bodies rewritten.
-    fn rewrite_inside(
-        &mut self,
-        op: Op,
-        rewrite: &dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)>,
-    ) -> Op {
+    fn rewrite_inside(&mut self, op: Op, rewrite: &Rewrite<'_>) -> Op {
         let body = |s: &mut Schedule, i: OpIndex| s.rewrite_body(i, rewrite);
         match op {
             Op::Seq(b) => Op::Seq(self.rewrite_block(b, rewrite)),
@@ -353,11 +346,11 @@ impl Schedule {
                 cases,
                 default,
             } => {
-                let new: Vec<(i64, OpIndex)> = self.cases[cases.range()]
-                    .to_vec()
-                    .into_iter()
-                    .map(|(v, c)| (v, body(self, c)))
-                    .collect();
+                let mut new = Vec::with_capacity(cases.len());
+                for k in cases.range() {
+                    let (v, c) = self.cases[k];
+                    new.push((v, body(self, c)));
+                }
                 let default = body(self, default);
                 if new
                     .iter()
@@ -390,11 +383,7 @@ impl Schedule {
     }
 
     /// Body instruction `i` rewritten: `i` itself when nothing inside it changed.
-    fn rewrite_body(
-        &mut self,
-        i: OpIndex,
-        rewrite: &dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)>,
-    ) -> OpIndex {
+    fn rewrite_body(&mut self, i: OpIndex, rewrite: &Rewrite<'_>) -> OpIndex {
         let op = self.ops[i as usize].clone();
         let new = self.rewrite_inside(op, rewrite);
         if new == self.ops[i as usize] {
