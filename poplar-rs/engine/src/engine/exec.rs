@@ -2,7 +2,7 @@
 //! (`Exec`), which the team's threads share; the interpreter that walks the schedule is
 //! `run.rs`'s.
 //!
-//! (About 700 lines. One concept: a phase's tasks, how a thread runs one, and the vertex
+//! (About 650 lines. One concept: a phase's tasks, how a thread runs one, and the vertex
 //! loop of a tile with its checks; split, every part would need the others' plans.)
 
 use std::ops::Range;

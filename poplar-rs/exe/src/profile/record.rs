@@ -718,11 +718,11 @@ fn add_elapsed(acc: &mut Acc, stack: &[u32], cat: Cat, cycles: u64) {
     }
 }
 
-// One function on purpose: the hot loop of building a profile, whose clocks and latest
-// time stay in registers; split into methods on a state struct it measured 27 % slower
-// (framework bench, `profile`: building the profile 15.1-15.8 ms against 11.8-12.3 ms).
 /// Replays `events` on the tiles' clocks `clk`, adding `mult` times their cycles to `acc`
 /// (and drawing them into `trace`).
+// Long: one function on purpose: the hot loop of building a profile, whose clocks and latest
+// time stay in registers; split into methods on a state struct it measured 27 % slower
+// (framework bench, `profile`: building the profile 15.1-15.8 ms against 11.8-12.3 ms).
 fn replay(
     m: &CycleModel,
     events: &[u32],
