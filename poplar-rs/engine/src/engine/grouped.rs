@@ -35,10 +35,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::options::Interleave;
-use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, COPY_OVERHEAD};
+use super::plan::{guided, CopyOp, Planned, COPY_OVERHEAD};
 use super::schedule::{Block, Op, OpIndex, Schedule};
-use crate::entity::PrimaryMap;
-use crate::exe::{ComputePhaseId, ExchangePhaseId, Executable};
+use crate::exe::{ComputePhaseId, ExchangePhaseId};
 use crate::target::TileId;
 
 /// The largest group (the sum of its tiles' memories) worth running group by group: it
@@ -120,18 +119,6 @@ pub struct GroupedRun {
     pub bytes_copied: u64,
 }
 
-/// What [`find`] reads: the engine's executable, schedule and plans, each tile's memory size.
-#[derive(Clone, Copy)]
-pub(super) struct Inputs<'a> {
-    pub(super) exe: &'a Executable,
-    pub(super) schedule: &'a Schedule,
-    pub(super) exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    pub(super) computes: &'a PrimaryMap<ComputePhaseId, ComputePlan>,
-    pub(super) tile_bytes: &'a [usize],
-    pub(super) threads: usize,
-    pub(super) rule: Rule,
-}
-
 /// How [`find`] chooses.
 #[derive(Clone, Copy)]
 pub(super) struct Rule {
@@ -162,12 +149,12 @@ impl Rule {
     }
 }
 
-/// Every straight run of the plain schedule that passes `inp.rule`, in the order the
+/// Every straight run of the plain schedule that passes `rule`, in the order the
 /// programs and then the functions are read, outer runs first.
-pub(super) fn find(inp: &Inputs<'_>) -> Vec<GroupedRunPlan> {
+pub(super) fn find(inp: &Planned<'_>, rule: Rule) -> Vec<GroupedRunPlan> {
     let mut out = Vec::new();
     let mut take = |run: Block| -> bool {
-        match grouped_run(inp, run) {
+        match grouped_run(inp, rule, run) {
             Some(r) => {
                 out.push(r);
                 true
@@ -290,8 +277,8 @@ fn root(parent: &mut [u32], mut t: u32) -> u32 {
     t
 }
 
-/// The grouped plan of `run`, if it passes `inp.rule`.
-fn grouped_run(inp: &Inputs<'_>, run: Block) -> Option<GroupedRunPlan> {
+/// The grouped plan of `run`, if it passes `rule`.
+fn grouped_run(inp: &Planned<'_>, rule: Rule, run: Block) -> Option<GroupedRunPlan> {
     let (mut xs, mut cs) = (Vec::new(), Vec::new());
     for op in &inp.schedule.ops[run.range()] {
         phases_of(inp.schedule, op, 1, &mut xs, &mut cs);
@@ -305,7 +292,7 @@ fn grouped_run(inp: &Inputs<'_>, run: Block) -> Option<GroupedRunPlan> {
         acc.saturating_add(bytes.saturating_mul(n))
     });
     let phases = cs.iter().fold(0u64, |acc, &(_, n)| acc.saturating_add(n));
-    if moved < inp.rule.min_bytes || phases < inp.rule.min_phases {
+    if moved < rule.min_bytes || phases < rule.min_phases {
         return None;
     }
     let xs = distinct(xs.into_iter().map(|(x, _)| x));
@@ -313,7 +300,7 @@ fn grouped_run(inp: &Inputs<'_>, run: Block) -> Option<GroupedRunPlan> {
     let (group_of, bytes) = tile_groups(inp, &xs, &cs);
     let groups = bytes.len();
     let largest_bytes = bytes.iter().copied().max().unwrap_or(0);
-    if groups < inp.rule.min_groups.max(2) || largest_bytes > inp.rule.max_group_bytes {
+    if groups < rule.min_groups.max(2) || largest_bytes > rule.max_group_bytes {
         return None;
     }
     let mut costs = vec![0u64; groups];
@@ -345,7 +332,7 @@ fn distinct<T: Ord>(ids: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 /// The tile of a compute plan's tile `ht` in phase `c`.
-fn tile_of(inp: &Inputs<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> TileId {
+fn tile_of(inp: &Planned<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> TileId {
     inp.exe.computes[c].tiles[ht.index as usize].tile
 }
 
@@ -353,7 +340,7 @@ fn tile_of(inp: &Inputs<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> Ti
 /// order of their smallest tile, and each group's tile memory: tiles are joined by every copy
 /// of the run's exchanges (union–find).
 fn tile_groups(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     xs: &[ExchangePhaseId],
     cs: &[ComputePhaseId],
 ) -> (Vec<u32>, Vec<u64>) {
@@ -391,7 +378,7 @@ fn tile_groups(
 
 /// Each exchange's copies by the group of their destination, adding their cost to `costs`.
 fn exchanges_by_group(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     xs: &[ExchangePhaseId],
     group_of: &[u32],
     costs: &mut [u64],
@@ -417,7 +404,7 @@ fn exchanges_by_group(
 /// Each compute phase's tiles (indices into its plan, in tile order) by group, adding their
 /// cost to `costs`.
 fn computes_by_group(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     cs: &[ComputePhaseId],
     group_of: &[u32],
     costs: &mut [u64],

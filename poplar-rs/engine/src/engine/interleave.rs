@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::options::Interleave;
-use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, Resolved, COPY_OVERHEAD};
+use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, Planned, Resolved, COPY_OVERHEAD};
 use super::schedule::{Block, Op, OpIndex, Schedule};
 use crate::codelet::{FieldDir, FieldShape};
 use crate::entity::PrimaryMap;
@@ -89,17 +89,6 @@ pub(super) struct Interleavings {
     has_vertices: PrimaryMap<ComputePhaseId, bool>,
 }
 
-/// What the interleavings are built from: the engine's executable, schedule and plans.
-#[derive(Clone, Copy)]
-pub(super) struct Inputs<'a> {
-    pub(super) exe: &'a Executable,
-    pub(super) schedule: &'a Schedule,
-    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
-    pub(super) exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    pub(super) computes: &'a PrimaryMap<ComputePhaseId, ComputePlan>,
-    pub(super) threads: usize,
-}
-
 impl Interleavings {
     /// The plan that replaces the window of block `b` starting at instruction `i`, and the
     /// window's length, if there is one.
@@ -116,7 +105,7 @@ impl Interleavings {
     /// The plans of every interleaving of the plain schedule ([`interleaving_at`]) that moves
     /// at least the bytes `mode` asks for and passes [`interleavable`] (none for
     /// [`Interleave::Never`]).
-    pub(super) fn for_mode(mode: Interleave, inp: &Inputs<'_>) -> Interleavings {
+    pub(super) fn for_mode(mode: Interleave, inp: &Planned<'_>) -> Interleavings {
         let min_bytes = match mode {
             Interleave::Never => return Interleavings::default(),
             Interleave::Large | Interleave::NoGroupedRuns => INTERLEAVE_MIN_BYTES,
@@ -125,7 +114,7 @@ impl Interleavings {
         Interleavings::build(inp, min_bytes)
     }
 
-    fn build(inp: &Inputs<'_>, min_bytes: u64) -> Interleavings {
+    fn build(inp: &Planned<'_>, min_bytes: u64) -> Interleavings {
         let exe = inp.exe;
         let has_vertices: PrimaryMap<ComputePhaseId, bool> = exe
             .computes

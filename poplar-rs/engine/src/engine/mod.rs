@@ -59,7 +59,7 @@ use interleave::InterleavedPlan;
 pub use job::job_main;
 use memory::Memory;
 pub use options::{EngineOptions, Interleave};
-use plan::{ComputeInputs, ComputePlan, ExchangePlan, Resolved, Share};
+use plan::{ComputeInputs, ComputePlan, ExchangePlan, Planned, Resolved, Share};
 pub use ranks::{program_traffic, rank_traffic, PhaseTraffic, ProgramTraffic};
 pub use remote::StreamingMemoryUse;
 use run::RunCtx;
@@ -211,21 +211,22 @@ impl Engine {
             .collect();
         let alone = ranks.size() == 1;
         let tile_bytes: Vec<usize> = mem.tiles.iter().map(|t| t.bytes).collect();
-        let (schedule, interleaved, grouped) = realise(&Realise {
-            exe: &exe,
-            codelets: &codelets,
-            exchanges: &exchanges,
-            computes: &computes,
-            tile_bytes: &tile_bytes,
+        // Over several ranks, every phase runs on its own (copies between ranks travel as
+        // messages after the local ones).
+        let mode = if alone {
+            options.interleave
+        } else {
+            Interleave::Never
+        };
+        let (schedule, interleaved, grouped) = realise(
+            &exe,
+            &codelets,
+            &exchanges,
+            &computes,
+            &tile_bytes,
             threads,
-            // Over several ranks, every phase runs on its own (copies between ranks travel
-            // as messages after the local ones).
-            mode: if alone {
-                options.interleave
-            } else {
-                Interleave::Never
-            },
-        });
+            mode,
+        );
         let dist = (!alone).then(|| ranks::Dist::new(ranks, split, &exe));
         Ok(Engine {
             tensor_index: host_names(
@@ -487,43 +488,31 @@ fn engine_isa(option: Option<IsaLevel>) -> Result<Option<IsaLevel>, EngineError>
     }
 }
 
-/// What [`realise`] reads.
-struct Realise<'a> {
-    exe: &'a Executable,
-    codelets: &'a PrimaryMap<CodeletId, Resolved>,
-    exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    computes: &'a PrimaryMap<ComputePhaseId, ComputePlan>,
-    tile_bytes: &'a [usize],
-    threads: usize,
-    mode: Interleave,
-}
-
-/// The schedule of `r.exe` with the rewrites `r.mode` allows, and the plans of its
+/// The schedule of `exe` with the rewrites `mode` allows, and the plans of its
 /// interleaved and grouped instructions. At each position of a block, a grouped run first
 /// (it covers whole supersteps), then an interleaving.
-fn realise(r: &Realise<'_>) -> (Schedule, Vec<InterleavedPlan>, Vec<GroupedRunPlan>) {
-    let mut schedule = Schedule::lower(r.exe);
-    let interleavings = interleave::Interleavings::for_mode(
-        r.mode,
-        &interleave::Inputs {
-            exe: r.exe,
-            schedule: &schedule,
-            codelets: r.codelets,
-            exchanges: r.exchanges,
-            computes: r.computes,
-            threads: r.threads,
-        },
-    );
-    let grouped = match grouped::Rule::for_mode(r.mode, r.threads) {
-        Some(rule) => grouped::find(&grouped::Inputs {
-            exe: r.exe,
-            schedule: &schedule,
-            exchanges: r.exchanges,
-            computes: r.computes,
-            tile_bytes: r.tile_bytes,
-            threads: r.threads,
-            rule,
-        }),
+fn realise(
+    exe: &Executable,
+    codelets: &PrimaryMap<CodeletId, Resolved>,
+    exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
+    tile_bytes: &[usize],
+    threads: usize,
+    mode: Interleave,
+) -> (Schedule, Vec<InterleavedPlan>, Vec<GroupedRunPlan>) {
+    let mut schedule = Schedule::lower(exe);
+    let planned = Planned {
+        exe,
+        schedule: &schedule,
+        codelets,
+        exchanges,
+        computes,
+        tile_bytes,
+        threads,
+    };
+    let interleavings = interleave::Interleavings::for_mode(mode, &planned);
+    let grouped = match grouped::Rule::for_mode(mode, threads) {
+        Some(rule) => grouped::find(&planned, rule),
         None => Vec::new(),
     };
     if !(interleavings.plans.is_empty() && grouped.is_empty()) {

@@ -116,6 +116,19 @@ unsafe impl Sync for ComputePlan {}
 // ---------------------------------------------------------------------------------------------
 // Building the plans (once, at engine creation)
 
+/// What the rewrites of the schedule (`interleave.rs`, `grouped.rs`) are found from: the
+/// engine's executable, its plain schedule and phase plans, each tile's memory size.
+#[derive(Clone, Copy)]
+pub(super) struct Planned<'a> {
+    pub(super) exe: &'a crate::exe::Executable,
+    pub(super) schedule: &'a super::schedule::Schedule,
+    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
+    pub(super) exchanges: &'a PrimaryMap<crate::exe::ExchangePhaseId, ExchangePlan>,
+    pub(super) computes: &'a PrimaryMap<crate::exe::ComputePhaseId, ComputePlan>,
+    pub(super) tile_bytes: &'a [usize],
+    pub(super) threads: usize,
+}
+
 /// Which tiles this rank runs, and how many threads share a phase.
 #[derive(Clone, Copy)]
 pub(super) struct Share<'a> {

@@ -5,6 +5,19 @@ use super::*;
 use crate::exe::*;
 use crate::target::{ChipTopology, Target};
 
+/// The event of compute phase `i` (no host time).
+fn compute(i: u32) -> RunEvent<'static> {
+    RunEvent::Compute {
+        phase: crate::exe::ComputePhaseId::from_u32(i),
+        wall: Default::default(),
+    }
+}
+
+/// The end of a run (no host time).
+const END: RunEvent<'static> = RunEvent::RunEnd {
+    wall: std::time::Duration::ZERO,
+};
+
 fn exe(target: Target) -> Executable {
     let n = target.num_tiles() as usize;
     Executable {
@@ -450,17 +463,9 @@ fn elided_sync_lets_a_phase_start_early() {
     // No sync between A and B: tile 1 runs B right after its part of A.
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(1),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(compute(0));
+    r.record(compute(1));
+    r.record(END);
     let p = r.profile();
     assert_eq!(p.elapsed.compute, 110);
     assert_eq!(p.elapsed.sync, 0);
@@ -468,18 +473,10 @@ fn elided_sync_lets_a_phase_start_early() {
     // With an internal sync, B waits for tile 0: 100 + 150 + 100.
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
+    r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Internal));
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(1),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(compute(1));
+    r.record(END);
     let p = r.profile();
     assert_eq!(p.total_cycles(), 350);
     assert_eq!(p.elapsed.sync, 150);
@@ -498,26 +495,16 @@ fn internal_sync_waits_per_chip_global_for_all() {
     ));
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
+    r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Internal));
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(END);
     // Each chip syncs alone: no waiting across chips.
     assert_eq!(r.profile().tiles.sync, vec![150, 150]);
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
+    r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Global));
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(END);
     assert_eq!(r.profile().tiles.sync, vec![1500, 90 + 1500]);
     assert_eq!(r.profile().total_cycles(), 1600);
 }
@@ -530,21 +517,13 @@ fn memoised_and_long_segments_match_the_formula() {
     r.record(RunEvent::RunStart);
     r.record(RunEvent::Enter { label: "loop" });
     for _ in 0..1000 {
-        r.record(RunEvent::Compute {
-            phase: crate::exe::ComputePhaseId::from_u32(0),
-            wall: Default::default(),
-        });
+        r.record(compute(0));
         r.record(RunEvent::Sync(SyncKind::Internal));
-        r.record(RunEvent::Compute {
-            phase: crate::exe::ComputePhaseId::from_u32(1),
-            wall: Default::default(),
-        });
+        r.record(compute(1));
         r.record(RunEvent::Sync(SyncKind::Internal));
     }
     r.record(RunEvent::Exit);
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(END);
     let p = r.profile().clone();
     assert_eq!(p.total_cycles(), 1000 * 500);
     assert_eq!(p.elapsed.compute, 1000 * 200);
@@ -557,23 +536,12 @@ fn memoised_and_long_segments_match_the_formula() {
     r.record(RunEvent::RunStart);
     let n = 3 * SEGMENT_LIMIT as u64 + 7;
     for _ in 0..n {
-        r.record(RunEvent::Compute {
-            phase: crate::exe::ComputePhaseId::from_u32(0),
-            wall: Default::default(),
-        });
-        r.record(RunEvent::Compute {
-            phase: crate::exe::ComputePhaseId::from_u32(1),
-            wall: Default::default(),
-        });
+        r.record(compute(0));
+        r.record(compute(1));
     }
     r.record(RunEvent::Sync(SyncKind::Internal));
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(compute(0));
+    r.record(END);
     let p = r.profile();
     // Tile 0: 100 per iteration; tile 1: 110 per iteration (the slowest).
     assert_eq!(p.elapsed.compute, 110 * n + 100);
@@ -597,19 +565,11 @@ fn timeline_has_one_span_per_track_and_phase() {
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
     r.record(RunEvent::Enter { label: "main" });
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
+    r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Internal));
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(1),
-        wall: Default::default(),
-    });
+    r.record(compute(1));
     r.record(RunEvent::Exit);
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(END);
     let tl = &r.profile().timeline;
     assert_eq!(tl.tracks.len(), 3);
     let spans: Vec<_> = tl
@@ -633,13 +593,8 @@ fn a_profile_is_saved_atomically() {
     let e = two_phase_exe();
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(compute(0));
+    r.record(END);
     let p = r.profile().clone();
     let dir = std::env::temp_dir().join(format!("poplar-exe-profile-save-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -666,18 +621,10 @@ fn recorded_json() -> serde_json::Value {
     let e = two_phase_exe();
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(0),
-        wall: Default::default(),
-    });
+    r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Internal));
-    r.record(RunEvent::Compute {
-        phase: crate::exe::ComputePhaseId::from_u32(1),
-        wall: Default::default(),
-    });
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(compute(1));
+    r.record(END);
     let json = r.profile().to_json();
     Profile::from_json(&json).expect("a recorded profile loads");
     serde_json::from_str(&json).unwrap()
@@ -795,9 +742,7 @@ fn a_profile_records_its_executables_checksum() {
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.clear();
     r.record(RunEvent::RunStart);
-    r.record(RunEvent::RunEnd {
-        wall: Default::default(),
-    });
+    r.record(END);
     assert_eq!(r.profile().executable_checksum, Some(e.checksum()));
 }
 
