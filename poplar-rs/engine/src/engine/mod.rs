@@ -25,7 +25,7 @@
 //! fields of a vertex (non-zero becomes 1) before calling it.
 //!
 //! Profiling: with [`Engine::enable_profiling`], the interpreter tells a [`Recorder`] about
-//! every step it runs ([`RunEvent`](crate::profile::RunEvent): compute, exchange, sync, label
+//! every step it runs ([`RunEvent`]: compute, exchange, sync, label
 //! and transfer steps, with the host wall time of each phase); when profiling is off the only
 //! cost is one `Option` test per step.
 

@@ -25,7 +25,7 @@ pub struct EngineOptions {
     /// The ranks to run over ([`crate::dist`]); `None` (the default) is the MPI world when
     /// [`crate::dist::init`] has initialized MPI, else this process alone. Every rank of a
     /// job creates the engine with the same executable; each holds and runs only its own
-    /// tiles ([`RankSplit`]).
+    /// tiles ([`RankSplit`](crate::dist::RankSplit)).
     pub ranks: Option<Ranks>,
     /// Which exchange phases run interleaved, tile by tile, with the compute phases after them
     /// (the same bits as running them apart; `engine/interleave.rs`).
