@@ -63,8 +63,14 @@ fn two_engines_of_one_process_run_at_their_own_levels() {
         let mut b = engine(high);
         assert_eq!((a.isa(), b.isa()), (low, high));
         for _ in 0..2 {
-            assert!(seen(&mut a).iter().all(|&l| l == low as u32), "{threads} threads");
-            assert!(seen(&mut b).iter().all(|&l| l == high as u32), "{threads} threads");
+            assert!(
+                seen(&mut a).iter().all(|&l| l == low as u32),
+                "{threads} threads"
+            );
+            assert!(
+                seen(&mut b).iter().all(|&l| l == high as u32),
+                "{threads} threads"
+            );
         }
     }
     // An engine without a level follows the process's, which its runs leave alone.
