@@ -107,7 +107,7 @@ fn run(level: IsaLevel, flush: bool, threads: usize) -> Vec<u32> {
         },
     )
     .unwrap();
-    assert_eq!(poplar::isa::active(), level);
+    assert_eq!(e.isa(), level);
     e.run(0).unwrap();
     e.read_tensor::<f32>("all")
         .unwrap()

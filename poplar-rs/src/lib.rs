@@ -45,7 +45,8 @@ pub mod fp {
 /// The host's vector instruction-set level and the kernels compiled for each.
 pub mod isa {
     pub use poplar_core::isa::{
-        active, from_env, set_active, supported, IsaError, IsaLevel, EDGE_VALUES, ENV,
+        active, from_env, scoped, set_active, supported, IsaError, IsaLevel, ScopedLevel,
+        EDGE_VALUES, ENV,
     };
 }
 

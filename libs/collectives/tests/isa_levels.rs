@@ -77,7 +77,7 @@ fn run(exe: &poplar::Executable, level: IsaLevel, threads: usize) -> Vec<u32> {
         },
     )
     .unwrap();
-    assert_eq!(poplar::isa::active(), level);
+    assert_eq!(e.isa(), level);
     let all: Vec<f32> = (0..REPLICAS).flat_map(data).collect();
     e.write_tensor_all_replicas("x", &all).unwrap();
     e.run(0).unwrap();

@@ -87,7 +87,7 @@ fn run(
         },
     )
     .unwrap();
-    assert_eq!(poplar::isa::active(), level);
+    assert_eq!(e.isa(), level);
     let refs: Vec<(usize, usize, &[f32])> =
         pattern.iter().map(|(r, c, v)| (*r, *c, &v[..])).collect();
     let enc = popsparse::encode_blocks(plan, &refs).unwrap();

@@ -3,9 +3,10 @@
 //! A kernel written once with [`isa_dispatch!`](crate::isa_dispatch!) is compiled three times
 //! on x86-64: for the baseline (SSE2, 4 `f32` lanes), for AVX2 (8 lanes) and for AVX-512 (16
 //! lanes), with `#[target_feature]`. The process picks one level once — the best the host
-//! supports, or the one `POPLAR_ISA` or [`set_active`] (the engine's `EngineOptions::isa`)
-//! asks for — and every dispatching kernel calls its version for that level: one relaxed
-//! atomic load and a branch per call, nothing per element.
+//! supports, or the one `POPLAR_ISA` or [`set_active`] asks for — and every dispatching kernel
+//! calls its version for that level: a thread-local and a relaxed atomic load and a branch per
+//! call, nothing per element. An engine's own level (`EngineOptions::isa`) holds on its
+//! threads while it runs ([`scoped`]), so engines of different levels share a process.
 //!
 //! **The same bits on every level.** Rust never contracts `a * b + c` into a fused
 //! multiply-add and never reassociates floating-point arithmetic, whatever the target
@@ -24,6 +25,7 @@
 //! On other architectures there is one level, [`IsaLevel::Baseline`] (on aarch64 that is
 //! NEON, always present).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// An instruction-set level a kernel can be compiled for.
@@ -187,12 +189,27 @@ pub fn from_env() -> Result<Option<IsaLevel>, IsaError> {
     Ok(Some(level))
 }
 
-/// The level the dispatching kernels run: chosen on first use — `POPLAR_ISA` when it names a
-/// level this host supports, else the best supported — unless [`set_active`] chose before.
-/// (A bad `POPLAR_ISA` is reported by [`from_env`], which the engine calls when it starts;
-/// here it falls back to the best level.)
+thread_local! {
+    /// The level of this thread's [`scoped`] guard, if one is alive.
+    static SCOPED: Cell<u8> = const { Cell::new(UNSET) };
+}
+
+/// The level the dispatching kernels run on this thread: the one of a live [`scoped`] guard
+/// (an engine's level, on its threads while it runs), else the process's — chosen on first use
+/// (`POPLAR_ISA` when it names a level this host supports, else the best supported) unless
+/// [`set_active`] chose before. (A bad `POPLAR_ISA` is reported by [`from_env`], which the
+/// engine calls when it is built; here it falls back to the best level.)
 #[inline]
 pub fn active() -> IsaLevel {
+    match SCOPED.with(Cell::get) {
+        UNSET => process_level(),
+        x => IsaLevel::from_u8(x),
+    }
+}
+
+/// The process's level (see [`active`]).
+#[inline]
+fn process_level() -> IsaLevel {
     match ACTIVE.load(Ordering::Relaxed) {
         UNSET => {
             let level = from_env().ok().flatten().unwrap_or_else(IsaLevel::detect);
@@ -214,6 +231,31 @@ pub fn set_active(level: IsaLevel) -> Result<(), IsaError> {
     }
     ACTIVE.store(level as u8, Ordering::Relaxed);
     Ok(())
+}
+
+/// While it lives, the dispatching kernels on this thread run [`ScopedLevel`]'s level,
+/// whatever the process's; dropping it restores the level this thread had before.
+#[must_use = "the level holds only while the guard lives"]
+#[derive(Debug)]
+pub struct ScopedLevel {
+    before: u8,
+}
+
+/// Makes the dispatching kernels on this thread run `level` until the guard drops (how an
+/// engine's runs keep their own level); a level the host cannot run is refused
+/// ([`IsaError::Unsupported`]).
+pub fn scoped(level: IsaLevel) -> Result<ScopedLevel, IsaError> {
+    if !level.is_supported() {
+        return Err(IsaError::Unsupported { level });
+    }
+    let before = SCOPED.with(|c| c.replace(level as u8));
+    Ok(ScopedLevel { before })
+}
+
+impl Drop for ScopedLevel {
+    fn drop(&mut self) {
+        SCOPED.with(|c| c.set(self.before));
+    }
 }
 
 /// Declares a function compiled for every [`IsaLevel`] and called at the
@@ -269,7 +311,8 @@ macro_rules! isa_dispatch {
                 #[cfg(target_arch = "x86_64")]
                 $crate::isa::IsaLevel::Avx512 => {
                     // SAFETY: `active` returns only levels `IsaLevel::is_supported` confirmed
-                    // on this host (`set_active` refuses others; the default is `detect`), so
+                    // on this host (`set_active` and `scoped` refuse others; the default is
+                    // `detect`), so
                     // the AVX-512 features this copy was compiled for are present.
                     unsafe { avx512 $( ::< $( $g ),* > )? ( $( $arg ),* ) }
                 }

@@ -1,23 +1,23 @@
-//! Running a program: the step interpreter (`RunCtx`) and the parallel executor of compute
-//! and exchange phases (`Exec`), which the team's threads share.
+//! The parallel executor of compute and exchange phases, interleaved plans and grouped runs
+//! (`Exec`), which the team's threads share; the interpreter that walks the schedule is
+//! `run.rs`'s.
 //!
-//! (About 830 lines. One concept in two halves that share the run's state: the interpreter
-//! walks the steps, the executor runs each phase's tasks on the team; interleaved and grouped
-//! runs are dispatched from both. Transfers to and from the host and Streaming Memory are
-//! `transfer.rs`'s.)
+//! (About 650 lines. One concept: a phase's tasks, how a thread runs one, and the vertex
+//! loop of a tile with its checks; split, every part would need the others' plans.)
 
 use std::ops::Range;
 
-use super::host::InStream;
+use super::error::EngineError;
+use super::grouped::GroupedRunPlan;
+use super::interleave::{InterleavedPlan, InterleavedUnit};
 use super::memory::Memory;
 use super::plan::*;
+use super::schedule::{Op, OpIndex, Schedule};
 use super::team::{Job, Team};
-use super::EngineError;
-use crate::codelet::{rounding, FieldLoc, FieldShape, VertexIo, Worker};
+use crate::codelet::{rounding, VertexIo, Worker};
 use crate::dtype::DType;
 use crate::entity::PrimaryMap;
-use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ScalarLoc, Step};
-use crate::profile::Recorder;
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ScalarLoc};
 
 /// What every thread of a run reads: the plans and tile memory.
 #[derive(Clone, Copy)]
@@ -27,10 +27,14 @@ pub(super) struct Exec<'e> {
     pub(super) codelets: &'e PrimaryMap<CodeletId, Resolved>,
     pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
     pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
-    /// Exchange–compute pairs run interleaved tile by tile (`interleave.rs`).
-    pub(super) interleaving: &'e super::interleave::Interleaving,
-    /// Straight runs of supersteps run group by group (`grouped.rs`).
-    pub(super) grouped: &'e super::grouped::GroupedRuns,
+    /// The engine's program, realised once (`schedule.rs`).
+    pub(super) schedule: &'e Schedule,
+    /// Exchange–compute pairs run interleaved tile by tile (`interleave.rs`): the plans of
+    /// the schedule's [`Op::Interleaved`] instructions.
+    pub(super) interleaved: &'e [InterleavedPlan],
+    /// Straight runs of supersteps run group by group (`grouped.rs`): the plans of the
+    /// schedule's [`Op::Grouped`] instructions.
+    pub(super) grouped: &'e [GroupedRunPlan],
     pub(super) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
     pub(super) soft_flush: bool,
@@ -45,27 +49,13 @@ pub(super) struct Exec<'e> {
     pub(super) dist: Option<&'e super::ranks::Dist>,
 }
 
-/// The state of one `run` on the interpreting thread: the shared part, the helper threads
-/// (none on one thread), and the host stream buffers and profiler.
-pub(super) struct RunCtx<'e> {
-    pub(super) x: Exec<'e>,
-    pub(super) team: Option<&'e Team>,
-    pub(super) inputs: &'e mut [Option<InStream>],
-    pub(super) outputs: &'e mut [Vec<u8>],
-    /// The rows of the remote buffers.
-    pub(super) remote_mem: &'e mut super::streaming::StreamingMemory,
-    /// The top-level program being run (for errors that name it).
-    pub(super) program: Option<usize>,
-    pub(super) prof: Option<&'e mut Recorder>,
-}
-
-impl RunCtx<'_> {
+impl Exec<'_> {
     pub(super) fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
         let mut b = [0u8; 4];
         let n = s.dtype.size();
         // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar) of the flat
         // executable, whose tiles include every replica's copy of `s.tile`.
-        self.x.mem.read(tile, s.offset as usize, &mut b[..n]);
+        self.mem.read(tile, s.offset as usize, &mut b[..n]);
         match s.dtype {
             DType::I32 => i64::from(i32::from_le_bytes(b)),
             DType::U32 => i64::from(u32::from_le_bytes(b)),
@@ -77,11 +67,11 @@ impl RunCtx<'_> {
     /// every replica's copy must hold the same value; a replica that disagrees with replica 0
     /// is an error naming both values, never a silent choice.
     pub(super) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
-        let rl = self.x.replicas;
+        let rl = self.replicas;
         let tile_of = |r: u32| s.tile.offset(r * rl.tiles_per_replica);
         // Over several ranks, each replica's copy is read by the rank that owns it and the
         // values are shared, so every rank takes the same branch (or fails alike).
-        let values: Vec<i64> = match self.x.dist {
+        let values: Vec<i64> = match self.dist {
             None => (0..rl.replicas)
                 .map(|r| self.read_scalar_at(tile_of(r), s))
                 .collect(),
@@ -110,174 +100,21 @@ impl RunCtx<'_> {
         Ok(v)
     }
 
-    /// Runs one step of the lowered program: the interpreter, one short arm per kind of step.
-    pub(super) fn step(&mut self, step: &Step) -> Result<(), EngineError> {
-        if matches!(step, Step::Repeat { .. } | Step::Label { .. })
-            && self.prof.is_none()
-            && self.x.dist.is_none()
-        {
-            // A program or function that is one straight `Repeat` (or `Label`) run group by
-            // group; inside a `Seq`, the runs are found below.
-            if let Some(r) = self.x.grouped.whole(step) {
-                return self.grouped(r);
-            }
-        }
-        match step {
-            Step::Seq(v) => self.seq(v)?,
-            Step::Label { name, body } => self.label(name, body)?,
-            Step::Sync(kind) => {
-                if let Some(p) = self.prof.as_deref_mut() {
-                    p.sync(*kind);
-                }
-            }
-            Step::Exchange(i) => self.timed_exchange(*i),
-            Step::Compute(i) => self.timed_compute(*i)?,
-            Step::Repeat { count, body } => {
-                for _ in 0..*count {
-                    self.step(body)?;
-                }
-            }
-            Step::While {
-                cond,
-                predicate,
-                body,
-            } => {
-                self.step(cond)?;
-                while self.read_scalar(predicate)? != 0 {
-                    self.step(body)?;
-                    self.step(cond)?;
-                }
-            }
-            Step::If {
-                predicate,
-                then,
-                else_,
-            } => {
-                if self.read_scalar(predicate)? != 0 {
-                    self.step(then)?;
-                } else {
-                    self.step(else_)?;
-                }
-            }
-            Step::Switch {
-                control,
-                cases,
-                default,
-            } => {
-                let v = self.read_scalar(control)?;
-                match cases.iter().find(|(c, _)| *c == v) {
-                    Some((_, s)) => self.step(s)?,
-                    None => self.step(default)?,
-                }
-            }
-            Step::Call(f) => {
-                let exe = self.x.exe;
-                self.step(&exe.functions[*f])?;
-            }
-            Step::StreamIn { stream, runs } => self.stream_in_step(*stream, runs)?,
-            Step::StreamOut { stream, runs } => self.stream_out_step(*stream, runs),
-            Step::Remote(id) => self.remote_step(*id)?,
-            Step::OverlapIo { io, compute } => self.overlap_io(io, compute)?,
-        }
-        Ok(())
-    }
-
-    /// A sequence: grouped runs and interleavings where the engine found them, else step by
-    /// step.
-    fn seq(&mut self, v: &[Step]) -> Result<(), EngineError> {
-        let mut i = 0;
-        while i < v.len() {
-            if let Some((r, end)) = self.grouped_at(v, i) {
-                self.grouped(r)?;
-                i = end;
-                continue;
-            }
-            if let Some((f, last)) = self.interleaved_at(v, i) {
-                self.interleaved(f)?;
-                i = last + 1;
-                continue;
-            }
-            self.step(&v[i])?;
-            i += 1;
-        }
-        Ok(())
-    }
-
-    /// A labelled body, entered and left in the profile when profiling.
-    fn label(&mut self, name: &str, body: &Step) -> Result<(), EngineError> {
-        let Some(p) = self.prof.as_deref_mut() else {
-            return self.step(body);
-        };
-        p.enter(name);
-        let r = self.step(body);
-        // Leave the label even when the body failed, so the label stack stays balanced for
-        // later runs.
-        if let Some(p) = self.prof.as_deref_mut() {
-            p.exit();
-        }
-        r
-    }
-
-    /// An exchange phase, its host time recorded when profiling.
-    fn timed_exchange(&mut self, i: ExchangePhaseId) {
-        if self.prof.is_none() {
-            return self.exchange(i);
-        }
-        let start = std::time::Instant::now();
-        self.exchange(i);
-        if let Some(p) = self.prof.as_deref_mut() {
-            p.exchange(i, start.elapsed());
-        }
-    }
-
-    /// A compute phase, its host time recorded when profiling (also when a vertex failed).
-    fn timed_compute(&mut self, i: ComputePhaseId) -> Result<(), EngineError> {
-        if self.prof.is_none() {
-            return self.compute(i);
-        }
-        let start = std::time::Instant::now();
-        let r = self.compute(i);
-        if let Some(p) = self.prof.as_deref_mut() {
-            p.compute(i, start.elapsed());
-        }
-        r
-    }
-
-    /// If `v[i]` is an exchange that runs interleaved with the compute phases after it: the
-    /// plan, and the index of the interleaving's last compute step (syncs between them only matter to
-    /// the profiler, which turns interleaving off).
-    fn interleaved_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
-        if !matches!(v[i], Step::Exchange(_)) || self.prof.is_some() || self.x.dist.is_some() {
-            return None;
-        }
-        self.x.interleaving.at(v, i)
-    }
-
-    /// If a straight run of `v` that runs group by group starts at `v[i]`: the run, and the
-    /// index after its last step.
-    fn grouped_at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
-        if self.prof.is_some() || self.x.dist.is_some() {
-            return None;
-        }
-        self.x.grouped.at(v, i)
-    }
-
-    /// A straight run of supersteps, group by group (`grouped.rs`).
-    pub(super) fn grouped(&self, r: u32) -> Result<(), EngineError> {
-        let x = self.x;
-        let run = &x.grouped.plans[r as usize];
+    /// A straight run of supersteps, group by group (`grouped.rs`), on `team` if any.
+    pub(super) fn grouped_run(&self, r: u32, team: Option<&Team>) -> Result<(), EngineError> {
+        let run = &self.grouped[r as usize];
         // As `compute`: one epoch per compute phase the run executes, all taken before any
         // task reads them; the run's k-th phase (from 1) uses `base + k`.
-        x.epoch
+        self.epoch
             .fetch_add(run.phases, std::sync::atomic::Ordering::SeqCst);
-        match self.team {
+        match team {
             Some(team) if run.chunks.len() > 1 => {
-                team.run(Job::Grouped(r), |job, t| x.work(job, t))
+                team.run(Job::Grouped(r), |job, t| self.work(job, t))
             }
             _ => {
                 let mut first: Option<(u128, EngineError)> = None;
                 for c in &run.chunks {
-                    if let Err((key, e)) = x.grouped_groups(r, c) {
+                    if let Err((key, e)) = self.grouped_groups(r, c) {
                         super::team::keep_lowest(&mut first, key, e);
                     }
                 }
@@ -287,25 +124,24 @@ impl RunCtx<'_> {
     }
 
     /// An exchange phase and the compute phases after it, interleaved tile by tile.
-    pub(super) fn interleaved(&self, f: u32) -> Result<(), EngineError> {
-        let x = self.x;
-        let plan = &x.interleaving.plans[f as usize];
+    pub(super) fn interleaved(&self, f: u32, team: Option<&Team>) -> Result<(), EngineError> {
+        let plan = &self.interleaved[f as usize];
         // As `compute`: one epoch per compute phase, before any task reads it. Only the last
-        // phase of a interleaving can have vertices (the others are on-tile copies), and it reads
-        // the epoch it would have read run alone.
-        x.epoch.fetch_add(
+        // phase of an interleaving can have vertices (the others are on-tile copies), and it
+        // reads the epoch it would have read run alone.
+        self.epoch.fetch_add(
             plan.computes.len() as u64,
             std::sync::atomic::Ordering::SeqCst,
         );
-        match self.team {
+        match team {
             Some(team) if plan.chunks.len() > 1 => {
-                team.run(Job::Interleaved(f), |job, t| x.work(job, t))
+                team.run(Job::Interleaved(f), |job, t| self.work(job, t))
             }
             _ => {
                 // Every task's copies run, also after a failure; the first failure is reported.
                 let mut result = Ok(());
                 for r in &plan.chunks {
-                    let e = x.interleaved_units(f, r);
+                    let e = self.interleaved_units(f, r);
                     if result.is_ok() {
                         result = e;
                     }
@@ -315,42 +151,47 @@ impl RunCtx<'_> {
         }
     }
 
-    pub(super) fn exchange(&self, i: ExchangePhaseId) {
-        let x = self.x;
-        let plan = &x.exchanges[i];
-        match self.team {
+    /// Exchange phase `i`, on `team` if any (and its messages to other ranks).
+    pub(super) fn exchange(&self, i: ExchangePhaseId, team: Option<&Team>) {
+        let plan = &self.exchanges[i];
+        match team {
             Some(team) if plan.chunks.len() > 1 => {
                 // No exchange task fails.
-                let _ = team.run(Job::Exchange(i.as_u32()), |job, t| x.work(job, t));
+                let _ = team.run(Job::Exchange(i.as_u32()), |job, t| self.work(job, t));
             }
-            _ => x.exchange_ops(&plan.ops),
+            _ => self.exchange_ops(&plan.ops),
         }
-        if let Some(d) = x.dist {
-            d.exchange(i, x.mem);
+        if let Some(d) = self.dist {
+            d.exchange(i, self.mem);
         }
     }
 
-    pub(super) fn compute(&self, i: ComputePhaseId) -> Result<(), EngineError> {
-        let x = self.x;
+    /// Compute phase `i`, on `team` if any.
+    pub(super) fn compute(
+        &self,
+        i: ComputePhaseId,
+        team: Option<&Team>,
+    ) -> Result<(), EngineError> {
         // Before the phase is published to the team: every task of it reads the same value.
-        x.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let plan = &x.computes[i];
-        let result = match self.team {
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let plan = &self.computes[i];
+        let result = match team {
             Some(team) if plan.chunks.len() > 1 => {
-                team.run(Job::Compute(i.as_u32()), |job, t| x.work(job, t))
+                team.run(Job::Compute(i.as_u32()), |job, t| self.work(job, t))
             }
             // Serially, the first failure ends the phase.
-            _ => plan.chunks.iter().try_for_each(|r| x.compute_tiles(i, r)),
+            _ => plan
+                .chunks
+                .iter()
+                .try_for_each(|r| self.compute_tiles(i, r)),
         };
-        match x.dist {
+        match self.dist {
             // A failure on any rank ends the phase on every rank.
             Some(d) => d.agree(result),
             None => result,
         }
     }
-}
 
-impl Exec<'_> {
     /// A thread's share of `job`: tasks claimed one by one until none is left. The tasks of
     /// a phase are its `chunks` (tile or copy ranges, split by cost in `Engine::new`).
     pub(super) fn work(&self, job: Job, team: &Team) {
@@ -371,7 +212,7 @@ impl Exec<'_> {
                 }
             }
             Job::Interleaved(f) => {
-                let chunks = &self.interleaving.plans[f as usize].chunks;
+                let chunks = &self.interleaved[f as usize].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err(e) = self.interleaved_units(f, &chunks[c]) {
                         team.fail(c as u128, e);
@@ -379,7 +220,7 @@ impl Exec<'_> {
                 }
             }
             Job::Grouped(r) => {
-                let chunks = &self.grouped.plans[r as usize].chunks;
+                let chunks = &self.grouped[r as usize].chunks;
                 while let Some(c) = team.claim(chunks.len()) {
                     if let Err((key, e)) = self.grouped_groups(r, &chunks[c]) {
                         team.fail(key, e);
@@ -395,7 +236,7 @@ impl Exec<'_> {
     /// on-tile copies of vertex-free phases still run (they complete before the failing phase
     /// when run apart) but no more vertices.
     pub(super) fn interleaved_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
-        let plan = &self.interleaving.plans[f as usize];
+        let plan = &self.interleaved[f as usize];
         let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
         // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
         // `INTERLEAVE_PREFETCH_AHEAD` units ahead instead (below).
@@ -441,7 +282,7 @@ impl Exec<'_> {
         r: u32,
         gs: &Range<usize>,
     ) -> Result<(), (u128, EngineError)> {
-        let run = &self.grouped.plans[r as usize];
+        let run = &self.grouped[r as usize];
         // `grouped` took the run's epochs before the task started.
         let base = self.epoch.load(std::sync::atomic::Ordering::SeqCst) - run.phases;
         super::lookahead::ahead_end();
@@ -449,8 +290,8 @@ impl Exec<'_> {
         let mut first: Option<(u128, EngineError)> = None;
         for g in gs.clone() {
             let mut k = 0u64;
-            for s in &run.steps {
-                if let Err((key, e)) = self.group_step(run, g, s, base, &mut k) {
+            for i in run.body.range() {
+                if let Err((key, e)) = self.group_step(run, g, i as OpIndex, base, &mut k) {
                     super::team::keep_lowest(&mut first, key, e);
                     break;
                 }
@@ -459,33 +300,34 @@ impl Exec<'_> {
         first.map_or(Ok(()), Err)
     }
 
-    /// Group `g`'s share of straight step `s`; `k` counts the run's compute phases so far.
+    /// Group `g`'s share of straight instruction `i`; `k` counts the run's compute phases so
+    /// far.
     fn group_step(
         &self,
-        run: &super::grouped::GroupedRunPlan,
+        run: &GroupedRunPlan,
         g: usize,
-        s: &Step,
+        i: OpIndex,
         base: u64,
         k: &mut u64,
     ) -> Result<(), (u128, EngineError)> {
-        match s {
-            Step::Seq(v) => {
-                for s in v {
-                    self.group_step(run, g, s, base, k)?;
+        match &self.schedule.ops[i as usize] {
+            Op::Seq(b) => {
+                for j in b.range() {
+                    self.group_step(run, g, j as OpIndex, base, k)?;
                 }
             }
-            Step::Repeat { count, body } => {
+            Op::Repeat { count, body } => {
                 for _ in 0..*count {
-                    self.group_step(run, g, body, base, k)?;
+                    self.group_step(run, g, *body, base, k)?;
                 }
             }
-            Step::Label { body, .. } => self.group_step(run, g, body, base, k)?,
-            Step::Exchange(x) => {
+            Op::Label { body, .. } => self.group_step(run, g, *body, base, k)?,
+            Op::Exchange(x) => {
                 if let Some(by) = run.exchanges.get(x) {
                     self.exchange_ops(by.of(g));
                 }
             }
-            Step::Compute(c) => {
+            Op::Compute(c) => {
                 *k += 1;
                 let plan = &self.computes[*c];
                 if let Some(by) = run.computes.get(c) {
@@ -498,7 +340,8 @@ impl Exec<'_> {
                     }
                 }
             }
-            // Syncs only matter to the profiler; a run holds no other step (`grouped::straight`).
+            // Syncs only matter to the profiler; a run holds no other instruction
+            // (`grouped::straight`).
             _ => {}
         }
         Ok(())
@@ -568,23 +411,6 @@ impl Exec<'_> {
         result
     }
 
-    /// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
-    /// for lists), for element size `size`.
-    pub(super) fn field_ranges<'v>(
-        v: &'v crate::exe::VertexInst,
-        f: usize,
-        shape: FieldShape,
-    ) -> impl Iterator<Item = FieldLoc> + 'v {
-        let loc = v.fields[f];
-        let lists: &[FieldLoc] = match shape {
-            FieldShape::VectorList => {
-                &v.lists[loc.offset as usize..loc.offset as usize + loc.len as usize]
-            }
-            _ => std::slice::from_ref(&v.fields[f]),
-        };
-        lists.iter().copied()
-    }
-
     /// Asks the CPU for the first cache lines of the fields of `ht`'s vertices (a hint: no
     /// memory is read or written, whatever the addresses; for a vector-list field the offset
     /// is a list-table index, and the hint is merely wasted).
@@ -603,11 +429,7 @@ impl Exec<'_> {
     /// Asks the CPU for the first cache line of every copy source and destination of an
     /// interleaved unit and of every field of its vertices (a hint: nothing is read or
     /// written; a vector-list field's offset is a table index, and its hint is wasted).
-    fn prefetch_unit(
-        &self,
-        plan: &super::interleave::InterleavedPlan,
-        u: &super::interleave::InterleavedUnit,
-    ) {
+    fn prefetch_unit(&self, plan: &InterleavedPlan, u: &InterleavedUnit) {
         for o in &plan.ops[u.ops.start as usize..u.ops.end as usize] {
             crate::codelet::prefetch_ptr(self.mem.base(o.src_tile).wrapping_add(o.src as usize));
             crate::codelet::prefetch_ptr(self.mem.base(o.dst_tile).wrapping_add(o.dst as usize));
@@ -774,7 +596,7 @@ impl Exec<'_> {
         let v = &tc.vertices[k];
         let rc = &self.codelets[v.codelet];
         for &(f, shape) in &rc.f32_written {
-            for l in Self::field_ranges(v, f, shape) {
+            for l in field_ranges(v, f, shape) {
                 // SAFETY: in bounds and 4-aligned for f32 (`check()`: FieldOutOfBounds,
                 // FieldMisaligned); the vertex's borrows ended when `compute` returned and this
                 // task has exclusive access to the tile (tile unique per phase).
@@ -801,7 +623,7 @@ impl Exec<'_> {
         let (base, tile) = (ht.base, tc.tile);
         for &(f, shape) in &rc.f32_written {
             let mut element = 0u64;
-            for l in Self::field_ranges(v, f, shape) {
+            for l in field_ranges(v, f, shape) {
                 // SAFETY: in bounds and 4-aligned for f32 (`check()`: FieldOutOfBounds,
                 // FieldMisaligned); the vertex's borrows ended when `compute` returned and this
                 // task has exclusive access to the tile.

@@ -34,10 +34,10 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, COPY_OVERHEAD};
-use super::Interleave;
-use crate::entity::PrimaryMap;
-use crate::exe::{ComputePhaseId, ExchangePhaseId, Executable, Step};
+use super::options::Interleave;
+use super::plan::{guided, CopyOp, Planned, COPY_OVERHEAD};
+use super::schedule::{Block, Op, OpIndex, Schedule};
+use crate::exe::{ComputePhaseId, ExchangePhaseId};
 use crate::target::TileId;
 
 /// The largest group (the sum of its tiles' memories) worth running group by group: it
@@ -85,8 +85,8 @@ impl<T> ByGroup<T> {
 
 /// One straight run, run group by group.
 pub(super) struct GroupedRunPlan {
-    /// A copy of the run's steps (`v[i..i + steps.len()]` of one `Seq`), which every task walks.
-    pub(super) steps: Vec<Step>,
+    /// The run's window of the plain schedule (part of one block), which every task walks.
+    pub(super) body: Block,
     /// Compute phases the run executes, repeats counted (the epochs it takes).
     pub(super) phases: u64,
     /// Number of groups.
@@ -119,30 +119,7 @@ pub struct GroupedRun {
     pub bytes_copied: u64,
 }
 
-/// The grouped runs of an engine, by the address of their first step.
-///
-/// The key is the address of a `Step` inside the engine's executable, whose programs are
-/// heap-allocated and never change while the engine lives (the engine owns the executable and
-/// never mutates it), so the address names one position of one `Seq`.
-#[derive(Default)]
-pub(super) struct GroupedRuns {
-    pub(super) plans: Vec<GroupedRunPlan>,
-    by_start: HashMap<usize, u32>,
-}
-
-/// What [`GroupedRuns::build`] reads: the engine's executable and plans, each tile's memory size.
-#[derive(Clone, Copy)]
-pub(super) struct Inputs<'a> {
-    /// The executable the engine owns (runs are keyed by the addresses of its steps).
-    pub(super) exe: &'a Executable,
-    pub(super) exchanges: &'a PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    pub(super) computes: &'a PrimaryMap<ComputePhaseId, ComputePlan>,
-    pub(super) tile_bytes: &'a [usize],
-    pub(super) threads: usize,
-    pub(super) rule: Rule,
-}
-
-/// How [`GroupedRuns::build`] chooses.
+/// How [`find`] chooses.
 #[derive(Clone, Copy)]
 pub(super) struct Rule {
     pub(super) min_bytes: u64,
@@ -172,135 +149,120 @@ impl Rule {
     }
 }
 
-impl GroupedRuns {
-    /// The grouped run that is the whole of program or function body `s`, if there is one.
-    #[inline]
-    pub(super) fn whole(&self, s: &Step) -> Option<u32> {
-        if self.plans.is_empty() {
-            return None;
-        }
-        let r = *self.by_start.get(&(s as *const Step as usize))?;
-        (self.plans[r as usize].steps.len() == 1).then_some(r)
-    }
-
-    /// The grouped run starting at `v[i]`, and the index after its last step.
-    #[inline]
-    pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
-        if self.plans.is_empty() {
-            return None;
-        }
-        let r = *self.by_start.get(&(&v[i] as *const Step as usize))?;
-        let end = i + self.plans[r as usize].steps.len();
-        (end <= v.len()).then_some((r, end))
-    }
-
-    /// Every straight run of the programs and functions of `inp.exe` that passes `inp.rule`.
-    pub(super) fn build(inp: &Inputs<'_>) -> GroupedRuns {
-        let exe = inp.exe;
-        let mut out = GroupedRuns::default();
-        let mut try_run = |run: &[Step]| -> bool {
-            let key = &run[0] as *const Step as usize;
-            if out.by_start.contains_key(&key) {
-                return true;
+/// Every straight run of the plain schedule that passes `rule`, in the order the
+/// programs and then the functions are read, outer runs first.
+pub(super) fn find(inp: &Planned<'_>, rule: Rule) -> Vec<GroupedRunPlan> {
+    let mut out = Vec::new();
+    let mut take = |run: Block| -> bool {
+        match grouped_run(inp, rule, run) {
+            Some(r) => {
+                out.push(r);
+                true
             }
-            match grouped_run(inp, run) {
-                Some(r) => {
-                    out.by_start.insert(key, out.plans.len() as u32);
-                    out.plans.push(r);
-                    true
-                }
-                None => false,
-            }
+            None => false,
+        }
+    };
+    for root in inp.schedule.plain_roots() {
+        // A program or function that is itself a straight `Repeat` (or `Label`) is a block
+        // of one instruction, and so a run of one.
+        runs_in_block(inp.schedule, root, &mut take);
+    }
+    out
+}
+
+/// What each run looks like, for [`super::Engine::grouped_runs`].
+pub(super) fn describe(plans: &[GroupedRunPlan]) -> Vec<GroupedRun> {
+    plans
+        .iter()
+        .map(|r| GroupedRun {
+            steps: r.body.len(),
+            phases: r.phases,
+            groups: r.groups,
+            largest_group_bytes: r.largest_bytes,
+            bytes_copied: r.moved,
+        })
+        .collect()
+}
+
+/// Whether `op` is made only of exchanges, compute phases and syncs (in `Seq`, `Repeat` and
+/// `Label` instructions): no control flow, no host streams, no calls.
+pub(super) fn straight(s: &Schedule, op: &Op) -> bool {
+    match op {
+        Op::Exchange(_) | Op::Compute(_) | Op::Sync(_) => true,
+        Op::Seq(b) => s.ops[b.range()].iter().all(|o| straight(s, o)),
+        Op::Repeat { body, .. } | Op::Label { body, .. } => straight(s, &s.ops[*body as usize]),
+        _ => false,
+    }
+}
+
+/// Offers every maximal straight run with an exchange in block `b` and the blocks inside it
+/// to `take`, outer runs first; the runs nested in one are offered only if `take` refused it
+/// (an outer run that is not grouped may still contain grouped ones).
+fn runs_in_block(s: &Schedule, b: Block, take: &mut dyn FnMut(Block) -> bool) {
+    let (start, end) = (b.start as usize, b.end as usize);
+    let mut i = start;
+    while i < end {
+        let mut j = i;
+        while j < end && straight(s, &s.ops[j]) {
+            j += 1;
+        }
+        let run = Block {
+            start: i as u32,
+            end: j as u32,
         };
-        for s in exe.programs.iter().chain(exe.functions.values()) {
-            // A program or function that is itself a straight `Repeat` (or `Label`) is a run
-            // of one step.
-            let whole = !matches!(s, Step::Seq(_)) && straight(s) && has_exchange(s);
-            if !(whole && try_run(std::slice::from_ref(s))) {
-                runs_in(s, &mut try_run);
+        let taken = j > i && s.ops[i..j].iter().any(|o| has_exchange(s, o)) && take(run);
+        if !taken {
+            for k in i..j.max(i + 1) {
+                runs_in_op(s, k as OpIndex, take);
             }
         }
-        out
-    }
-
-    pub(super) fn describe(&self) -> Vec<GroupedRun> {
-        self.plans
-            .iter()
-            .map(|r| GroupedRun {
-                steps: r.steps.len(),
-                phases: r.phases,
-                groups: r.groups,
-                largest_group_bytes: r.largest_bytes,
-                bytes_copied: r.moved,
-            })
-            .collect()
+        i = j.max(i + 1);
     }
 }
 
-/// Whether `s` is made only of exchanges, compute phases and syncs (in `Seq`, `Repeat` and
-/// `Label` steps): no control flow, no host streams, no calls.
-pub(super) fn straight(s: &Step) -> bool {
-    match s {
-        Step::Exchange(_) | Step::Compute(_) | Step::Sync(_) => true,
-        Step::Seq(v) => v.iter().all(straight),
-        Step::Repeat { body, .. } | Step::Label { body, .. } => straight(body),
-        _ => false,
-    }
-}
-
-/// Offers every maximal straight run with an exchange in any `Seq` of `s` to `take`, outer
-/// runs first; the runs nested in one are offered only if `take` refused it (an outer run
-/// that is not grouped may still contain grouped ones).
-fn runs_in(s: &Step, take: &mut dyn FnMut(&[Step]) -> bool) {
-    match s {
-        Step::Seq(v) => {
-            let mut i = 0;
-            while i < v.len() {
-                let mut j = i;
-                while j < v.len() && straight(&v[j]) {
-                    j += 1;
-                }
-                let taken = j > i && v[i..j].iter().any(has_exchange) && take(&v[i..j]);
-                if !taken {
-                    for s in &v[i..j.max(i + 1)] {
-                        runs_in(s, take);
-                    }
-                }
-                i = j.max(i + 1);
-            }
-        }
+/// [`runs_in_block`] for the blocks inside instruction `i`.
+fn runs_in_op(s: &Schedule, i: OpIndex, take: &mut dyn FnMut(Block) -> bool) {
+    match &s.ops[i as usize] {
+        Op::Seq(b) => runs_in_block(s, *b, take),
         _ => {
-            for c in s.children() {
-                runs_in(c, take);
+            for body in s.bodies(i) {
+                runs_in_op(s, body, take);
             }
         }
     }
 }
 
-fn has_exchange(s: &Step) -> bool {
-    match s {
-        Step::Exchange(_) => true,
-        Step::Seq(v) => v.iter().any(has_exchange),
-        Step::Repeat { body, .. } | Step::Label { body, .. } => has_exchange(body),
+fn has_exchange(s: &Schedule, op: &Op) -> bool {
+    match op {
+        Op::Exchange(_) => true,
+        Op::Seq(b) => s.ops[b.range()].iter().any(|o| has_exchange(s, o)),
+        Op::Repeat { body, .. } | Op::Label { body, .. } => has_exchange(s, &s.ops[*body as usize]),
         _ => false,
     }
 }
 
-/// The phases of a straight step, each with how often one pass runs it (saturating).
+/// The phases of a straight instruction, each with how often one pass runs it (saturating).
 fn phases_of(
-    s: &Step,
+    s: &Schedule,
+    op: &Op,
     times: u64,
     xs: &mut Vec<(ExchangePhaseId, u64)>,
     cs: &mut Vec<(ComputePhaseId, u64)>,
 ) {
-    match s {
-        Step::Exchange(x) => xs.push((*x, times)),
-        Step::Compute(c) => cs.push((*c, times)),
-        Step::Seq(v) => v.iter().for_each(|s| phases_of(s, times, xs, cs)),
-        Step::Repeat { count, body } => {
-            phases_of(body, times.saturating_mul(u64::from(*count)), xs, cs)
-        }
-        Step::Label { body, .. } => phases_of(body, times, xs, cs),
+    match op {
+        Op::Exchange(x) => xs.push((*x, times)),
+        Op::Compute(c) => cs.push((*c, times)),
+        Op::Seq(b) => s.ops[b.range()]
+            .iter()
+            .for_each(|o| phases_of(s, o, times, xs, cs)),
+        Op::Repeat { count, body } => phases_of(
+            s,
+            &s.ops[*body as usize],
+            times.saturating_mul(u64::from(*count)),
+            xs,
+            cs,
+        ),
+        Op::Label { body, .. } => phases_of(s, &s.ops[*body as usize], times, xs, cs),
         _ => {}
     }
 }
@@ -315,11 +277,11 @@ fn root(parent: &mut [u32], mut t: u32) -> u32 {
     t
 }
 
-/// The grouped plan of `run`, if it passes `inp.rule`.
-fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
+/// The grouped plan of `run`, if it passes `rule`.
+fn grouped_run(inp: &Planned<'_>, rule: Rule, run: Block) -> Option<GroupedRunPlan> {
     let (mut xs, mut cs) = (Vec::new(), Vec::new());
-    for s in run {
-        phases_of(s, 1, &mut xs, &mut cs);
+    for op in &inp.schedule.ops[run.range()] {
+        phases_of(inp.schedule, op, 1, &mut xs, &mut cs);
     }
     let moved = xs.iter().fold(0u64, |acc, &(x, n)| {
         let bytes: u64 = inp.exchanges[x]
@@ -330,7 +292,7 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
         acc.saturating_add(bytes.saturating_mul(n))
     });
     let phases = cs.iter().fold(0u64, |acc, &(_, n)| acc.saturating_add(n));
-    if moved < inp.rule.min_bytes || phases < inp.rule.min_phases {
+    if moved < rule.min_bytes || phases < rule.min_phases {
         return None;
     }
     let xs = distinct(xs.into_iter().map(|(x, _)| x));
@@ -338,7 +300,7 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
     let (group_of, bytes) = tile_groups(inp, &xs, &cs);
     let groups = bytes.len();
     let largest_bytes = bytes.iter().copied().max().unwrap_or(0);
-    if groups < inp.rule.min_groups.max(2) || largest_bytes > inp.rule.max_group_bytes {
+    if groups < rule.min_groups.max(2) || largest_bytes > rule.max_group_bytes {
         return None;
     }
     let mut costs = vec![0u64; groups];
@@ -350,7 +312,7 @@ fn grouped_run(inp: &Inputs<'_>, run: &[Step]) -> Option<GroupedRunPlan> {
         std::iter::once(0..groups).collect()
     };
     Some(GroupedRunPlan {
-        steps: run.to_vec(),
+        body: run,
         phases,
         groups,
         exchanges,
@@ -370,7 +332,7 @@ fn distinct<T: Ord>(ids: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 /// The tile of a compute plan's tile `ht` in phase `c`.
-fn tile_of(inp: &Inputs<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> TileId {
+fn tile_of(inp: &Planned<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> TileId {
     inp.exe.computes[c].tiles[ht.index as usize].tile
 }
 
@@ -378,7 +340,7 @@ fn tile_of(inp: &Inputs<'_>, c: ComputePhaseId, ht: &super::plan::HotTile) -> Ti
 /// order of their smallest tile, and each group's tile memory: tiles are joined by every copy
 /// of the run's exchanges (union–find).
 fn tile_groups(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     xs: &[ExchangePhaseId],
     cs: &[ComputePhaseId],
 ) -> (Vec<u32>, Vec<u64>) {
@@ -419,7 +381,7 @@ fn tile_groups(
 
 /// Each exchange's copies by the group of their destination, adding their cost to `costs`.
 fn exchanges_by_group(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     xs: &[ExchangePhaseId],
     group_of: &[u32],
     costs: &mut [u64],
@@ -445,7 +407,7 @@ fn exchanges_by_group(
 /// Each compute phase's tiles (indices into its plan, in tile order) by group, adding their
 /// cost to `costs`.
 fn computes_by_group(
-    inp: &Inputs<'_>,
+    inp: &Planned<'_>,
     cs: &[ComputePhaseId],
     group_of: &[u32],
     costs: &mut [u64],

@@ -23,22 +23,23 @@
 //! failing phase began); the failing phase stops as it would alone.
 //!
 //! Not used when profiling (each phase keeps its own host wall time) or over several ranks
-//! (copies between ranks travel as messages after the local ones); [`super::Interleave`]
+//! (copies between ranks travel as messages after the local ones); [`Interleave`]
 //! chooses which exchanges (by default those of [`INTERLEAVE_MIN_BYTES`] or more).
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, Resolved, COPY_OVERHEAD};
-use super::Interleave;
+use super::options::Interleave;
+use super::plan::{guided, ComputePlan, CopyOp, ExchangePlan, Planned, Resolved, COPY_OVERHEAD};
+use super::schedule::{Block, Op, OpIndex, Schedule};
 use crate::codelet::{FieldDir, FieldShape};
 use crate::entity::PrimaryMap;
-use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, Step};
+use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable};
 use crate::target::TileId;
 
 /// Below this many bytes an exchange gains nothing from being interleaved with its compute
 /// (what it delivers is still in the L2 caches, 0.5 to 2 MiB a core on common hosts, when the
-/// compute phase starts): [`super::Interleave::Large`]. Measured on the sparse layer's Fwd
+/// compute phase starts): [`Interleave::Large`]. Measured on the sparse layer's Fwd
 /// (`popsparse` bench), whose distribution delivers 4.1 MB: interleaved, 17 % less host time;
 /// the cardiac and hdiff runs are unchanged with every exchange interleaved.
 pub(super) const INTERLEAVE_MIN_BYTES: u64 = 1 << 20;
@@ -77,114 +78,100 @@ pub(super) struct InterleavedPlan {
     pub(super) chunks: Vec<Range<usize>>,
 }
 
-/// The interleavings of an engine, and which program steps they replace.
+/// The interleavings of an engine, and (while the schedule is rewritten) which windows of it
+/// they replace.
 #[derive(Default)]
-pub(super) struct Interleaving {
+pub(super) struct Interleavings {
     pub(super) plans: Vec<InterleavedPlan>,
-    /// Plans by exchange and first compute phase (several interleavings may share them).
-    by_first: HashMap<(ExchangePhaseId, ComputePhaseId), Vec<u32>>,
-    /// Whether each compute phase has vertices (a interleaving ends at the first that does).
+    /// Plans by exchange and compute phases (several windows may share one).
+    windows: HashMap<(ExchangePhaseId, Vec<ComputePhaseId>), u32>,
+    /// Whether each compute phase has vertices (an interleaving ends at the first that does).
     has_vertices: PrimaryMap<ComputePhaseId, bool>,
 }
 
-impl Interleaving {
-    /// The interleaved plan for the interleaving starting at exchange step `v[i]`, and the index of
-    /// the interleaving's last compute step, if there is one.
-    pub(super) fn at(&self, v: &[Step], i: usize) -> Option<(u32, usize)> {
+impl Interleavings {
+    /// The plan that replaces the window of block `b` starting at instruction `i`, and the
+    /// window's length, if there is one.
+    pub(super) fn at(&self, s: &Schedule, b: Block, i: usize) -> Option<(u32, usize)> {
         if self.plans.is_empty() {
             return None;
         }
-        let (x, first, last) = interleaving_at(v, i, &self.has_vertices)?;
-        let computes = computes_in(&v[first..=last]);
-        let Step::Compute(c) = v[first] else {
-            return None;
-        };
-        self.by_first
-            .get(&(x, c))?
-            .iter()
-            .copied()
-            .find(|&f| {
-                computes
-                    .clone()
-                    .eq(self.plans[f as usize].computes.iter().copied())
-            })
-            .map(|f| (f, last))
+        let ops = &s.ops[i..b.end as usize];
+        let (x, first, last) = interleaving_at(ops, 0, &self.has_vertices)?;
+        let key = (x, computes_in(&ops[first..=last]).collect());
+        self.windows.get(&key).map(|&f| (f, last + 1))
     }
 
-    /// Builds the plans of every interleaving of `exe`'s programs and functions ([`interleaving_at`]) that
-    /// moves at least `min_bytes` and passes [`interleavable`].
-    /// The interleaving `mode` asks for (none for [`Interleave::Never`]).
-    pub(super) fn for_mode(
-        mode: Interleave,
-        exe: &Executable,
-        codelets: &PrimaryMap<CodeletId, Resolved>,
-        exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
-        computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
-        threads: usize,
-    ) -> Interleaving {
+    /// The plans of every interleaving of the plain schedule ([`interleaving_at`]) that moves
+    /// at least the bytes `mode` asks for and passes [`interleavable`] (none for
+    /// [`Interleave::Never`]).
+    pub(super) fn for_mode(mode: Interleave, inp: &Planned<'_>) -> Interleavings {
         let min_bytes = match mode {
-            Interleave::Never => return Interleaving::default(),
+            Interleave::Never => return Interleavings::default(),
             Interleave::Large | Interleave::NoGroupedRuns => INTERLEAVE_MIN_BYTES,
             Interleave::All => 0,
         };
-        Interleaving::build(exe, codelets, exchanges, computes, threads, min_bytes)
+        Interleavings::build(inp, min_bytes)
     }
 
-    fn build(
-        exe: &Executable,
-        codelets: &PrimaryMap<CodeletId, Resolved>,
-        exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
-        computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
-        threads: usize,
-        min_bytes: u64,
-    ) -> Interleaving {
+    fn build(inp: &Planned<'_>, min_bytes: u64) -> Interleavings {
+        let exe = inp.exe;
         let has_vertices: PrimaryMap<ComputePhaseId, bool> = exe
             .computes
             .values()
             .map(|ph| ph.tiles.iter().any(|t| !t.vertices.is_empty()))
             .collect();
-        let mut interleavings = Vec::new();
-        for s in exe.programs.iter().chain(exe.functions.values()) {
-            interleavings_in(s, &has_vertices, &mut interleavings);
+        let mut windows = Vec::new();
+        for root in inp.schedule.plain_roots() {
+            interleavings_in(inp.schedule, root, &has_vertices, &mut windows);
         }
-        interleavings.sort_unstable();
-        interleavings.dedup();
-        let mut f = Interleaving {
+        windows.sort_unstable();
+        windows.dedup();
+        let mut f = Interleavings {
             has_vertices,
-            ..Interleaving::default()
+            ..Interleavings::default()
         };
-        for (x, cs) in interleavings {
-            let bytes: u64 = exchanges[x].ops.iter().map(|o| u64::from(o.bytes)).sum();
-            if bytes < min_bytes || !cs.iter().all(|&c| interleavable(exe, codelets, x, c)) {
+        for (x, cs) in windows {
+            let bytes: u64 = inp.exchanges[x]
+                .ops
+                .iter()
+                .map(|o| u64::from(o.bytes))
+                .sum();
+            if bytes < min_bytes || !cs.iter().all(|&c| interleavable(exe, inp.codelets, x, c)) {
                 continue;
             }
-            f.by_first
-                .entry((x, cs[0]))
-                .or_default()
-                .push(f.plans.len() as u32);
-            f.plans
-                .push(plan(exe, &exchanges[x], computes, x, cs, threads));
+            let p = plan(
+                exe,
+                &inp.exchanges[x],
+                inp.computes,
+                x,
+                cs.clone(),
+                inp.threads,
+            );
+            f.windows.insert((x, cs), f.plans.len() as u32);
+            f.plans.push(p);
         }
         f
     }
 }
 
-/// If `v[i]` is an exchange step: the exchange, and the indices of the first and the last
-/// compute step of its interleaving — the compute steps after it (syncs between them do not count:
-/// they only matter to the profiler) up to and including the first phase with vertices.
+/// If `ops[i]` is an exchange: the exchange, and the indices of the first and the last
+/// compute instruction of its interleaving — the compute phases after it (syncs between them
+/// do not count: they only matter to the profiler) up to and including the first phase with
+/// vertices.
 pub(super) fn interleaving_at(
-    v: &[Step],
+    ops: &[Op],
     i: usize,
     has_vertices: &PrimaryMap<ComputePhaseId, bool>,
 ) -> Option<(ExchangePhaseId, usize, usize)> {
-    let Step::Exchange(x) = v[i] else {
+    let Op::Exchange(x) = ops[i] else {
         return None;
     };
     let mut ends = None;
-    for (j, s) in v.iter().enumerate().skip(i + 1) {
-        match s {
-            Step::Sync(_) => {}
-            Step::Compute(c) => {
+    for (j, op) in ops.iter().enumerate().skip(i + 1) {
+        match op {
+            Op::Sync(_) => {}
+            Op::Compute(c) => {
                 let first = ends.map_or(j, |(f, _)| f);
                 ends = Some((first, j));
                 if has_vertices[*c] {
@@ -197,32 +184,42 @@ pub(super) fn interleaving_at(
     ends.map(|(first, last)| (x, first, last))
 }
 
-/// The compute phases of `steps`, in order (a interleaving's steps are syncs and compute phases).
-fn computes_in(steps: &[Step]) -> impl Iterator<Item = ComputePhaseId> + Clone + '_ {
-    steps.iter().filter_map(|s| match s {
-        Step::Compute(c) => Some(*c),
+/// The compute phases of `ops`, in order (an interleaving's are syncs and compute phases).
+fn computes_in(ops: &[Op]) -> impl Iterator<Item = ComputePhaseId> + Clone + '_ {
+    ops.iter().filter_map(|op| match op {
+        Op::Compute(c) => Some(*c),
         _ => None,
     })
 }
 
-/// Every interleaving (exchange, compute phases) that some sequence in `s` runs.
-pub(super) fn interleavings_in(
-    s: &Step,
+/// Every interleaving (exchange, compute phases) that block `b`, or a block inside it, runs.
+fn interleavings_in(
+    s: &Schedule,
+    b: Block,
     has_vertices: &PrimaryMap<ComputePhaseId, bool>,
     out: &mut Vec<(ExchangePhaseId, Vec<ComputePhaseId>)>,
 ) {
-    match s {
-        Step::Seq(v) => {
-            for (i, a) in v.iter().enumerate() {
-                if let Some((x, first, last)) = interleaving_at(v, i, has_vertices) {
-                    out.push((x, computes_in(&v[first..=last]).collect()));
-                }
-                interleavings_in(a, has_vertices, out);
-            }
+    let ops = &s.ops[b.range()];
+    for i in 0..ops.len() {
+        if let Some((x, first, last)) = interleaving_at(ops, i, has_vertices) {
+            out.push((x, computes_in(&ops[first..=last]).collect()));
         }
+        interleavings_inside(s, b.start + i as u32, has_vertices, out);
+    }
+}
+
+/// [`interleavings_in`] for the blocks inside instruction `i`.
+fn interleavings_inside(
+    s: &Schedule,
+    i: OpIndex,
+    has_vertices: &PrimaryMap<ComputePhaseId, bool>,
+    out: &mut Vec<(ExchangePhaseId, Vec<ComputePhaseId>)>,
+) {
+    match &s.ops[i as usize] {
+        Op::Seq(b) => interleavings_in(s, *b, has_vertices, out),
         _ => {
-            for c in s.children() {
-                interleavings_in(c, has_vertices, out);
+            for body in s.bodies(i) {
+                interleavings_inside(s, body, has_vertices, out);
             }
         }
     }

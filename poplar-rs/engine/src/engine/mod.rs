@@ -2,8 +2,11 @@
 //!
 //! Each tile's memory is one zero-initialized allocation of `memory_bytes` rounded up to whole
 //! `u64`s, so every offset aligned in the executable is aligned in host memory. Programs are
-//! interpreted step by step on one thread of a pool built once in [`Engine::new`]; during a
-//! run the pool's other threads stay with it as a team (`engine/team.rs`). A `Compute` step hands out
+//! realised once, in [`Engine::new`], as a flat schedule of typed instructions
+//! (`engine/schedule.rs`) in which interleaving and grouped runs ([`Interleave`]) are
+//! rewrites, and a run executes that list on one thread of a pool built once too
+//! (`engine/run.rs`); during a run the pool's other threads stay with it as a team
+//! (`engine/team.rs`). A `Compute` step hands out
 //! contiguous ranges of its phase's tiles to the team (vertices of one tile in order, on one
 //! thread), an `Exchange` step ranges of its copies.
 //!
@@ -21,10 +24,10 @@
 //! field (init blocks, exchanged bytes of a hand-made executable) the engine normalizes the bool
 //! fields of a vertex (non-zero becomes 1) before calling it.
 //!
-//! Profiling: with [`Engine::enable_profiling`], `RunCtx::step` tells a
-//! [`Recorder`] about every compute, exchange, sync and label step
-//! (and the host wall time of each compute and exchange phase); when profiling is off the only cost is one
-//! `Option` test per step.
+//! Profiling: with [`Engine::enable_profiling`], the interpreter tells a [`Recorder`] about
+//! every step it runs ([`RunEvent`]: compute, exchange, sync, label
+//! and transfer steps, with the host wall time of each phase); when profiling is off the only
+//! cost is one `Option` test per step.
 
 use std::collections::HashMap;
 
@@ -36,110 +39,40 @@ mod interleave;
 mod job;
 mod lookahead;
 mod memory;
+mod options;
 mod panics;
 mod plan;
 mod ranks;
 mod remote;
+mod run;
+mod schedule;
 mod streaming;
 mod team;
 mod transfer;
 
 pub use error::{is_shared_error, EngineError};
-use exec::*;
+use exec::Exec;
 pub use grouped::GroupedRun;
-use host::*;
+use grouped::GroupedRunPlan;
+use host::InStream;
+use interleave::InterleavedPlan;
 pub use job::job_main;
-use memory::*;
-use plan::*;
+use memory::Memory;
+pub use options::{EngineOptions, Interleave};
+use plan::{ComputeInputs, ComputePlan, ExchangePlan, Planned, Resolved, Share};
 pub use ranks::{program_traffic, rank_traffic, PhaseTraffic, ProgramTraffic};
 pub use remote::StreamingMemoryUse;
+use run::RunCtx;
+use schedule::{Op, Schedule};
 pub use streaming::StreamingMemoryBudget;
 use team::{StopOnDrop, Team};
 
 use crate::dist::{RankSplit, Ranks};
 use crate::entity::PrimaryMap;
 use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ReplicaLayout};
-use crate::profile::{Profile, ProfileOptions, Recorder};
+use crate::isa::{IsaError, IsaLevel};
+use crate::profile::{Profile, ProfileOptions, Recorder, RunEvent};
 use crate::target::TileId;
-
-/// Options of [`Engine::new`].
-#[derive(Debug, Clone, Default)]
-pub struct EngineOptions {
-    /// Worker threads of the engine's pool; `None` uses one per core.
-    pub threads: Option<usize>,
-    /// After each vertex, check its written `f32` fields for NaN and infinity.
-    pub check_finite: bool,
-    /// Flush subnormals as the chip does (`Some(true)`), keep IEEE arithmetic (`Some(false)`),
-    /// or follow the executable's target (`None`, the default; on for the GC200 presets). See
-    /// [`crate::fp`]: hardware modes on x86-64 and aarch64, a software fallback elsewhere.
-    pub flush_subnormals: Option<bool>,
-    /// When flushing, use the software fallback even where the host has hardware modes (it
-    /// flushes only what vertices write: a way to see what the fallback changes).
-    pub flush_in_software: bool,
-    /// Round f32 results to f16 stochastically, with this seed (`codelet::rounding`); `None`
-    /// (the default) rounds to nearest. The same seed, program and inputs give the same bits
-    /// for any thread count.
-    pub stochastic_rounding: Option<u64>,
-    /// The ranks to run over ([`crate::dist`]); `None` (the default) is the MPI world when
-    /// [`crate::dist::init`] has initialized MPI, else this process alone. Every rank of a
-    /// job creates the engine with the same executable; each holds and runs only its own
-    /// tiles ([`RankSplit`]).
-    pub ranks: Option<Ranks>,
-    /// Which exchange phases run interleaved, tile by tile, with the compute phases after them
-    /// (the same bits as running them apart; `engine/interleave.rs`).
-    pub interleave: Interleave,
-    /// How much of Streaming Memory (remote buffers) the host keeps in its memory, and where
-    /// it spills the rest (`engine/streaming.rs`): 4 GiB and the system's temporary
-    /// directory by default.
-    pub streaming_memory: StreamingMemoryBudget,
-    /// The instruction-set level the dispatching codelet kernels run
-    /// ([`crate::isa`]): `None` (the default) keeps the process's level — `POPLAR_ISA` when
-    /// set, else the best the host supports. The level is process-wide (the last engine
-    /// created sets it); every level gives the same bits.
-    pub isa: Option<crate::isa::IsaLevel>,
-}
-
-/// How far the engine may reorder the host's work across the phases of a superstep, where
-/// that cannot change a result; never when profiling or over several ranks.
-///
-/// * *Interleaving* (`engine/interleave.rs`): an exchange interleaved with the compute phase after it (and
-///   the on-tile copy phases between, which a `Copy` program with parts on their own tile
-///   leaves): for each tile, the copies that land on it, then its on-tile copies and vertices,
-///   so the host reads the copied bytes while they are still cached. Only where no vertex or
-///   on-tile copy of those phases writes a byte the exchange reads, so the results are the same
-///   bits as running the phases apart.
-/// * *Grouped runs* (`engine/grouped.rs`): a stretch of a sequence made only of exchanges,
-///   compute phases and syncs (also inside `Repeat`s) whose tiles fall into groups that no copy
-///   joins, such as the same tile of every replica in a ring all-reduce, runs group by group
-///   through all its steps: the same bits, since no byte crosses between groups. After a
-///   failing vertex the error is the same too, but groups without a failure have gone on to
-///   the end of the stretch ([`Engine::grouped_runs`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Interleave {
-    /// Interleaving of exchanges of 1 MiB or more (smaller ones are still cached when their compute
-    /// starts), and grouped runs of 4 compute phases or more (repeats counted) that copy 1 MiB
-    /// or more per pass, with at least 4 groups per thread and at most 2 MiB of tile memory in
-    /// a group.
-    #[default]
-    Large,
-    /// Every interleaving and grouped run there can be (of 2 groups or more; for tests).
-    All,
-    /// Interleaving as [`Interleave::Large`], no grouped runs (for A/B measurements).
-    NoGroupedRuns,
-    /// None: every phase runs to its end before the next (for A/B measurements).
-    Never,
-}
-
-impl EngineOptions {
-    /// Default options with `threads` worker threads.
-    #[must_use]
-    pub fn with_threads(threads: usize) -> Self {
-        EngineOptions {
-            threads: Some(threads),
-            ..Default::default()
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The engine
@@ -155,10 +88,14 @@ pub struct Engine {
     codelets: PrimaryMap<CodeletId, Resolved>,
     exchanges: PrimaryMap<ExchangePhaseId, ExchangePlan>,
     computes: PrimaryMap<ComputePhaseId, ComputePlan>,
-    /// Exchange–compute pairs run interleaved (`interleave.rs`).
-    interleaving: interleave::Interleaving,
-    /// Straight runs of supersteps run group by group (`grouped.rs`).
-    grouped: grouped::GroupedRuns,
+    /// The executable's programs realised as one list of instructions (`schedule.rs`).
+    schedule: Schedule,
+    /// The plans of the schedule's interleaved instructions (`interleave.rs`).
+    interleaved: Vec<InterleavedPlan>,
+    /// The plans of the schedule's grouped runs (`grouped.rs`).
+    grouped: Vec<GroupedRunPlan>,
+    /// The instruction-set level of this engine's runs (`None`: the process's, at each run).
+    isa: Option<IsaLevel>,
     tensor_index: HashMap<String, usize>,
     stream_index: HashMap<String, usize>,
     /// Remote buffer names of replica 0 and their index.
@@ -227,15 +164,7 @@ impl Engine {
         replicas: ReplicaLayout,
     ) -> Result<Engine, EngineError> {
         exe.check()?; // validates the target too (every count below is bounded)
-        match options.isa {
-            Some(level) => crate::isa::set_active(level)?,
-            None => {
-                // A bad POPLAR_ISA is an error here, not a silent fallback.
-                if let Some(level) = crate::isa::from_env()? {
-                    crate::isa::set_active(level)?;
-                }
-            }
-        }
+        let isa = engine_isa(options.isa)?;
         panics::install();
         crate::codelet::set_progress_hook(lookahead::ahead_progress);
         let codelets = plan::resolve(&exe.resolve_codelets()?);
@@ -282,25 +211,23 @@ impl Engine {
             .map(|ph| ComputePlan::build(ph, &inputs))
             .collect();
         let alone = ranks.size() == 1;
-        let interleaving = match options.interleave {
-            mode if alone => interleave::Interleaving::for_mode(
-                mode, &exe, &codelets, &exchanges, &computes, threads,
-            ),
-            _ => interleave::Interleaving::default(),
+        let tile_bytes: Vec<usize> = mem.tiles.iter().map(|t| t.bytes).collect();
+        // Over several ranks, every phase runs on its own (copies between ranks travel as
+        // messages after the local ones).
+        let mode = if alone {
+            options.interleave
+        } else {
+            Interleave::Never
         };
-        // From the executable the engine owns (moving it keeps its steps where they are): runs
-        // are keyed by the addresses of its steps.
-        let grouped = match grouped::Rule::for_mode(options.interleave, threads) {
-            Some(rule) if alone => grouped::GroupedRuns::build(&grouped::Inputs {
-                exe: &exe,
-                exchanges: &exchanges,
-                computes: &computes,
-                tile_bytes: &mem.tiles.iter().map(|t| t.bytes).collect::<Vec<_>>(),
-                threads,
-                rule,
-            }),
-            _ => grouped::GroupedRuns::default(),
-        };
+        let (schedule, interleaved, grouped) = realise(
+            &exe,
+            &codelets,
+            &exchanges,
+            &computes,
+            &tile_bytes,
+            threads,
+            mode,
+        );
         let dist = (!alone).then(|| ranks::Dist::new(ranks, split, &exe));
         Ok(Engine {
             tensor_index: host_names(
@@ -332,8 +259,10 @@ impl Engine {
             codelets,
             exchanges,
             computes,
-            interleaving,
+            schedule,
+            interleaved,
             grouped,
+            isa,
             recorder: None,
             epoch: std::sync::atomic::AtomicU64::new(0),
             replicas,
@@ -386,15 +315,14 @@ impl Engine {
     /// ids; on-tile copy phases between the two are part of the interleaving; see
     /// [`Interleave`]).
     pub fn interleaved_phases(&self) -> Vec<(ExchangePhaseId, ComputePhaseId)> {
-        self.interleaving
-            .plans
+        self.interleaved
             .iter()
             .map(|p| {
                 (
                     p.exchange,
                     *p.computes
                         .last()
-                        .expect("a interleaving has a compute phase"),
+                        .expect("an interleaving has a compute phase"),
                 )
             })
             .collect()
@@ -403,7 +331,7 @@ impl Engine {
     /// The stretches of this engine's programs that run group by group ([`Interleave`]), in
     /// the order they were found (programs, then functions; outer stretches first).
     pub fn grouped_runs(&self) -> Vec<GroupedRun> {
-        self.grouped.describe()
+        grouped::describe(&self.grouped)
     }
 
     /// Whether runs flush subnormals (the option, else the executable's target).
@@ -423,18 +351,17 @@ impl Engine {
     /// own failure or the end of the run: [`Interleave`]), and the engine can run again.
     pub fn run(&mut self, index: usize) -> Result<(), EngineError> {
         let count = self.exe.programs.len();
-        let step = self
-            .exe
-            .programs
-            .get(index)
-            .ok_or(EngineError::NoSuchProgram { index, count })?;
+        if index >= count {
+            return Err(EngineError::NoSuchProgram { index, count });
+        }
         let x = Exec {
             exe: &self.exe,
             mem: &self.mem,
             codelets: &self.codelets,
             exchanges: &self.exchanges,
             computes: &self.computes,
-            interleaving: &self.interleaving,
+            schedule: &self.schedule,
+            interleaved: &self.interleaved,
             grouped: &self.grouped,
             check_finite: self.options.check_finite,
             soft_flush: self.soft_flush(),
@@ -444,10 +371,20 @@ impl Engine {
             dist: self.dist.as_ref(),
         };
         // The hardware modes, unless the software fallback does the flushing.
-        let flush = self.flushes() && !self.soft_flush();
+        let threads = RunThreads {
+            flush: self.flushes() && !self.soft_flush(),
+            isa: self.isa,
+        };
         let team = Team::new(self.threads.saturating_sub(1));
+        // A profiled run keeps each phase's own host time: the plain schedule.
+        let roots = if self.recorder.is_some() {
+            &self.schedule.plain
+        } else {
+            &self.schedule.fast
+        };
         let mut ctx = RunCtx {
             x,
+            roots,
             team: None,
             inputs: &mut self.inputs,
             outputs: &mut self.outputs,
@@ -455,46 +392,15 @@ impl Engine {
             program: Some(index),
             prof: self.recorder.as_deref_mut(),
         };
-        let start = ctx.prof.is_some().then(|| {
-            if let Some(p) = ctx.prof.as_deref_mut() {
-                p.begin_run();
-            }
+        let start = ctx.prof.as_deref_mut().map(|p| {
+            p.record(RunEvent::RunStart);
             std::time::Instant::now()
         });
-        let (result, prof) = match &self.pool {
-            None => {
-                let _fp = crate::fp::FlushGuard::new(flush);
-                (ctx.step(step), ctx.prof)
-            }
-            Some(pool) => {
-                // Thread 0 of the pool interprets the program; the others help with every
-                // parallel phase until the run ends (`team.rs`). (Not `ThreadPool::scope`:
-                // Miri reports its scope teardown, rayon-rs/rayon#952.)
-                let interpreter = std::sync::Mutex::new(Some(ctx));
-                let mut outcomes = pool.broadcast(|b| {
-                    // Every thread that runs codelets computes with the chip's rule; the modes
-                    // are restored when the run ends.
-                    let _fp = crate::fp::FlushGuard::new(flush);
-                    if b.index() != 0 {
-                        team.help(|job, t| x.work(job, t));
-                        return None;
-                    }
-                    let mut ctx = interpreter
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .take()?;
-                    let _stop = StopOnDrop(&team);
-                    team.wait_joined();
-                    ctx.team = Some(&team);
-                    Some((ctx.step(step), ctx.prof))
-                });
-                outcomes
-                    .swap_remove(0)
-                    .expect("thread 0 of the pool interprets the run")
-            }
-        };
+        let (result, prof) = threads.run(self.pool.as_ref(), &team, ctx, index);
         if let (Some(p), Some(start)) = (prof, start) {
-            p.end_run(start.elapsed());
+            p.record(RunEvent::RunEnd {
+                wall: start.elapsed(),
+            });
             if let Some(d) = &self.dist {
                 // Per phase, the slowest rank's host time (every rank has the same modelled
                 // records: they come from the executable).
@@ -507,6 +413,125 @@ impl Engine {
         }
         result
     }
+
+    /// The instruction-set level this engine's runs use ([`EngineOptions::isa`]).
+    pub fn isa(&self) -> IsaLevel {
+        self.isa.unwrap_or_else(crate::isa::active)
+    }
+}
+
+/// What every thread of a run sets up before it runs codelets: the chip's floating-point
+/// rule and the engine's instruction-set level, both undone when the run ends.
+#[derive(Clone, Copy)]
+struct RunThreads {
+    flush: bool,
+    isa: Option<IsaLevel>,
+}
+
+impl RunThreads {
+    /// Runs program `index` with `ctx`: on this thread alone without a pool, else on thread 0
+    /// of the pool with the others helping (`team.rs`). Returns the result and the profiler.
+    fn run<'e>(
+        self,
+        pool: Option<&rayon::ThreadPool>,
+        team: &'e Team,
+        ctx: RunCtx<'e>,
+        index: usize,
+    ) -> (Result<(), EngineError>, Option<&'e mut Recorder>) {
+        let Some(pool) = pool else {
+            let _guards = self.enter();
+            let mut ctx = ctx;
+            return (ctx.program(index), ctx.prof);
+        };
+        let x = ctx.x;
+        // Thread 0 of the pool interprets the program; the others help with every parallel
+        // phase until the run ends (`team.rs`). (Not `ThreadPool::scope`: Miri reports its
+        // scope teardown, rayon-rs/rayon#952.)
+        let interpreter = std::sync::Mutex::new(Some(ctx));
+        let mut outcomes = pool.broadcast(|b| {
+            let _guards = self.enter();
+            if b.index() != 0 {
+                team.help(|job, t| x.work(job, t));
+                return None;
+            }
+            let mut ctx = interpreter
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()?;
+            let _stop = StopOnDrop(team);
+            team.wait_joined();
+            ctx.team = Some(team);
+            Some((ctx.program(index), ctx.prof))
+        });
+        outcomes
+            .swap_remove(0)
+            .expect("thread 0 of the pool interprets the run")
+    }
+
+    /// This thread computes with the chip's rule and at the engine's level until the guards
+    /// drop.
+    fn enter(self) -> (crate::fp::FlushGuard, Option<crate::isa::ScopedLevel>) {
+        (
+            crate::fp::FlushGuard::new(self.flush),
+            // Checked when the engine was built: the host supports the level.
+            self.isa.and_then(|l| crate::isa::scoped(l).ok()),
+        )
+    }
+}
+
+/// The level an engine built with `option` runs: the option, else `POPLAR_ISA` when set (a bad
+/// value is an error here, not a silent fallback), else `None` (the process's level).
+fn engine_isa(option: Option<IsaLevel>) -> Result<Option<IsaLevel>, EngineError> {
+    match option {
+        Some(level) if !level.is_supported() => Err(IsaError::Unsupported { level }.into()),
+        Some(level) => Ok(Some(level)),
+        None => Ok(crate::isa::from_env()?),
+    }
+}
+
+/// The schedule of `exe` with the rewrites `mode` allows, and the plans of its
+/// interleaved and grouped instructions. At each position of a block, a grouped run first
+/// (it covers whole supersteps), then an interleaving.
+fn realise(
+    exe: &Executable,
+    codelets: &PrimaryMap<CodeletId, Resolved>,
+    exchanges: &PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    computes: &PrimaryMap<ComputePhaseId, ComputePlan>,
+    tile_bytes: &[usize],
+    threads: usize,
+    mode: Interleave,
+) -> (Schedule, Vec<InterleavedPlan>, Vec<GroupedRunPlan>) {
+    let mut schedule = Schedule::lower(exe);
+    let planned = Planned {
+        exe,
+        schedule: &schedule,
+        codelets,
+        exchanges,
+        computes,
+        tile_bytes,
+        threads,
+    };
+    let interleavings = interleave::Interleavings::for_mode(mode, &planned);
+    let grouped = match grouped::Rule::for_mode(mode, threads) {
+        Some(rule) => grouped::find(&planned, rule),
+        None => Vec::new(),
+    };
+    if !(interleavings.plans.is_empty() && grouped.is_empty()) {
+        // Where each run starts in the plain schedule (only while rewriting).
+        let starts: std::collections::HashMap<u32, u32> = grouped
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.body.start, k as u32))
+            .collect();
+        schedule.rewrite(&|s, b, i| {
+            if let Some(&k) = starts.get(&(i as u32)) {
+                return Some((Op::Grouped(k), grouped[k as usize].body.len()));
+            }
+            let (f, len) = interleavings.at(s, b, i)?;
+            Some((Op::Interleaved(f), len))
+        });
+    }
+    (schedule, interleavings.plans, grouped)
 }
 
 /// Every tile's image fits the target's memory per tile.

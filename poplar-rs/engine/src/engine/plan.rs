@@ -4,7 +4,6 @@
 
 use std::ops::Range;
 
-use super::exec::Exec;
 use super::lookahead::LineRun;
 use super::memory::Memory;
 use crate::codelet::{
@@ -116,6 +115,19 @@ unsafe impl Sync for ComputePlan {}
 
 // ---------------------------------------------------------------------------------------------
 // Building the plans (once, at engine creation)
+
+/// What the rewrites of the schedule (`interleave.rs`, `grouped.rs`) are found from: the
+/// engine's executable, its plain schedule and phase plans, each tile's memory size.
+#[derive(Clone, Copy)]
+pub(super) struct Planned<'a> {
+    pub(super) exe: &'a crate::exe::Executable,
+    pub(super) schedule: &'a super::schedule::Schedule,
+    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
+    pub(super) exchanges: &'a PrimaryMap<crate::exe::ExchangePhaseId, ExchangePlan>,
+    pub(super) computes: &'a PrimaryMap<crate::exe::ComputePhaseId, ComputePlan>,
+    pub(super) tile_bytes: &'a [usize],
+    pub(super) threads: usize,
+}
 
 /// Which tiles this rank runs, and how many threads share a phase.
 #[derive(Clone, Copy)]
@@ -290,7 +302,7 @@ impl ComputePlan {
         let bools_at = self.bools.len() as u32;
         for &(f, shape) in &rc.bool_fields {
             // One byte per bool.
-            self.bools.extend(Exec::field_ranges(v, f, shape));
+            self.bools.extend(field_ranges(v, f, shape));
         }
         self.vertices.push(HotVertex {
             compute: rc.compute,
@@ -321,6 +333,23 @@ impl ComputePlan {
             ht.runs = at..self.runs.len() as u32;
         }
     }
+}
+
+/// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
+/// for lists), for element size `size`.
+pub(super) fn field_ranges<'v>(
+    v: &'v crate::exe::VertexInst,
+    f: usize,
+    shape: FieldShape,
+) -> impl Iterator<Item = FieldLoc> + 'v {
+    let loc = v.fields[f];
+    let lists: &[FieldLoc] = match shape {
+        FieldShape::VectorList => {
+            &v.lists[loc.offset as usize..loc.offset as usize + loc.len as usize]
+        }
+        _ => std::slice::from_ref(&v.fields[f]),
+    };
+    lists.iter().copied()
 }
 
 /// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's

@@ -10,10 +10,11 @@
 
 use std::ops::Range;
 
-use super::exec::RunCtx;
+use super::error::EngineError;
+use super::exec::Exec;
 use super::host::{bytes_to_elems, elems_as_bytes};
 use super::streaming::StreamingMemory;
-use super::{Engine, EngineError};
+use super::Engine;
 use crate::dtype::Element;
 use crate::exe::{MemRun, RemoteBufferDesc, RemoteBufferId, RemoteCopyId, RemoteDir, RowSelect};
 
@@ -69,93 +70,96 @@ fn io_error(buffer: &str, e: std::io::Error) -> EngineError {
     }
 }
 
-impl RunCtx<'_> {
-    /// Runs remote copy `id`: the rows it names are checked first, then moved.
-    pub(super) fn remote(&mut self, id: RemoteCopyId) -> Result<(), EngineError> {
-        let exe = self.x.exe;
-        let c = &exe.remote_copies[id];
-        let b = &exe.remote_buffers[c.buffer];
-        let rows = self.rows_of(&c.rows)?;
-        if let Some(&row) = rows.iter().find(|&&r| r < 0 || r as u64 >= b.rows) {
-            return Err(EngineError::RemoteRowOutOfRange {
-                buffer: b.name.clone(),
-                row,
-                rows: b.rows,
-                program: self.program,
-            });
-        }
-        let buf = c.buffer.as_u32() as usize;
-        let row_bytes = b.row_bytes() as usize;
-        let name = b.name.as_str();
-        let mem = self.x.mem;
-        match (c.dir, self.x.dist) {
-            (RemoteDir::BufferToTiles, None) => {
-                let mut cursor = Runs::new(&c.runs);
-                for &row in &rows {
-                    self.remote_mem
-                        .read_row(buf, row as u64, |bytes| {
-                            cursor.next(row_bytes, |t, off, r| mem.write(t.into(), off, &bytes[r]))
-                        })
-                        .map_err(|e| io_error(name, e))?;
-                }
-            }
-            (RemoteDir::TilesToBuffer, None) => {
-                let mut cursor = Runs::new(&c.runs);
-                for &row in &rows {
-                    self.remote_mem
-                        .write_row(buf, row as u64, |bytes| {
-                            cursor.next(row_bytes, |t, off, r| {
-                                mem.read(t.into(), off, &mut bytes[r])
-                            })
-                        })
-                        .map_err(|e| io_error(name, e))?;
-                }
-            }
-            (RemoteDir::BufferToTiles, Some(d)) => {
-                let mut data = Vec::new();
-                let read = if d.rank == 0 {
-                    read_rows(self.remote_mem, buf, &rows, row_bytes, &mut data)
-                        .map_err(|e| io_error(name, e))
-                } else {
-                    Ok(())
-                };
-                d.agree(read)?;
-                d.scatter_runs(mem, &c.runs, &data);
-            }
-            (RemoteDir::TilesToBuffer, Some(d)) => {
-                let data = d.gather_runs(mem, &c.runs);
-                let written = if d.rank == 0 {
-                    write_rows(self.remote_mem, buf, &rows, row_bytes, &data)
-                        .map_err(|e| io_error(name, e))
-                } else {
-                    Ok(())
-                };
-                d.agree(written)?;
-            }
-        }
-        Ok(())
+/// Runs remote copy `id` (of top-level program `program`, for errors): the rows it names are
+/// checked first, then moved.
+pub(super) fn remote_copy(
+    x: &Exec<'_>,
+    remote_mem: &mut StreamingMemory,
+    program: Option<usize>,
+    id: RemoteCopyId,
+) -> Result<(), EngineError> {
+    let exe = x.exe;
+    let c = &exe.remote_copies[id];
+    let b = &exe.remote_buffers[c.buffer];
+    let rows = rows_of(x, &c.rows)?;
+    if let Some(&row) = rows.iter().find(|&&r| r < 0 || r as u64 >= b.rows) {
+        return Err(EngineError::RemoteRowOutOfRange {
+            buffer: b.name.clone(),
+            row,
+            rows: b.rows,
+            program,
+        });
     }
+    let buf = c.buffer.as_u32() as usize;
+    let row_bytes = b.row_bytes() as usize;
+    let name = b.name.as_str();
+    let mem = x.mem;
+    match (c.dir, x.dist) {
+        (RemoteDir::BufferToTiles, None) => {
+            let mut cursor = Runs::new(&c.runs);
+            for &row in &rows {
+                remote_mem
+                    .read_row(buf, row as u64, |bytes| {
+                        cursor.next(row_bytes, |t, off, r| mem.write(t.into(), off, &bytes[r]))
+                    })
+                    .map_err(|e| io_error(name, e))?;
+            }
+        }
+        (RemoteDir::TilesToBuffer, None) => {
+            let mut cursor = Runs::new(&c.runs);
+            for &row in &rows {
+                remote_mem
+                    .write_row(buf, row as u64, |bytes| {
+                        cursor.next(row_bytes, |t, off, r| {
+                            mem.read(t.into(), off, &mut bytes[r])
+                        })
+                    })
+                    .map_err(|e| io_error(name, e))?;
+            }
+        }
+        (RemoteDir::BufferToTiles, Some(d)) => {
+            let mut data = Vec::new();
+            let read = if d.rank == 0 {
+                read_rows(remote_mem, buf, &rows, row_bytes, &mut data)
+                    .map_err(|e| io_error(name, e))
+            } else {
+                Ok(())
+            };
+            d.agree(read)?;
+            d.scatter_runs(mem, &c.runs, &data);
+        }
+        (RemoteDir::TilesToBuffer, Some(d)) => {
+            let data = d.gather_runs(mem, &c.runs);
+            let written = if d.rank == 0 {
+                write_rows(remote_mem, buf, &rows, row_bytes, &data).map_err(|e| io_error(name, e))
+            } else {
+                Ok(())
+            };
+            d.agree(written)?;
+        }
+    }
+    Ok(())
+}
 
-    /// The rows a copy names, read from tile memory for offsets (shared by every rank).
-    fn rows_of(&self, rows: &RowSelect) -> Result<Vec<i64>, EngineError> {
-        Ok(match rows {
-            RowSelect::Consecutive { first, count } => {
-                (*first..first + count).map(|r| r as i64).collect()
-            }
-            RowSelect::Offsets(offsets) => match self.x.dist {
-                None => offsets
+/// The rows a copy names, read from tile memory for offsets (shared by every rank).
+fn rows_of(x: &Exec<'_>, rows: &RowSelect) -> Result<Vec<i64>, EngineError> {
+    Ok(match rows {
+        RowSelect::Consecutive { first, count } => {
+            (*first..first + count).map(|r| r as i64).collect()
+        }
+        RowSelect::Offsets(offsets) => match x.dist {
+            None => offsets
+                .iter()
+                .map(|s| x.read_scalar_at(s.tile, s))
+                .collect(),
+            Some(d) => d.share_values(
+                &offsets
                     .iter()
-                    .map(|s| self.read_scalar_at(s.tile, s))
-                    .collect(),
-                Some(d) => d.share_values(
-                    &offsets
-                        .iter()
-                        .map(|s| d.owns(s.tile).then(|| self.read_scalar_at(s.tile, s)))
-                        .collect::<Vec<_>>(),
-                ),
-            },
-        })
-    }
+                    .map(|s| d.owns(s.tile).then(|| x.read_scalar_at(s.tile, s)))
+                    .collect::<Vec<_>>(),
+            ),
+        },
+    })
 }
 
 /// Appends rows `rows` of buffer `b` to `out`.

@@ -28,7 +28,7 @@ pub use memory::{
     StreamingMemory, TileMemory, EXCHANGE_CODE_MESSAGE_BYTES, EXCHANGE_CODE_PHASE_BYTES,
 };
 pub use model::CycleModel;
-pub use record::{ProfileOptions, Recorder, SEGMENT_LIMIT};
+pub use record::{ProfileOptions, Recorder, RunEvent, SEGMENT_LIMIT};
 pub use report::ProfileError;
 pub use transfer::{remote_copy_cost, stream_cost, transfer_cycles, TransferCost, TransferKind};
 

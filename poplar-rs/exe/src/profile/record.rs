@@ -4,7 +4,8 @@
 //! builds the profile from it share one event encoding; split, that encoding would have to be
 //! public.)
 //!
-//! The engine calls the recorder once per step (a few integer operations each). The modelled
+//! The engine drives the recorder through one door, [`Recorder::record`], with one
+//! [`RunEvent`] per step it runs (a few integer operations each). The modelled
 //! time of tiles is not advanced during the run: the recorder keeps the step sequence of the
 //! current *segment* (the steps since the last sync after which every tile's clock is equal,
 //! i.e. a global sync, an internal sync on one chip, or the start of a run) and, at its end,
@@ -16,7 +17,7 @@
 //! carrying the tiles' clocks into the next segment.
 
 use crate::entity::PrimaryMap;
-use crate::exe::{ComputePhaseId, ExchangePhaseId};
+use crate::exe::{ComputePhaseId, ExchangePhaseId, MemRun, RemoteCopyId, StreamDesc};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -46,6 +47,49 @@ impl Default for ProfileOptions {
             timeline_tracks: 64,
         }
     }
+}
+
+/// What a running engine tells its [`Recorder`]: one event per step it runs, in program
+/// order, each with the host time it took where that is measured. A run is `RunStart`, the
+/// events of its steps, then `RunEnd`; a labelled body is `Enter` … `Exit` (`Exit` also when
+/// the body failed, so that the labels stay balanced).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RunEvent<'a> {
+    /// A run of a top-level program begins: every tile's clock starts where the slowest was.
+    RunStart,
+    /// The run ended after `wall` of host time.
+    RunEnd { wall: Duration },
+    /// A labelled body begins.
+    Enter { label: &'a str },
+    /// The innermost labelled body ends.
+    Exit,
+    /// A sync of the tiles (of a chip, or of every chip).
+    Sync(SyncKind),
+    /// Compute phase `phase` ran.
+    Compute {
+        phase: ComputePhaseId,
+        wall: Duration,
+    },
+    /// Exchange phase `phase` ran.
+    Exchange {
+        phase: ExchangePhaseId,
+        wall: Duration,
+    },
+    /// Remote-buffer copy `copy` ran.
+    RemoteCopy { copy: RemoteCopyId, wall: Duration },
+    /// A copy of stream `stream` into or out of `runs` ran. `site` names the copy in the
+    /// program: the same number at every execution of that copy, another for every other
+    /// copy (the recorder prices a site once, when it first runs).
+    StreamCopy {
+        site: u32,
+        stream: u32,
+        runs: &'a [MemRun],
+        wall: Duration,
+    },
+    /// Overlapped I/O begins: until it ends, syncs leave the I/O tiles out.
+    OverlapBegin,
+    /// Overlapped I/O ends.
+    OverlapEnd,
 }
 
 const COMPUTE: u32 = 0;
@@ -98,9 +142,10 @@ pub struct Recorder {
     /// Per entry of the model's transfers: executions and host wall time.
     transfer_exec: Vec<u64>,
     transfer_wall_ns: Vec<u64>,
-    /// The model's transfer of each stream copy met so far: (stream, the runs' address and
-    /// length in the executable, which the engine owns for the recorder's life).
-    stream_copies: HashMap<(u32, usize, usize), u32>,
+    /// The model's transfer of each stream copy site met so far ([`RunEvent::StreamCopy`]).
+    stream_copies: HashMap<u32, u32>,
+    /// The executable's streams (a stream copy's cost is computed when its site first runs).
+    streams: Vec<StreamDesc>,
     /// Inside overlapped I/O (no segment ends there: the I/O tiles' clocks differ).
     overlap: u32,
     syncs: SyncCounts,
@@ -112,16 +157,23 @@ pub struct Recorder {
 impl Recorder {
     /// Precomputes the static costs of `exe`.
     pub fn new(exe: &Executable, options: ProfileOptions) -> Recorder {
-        Recorder::with_model(CycleModel::new(exe), exe.checksum(), options)
+        Recorder::with_model(
+            CycleModel::new(exe),
+            exe.checksum(),
+            exe.streams.clone(),
+            options,
+        )
     }
 
     fn with_model(
         model: CycleModel,
         executable_checksum: u64,
+        streams: Vec<StreamDesc>,
         options: ProfileOptions,
     ) -> Recorder {
         Recorder {
             executable_checksum,
+            streams,
             compute_exec: vec![0; model.computes.len()].into(),
             exchange_exec: vec![0; model.exchanges.len()].into(),
             wall_ns: vec![0; model.computes.len()].into(),
@@ -202,8 +254,50 @@ impl Recorder {
         self.restart_segment();
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn begin_run(&mut self) {
+    /// Records one event of a run (the engine's one call into the recorder).
+    #[inline]
+    pub fn record(&mut self, event: RunEvent<'_>) {
+        match event {
+            RunEvent::RunStart => self.begin_run(),
+            RunEvent::RunEnd { wall } => self.end_run(wall),
+            RunEvent::Enter { label } => self.enter(label),
+            RunEvent::Exit => {
+                self.stack.pop();
+                self.push(ev(EXIT, 0));
+            }
+            RunEvent::Sync(kind) => self.sync(kind),
+            RunEvent::Compute { phase, wall } => {
+                self.compute_exec[phase] += 1;
+                self.wall_ns[phase] += wall.as_nanos() as u64;
+                self.push(ev(COMPUTE, phase.as_u32()));
+            }
+            RunEvent::Exchange { phase, wall } => {
+                self.exchange_exec[phase] += 1;
+                self.exchange_wall_ns[phase] += wall.as_nanos() as u64;
+                self.push(ev(EXCHANGE, phase.as_u32()));
+            }
+            RunEvent::RemoteCopy { copy, wall } => self.transfer(copy.as_u32() as usize, wall),
+            RunEvent::StreamCopy {
+                site,
+                stream,
+                runs,
+                wall,
+            } => {
+                let i = self.stream_transfer(site, stream, runs);
+                self.transfer(i, wall);
+            }
+            RunEvent::OverlapBegin => {
+                self.overlap += 1;
+                self.push(ev(OVERLAP_BEGIN, 0));
+            }
+            RunEvent::OverlapEnd => {
+                self.overlap = self.overlap.saturating_sub(1);
+                self.push(ev(OVERLAP_END, 0));
+            }
+        }
+    }
+
+    fn begin_run(&mut self) {
         self.cache = OnceLock::new();
         self.runs += 1;
         self.stack.clear();
@@ -213,8 +307,7 @@ impl Recorder {
         }
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn end_run(&mut self, wall: Duration) {
+    fn end_run(&mut self, wall: Duration) {
         self.run_wall_ns += wall.as_nanos() as u64;
         self.stack.clear();
         // The next run starts with every tile's clock equal.
@@ -222,8 +315,7 @@ impl Recorder {
         self.seg.clear();
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn enter(&mut self, name: &str) {
+    fn enter(&mut self, name: &str) {
         let id = match self.labels.get(name) {
             Some(&id) => id,
             None => {
@@ -239,14 +331,7 @@ impl Recorder {
         self.push(ev(ENTER, id));
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn exit(&mut self) {
-        self.stack.pop();
-        self.push(ev(EXIT, 0));
-    }
-
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn sync(&mut self, kind: SyncKind) {
+    fn sync(&mut self, kind: SyncKind) {
         match kind {
             SyncKind::Internal => {
                 self.syncs.internal += 1;
@@ -265,48 +350,22 @@ impl Recorder {
         }
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn exchange(&mut self, i: crate::exe::ExchangePhaseId, wall: Duration) {
-        self.exchange_exec[i] += 1;
-        self.exchange_wall_ns[i] += wall.as_nanos() as u64;
-        self.push(ev(EXCHANGE, i.as_u32()));
-    }
-
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn compute(&mut self, i: crate::exe::ComputePhaseId, wall: Duration) {
-        self.compute_exec[i] += 1;
-        self.wall_ns[i] += wall.as_nanos() as u64;
-        self.push(ev(COMPUTE, i.as_u32()));
-    }
-
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn remote(&mut self, i: crate::exe::RemoteCopyId, wall: Duration) {
-        self.transfer(i.as_u32() as usize, wall);
-    }
-
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn stream(
-        &mut self,
-        exe: &Executable,
-        stream: u32,
-        runs: &[crate::exe::MemRun],
-        wall: Duration,
-    ) {
-        let key = (stream, runs.as_ptr() as usize, runs.len());
-        let i = match self.stream_copies.get(&key) {
-            Some(&i) => i as usize,
-            None => {
-                self.model
-                    .transfers
-                    .push(super::stream_cost(exe, stream, runs));
-                self.transfer_exec.push(0);
-                self.transfer_wall_ns.push(0);
-                let i = self.model.transfers.len() - 1;
-                self.stream_copies.insert(key, i as u32);
-                i
-            }
-        };
-        self.transfer(i, wall);
+    /// The model's transfer of stream copy `site`, priced when the site first runs.
+    fn stream_transfer(&mut self, site: u32, stream: u32, runs: &[MemRun]) -> usize {
+        if let Some(&i) = self.stream_copies.get(&site) {
+            return i as usize;
+        }
+        let cost = super::transfer::stream_copy_cost(
+            &self.model.target,
+            &self.streams[stream as usize],
+            runs,
+        );
+        self.model.transfers.push(cost);
+        self.transfer_exec.push(0);
+        self.transfer_wall_ns.push(0);
+        let i = self.model.transfers.len() - 1;
+        self.stream_copies.insert(site, i as u32);
+        i
     }
 
     fn transfer(&mut self, i: usize, wall: Duration) {
@@ -315,21 +374,10 @@ impl Recorder {
         self.push(ev(TRANSFER, i as u32));
     }
 
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn overlap_begin(&mut self) {
-        self.overlap += 1;
-        self.push(ev(OVERLAP_BEGIN, 0));
-    }
-
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
-    pub fn overlap_end(&mut self) {
-        self.overlap = self.overlap.saturating_sub(1);
-        self.push(ev(OVERLAP_END, 0));
-    }
-
-    /// The host wall times recorded so far (per compute phase, per exchange phase, and of
-    /// whole runs), for the engine to replace by the slowest rank's when it runs over several.
-    #[doc(hidden)] // the engine\'s calls (poplar-engine), not part of the API
+    /// The host wall times recorded so far (per compute phase, per exchange phase, per
+    /// transfer, and of whole runs, in that order), for a driver that runs one program over
+    /// several processes to replace by the slowest process's (the modelled cycles are the
+    /// same on every process).
     pub fn wall_times_mut(&mut self) -> impl Iterator<Item = &mut u64> + '_ {
         self.cache = OnceLock::new();
         self.wall_ns
@@ -346,7 +394,8 @@ impl Recorder {
         model
             .transfers
             .truncate(model.transfers.len() - self.stream_copies.len());
-        *self = Recorder::with_model(model, self.executable_checksum, self.options);
+        let streams = std::mem::take(&mut self.streams);
+        *self = Recorder::with_model(model, self.executable_checksum, streams, self.options);
     }
 
     /// The profile of everything recorded so far (built on first call after a run, then
@@ -669,11 +718,11 @@ fn add_elapsed(acc: &mut Acc, stack: &[u32], cat: Cat, cycles: u64) {
     }
 }
 
-// One function on purpose: the hot loop of building a profile, whose clocks and latest
-// time stay in registers; split into methods on a state struct it measured 27 % slower
-// (framework bench, `profile`: building the profile 15.1-15.8 ms against 11.8-12.3 ms).
 /// Replays `events` on the tiles' clocks `clk`, adding `mult` times their cycles to `acc`
 /// (and drawing them into `trace`).
+// Long: one function on purpose: the hot loop of building a profile, whose clocks and latest
+// time stay in registers; split into methods on a state struct it measured 27 % slower
+// (framework bench, `profile`: building the profile 15.1-15.8 ms against 11.8-12.3 ms).
 fn replay(
     m: &CycleModel,
     events: &[u32],

@@ -5,6 +5,19 @@ use super::*;
 use crate::exe::*;
 use crate::target::{ChipTopology, Target};
 
+/// The event of compute phase `i` (no host time).
+fn compute(i: u32) -> RunEvent<'static> {
+    RunEvent::Compute {
+        phase: crate::exe::ComputePhaseId::from_u32(i),
+        wall: Default::default(),
+    }
+}
+
+/// The end of a run (no host time).
+const END: RunEvent<'static> = RunEvent::RunEnd {
+    wall: std::time::Duration::ZERO,
+};
+
 fn exe(target: Target) -> Executable {
     let n = target.num_tiles() as usize;
     Executable {
@@ -449,21 +462,21 @@ fn elided_sync_lets_a_phase_start_early() {
     let e = two_phase_exe();
     // No sync between A and B: tile 1 runs B right after its part of A.
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(compute(1));
+    r.record(END);
     let p = r.profile();
     assert_eq!(p.elapsed.compute, 110);
     assert_eq!(p.elapsed.sync, 0);
     assert_eq!(p.tiles.compute, vec![100, 110]);
     // With an internal sync, B waits for tile 0: 100 + 150 + 100.
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.sync(SyncKind::Internal);
-    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(RunEvent::Sync(SyncKind::Internal));
+    r.record(compute(1));
+    r.record(END);
     let p = r.profile();
     assert_eq!(p.total_cycles(), 350);
     assert_eq!(p.elapsed.sync, 150);
@@ -481,17 +494,17 @@ fn internal_sync_waits_per_chip_global_for_all() {
         vec![tile(0, vec![v(100, false)]), tile(1, vec![v(10, false)])],
     ));
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.sync(SyncKind::Internal);
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(RunEvent::Sync(SyncKind::Internal));
+    r.record(END);
     // Each chip syncs alone: no waiting across chips.
     assert_eq!(r.profile().tiles.sync, vec![150, 150]);
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.sync(SyncKind::Global);
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(RunEvent::Sync(SyncKind::Global));
+    r.record(END);
     assert_eq!(r.profile().tiles.sync, vec![1500, 90 + 1500]);
     assert_eq!(r.profile().total_cycles(), 1600);
 }
@@ -501,16 +514,16 @@ fn memoised_and_long_segments_match_the_formula() {
     let e = two_phase_exe();
     // 1000 iterations of [A, sync, B, sync]: memoised as one segment.
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.enter("loop");
+    r.record(RunEvent::RunStart);
+    r.record(RunEvent::Enter { label: "loop" });
     for _ in 0..1000 {
-        r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-        r.sync(SyncKind::Internal);
-        r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
-        r.sync(SyncKind::Internal);
+        r.record(compute(0));
+        r.record(RunEvent::Sync(SyncKind::Internal));
+        r.record(compute(1));
+        r.record(RunEvent::Sync(SyncKind::Internal));
     }
-    r.exit();
-    r.end_run(Default::default());
+    r.record(RunEvent::Exit);
+    r.record(END);
     let p = r.profile().clone();
     assert_eq!(p.total_cycles(), 1000 * 500);
     assert_eq!(p.elapsed.compute, 1000 * 200);
@@ -520,15 +533,15 @@ fn memoised_and_long_segments_match_the_formula() {
     assert_eq!(p.summary_by_label()[0].sync, 1000 * 300);
     // Many steps without a sync: replayed in pieces of SEGMENT_LIMIT, clocks carried over.
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
+    r.record(RunEvent::RunStart);
     let n = 3 * SEGMENT_LIMIT as u64 + 7;
     for _ in 0..n {
-        r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-        r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
+        r.record(compute(0));
+        r.record(compute(1));
     }
-    r.sync(SyncKind::Internal);
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.end_run(Default::default());
+    r.record(RunEvent::Sync(SyncKind::Internal));
+    r.record(compute(0));
+    r.record(END);
     let p = r.profile();
     // Tile 0: 100 per iteration; tile 1: 110 per iteration (the slowest).
     assert_eq!(p.elapsed.compute, 110 * n + 100);
@@ -550,13 +563,13 @@ fn stats_and_effectiveness() {
 fn timeline_has_one_span_per_track_and_phase() {
     let e = two_phase_exe();
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.enter("main");
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.sync(SyncKind::Internal);
-    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
-    r.exit();
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(RunEvent::Enter { label: "main" });
+    r.record(compute(0));
+    r.record(RunEvent::Sync(SyncKind::Internal));
+    r.record(compute(1));
+    r.record(RunEvent::Exit);
+    r.record(END);
     let tl = &r.profile().timeline;
     assert_eq!(tl.tracks.len(), 3);
     let spans: Vec<_> = tl
@@ -579,9 +592,9 @@ fn timeline_has_one_span_per_track_and_phase() {
 fn a_profile_is_saved_atomically() {
     let e = two_phase_exe();
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(END);
     let p = r.profile().clone();
     let dir = std::env::temp_dir().join(format!("poplar-exe-profile-save-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -607,11 +620,11 @@ fn a_profile_is_saved_atomically() {
 fn recorded_json() -> serde_json::Value {
     let e = two_phase_exe();
     let mut r = Recorder::new(&e, ProfileOptions::default());
-    r.begin_run();
-    r.compute(crate::exe::ComputePhaseId::from_u32(0), Default::default());
-    r.sync(SyncKind::Internal);
-    r.compute(crate::exe::ComputePhaseId::from_u32(1), Default::default());
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(compute(0));
+    r.record(RunEvent::Sync(SyncKind::Internal));
+    r.record(compute(1));
+    r.record(END);
     let json = r.profile().to_json();
     Profile::from_json(&json).expect("a recorded profile loads");
     serde_json::from_str(&json).unwrap()
@@ -728,8 +741,8 @@ fn a_profile_records_its_executables_checksum() {
     // Cleared recorders keep it.
     let mut r = Recorder::new(&e, ProfileOptions::default());
     r.clear();
-    r.begin_run();
-    r.end_run(Default::default());
+    r.record(RunEvent::RunStart);
+    r.record(END);
     assert_eq!(r.profile().executable_checksum, Some(e.checksum()));
 }
 

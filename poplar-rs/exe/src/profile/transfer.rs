@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::exe::{Executable, MemRun, RemoteCopyId, RemoteDir, StreamDir};
+use crate::exe::{Executable, MemRun, RemoteCopyId, RemoteDir, StreamDesc, StreamDir};
 use crate::target::{Target, TileId};
 
 /// What a transfer moves data between.
@@ -102,23 +102,21 @@ pub fn remote_copy_cost(exe: &Executable, id: RemoteCopyId) -> TransferCost {
 
 /// The cost of a copy of stream `stream` into or out of `runs` in a flat executable.
 pub fn stream_cost(exe: &Executable, stream: u32, runs: &[MemRun]) -> TransferCost {
-    let s = &exe.streams[stream as usize];
+    stream_copy_cost(&exe.target, &exe.streams[stream as usize], runs)
+}
+
+/// The cost of a copy of stream `s` into or out of `runs` on `target`.
+pub(super) fn stream_copy_cost(target: &Target, s: &StreamDesc, runs: &[MemRun]) -> TransferCost {
     let (kind, what) = match s.dir {
         StreamDir::HostToDevice => (TransferKind::StreamIn, "in"),
         StreamDir::DeviceToHost => (TransferKind::StreamOut, "out"),
     };
     let wait = if s.buffering_depth == 0 {
-        u64::from(exe.target.host_round_trip_cycles)
+        u64::from(target.host_round_trip_cycles)
     } else {
         0
     };
-    cost(
-        &exe.target,
-        format!("{} ({what})", s.name),
-        kind,
-        runs,
-        wait,
-    )
+    cost(target, format!("{} ({what})", s.name), kind, runs, wait)
 }
 
 #[cfg(test)]
