@@ -59,11 +59,11 @@ mod imp {
         };
     }
 
-    pub(super) fn flushing() -> bool {
+    pub(crate) fn flushing() -> bool {
         get() & FLUSH_BITS == FLUSH_BITS
     }
 
-    pub(super) fn set(flush: bool) {
+    pub(crate) fn set(flush: bool) {
         let csr = get();
         let new = if flush {
             csr | FLUSH_BITS
@@ -90,11 +90,11 @@ mod imp {
         fpcr
     }
 
-    pub(super) fn flushing() -> bool {
+    pub(crate) fn flushing() -> bool {
         get() & FZ != 0
     }
 
-    pub(super) fn set(flush: bool) {
+    pub(crate) fn set(flush: bool) {
         let fpcr = get();
         let new = if flush { fpcr | FZ } else { fpcr & !FZ };
         if new != fpcr {
@@ -109,11 +109,11 @@ mod imp {
 
 #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))))]
 mod imp {
-    pub(super) fn flushing() -> bool {
+    pub(crate) fn flushing() -> bool {
         false
     }
 
-    pub(super) fn set(_flush: bool) {}
+    pub(crate) fn set(_flush: bool) {}
 }
 
 /// Whether the calling thread's arithmetic flushes subnormals (always `false` where

@@ -5,6 +5,7 @@
 
 // The rooms this crate may enter (ARCHITECTURE.md, "Doors between rooms"), imported at the
 // root so that every crate names a room the same way: `crate::target::…`.
+#![warn(unreachable_pub)]
 use poplar_core::{codelet, dtype, entity, fp, isa, target};
 use poplar_exe::{exe, profile};
 

@@ -10,7 +10,7 @@ use crate::exe::{
 use crate::graph::{Graph, StreamDir};
 
 /// The executable of `graph`, lowered into `lowered`, with tile images `tiles`.
-pub(super) fn executable(graph: &Graph, lowered: Lowered, tiles: Vec<TileImage>) -> Executable {
+pub(crate) fn executable(graph: &Graph, lowered: Lowered, tiles: Vec<TileImage>) -> Executable {
     let host_tensors = host_tensors(graph, &lowered);
     let replication = replication(graph, &lowered);
     Executable {

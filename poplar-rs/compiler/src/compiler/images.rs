@@ -10,7 +10,7 @@ use crate::graph::Graph;
 
 /// The tile images of a laid-out and lowered graph. A tile over its budget is
 /// [`CompileError::OutOfMemory`] (the fullest such tile) unless `allow_out_of_memory`.
-pub(super) fn build(
+pub(crate) fn build(
     graph: &Graph,
     layout: &Layout,
     lowered: &Lowered,

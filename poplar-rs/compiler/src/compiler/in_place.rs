@@ -27,7 +27,7 @@ use super::layout::{pieces, Piece, Seg, Slack};
 
 /// Where a gathered field can be bound in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Anchor {
+pub(crate) struct Anchor {
     /// Index of the local piece the field is bound around.
     pub piece: usize,
     /// The segment holding that piece: variable index and position in its segment list.
@@ -42,7 +42,7 @@ pub(super) struct Anchor {
 /// the tile such that everything before it in the field fits before its segment (the piece
 /// starts the segment, or nothing comes before it) and likewise after it. `None` if the field
 /// has a single piece (bound in place anyway) or no such piece.
-pub(super) fn anchor(
+pub(crate) fn anchor(
     ps: &[Piece],
     tile: TileId,
     segs: &PrimaryMap<VarId, Vec<Seg>>,
@@ -84,7 +84,7 @@ pub(super) fn anchor(
 /// and the anchor each read-only gathered field is bound around. Empty when the pass did not
 /// run ([`InPlaceConcat::Never`](super::InPlaceConcat::Never)).
 #[derive(Debug, Default)]
-pub(super) struct InPlace {
+pub(crate) struct InPlace {
     /// Per variable, per segment (empty: no slack anywhere).
     pub slack: Vec<Vec<Slack>>,
     /// By (tile, regions of the field).
@@ -92,7 +92,7 @@ pub(super) struct InPlace {
 }
 
 /// The in-place pass: where read-only concatenations are bound around their local piece.
-pub(super) fn plan(
+pub(crate) fn plan(
     graph: &Graph,
     programs: &[Program],
     codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
@@ -194,7 +194,7 @@ fn slack_needs(
 
 /// The anchors the in-place pass chose, by (tile, regions of the field): the lowerer binds a
 /// field around the recorded anchor instead of choosing again.
-pub(super) type Anchors = HashMap<(TileId, Vec<Region>), Anchor>;
+pub(crate) type Anchors = HashMap<(TileId, Vec<Region>), Anchor>;
 
 /// Adds every compute set `p` executes (at any depth) to `out`.
 fn executed_compute_sets(p: &Program, out: &mut BTreeSet<ComputeSet>) {

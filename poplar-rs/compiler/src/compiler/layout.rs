@@ -13,14 +13,14 @@ use crate::graph::{Graph, Region, VarId};
 use crate::target::TileId;
 
 /// Bytes of code assumed per distinct codelet on a tile.
-pub(super) const CODE_BYTES_PER_CODELET: u64 = 512;
+pub(crate) const CODE_BYTES_PER_CODELET: u64 = 512;
 /// Bytes of descriptor assumed per vertex, plus per field and per list entry.
-pub(super) const DESCRIPTOR_BYTES_PER_VERTEX: u64 = 8;
-pub(super) const DESCRIPTOR_BYTES_PER_FIELD: u64 = 4;
+pub(crate) const DESCRIPTOR_BYTES_PER_VERTEX: u64 = 8;
+pub(crate) const DESCRIPTOR_BYTES_PER_FIELD: u64 = 4;
 
 /// Where a run of variable elements lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Seg {
+pub(crate) struct Seg {
     pub start: u64,
     pub end: u64,
     pub tile: TileId,
@@ -30,7 +30,7 @@ pub(super) struct Seg {
 
 /// One piece of a tensor region resolved to memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Piece {
+pub(crate) struct Piece {
     pub var: VarId,
     pub start: u64,
     pub len: u64,
@@ -40,7 +40,7 @@ pub(super) struct Piece {
 
 /// Allocation state of one tile.
 #[derive(Debug, Default, Clone)]
-pub(super) struct TileAlloc {
+pub(crate) struct TileAlloc {
     pub next: u64,
     pub init: Vec<InitBlock>,
     /// (name, category) -> bytes
@@ -49,7 +49,7 @@ pub(super) struct TileAlloc {
 
 impl TileAlloc {
     /// Reserves `bytes` at the next aligned offset.
-    pub(super) fn alloc(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) -> u64 {
+    pub(crate) fn alloc(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) -> u64 {
         let old = self.next;
         let off = old.next_multiple_of(align);
         self.next = off + bytes;
@@ -59,7 +59,7 @@ impl TileAlloc {
     }
 
     /// Accounts for bytes that hold no addressable data (descriptors, code).
-    pub(super) fn reserve(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) {
+    pub(crate) fn reserve(&mut self, bytes: u64, align: u64, name: &str, cat: MemoryCategory) {
         self.alloc(bytes, align, name, cat);
     }
 }
@@ -67,13 +67,13 @@ impl TileAlloc {
 /// Receive space reserved right before and right after one segment, in bytes (see
 /// [`super::in_place`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Slack {
+pub(crate) struct Slack {
     pub before: u64,
     pub after: u64,
 }
 
 /// The always-live layout of a graph.
-pub(super) struct Layout {
+pub(crate) struct Layout {
     /// Per variable: its segments sorted by `start`.
     pub segs: PrimaryMap<VarId, Vec<Seg>>,
     /// Per variable, per segment: the receive slack reserved around it.
@@ -88,14 +88,14 @@ pub(super) struct Layout {
 impl Layout {
     /// Resolves `region` into memory pieces, in element order. Elements with no mapping are
     /// skipped (validation has already rejected unmapped elements).
-    pub(super) fn pieces(&self, region: &Region, elem: u64, out: &mut Vec<Piece>) {
+    pub(crate) fn pieces(&self, region: &Region, elem: u64, out: &mut Vec<Piece>) {
         pieces(&self.segs, region, elem, out);
     }
 }
 
 /// [`Layout::pieces`] over any segment table (also the one of [`segments`], before offsets
 /// are assigned: all offsets 0, so pieces then never merge across segments).
-pub(super) fn pieces(
+pub(crate) fn pieces(
     segs: &PrimaryMap<VarId, Vec<Seg>>,
     region: &Region,
     elem: u64,
@@ -131,7 +131,7 @@ pub(super) fn pieces(
 }
 
 /// The tile segments of every variable, in mapping order, with offsets not yet assigned (0).
-pub(super) fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
+pub(crate) fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
     graph
         .vars
         .values()
@@ -152,7 +152,7 @@ pub(super) fn segments(graph: &Graph) -> PrimaryMap<VarId, Vec<Seg>> {
 /// Places all always-live data: the variables' `segs` (from [`segments`]) with the receive
 /// `slack` around each (same shape as `segs`, or empty for none), vertex state, descriptors
 /// and code.
-pub(super) fn layout(
+pub(crate) fn layout(
     graph: &Graph,
     codelets: &PrimaryMap<VertexKey, &'static CodeletDesc>,
     mut segs: PrimaryMap<VarId, Vec<Seg>>,
@@ -268,14 +268,14 @@ pub(super) fn layout(
 
 /// Temporary allocation for one lowered construct (an Execute or a Copy): buffers live from
 /// the construct's first exchange to its last compute, then the space is reused.
-pub(super) struct TempArena<'a> {
+pub(crate) struct TempArena<'a> {
     base: &'a TileMap<u64>,
     align: u64,
     used: BTreeMap<TileId, u64>,
 }
 
 impl<'a> TempArena<'a> {
-    pub(super) fn new(base: &'a TileMap<u64>, align: u64) -> Self {
+    pub(crate) fn new(base: &'a TileMap<u64>, align: u64) -> Self {
         TempArena {
             base,
             align,
@@ -284,7 +284,7 @@ impl<'a> TempArena<'a> {
     }
 
     /// A buffer of `bytes` on `tile`.
-    pub(super) fn alloc(&mut self, tile: TileId, bytes: u64) -> u64 {
+    pub(crate) fn alloc(&mut self, tile: TileId, bytes: u64) -> u64 {
         let base = self.base[tile];
         let u = self.used.entry(tile).or_insert(0);
         let off = (base + *u).next_multiple_of(self.align);
@@ -293,7 +293,7 @@ impl<'a> TempArena<'a> {
     }
 
     /// Bytes used per tile by this construct.
-    pub(super) fn usage(&self) -> impl Iterator<Item = (TileId, u64)> + '_ {
+    pub(crate) fn usage(&self) -> impl Iterator<Item = (TileId, u64)> + '_ {
         self.used.iter().map(|(&t, &u)| (t, u))
     }
 }

@@ -17,7 +17,7 @@ use crate::graph::{nearest_name, VertexName};
 use crate::graph::{Binding, Graph, Region, Tensor, VarId, VertexInfo, VertexKey};
 
 /// What validation learned.
-pub(super) struct Validated {
+pub(crate) struct Validated {
     /// Per vertex, its codelet.
     pub codelets: PrimaryMap<VertexKey, &'static CodeletDesc>,
 }
@@ -51,7 +51,7 @@ fn tensor_name(graph: &Graph, t: &Tensor) -> Option<String> {
         .map(|v| v.name.clone())
 }
 
-pub(super) fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>> {
+pub(crate) fn validate(graph: &Graph, programs: &[Program]) -> Result<Validated, Vec<E>> {
     let mut errs = Vec::new();
     check_mappings(graph, &mut errs);
     let codelets: Vec<_> = graph

@@ -10,7 +10,7 @@ use crate::graph::{Graph, RemoteBuffer, Tensor, VertexName};
 use crate::target::TileId;
 
 /// The tiles holding the elements of `t` (unmapped elements are reported elsewhere).
-pub(super) fn tiles_of(graph: &Graph, t: &Tensor) -> Vec<TileId> {
+pub(crate) fn tiles_of(graph: &Graph, t: &Tensor) -> Vec<TileId> {
     let mut tiles: Vec<TileId> = t
         .regions()
         .iter()
@@ -27,7 +27,7 @@ pub(super) fn tiles_of(graph: &Graph, t: &Tensor) -> Vec<TileId> {
 }
 
 /// A copy between `t` and `buffer`, rows chosen by `offset` (rows `0..k` without).
-pub(super) fn remote_copy(
+pub(crate) fn remote_copy(
     graph: &Graph,
     buffer: RemoteBuffer,
     t: &Tensor,
@@ -107,7 +107,7 @@ pub(super) fn remote_copy(
 /// An `overlap_io` program: the target has I/O tiles, `io` holds only stream and remote
 /// copies whose tensors (and offsets) live on them, and `compute` reads and writes no element
 /// on them (`Executable::check` checks the lowered program again).
-pub(super) fn overlap_io(graph: &Graph, io: &Program, compute: &Program, errs: &mut Vec<E>) {
+pub(crate) fn overlap_io(graph: &Graph, io: &Program, compute: &Program, errs: &mut Vec<E>) {
     let t = &graph.target;
     if t.io_tiles == 0 {
         errs.push(E::BadOverlapIo {
@@ -218,7 +218,7 @@ fn transfer_tensors<'p>(p: &'p Program, out: &mut Vec<&'p Tensor>) -> Result<(),
 }
 
 /// No vertex on an I/O tile.
-pub(super) fn vertices_off_io_tiles(
+pub(crate) fn vertices_off_io_tiles(
     graph: &Graph,
     errs: &mut Vec<E>,
     name: impl Fn(crate::graph::VertexKey) -> VertexName,

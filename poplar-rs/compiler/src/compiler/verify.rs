@@ -26,7 +26,7 @@ fn err(pass: Pass, tile: Option<TileId>, entity: Option<String>, reason: String)
 /// After layout: every variable element has exactly one location, and no two always-live
 /// allocations of a tile overlap or lie beyond its always-live area, counting the receive slack
 /// reserved before and after each segment (slack is never part of another allocation).
-pub(super) fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
+pub(crate) fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError> {
     let mut per_tile: TileMap<Vec<(u64, u64, String)>> =
         TileMap::filled(graph.target.num_tiles(), Vec::new());
     for (k, (vi, segs)) in layout.segs.iter().enumerate() {
@@ -107,7 +107,7 @@ pub(super) fn layout(graph: &Graph, layout: &Layout) -> Result<(), VerifierError
 /// After the in-place pre-pass: one slack entry per segment, each a whole number of the
 /// variable's elements (the exchange writes elements into it), and every anchor on a segment
 /// of its own tile.
-pub(super) fn in_place(
+pub(crate) fn in_place(
     graph: &Graph,
     layout: &Layout,
     in_place: &InPlace,
@@ -173,7 +173,7 @@ pub(super) fn in_place(
 
 /// After lowering: every phase a step names exists, every phase is used, and the exchange
 /// destinations of a phase do not overlap (before the images are built).
-pub(super) fn lower(
+pub(crate) fn lower(
     programs: &[Step],
     functions: &[Step],
     computes: usize,
@@ -226,7 +226,7 @@ pub(super) fn lower(
 }
 
 /// After the images: each tile allocates its always-live area plus its temporaries.
-pub(super) fn images(exe: &Executable) -> Result<(), VerifierError> {
+pub(crate) fn images(exe: &Executable) -> Result<(), VerifierError> {
     for (t, img) in exe.tiles.iter().enumerate() {
         if u64::from(img.memory_bytes)
             < u64::from(img.always_live_bytes) + u64::from(img.temporary_bytes)

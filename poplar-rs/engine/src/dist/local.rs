@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use super::Comm;
 
 /// A job of one rank: there is never anyone to talk to.
-pub(super) struct Single;
+pub(crate) struct Single;
 
 impl Comm for Single {
     fn rank(&self) -> usize {
@@ -29,14 +29,14 @@ impl Comm for Single {
 
 /// One rank of a job on threads: a channel to and from every other rank. Messages between
 /// two ranks arrive in the order they were sent, as MPI's do, so matching needs no tags.
-pub(super) struct Channels {
+pub(crate) struct Channels {
     rank: usize,
     to: Vec<Sender<Vec<u8>>>,
     from: Vec<Mutex<Receiver<Vec<u8>>>>,
 }
 
 impl Channels {
-    pub(super) fn connect(n: usize) -> Vec<Channels> {
+    pub(crate) fn connect(n: usize) -> Vec<Channels> {
         // links[a][b]: a sends to b.
         let mut tx: Vec<Vec<Option<Sender<Vec<u8>>>>> = (0..n).map(|_| vec![None; n]).collect();
         let mut rx: Vec<Vec<Option<Receiver<Vec<u8>>>>> =

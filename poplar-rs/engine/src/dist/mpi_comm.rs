@@ -16,7 +16,7 @@ use super::{Comm, DistError};
 /// The world communicator. It holds no handle (rsmpi's world is a constant), so it can be
 /// shared with the engine's interpreter thread; MPI is initialized with
 /// `MPI_THREAD_SERIALIZED` and the engine makes its calls from one thread at a time.
-pub(super) struct MpiComm {
+pub(crate) struct MpiComm {
     rank: usize,
     size: usize,
 }
@@ -26,7 +26,7 @@ const TAG: i32 = 17;
 /// The longest single MPI message (bytes): MPI counts are `int`.
 const PIECE: usize = 1 << 30;
 
-pub(super) fn initialize() -> Result<mpi::environment::Universe, DistError> {
+pub(crate) fn initialize() -> Result<mpi::environment::Universe, DistError> {
     let (universe, got) = mpi::initialize_with_threading(Threading::Serialized)
         .ok_or(DistError::AlreadyInitialized)?;
     if got < Threading::Serialized {
@@ -40,7 +40,7 @@ pub(super) fn initialize() -> Result<mpi::environment::Universe, DistError> {
 
 impl MpiComm {
     /// The world, if MPI is initialized and not yet finalized.
-    pub(super) fn world() -> Option<MpiComm> {
+    pub(crate) fn world() -> Option<MpiComm> {
         if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
             return None;
         }

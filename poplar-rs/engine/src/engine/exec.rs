@@ -21,36 +21,36 @@ use crate::exe::{CodeletId, ComputePhaseId, ExchangePhaseId, Executable, ScalarL
 
 /// What every thread of a run reads: the plans and tile memory.
 #[derive(Clone, Copy)]
-pub(super) struct Exec<'e> {
-    pub(super) exe: &'e Executable,
-    pub(super) mem: &'e Memory,
-    pub(super) codelets: &'e PrimaryMap<CodeletId, Resolved>,
-    pub(super) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
-    pub(super) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
+pub(crate) struct Exec<'e> {
+    pub(crate) exe: &'e Executable,
+    pub(crate) mem: &'e Memory,
+    pub(crate) codelets: &'e PrimaryMap<CodeletId, Resolved>,
+    pub(crate) exchanges: &'e PrimaryMap<ExchangePhaseId, ExchangePlan>,
+    pub(crate) computes: &'e PrimaryMap<ComputePhaseId, ComputePlan>,
     /// The engine's program, realised once (`schedule.rs`).
-    pub(super) schedule: &'e Schedule,
+    pub(crate) schedule: &'e Schedule,
     /// Exchange–compute pairs run interleaved tile by tile (`interleave.rs`): the plans of
     /// the schedule's [`Op::Interleaved`] instructions.
-    pub(super) interleaved: &'e [InterleavedPlan],
+    pub(crate) interleaved: &'e [InterleavedPlan],
     /// Straight runs of supersteps run group by group (`grouped.rs`): the plans of the
     /// schedule's [`Op::Grouped`] instructions.
-    pub(super) grouped: &'e [GroupedRunPlan],
-    pub(super) check_finite: bool,
+    pub(crate) grouped: &'e [GroupedRunPlan],
+    pub(crate) check_finite: bool,
     /// Flush the subnormals each vertex writes to its f32 fields (`fp`'s software fallback).
-    pub(super) soft_flush: bool,
+    pub(crate) soft_flush: bool,
     /// The seed of stochastic rounding to f16, if on (`codelet::rounding`).
-    pub(super) sr_seed: Option<u64>,
+    pub(crate) sr_seed: Option<u64>,
     /// Compute phases run by this engine so far (the current one included while it runs):
     /// part of each vertex execution's rounding key.
-    pub(super) epoch: &'e std::sync::atomic::AtomicU64,
+    pub(crate) epoch: &'e std::sync::atomic::AtomicU64,
     /// Where the replicas lie (control-flow predicates must agree across them).
-    pub(super) replicas: crate::exe::ReplicaLayout,
+    pub(crate) replicas: crate::exe::ReplicaLayout,
     /// Running over several ranks: this rank's tiles and the messages between ranks.
-    pub(super) dist: Option<&'e super::ranks::Dist>,
+    pub(crate) dist: Option<&'e super::ranks::Dist>,
 }
 
 impl Exec<'_> {
-    pub(super) fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
+    pub(crate) fn read_scalar_at(&self, tile: crate::target::TileId, s: &ScalarLoc) -> i64 {
         let mut b = [0u8; 4];
         let n = s.dtype.size();
         // In bounds, aligned, dtype bool/i32/u32: `check()` (BadScalar) of the flat
@@ -66,7 +66,7 @@ impl Exec<'_> {
     /// A control-flow predicate or switch control. Every replica runs the same program, so
     /// every replica's copy must hold the same value; a replica that disagrees with replica 0
     /// is an error naming both values, never a silent choice.
-    pub(super) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
+    pub(crate) fn read_scalar(&self, s: &ScalarLoc) -> Result<i64, EngineError> {
         let rl = self.replicas;
         let tile_of = |r: u32| s.tile.offset(r * rl.tiles_per_replica);
         // Over several ranks, each replica's copy is read by the rank that owns it and the
@@ -101,7 +101,7 @@ impl Exec<'_> {
     }
 
     /// A straight run of supersteps, group by group (`grouped.rs`), on `team` if any.
-    pub(super) fn grouped_run(&self, r: u32, team: Option<&Team>) -> Result<(), EngineError> {
+    pub(crate) fn grouped_run(&self, r: u32, team: Option<&Team>) -> Result<(), EngineError> {
         let run = &self.grouped[r as usize];
         // As `compute`: one epoch per compute phase the run executes, all taken before any
         // task reads them; the run's k-th phase (from 1) uses `base + k`.
@@ -124,7 +124,7 @@ impl Exec<'_> {
     }
 
     /// An exchange phase and the compute phases after it, interleaved tile by tile.
-    pub(super) fn interleaved(&self, f: u32, team: Option<&Team>) -> Result<(), EngineError> {
+    pub(crate) fn interleaved(&self, f: u32, team: Option<&Team>) -> Result<(), EngineError> {
         let plan = &self.interleaved[f as usize];
         // As `compute`: one epoch per compute phase, before any task reads it. Only the last
         // phase of an interleaving can have vertices (the others are on-tile copies), and it
@@ -152,7 +152,7 @@ impl Exec<'_> {
     }
 
     /// Exchange phase `i`, on `team` if any (and its messages to other ranks).
-    pub(super) fn exchange(&self, i: ExchangePhaseId, team: Option<&Team>) {
+    pub(crate) fn exchange(&self, i: ExchangePhaseId, team: Option<&Team>) {
         let plan = &self.exchanges[i];
         match team {
             Some(team) if plan.chunks.len() > 1 => {
@@ -167,7 +167,7 @@ impl Exec<'_> {
     }
 
     /// Compute phase `i`, on `team` if any.
-    pub(super) fn compute(
+    pub(crate) fn compute(
         &self,
         i: ComputePhaseId,
         team: Option<&Team>,
@@ -194,7 +194,7 @@ impl Exec<'_> {
 
     /// A thread's share of `job`: tasks claimed one by one until none is left. The tasks of
     /// a phase are its `chunks` (tile or copy ranges, split by cost in `Engine::new`).
-    pub(super) fn work(&self, job: Job, team: &Team) {
+    pub(crate) fn work(&self, job: Job, team: &Team) {
         match job {
             Job::Compute(i) => {
                 let i = ComputePhaseId::from_u32(i);
@@ -235,7 +235,7 @@ impl Exec<'_> {
     /// its share of each compute phase. After a vertex fails, the task's remaining copies and
     /// on-tile copies of vertex-free phases still run (they complete before the failing phase
     /// when run apart) but no more vertices.
-    pub(super) fn interleaved_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
+    pub(crate) fn interleaved_units(&self, f: u32, r: &Range<usize>) -> Result<(), EngineError> {
         let plan = &self.interleaved[f as usize];
         let epoch = self.epoch.load(std::sync::atomic::Ordering::SeqCst);
         // No progress-driven look-ahead: each unit's copy ends and field heads are asked for
@@ -277,7 +277,7 @@ impl Exec<'_> {
     /// its end or to the group's first failing vertex. Every group runs whatever another
     /// does, so what runs does not depend on how the groups are split into tasks. The failure
     /// with the lowest (phase, tile) is returned with that key.
-    pub(super) fn grouped_groups(
+    pub(crate) fn grouped_groups(
         &self,
         r: u32,
         gs: &Range<usize>,
@@ -347,7 +347,7 @@ impl Exec<'_> {
         Ok(())
     }
 
-    pub(super) fn exchange_ops(&self, ops: &[CopyOp]) {
+    pub(crate) fn exchange_ops(&self, ops: &[CopyOp]) {
         let mem = self.mem;
         for (k, o) in ops.iter().enumerate() {
             // Host-side hint: start fetching a later copy's source while this one runs
@@ -374,7 +374,7 @@ impl Exec<'_> {
     }
 
     /// Runs tiles `r` of compute phase `i` (one task), stopping at the first failure.
-    pub(super) fn compute_tiles(
+    pub(crate) fn compute_tiles(
         &self,
         i: ComputePhaseId,
         r: &Range<usize>,
@@ -414,7 +414,7 @@ impl Exec<'_> {
     /// Asks the CPU for the first cache lines of the fields of `ht`'s vertices (a hint: no
     /// memory is read or written, whatever the addresses; for a vector-list field the offset
     /// is a list-table index, and the hint is merely wasted).
-    pub(super) fn prefetch_tile_heads(plan: &ComputePlan, ht: &HotTile) {
+    pub(crate) fn prefetch_tile_heads(plan: &ComputePlan, ht: &HotTile) {
         let fields = plan.vertices[ht.first as usize..ht.end as usize]
             .iter()
             .flat_map(|hv| &plan.fields[hv.fields_at..][..hv.n_fields])
@@ -445,7 +445,7 @@ impl Exec<'_> {
         }
     }
 
-    pub(super) fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
+    pub(crate) fn local_copies(base: *mut u8, copies: &[crate::exe::LocalCopy]) {
         for c in copies {
             // SAFETY: src and dst ranges are in bounds of this tile (`check()`: CopyOutOfBounds);
             // `ptr::copy` allows overlap; this tile is touched only by this task (a tile
@@ -460,7 +460,7 @@ impl Exec<'_> {
         }
     }
 
-    pub(super) fn run_tile(
+    pub(crate) fn run_tile(
         &self,
         cs: ComputePhaseId,
         plan: &ComputePlan,
@@ -549,7 +549,7 @@ impl Exec<'_> {
 
     #[cold]
     #[inline(never)]
-    pub(super) fn vertex_failed(
+    pub(crate) fn vertex_failed(
         &self,
         cs: ComputePhaseId,
         ht: &HotTile,
@@ -569,7 +569,7 @@ impl Exec<'_> {
 
     /// Sets every byte of the vertex's bool fields to 0 or 1.
     #[inline]
-    pub(super) fn normalize_bools(plan: &ComputePlan, ht: &HotTile, hv: &HotVertex) {
+    pub(crate) fn normalize_bools(plan: &ComputePlan, ht: &HotTile, hv: &HotVertex) {
         for l in &plan.bools[hv.bools_at as usize..][..hv.n_bools as usize] {
             // SAFETY: the field's bytes (1 per bool) are in bounds (`check()`:
             // FieldOutOfBounds, ListOutOfRange; the plan's ranges are copies of the vertex's
@@ -591,7 +591,7 @@ impl Exec<'_> {
     /// The software fallback of subnormal flushing: the subnormals the vertex wrote to its f32
     /// fields become zeros of the same sign.
     #[cold]
-    pub(super) fn flush_vertex(&self, cs: ComputePhaseId, ht: &HotTile, k: usize) {
+    pub(crate) fn flush_vertex(&self, cs: ComputePhaseId, ht: &HotTile, k: usize) {
         let tc = &self.exe.computes[cs].tiles[ht.index as usize];
         let v = &tc.vertices[k];
         let rc = &self.codelets[v.codelet];
@@ -611,7 +611,7 @@ impl Exec<'_> {
         }
     }
 
-    pub(super) fn check_vertex_finite(
+    pub(crate) fn check_vertex_finite(
         &self,
         cs: ComputePhaseId,
         ht: &HotTile,

@@ -44,28 +44,28 @@ use crate::target::TileId;
 /// should stay in a core's L2 cache (1 MiB on the CI host, 0.5–2 MiB on common ones) or its
 /// share of the L3 while it runs all the steps. A ring all-reduce over 16 replicas of 1,472
 /// tiles with 64 MB per replica has groups of 16 × 58 KB = 0.9 MiB.
-pub(super) const GROUP_MAX_BYTES: u64 = 2 << 20;
+pub(crate) const GROUP_MAX_BYTES: u64 = 2 << 20;
 
 /// Groups are the tasks of a grouped run; fewer than this many per thread leave threads idle
 /// at the end.
-pub(super) const GROUPS_PER_THREAD: usize = 4;
+pub(crate) const GROUPS_PER_THREAD: usize = 4;
 
 /// A stretch of fewer compute phases (repeats counted) reads each group's memory only a few
 /// times, and interleaving (`interleave.rs`) already keeps an exchange's bytes cached for the
 /// compute after it: measured on the sparse layer's Fwd at 1024² (a stretch of 3 phases in
 /// 23 groups), grouped was 4–20 % slower in 3 alternated runs; hdiff's stretches of 1 and 2
 /// phases were unchanged. A ring all-reduce over 16 replicas has 37.
-pub(super) const MIN_PHASES: u64 = 4;
+pub(crate) const MIN_PHASES: u64 = 4;
 
 /// A group's items of one phase: `items[starts[g]..starts[g + 1]]`.
-pub(super) struct ByGroup<T> {
+pub(crate) struct ByGroup<T> {
     items: Vec<T>,
     starts: Vec<u32>,
 }
 
 impl<T> ByGroup<T> {
     #[inline]
-    pub(super) fn of(&self, g: usize) -> &[T] {
+    pub(crate) fn of(&self, g: usize) -> &[T] {
         &self.items[self.starts[g] as usize..self.starts[g + 1] as usize]
     }
 
@@ -84,24 +84,24 @@ impl<T> ByGroup<T> {
 }
 
 /// One straight run, run group by group.
-pub(super) struct GroupedRunPlan {
+pub(crate) struct GroupedRunPlan {
     /// The run's window of the plain schedule (part of one block), which every task walks.
-    pub(super) body: Block,
+    pub(crate) body: Block,
     /// Compute phases the run executes, repeats counted (the epochs it takes).
-    pub(super) phases: u64,
+    pub(crate) phases: u64,
     /// Number of groups.
-    pub(super) groups: usize,
+    pub(crate) groups: usize,
     /// Per exchange phase of the run: its copies by group, then destination tile (each
     /// group's copies in the exchange plan's order otherwise).
-    pub(super) exchanges: HashMap<ExchangePhaseId, ByGroup<CopyOp>>,
+    pub(crate) exchanges: HashMap<ExchangePhaseId, ByGroup<CopyOp>>,
     /// Per compute phase of the run: indices into its plan's `tiles`, by group, in tile order.
-    pub(super) computes: HashMap<ComputePhaseId, ByGroup<u32>>,
+    pub(crate) computes: HashMap<ComputePhaseId, ByGroup<u32>>,
     /// Ranges of groups run as one parallel task each.
-    pub(super) chunks: Vec<Range<usize>>,
+    pub(crate) chunks: Vec<Range<usize>>,
     /// The largest group's tile memory.
-    pub(super) largest_bytes: u64,
+    pub(crate) largest_bytes: u64,
     /// Bytes copied by one pass of the run, repeats counted.
-    pub(super) moved: u64,
+    pub(crate) moved: u64,
 }
 
 /// What one grouped run of an engine looks like (for tests and benchmarks).
@@ -121,16 +121,16 @@ pub struct GroupedRun {
 
 /// How [`find`] chooses.
 #[derive(Clone, Copy)]
-pub(super) struct Rule {
-    pub(super) min_bytes: u64,
-    pub(super) min_phases: u64,
-    pub(super) min_groups: usize,
-    pub(super) max_group_bytes: u64,
+pub(crate) struct Rule {
+    pub(crate) min_bytes: u64,
+    pub(crate) min_phases: u64,
+    pub(crate) min_groups: usize,
+    pub(crate) max_group_bytes: u64,
 }
 
 impl Rule {
     /// The rule `mode` asks for; `None`: no grouped runs.
-    pub(super) fn for_mode(mode: Interleave, threads: usize) -> Option<Rule> {
+    pub(crate) fn for_mode(mode: Interleave, threads: usize) -> Option<Rule> {
         match mode {
             Interleave::Never | Interleave::NoGroupedRuns => None,
             Interleave::Large => Some(Rule {
@@ -151,7 +151,7 @@ impl Rule {
 
 /// Every straight run of the plain schedule that passes `rule`, in the order the
 /// programs and then the functions are read, outer runs first.
-pub(super) fn find(inp: &Planned<'_>, rule: Rule) -> Vec<GroupedRunPlan> {
+pub(crate) fn find(inp: &Planned<'_>, rule: Rule) -> Vec<GroupedRunPlan> {
     let mut out = Vec::new();
     let mut take = |run: Block| -> bool {
         match grouped_run(inp, rule, run) {
@@ -171,7 +171,7 @@ pub(super) fn find(inp: &Planned<'_>, rule: Rule) -> Vec<GroupedRunPlan> {
 }
 
 /// What each run looks like, for [`super::Engine::grouped_runs`].
-pub(super) fn describe(plans: &[GroupedRunPlan]) -> Vec<GroupedRun> {
+pub(crate) fn describe(plans: &[GroupedRunPlan]) -> Vec<GroupedRun> {
     plans
         .iter()
         .map(|r| GroupedRun {
@@ -186,7 +186,7 @@ pub(super) fn describe(plans: &[GroupedRunPlan]) -> Vec<GroupedRun> {
 
 /// Whether `op` is made only of exchanges, compute phases and syncs (in `Seq`, `Repeat` and
 /// `Label` instructions): no control flow, no host streams, no calls.
-pub(super) fn straight(s: &Schedule, op: &Op) -> bool {
+pub(crate) fn straight(s: &Schedule, op: &Op) -> bool {
     match op {
         Op::Exchange(_) | Op::Compute(_) | Op::Sync(_) => true,
         Op::Seq(b) => s.ops[b.range()].iter().all(|o| straight(s, o)),

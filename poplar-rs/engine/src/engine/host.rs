@@ -12,17 +12,17 @@ use crate::target::TileId;
 // ---------------------------------------------------------------------------------------------
 // Streams
 
-pub(super) struct InStream {
-    pub(super) dtype: DType,
-    pub(super) data: Vec<u8>,
+pub(crate) struct InStream {
+    pub(crate) dtype: DType,
+    pub(crate) data: Vec<u8>,
     /// Byte position of the next element.
-    pub(super) pos: usize,
+    pub(crate) pos: usize,
 }
 
 // ---------------------------------------------------------------------------------------------
 // Element <-> byte conversion
 
-pub(super) fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
+pub(crate) fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
     assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size());
     if cfg!(target_endian = "little") {
         // SAFETY: `Element` is sealed to f32, i32, u32, u8 and bool: no padding, size equal to the
@@ -36,7 +36,7 @@ pub(super) fn elems_as_bytes<T: Element>(data: &[T]) -> Cow<'_, [u8]> {
     }
 }
 
-pub(super) fn bytes_to_elems<T: Element>(bytes: &[u8]) -> Vec<T> {
+pub(crate) fn bytes_to_elems<T: Element>(bytes: &[u8]) -> Vec<T> {
     let size = T::DTYPE.size();
     assert_eq!(std::mem::size_of::<T>(), size);
     if cfg!(target_endian = "little") && T::DTYPE != DType::Bool {
@@ -63,7 +63,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn host_tensor<T: Element>(&self, name: &str) -> Result<usize, EngineError> {
+    pub(crate) fn host_tensor<T: Element>(&self, name: &str) -> Result<usize, EngineError> {
         let &i = self
             .tensor_index
             .get(name)
@@ -80,7 +80,7 @@ impl Engine {
         Ok(i)
     }
 
-    pub(super) fn replica_ok(&self, replica: u32) -> Result<(), EngineError> {
+    pub(crate) fn replica_ok(&self, replica: u32) -> Result<(), EngineError> {
         if replica >= self.replicas.replicas {
             return Err(EngineError::NoSuchReplica {
                 replica,
@@ -224,7 +224,7 @@ impl Engine {
         self.replicas.replicas
     }
 
-    pub(super) fn single_replica(&self, what: &'static str, name: &str) -> Result<(), EngineError> {
+    pub(crate) fn single_replica(&self, what: &'static str, name: &str) -> Result<(), EngineError> {
         if self.replicas.replicas > 1 {
             return Err(EngineError::Replicated {
                 what,
@@ -348,7 +348,7 @@ impl Engine {
         Ok(out)
     }
 
-    pub(super) fn stream<T: Element>(
+    pub(crate) fn stream<T: Element>(
         &self,
         name: &str,
         dir: StreamDir,

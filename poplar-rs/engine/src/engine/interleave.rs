@@ -42,47 +42,47 @@ use crate::target::TileId;
 /// compute phase starts): [`Interleave::Large`]. Measured on the sparse layer's Fwd
 /// (`popsparse` bench), whose distribution delivers 4.1 MB: interleaved, 17 % less host time;
 /// the cardiac and hdiff runs are unchanged with every exchange interleaved.
-pub(super) const INTERLEAVE_MIN_BYTES: u64 = 1 << 20;
+pub(crate) const INTERLEAVE_MIN_BYTES: u64 = 1 << 20;
 
 /// One tile of an interleaving: the copies that land on it, then its share of each
 /// compute phase of the interleaving, in program order.
-pub(super) struct InterleavedUnit {
+pub(crate) struct InterleavedUnit {
     /// Range of [`InterleavedPlan::ops`].
-    pub(super) ops: Range<u32>,
+    pub(crate) ops: Range<u32>,
     /// Range of [`InterleavedPlan::tiles`].
-    pub(super) tiles: Range<u32>,
+    pub(crate) tiles: Range<u32>,
 }
 
 /// A tile's share of one compute phase of a interleaving.
 #[derive(Clone, Copy)]
-pub(super) struct InterleavedTile {
+pub(crate) struct InterleavedTile {
     /// Position of the phase in [`InterleavedPlan::computes`].
-    pub(super) phase: u32,
+    pub(crate) phase: u32,
     /// Index into that phase's compute plan `tiles`.
-    pub(super) tile: u32,
+    pub(crate) tile: u32,
 }
 
 /// An exchange phase and the compute phases after it, interleaved tile by tile.
-pub(super) struct InterleavedPlan {
-    pub(super) exchange: ExchangePhaseId,
+pub(crate) struct InterleavedPlan {
+    pub(crate) exchange: ExchangePhaseId,
     /// The interleaving's compute phases in program order: phases without vertices, then at most one
     /// with vertices ([`interleaving_at`]).
-    pub(super) computes: Vec<ComputePhaseId>,
+    pub(crate) computes: Vec<ComputePhaseId>,
     /// The exchange's copies, grouped by destination tile in tile order.
-    pub(super) ops: Vec<CopyOp>,
+    pub(crate) ops: Vec<CopyOp>,
     /// One per tile that receives copies or runs compute, in tile order.
-    pub(super) units: Vec<InterleavedUnit>,
+    pub(crate) units: Vec<InterleavedUnit>,
     /// Each unit's tile shares (see [`InterleavedUnit::tiles`]).
-    pub(super) tiles: Vec<InterleavedTile>,
+    pub(crate) tiles: Vec<InterleavedTile>,
     /// Ranges of `units` run as one parallel task each.
-    pub(super) chunks: Vec<Range<usize>>,
+    pub(crate) chunks: Vec<Range<usize>>,
 }
 
 /// The interleavings of an engine, and (while the schedule is rewritten) which windows of it
 /// they replace.
 #[derive(Default)]
-pub(super) struct Interleavings {
-    pub(super) plans: Vec<InterleavedPlan>,
+pub(crate) struct Interleavings {
+    pub(crate) plans: Vec<InterleavedPlan>,
     /// Plans by exchange and compute phases (several windows may share one).
     windows: HashMap<(ExchangePhaseId, Vec<ComputePhaseId>), u32>,
     /// Whether each compute phase has vertices (an interleaving ends at the first that does).
@@ -92,7 +92,7 @@ pub(super) struct Interleavings {
 impl Interleavings {
     /// The plan that replaces the window of block `b` starting at instruction `i`, and the
     /// window's length, if there is one.
-    pub(super) fn at(&self, s: &Schedule, b: Block, i: usize) -> Option<(u32, usize)> {
+    pub(crate) fn at(&self, s: &Schedule, b: Block, i: usize) -> Option<(u32, usize)> {
         if self.plans.is_empty() {
             return None;
         }
@@ -105,7 +105,7 @@ impl Interleavings {
     /// The plans of every interleaving of the plain schedule ([`interleaving_at`]) that moves
     /// at least the bytes `mode` asks for and passes [`interleavable`] (none for
     /// [`Interleave::Never`]).
-    pub(super) fn for_mode(mode: Interleave, inp: &Planned<'_>) -> Interleavings {
+    pub(crate) fn for_mode(mode: Interleave, inp: &Planned<'_>) -> Interleavings {
         let min_bytes = match mode {
             Interleave::Never => return Interleavings::default(),
             Interleave::Large | Interleave::NoGroupedRuns => INTERLEAVE_MIN_BYTES,
@@ -159,7 +159,7 @@ impl Interleavings {
 /// compute instruction of its interleaving — the compute phases after it (syncs between them
 /// do not count: they only matter to the profiler) up to and including the first phase with
 /// vertices.
-pub(super) fn interleaving_at(
+pub(crate) fn interleaving_at(
     ops: &[Op],
     i: usize,
     has_vertices: &PrimaryMap<ComputePhaseId, bool>,
@@ -227,7 +227,7 @@ fn interleavings_inside(
 
 /// Whether no byte written by compute phase `c` (written and read-written fields of its
 /// vertices, destinations of its on-tile copies) is read by a copy of exchange phase `x`.
-pub(super) fn interleavable(
+pub(crate) fn interleavable(
     exe: &Executable,
     codelets: &PrimaryMap<CodeletId, Resolved>,
     x: ExchangePhaseId,

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 
 /// A run of cache lines in a tile's memory, by byte offset (a multiple of 64) and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct LineRun {
+pub(crate) struct LineRun {
     pub offset: u32,
     pub lines: u32,
 }
@@ -51,7 +51,7 @@ thread_local! {
 /// Makes `runs` of the tile at `base` the look-ahead target of the calling thread while it runs
 /// a tile of `vertices` vertices; `runs` empty means none (the last tile of a task).
 #[inline]
-pub(super) fn ahead_begin(base: *const u8, runs: &[LineRun], vertices: u32) {
+pub(crate) fn ahead_begin(base: *const u8, runs: &[LineRun], vertices: u32) {
     AHEAD.with_borrow_mut(|a| {
         a.base = base as usize;
         a.runs.clear();
@@ -67,13 +67,13 @@ pub(super) fn ahead_begin(base: *const u8, runs: &[LineRun], vertices: u32) {
 
 /// Vertex `k` of the current tile is about to run.
 #[inline]
-pub(super) fn ahead_vertex(k: u32) {
+pub(crate) fn ahead_vertex(k: u32) {
     AHEAD.with_borrow_mut(|a| a.vertex = k);
 }
 
 /// No look-ahead target (end of a task; also after a failed tile).
 #[inline]
-pub(super) fn ahead_end() {
+pub(crate) fn ahead_end() {
     AHEAD.with_borrow_mut(|a| {
         a.runs.clear();
         a.total = 0;
@@ -81,7 +81,7 @@ pub(super) fn ahead_end() {
 }
 
 /// Asks for the next tile's lines up to the share of the tile's work that is done.
-pub(super) fn ahead_progress(worker: u32, workers: u32, done: usize, total: usize) {
+pub(crate) fn ahead_progress(worker: u32, workers: u32, done: usize, total: usize) {
     if total == 0 {
         return;
     }
@@ -116,7 +116,7 @@ pub(super) fn ahead_progress(worker: u32, workers: u32, done: usize, total: usiz
 }
 
 /// The cache-line runs covering byte ranges `(offset, bytes)`, merged and sorted.
-pub(super) fn line_runs(ranges: impl Iterator<Item = (u32, u32)>) -> Vec<LineRun> {
+pub(crate) fn line_runs(ranges: impl Iterator<Item = (u32, u32)>) -> Vec<LineRun> {
     let mut lines: Vec<(u32, u32)> = ranges
         .filter(|&(_, b)| b > 0)
         .map(|(o, b)| (o / 64, (o.saturating_add(b - 1)) / 64 + 1))

@@ -12,15 +12,15 @@ use crate::target::TileId;
 /// One tile's memory: a zeroed allocation of whole `u64`s accessed only through its raw pointer
 /// (so that no reference to the whole buffer ever coexists with the per-field views handed to
 /// codelets).
-pub(super) struct TileMem {
-    pub(super) ptr: *mut u8,
+pub(crate) struct TileMem {
+    pub(crate) ptr: *mut u8,
     layout: std::alloc::Layout,
-    pub(super) bytes: usize,
+    pub(crate) bytes: usize,
 }
 
 impl TileMem {
     /// `None` when the host cannot allocate it (reported as an engine error, never an abort).
-    pub(super) fn new(bytes: usize) -> Option<TileMem> {
+    pub(crate) fn new(bytes: usize) -> Option<TileMem> {
         // At least one word, so the allocation is never zero-sized.
         let layout = std::alloc::Layout::array::<u64>(bytes.div_ceil(8).max(1)).ok()?;
         // SAFETY: `layout` has a non-zero size (at least one u64) and a valid alignment.
@@ -41,8 +41,8 @@ impl Drop for TileMem {
 }
 
 /// All tile memories.
-pub(super) struct Memory {
-    pub(super) tiles: Vec<TileMem>,
+pub(crate) struct Memory {
+    pub(crate) tiles: Vec<TileMem>,
 }
 
 // SAFETY: `Memory` owns its allocations. Concurrent access happens only inside `Engine::run`
@@ -57,12 +57,12 @@ unsafe impl Sync for Memory {}
 
 impl Memory {
     #[inline]
-    pub(super) fn base(&self, tile: TileId) -> *mut u8 {
+    pub(crate) fn base(&self, tile: TileId) -> *mut u8 {
         self.tiles[tile.index()].ptr
     }
 
     #[inline]
-    pub(super) fn in_bounds(&self, tile: TileId, offset: usize, len: usize) -> bool {
+    pub(crate) fn in_bounds(&self, tile: TileId, offset: usize, len: usize) -> bool {
         self.tiles
             .get(tile.index())
             .is_some_and(|t| offset.checked_add(len).is_some_and(|e| e <= t.bytes))
@@ -70,7 +70,7 @@ impl Memory {
 
     /// Copies bytes out of a tile. Caller guarantees the range is in bounds and no writer runs.
     #[inline]
-    pub(super) fn read(&self, tile: TileId, offset: usize, out: &mut [u8]) {
+    pub(crate) fn read(&self, tile: TileId, offset: usize, out: &mut [u8]) {
         assert!(self.in_bounds(tile, offset, out.len()));
         // SAFETY: range checked just above; no concurrent writer (callers hold `&Engine` outside
         // `run`, or are the single thread interpreting control flow between phases).
@@ -82,7 +82,7 @@ impl Memory {
     /// Copies bytes out of a tile into memory not yet initialised (the spare capacity of a
     /// `Vec`): after it, `out` is initialised. Same contract as [`Memory::read`].
     #[inline]
-    pub(super) fn read_uninit(
+    pub(crate) fn read_uninit(
         &self,
         tile: TileId,
         offset: usize,
@@ -103,7 +103,7 @@ impl Memory {
 
     /// Copies bytes into a tile. Caller guarantees no other access runs.
     #[inline]
-    pub(super) fn write(&self, tile: TileId, offset: usize, data: &[u8]) {
+    pub(crate) fn write(&self, tile: TileId, offset: usize, data: &[u8]) {
         assert!(self.in_bounds(tile, offset, data.len()));
         // SAFETY: range checked just above; callers hold `&mut Engine` or are the single thread
         // interpreting control flow between phases, so nothing else accesses tile memory.
@@ -116,7 +116,7 @@ impl Memory {
 impl Memory {
     /// Zeroed memory for this rank's tiles of `exe` (the others' get none: `in_bounds`
     /// refuses them); a tile the host cannot allocate is an error naming it.
-    pub(super) fn allocate(exe: &Executable, mine: &Range<TileId>) -> Result<Memory, EngineError> {
+    pub(crate) fn allocate(exe: &Executable, mine: &Range<TileId>) -> Result<Memory, EngineError> {
         let tiles = exe
             .tiles
             .iter()
@@ -139,7 +139,7 @@ impl Memory {
     /// Moves `exe`'s initial data into this rank's tiles: each block is written, then the
     /// executable's share of its bytes dropped (other ranks' blocks too: those ranks hold
     /// them), so `exe` keeps every block's offset and length but none of its bytes.
-    pub(super) fn load_init(&self, exe: &mut Executable, mine: &Range<TileId>) {
+    pub(crate) fn load_init(&self, exe: &mut Executable, mine: &Range<TileId>) {
         for (t, img) in exe.tiles.iter_mut().enumerate() {
             for b in &mut img.init {
                 let data = std::mem::take(&mut b.data);
@@ -153,7 +153,7 @@ impl Memory {
 }
 
 /// The bytes of `runs`, concatenated (host reads and device-to-host streams).
-pub(super) fn gather_runs(mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
+pub(crate) fn gather_runs(mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
     let total: usize = runs.iter().map(|r| r.bytes as usize).sum();
     let mut out = vec![0u8; total];
     let mut pos = 0;

@@ -15,7 +15,7 @@ thread_local! {
 }
 
 /// Installs the hook (once per process); called when an engine is built.
-pub(super) fn install() {
+pub(crate) fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = panic::take_hook();
@@ -35,13 +35,13 @@ pub(super) fn install() {
 /// While alive, panics on this thread are silent (their location is kept for [`message`]).
 /// Set once per task of a compute phase, not per vertex: a thread-local write per vertex cost
 /// ~10 % of a superstep of empty vertices.
-pub(super) struct Quiet {
+pub(crate) struct Quiet {
     was: bool,
 }
 
 impl Quiet {
     #[inline]
-    pub(super) fn begin() -> Quiet {
+    pub(crate) fn begin() -> Quiet {
         Quiet {
             was: QUIET.with(|q| q.replace(true)),
         }
@@ -58,7 +58,7 @@ impl Drop for Quiet {
 #[cold]
 #[inline(never)]
 /// The message of a caught panic, with where it happened when known.
-pub(super) fn message(p: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn message(p: Box<dyn std::any::Any + Send>) -> String {
     {
         let msg = if let Some(s) = p.downcast_ref::<&str>() {
             format!("panicked: {s}")

@@ -18,92 +18,92 @@ use crate::target::TileId;
 // Precomputed plans
 
 /// A codelet resolved for the hot path.
-pub(super) struct Resolved {
-    pub(super) desc: &'static CodeletDesc,
-    pub(super) compute: fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>,
-    pub(super) multi_worker: bool,
+pub(crate) struct Resolved {
+    pub(crate) desc: &'static CodeletDesc,
+    pub(crate) compute: fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>,
+    pub(crate) multi_worker: bool,
     /// Bool fields (normalized to 0/1 before each call).
-    pub(super) bool_fields: Vec<(usize, FieldShape)>,
+    pub(crate) bool_fields: Vec<(usize, FieldShape)>,
     /// Written f32 fields (checked with `check_finite`).
-    pub(super) f32_written: Vec<(usize, FieldShape)>,
+    pub(crate) f32_written: Vec<(usize, FieldShape)>,
 }
 
 /// One exchange copy (a transfer to one destination, possibly a piece of it).
 #[derive(Clone, Copy)]
-pub(super) struct CopyOp {
-    pub(super) src_tile: TileId,
-    pub(super) src: u32,
-    pub(super) dst_tile: TileId,
-    pub(super) dst: u32,
-    pub(super) bytes: u32,
+pub(crate) struct CopyOp {
+    pub(crate) src_tile: TileId,
+    pub(crate) src: u32,
+    pub(crate) dst_tile: TileId,
+    pub(crate) dst: u32,
+    pub(crate) bytes: u32,
 }
 
-pub(super) struct ExchangePlan {
-    pub(super) ops: Vec<CopyOp>,
+pub(crate) struct ExchangePlan {
+    pub(crate) ops: Vec<CopyOp>,
     /// Ranges of `ops` run as one parallel task each; one range means run serially.
-    pub(super) chunks: Vec<Range<usize>>,
+    pub(crate) chunks: Vec<Range<usize>>,
 }
 
 /// Signature of a codelet's entry point.
-pub(super) type ComputeFn = fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>;
+pub(crate) type ComputeFn = fn(&VertexIo<'_>, Worker) -> Result<(), VertexError>;
 
 /// One vertex of a compute phase, flattened for the hot loop.
-pub(super) struct HotVertex {
-    pub(super) compute: ComputeFn,
+pub(crate) struct HotVertex {
+    pub(crate) compute: ComputeFn,
     /// `fields` and `lists` of the `VertexInst`, copied into the phase's flat tables
     /// ([`ComputePlan::fields`], [`ComputePlan::lists`]) in execution order, so that the hot
     /// loop reads them sequentially instead of chasing one small heap block per vertex, and
     /// binds them as safe sub-slices (no measurable speed-up on the cardiac solver).
-    pub(super) fields_at: usize,
-    pub(super) n_fields: usize,
-    pub(super) lists_at: usize,
-    pub(super) n_lists: usize,
+    pub(crate) fields_at: usize,
+    pub(crate) n_fields: usize,
+    pub(crate) lists_at: usize,
+    pub(crate) n_lists: usize,
     /// 1, or `workers_per_tile` for a multi-worker codelet.
-    pub(super) workers: u32,
+    pub(crate) workers: u32,
     /// The byte ranges of the vertex's bool fields, `bools[bools_at..][..n_bools]` of the
     /// phase (normalized to 0/1 before each call, from the plan rather than the executable's
     /// scattered vertex records: one phase of an all-reduce spent 7 % of its time there).
-    pub(super) bools_at: u32,
-    pub(super) n_bools: u32,
+    pub(crate) bools_at: u32,
+    pub(crate) n_bools: u32,
     /// Needs the slow path: written f32 fields to check or flush.
-    pub(super) slow: bool,
+    pub(crate) slow: bool,
 }
 
 /// One tile of a compute phase, flattened for the hot loop.
-pub(super) struct HotTile {
-    pub(super) base: *mut u8,
+pub(crate) struct HotTile {
+    pub(crate) base: *mut u8,
     /// Index into the phase's `tiles`.
-    pub(super) index: u32,
+    pub(crate) index: u32,
     /// Range of the phase's `vertices`.
-    pub(super) first: u32,
-    pub(super) end: u32,
+    pub(crate) first: u32,
+    pub(crate) end: u32,
     /// Has pre- or post-copies.
-    pub(super) copies: bool,
+    pub(crate) copies: bool,
     /// Range of the phase's `runs`: the cache lines of this tile's fields (empty unless the
     /// phase looks ahead).
-    pub(super) runs: Range<u32>,
+    pub(crate) runs: Range<u32>,
 }
 
-pub(super) struct ComputePlan {
-    pub(super) tiles: Vec<HotTile>,
-    pub(super) vertices: Vec<HotVertex>,
+pub(crate) struct ComputePlan {
+    pub(crate) tiles: Vec<HotTile>,
+    pub(crate) vertices: Vec<HotVertex>,
     /// Field locations of all `vertices`, each vertex's run at `fields_at`.
-    pub(super) fields: Vec<FieldLoc>,
+    pub(crate) fields: Vec<FieldLoc>,
     /// Vector-list entries of all `vertices`, each vertex's run at `lists_at`.
-    pub(super) lists: Vec<FieldLoc>,
+    pub(crate) lists: Vec<FieldLoc>,
     /// Bool field byte ranges (`offset`, `len` in bytes) of all `vertices`, each vertex's run
     /// at `bools_at`.
-    pub(super) bools: Vec<FieldLoc>,
+    pub(crate) bools: Vec<FieldLoc>,
     /// Cache-line runs of each tile's fields (see `HotTile::runs`).
-    pub(super) runs: Vec<LineRun>,
+    pub(crate) runs: Vec<LineRun>,
     /// Ranges of `tiles` run as one parallel task each.
-    pub(super) chunks: Vec<Range<usize>>,
+    pub(crate) chunks: Vec<Range<usize>>,
     /// While running a tile, fetch the next one: the first lines of its fields at once, the
     /// rest as the running vertices report progress (heavy phases only, see
     /// [`LOOKAHEAD_TILE_COST`]).
-    pub(super) lookahead: bool,
+    pub(crate) lookahead: bool,
     /// Estimated cost of each of `tiles` (vertex cycles, copy bytes), for balancing.
-    pub(super) costs: Vec<u64>,
+    pub(crate) costs: Vec<u64>,
 }
 
 // SAFETY: the raw pointers of a plan point into tile memories that the same `Engine` owns,
@@ -119,33 +119,33 @@ unsafe impl Sync for ComputePlan {}
 /// What the rewrites of the schedule (`interleave.rs`, `grouped.rs`) are found from: the
 /// engine's executable, its plain schedule and phase plans, each tile's memory size.
 #[derive(Clone, Copy)]
-pub(super) struct Planned<'a> {
-    pub(super) exe: &'a crate::exe::Executable,
-    pub(super) schedule: &'a super::schedule::Schedule,
-    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
-    pub(super) exchanges: &'a PrimaryMap<crate::exe::ExchangePhaseId, ExchangePlan>,
-    pub(super) computes: &'a PrimaryMap<crate::exe::ComputePhaseId, ComputePlan>,
-    pub(super) tile_bytes: &'a [usize],
-    pub(super) threads: usize,
+pub(crate) struct Planned<'a> {
+    pub(crate) exe: &'a crate::exe::Executable,
+    pub(crate) schedule: &'a super::schedule::Schedule,
+    pub(crate) codelets: &'a PrimaryMap<CodeletId, Resolved>,
+    pub(crate) exchanges: &'a PrimaryMap<crate::exe::ExchangePhaseId, ExchangePlan>,
+    pub(crate) computes: &'a PrimaryMap<crate::exe::ComputePhaseId, ComputePlan>,
+    pub(crate) tile_bytes: &'a [usize],
+    pub(crate) threads: usize,
 }
 
 /// Which tiles this rank runs, and how many threads share a phase.
 #[derive(Clone, Copy)]
-pub(super) struct Share<'a> {
+pub(crate) struct Share<'a> {
     /// This rank's tiles (all of them on one rank).
-    pub(super) mine: &'a std::ops::Range<TileId>,
-    pub(super) threads: usize,
+    pub(crate) mine: &'a std::ops::Range<TileId>,
+    pub(crate) threads: usize,
 }
 
 impl Share<'_> {
     #[inline]
-    pub(super) fn owns(&self, t: TileId) -> bool {
+    pub(crate) fn owns(&self, t: TileId) -> bool {
         self.mine.contains(&t)
     }
 }
 
 /// Every codelet of the executable resolved for the hot path.
-pub(super) fn resolve(descs: &[&'static CodeletDesc]) -> PrimaryMap<CodeletId, Resolved> {
+pub(crate) fn resolve(descs: &[&'static CodeletDesc]) -> PrimaryMap<CodeletId, Resolved> {
     descs.iter().map(|&d| Resolved::new(d)).collect()
 }
 
@@ -175,7 +175,7 @@ impl ExchangePlan {
     /// The copies of `ph` between this rank's tiles (copies that cross ranks go as messages,
     /// `ranks.rs`). A transfer larger than 1/(4·threads) of its phase is cut into pieces of
     /// that size, so that one large copy does not hold up the others.
-    pub(super) fn build(ph: &ExchangePhase, share: Share<'_>) -> ExchangePlan {
+    pub(crate) fn build(ph: &ExchangePhase, share: Share<'_>) -> ExchangePlan {
         let threads = share.threads;
         let total: u64 = ph
             .transfers
@@ -224,20 +224,20 @@ fn push_pieces(ops: &mut Vec<CopyOp>, t: &Transfer, dst_tile: TileId, dst: u32, 
 }
 
 /// What a compute plan needs besides its phase.
-pub(super) struct ComputeInputs<'a> {
-    pub(super) codelets: &'a PrimaryMap<CodeletId, Resolved>,
-    pub(super) mem: &'a Memory,
-    pub(super) share: Share<'a>,
-    pub(super) workers_per_tile: u32,
+pub(crate) struct ComputeInputs<'a> {
+    pub(crate) codelets: &'a PrimaryMap<CodeletId, Resolved>,
+    pub(crate) mem: &'a Memory,
+    pub(crate) share: Share<'a>,
+    pub(crate) workers_per_tile: u32,
     /// Vertices that write f32 fields take the slow path (finite checks, or flushing
     /// subnormals in software).
-    pub(super) slow_f32: bool,
+    pub(crate) slow_f32: bool,
 }
 
 impl ComputePlan {
     /// The flat tables of `ph`'s tiles on this rank, split into guided ranges when the phase
     /// is heavy enough to share, with the look-ahead's line runs when it is heavier still.
-    pub(super) fn build(ph: &ComputePhase, inputs: &ComputeInputs<'_>) -> ComputePlan {
+    pub(crate) fn build(ph: &ComputePhase, inputs: &ComputeInputs<'_>) -> ComputePlan {
         let threads = inputs.share.threads;
         let mut plan = ComputePlan {
             tiles: Vec::with_capacity(ph.tiles.len()),
@@ -337,7 +337,7 @@ impl ComputePlan {
 
 /// Byte ranges of field `f` of vertex `v` (one for scalars and vectors, one per sub-vector
 /// for lists), for element size `size`.
-pub(super) fn field_ranges<'v>(
+pub(crate) fn field_ranges<'v>(
     v: &'v crate::exe::VertexInst,
     f: usize,
     shape: FieldShape,
@@ -354,7 +354,7 @@ pub(super) fn field_ranges<'v>(
 
 /// The cache lines of every field of a tile's vertices, merged into runs (the look-ahead's
 /// target when the tile runs next).
-pub(super) fn field_line_runs(
+pub(crate) fn field_line_runs(
     tc: &crate::exe::TileCompute,
     codelets: &crate::entity::PrimaryMap<crate::exe::CodeletId, Resolved>,
 ) -> Vec<LineRun> {
@@ -385,7 +385,7 @@ pub(super) fn field_line_runs(
 /// look-ahead's next tile is usually its own); small last ones leave no thread waiting long
 /// for another. Measured against equal tasks (≈ 120 per phase) on the 0.2 mm cardiac slab:
 /// within noise, with fewer hand-offs.
-pub(super) fn guided(costs: &[u64], threads: usize, smallest: u64) -> Vec<Range<usize>> {
+pub(crate) fn guided(costs: &[u64], threads: usize, smallest: u64) -> Vec<Range<usize>> {
     let total: u64 = costs.iter().sum();
     let floor = (total / smallest.max(1)).max(1);
     let mut out = Vec::new();
@@ -407,31 +407,31 @@ pub(super) fn guided(costs: &[u64], threads: usize, smallest: u64) -> Vec<Range<
 }
 
 /// Below this many bytes an exchange runs on one thread.
-pub(super) const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
+pub(crate) const PARALLEL_EXCHANGE_BYTES: u64 = 256 * 1024;
 /// Copies ahead whose source and destination the exchange loop prefetches.
-pub(super) const EXCHANGE_PREFETCH_AHEAD: usize = 4;
+pub(crate) const EXCHANGE_PREFETCH_AHEAD: usize = 4;
 /// Units (tiles) ahead whose copies and field heads an interleaved phase asks for.
-pub(super) const INTERLEAVE_PREFETCH_AHEAD: usize = 2;
+pub(crate) const INTERLEAVE_PREFETCH_AHEAD: usize = 2;
 /// Fixed cost of one copy, in byte-equivalents, for balancing.
-pub(super) const COPY_OVERHEAD: u64 = 64;
+pub(crate) const COPY_OVERHEAD: u64 = 64;
 /// Below this estimated cost a compute phase runs on one thread.
-pub(super) const PARALLEL_COMPUTE_COST: u64 = 2_000;
+pub(crate) const PARALLEL_COMPUTE_COST: u64 = 2_000;
 /// The smallest task of a parallel compute phase is `1/(this · threads)` of the phase's cost;
 /// the last tasks handed out are that small, so the threads finish close together.
-pub(super) const COMPUTE_SMALLEST_TASK: u64 = 256;
+pub(crate) const COMPUTE_SMALLEST_TASK: u64 = 256;
 /// As [`COMPUTE_SMALLEST_TASK`], for an exchange phase's bytes.
-pub(super) const EXCHANGE_SMALLEST_TASK: u64 = 32;
+pub(crate) const EXCHANGE_SMALLEST_TASK: u64 = 32;
 
 /// Average estimated cost per tile from which a compute phase prefetches the first
 /// [`LOOKAHEAD_LINES`] cache lines of every field of the next tile's vertices while it runs a
 /// tile: a tile's fields are short arrays that start cold, and on the host each tile began with
 /// a run of misses the hardware prefetcher could not hide. Below it (light phases, e.g. a
 /// superstep of empty vertices) the hints would cost more than they save.
-pub(super) const LOOKAHEAD_TILE_COST: u64 = 2_000;
+pub(crate) const LOOKAHEAD_TILE_COST: u64 = 2_000;
 /// Cache lines per field asked for ahead of a tile.
-pub(super) const LOOKAHEAD_LINES: usize = 4;
+pub(crate) const LOOKAHEAD_LINES: usize = 4;
 /// Fields per tile asked for ahead (the first ones, in vertex order).
-pub(super) const LOOKAHEAD_FIELDS: usize = 16;
+pub(crate) const LOOKAHEAD_FIELDS: usize = 16;
 
 #[cfg(test)]
 mod tests {

@@ -15,34 +15,34 @@ use crate::target::TileId;
 
 /// One copy of an exchange that crosses ranks: a whole transfer to one destination.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct RemoteCopy {
-    pub(super) src_tile: TileId,
-    pub(super) src: u32,
-    pub(super) dst_tile: TileId,
-    pub(super) dst: u32,
-    pub(super) bytes: u32,
+pub(crate) struct RemoteCopy {
+    pub(crate) src_tile: TileId,
+    pub(crate) src: u32,
+    pub(crate) dst_tile: TileId,
+    pub(crate) dst: u32,
+    pub(crate) bytes: u32,
 }
 
 /// The copies between this rank and one peer in one exchange phase, in transfer order: one
 /// message.
 #[derive(Debug, Default)]
-pub(super) struct Message {
-    pub(super) peer: usize,
-    pub(super) copies: Vec<RemoteCopy>,
-    pub(super) bytes: usize,
+pub(crate) struct Message {
+    pub(crate) peer: usize,
+    pub(crate) copies: Vec<RemoteCopy>,
+    pub(crate) bytes: usize,
 }
 
 /// What crosses ranks in one exchange phase, seen from this rank.
 #[derive(Debug, Default)]
-pub(super) struct RankExchange {
-    pub(super) sends: Vec<Message>,
-    pub(super) recvs: Vec<Message>,
+pub(crate) struct RankExchange {
+    pub(crate) sends: Vec<Message>,
+    pub(crate) recvs: Vec<Message>,
 }
 
 /// The messages of exchange phase `ph` between `rank` and the other ranks of `split`:
 /// copies whose source this rank owns and whose destination another rank owns go out,
 /// copies the other way come in; nothing between ranks that exchange nothing.
-pub(super) fn plan_exchange(ph: &ExchangePhase, split: &RankSplit, rank: usize) -> RankExchange {
+pub(crate) fn plan_exchange(ph: &ExchangePhase, split: &RankSplit, rank: usize) -> RankExchange {
     let n = split.ranks();
     let mut sends: Vec<Message> = (0..n)
         .map(|peer| Message {
@@ -87,16 +87,16 @@ pub(super) fn plan_exchange(ph: &ExchangePhase, split: &RankSplit, rank: usize) 
 }
 
 /// The engine's state over several ranks.
-pub(super) struct Dist {
-    pub(super) ranks: Ranks,
-    pub(super) split: RankSplit,
-    pub(super) rank: usize,
-    pub(super) exchanges: PrimaryMap<ExchangePhaseId, RankExchange>,
+pub(crate) struct Dist {
+    pub(crate) ranks: Ranks,
+    pub(crate) split: RankSplit,
+    pub(crate) rank: usize,
+    pub(crate) exchanges: PrimaryMap<ExchangePhaseId, RankExchange>,
 }
 
 impl Dist {
     /// This rank's share of a job over `ranks`: the messages of every exchange phase of `exe`.
-    pub(super) fn new(ranks: Ranks, split: RankSplit, exe: &Executable) -> Dist {
+    pub(crate) fn new(ranks: Ranks, split: RankSplit, exe: &Executable) -> Dist {
         let rank = ranks.rank();
         Dist {
             exchanges: exe
@@ -110,7 +110,7 @@ impl Dist {
         }
     }
 
-    pub(super) fn owns(&self, tile: TileId) -> bool {
+    pub(crate) fn owns(&self, tile: TileId) -> bool {
         self.split.tiles(self.rank).contains(tile)
     }
 
@@ -118,7 +118,7 @@ impl Dist {
     /// receive every message at once, unpack what came in. (The copies inside the rank run
     /// before this, as in a one-rank engine; no destination of a phase overlaps any source,
     /// so the order does not matter.)
-    pub(super) fn exchange(&self, i: ExchangePhaseId, mem: &Memory) {
+    pub(crate) fn exchange(&self, i: ExchangePhaseId, mem: &Memory) {
         let plan = &self.exchanges[i];
         if plan.sends.is_empty() && plan.recvs.is_empty() {
             return;
@@ -166,7 +166,7 @@ impl Dist {
 
     /// Makes a result every rank's: when any rank failed, every rank returns the failure of
     /// the lowest failing rank ([`EngineError::OnRank`], naming it).
-    pub(super) fn agree(&self, r: Result<(), EngineError>) -> Result<(), EngineError> {
+    pub(crate) fn agree(&self, r: Result<(), EngineError>) -> Result<(), EngineError> {
         let size = self.ranks.size();
         let mut v = [match &r {
             Ok(()) => 0,
@@ -194,7 +194,7 @@ impl Dist {
 
     /// Writes `data` (rank 0's; other ranks' are ignored) into `runs`: rank 0 writes the runs
     /// it owns and sends every other rank the bytes of its runs, in one message.
-    pub(super) fn scatter_runs(&self, mem: &Memory, runs: &[MemRun], data: &[u8]) {
+    pub(crate) fn scatter_runs(&self, mem: &Memory, runs: &[MemRun], data: &[u8]) {
         let n = self.ranks.size();
         if self.rank == 0 {
             let mut out: Vec<Vec<u8>> = vec![Vec::new(); n];
@@ -238,7 +238,7 @@ impl Dist {
     /// The bytes of `runs`, concatenated, on every rank: each rank contributes the runs it
     /// owns (host reads and device-to-host streams, gathered at rank 0 and shared, so the
     /// application sees the same values on every rank).
-    pub(super) fn gather_runs(&self, mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
+    pub(crate) fn gather_runs(&self, mem: &Memory, runs: &[MemRun]) -> Vec<u8> {
         let mut mine = Vec::new();
         for r in runs.iter().filter(|r| self.owns(r.tile)) {
             let at = mine.len();
@@ -259,7 +259,7 @@ impl Dist {
     }
 
     /// Each value of `values` on its owner's rank (`None` elsewhere), on every rank.
-    pub(super) fn share_values(&self, values: &[Option<i64>]) -> Vec<i64> {
+    pub(crate) fn share_values(&self, values: &[Option<i64>]) -> Vec<i64> {
         let mut v: Vec<i64> = values.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
         self.ranks.comm.max_i64(&mut v);
         v
@@ -270,7 +270,7 @@ impl Dist {
 /// differs from rank 0 is the error.
 /// [`Dist::agree`] while the engine is being built (before its `Dist` exists): every rank
 /// gets the error of the lowest failing rank. On one rank, `r` itself.
-pub(super) fn agree_at_creation(
+pub(crate) fn agree_at_creation(
     ranks: &Ranks,
     split: &RankSplit,
     r: Result<(), EngineError>,
@@ -287,7 +287,7 @@ pub(super) fn agree_at_creation(
     .agree(r)
 }
 
-pub(super) fn agree_on_executable(ranks: &Ranks, exe: &Executable) -> Result<(), EngineError> {
+pub(crate) fn agree_on_executable(ranks: &Ranks, exe: &Executable) -> Result<(), EngineError> {
     let sum = exe.checksum();
     let all = ranks.comm.all_gather(&sum.to_le_bytes());
     let get = |b: &[u8]| {

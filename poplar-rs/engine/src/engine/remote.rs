@@ -72,7 +72,7 @@ fn io_error(buffer: &str, e: std::io::Error) -> EngineError {
 
 /// Runs remote copy `id` (of top-level program `program`, for errors): the rows it names are
 /// checked first, then moved.
-pub(super) fn remote_copy(
+pub(crate) fn remote_copy(
     x: &Exec<'_>,
     remote_mem: &mut StreamingMemory,
     program: Option<usize>,

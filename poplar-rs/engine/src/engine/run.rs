@@ -17,22 +17,22 @@ use crate::profile::{Recorder, RunEvent};
 /// The state of one `run` on the interpreting thread: the shared part, the roots it runs
 /// (the plain ones when profiling or over several ranks, else the rewritten ones), the helper
 /// threads (none on one thread), and the host stream buffers and profiler.
-pub(super) struct RunCtx<'e> {
-    pub(super) x: Exec<'e>,
-    pub(super) roots: &'e Roots,
-    pub(super) team: Option<&'e Team>,
-    pub(super) inputs: &'e mut [Option<InStream>],
-    pub(super) outputs: &'e mut [Vec<u8>],
+pub(crate) struct RunCtx<'e> {
+    pub(crate) x: Exec<'e>,
+    pub(crate) roots: &'e Roots,
+    pub(crate) team: Option<&'e Team>,
+    pub(crate) inputs: &'e mut [Option<InStream>],
+    pub(crate) outputs: &'e mut [Vec<u8>],
     /// The rows of the remote buffers.
-    pub(super) remote_mem: &'e mut StreamingMemory,
+    pub(crate) remote_mem: &'e mut StreamingMemory,
     /// The top-level program being run (for errors that name it).
-    pub(super) program: Option<usize>,
-    pub(super) prof: Option<&'e mut Recorder>,
+    pub(crate) program: Option<usize>,
+    pub(crate) prof: Option<&'e mut Recorder>,
 }
 
 impl RunCtx<'_> {
     /// Runs top-level program `index` (which exists).
-    pub(super) fn program(&mut self, index: usize) -> Result<(), EngineError> {
+    pub(crate) fn program(&mut self, index: usize) -> Result<(), EngineError> {
         self.block(self.roots.programs[index])
     }
 

@@ -21,29 +21,29 @@ use crate::exe::{
 
 /// A contiguous range of [`Schedule::ops`]: the instructions of one sequence, run in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(super) struct Block {
-    pub(super) start: u32,
-    pub(super) end: u32,
+pub(crate) struct Block {
+    pub(crate) start: u32,
+    pub(crate) end: u32,
 }
 
 impl Block {
     /// The indices of the block's instructions.
     #[inline]
-    pub(super) fn range(self) -> std::ops::Range<usize> {
+    pub(crate) fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
 
-    pub(super) fn len(self) -> usize {
+    pub(crate) fn len(self) -> usize {
         (self.end - self.start) as usize
     }
 }
 
 /// The index of one instruction in [`Schedule::ops`] (the body of a `Repeat`, a branch, …).
-pub(super) type OpIndex = u32;
+pub(crate) type OpIndex = u32;
 
 /// One instruction of the schedule.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Op {
+pub(crate) enum Op {
     Compute(ComputePhaseId),
     Exchange(ExchangePhaseId),
     /// Only the profiler sees it.
@@ -96,40 +96,40 @@ pub(super) enum Op {
 
 /// A rewrite of the schedule: at instruction `i` of plain block `b`, the instruction that
 /// replaces the window starting there and the window's length, if any.
-pub(super) type Rewrite<'a> = dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)> + 'a;
+pub(crate) type Rewrite<'a> = dyn Fn(&Schedule, Block, usize) -> Option<(Op, usize)> + 'a;
 
 /// A stream copy's stream and the runs of tile memory it fills or reads.
 #[derive(Debug)]
-pub(super) struct StreamCopy {
-    pub(super) stream: u32,
-    pub(super) runs: Vec<MemRun>,
+pub(crate) struct StreamCopy {
+    pub(crate) stream: u32,
+    pub(crate) runs: Vec<MemRun>,
 }
 
 /// Where a run starts: a block per top-level program and per function.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Roots {
-    pub(super) programs: Vec<Block>,
-    pub(super) functions: PrimaryMap<FunctionId, Block>,
+pub(crate) struct Roots {
+    pub(crate) programs: Vec<Block>,
+    pub(crate) functions: PrimaryMap<FunctionId, Block>,
 }
 
 /// The realised program of an engine.
 #[derive(Debug, Default)]
-pub(super) struct Schedule {
-    pub(super) ops: Vec<Op>,
+pub(crate) struct Schedule {
+    pub(crate) ops: Vec<Op>,
     /// Every `Switch`'s cases: (value, the case's instruction).
-    pub(super) cases: Vec<(i64, OpIndex)>,
-    pub(super) streams: Vec<StreamCopy>,
-    pub(super) labels: Vec<String>,
+    pub(crate) cases: Vec<(i64, OpIndex)>,
+    pub(crate) streams: Vec<StreamCopy>,
+    pub(crate) labels: Vec<String>,
     /// The step tree as it is: every phase runs on its own.
-    pub(super) plain: Roots,
+    pub(crate) plain: Roots,
     /// After the rewrites (the plain roots when there are none).
-    pub(super) fast: Roots,
+    pub(crate) fast: Roots,
 }
 
 impl Schedule {
     /// The plain schedule of `exe`'s programs and functions (no rewrites yet: `fast` is
     /// `plain`).
-    pub(super) fn lower(exe: &Executable) -> Schedule {
+    pub(crate) fn lower(exe: &Executable) -> Schedule {
         let mut s = Schedule::default();
         s.plain.programs = exe.programs.iter().map(|p| s.root(p)).collect();
         s.plain.functions = exe.functions.values().map(|f| s.root(f)).collect();
@@ -244,7 +244,7 @@ impl Schedule {
 
     /// The instructions directly inside instruction `i` that are bodies (not `Seq` blocks),
     /// in program order.
-    pub(super) fn bodies(&self, i: OpIndex) -> Vec<OpIndex> {
+    pub(crate) fn bodies(&self, i: OpIndex) -> Vec<OpIndex> {
         match &self.ops[i as usize] {
             Op::Label { body, .. } | Op::Repeat { body, .. } => vec![*body],
             Op::While { cond, body, .. } => vec![*cond, *body],
@@ -260,7 +260,7 @@ impl Schedule {
     }
 
     /// The plain root blocks: the programs', then the functions'.
-    pub(super) fn plain_roots(&self) -> impl Iterator<Item = Block> + '_ {
+    pub(crate) fn plain_roots(&self) -> impl Iterator<Item = Block> + '_ {
         self.plain
             .programs
             .iter()
@@ -273,7 +273,7 @@ impl Schedule {
     /// window that starts there and the window's length (at least 1). Blocks inside a
     /// replaced window are left as they are (the rewritten instruction runs them its own
     /// way).
-    pub(super) fn rewrite(&mut self, rewrite: &Rewrite<'_>) {
+    pub(crate) fn rewrite(&mut self, rewrite: &Rewrite<'_>) {
         let plain = self.plain.clone();
         let programs = plain
             .programs

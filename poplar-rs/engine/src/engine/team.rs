@@ -21,7 +21,7 @@ use super::EngineError;
 
 /// The pool whose threads join a run's team; `None` for one thread, which runs everything on
 /// the caller's thread.
-pub(super) fn pool(threads: usize) -> Result<Option<rayon::ThreadPool>, EngineError> {
+pub(crate) fn pool(threads: usize) -> Result<Option<rayon::ThreadPool>, EngineError> {
     if threads <= 1 {
         return Ok(None);
     }
@@ -43,7 +43,7 @@ const SPINS_BEFORE_YIELD: u32 = if cfg!(miri) { 0 } else { 100 };
 
 /// What the team works on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Job {
+pub(crate) enum Job {
     Compute(u32),
     Exchange(u32),
     /// An exchange and a compute phase interleaved tile by tile (`interleave.rs`).
@@ -77,7 +77,7 @@ impl Job {
 }
 
 /// Shared state of the threads of one run.
-pub(super) struct Team {
+pub(crate) struct Team {
     /// Bumped for every job; helpers wait for it to change.
     gen: AtomicU64,
     job: AtomicU64,
@@ -95,7 +95,7 @@ pub(super) struct Team {
 }
 
 impl Team {
-    pub(super) fn new(helpers: usize) -> Team {
+    pub(crate) fn new(helpers: usize) -> Team {
         Team {
             gen: AtomicU64::new(0),
             job: AtomicU64::new(Job::Stop.encode()),
@@ -109,7 +109,7 @@ impl Team {
     }
 
     /// The next task index below `n`, if any is left.
-    pub(super) fn claim(&self, n: usize) -> Option<usize> {
+    pub(crate) fn claim(&self, n: usize) -> Option<usize> {
         let t = self.next.fetch_add(1, Ordering::Relaxed);
         (t < n).then_some(t)
     }
@@ -117,13 +117,13 @@ impl Team {
     /// Records a failure with order `key` (the failing task's index, or for a grouped run its
     /// phase and tile), keeping the lowest key's (so the error reported does not depend on
     /// which thread ran what).
-    pub(super) fn fail(&self, key: u128, e: EngineError) {
+    pub(crate) fn fail(&self, key: u128, e: EngineError) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
         keep_lowest(&mut slot, key, e);
     }
 
     /// A helper's life: run each published job with `work` until [`Job::Stop`].
-    pub(super) fn help(&self, work: impl Fn(Job, &Team)) {
+    pub(crate) fn help(&self, work: impl Fn(Job, &Team)) {
         let mut seen = self.gen.load(Ordering::Acquire);
         self.joined.fetch_add(1, Ordering::Release);
         loop {
@@ -148,7 +148,7 @@ impl Team {
 
     /// Waits until every helper has started (so that `run` never waits for a helper that is
     /// not counting itself yet).
-    pub(super) fn wait_joined(&self) {
+    pub(crate) fn wait_joined(&self) {
         let mut spins = 0;
         while self.joined.load(Ordering::Acquire) < self.helpers {
             pause(&mut spins);
@@ -157,7 +157,7 @@ impl Team {
 
     /// Runs `job` on all threads (this one included) and waits for all of them; returns the
     /// lowest failing task's error.
-    pub(super) fn run(&self, job: Job, work: impl Fn(Job, &Team)) -> Result<(), EngineError> {
+    pub(crate) fn run(&self, job: Job, work: impl Fn(Job, &Team)) -> Result<(), EngineError> {
         self.next.store(0, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
         self.job.store(job.encode(), Ordering::Relaxed);
@@ -178,14 +178,14 @@ impl Team {
     }
 
     /// Sends the helpers home.
-    pub(super) fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.job.store(Job::Stop.encode(), Ordering::Relaxed);
         self.gen.fetch_add(1, Ordering::Release);
     }
 }
 
 /// Puts failure `e` with order `key` into `slot` unless it already holds one with a lower key.
-pub(super) fn keep_lowest(slot: &mut Option<(u128, EngineError)>, key: u128, e: EngineError) {
+pub(crate) fn keep_lowest(slot: &mut Option<(u128, EngineError)>, key: u128, e: EngineError) {
     if slot.as_ref().is_none_or(|(k, _)| key < *k) {
         *slot = Some((key, e));
     }
@@ -204,7 +204,7 @@ fn pause(spins: &mut u32) {
 
 /// Stops the team when the interpreting thread leaves the run, also by unwinding (otherwise
 /// the helpers would spin forever and the pool's scope would never end).
-pub(super) struct StopOnDrop<'t>(pub(super) &'t Team);
+pub(crate) struct StopOnDrop<'t>(pub(crate) &'t Team);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {

@@ -10,7 +10,7 @@ use crate::exe::MemRun;
 
 /// A host-to-device copy of `stream` into `runs`: the next bytes of the connected buffer
 /// (wrapping round).
-pub(super) fn stream_in(
+pub(crate) fn stream_in(
     x: &Exec<'_>,
     inputs: &mut [Option<InStream>],
     stream: usize,
@@ -23,7 +23,7 @@ pub(super) fn stream_in(
 }
 
 /// The bytes of `runs`, for a device-to-host copy.
-pub(super) fn stream_out(x: &Exec<'_>, runs: &[MemRun]) -> Vec<u8> {
+pub(crate) fn stream_out(x: &Exec<'_>, runs: &[MemRun]) -> Vec<u8> {
     match x.dist {
         None => gather_runs(x.mem, runs),
         Some(d) => d.gather_runs(x.mem, runs),

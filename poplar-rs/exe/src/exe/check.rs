@@ -181,9 +181,9 @@ fn scalar_dtype_ok(d: DType) -> bool {
     matches!(d, DType::Bool | DType::I32 | DType::U32)
 }
 
-pub(super) struct Checker<'a> {
-    pub(super) exe: &'a Executable,
-    pub(super) num_tiles: u32,
+pub(crate) struct Checker<'a> {
+    pub(crate) exe: &'a Executable,
+    pub(crate) num_tiles: u32,
 }
 
 impl Checker<'_> {
@@ -452,7 +452,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    pub(super) fn check_scalar(
+    pub(crate) fn check_scalar(
         &self,
         owner: &str,
         what: &'static str,
@@ -482,7 +482,7 @@ impl Checker<'_> {
     }
 
     /// Checks runs in bounds and aligned to `align`; returns their total bytes.
-    pub(super) fn check_runs(
+    pub(crate) fn check_runs(
         &self,
         owner: &str,
         runs: &[MemRun],
@@ -511,7 +511,7 @@ impl Checker<'_> {
         Ok(total)
     }
 
-    pub(super) fn check_step(
+    pub(crate) fn check_step(
         &self,
         owner: &str,
         step: &Step,

@@ -14,7 +14,7 @@ use crate::target::TileId;
 impl Checker<'_> {
     /// Remote buffers: unique names, on a chip of the executable, within the Streaming Memory
     /// of their chip.
-    pub(super) fn check_remote_buffers(&self) -> Result<(), CheckError> {
+    pub(crate) fn check_remote_buffers(&self) -> Result<(), CheckError> {
         let t = &self.exe.target;
         let chips = self.num_tiles / t.tiles_per_ipu.max(1);
         let mut names = HashSet::new();
@@ -55,7 +55,7 @@ impl Checker<'_> {
 
     /// A copy: its buffer exists, its rows lie in the buffer, its tile side has exactly the
     /// rows' bytes on the buffer's chip, and one transfer moves at most 128 MiB.
-    pub(super) fn check_remote_copy(
+    pub(crate) fn check_remote_copy(
         &self,
         owner: &str,
         id: RemoteCopyId,
@@ -117,7 +117,7 @@ impl Checker<'_> {
 
     /// Overlapped I/O: `io` holds only transfers (streams and remote copies) whose tile side
     /// is on I/O tiles, and `compute` touches no I/O tile, so they share no data.
-    pub(super) fn check_overlap_io(
+    pub(crate) fn check_overlap_io(
         &self,
         owner: &str,
         io: &Step,

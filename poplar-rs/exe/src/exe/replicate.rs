@@ -375,7 +375,7 @@ fn replica_name(name: &str, r: u32) -> String {
 /// The replica maps of a [`Replication`] are what a cross-replica copy may use: `factor`
 /// entries, each a replica or [`NO_REPLICA`], no replica receiving twice. Returns the index of
 /// the first bad map and why.
-pub(super) fn bad_map(rep: &Replication) -> Option<(usize, String)> {
+pub(crate) fn bad_map(rep: &Replication) -> Option<(usize, String)> {
     for (m, map) in rep.maps.iter().enumerate() {
         if map.len() != rep.factor as usize {
             return Some((

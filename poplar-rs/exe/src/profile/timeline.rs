@@ -7,7 +7,7 @@ use super::data::*;
 
 /// The timeline's tracks: track 0 for labels, then groups of consecutive tiles of each chip.
 #[inline]
-pub(super) fn timeline_layout(target: &crate::target::Target, max_tracks: u32) -> Timeline {
+pub(crate) fn timeline_layout(target: &crate::target::Target, max_tracks: u32) -> Timeline {
     let (chips, tpi) = (target.num_ipus, target.tiles_per_ipu.max(1));
     let per_chip = (max_tracks.max(1) / chips.max(1)).clamp(1, tpi);
     let group = tpi.div_ceil(per_chip);
@@ -42,22 +42,22 @@ pub(super) fn timeline_layout(target: &crate::target::Target, max_tracks: u32) -
 }
 
 /// Draws replayed phases into a [`Timeline`], one span per track per phase.
-pub(super) struct TraceBuilder<'a> {
-    pub(super) tl: &'a mut Timeline,
-    pub(super) tiles_per_ipu: usize,
-    pub(super) group: usize,
-    pub(super) per_chip: usize,
-    pub(super) lo: Vec<u64>,
-    pub(super) hi: Vec<u64>,
-    pub(super) touched: Vec<u32>,
-    pub(super) names: HashMap<String, u32>,
+pub(crate) struct TraceBuilder<'a> {
+    pub(crate) tl: &'a mut Timeline,
+    pub(crate) tiles_per_ipu: usize,
+    pub(crate) group: usize,
+    pub(crate) per_chip: usize,
+    pub(crate) lo: Vec<u64>,
+    pub(crate) hi: Vec<u64>,
+    pub(crate) touched: Vec<u32>,
+    pub(crate) names: HashMap<String, u32>,
     /// Open labels: (name index, start).
-    pub(super) open: Vec<(u32, u64)>,
+    pub(crate) open: Vec<(u32, u64)>,
 }
 
 impl<'a> TraceBuilder<'a> {
     #[inline]
-    pub(super) fn new(target: &crate::target::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
+    pub(crate) fn new(target: &crate::target::Target, tl: &'a mut Timeline) -> TraceBuilder<'a> {
         let tracks = tl.tracks.len().saturating_sub(1);
         let tpi = target.tiles_per_ipu.max(1) as usize;
         let per_chip = tracks / target.num_ipus.max(1) as usize;
@@ -82,7 +82,7 @@ impl<'a> TraceBuilder<'a> {
     }
 
     #[inline]
-    pub(super) fn tile(&mut self, tile: usize, start: u64, end: u64) {
+    pub(crate) fn tile(&mut self, tile: usize, start: u64, end: u64) {
         if end <= start {
             return;
         }
@@ -96,7 +96,7 @@ impl<'a> TraceBuilder<'a> {
     }
 
     #[inline]
-    pub(super) fn name(&mut self, name: &str) -> u32 {
+    pub(crate) fn name(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.names.get(name) {
             return i;
         }
@@ -107,7 +107,7 @@ impl<'a> TraceBuilder<'a> {
     }
 
     #[inline]
-    pub(super) fn flush(&mut self, kind: SpanKind, name: &str) {
+    pub(crate) fn flush(&mut self, kind: SpanKind, name: &str) {
         if self.touched.is_empty() {
             return;
         }
@@ -129,7 +129,7 @@ impl<'a> TraceBuilder<'a> {
     }
 
     #[inline]
-    pub(super) fn close(&mut self, end: u64) {
+    pub(crate) fn close(&mut self, end: u64) {
         if let Some((name, start)) = self.open.pop() {
             self.tl.spans.push(Span {
                 track: 0,

@@ -106,7 +106,7 @@ pub fn stream_cost(exe: &Executable, stream: u32, runs: &[MemRun]) -> TransferCo
 }
 
 /// The cost of a copy of stream `s` into or out of `runs` on `target`.
-pub(super) fn stream_copy_cost(target: &Target, s: &StreamDesc, runs: &[MemRun]) -> TransferCost {
+pub(crate) fn stream_copy_cost(target: &Target, s: &StreamDesc, runs: &[MemRun]) -> TransferCost {
     let (kind, what) = match s.dir {
         StreamDir::HostToDevice => (TransferKind::StreamIn, "in"),
         StreamDir::DeviceToHost => (TransferKind::StreamOut, "out"),

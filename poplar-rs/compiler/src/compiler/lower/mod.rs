@@ -34,7 +34,7 @@ use super::layout::{Layout, Piece, TempArena};
 
 /// Default cycle estimate for a codelet that gives none: a fixed overhead plus one cycle per
 /// element of every non-state field.
-pub(super) const DEFAULT_VERTEX_OVERHEAD_CYCLES: u64 = 20;
+pub(crate) const DEFAULT_VERTEX_OVERHEAD_CYCLES: u64 = 20;
 
 /// A point-to-point move found by inference, before grouping into transfers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,7 +47,7 @@ struct Move {
 }
 
 /// The result of lowering (see [`Lowerer::finish`]).
-pub(super) struct Lowered {
+pub(crate) struct Lowered {
     /// Per program of `compile`'s list: its steps.
     pub programs: Vec<Step>,
     /// Per graph function: its steps.
@@ -71,7 +71,7 @@ pub(super) struct Lowered {
 
 /// The lowering pass: exchange inference and BSP lowering of every program and function, and
 /// the memory runs of every host tensor and replica constant.
-pub(super) fn lower(
+pub(crate) fn lower(
     graph: &Graph,
     programs: &[Program],
     layout: &Layout,

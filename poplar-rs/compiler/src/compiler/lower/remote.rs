@@ -8,7 +8,7 @@ use crate::graph::Tensor;
 
 impl Lowerer<'_> {
     /// `io` overlapped with `compute`, between two syncs.
-    pub(super) fn overlap_io(&mut self, io: &Program, compute: &Program) -> Step {
+    pub(crate) fn overlap_io(&mut self, io: &Program, compute: &Program) -> Step {
         let sync = Step::Sync(self.sync_of_chips());
         Step::Seq(vec![
             sync.clone(),
@@ -33,7 +33,7 @@ impl Lowerer<'_> {
 
     /// `[Sync, Remote]`: a copy between `t` and rows of `buffer` (validated: `t` holds whole
     /// rows on the buffer's chip; `offset`, if any, one `i32`/`u32` entry per row).
-    pub(super) fn remote(
+    pub(crate) fn remote(
         &mut self,
         buffer: crate::graph::RemoteBuffer,
         t: &Tensor,
