@@ -17,6 +17,7 @@ use super::streaming::StreamingMemory;
 use super::Engine;
 use crate::dtype::Element;
 use crate::exe::{MemRun, RemoteBufferDesc, RemoteBufferId, RemoteCopyId, RemoteDir, RowSelect};
+use crate::target::TileId;
 
 /// How much of Streaming Memory the host holds, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +48,12 @@ impl<'a> Runs<'a> {
     }
 
     /// Calls `f(tile, offset, range of bytes)` for the next `len` bytes, piece by piece.
-    fn next(&mut self, len: usize, mut f: impl FnMut(u32, usize, Range<usize>)) {
+    fn next(&mut self, len: usize, mut f: impl FnMut(TileId, usize, Range<usize>)) {
         let mut pos = 0;
         while pos < len {
             let r = &self.runs[self.at];
             let n = (r.bytes as usize - self.done).min(len - pos);
-            f(r.tile.as_u32(), r.offset as usize + self.done, pos..pos + n);
+            f(r.tile, r.offset as usize + self.done, pos..pos + n);
             pos += n;
             self.done += n;
             if self.done == r.bytes as usize {
@@ -100,7 +101,7 @@ pub(crate) fn remote_copy(
             for &row in &rows {
                 remote_mem
                     .read_row(buf, row as u64, |bytes| {
-                        cursor.next(row_bytes, |t, off, r| mem.write(t.into(), off, &bytes[r]))
+                        cursor.next(row_bytes, |t, off, r| mem.write(t, off, &bytes[r]))
                     })
                     .map_err(|e| io_error(name, e))?;
             }
@@ -110,9 +111,7 @@ pub(crate) fn remote_copy(
             for &row in &rows {
                 remote_mem
                     .write_row(buf, row as u64, |bytes| {
-                        cursor.next(row_bytes, |t, off, r| {
-                            mem.read(t.into(), off, &mut bytes[r])
-                        })
+                        cursor.next(row_bytes, |t, off, r| mem.read(t, off, &mut bytes[r]))
                     })
                     .map_err(|e| io_error(name, e))?;
             }
