@@ -108,10 +108,6 @@ impl<K: EntityId, V> PrimaryMap<K, V> {
         self.items.push(v);
         k
     }
-    /// The id the next `push` will return.
-    pub fn next_key(&self) -> K {
-        K::new(self.items.len())
-    }
     /// The entity `k`, or `None` if `k` is not an id of this map.
     pub fn get(&self, k: K) -> Option<&V> {
         self.items.get(k.index())
@@ -123,10 +119,6 @@ impl<K: EntityId, V> PrimaryMap<K, V> {
     /// The last entity added, mutably.
     pub fn last_mut(&mut self) -> Option<&mut V> {
         self.items.last_mut()
-    }
-    /// Whether `k` is an id of this map.
-    pub fn is_valid(&self, k: K) -> bool {
-        k.index() < self.items.len()
     }
     pub fn len(&self) -> usize {
         self.items.len()

@@ -80,7 +80,7 @@ impl IsaLevel {
     }
 
     /// The best level this host supports.
-    pub fn detect() -> IsaLevel {
+    pub(crate) fn detect() -> IsaLevel {
         supported().last().copied().unwrap_or(IsaLevel::Baseline)
     }
 

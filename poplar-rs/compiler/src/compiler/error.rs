@@ -237,13 +237,3 @@ pub enum CompileError {
     #[error(transparent)]
     Verifier(#[from] VerifierError),
 }
-
-impl CompileError {
-    /// The validation problems, if this is a validation failure.
-    pub fn validation_errors(&self) -> &[ValidationError] {
-        match self {
-            CompileError::Invalid(v) => v,
-            _ => &[],
-        }
-    }
-}

@@ -15,7 +15,7 @@ pub struct IntervalMap {
 
 impl IntervalMap {
     /// Assigns `range` to `tile`, overwriting earlier assignments of those elements.
-    pub fn assign(&mut self, range: Range<u64>, tile: TileId) {
+    pub(crate) fn assign(&mut self, range: Range<u64>, tile: TileId) {
         if range.is_empty() {
             return;
         }
@@ -75,16 +75,6 @@ impl IntervalMap {
     pub fn iter(&self) -> impl Iterator<Item = (Range<u64>, TileId)> + '_ {
         self.map.iter().map(|(&s, &(e, t))| (s..e, t))
     }
-
-    /// Number of mapped elements.
-    pub fn mapped_len(&self) -> u64 {
-        self.map.iter().map(|(&s, &(e, _))| e - s).sum()
-    }
-
-    /// Number of intervals.
-    pub fn num_intervals(&self) -> usize {
-        self.map.len()
-    }
 }
 
 #[cfg(test)]
@@ -108,7 +98,8 @@ mod tests {
         assert_eq!(plain(m.iter()), vec![(0..90, 1), (90..120, 3)]);
         assert_eq!(plain(m.pieces(85..95)), vec![(85..90, 1), (90..95, 3)]);
         assert_eq!(m.pieces(200..300).count(), 0);
-        assert_eq!(m.mapped_len(), 120);
+        let mapped: u64 = m.iter().map(|(r, _)| r.end - r.start).sum();
+        assert_eq!(mapped, 120);
     }
 
     #[test]

@@ -439,11 +439,6 @@ impl Graph {
         Ok(out)
     }
 
-    /// Name of the variable behind `var`.
-    pub fn var_name(&self, var: VarId) -> &str {
-        &self.vars[var].name
-    }
-
     /// A new, empty compute set.
     pub fn add_compute_set(&mut self, name: &str) -> ComputeSet {
         self.compute_sets.push(ComputeSetInfo {
@@ -597,16 +592,6 @@ impl Graph {
         Ok(())
     }
 
-    /// Poplar's name for [`set_vertex_state`](Self::set_vertex_state).
-    pub fn set_initial_value_vertex(
-        &mut self,
-        v: VertexRef,
-        field: &str,
-        value: impl Into<StateValue>,
-    ) -> Result<(), GraphError> {
-        self.set_vertex_state(v, field, value)
-    }
-
     /// Overrides the codelet's cycle estimate for this vertex.
     pub fn set_cycle_estimate(&mut self, v: VertexRef, cycles: u64) -> Result<(), GraphError> {
         self.check_vertex(v)?;
@@ -719,14 +704,6 @@ impl Graph {
         len: usize,
     ) -> Result<Stream, GraphError> {
         self.add_stream(name, dtype, len, StreamDir::DeviceToHost)
-    }
-
-    pub fn num_vertices(&self) -> usize {
-        self.vertices.len()
-    }
-
-    pub fn num_variables(&self) -> usize {
-        self.vars.len()
     }
 
     /// Name of compute set `cs`.

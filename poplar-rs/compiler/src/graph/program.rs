@@ -79,7 +79,7 @@ pub struct CrossReplicaCopy {
 impl Program {
     /// Calls `f` on every program nested directly in this one (sequence items, loop bodies and
     /// conditions, branches and cases), in order; not on called functions.
-    pub fn for_each_child(&self, mut f: impl FnMut(&Program)) {
+    pub(crate) fn for_each_child(&self, mut f: impl FnMut(&Program)) {
         match self {
             Program::Sequence { body, .. } => body.iter().for_each(f),
             Program::Repeat { body, .. } => f(body),

@@ -92,12 +92,6 @@ impl Graph {
         self.check_handle(b.graph, b.index, self.remote_buffers.len(), "remote buffer")
     }
 
-    /// Name of remote buffer `b`.
-    pub fn remote_buffer_name(&self, b: RemoteBuffer) -> Option<&str> {
-        self.check_remote_buffer(b).ok()?;
-        Some(self.remote_buffers[b.key()].name.as_str())
-    }
-
     /// How many copies of stream `s` the host prepares ahead (Poplar's buffering depth, 1 by
     /// default): a copy whose data was prepared does not wait for the host in the cycle
     /// model; with 0, every copy waits for it.

@@ -166,7 +166,7 @@ impl Tensor {
     }
 
     /// True when every element is a distinct variable element (no broadcast repeats).
-    pub fn is_one_to_one(&self) -> bool {
+    pub(crate) fn is_one_to_one(&self) -> bool {
         let mut rs: Vec<Region> = self.regions.to_vec();
         rs.sort_by_key(|r| (r.var, r.start));
         rs.windows(2)

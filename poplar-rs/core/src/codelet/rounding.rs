@@ -81,7 +81,7 @@ fn neighbours(h: f16) -> (f16, f16) {
 
 /// `x` rounded stochastically to f16 with the 64 random bits `random`: the upper of the two
 /// f16 values bracketing `x` with probability `(x − lo) / (hi − lo)`.
-pub fn stochastic_f16(x: f32, random: u64) -> f16 {
+pub(crate) fn stochastic_f16(x: f32, random: u64) -> f16 {
     let near = f16::from_f32(x);
     let back = near.to_f32();
     if back == x || !x.is_finite() || near.is_infinite() || near.is_nan() {

@@ -52,7 +52,7 @@ impl Ranks {
 
     /// The MPI world when MPI has been initialized ([`init`]) with the feature `mpi`, else
     /// this process alone.
-    pub fn world() -> Ranks {
+    pub(crate) fn world() -> Ranks {
         #[cfg(feature = "mpi")]
         if let Some(c) = mpi_comm::MpiComm::world() {
             return Ranks { comm: Arc::new(c) };

@@ -43,7 +43,7 @@ impl RankSplit {
     }
 
     /// The rank that owns `tile`.
-    pub fn owner(&self, tile: TileId) -> usize {
+    pub(crate) fn owner(&self, tile: TileId) -> usize {
         self.starts[1..].partition_point(|&s| s <= tile)
     }
 }

@@ -213,7 +213,7 @@ fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(),
 }
 
 /// What a path that is not a regular file is, for error messages.
-pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     let t = meta.file_type();
     #[cfg(unix)]
     {

@@ -103,7 +103,7 @@ impl Executable {
     }
 
     /// Tiles the executable describes: one replica's when replicated, else the target's.
-    pub fn tiles_described(&self) -> u64 {
+    pub(crate) fn tiles_described(&self) -> u64 {
         match &self.replication {
             Some(r) => u64::from(r.chips_per_replica) * u64::from(self.target.tiles_per_ipu),
             None => u64::from(self.target.num_ipus) * u64::from(self.target.tiles_per_ipu),

@@ -75,16 +75,16 @@ pub struct TileMemory {
 
 /// Estimated bytes of exchange code per exchange phase a tile takes part in (its sync and the
 /// phase's set-up).
-pub const EXCHANGE_CODE_PHASE_BYTES: u64 = 16;
+pub(crate) const EXCHANGE_CODE_PHASE_BYTES: u64 = 16;
 /// Estimated bytes of exchange code per message a tile sends or receives in a phase (one
 /// instruction with its address and length).
-pub const EXCHANGE_CODE_MESSAGE_BYTES: u64 = 8;
+pub(crate) const EXCHANGE_CODE_MESSAGE_BYTES: u64 = 8;
 
 /// Estimated exchange code of every tile of `exe` (a replicated executable: of one replica,
 /// which every replica holds): per exchange phase in which the tile sends or receives,
 /// [`EXCHANGE_CODE_PHASE_BYTES`] plus [`EXCHANGE_CODE_MESSAGE_BYTES`] per message, counting
 /// cross-replica transfers at both ends.
-pub fn exchange_code_bytes(exe: &Executable) -> Vec<u64> {
+pub(crate) fn exchange_code_bytes(exe: &Executable) -> Vec<u64> {
     let n = exe.tiles.len();
     let mut code = vec![0u64; n];
     let mut msgs = vec![0u64; n];

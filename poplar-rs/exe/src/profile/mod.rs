@@ -24,13 +24,14 @@ mod transfer;
 pub use data::*;
 pub use estimate::{estimate_program, ProgramEstimate};
 pub use memory::{
-    exchange_code_bytes, CategoryBytes, ChipStreamingMemory, MemoryReport, RemoteBufferBytes,
-    StreamingMemory, TileMemory, EXCHANGE_CODE_MESSAGE_BYTES, EXCHANGE_CODE_PHASE_BYTES,
+    CategoryBytes, ChipStreamingMemory, MemoryReport, RemoteBufferBytes, StreamingMemory,
+    TileMemory,
 };
 pub use model::CycleModel;
 pub use record::{ProfileOptions, Recorder, RunEvent, SEGMENT_LIMIT};
 pub use report::ProfileError;
-pub use transfer::{remote_copy_cost, stream_cost, transfer_cycles, TransferCost, TransferKind};
+pub(crate) use transfer::{remote_copy_cost, stream_cost};
+pub use transfer::{TransferCost, TransferKind};
 
 #[cfg(test)]
 mod tests;

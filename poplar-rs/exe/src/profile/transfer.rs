@@ -42,7 +42,7 @@ pub struct TransferCost {
 }
 
 /// Cycles to move `bytes_per_chip` (chip, bytes) over the chips' links, plus `host_wait`.
-pub fn transfer_cycles(
+pub(crate) fn transfer_cycles(
     target: &Target,
     bytes_per_chip: &BTreeMap<u32, u64>,
     host_wait: u64,
@@ -84,7 +84,7 @@ fn cost(
 }
 
 /// The cost of remote copy `id` of a flat executable.
-pub fn remote_copy_cost(exe: &Executable, id: RemoteCopyId) -> TransferCost {
+pub(crate) fn remote_copy_cost(exe: &Executable, id: RemoteCopyId) -> TransferCost {
     let c = &exe.remote_copies[id];
     let b = &exe.remote_buffers[c.buffer];
     let (kind, what) = match c.dir {
@@ -101,7 +101,7 @@ pub fn remote_copy_cost(exe: &Executable, id: RemoteCopyId) -> TransferCost {
 }
 
 /// The cost of a copy of stream `stream` into or out of `runs` in a flat executable.
-pub fn stream_cost(exe: &Executable, stream: u32, runs: &[MemRun]) -> TransferCost {
+pub(crate) fn stream_cost(exe: &Executable, stream: u32, runs: &[MemRun]) -> TransferCost {
     stream_copy_cost(&exe.target, &exe.streams[stream as usize], runs)
 }
 
