@@ -31,6 +31,7 @@
 
 use std::collections::HashMap;
 
+mod device;
 mod error;
 mod exec;
 mod grouped;

@@ -13,6 +13,7 @@
 
 mod check;
 mod check_remote;
+mod device;
 mod dump;
 mod error;
 pub mod file;
@@ -23,6 +24,8 @@ pub use remote::{
     MAX_TRANSFER_BYTES,
 };
 pub use replicate::ReplicaLayout;
+
+pub use device::Device;
 
 pub use error::{CheckError, ExecutableError, FileError};
 
