@@ -15,9 +15,9 @@
 
 // The façade names every item it re-exports, module by module, so that the public API is a
 // choice made here and not the union of the four crates: an item a user needs is added to its
-// module's list (and shows in `api/poplar.txt`); everything else stays inside its crate.
-// `codelet`, `exe` and `profile` are re-exported whole: they are the codelet-writing API and the
-// two file formats (executables, profiles), plain data that users read field by field.
+// module's list (and shows in `api/poplar.txt`); everything else stays inside its crate. What
+// the framework's crates share only among themselves (the recorder's interface to the engine,
+// the engine's hooks into codelets, the pricing functions of the cycle model) is not here.
 
 /// The machine a graph is compiled for: chips, tiles, memory and the cost constants.
 pub mod target {
@@ -50,12 +50,46 @@ pub mod isa {
     };
 }
 
-/// Codelets: the vertex types that run on tiles, their fields and their registry.
-pub use poplar_core::codelet;
+/// Codelets: the vertex types that run on tiles, their fields and their registry. A codelet is
+/// declared with [`codelet!`](crate::codelet!) and implements [`Vertex`](codelet::Vertex).
+pub mod codelet {
+    pub use poplar_core::codelet::{
+        duplicates, lookup, prefetch, registered, to_f16, Codelet, CodeletDesc, CycleCtx,
+        DuplicateCodelet, Field, FieldDir, FieldLoc, FieldShape, FieldSpec, InOut, Input, ListMut,
+        ListRef, Output, State, Vector, VectorList, Vertex, VertexError, VertexIo, Worker,
+    };
+
+    /// Rounding f32 to f16 in codelets: to nearest, or stochastically when the engine is told
+    /// to (`EngineOptions::stochastic_rounding`).
+    pub mod rounding {
+        pub use poplar_core::codelet::rounding::{rounding, to_f16, Rounding};
+    }
+}
+
+/// Declares a codelet: a struct of fields bound to tile memory, registered under a name.
+///
+/// `[attrs] vis struct Name as "registered name" [, multi_worker] { field: Kind, ... }`, each
+/// `Kind` one of [`Input`](codelet::Input), [`Output`](codelet::Output),
+/// [`InOut`](codelet::InOut) and [`State`](codelet::State) of an element type,
+/// [`Vector`](codelet::Vector) or [`VectorList`](codelet::VectorList); the type then implements
+/// [`Vertex`](codelet::Vertex). The macro adds `Name::NAME` (the registered name), one constant
+/// per field with its index (for [`CycleCtx::elements`](codelet::CycleCtx::elements)) and an
+/// implementation of [`Codelet`](codelet::Codelet). See the module [`codelet`](mod@codelet).
+#[macro_export]
+macro_rules! codelet {
+    ($($body:tt)*) => {
+        $crate::__codelet! { $($body)* }
+    };
+}
+#[doc(hidden)]
+pub use poplar_core::__codelet;
 #[doc(hidden)]
 pub use poplar_core::isa_dispatch;
+
 /// Random numbers for tests, benchmarks and data generators: one SplitMix64 for every crate.
-pub use poplar_core::rand;
+pub mod rand {
+    pub use poplar_core::rand::{mix64, SplitMix64, GOLDEN_GAMMA};
+}
 
 /// The graph users build: variables and constants mapped to tiles, compute sets of vertices,
 /// streams, remote buffers and functions.
@@ -78,10 +112,45 @@ pub mod compiler {
     };
 }
 
-/// Executables: the compiled program as plain data, and its file.
-pub use poplar_exe::exe;
+/// Executables: the compiled program as plain data (read field by field), its check and its
+/// file.
+pub mod exe {
+    pub use poplar_exe::exe::{
+        CheckError, CodeletId, CodeletRef, ComputePhase, ComputePhaseId, CrossReplicaTransfer,
+        Device, ExchangePhase, ExchangePhaseId, Executable, ExecutableError, FieldKind, FileError,
+        FunctionId, HostTensor, InitBlock, LocalCopy, MemRun, MemoryCategory, MemoryItem,
+        RemoteBufferDesc, RemoteBufferId, RemoteCopy, RemoteCopyId, RemoteDir, ReplicaConstant,
+        ReplicaLayout, Replication, RowSelect, ScalarLoc, Step, StreamDesc, StreamDir, SyncKind,
+        TileCompute, TileImage, Transfer, VertexInst, FORMAT_VERSION, MAX_TRANSFER_BYTES,
+        NO_REPLICA,
+    };
+
+    /// The executable's file: its magic number and the kinds of its sections.
+    pub mod file {
+        pub use poplar_exe::exe::file::{MAGIC, SECTION_APP, SECTION_INIT_DATA, SECTION_TARGET};
+    }
+}
+
 /// Profiles: the cycle model, the memory report, recorded executions and their summaries.
-pub use poplar_exe::profile;
+pub mod profile {
+    pub use poplar_exe::profile::{
+        estimate_program, CategoryBytes, ChipStreamingMemory, CycleModel, LabelProfile,
+        LabelSummary, MemoryReport, PhaseKind, PhaseProfile, Profile, ProfileError, ProfileOptions,
+        ProgramEstimate, RemoteBufferBytes, Span, SpanKind, Split, Stats, StreamingMemory,
+        SyncCounts, TileMemory, TileTotals, Timeline, Track, TransferCost, TransferKind,
+        PROFILE_SCHEMA, PROFILE_SCHEMA_VERSION,
+    };
+
+    /// The cycle model: the static cost of every phase of an executable
+    /// (`docs/cycle-model.md`).
+    pub mod model {
+        pub use poplar_exe::profile::model::{
+            schedule_vertices, ComputeCost, CycleModel, EvenPorts, ExchangeBreakdown, ExchangeCost,
+            LinkLoad, TileComputeCost, TileExchangeCost, VertexSchedule,
+            LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES, SUPERVISOR_CYCLES,
+        };
+    }
+}
 
 /// The engine: runs an executable on the tile simulator.
 pub mod engine {
@@ -99,9 +168,6 @@ pub mod dist {
         RankError, RankSplit, Ranks,
     };
 }
-
-#[doc(hidden)]
-pub use poplar_core::inventory;
 
 pub use compiler::{compile, CompileOptions, InPlaceConcat};
 pub use dtype::{DType, Element};

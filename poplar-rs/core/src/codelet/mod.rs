@@ -152,6 +152,16 @@ macro_rules! codelet {
     };
 }
 
+/// [`codelet!`](crate::codelet!) under a name that is a macro only (the module `codelet` shares
+/// the other), so that the façade can re-export the macro without the whole module.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __codelet {
+    ($($body:tt)*) => {
+        $crate::codelet! { $($body)* }
+    };
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __codelet_multi_worker {
