@@ -3,7 +3,8 @@
 
 use poplar::exe::{Executable, Step};
 use poplar::profile::{Profile, Split};
-use popnn::{LayerParams, Trainer};
+use poplar::{Engine, EngineOptions};
+use popnn::LayerParams;
 use serde::Serialize;
 
 use crate::config::{machine, Config};
@@ -84,9 +85,13 @@ pub fn build(cfg: &Config) -> anyhow::Result<Compiled> {
     })
 }
 
+/// popnn's trainer on the engine.
+pub type Trainer = popnn::Trainer<Engine>;
+
 /// A trainer of `c` on `threads` host threads with the initial parameters of `cfg.seed`.
 pub fn trainer(cfg: &Config, c: &Compiled, threads: usize) -> anyhow::Result<Trainer> {
-    let mut t = Trainer::new(&c.popnn, threads)?;
+    let engine = Engine::new(&c.popnn.exe, EngineOptions::with_threads(threads))?;
+    let mut t = Trainer::new(&c.popnn, engine);
     t.set_params(&c.popnn.model.init(cfg.seed))?;
     Ok(t)
 }

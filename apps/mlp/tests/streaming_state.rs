@@ -118,7 +118,13 @@ fn the_state_read_back_from_streaming_memory_is_the_on_chip_state() {
 
 /// The remote buffer `name` of a tensor of `outputs` rows of `width` on `tiles` tiles: one
 /// row per tile's piece, as long as the longest; the pieces in order.
-fn unrows(t: &popnn::Trainer, name: &str, outputs: usize, width: usize, tiles: usize) -> Vec<f32> {
+fn unrows(
+    t: &mlp::run::Trainer,
+    name: &str,
+    outputs: usize,
+    width: usize,
+    tiles: usize,
+) -> Vec<f32> {
     let rows = t.engine.read_remote_buffer::<f32>(name).unwrap();
     let lens: Vec<usize> = popnn::model::blocks(outputs, tiles)
         .into_iter()

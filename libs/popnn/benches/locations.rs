@@ -11,6 +11,7 @@
 //! `cargo bench -p popnn --bench locations [-- --no-train]`
 
 use poplar::profile::{estimate_program, CycleModel, MemoryReport};
+use poplar::{Engine, EngineOptions};
 use popnn::presets::{wide, wide_chip};
 use popnn::{Optimizer, TensorLocation, TensorStorage, TrainOptions, Trainer};
 
@@ -174,7 +175,8 @@ fn main() {
 
 /// Two steps of training on generated data: the loss of each.
 fn print_training(c: &popnn::Compiled, model: &popnn::Model) {
-    let mut t = Trainer::new(c, 2).expect("an engine");
+    let engine = Engine::new(&c.exe, EngineOptions::with_threads(2)).expect("an engine");
+    let mut t = Trainer::new(c, engine);
     t.set_params(&model.init(1)).expect("parameters");
     let per = c.opts.micro_batch * c.opts.accumulate * 2;
     let d = model.inputs();

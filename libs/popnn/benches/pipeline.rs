@@ -11,6 +11,7 @@
 
 use poplar::profile::{MemoryReport, ProfileOptions};
 use poplar::Target;
+use poplar::{Engine, EngineOptions};
 use popnn::schedule::Schedule;
 use popnn::{bubble, Activation, Model, Optimizer, Reduction, TrainOptions, Trainer};
 
@@ -43,7 +44,8 @@ fn run(p: usize, m: usize, schedule: Schedule) -> Result<(bubble::Idle, u64), St
         Err(e) => panic!("building the pipeline: {e}"),
     };
     let fullest = MemoryReport::from_executable(&c.exe).fullest(1)[0].total;
-    let mut t = Trainer::new(&c, 2).expect("an engine");
+    let engine = Engine::new(&c.exe, EngineOptions::with_threads(2)).expect("an engine");
+    let mut t = Trainer::new(&c, engine);
     t.set_params(&model.init(1)).expect("parameters");
     let n = m * opts.micro_batch;
     let x: Vec<f32> = (0..n * WIDTH)

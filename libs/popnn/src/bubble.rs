@@ -10,13 +10,13 @@
 //! the rest of the bottleneck's idle time is the exchanges, syncs and host transfers of the
 //! pipeline, which the profile's split reports.
 
-use poplar::profile::Profile;
+use poplar_exe::profile::Profile;
 
 /// What a profile of the pipeline says about its stages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Idle {
     /// Modelled elapsed cycles of the profiled runs, split by what advanced the slowest tile.
-    pub elapsed: poplar::profile::Split,
+    pub elapsed: poplar_exe::profile::Split,
     /// Per stage: compute cycles of its chip's busiest tile.
     pub busy: Vec<u64>,
     /// `1 − Σ busy / (P · elapsed)`.

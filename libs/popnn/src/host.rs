@@ -168,7 +168,7 @@ impl Reference {
             let mut p = self.params.clone();
             for l in &mut p {
                 for w in &mut l.w {
-                    *w = poplar::f16_from_f64(*w).to_f64();
+                    *w = poplar_core::fp::f16_from_f64(*w).to_f64();
                 }
             }
             p

@@ -1,6 +1,6 @@
 //! Neural-network training on poplar-rs, in the spirit of Poplar's popnn and PopART's
-//! training options, written only against the public APIs of `poplar`, `codelets` and
-//! `collectives`:
+//! training options, written only against the public APIs of the framework's crates (the graph
+//! IR, the compiler and the executable, not the engine), `codelets` and `collectives`:
 //!
 //! - [`model`]: dense layers with ReLU or GELU ([`math::Activation`]) ending in logits, a
 //!   softmax cross-entropy loss, the parameters' layout and initialisation;
@@ -10,7 +10,8 @@
 //!   depths;
 //! - [`train`]: the training graph — layers spread over tiles, split into pipeline stages over
 //!   the chips of each replica, gradient accumulation over micro-batches, the all-reduce over
-//!   replicas, the update — and [`train::Trainer`], its host side;
+//!   replicas, the update — and [`train::Trainer`], its host side on any device (an
+//!   `Engine`: `poplar_exe::exe::Device`);
 //! - [`host`]: the f64 reference the device is checked against;
 //! - [`codelets`]: the vertices, with their cycle estimates.
 //!
@@ -30,9 +31,10 @@
 //!     lr: 0.01,
 //!     ..TrainOptions::default()
 //! };
-//! let machine = poplar::Target { num_ipus: 4, ..poplar::Target::custom(4, 64 * 1024) };
+//! let machine = poplar_core::target::Target { num_ipus: 4, ..poplar_core::target::Target::custom(4, 64 * 1024) };
 //! let compiled = popnn::build(&machine, &model, &opts)?;
-//! let mut t = Trainer::new(&compiled, 1)?;
+//! let engine = poplar::Engine::new(&compiled.exe, poplar::EngineOptions::with_threads(1))?;
+//! let mut t = Trainer::new(&compiled, engine);
 //! t.set_params(&model.init(1))?;
 //! // Each replica's samples of one step (M micro-batches of m), sample-major, and labels.
 //! let x: Vec<f32> = (0..8 * 4).map(|i| (i as f32 * 0.3).sin()).collect();

@@ -7,7 +7,7 @@
 //! `n` features is an `n × m` matrix, so that a tile owning rows `j..k` of a layer owns rows
 //! `j..k` of its outputs as one contiguous piece.
 
-use poplar::rand::{SplitMix64, GOLDEN_GAMMA};
+use poplar_core::rand::{SplitMix64, GOLDEN_GAMMA};
 use serde::Serialize;
 
 use crate::math::Activation;

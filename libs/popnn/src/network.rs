@@ -18,8 +18,9 @@
 
 use std::ops::Range;
 
-use poplar::program::Program;
-use poplar::{ComputeSet, DType, Graph, Stream, Tensor};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::{ComputeSet, Graph, Stream, Tensor};
+use poplar_core::dtype::DType;
 
 use crate::math::Activation;
 use crate::model::{blocks, Model};
@@ -429,7 +430,7 @@ fn add_forward(
     cs: ComputeSet,
     act: Activation,
     half: bool,
-) -> Result<poplar::VertexRef, TrainError> {
+) -> Result<poplar_compiler::graph::VertexRef, TrainError> {
     use crate::codelets as c;
     Ok(match (act, half) {
         (Activation::None, false) => g.add_vertex_of::<c::DenseForwardNone>(cs)?,
@@ -445,7 +446,7 @@ fn add_grad(
     g: &mut Graph,
     cs: ComputeSet,
     act: Activation,
-) -> Result<poplar::VertexRef, TrainError> {
+) -> Result<poplar_compiler::graph::VertexRef, TrainError> {
     use crate::codelets as c;
     Ok(match act {
         Activation::None => g.add_vertex_of::<c::DenseGradNone>(cs)?,

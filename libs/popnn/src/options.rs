@@ -107,11 +107,11 @@ pub enum TrainError {
         allowed: String,
     },
     #[error(transparent)]
-    Graph(#[from] poplar::GraphError),
+    Graph(#[from] poplar_compiler::graph::GraphError),
     #[error("building the gradient all-reduce: {0}")]
     Collective(#[from] collectives::CollectiveError),
     #[error(transparent)]
-    Compile(#[from] poplar::CompileError),
+    Compile(#[from] poplar_compiler::compiler::CompileError),
     #[error("zeroing the gradients: {0}")]
     Op(#[from] popops::OpError),
 }

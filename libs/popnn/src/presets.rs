@@ -21,9 +21,9 @@ pub fn wide() -> Model {
 }
 
 /// `chips` chips of [`WIDE_CHIP_TILES`] tiles of 624 KiB (the GC200's tile memory).
-pub fn wide_chip(chips: u32) -> poplar::Target {
-    poplar::Target {
+pub fn wide_chip(chips: u32) -> poplar_core::target::Target {
+    poplar_core::target::Target {
         num_ipus: chips,
-        ..poplar::Target::custom(WIDE_CHIP_TILES, 624 * 1024)
+        ..poplar_core::target::Target::custom(WIDE_CHIP_TILES, 624 * 1024)
     }
 }

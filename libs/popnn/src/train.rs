@@ -2,15 +2,19 @@
 //! through every stage, [`crate::schedule`]), the all-reduce of the gradient accumulators over
 //! the replicas (the collectives library, when there are several), and the optimizer's update
 //! of every tile's rows; and [`Trainer`], the host side (parameters in and out, data fed to
-//! the streams, steps run).
+//! the streams, steps run) on any [`Device`] (an `Engine`), so that this crate builds without
+//! linking an engine.
 //!
 //! Programs: [`STEP`] the training step; [`PIPELINE`] its pipeline alone (the same compute
 //! sets, for profiles of the bubble); [`REDUCE`] the combination of the gradients over the
 //! replicas alone (the all-reduce, or the reduce-scatter and the all-reduce across groups
 //! when sharded; empty with one replica unsharded), for static estimates of its cost.
 
-use poplar::program::Program;
-use poplar::{compile, CompileOptions, Engine, EngineOptions, Executable, Graph, Target};
+use poplar_compiler::compiler::{compile, CompileOptions};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::Graph;
+use poplar_core::target::Target;
+use poplar_exe::exe::{Device, Executable};
 
 use crate::model::{LayerParams, Model};
 use crate::network::{Io, Network, Sink};
@@ -82,12 +86,13 @@ fn pipeline(g: &mut Graph, net: &Network) -> Result<Program, TrainError> {
     Ok(Program::seq(out))
 }
 
-/// A host-side error of a training run: the engine's, or data of the wrong size.
+/// A host-side error of a training run: the device's (an `EngineError` for an `Engine`), or
+/// data of the wrong size.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
     #[error(transparent)]
-    Engine(#[from] poplar::EngineError),
+    Device(Box<dyn std::error::Error + Send + Sync>),
     #[error("{what}: {got} values, expected {expected}")]
     Size {
         what: &'static str,
@@ -98,20 +103,34 @@ pub enum RunError {
     ReplicasDiffer { replica: u32, tensor: String },
 }
 
-/// An engine loaded with a training executable.
-pub struct Trainer {
-    pub engine: Engine,
+/// A device's error as a [`RunError`].
+trait OrDevice<T> {
+    fn dev(self) -> Result<T, RunError>;
+}
+
+impl<T, E: std::error::Error + Send + Sync + 'static> OrDevice<T> for Result<T, E> {
+    fn dev(self) -> Result<T, RunError> {
+        self.map_err(|e| RunError::Device(Box::new(e)))
+    }
+}
+
+/// A device (an `Engine`) loaded with a training executable.
+pub struct Trainer<D: Device> {
+    /// The device running [`Compiled::exe`].
+    pub engine: D,
     pub model: Model,
     pub opts: TrainOptions,
 }
 
-impl Trainer {
-    pub fn new(c: &Compiled, threads: usize) -> Result<Trainer, RunError> {
-        Ok(Trainer {
-            engine: Engine::new(&c.exe, EngineOptions::with_threads(threads))?,
+impl<D: Device> Trainer<D> {
+    /// The trainer of `c` on `engine`, a device running `c.exe` (for example
+    /// `Engine::new(&c.exe, EngineOptions::with_threads(threads))?`).
+    pub fn new(c: &Compiled, engine: D) -> Trainer<D> {
+        Trainer {
+            engine,
             model: c.model.clone(),
             opts: c.opts.clone(),
-        })
+        }
     }
 
     /// Writes the same parameters to every replica (and each replica's master shard when
@@ -138,25 +157,28 @@ impl Trainer {
                 }
                 let name = format!("{name}{l}");
                 if self.opts.half_weights && name.starts_with('w') {
-                    let half: Vec<poplar::f16> = v
+                    let half: Vec<poplar_core::f16> = v
                         .iter()
-                        .map(|&x| poplar::f16_from_f64(f64::from(x)))
+                        .map(|&x| poplar_core::fp::f16_from_f64(f64::from(x)))
                         .collect();
-                    self.engine.write_tensor(&name, &half)?;
+                    self.engine.write_tensor(&name, &half).dev()?;
                     if self.opts.shard_group().is_none() {
-                        self.engine.write_tensor(&format!("{name}/master"), v)?;
+                        self.engine
+                            .write_tensor(&format!("{name}/master"), v)
+                            .dev()?;
                     }
                 } else {
-                    self.engine.write_tensor(&name, v)?;
+                    self.engine.write_tensor(&name, v).dev()?;
                 }
                 self.engine
-                    .write_tensor(&format!("{name}/grad"), &vec![0f32; n])?;
+                    .write_tensor(&format!("{name}/grad"), &vec![0f32; n])
+                    .dev()?;
                 let lens = self.piece_lens(d.outputs, width);
                 self.set_state(&name, v, &lens)?;
             }
         }
         if let Optimizer::Adam { .. } = self.opts.optimizer {
-            self.engine.write_tensor("opt powers", &[1f32, 1.0])?;
+            self.engine.write_tensor("opt powers", &[1f32, 1.0]).dev()?;
         }
         self.zero_stats()?;
         Ok(())
@@ -171,7 +193,8 @@ impl Trainer {
                 for r in 0..self.opts.replicas {
                     let shard = crate::update::shard_of(v, lens, group, r % group);
                     self.engine
-                        .write_tensor_replica(&format!("{name}/master"), r, &shard)?;
+                        .write_tensor_replica(&format!("{name}/master"), r, &shard)
+                        .dev()?;
                 }
                 lens.iter().map(|l| l.div_ceil(group as usize)).collect()
             }
@@ -182,12 +205,12 @@ impl Trainer {
             match self.opts.optimizer_state_location.storage {
                 TensorStorage::OnChip => {
                     let n: usize = lens.iter().sum();
-                    self.engine.write_tensor(&state, &vec![0f32; n])?;
+                    self.engine.write_tensor(&state, &vec![0f32; n]).dev()?;
                 }
                 TensorStorage::OffChip => {
                     let row = lens.iter().copied().max().unwrap_or(0);
                     let zeros = vec![0f32; row * lens.len()];
-                    self.engine.write_remote_buffer(&state, &zeros)?;
+                    self.engine.write_remote_buffer(&state, &zeros).dev()?;
                 }
             }
         }
@@ -221,15 +244,18 @@ impl Trainer {
                     fm.extend((0..m).map(|s| mb[s * d + i]));
                 }
             }
-            self.engine.connect_stream_replica("x", r as u32, fm)?;
             self.engine
-                .connect_stream_replica("labels", r as u32, yr.clone())?;
+                .connect_stream_replica("x", r as u32, fm)
+                .dev()?;
+            self.engine
+                .connect_stream_replica("labels", r as u32, yr.clone())
+                .dev()?;
         }
         Ok(())
     }
 
     pub fn step(&mut self) -> Result<(), RunError> {
-        self.engine.run(STEP)?;
+        self.engine.run(STEP).dev()?;
         Ok(())
     }
 
@@ -247,7 +273,8 @@ impl Trainer {
                     let lens = self.piece_lens(d.outputs, d.inputs);
                     let all = self
                         .engine
-                        .read_tensor_all_replicas::<f32>(&format!("w{l}/master"))?;
+                        .read_tensor_all_replicas::<f32>(&format!("w{l}/master"))
+                        .dev()?;
                     let n = all.len() / self.opts.replicas as usize;
                     let shards: Vec<&[f32]> = all.chunks(n.max(1)).take(group as usize).collect();
                     crate::update::unshard(&shards, &lens)
@@ -264,7 +291,10 @@ impl Trainer {
     /// The f16 weights of layer `l`, widened to f32 (checked equal on every replica).
     pub fn half_weights(&self, l: usize) -> Result<Vec<f32>, RunError> {
         let name = format!("w{l}");
-        let all = self.engine.read_tensor_all_replicas::<poplar::f16>(&name)?;
+        let all = self
+            .engine
+            .read_tensor_all_replicas::<poplar_core::f16>(&name)
+            .dev()?;
         let wide: Vec<f32> = all.iter().map(|h| h.to_f32()).collect();
         let n = wide.len() / self.opts.replicas as usize;
         for r in 1..self.opts.replicas as usize {
@@ -293,7 +323,7 @@ impl Trainer {
     }
 
     fn same_on_replicas(&self, name: &str) -> Result<Vec<f32>, RunError> {
-        let all = self.engine.read_tensor_all_replicas::<f32>(name)?;
+        let all = self.engine.read_tensor_all_replicas::<f32>(name).dev()?;
         let n = all.len() / self.opts.replicas as usize;
         for r in 1..self.opts.replicas as usize {
             let same = all[r * n..(r + 1) * n]
@@ -312,14 +342,14 @@ impl Trainer {
 
     fn zero_stats(&mut self) -> Result<(), RunError> {
         let n = 2 * self.engine.executable().target.workers_per_tile as usize;
-        self.engine.write_tensor("stats", &vec![0f32; n])?;
+        self.engine.write_tensor("stats", &vec![0f32; n]).dev()?;
         Ok(())
     }
 
     /// Summed loss and right predictions over every replica since the last call (each
     /// replica's worker pairs added in order), then zeroed.
     pub fn take_stats(&mut self) -> Result<(f64, f64), RunError> {
-        let all = self.engine.read_tensor_all_replicas::<f32>("stats")?;
+        let all = self.engine.read_tensor_all_replicas::<f32>("stats").dev()?;
         self.zero_stats()?;
         Ok(all.chunks(2).fold((0.0, 0.0), |(l, c), s| {
             (l + f64::from(s[0]), c + f64::from(s[1]))

@@ -18,8 +18,9 @@
 //! names: state `<param>/opt a`, `<param>/opt b` (tensors on chip, remote buffers off chip,
 //! one row per piece), master shards `<param>/master`; Adam's powers `opt powers` on tile 0.
 
-use poplar::program::Program;
-use poplar::{ComputeSet, DType, Graph, Tensor};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::{ComputeSet, Graph, Tensor};
+use poplar_core::dtype::DType;
 
 use crate::network::Network;
 use crate::optim::Optimizer;
@@ -475,7 +476,7 @@ fn staged(
             let name = format!("{}/{}", t.name, STATE[k]);
             let rows = t.pieces.len() as u64;
             let buf = g.add_remote_buffer_on_chip(&name, DType::F32, len as u64, rows, t.chip)?;
-            let all = poplar::concat(row)?;
+            let all = poplar_compiler::graph::concat(row)?;
             load.push(Program::copy_from_remote(buf, &all, None));
             store.push(Program::copy_to_remote(&all, buf, None));
         }
@@ -495,7 +496,7 @@ fn update_vertex(
     opts: &TrainOptions,
     st: &[Tensor],
     powers: Option<&Tensor>,
-) -> Result<poplar::VertexRef, TrainError> {
+) -> Result<poplar_compiler::graph::VertexRef, TrainError> {
     use crate::codelets as c;
     Ok(match opts.optimizer {
         Optimizer::Sgd => {

@@ -91,7 +91,7 @@ fn off_chip_or_pipelined_it_trains() {
 fn train(model: &popnn::Model, opts: &TrainOptions) -> (Vec<popnn::LayerParams>, f64) {
     popnn::link();
     let c = popnn::build(&wide_chip(opts.stages as u32), model, opts).expect("it fits");
-    let mut t = popnn::Trainer::new(&c, 2).unwrap();
+    let mut t = common::trainer(&c, 2);
     t.set_params(&model.init(5)).unwrap();
     let (x, y) = common::data(opts.global_batch(), model.inputs(), 0);
     let (xs, ys) = common::per_replica(opts, &x, &y, model.inputs(), 1);

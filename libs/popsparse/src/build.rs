@@ -18,7 +18,9 @@
 //! A new pattern is new bucket contents and a new `steps`, written from the host: the next run
 //! of the same executable uses them.
 
-use poplar::{ComputeSet, DType, Graph, GraphError, Program, Tensor, VertexRef};
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::{ComputeSet, Graph, GraphError, Tensor, VertexRef};
+use poplar_core::dtype::DType;
 
 use crate::codelets::{fwd_cycles, grad_w_cycles};
 use crate::plan::FcPlan;

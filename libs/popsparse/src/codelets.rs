@@ -48,8 +48,8 @@
 
 use std::ops::Range;
 
-use poplar::codelet::*;
-use poplar::fp::canonical_nan;
+use poplar_core::codelet::*;
+use poplar_core::fp::canonical_nan;
 
 use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 
@@ -152,10 +152,10 @@ impl Value for f32 {
     }
 }
 
-impl Value for poplar::f16 {
+impl Value for poplar_core::f16 {
     #[inline]
-    fn product(a: poplar::f16, b: poplar::f16) -> f32 {
-        poplar::f16::from_f32(a.to_f32() * b.to_f32()).to_f32()
+    fn product(a: poplar_core::f16, b: poplar_core::f16) -> f32 {
+        poplar_core::f16::from_f32(a.to_f32() * b.to_f32()).to_f32()
     }
 }
 
@@ -339,7 +339,7 @@ pub fn grad_w_pass<T: Value>(
 
 macro_rules! dense_codelet {
     ($name:ident as $cname:literal, $t:ty, $input:ident, $grad_a:expr) => {
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
             pub struct $name as $cname, multi_worker {
                 rows: Input<Vector<u32>>,
@@ -365,7 +365,7 @@ macro_rules! dense_codelet {
                     return Ok(());
                 }
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                poplar::isa_dispatch! {
+                poplar_core::isa_dispatch! {
                     #[allow(clippy::too_many_arguments)]
                     fn kernel(
                         name: &str,
@@ -409,12 +409,12 @@ macro_rules! dense_codelet {
 
 dense_codelet!(SparseFwdF32 as "SparseFwd<float>", f32, x, false);
 dense_codelet!(SparseGradAF32 as "SparseGradA<float>", f32, yg, true);
-dense_codelet!(SparseFwdF16 as "SparseFwd<half>", poplar::f16, x, false);
-dense_codelet!(SparseGradAF16 as "SparseGradA<half>", poplar::f16, yg, true);
+dense_codelet!(SparseFwdF16 as "SparseFwd<half>", poplar_core::f16, x, false);
+dense_codelet!(SparseGradAF16 as "SparseGradA<half>", poplar_core::f16, yg, true);
 
 macro_rules! grad_w_codelet {
     ($name:ident as $cname:literal, $t:ty) => {
-        poplar::codelet! {
+        poplar_core::codelet! {
             #[doc = concat!("`", $cname, "` (module notes).")]
             pub struct $name as $cname, multi_worker {
                 rows: Input<Vector<u32>>,
@@ -440,7 +440,7 @@ macro_rules! grad_w_codelet {
                     return Ok(());
                 }
                 let d = dims([self.x0, self.nx, self.y0, self.ny, self.z, self.block]);
-                poplar::isa_dispatch! {
+                poplar_core::isa_dispatch! {
                     #[allow(clippy::too_many_arguments)]
                     fn kernel(
                         name: &str,
@@ -481,9 +481,9 @@ macro_rules! grad_w_codelet {
 }
 
 grad_w_codelet!(SparseGradWF32 as "SparseGradW<float>", f32);
-grad_w_codelet!(SparseGradWF16 as "SparseGradW<half>", poplar::f16);
+grad_w_codelet!(SparseGradWF16 as "SparseGradW<half>", poplar_core::f16);
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `Countdown` (module notes).
     pub struct Countdown as "Countdown" {
         counter: InOut<u32>,

@@ -10,7 +10,7 @@
 //! - [`mod@build`]: the weights and dense operands in a graph, and the three passes
 //!   (distribution, propagation with `RepeatWhileTrue` and `Switch` on the active buffer,
 //!   reduction);
-//! - [`mod@host`]: writing an encoded pattern into an engine;
+//! - [`mod@host`]: writing an encoded pattern into an engine (any `Device`);
 //! - [`mod@codelets`]: the vertices.
 //!
 //! Binaries call [`link()`] once (it links `poplin` and the standard codelets too).

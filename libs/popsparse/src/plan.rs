@@ -17,7 +17,7 @@
 //!   where it lives); the later steps read it in place;
 //! - **distribution compute**: `P_Z` multi-worker vertices over a full bucket
 //!   ([`crate::codelets::fwd_cycles`], the first also zeroing the partials), in tile cycles
-//!   by the cycle model's own rule (`poplar::profile::model::schedule_vertices`: six times the
+//!   by the cycle model's own rule (`poplar_exe::profile::model::schedule_vertices`: six times the
 //!   busiest context, plus the supervisor's cycles), and `P_Z − 1` shifts of the buckets within
 //!   the partition (three exchanges each: rows, columns, values);
 //! - **reduction** over `P_Y` (when > 1), spread over the `P_Y` tiles of a row of partitions:
@@ -36,8 +36,8 @@
 //! larger of the Fwd and GradA reductions. The plan keeps the fastest `(P_X, P_Y, P_Z)` within
 //! `available_memory_proportion` of a tile, breaking ties by memory.
 
-use poplar::profile::model::schedule_vertices;
-use poplar::Target;
+use poplar_core::target::Target;
+use poplar_exe::profile::model::schedule_vertices;
 use poplin::{PlanError, PlanParams};
 
 /// Sizes of the layer: `Y[X, Z] = W[X, Y] · X[Y, Z]`.
@@ -117,7 +117,7 @@ pub struct FcOptions {
     pub partition: Option<[usize; 3]>,
     /// Type of the weights and dense operands: `F32`, or `F16` (products rounded to f16,
     /// partials and outputs in f32).
-    pub data_type: poplar::DType,
+    pub data_type: poplar_core::dtype::DType,
 }
 
 impl Default for FcOptions {
@@ -127,7 +127,7 @@ impl Default for FcOptions {
             bucket_oversize: 0.3,
             max_tiles: None,
             partition: None,
-            data_type: poplar::DType::F32,
+            data_type: poplar_core::dtype::DType::F32,
         }
     }
 }
@@ -175,7 +175,7 @@ pub struct FcPlan {
     pub bytes_per_tile: u64,
     pub budget: u64,
     /// Type of the weights and dense operands (partials and outputs are f32).
-    pub data_type: poplar::DType,
+    pub data_type: poplar_core::dtype::DType,
 }
 
 impl FcPlan {
@@ -309,7 +309,7 @@ fn evaluate(
         p.batch.div_ceil(pz) as u64,
     );
     let (b, bb) = (b as u64, (b * b) as u64);
-    let half = o.data_type == poplar::DType::F16;
+    let half = o.data_type == poplar_core::dtype::DType::F16;
     // Bytes of a value (weights, dense operands); partials are f32.
     let e = if half { 2 } else { 4 };
     // Tile cycles of vertices by the cycle model's own rule: `(worker cycles, multi-worker)`.
@@ -329,7 +329,7 @@ fn evaluate(
         0
     };
     let input = remote + 4 + (e * yb * z).div_ceil(8);
-    let zero = codelets::cycles::multi_worker(xb * z, w, poplar::DType::F32, 1);
+    let zero = codelets::cycles::multi_worker(xb * z, w, poplar_core::dtype::DType::F32, 1);
     // A shift of every bucket (rows, columns, values: three exchanges with their syncs).
     let shift = 2 * ((4 * cap).div_ceil(rate) + setup + sync)
         + (e * cap * bb).div_ceil(rate)
@@ -386,7 +386,9 @@ pub fn plan(target: &Target, p: FcParams, o: &FcOptions) -> Result<FcPlan, FcPla
     if p.output_size == 0 || p.input_size == 0 || p.batch == 0 || p.nonzeros == 0 {
         return Err(FcPlanError::Empty(p));
     }
-    if o.data_type != poplar::DType::F32 && o.data_type != poplar::DType::F16 {
+    if o.data_type != poplar_core::dtype::DType::F32
+        && o.data_type != poplar_core::dtype::DType::F16
+    {
         return Err(FcPlanError::Type(o.data_type));
     }
     if p.output_size.max(p.input_size) >= 1 << 31 {

@@ -5,8 +5,9 @@
 
 use mlp::config::{Config, Reduction, Shape};
 use mlp::data::Dataset;
+use mlp::run::Trainer;
 use popnn::host::Reference;
-use popnn::{LayerParams, Trainer};
+use popnn::LayerParams;
 
 /// 8 inputs, 16 hidden units, 4 classes, 200 points per class, 3 tiles, GA 2, Mean at lr 0.05,
 /// seed 3.

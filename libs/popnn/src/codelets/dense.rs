@@ -27,8 +27,8 @@
 
 use codelets::cycles;
 use codelets::family::BinaryOp;
-use poplar::codelet::*;
-use poplar::DType;
+use poplar_core::codelet::*;
+use poplar_core::dtype::DType;
 
 use super::{per, share_of};
 use crate::math::Activation;
@@ -55,7 +55,7 @@ impl Weight for f32 {
     }
 }
 
-impl Weight for poplar::f16 {
+impl Weight for poplar_core::f16 {
     #[inline]
     fn f32(self) -> f32 {
         self.to_f32()
@@ -145,7 +145,7 @@ fn grad(
 /// The forward codelet of one activation and weight type.
 macro_rules! forward_codelet {
     ($fwd:ident, $fwd_name:literal, $act:expr, $w:ty) => {
-        poplar::codelet! {
+        poplar_core::codelet! {
             /// A block of rows of a dense layer over a micro-batch (see the module's table).
             pub struct $fwd as $fwd_name, multi_worker {
                 w: Input<Vector<$w>>,
@@ -181,7 +181,7 @@ macro_rules! forward_codelet {
 /// The gradient codelet of one activation.
 macro_rules! grad_codelet {
     ($grad:ident, $grad_name:literal, $act:expr) => {
-        poplar::codelet! {
+        poplar_core::codelet! {
             /// A block of rows' `dz`, and their weight and bias gradients added to the
             /// accumulators (see the module's table).
             pub struct $grad as $grad_name, multi_worker {
@@ -240,19 +240,19 @@ forward_codelet!(
     DenseForwardNoneF16,
     "popnn::DenseForward<none,half>",
     Activation::None,
-    poplar::f16
+    poplar_core::f16
 );
 forward_codelet!(
     DenseForwardReluF16,
     "popnn::DenseForward<relu,half>",
     Activation::Relu,
-    poplar::f16
+    poplar_core::f16
 );
 forward_codelet!(
     DenseForwardGeluF16,
     "popnn::DenseForward<gelu,half>",
     Activation::Gelu,
-    poplar::f16
+    poplar_core::f16
 );
 grad_codelet!(DenseGradNone, "popnn::DenseGrad<none>", Activation::None);
 grad_codelet!(DenseGradRelu, "popnn::DenseGrad<relu>", Activation::Relu);
@@ -295,7 +295,7 @@ fn partial<W: Weight>(w: &[W], dz: &[f32], dx: &mut [f32], wk: Worker) -> Result
 /// The partial codelet of one weight type.
 macro_rules! partial_codelet {
     ($name:ident, $text:literal, $w:ty) => {
-        poplar::codelet! {
+        poplar_core::codelet! {
             /// A tile's partial of the input gradient, over its rows (see the module's table).
             pub struct $name as $text, multi_worker {
                 w: Input<Vector<$w>>,
@@ -323,9 +323,13 @@ macro_rules! partial_codelet {
 }
 
 partial_codelet!(DensePartial, "popnn::DensePartial", f32);
-partial_codelet!(DensePartialF16, "popnn::DensePartial<half>", poplar::f16);
+partial_codelet!(
+    DensePartialF16,
+    "popnn::DensePartial<half>",
+    poplar_core::f16
+);
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::SumParts`: `out[e] = parts[0][e] + parts[1][e] + …`.
     pub struct SumParts as "popnn::SumParts", multi_worker {
         parts: Input<VectorList<f32>>,

@@ -11,14 +11,14 @@
 
 use codelets::cycles;
 use codelets::family::{BinaryOp, UnaryOp};
-use poplar::codelet::*;
-use poplar::DType;
+use poplar_core::codelet::*;
+use poplar_core::dtype::DType;
 
 use super::per;
 
 use crate::math::{best_class, cross_entropy, softmax};
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::SoftmaxCrossEntropy`: the loss and its gradient for a micro-batch.
     pub struct SoftmaxCrossEntropy as "popnn::SoftmaxCrossEntropy", multi_worker {
         logits: Input<Vector<f32>>,

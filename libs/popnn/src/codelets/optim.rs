@@ -19,12 +19,12 @@
 
 use codelets::cycles;
 use codelets::family::{BinaryOp, UnaryOp};
-use poplar::codelet::*;
-use poplar::DType;
+use poplar_core::codelet::*;
+use poplar_core::dtype::DType;
 
 use super::share_of;
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::Sgd`: `params -= scale · grad`, then `grad = 0`.
     pub struct Sgd as "popnn::Sgd", multi_worker {
         params: InOut<Vector<f32>>,
@@ -59,7 +59,7 @@ impl Vertex for Sgd<'_> {
     }
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::Momentum`: `velocity = momentum·velocity + scale·grad`, `params -= lr·velocity`,
     /// then `grad = 0`.
     pub struct Momentum as "popnn::Momentum", multi_worker {
@@ -101,7 +101,7 @@ impl Vertex for Momentum<'_> {
     }
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::AdamStep`: `powers = [powers[0]·beta1, powers[1]·beta2]` (Adam's `β₁ᵗ`, `β₂ᵗ`).
     pub struct AdamStep as "popnn::AdamStep" {
         powers: InOut<Vector<f32>>,
@@ -125,7 +125,7 @@ impl Vertex for AdamStep<'_> {
     }
 }
 
-poplar::codelet! {
+poplar_core::codelet! {
     /// `popnn::Adam`: bias-corrected Adam on each element ([`crate::optim::adam_element`]), then
     /// `grad = 0`.
     pub struct Adam as "popnn::Adam", multi_worker {

@@ -1,8 +1,9 @@
 //! Shared by the tests: a small machine, a model, data and the f64 reference run.
 #![allow(dead_code)]
 
+use poplar::{Engine, EngineOptions};
 use popnn::host::Reference;
-use popnn::{Activation, Model, Optimizer, Reduction, Schedule, TrainOptions, Trainer};
+use popnn::{Activation, Compiled, Model, Optimizer, Reduction, Schedule, TrainOptions, Trainer};
 
 /// `chips` chips of 8 tiles of 256 KiB.
 pub fn machine(chips: u32) -> poplar::Target {
@@ -92,12 +93,25 @@ pub fn train_device(
     (t.params().unwrap(), loss)
 }
 
+/// The trainer of `c` on an engine of `threads` threads.
+pub fn trainer(c: &Compiled, threads: usize) -> Trainer<Engine> {
+    Trainer::new(
+        c,
+        Engine::new(&c.exe, EngineOptions::with_threads(threads)).unwrap(),
+    )
+}
+
 /// A trainer after `steps` steps from the initial parameters of seed 5.
-pub fn trainer_after(model: &Model, opts: &TrainOptions, steps: usize, threads: usize) -> Trainer {
+pub fn trainer_after(
+    model: &Model,
+    opts: &TrainOptions,
+    steps: usize,
+    threads: usize,
+) -> Trainer<Engine> {
     popnn::link();
     let machine = machine(opts.replicas * opts.stages as u32);
     let c = popnn::build(&machine, model, opts).unwrap();
-    let mut t = Trainer::new(&c, threads).unwrap();
+    let mut t = trainer(&c, threads);
     t.set_params(&model.init(5)).unwrap();
     let b = opts.global_batch();
     let (x, y) = data(b * steps, model.inputs(), 0);
