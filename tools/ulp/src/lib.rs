@@ -1,6 +1,6 @@
 //! The ULP harness: how far the f32 functions that codelets use are from the correctly rounded
 //! result, over every f32 input (or sampled pairs for division), with the host's IEEE
-//! arithmetic and with the chip's subnormal flushing (`poplar::fp`).
+//! arithmetic and with the chip's subnormal flushing (`poplar_core::fp`).
 //!
 //! The reference of `f(x)` is `f64` of the same function on `x` converted exactly, rounded to
 //! f32 once. With flushing, the reference follows the chip's rule too: a subnormal input is
@@ -9,8 +9,8 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use poplar::fp::{flush_f32, FlushGuard};
-use poplar::rand::SplitMix64;
+use poplar_core::fp::{flush_f32, FlushGuard};
+use poplar_core::rand::SplitMix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -27,7 +27,7 @@ pub struct Unary {
     /// measured.
     pub domain: Option<fn(f32) -> bool>,
     /// The function over a slice, compiled for every instruction-set level and run at the
-    /// active one (`poplar::isa`): what the sweep calls when given, so that each level's
+    /// active one (`poplar_core::isa`): what the sweep calls when given, so that each level's
     /// code is measured (a per-element call through `f` would run the baseline's).
     pub batch: Option<SliceFn>,
 }
@@ -234,7 +234,7 @@ pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
         .reduce(Sweep::default, Sweep::merge);
     s.function = u.name.to_string();
     s.mode = mode_name(flush).to_string();
-    s.isa = poplar::isa::active().name().to_string();
+    s.isa = poplar_core::isa::active().name().to_string();
     s.seconds = t0.elapsed().as_secs_f64();
     s
 }
@@ -271,7 +271,7 @@ pub fn sweep_division(samples: u64, seed: u64, flush: bool, div: fn(f32, f32) ->
         .reduce(Sweep::default, Sweep::merge);
     s.function = "div".to_string();
     s.mode = mode_name(flush).to_string();
-    s.isa = poplar::isa::active().name().to_string();
+    s.isa = poplar_core::isa::active().name().to_string();
     s.seconds = t0.elapsed().as_secs_f64();
     s
 }
@@ -354,7 +354,7 @@ mod tests {
     fn flushing_takes_subnormal_inputs_as_zero() {
         let s = sweep_unary(&sqrt_like(f32::sqrt), 1..1 << 23, true);
         assert_eq!(s.max_ulp, 0);
-        if poplar::fp::hardware_flush() {
+        if poplar_core::fp::hardware_flush() {
             // With the hardware modes, sqrt of a subnormal is sqrt(0) = 0, as the reference
             // says; without flushing the reference the results would be ~1e-20, not zero.
             let _fp = FlushGuard::new(true);

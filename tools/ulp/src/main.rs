@@ -74,14 +74,14 @@ fn print(s: &Sweep) {
 }
 
 /// The levels `--isa` names.
-fn levels(arg: &str) -> Result<Vec<poplar::isa::IsaLevel>> {
+fn levels(arg: &str) -> Result<Vec<poplar_core::isa::IsaLevel>> {
     Ok(match arg.trim() {
-        "active" => vec![poplar::isa::active()],
-        "all" => poplar::isa::supported(),
+        "active" => vec![poplar_core::isa::active()],
+        "all" => poplar_core::isa::supported(),
         list => list
             .split(',')
             .map(|l| {
-                let level: poplar::isa::IsaLevel = l.parse()?;
+                let level: poplar_core::isa::IsaLevel = l.parse()?;
                 Ok(level)
             })
             .collect::<Result<_>>()?,
@@ -151,10 +151,10 @@ fn main() -> Result<()> {
     println!(
         "ulp: {} thread(s), hardware flush modes: {}",
         rayon::current_num_threads(),
-        poplar::fp::hardware_flush()
+        poplar_core::fp::hardware_flush()
     );
     for level in levels(&args.isa)? {
-        poplar::isa::set_active(level)?;
+        poplar_core::isa::set_active(level)?;
         for name in args.functions.split(',').map(str::trim) {
             for &flush in &modes {
                 let s = if name == "div" {
