@@ -210,7 +210,7 @@ pub struct CycleModel {
 }
 
 /// Cycles of a list of on-tile copies.
-pub fn copy_cycles(copies: &[LocalCopy]) -> u64 {
+pub(crate) fn copy_cycles(copies: &[LocalCopy]) -> u64 {
     copies
         .iter()
         .map(|c| LOCAL_COPY_SETUP_CYCLES + u64::from(c.bytes).div_ceil(LOCAL_COPY_BYTES_PER_CYCLE))
@@ -300,7 +300,7 @@ fn tile_compute(exe: &Executable, tc: &TileCompute) -> TileComputeCost {
 }
 
 /// The static cost of one compute phase.
-pub fn compute_cost(exe: &Executable, phase: &ComputePhase) -> ComputeCost {
+pub(crate) fn compute_cost(exe: &Executable, phase: &ComputePhase) -> ComputeCost {
     let tiles: Vec<TileComputeCost> = phase.tiles.iter().map(|t| tile_compute(exe, t)).collect();
     let vertices = phase.tiles.iter().map(|t| t.vertices.len() as u64).sum();
     let default_estimates = phase
@@ -331,7 +331,7 @@ fn div_ceil_f(bytes: u64, per_cycle: f64) -> u64 {
 }
 
 /// The static cost of one exchange phase.
-pub fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
+pub(crate) fn exchange_cost(target: &Target, phase: &ExchangePhase) -> ExchangeCost {
     let mut cost = ExchangeCost {
         name: phase.name.clone(),
         transfers: phase.transfers.len() as u64,

@@ -35,7 +35,7 @@ use replay::Acc;
 pub use event::RunEvent;
 
 /// Steps after which a segment is replayed at once instead of memoised.
-pub const SEGMENT_LIMIT: usize = 4096;
+pub(crate) const SEGMENT_LIMIT: usize = 4096;
 
 /// Options of `Engine::enable_profiling`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
