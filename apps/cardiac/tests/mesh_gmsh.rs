@@ -465,13 +465,8 @@ fn fixture_with_parametric_nodes() {
 fn mutated_files_never_panic() {
     let ascii = to_msh(&decorated_slab()).into_bytes();
     let binary = tiny_binary(4);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = poplar::rand::SplitMix64::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
     let mut failures = 0;
     for base in [&ascii, &binary] {
         for _ in 0..1500 {

@@ -340,13 +340,8 @@ fn truncated_xml_never_panics() {
 #[test]
 fn mutated_files_never_panic() {
     let m = decorated_slab();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = poplar::rand::SplitMix64::new(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.next_u64();
     for enc in [VtuEncoding::Ascii, VtuEncoding::Base64] {
         let base = to_vtu(&m, enc, &[]);
         for _ in 0..1000 {

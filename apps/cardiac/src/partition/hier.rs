@@ -7,6 +7,7 @@
 //! the target's links ([`ChipLinks`]).
 
 use super::*;
+use poplar::rand::SplitMix64;
 use rayon::prelude::*;
 
 /// How the cells are cut into tiles.
@@ -332,18 +333,15 @@ fn place_chips(adjacency: &[[u32; 4]], chip: &mut [u32], tiles: &[usize], links:
             }
         }
     } else {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = SplitMix64::new(0x9e37_79b9_7f4a_7c15);
         // Fewer starts for many chips: each sweep tries parts² / 2 swaps.
         let starts = if parts <= 16 { 64 } else { 4 };
         for start in 0..starts {
             let mut at = identity.clone();
             if start > 0 {
-                // Fisher-Yates with xorshift, among parts of equal tile counts.
+                // Fisher-Yates, among parts of equal tile counts.
                 for i in (1..parts).rev() {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    let j = (state % (i as u64 + 1)) as usize;
+                    let j = rng.below(i as u64 + 1) as usize;
                     if swappable(i, j) {
                         at.swap(i, j);
                     }

@@ -616,11 +616,8 @@ mod tests {
     fn the_ecg_partial_is_the_weighted_sum_of_row_differences() {
         // 7 cells over a local vector with a halo of 5, 3 electrodes; against f64.
         let (n, h, e) = (7usize, 5usize, 3usize);
-        let mut seed = 777u32;
-        let mut next = move || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (seed >> 8) as f32 / 16_777_216.0
-        };
+        let mut rng = poplar::rand::SplitMix64::new(777);
+        let mut next = move || rng.next_f32();
         let x: Vec<f32> = (0..h + n).map(|_| -85.0 + 120.0 * next()).collect();
         let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() * 0.01).collect();
         let cols: Vec<u16> = (0..n * ELL_WIDTH)
@@ -658,12 +655,10 @@ mod tests {
 
     /// `n` pseudo-random ELLPACK rows over a local vector with a halo of `h`: the vector, the
     /// diagonal, the values and the columns.
-    fn random_rows(n: usize, h: usize, seed: u32) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<u32>) {
-        let mut seed = seed;
-        let mut next = move || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            seed >> 8
-        };
+    fn random_rows(n: usize, h: usize, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<u32>) {
+        let mut rng = poplar::rand::SplitMix64::new(seed);
+        // 24 random bits, as the values below are scaled for.
+        let mut next = move || rng.next_u32() >> 8;
         let x: Vec<f32> = (0..h + n).map(|_| next() as f32 / 1e6 - 8.0).collect();
         let diag: Vec<f32> = (0..n).map(|_| next() as f32 / 1e7).collect();
         let values: Vec<f32> = (0..n * ELL_WIDTH).map(|_| next() as f32 / 1e8).collect();
