@@ -49,7 +49,7 @@ fn rows_of(
 /// `len / rows` when `rows` divides `len` (rows of `region` elements).
 fn region_of(codelet: &str, field: &str, len: usize, rows: u32) -> Result<usize, VertexError> {
     let rows = rows as usize;
-    if rows == 0 || len % rows != 0 {
+    if rows == 0 || !len.is_multiple_of(rows) {
         return Err(VertexError::new(format!(
             "{codelet}: field '{field}' has {len} elements, not a whole number of {rows} rows"
         )));

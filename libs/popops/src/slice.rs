@@ -473,8 +473,37 @@ pub fn plan_multi_slice(
         .unwrap_or(SlicePlan::single())
 }
 
-/// A new `[rows, cols]` variable of `dtype` mapped as `plan` places its blocks (poplibs'
-/// `createSliceableTensor`).
+/// A new variable stored block-major for column blocks of `ch` (`[lead, H, m, ch]`, the last
+/// block padded), and its `[lead, m, cols]` view. Each `(lead, block)` is contiguous in the
+/// variable, so the views of whole column blocks are one region each (a row-major variable
+/// would need one region per row of every block).
+fn column_blocked(
+    graph: &mut Graph,
+    dtype: DType,
+    lead: usize,
+    m: usize,
+    cols: usize,
+    ch: usize,
+    name: &str,
+) -> Result<(Tensor, Tensor), OpError> {
+    let h = cols.div_ceil(ch.max(1)).max(1);
+    if h == 1 {
+        let t = graph.add_variable(dtype, &[lead, 1, m, cols], name);
+        let view = t.reshape(&[lead, m, cols])?;
+        return Ok((t, view));
+    }
+    let t = graph.add_variable(dtype, &[lead, h, m, ch], name);
+    let view = t
+        .dim_shuffle(&[0, 2, 1, 3])?
+        .reshape(&[lead, m, h * ch])?
+        .slice_dim(2, 0..cols)?;
+    Ok((t, view))
+}
+
+/// A new `[rows, cols]` tensor of `dtype` mapped as `plan` places its blocks (poplibs'
+/// `createSliceableTensor`): stored block by block, so that each block is contiguous on its
+/// tile (its variable is `[1, column splits, rows, block columns]`, the last column block
+/// padded when the splits do not divide the columns).
 pub fn create_sliceable_tensor(
     graph: &mut Graph,
     dtype: DType,
@@ -483,20 +512,24 @@ pub fn create_sliceable_tensor(
     plan: &SlicePlan,
     name: &str,
 ) -> Result<Tensor, OpError> {
-    let t = graph.add_variable(dtype, &[rows, cols], name);
-    for (_, _, rr, cr, tile) in blocks(graph.target(), plan, rows, cols) {
-        graph.set_tile_mapping(&t.slice(rr)?.slice_dim(1, cr)?, tile)?;
+    let (ch, _) = plan.col_blocks(cols);
+    let (storage, view) = column_blocked(graph, dtype, 1, rows, cols, ch, name)?;
+    for (_, h, rr, _, tile) in blocks(graph.target(), plan, rows, cols) {
+        graph.set_tile_mapping(&storage.index(0)?.index(h)?.slice(rr)?, tile)?;
     }
-    Ok(t)
+    Ok(view.reshape(&[rows, cols])?)
 }
 
-/// The plan's non-empty blocks: `(s, h, rows, cols, tile)`.
+/// A block of a plan: its row split `s`, column split `h`, rows, columns and tile.
+type Block = (usize, usize, Range<usize>, Range<usize>, TileId);
+
+/// The plan's non-empty blocks.
 fn blocks(
     target: &Target,
     plan: &SlicePlan,
     rows: usize,
     cols: usize,
-) -> Vec<(usize, usize, Range<usize>, Range<usize>, TileId)> {
+) -> Vec<Block> {
     let (rs, ns) = plan.row_blocks(rows);
     let (ch, nh) = plan.col_blocks(cols);
     let mut out = Vec::new();
@@ -593,55 +626,73 @@ pub fn multi_slice(
     let n = offsets.num_elements();
     let mut shape = t.shape().to_vec();
     shape[0] = n;
-    let out = graph.add_variable(t.dtype(), &shape, name);
-    let ov = out.reshape(&[n, cols])?;
-    let idx = indices(graph, offsets, rows, options, prog, name)?;
     let target = graph.target().clone();
     let blocks = blocks(&target, plan, rows, cols);
     let (rs, ns) = plan.row_blocks(rows);
+    let (ch, _) = plan.col_blocks(cols);
+    let (out_store, ov) = column_blocked(graph, t.dtype(), 1, n, cols, ch, name)?;
+    let ov = ov.reshape(&[n, cols])?;
+    let out = ov.reshape(&shape)?;
     if n == 0 || cols == 0 {
-        for (_, _, _, cr, tile) in &blocks {
-            graph.set_tile_mapping(&ov.slice_dim(1, cr.clone())?, *tile)?;
+        for (_, h, _, _, tile) in &blocks {
+            graph.set_tile_mapping(&out_store.index(0)?.index(*h)?, *tile)?;
         }
         return Ok(out);
     }
-    let partials = (ns > 1)
-        .then(|| graph.add_variable(t.dtype(), &[ns, n, cols], &format!("{name}/partials")));
+    let idx = indices(graph, offsets, rows, options, prog, name)?;
+    let partials = if ns > 1 {
+        Some(column_blocked(
+            graph,
+            t.dtype(),
+            ns,
+            n,
+            cols,
+            ch,
+            &format!("{name}/partials"),
+        )?)
+    } else {
+        None
+    };
     let cs0 = graph.add_compute_set(&format!("{name}/stage0"));
-    for (s, _, rr, cr, tile) in &blocks {
+    for (s, h, rr, cr, tile) in &blocks {
         let dst = match &partials {
-            Some(p) => p.index(*s)?.slice_dim(1, cr.clone())?,
-            None => ov.slice_dim(1, cr.clone())?,
+            Some((store, view)) => {
+                graph.set_tile_mapping(&store.index(*s)?.index(*h)?, *tile)?;
+                view.index(*s)?.slice_dim(1, cr.clone())?
+            }
+            None => {
+                graph.set_tile_mapping(&out_store.index(0)?.index(*h)?, *tile)?;
+                ov.slice_dim(1, cr.clone())?
+            }
         };
-        graph.set_tile_mapping(&dst, *tile)?;
         let v = graph.add_vertex(cs0, &codelet)?;
         graph.connect(v, "offsets", &idx)?;
-        graph.connect(v, "input", &tv.slice(rr.clone())?.slice_dim(1, cr.clone())?)?;
+        graph.connect(v, "input", &tv.slice_dim(1, cr.clone())?.slice(rr.clone())?)?;
         graph.connect(v, "out", &dst)?;
         graph.set_vertex_state(v, "base_offset", rr.start as u32)?;
         graph.set_vertex_state(v, "num_base", rr.len() as u32)?;
         graph.set_tile_mapping(v, *tile)?;
     }
     prog.push(Program::execute(cs0));
-    let Some(p) = partials else {
+    let Some((_, p)) = partials else {
         return Ok(out);
     };
     // Stage 1: block (s, h) picks the rows of index chunk s, columns h.
     let nc = n.div_ceil(ns);
     let cs1 = graph.add_compute_set(&format!("{name}/stage1"));
-    for (s, _, _, cr, tile) in &blocks {
+    for (s, h, _, cr, tile) in &blocks {
         let ir = (s * nc).min(n)..((s + 1) * nc).min(n);
-        let dst = ov.slice(ir.clone())?.slice_dim(1, cr.clone())?;
-        graph.set_tile_mapping(&dst, *tile)?;
+        graph.set_tile_mapping(&out_store.index(0)?.index(*h)?.slice(ir.clone())?, *tile)?;
         if ir.is_empty() {
             continue;
         }
+        let dst = ov.slice_dim(1, cr.clone())?.slice(ir.clone())?;
         let v = graph.add_vertex(cs1, &select)?;
         graph.connect(v, "offsets", &idx.slice(ir.clone())?)?;
         graph.connect(
             v,
             "partials",
-            &p.slice_dim(1, ir.clone())?.slice_dim(2, cr.clone())?,
+            &p.slice_dim(2, cr.clone())?.slice_dim(1, ir.clone())?,
         )?;
         graph.connect(v, "out", &dst)?;
         graph.set_vertex_state(v, "rows_per_split", rs as u32)?;
@@ -711,7 +762,7 @@ fn update(
         let v = graph.add_vertex(cs, &codelet)?;
         graph.connect(v, "offsets", &idx)?;
         graph.connect(v, "slices", &sv.slice_dim(1, cr.clone())?)?;
-        graph.connect(v, "a", &tv.slice(rr.clone())?.slice_dim(1, cr)?)?;
+        graph.connect(v, "a", &tv.slice_dim(1, cr)?.slice(rr.clone())?)?;
         if let Some(scale) = scale {
             graph.connect(v, "scale", &scale.flatten())?;
         }

@@ -215,7 +215,7 @@ pub fn uniform(
         &[DType::F32, DType::F16, DType::I32],
         "f32, f16, i32",
     )?;
-    if !(min <= max) {
+    if min.is_nan() || max.is_nan() || min > max {
         return Err(bad(
             op,
             format!("'min' ({min}) must not be above 'max' ({max})"),

@@ -367,7 +367,7 @@ pub mod cycles {
 
     fn split(dtype: DType, n: u64) -> (u64, u64) {
         let w = if dtype == DType::F16 { 4 } else { 2 };
-        (n.div_ceil(w), u64::from(n % w != 0))
+        (n.div_ceil(w), u64::from(!n.is_multiple_of(w)))
     }
 
     /// `Uniform`: `float` `22 + 4·⌈n/2⌉ + 4·[n odd]`; `half` `24 + 4·⌈n/4⌉ + 12·[n%4 ≠ 0]`;
