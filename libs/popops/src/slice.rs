@@ -524,12 +524,7 @@ pub fn create_sliceable_tensor(
 type Block = (usize, usize, Range<usize>, Range<usize>, TileId);
 
 /// The plan's non-empty blocks.
-fn blocks(
-    target: &Target,
-    plan: &SlicePlan,
-    rows: usize,
-    cols: usize,
-) -> Vec<Block> {
+fn blocks(target: &Target, plan: &SlicePlan, rows: usize, cols: usize) -> Vec<Block> {
     let (rs, ns) = plan.row_blocks(rows);
     let (ch, nh) = plan.col_blocks(cols);
     let mut out = Vec::new();

@@ -56,7 +56,8 @@ impl Stream {
         philox4x32_10([j as u32, (j >> 32) as u32, self.modifier, tag], self.seed)
     }
 
-    /// The 32 random bits of element `i` of a plain draw.
+    /// The Philox block of element `i` of a plain draw (block `i / 4`; the element's 32 bits
+    /// are its word `i % 4`).
     pub fn bits(&self, i: u64) -> [u32; 4] {
         self.block(i / 4, 0)
     }
