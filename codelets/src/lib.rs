@@ -111,6 +111,30 @@
 //! | `Dot<half>` | `a`, `b`: `Input<Vector<f16>>`, `out: Output<f32>` | `sum_i a[i] * b[i]` in f32 |
 //! | `Cast<float,half>` | `input: Input<Vector<f32>>`, `out: Output<Vector<f16>>` | `round(input)` |
 //! | `Cast<half,float>` | `input: Input<Vector<f16>>`, `out: Output<Vector<f32>>` | `input` |
+//! | `DynamicSlice<float>` | `offset: Input<u32>`, `input: Input<Vector>`, `out: Output<Vector>`, `num_base`, `num_sub`, `remap: State` | `out[j] = input[(offset + j) mod num_base]`, see [`slice`] |
+//! | `DynamicUpdateSlice<float>` | `offset`, `a: InOut<Vector>`, `slices: Input<Vector>`, states as above | `a[(offset + j) mod num_base] = slices[j]` |
+//! | `MultiSlice<float>` | `offsets: Input<Vector<u32>>`, `input`, `out`, `base_offset`, `num_base: State`, multi-worker | `out[o] = input[offsets[o] - base_offset]`, zeros outside |
+//! | `MultiSliceSelect<float>` | `offsets`, `partials: Input<Vector>`, `out`, `rows_per_split`, `num_rows: State`, multi-worker | `out[o]` from the partial of `offsets[o]`'s split |
+//! | `MultiUpdate<float>` | `offsets`, `slices: Input<Vector>`, `a: InOut<Vector>`, `base_offset`, `num_base`, multi-worker | `a[offsets[o] - base_offset] = slices[o]`, in order |
+//! | `DynamicSlice<half>` | same | same |
+//! | `DynamicUpdateSlice<half>` | same | same |
+//! | `MultiSlice<half>` | same | same |
+//! | `MultiSliceSelect<half>` | same | same |
+//! | `MultiUpdate<half>` | same | same |
+//! | `DynamicSlice<int>` | same | same |
+//! | `DynamicUpdateSlice<int>` | same | same |
+//! | `MultiSlice<int>` | same | same |
+//! | `MultiSliceSelect<int>` | same | same |
+//! | `MultiUpdate<int>` | same | same |
+//! | `DynamicSlice<unsigned>` | same | same |
+//! | `DynamicUpdateSlice<unsigned>` | same | same |
+//! | `MultiSlice<unsigned>` | same | same |
+//! | `MultiSliceSelect<unsigned>` | same | same |
+//! | `MultiUpdate<unsigned>` | same | same |
+//! | `RemapIndices<unsigned>` | `input: Input<Vector<u32>>`, `out: Output<Vector<u32>>`, `num_rows: State<u32>` | `input[i]` if below `num_rows`, else 0 |
+//! | `MultiUpdateAdd<float>` | as `MultiUpdate`, `scale: Input<f32>` (`int`: `i32`) | `a[offsets[o] - base_offset] += scale * slices[o]`, in order |
+//! | `MultiUpdateAdd<half>` | same | same |
+//! | `MultiUpdateAdd<int>` | same | same |
 
 #[macro_use]
 mod util;
@@ -126,6 +150,7 @@ pub mod half;
 
 pub mod reduce;
 pub mod scaled_add;
+pub mod slice;
 pub mod unary;
 
 /// Forces this crate to be linked, so that its codelets are registered. Call it once before

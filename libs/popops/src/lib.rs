@@ -49,6 +49,13 @@ use poplar_core::codelet::lookup;
 use poplar_core::dtype::{DType, Element};
 use poplar_core::target::TileId;
 
+pub mod slice;
+
+pub use slice::{
+    create_sliceable_tensor, dynamic_slice, dynamic_update, estimate_multi_slice, multi_slice,
+    multi_update, multi_update_add, plan_multi_slice, SliceOptions, SlicePlan,
+};
+
 /// The op families, named here with the helpers that take them.
 pub use codelets::family::{BinaryOp, ReduceOp, UnaryOp};
 
