@@ -111,6 +111,20 @@
 //! | `Dot<half>` | `a`, `b`: `Input<Vector<f16>>`, `out: Output<f32>` | `sum_i a[i] * b[i]` in f32 |
 //! | `Cast<float,half>` | `input: Input<Vector<f32>>`, `out: Output<Vector<f16>>` | `round(input)` |
 //! | `Cast<half,float>` | `input: Input<Vector<f16>>`, `out: Output<Vector<f32>>` | `input` |
+//! | `Map<float>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<f32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<float>` | same, `out: InOut<Vector<f32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<half>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<f16>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<half>` | same, `out: InOut<Vector<f16>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<int>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<i32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<int>` | same, `out: InOut<Vector<i32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned>` | same, `out: InOut<Vector<u32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned char>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u8>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned char>` | same, `out: InOut<Vector<u8>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned short>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u16>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned short>` | same, `out: InOut<Vector<u16>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<bool>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<bool>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<bool>` | same, `out: InOut<Vector<bool>>` | `out[i] = prog(out[i], inputs[i])` |
 
 #[macro_use]
 mod util;
@@ -123,6 +137,7 @@ pub mod dot;
 pub mod family;
 pub mod fill;
 pub mod half;
+pub mod map;
 
 pub mod reduce;
 pub mod scaled_add;
