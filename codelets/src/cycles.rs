@@ -385,7 +385,6 @@ const fn ours(cycles: u64, natural: bool, unroll: u64) -> OpPerf {
 /// floats, 14 per element for integers), `Select` (5 per 4 elements, as `LOGICAL_AND`),
 /// `Cast` (as `Cast1DSingleWorker`'s 2 per vector), loads and constants (free here: the
 /// fused loop charges loads separately).
-// Long: one arm per row of poplibs' tables.
 pub fn op_perf(op: crate::map::Op, ty: DType) -> OpPerf {
     use crate::map::Op::*;
     use DType::*;

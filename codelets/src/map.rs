@@ -551,6 +551,50 @@ pub fn erf_f64(x: f64) -> f64 {
     sum * std::f64::consts::FRAC_2_SQRT_PI
 }
 
+/// `trunc` from a conversion to `i32` and back, not `f32::trunc`: LLVM calls libm's
+/// `truncf` at the baseline level but uses `roundss` with SSE4.1, and the two treat a
+/// subnormal input differently under the flushing modes (MXCSR's DAZ). Conversions,
+/// comparisons and subtractions honour DAZ the same way at every level.
+#[inline(always)]
+fn trunc(x: f32) -> f32 {
+    if x.abs() < 8_388_608.0 {
+        (x as i32 as f32).copysign(x)
+    } else {
+        x // |x| ≥ 2^23 is an integer; inf and NaN stay
+    }
+}
+
+#[inline(always)]
+fn floor(x: f32) -> f32 {
+    let t = trunc(x);
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
+}
+
+#[inline(always)]
+fn ceil(x: f32) -> f32 {
+    let t = trunc(x);
+    if t < x {
+        t + 1.0
+    } else {
+        t
+    }
+}
+
+/// To nearest, ties away from zero (`x - trunc(x)` is exact below 2^23).
+#[inline(always)]
+fn round(x: f32) -> f32 {
+    let t = trunc(x);
+    if (x - t).abs() >= 0.5 {
+        t + 1.0f32.copysign(x)
+    } else {
+        t
+    }
+}
+
 #[inline(always)]
 fn float_sign(x: f32) -> f32 {
     if x > 0.0 {
@@ -673,10 +717,10 @@ poplar_core::isa_dispatch! {
             (Op::Tanh, true) => f1!(|x| x.tanh()),
             (Op::Sigmoid, true) => f1!(|x| 1.0 / (1.0 + (-x).exp())),
             (Op::Erf, true) => f1!(|x| erf_f64(f64::from(x)) as f32),
-            (Op::Floor, true) => f1!(|x| x.floor()),
-            (Op::Ceil, true) => f1!(|x| x.ceil()),
-            (Op::Round, true) => f1!(|x| x.round()),
-            (Op::Trunc, true) => f1!(|x| x.trunc()),
+            (Op::Floor, true) => f1!(|x| floor(x)),
+            (Op::Ceil, true) => f1!(|x| ceil(x)),
+            (Op::Round, true) => f1!(|x| round(x)),
+            (Op::Trunc, true) => f1!(|x| trunc(x)),
             (Op::Square, true) => f1!(|x| x * x),
             (Op::Inverse, true) => f1!(|x| 1.0 / x),
             (Op::IsFinite, _) => pred1!(|x| x.is_finite()),

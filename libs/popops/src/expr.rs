@@ -486,6 +486,8 @@ struct Emitter<'a> {
     instrs: Vec<Instr>,
     free: Vec<u32>,
     regs: u32,
+    /// Per register, the holds on it (values handed out and not yet consumed).
+    pending: Vec<u32>,
     /// Per input: the register holding it and the uses still to come.
     loaded: Vec<Option<u32>>,
     uses: Vec<usize>,
@@ -502,16 +504,23 @@ impl Emitter<'_> {
         }
     }
 
+    /// A free register, held once (by the value it will hold).
     fn alloc(&mut self) -> u32 {
-        self.free.pop().unwrap_or_else(|| {
+        let r = self.free.pop().unwrap_or_else(|| {
             self.regs += 1;
+            self.pending.push(0);
             self.regs - 1
-        })
+        });
+        self.pending[r as usize] = 1;
+        r
     }
 
-    /// Frees an operand register once nothing else reads it.
+    /// Drops one hold on an operand register, freeing it when nothing else holds it (an
+    /// input's register is held by every use handed out and, while uses remain, by the input).
     fn release(&mut self, r: u32) {
-        if !self.loaded.contains(&Some(r)) {
+        let p = &mut self.pending[r as usize];
+        *p -= 1;
+        if *p == 0 {
             self.free.push(r);
         }
     }
@@ -582,7 +591,13 @@ impl Emitter<'_> {
         let i = k - 1;
         self.uses[i] -= 1;
         let r = match self.loaded[i] {
-            Some(r) => r,
+            Some(r) => {
+                // One more hold for this use; the last use takes over the input's hold.
+                if self.uses[i] > 0 {
+                    self.pending[r as usize] += 1;
+                }
+                r
+            }
             None => {
                 let (a, b) = if self.in_place && i == 0 {
                     (LOAD_OUT, 0)
@@ -600,10 +615,13 @@ impl Emitter<'_> {
                     b,
                     c: 0,
                 });
+                if self.uses[i] > 0 {
+                    self.pending[dst as usize] += 1; // the input's hold
+                }
                 dst
             }
         };
-        // Kept loaded while more uses come; the last use hands the register to its reader.
+        // Kept loaded while more uses come.
         self.loaded[i] = (self.uses[i] > 0).then_some(r);
         Ok((r, ty))
     }
@@ -730,6 +748,7 @@ pub fn compile(
         instrs: Vec::new(),
         free: Vec::new(),
         regs: 0,
+        pending: Vec::new(),
         loaded: vec![None; dtypes.len()],
         uses,
         slots: slots.clone(),
@@ -799,6 +818,22 @@ mod tests {
         let loads = c.program.instrs.iter().filter(|i| i.op == Op::Load).count();
         assert_eq!(loads, 1);
         Program::decode(&c.program.encode(), DType::I32).unwrap();
+        // Both operands of a select are placeholders still pending when their last uses
+        // (in the condition) are consumed: their registers must stay allocated.
+        let e = select(_1, _2, _1.lt(_2));
+        let c = compile(&e, &[DType::F32, DType::F32], false, "t").unwrap();
+        Program::decode(&c.program.encode(), DType::F32).unwrap();
+        let sel = c.program.instrs.last().unwrap();
+        let lt = c.program.instrs[c.program.instrs.len() - 2];
+        assert_eq!(lt.op, Op::Lt);
+        assert!(
+            sel.c == lt.dst && sel.a != lt.dst && sel.b != lt.dst,
+            "{:?}",
+            c.program
+        );
+        let e = (_1 + 1.0) * _1 - _1.abs();
+        let c = compile(&e, &[DType::F32], false, "t").unwrap();
+        Program::decode(&c.program.encode(), DType::F32).unwrap();
     }
 
     #[test]

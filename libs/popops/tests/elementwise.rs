@@ -1199,3 +1199,97 @@ fn the_chain_of_a_single_op_is_costed_as_poplibs_vertex() {
     assert_eq!(codelets::cycles::map(&prog.program, 100), 13 + 3 + 50 * 4);
     let _ = _3;
 }
+
+/// Every float operation of `Map`, f32 and half, gives the same bits at every ISA level this
+/// host supports, with flushing on and off, on 1 and 2 threads (edge pairs and random bits).
+#[test]
+fn map_gives_the_same_bits_at_every_isa_level() {
+    use poplar::isa::IsaLevel;
+    let e = poplar::isa::EDGE_VALUES;
+    let m = e.len();
+    let mut xs: Vec<f32> = (0..m * m).map(|i| e[i / m]).collect();
+    let mut ys: Vec<f32> = (0..m * m).map(|i| e[i % m]).collect();
+    let mut r = Rng::new(10);
+    while xs.len() < 600 {
+        xs.push(f32::from_bits(r.next_u64() as u32));
+        ys.push(r.f32_in(-4.0, 4.0));
+    }
+    let n = xs.len();
+    let unary = unary_table();
+    let binary = [
+        B::Add,
+        B::Sub,
+        B::Mul,
+        B::Div,
+        B::Pow,
+        B::Rem,
+        B::Min,
+        B::Max,
+        B::Atan2,
+    ];
+    let run_at = |level: IsaLevel, flush: bool, threads: usize| -> Vec<u32> {
+        let mut g = Graph::new(&target(flush));
+        codelets::link();
+        let x = input(&mut g, "x", &[n], &xs, 2);
+        let y = input(&mut g, "y", &[n], &ys, 2);
+        let xh: Vec<f16> = xs.iter().map(|&v| f16::from_f32(v)).collect();
+        let x16 = input(&mut g, "xh", &[n], &xh, 4);
+        let mut cs: Vec<Program> = Vec::new();
+        let mut outs = Vec::new();
+        for (op, _, _) in &unary {
+            outs.push(ew::unary(&mut g, *op, &x, &mut cs, "u").unwrap());
+            let h = ew::unary(&mut g, *op, &x16, &mut cs, "uh").unwrap();
+            outs.push(popops::cast::cast(&mut g, &h, DType::F32, &mut cs, "c").unwrap());
+        }
+        for op in binary {
+            outs.push(ew::binary(&mut g, op, &x, &y, &mut cs, "b").unwrap());
+        }
+        outs.push(popops::map(&mut g, &_1.clamp(_2, 1.0), &[&x, &y], &mut cs, "cl").unwrap());
+        outs.push(
+            popops::map(
+                &mut g,
+                &select(_1, _2, _1.lt(_2)).cast(DType::F16).cast(DType::F32),
+                &[&x, &y],
+                &mut cs,
+                "s",
+            )
+            .unwrap(),
+        );
+        let all = poplar::concat(&outs).unwrap();
+        g.create_host_read("all", &all).unwrap();
+        let exe = compile(&g, &[Program::seq(cs)], &CompileOptions::default()).unwrap();
+        let mut e = Engine::new(
+            &exe,
+            EngineOptions {
+                threads: Some(threads),
+                isa: Some(level),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        e.run(0).unwrap();
+        e.read_tensor::<f32>("all")
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    for flush in [false, true] {
+        let base = run_at(IsaLevel::Baseline, flush, 1);
+        for level in poplar::isa::supported() {
+            for threads in [1, 2] {
+                let got = run_at(level, flush, threads);
+                if let Some(i) = got.iter().zip(&base).position(|(a, b)| a != b) {
+                    panic!(
+                        "{level}, flush {flush}, {threads} threads: output {} element {} is \
+                         {:#x}, the baseline's {:#x}",
+                        i / n,
+                        i % n,
+                        got[i],
+                        base[i]
+                    );
+                }
+            }
+        }
+    }
+}
