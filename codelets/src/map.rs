@@ -13,7 +13,7 @@
 //! rounds the result to `f16` once, with [`poplar_core::codelet::to_f16`] (so a fused
 //! expression gives the bits of the same operations applied one by one, each result stored as
 //! a `half` tensor); integer arithmetic wraps. Every floating-point result that is NaN is the
-//! one quiet NaN ([`poplar_core::fp::canonical_nan`]). The semantics of each operation are in
+//! one quiet NaN (as [`poplar_core::fp::canonical_nan`] makes it, but on the bits). The semantics of each operation are in
 //! [`Op`]; `docs/popops.md` has the full table.
 //!
 //! **Fields.** `prog: State<Vector<u32>>` (the encoded [`Program`]); one input list per
@@ -27,15 +27,16 @@
 //! ([`crate::cycles::map`]); the codelet's own estimate, used only if none is set, charges
 //! every instruction 4 cycles per element ([`crate::cycles::map_fallback`]).
 
+use std::cell::RefCell;
+
 use poplar_core::codelet::*;
 use poplar_core::dtype::DType;
 use poplar_core::f16;
-use poplar_core::fp::canonical_nan;
 
 use crate::cycles;
 
 /// Elements evaluated per block (per instruction loop).
-pub const BLOCK: usize = 256;
+pub const BLOCK: usize = 1024;
 
 /// The `a` operand of [`Op::Load`] that names the in-place output (`MapInPlace<T>`'s `out`).
 pub const LOAD_OUT: u32 = 7;
@@ -465,15 +466,48 @@ impl Inputs<'_> {
     }
 }
 
+thread_local! {
+    /// Each thread's register blocks, reused from vertex to vertex (no allocation or zeroing
+    /// per vertex).
+    static SCRATCH: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Runs `prog` over every element of `out` (`out` is also the [`LOAD_OUT`] input in place).
 pub fn run<T: Lane>(prog: &Program, ins: &Inputs<'_>, out: &mut [T]) -> Result<(), VertexError> {
+    ins.check(out.len())?;
+    let mut regs = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let nregs = prog.regs as usize;
+    if regs.len() < nregs {
+        regs.resize(nregs, Vec::new());
+    }
+    for r in &mut regs[..nregs] {
+        r.resize(BLOCK, 0);
+    }
+    let result = run_blocks(prog, ins, out, &mut regs);
+    SCRATCH.with(|s| *s.borrow_mut() = regs);
+    result
+}
+
+fn run_blocks<T: Lane>(
+    prog: &Program,
+    ins: &Inputs<'_>,
+    out: &mut [T],
+    regs: &mut [Vec<u32>],
+) -> Result<(), VertexError> {
     let n = out.len();
-    ins.check(n)?;
-    let mut regs: Vec<Vec<u32>> = vec![vec![0u32; BLOCK]; prog.regs as usize];
+    // A constant whose register nothing else writes is filled in the first block only.
+    let once: Vec<bool> = prog
+        .instrs
+        .iter()
+        .map(|i| i.op == Op::Const && prog.instrs.iter().filter(|j| j.dst == i.dst).count() == 1)
+        .collect();
     let mut start = 0;
     while start < n {
         let len = BLOCK.min(n - start);
-        for i in &prog.instrs {
+        for (k, i) in prog.instrs.iter().enumerate() {
+            if once[k] && start > 0 {
+                continue;
+            }
             let mut d = std::mem::take(&mut regs[i.dst as usize]);
             let dst = &mut d[..len];
             match i.op {
@@ -522,11 +556,24 @@ fn fl(l: u32) -> f32 {
     f32::from_bits(l)
 }
 
-/// A float result as a lane: rounded to `half` (element `index`) when `half`, NaN canonical.
+/// A float result as a lane, a NaN as the one quiet NaN. On the bits, not with
+/// `poplar_core::fp::canonical_nan`: LLVM may fold `if x.is_nan() { NAN } else { x }` into `x`
+/// in a vectorised loop (its NaNs have no fixed bits), and then the NaN an operation
+/// returns would depend on the instructions chosen for the ISA level.
 #[inline(always)]
-fn fres(x: f32, half: bool, index: usize) -> u32 {
-    let x = if half { to_f16(x, index).to_f32() } else { x };
-    canonical_nan(x).to_bits()
+fn canon(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b & 0x7fff_ffff > 0x7f80_0000 {
+        0x7fc0_0000
+    } else {
+        b
+    }
+}
+
+/// A `half` result as a lane: rounded to `half` as element `index`, NaN canonical.
+#[inline(always)]
+fn fres_half(x: f32, index: usize) -> u32 {
+    canon(to_f16(x, index).to_f32())
 }
 
 /// The error function in f64: its Taylor series up to |x| = 4 (where the terms peak below
@@ -616,19 +663,35 @@ poplar_core::isa_dispatch! {
         let ty = TYPES[(code >> 8 & 0xff) as usize % 7];
         let to = TYPES[(code >> 16 & 0xff) as usize % 7];
         let half = ty == DType::F16;
+        // Two loops, not one with a test per element: the `half` loop calls `to_f16`, and a
+        // loop with a call does not vectorise.
         macro_rules! f1 {
             (|$x:ident| $e:expr) => {
-                for (i, (o, &l)) in d.iter_mut().zip(a).enumerate() {
-                    let $x = fl(l);
-                    *o = fres($e, half, base + i);
+                if half {
+                    for (i, (o, &l)) in d.iter_mut().zip(a).enumerate() {
+                        let $x = fl(l);
+                        *o = fres_half($e, base + i);
+                    }
+                } else {
+                    for (o, &l) in d.iter_mut().zip(a) {
+                        let $x = fl(l);
+                        *o = canon($e);
+                    }
                 }
             };
         }
         macro_rules! f2 {
             (|$x:ident, $y:ident| $e:expr) => {
-                for (i, ((o, &l), &m)) in d.iter_mut().zip(a).zip(b).enumerate() {
-                    let ($x, $y) = (fl(l), fl(m));
-                    *o = fres($e, half, base + i);
+                if half {
+                    for (i, ((o, &l), &m)) in d.iter_mut().zip(a).zip(b).enumerate() {
+                        let ($x, $y) = (fl(l), fl(m));
+                        *o = fres_half($e, base + i);
+                    }
+                } else {
+                    for ((o, &l), &m) in d.iter_mut().zip(a).zip(b) {
+                        let ($x, $y) = (fl(l), fl(m));
+                        *o = canon($e);
+                    }
                 }
             };
         }
@@ -736,8 +799,9 @@ poplar_core::isa_dispatch! {
             (Op::Max, true) => f2!(|x, y| x.max(y)),
             (Op::Atan2, true) => f2!(|x, y| x.atan2(y)),
             (Op::Clamp, true) => {
-                for (i, (((o, &l), &lo), &hi)) in d.iter_mut().zip(a).zip(b).zip(c).enumerate() {
-                    *o = fres(fl(l).max(fl(lo)).min(fl(hi)), half, base + i);
+                // The max and min of f16 values are f16 values: nothing to round.
+                for (((o, &l), &lo), &hi) in d.iter_mut().zip(a).zip(b).zip(c) {
+                    *o = canon(fl(l).max(fl(lo)).min(fl(hi)));
                 }
             }
             (Op::Eq, _) => cmp!(|x, y| x == y),
@@ -807,19 +871,18 @@ fn cast(from: DType, to: DType, d: &mut [u32], a: &[u32], base: usize) {
             _ => f64::from(l),
         };
         *o = match to {
-            F32 => canonical_nan(match from {
+            F32 => canon(match from {
                 F16 | F32 => fl(l),
                 I32 => l as i32 as f32,
                 _ => l as f32,
-            })
-            .to_bits(),
+            }),
             F16 => {
                 let f = match from {
                     F16 | F32 => fl(l),
                     I32 => l as i32 as f32,
                     _ => l as f32,
                 };
-                canonical_nan(to_f16(f, base + i).to_f32()).to_bits()
+                canon(to_f16(f, base + i).to_f32())
             }
             Bool => u32::from(if float_from { x != 0.0 } else { l != 0 }),
             I32 if float_from => fl(l) as i32 as u32,
