@@ -16,22 +16,9 @@ pub enum OpError {
     /// No codelet of this name is registered (the operation is not provided for the type).
     #[error("codelet '{codelet}' is not provided by the codelet library")]
     Unsupported { codelet: String },
-    /// Shapes that do not broadcast together (numpy's rules: aligned from the last axis, each
-    /// pair of sizes equal or one of them 1). `axis` counts in the result's shape.
-    #[error(
-        "{op}: {tensor} (shape {shape:?}) does not broadcast with {other} (shape \
-         {other_shape:?}) at axis {axis} of the result ({size} against {other_size})"
-    )]
-    Broadcast {
-        op: String,
-        tensor: String,
-        shape: Vec<usize>,
-        other: String,
-        other_shape: Vec<usize>,
-        axis: usize,
-        size: usize,
-        other_size: usize,
-    },
+    /// Shapes that do not broadcast together (numpy's rules), boxed: see [`Broadcast`].
+    #[error(transparent)]
+    Broadcast(Box<Broadcast>),
     /// An operand or operation of an element type the operation does not take.
     #[error("{op}: {what} is {got}, but {expected}")]
     DType {
@@ -51,4 +38,22 @@ pub(crate) fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
         op: op.to_string(),
         reason: reason.into(),
     }
+}
+
+/// Two shapes that do not broadcast together (numpy's rules: aligned from the last axis, each
+/// pair of sizes equal or one of them 1). `axis` counts in the result's shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{op}: {tensor} (shape {shape:?}) does not broadcast with {other} (shape {other_shape:?}) \
+     at axis {axis} of the result ({size} against {other_size})"
+)]
+pub struct Broadcast {
+    pub op: String,
+    pub tensor: String,
+    pub shape: Vec<usize>,
+    pub other: String,
+    pub other_shape: Vec<usize>,
+    pub axis: usize,
+    pub size: usize,
+    pub other_size: usize,
 }

@@ -22,7 +22,6 @@ use std::ops;
 
 use codelets::map::{Instr, Op, Program, LOAD_OUT};
 use poplar_core::dtype::DType;
-use poplar_core::f16;
 
 use crate::error::OpError;
 
@@ -554,7 +553,7 @@ impl Emitter<'_> {
     fn constant(&mut self, v: f64, ty: DType) -> Result<Val, OpError> {
         let bits = match ty {
             DType::F32 => (v as f32).to_bits(),
-            DType::F16 => f16::from_f64(v).to_f32().to_bits(),
+            DType::F16 => poplar_core::fp::f16_from_f64(v).to_f32().to_bits(),
             DType::Bool if v == 0.0 || v == 1.0 => v as u32,
             DType::I32
                 if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) =>

@@ -56,7 +56,7 @@ pub use basic::{
     add, add_in_place, binary, binary_in_place, copy, elementwise, fill, mul, scaled_add, sub,
     unary, MULTI_WORKER_MIN_ELEMENTS,
 };
-pub use error::OpError;
+pub use error::{Broadcast, OpError};
 pub use map::{map, map_in_place, map_into, Sequence};
 pub use pieces::{codelet_name, mapped_regions, split_between_workers, worker_pieces};
 pub use reduce::{dot, reduce, reduce_sum};

@@ -44,7 +44,7 @@ use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{ComputeSet, Graph, StateValue, Tensor, VertexRef};
 use poplar_core::dtype::DType;
 
-use crate::error::OpError;
+use crate::error::{Broadcast, OpError};
 use crate::expr::{compile, Compiled, Expr};
 use crate::pieces::worker_pieces;
 
@@ -101,7 +101,7 @@ pub fn broadcast_shape(
                 continue;
             }
             let j = from[axis].unwrap_or(0);
-            return Err(OpError::Broadcast {
+            return Err(OpError::Broadcast(Box::new(Broadcast {
                 op: name.to_string(),
                 tensor: describe(graph, t, i),
                 shape: t.shape().to_vec(),
@@ -110,7 +110,7 @@ pub fn broadcast_shape(
                 axis,
                 size: s,
                 other_size: shape[axis],
-            });
+            })));
         }
     }
     Ok(shape)
@@ -311,7 +311,7 @@ fn check_out(
         let axis = (0..shape.len().max(out.rank()))
             .find(|&k| out.shape().get(k) != shape.get(k))
             .unwrap_or(0);
-        return Err(OpError::Broadcast {
+        return Err(OpError::Broadcast(Box::new(Broadcast {
             op: name.to_string(),
             tensor: what.to_string(),
             shape: out.shape().to_vec(),
@@ -320,7 +320,7 @@ fn check_out(
             axis,
             size: out.shape().get(axis).copied().unwrap_or(0),
             other_size: shape.get(axis).copied().unwrap_or(0),
-        });
+        })));
     }
     Ok(())
 }

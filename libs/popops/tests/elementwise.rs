@@ -233,7 +233,7 @@ fn every_unary_float_op_against_f64() {
         report.push(format!("{op:?} {worst}"));
     }
     println!("max ulps: {}", report.join(", "));
-    let tests: [(U, fn(f32) -> bool); 3] = [
+    let tests: [(U, Pred1); 3] = [
         (U::IsFinite, f32::is_finite),
         (U::IsInf, f32::is_infinite),
         (U::IsNan, f32::is_nan),
@@ -247,6 +247,8 @@ fn every_unary_float_op_against_f64() {
 }
 
 type Ref2 = fn(f64, f64) -> f64;
+type Pred1 = fn(f32) -> bool;
+type Pred2 = fn(&f32, &f32) -> bool;
 
 #[test]
 fn every_binary_float_op_against_f64() {
@@ -276,7 +278,7 @@ fn every_binary_float_op_against_f64() {
         let z = ew::binary(&mut g, *op, &x, &y, &mut prog, &format!("{op:?}")).unwrap();
         g.create_host_read(&format!("{op:?}"), &z).unwrap();
     }
-    let cmps: [(B, fn(&f32, &f32) -> bool); 6] = [
+    let cmps: [(B, Pred2); 6] = [
         (B::Eq, f32::eq),
         (B::Ne, f32::ne),
         (B::Lt, f32::lt),
@@ -500,7 +502,7 @@ fn cast_ref(x: V, to: DType) -> V {
     let f = |v: f64| -> V {
         match to {
             DType::F32 => V::F(f64::from(v as f32)),
-            DType::F16 => V::F(f64::from(f16::from_f64(v).to_f32())),
+            DType::F16 => V::F(f64::from(poplar::f16_from_f64(v).to_f32())),
             DType::Bool => V::B(v != 0.0),
             // Truncation toward zero, saturating, NaN → 0.
             DType::I32 => V::I(if v.is_nan() {
@@ -583,7 +585,7 @@ fn add_typed(g: &mut Graph, name: &str, dtype: DType, vals: &[V]) -> Tensor {
             &[n],
             &vals
                 .iter()
-                .map(|v| f16::from_f64(fv(v)))
+                .map(|v| poplar::f16_from_f64(fv(v)))
                 .collect::<Vec<_>>(),
             4,
         ),
@@ -803,15 +805,16 @@ fn broadcasting_shapes_and_errors() {
     let bad = g.add_variable(DType::F32, &[2, 5], "bad");
     g.map_linearly(&bad, 1).unwrap();
     match popops::map(&mut g, &(_1 + _2), &[&a, &bad], &mut prog, "oops") {
-        Err(OpError::Broadcast {
-            op,
-            tensor,
-            other,
-            axis,
-            size,
-            other_size,
-            ..
-        }) => {
+        Err(OpError::Broadcast(b)) => {
+            let popops::Broadcast {
+                op,
+                tensor,
+                other,
+                axis,
+                size,
+                other_size,
+                ..
+            } = *b;
             assert_eq!(op, "oops");
             assert!(
                 tensor.contains("'bad'") && other.contains("'a'"),
@@ -824,7 +827,7 @@ fn broadcasting_shapes_and_errors() {
     }
     // In place into a tensor smaller than the broadcast shape.
     let e = popops::map_in_place(&mut g, &(_1 + _2), &[&c, &a], &mut prog, "small").unwrap_err();
-    assert!(matches!(e, OpError::Broadcast { axis: 0, .. }), "{e}");
+    assert!(matches!(&e, OpError::Broadcast(b) if b.axis == 0), "{e}");
     let e = ew::binary(
         &mut g,
         B::Add,
