@@ -494,6 +494,24 @@ pub fn elementwise_op(op: crate::map::Op, ty: DType, in_place: bool) -> Loop {
     }
 }
 
+/// Cycles of `op` on `ty` over one vector of `width` elements inside a fused loop, where its
+/// operands are in registers (our estimate from poplibs' entries): a natural-vector entry is
+/// its compute cycles already (poplibs adds the loop's load, store and branch apart); an
+/// unrolled entry is a whole inner loop, so its loads (one cycle per 64 bits of each operand)
+/// and store (per 64 bits of the result) come off, leaving at least one cycle; a per-element
+/// entry is its cycles per element.
+pub fn fused_op_cycles(op: crate::map::Op, ty: DType, width: u64) -> u64 {
+    let p = op_perf(op, ty);
+    if p.natural || p.unroll == 0 {
+        return op_vector_cycles(p, ty, width);
+    }
+    let out = crate::map::result_type(op, ty, ty).unwrap_or(ty);
+    let io = op.arity() as u64 * (p.unroll * ty.size() as u64).div_ceil(8)
+        + (p.unroll * out.size() as u64).div_ceil(8);
+    let compute = p.cycles.saturating_sub(io).max(1);
+    (compute * width).div_ceil(p.unroll)
+}
+
 /// The fixed cycles of a fused `Map` vertex: poplibs' generated map vertex
 /// (`lib/popops/ExpressionGenerator.cpp`, 13 for a single-worker vertex), plus one per
 /// instruction for its set-up (our estimate).
@@ -502,7 +520,7 @@ pub const MAP_OVERHEAD: u64 = 13;
 /// A fused `Map` vertex running `prog` over `n` elements (our estimate, in the shape of
 /// poplibs' generated map vertex, which charges `13 + n / width · ops`): the vector is 64 bits
 /// of the narrowest lane type the program computes in (2 `float`s, 4 `half`s); per vector,
-/// every operation's cycles from poplibs' tables ([`op_perf`], [`op_vector_cycles`]), one
+/// every operation's cycles in the fused loop ([`fused_op_cycles`], from poplibs' tables), one
 /// cycle per 64 bits loaded for each input and stored for the output, and one for the loop.
 pub fn map(prog: &crate::map::Program, n: u64) -> u64 {
     use crate::map::Op;
@@ -519,7 +537,7 @@ pub fn map(prog: &crate::map::Program, n: u64) -> u64 {
     for i in &prog.instrs {
         per_vector += match i.op {
             Op::Load => (width * i.ty.size() as u64).div_ceil(8),
-            _ => op_vector_cycles(op_perf(i.op, i.ty), i.ty, width),
+            _ => fused_op_cycles(i.op, i.ty, width),
         };
     }
     per_vector += (width * prog.out.size() as u64).div_ceil(8); // store
@@ -700,6 +718,30 @@ mod tests {
         assert_eq!(
             partials(ReduceOp::Max, DType::U32, 2, 4),
             partials(ReduceOp::Max, DType::F32, 2, 4)
+        );
+    }
+
+    #[test]
+    fn fused_ops_drop_the_loads_and_stores_of_unrolled_entries() {
+        use crate::map::Op;
+        // Natural vector: the entry as is (ADD float {1, true}; half: one vector of 4).
+        assert_eq!(fused_op_cycles(Op::Add, DType::F32, 2), 1);
+        assert_eq!(fused_op_cycles(Op::Add, DType::F16, 4), 1);
+        // TANH float {12, false, 2}: 12 less one 64-bit load and one store.
+        assert_eq!(fused_op_cycles(Op::Tanh, DType::F32, 2), 10);
+        // DIVIDE float {10, false, 2}: two loads and a store.
+        assert_eq!(fused_op_cycles(Op::Div, DType::F32, 2), 7);
+        // GREATER_THAN float {14, false, 4}: 2 × 2 loads of 4 floats, one store of 4 bools;
+        // 9 cycles per 4 elements, 5 for a vector of 2.
+        assert_eq!(fused_op_cycles(Op::Gt, DType::F32, 2), 5);
+        // ADD int {7, false, 1}: 7 − 3.
+        assert_eq!(fused_op_cycles(Op::Add, DType::I32, 2), 8);
+        // A per-element entry (ABSOLUTE float {1, false}) costs per element.
+        assert_eq!(fused_op_cycles(Op::Abs, DType::F32, 2), 2);
+        // The standalone vertex keeps the whole entry: UnaryOp2D 20 + 12 per 2 floats.
+        assert_eq!(
+            elementwise_op(Op::Tanh, DType::F32, false).cycles(10),
+            20 + 5 * 12
         );
     }
 
