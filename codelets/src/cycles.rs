@@ -347,6 +347,211 @@ pub const fn partials(op: ReduceOp, dtype: DType, parts: u64, len: u64) -> u64 {
     overhead + len.div_ceil(width) * (per_vector + per_partial * parts)
 }
 
+/// The cost of one element-wise operation in poplibs' tables (`unaryOpPerfInfo`,
+/// `binaryOpPerfInfo`, `lib/popops/popopsCycleEstimators.hpp`): `cycles` per loop, the loop
+/// over the natural 64-bit vector (`natural`), or over `unroll` elements, or (both unset) one
+/// element per loop plus the loop's own cycles. `poplibs` is false where poplibs has no entry
+/// and the numbers are our estimate (noted at [`op_perf`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpPerf {
+    pub cycles: u64,
+    pub natural: bool,
+    pub unroll: u64,
+    pub poplibs: bool,
+}
+
+const fn perf(cycles: u64, natural: bool, unroll: u64) -> OpPerf {
+    OpPerf {
+        cycles,
+        natural,
+        unroll,
+        poplibs: true,
+    }
+}
+
+const fn ours(cycles: u64, natural: bool, unroll: u64) -> OpPerf {
+    OpPerf {
+        cycles,
+        natural,
+        unroll,
+        poplibs: false,
+    }
+}
+
+/// poplibs' table entry for `op` on `ty` (the out-of-place tables), or our estimate where
+/// poplibs has none: `Sign`, `Abs`, `Square` on `unsigned` (1 cycle, as `Square<int>`),
+/// `Expm1`, `Log1p` as poplibs' `float` entries for `half`, `Rem`/`Pow` on integers as
+/// poplibs' `int` `REMAINDER`/`POWER`, `Clamp` (a max and a min: 2 natural-vector cycles for
+/// floats, 14 per element for integers), `Select` (5 per 4 elements, as `LOGICAL_AND`),
+/// `Cast` (as `Cast1DSingleWorker`'s 2 per vector), loads and constants (free here: the
+/// fused loop charges loads separately).
+pub fn op_perf(op: crate::map::Op, ty: DType) -> OpPerf {
+    use crate::map::Op::*;
+    use DType::*;
+    let float = matches!(ty, F32 | F16);
+    let h = matches!(ty, F16);
+    match (op, float) {
+        (Load | Const, _) => ours(0, true, 0),
+        (Cast, _) => ours(2, true, 0),
+        (Abs, true) => perf(1, false, 0),
+        (Abs, false) if matches!(ty, I32) => perf(2, false, 0),
+        (Abs, false) => ours(1, true, 0),
+        (Sign, true) => perf(5, true, 0),
+        (Sign, false) if matches!(ty, I32) => perf(5, false, 0),
+        (Sign, false) => ours(5, false, 0),
+        (Neg, true) => perf(2, false, if h { 4 } else { 2 }),
+        (Neg, false) => perf(2, false, 0),
+        (Sqrt, _) => perf(if h { 23 } else { 10 }, false, if h { 4 } else { 2 }),
+        (Rsqrt, _) => perf(if h { 19 } else { 8 }, false, if h { 4 } else { 2 }),
+        (Cbrt, _) => perf(if h { 17 } else { 27 }, true, 0),
+        (Exp | Exp2, _) => perf(if h { 4 } else { 6 }, false, if h { 4 } else { 2 }),
+        (Expm1, _) if h => perf(5, true, 0),
+        (Expm1, _) => perf(4, false, 0),
+        (Log, _) => perf(if h { 4 } else { 12 }, false, if h { 4 } else { 2 }),
+        (Log1p, _) => perf(18, true, 0),
+        (Sin | Cos, _) if h => perf(25, false, 1),
+        (Sin | Cos, _) => perf(2300, false, 0),
+        (Tan, _) => perf(if h { 5700 } else { 5100 }, false, 1),
+        (Tanh, _) => perf(if h { 4 } else { 12 }, false, if h { 4 } else { 2 }),
+        (Sigmoid, _) => perf(if h { 6 } else { 12 }, false, if h { 4 } else { 2 }),
+        (Erf, _) => perf(if h { 13 } else { 41 }, false, 1),
+        (Floor | Ceil | Round, _) => perf(2, true, 0),
+        (Trunc, _) => perf(if h { 11 } else { 3 }, false, if h { 4 } else { 2 }),
+        (IsFinite, _) => perf(5, true, 0),
+        (IsInf, _) => perf(if h { 5 } else { 3 }, true, 0),
+        (IsNan, _) => perf(3, true, 0),
+        (LogicalNot, _) => perf(17, false, 0),
+        (BitwiseNot, _) => perf(1, true, 0),
+        (Square, true) => perf(2, false, if h { 4 } else { 2 }),
+        (Square, false) if matches!(ty, I32 | U32) => perf(1, true, 0),
+        (Square, false) => ours(1, true, 0),
+        (Inverse, _) => perf(if h { 15 } else { 6 }, false, if h { 4 } else { 2 }),
+        (Add | Sub | Mul, true) => perf(1, true, 0),
+        (Add | Sub | Mul, false) => perf(7, false, 1),
+        (Div, true) => perf(if h { 21 } else { 10 }, false, if h { 4 } else { 2 }),
+        (Div, false) => perf(if matches!(ty, I32) { 277 } else { 265 }, false, 1),
+        (Pow, _) => perf(if h { 325 } else { 312 }, false, 1),
+        (Rem, true) => perf(if h { 300 } else { 133 }, false, if h { 4 } else { 2 }),
+        (Rem, false) => perf(if matches!(ty, I32) { 292 } else { 282 }, false, 1),
+        (Min | Max, true) => perf(if h { 4 } else { 3 }, false, if h { 4 } else { 2 }),
+        (Min | Max, false) => perf(if matches!(ty, I32) { 7 } else { 8 }, false, 1),
+        (Atan2, _) => perf(if h { 578 } else { 272 }, false, if h { 4 } else { 2 }),
+        (Eq | Lt | Le | Gt | Ge, true) => perf(if h { 9 } else { 14 }, false, 4),
+        (Ne, true) => perf(if h { 11 } else { 20 }, false, 4),
+        (Eq | Ne, false) if matches!(ty, Bool) => {
+            perf(if matches!(op, Eq) { 6 } else { 5 }, false, 4)
+        }
+        (Le | Ge, false) => perf(26, false, 4),
+        (Eq | Ne | Lt | Gt, false) => perf(22, false, 4),
+        (LogicalAnd | LogicalOr, _) => perf(5, false, 4),
+        (BitAnd | BitOr | BitXor | Shl | Shr, _) => perf(7, false, 1),
+        (Clamp, true) => ours(2, true, 0),
+        (Clamp, false) => ours(14, false, 1),
+        (Select, _) => ours(5, false, 4),
+    }
+}
+
+/// Cycles of `p` over one vector of `width` elements, without loop overheads.
+pub const fn op_vector_cycles(p: OpPerf, ty: DType, width: u64) -> u64 {
+    if p.natural {
+        p.cycles * width.div_ceil(data_path_width(ty))
+    } else if p.unroll > 0 {
+        (p.cycles * width).div_ceil(p.unroll)
+    } else {
+        p.cycles * width
+    }
+}
+
+/// A single element-wise operation as its own vertex, in the shape of poplibs' `UnaryOp2D` /
+/// `BinaryOp2D` (and their `InPlace` forms): the fixed overhead (unary 20, binary 5, binary
+/// in place 20, a ternary op as binary) plus, per loop, the table's cycles and, for loops over
+/// a natural vector or one element, the loop's own load, store and branch (2 for binary ops,
+/// 4 for unary ones: `binaryOpInnerLoopCycles`, `unaryOpInnerLoopCycles`).
+pub fn elementwise_op(op: crate::map::Op, ty: DType, in_place: bool) -> Loop {
+    let p = op_perf(op, ty);
+    let unary = op.arity() <= 1;
+    let overhead = match (unary, in_place) {
+        (true, _) => UNARY_OVERHEAD,
+        (false, false) => BINARY_OVERHEAD,
+        (false, true) => BINARY_IN_PLACE_OVERHEAD,
+    };
+    let lp = if unary {
+        UNARY_ELEMENT_LOOP
+    } else {
+        BINARY_VECTOR_LOOP
+    };
+    let (width, per_vector) = if p.natural {
+        (data_path_width(ty), p.cycles + lp)
+    } else if p.unroll > 0 {
+        (p.unroll, p.cycles)
+    } else {
+        (1, p.cycles + lp)
+    };
+    Loop {
+        overhead,
+        width,
+        per_vector,
+    }
+}
+
+/// Cycles of `op` on `ty` over one vector of `width` elements inside a fused loop, where its
+/// operands are in registers (our estimate from poplibs' entries): a natural-vector entry is
+/// its compute cycles already (poplibs adds the loop's load, store and branch apart); an
+/// unrolled entry is a whole inner loop, so its loads (one cycle per 64 bits of each operand)
+/// and store (per 64 bits of the result) come off, leaving at least one cycle; a per-element
+/// entry is its cycles per element.
+pub fn fused_op_cycles(op: crate::map::Op, ty: DType, width: u64) -> u64 {
+    let p = op_perf(op, ty);
+    if p.natural || p.unroll == 0 {
+        return op_vector_cycles(p, ty, width);
+    }
+    let out = crate::map::result_type(op, ty, ty).unwrap_or(ty);
+    let io = op.arity() as u64 * (p.unroll * ty.size() as u64).div_ceil(8)
+        + (p.unroll * out.size() as u64).div_ceil(8);
+    let compute = p.cycles.saturating_sub(io).max(1);
+    (compute * width).div_ceil(p.unroll)
+}
+
+/// The fixed cycles of a fused `Map` vertex: poplibs' generated map vertex
+/// (`lib/popops/ExpressionGenerator.cpp`, 13 for a single-worker vertex), plus one per
+/// instruction for its set-up (our estimate).
+pub const MAP_OVERHEAD: u64 = 13;
+
+/// A fused `Map` vertex running `prog` over `n` elements (our estimate, in the shape of
+/// poplibs' generated map vertex, which charges `13 + n / width · ops`): the vector is 64 bits
+/// of the narrowest lane type the program computes in (2 `float`s, 4 `half`s); per vector,
+/// every operation's cycles in the fused loop ([`fused_op_cycles`], from poplibs' tables), one
+/// cycle per 64 bits loaded for each input and stored for the output, and one for the loop.
+pub fn map(prog: &crate::map::Program, n: u64) -> u64 {
+    use crate::map::Op;
+    let width = prog
+        .instrs
+        .iter()
+        .filter(|i| i.op != Op::Load)
+        .map(|i| data_path_width(i.ty))
+        .chain([data_path_width(prog.out)])
+        .min()
+        .unwrap_or(2)
+        .min(4);
+    let mut per_vector = 1; // loop
+    for i in &prog.instrs {
+        per_vector += match i.op {
+            Op::Load => (width * i.ty.size() as u64).div_ceil(8),
+            _ => fused_op_cycles(i.op, i.ty, width),
+        };
+    }
+    per_vector += (width * prog.out.size() as u64).div_ceil(8); // store
+    MAP_OVERHEAD + prog.instrs.len() as u64 + n.div_ceil(width) * per_vector
+}
+
+/// `Map<T>`'s own estimate, used only when `popops` has set none: 4 cycles per element for
+/// each of the program's instructions (`words` long, [`crate::map::INSTR_WORDS`] each).
+pub const fn map_fallback(words: u64, n: u64) -> u64 {
+    let instrs =
+        words.saturating_sub(crate::map::HEADER_WORDS as u64) / crate::map::INSTR_WORDS as u64;
+    MAP_OVERHEAD + 4 * instrs * n
+}
+
 // ---- The generic formulas (not poplibs'), kept for other crates' codelets. ----
 
 /// Fixed cost of a vertex in the generic formulas ([`elementwise`], [`rows`]).
@@ -513,6 +718,30 @@ mod tests {
         assert_eq!(
             partials(ReduceOp::Max, DType::U32, 2, 4),
             partials(ReduceOp::Max, DType::F32, 2, 4)
+        );
+    }
+
+    #[test]
+    fn fused_ops_drop_the_loads_and_stores_of_unrolled_entries() {
+        use crate::map::Op;
+        // Natural vector: the entry as is (ADD float {1, true}; half: one vector of 4).
+        assert_eq!(fused_op_cycles(Op::Add, DType::F32, 2), 1);
+        assert_eq!(fused_op_cycles(Op::Add, DType::F16, 4), 1);
+        // TANH float {12, false, 2}: 12 less one 64-bit load and one store.
+        assert_eq!(fused_op_cycles(Op::Tanh, DType::F32, 2), 10);
+        // DIVIDE float {10, false, 2}: two loads and a store.
+        assert_eq!(fused_op_cycles(Op::Div, DType::F32, 2), 7);
+        // GREATER_THAN float {14, false, 4}: 2 × 2 loads of 4 floats, one store of 4 bools;
+        // 9 cycles per 4 elements, 5 for a vector of 2.
+        assert_eq!(fused_op_cycles(Op::Gt, DType::F32, 2), 5);
+        // ADD int {7, false, 1}: 7 − 3.
+        assert_eq!(fused_op_cycles(Op::Add, DType::I32, 2), 8);
+        // A per-element entry (ABSOLUTE float {1, false}) costs per element.
+        assert_eq!(fused_op_cycles(Op::Abs, DType::F32, 2), 2);
+        // The standalone vertex keeps the whole entry: UnaryOp2D 20 + 12 per 2 floats.
+        assert_eq!(
+            elementwise_op(Op::Tanh, DType::F32, false).cycles(10),
+            20 + 5 * 12
         );
     }
 

@@ -135,6 +135,20 @@
 //! | `MultiUpdateAdd<float>` | as `MultiUpdate`, `scale: Input<f32>` (`int`: `i32`) | `a[offsets[o] - base_offset] += scale * slices[o]`, in order |
 //! | `MultiUpdateAdd<half>` | same | same |
 //! | `MultiUpdateAdd<int>` | same | same |
+//! | `Map<float>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<f32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<float>` | same, `out: InOut<Vector<f32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<half>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<f16>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<half>` | same, `out: InOut<Vector<f16>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<int>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<i32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<int>` | same, `out: InOut<Vector<i32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u32>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned>` | same, `out: InOut<Vector<u32>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned char>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u8>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned char>` | same, `out: InOut<Vector<u8>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<unsigned short>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<u16>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<unsigned short>` | same, `out: InOut<Vector<u16>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `Map<bool>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<bool>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
+//! | `MapInPlace<bool>` | same, `out: InOut<Vector<bool>>` | `out[i] = prog(out[i], inputs[i])` |
 
 #[macro_use]
 mod util;
@@ -147,6 +161,7 @@ pub mod dot;
 pub mod family;
 pub mod fill;
 pub mod half;
+pub mod map;
 
 pub mod reduce;
 pub mod scaled_add;

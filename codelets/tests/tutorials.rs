@@ -33,7 +33,7 @@ fn rust_blocks(md: &str) -> Vec<String> {
     blocks
 }
 
-const TUTORIALS: [&str; 7] = [
+const TUTORIALS: [&str; 8] = [
     "tut1_variables",
     "tut2_using_codelets",
     "tut3_writing_codelets",
@@ -41,6 +41,7 @@ const TUTORIALS: [&str; 7] = [
     "tut5_matvec",
     "tut6_matvec_opt",
     "tut7_streaming_memory",
+    "tut8_popops_elementwise",
 ];
 
 #[test]

@@ -1,0 +1,59 @@
+//! The errors of the graph-building functions.
+
+use poplar_compiler::graph::GraphError;
+use poplar_core::dtype::DType;
+
+/// Errors of the helpers.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// A view or mapping operation of the graph failed.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// Operands that do not fit together (element counts, types, mapping).
+    #[error("{op}: {reason}")]
+    Shape { op: String, reason: String },
+    /// No codelet of this name is registered (the operation is not provided for the type).
+    #[error("codelet '{codelet}' is not provided by the codelet library")]
+    Unsupported { codelet: String },
+    /// Shapes that do not broadcast together (numpy's rules), boxed: see [`Broadcast`].
+    #[error(transparent)]
+    Broadcast(Box<Broadcast>),
+    /// An operand or operation of an element type the operation does not take.
+    #[error("{op}: {what} is {got}, but {expected}")]
+    DType {
+        op: String,
+        what: String,
+        got: DType,
+        expected: String,
+    },
+    /// An expression that cannot be compiled: a placeholder without an input, a constant its
+    /// type cannot hold.
+    #[error("{op}: {reason}")]
+    Expr { op: String, reason: String },
+}
+
+pub(crate) fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
+    OpError::Shape {
+        op: op.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Two shapes that do not broadcast together (numpy's rules: aligned from the last axis, each
+/// pair of sizes equal or one of them 1). `axis` counts in the result's shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{op}: {tensor} (shape {shape:?}) does not broadcast with {other} (shape {other_shape:?}) \
+     at axis {axis} of the result ({size} against {other_size})"
+)]
+pub struct Broadcast {
+    pub op: String,
+    pub tensor: String,
+    pub shape: Vec<usize>,
+    pub other: String,
+    pub other_shape: Vec<usize>,
+    pub axis: usize,
+    pub size: usize,
+    pub other_size: usize,
+}
