@@ -78,6 +78,7 @@ fn rows_chosen_on_the_device_round_trip() {
             err,
             EngineError::RemoteRowOutOfRange {
                 buffer: "buf".into(),
+                replica: None,
                 row: 6,
                 rows: 5,
                 program: Some(1)
@@ -217,6 +218,96 @@ fn each_replica_has_its_own_buffer() {
             let v: Vec<f32> = (0..4).map(|i| (10 * r + i) as f32).collect();
             assert_eq!(e.read_tensor_replica::<f32>("x", r).unwrap(), v);
         }
+    }
+}
+
+/// A replicated copy moves on every replica or on none: with an offset out of range on replica
+/// 1 only, neither replica 0's rows (to remote) nor its tensor (from remote) change, and the
+/// error names the buffer as declared and the replica at fault.
+#[test]
+fn a_replicated_copy_checks_every_replica_before_any_moves() {
+    compiler_tests::link();
+    let machine = Target {
+        num_ipus: 2,
+        ..Target::custom(2, 16 * 1024)
+    };
+    let mut g = Graph::new_replicated(&machine, 2, 1).unwrap();
+    let buf = g.add_remote_buffer("state", DType::F32, 4, 3).unwrap();
+    let x = g.add_variable(DType::F32, &[4], "x");
+    g.map_linearly(&x, 2).unwrap();
+    let row = g.add_variable(DType::I32, &[1], "row");
+    g.set_tile_mapping(&row, 1).unwrap();
+    g.create_host_read_write("x", &x).unwrap();
+    g.create_host_read_write("row", &row).unwrap();
+    let exe = compile(
+        &g,
+        &[
+            Program::copy_to_remote(&x, buf, Some(&row)),
+            Program::copy_from_remote(buf, &x, Some(&row)),
+        ],
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    for threads in [1, 2] {
+        let mut e = engine(&exe, threads);
+        let rows: Vec<f32> = (0..12).map(|i| 100.0 + i as f32).collect();
+        for r in 0..2u32 {
+            e.write_remote_buffer_replica("state", r, &rows).unwrap();
+            e.write_tensor_replica("x", r, &[r as f32; 4]).unwrap();
+        }
+        e.write_tensor_replica("row", 0, &[1i32]).unwrap();
+        e.write_tensor_replica("row", 1, &[5i32]).unwrap();
+        let want = EngineError::RemoteRowOutOfRange {
+            buffer: "state".into(),
+            replica: Some(1),
+            row: 5,
+            rows: 3,
+            program: Some(0),
+        };
+        // To remote: replica 0's row 1 keeps its values.
+        let err = e.run(0).unwrap_err();
+        for r in 0..2u32 {
+            assert_eq!(
+                e.read_remote_buffer_replica::<f32>("state", r).unwrap(),
+                rows,
+                "replica {r}'s buffer, {threads} threads"
+            );
+        }
+        assert_eq!(err, want);
+        assert_eq!(
+            err.to_string(),
+            "program 0: remote buffer 'state' of replica 1: row 5 is out of range (it has 3 rows); nothing was copied"
+        );
+        // From remote: replica 0's tensor keeps its values.
+        let err = e.run(1).unwrap_err();
+        for r in 0..2u32 {
+            assert_eq!(
+                e.read_tensor_replica::<f32>("x", r).unwrap(),
+                [r as f32; 4],
+                "replica {r}'s tensor, {threads} threads"
+            );
+        }
+        assert_eq!(
+            err,
+            EngineError::RemoteRowOutOfRange {
+                buffer: "state".into(),
+                replica: Some(1),
+                row: 5,
+                rows: 3,
+                program: Some(1),
+            }
+        );
+        // The host's access names the replica too.
+        let err = e.read_remote_row_replica::<f32>("state", 1, 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "remote buffer 'state' of replica 1: row 3 is out of range (it has 3 rows); nothing was read or written"
+        );
+        // In range on both, both move.
+        e.write_tensor_replica("row", 1, &[2i32]).unwrap();
+        e.run(1).unwrap();
+        assert_eq!(e.read_tensor_replica::<f32>("x", 0).unwrap(), rows[4..8]);
+        assert_eq!(e.read_tensor_replica::<f32>("x", 1).unwrap(), rows[8..12]);
     }
 }
 

@@ -62,7 +62,8 @@ struct RunArgs {
     /// Output folder for input/output fields (.npy, .vti) and results.json.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Overwrite an earlier run's files in --out.
+    /// Overwrite an earlier run's files in --out, and run past the bound on the estimated
+    /// work (grid points × iterations).
     #[arg(long)]
     force: bool,
 }
@@ -109,10 +110,48 @@ fn main() -> std::process::ExitCode {
     })
 }
 
+/// Most work of a run without `--force`, in point-iterations (grid points × iterations, twice
+/// with the host reference's comparison): about 28 hours at [`POINTS_PER_SECOND`].
+const MAX_WORK: f64 = 1e13;
+
+/// Point-iterations per second of the simulator and the host reference on a 2-core host
+/// (measured with the test build on 2 threads: 256×256×64, 44 ms per iteration simulated and
+/// 40 ms in the native loop, 1.0·10^8 point-iterations per second).
+const POINTS_PER_SECOND: f64 = 1e8;
+
+/// The options' checks that need no plan: `--threads` and the work's bound.
+fn check_options(args: &RunArgs) -> Result<()> {
+    if args.chips == 0 {
+        anyhow::bail!("--chips must be at least 1");
+    }
+    app_support::bounds::threads(args.threads)?;
+    let compare = if args.no_check { 1.0 } else { 2.0 };
+    app_support::bounds::check_work(
+        app_support::bounds::Work {
+            what: format!(
+                "--iterations {} on --grid {}x{}x{}",
+                args.iterations, args.grid.ni, args.grid.nj, args.grid.nk
+            ),
+            amount: args.grid.ni as f64
+                * args.grid.nj as f64
+                * args.grid.nk as f64
+                * args.iterations as f64
+                * compare,
+            unit: "point-iterations",
+            per_second: POINTS_PER_SECOND,
+            bound: MAX_WORK,
+            advice: "run fewer --iterations or a smaller --grid",
+        },
+        args.force,
+    )?;
+    Ok(())
+}
+
 fn run(args: RunArgs) -> Result<()> {
     // Every rank of an MPI job runs this (the engine's reads are collective); rank 0 talks
     // and writes the files.
     let root = poplar::dist::is_root();
+    check_options(&args)?;
     let out_dir = args.out.as_ref().filter(|_| root);
     // Rank 0 checks the folder and holds its lock until the run ends; its verdict is every
     // rank's.
@@ -123,9 +162,6 @@ fn run(args: RunArgs) -> Result<()> {
             .map_err(|e| format!("{e:#}")),
         None => Ok(()),
     })?;
-    if args.chips == 0 {
-        anyhow::bail!("--chips must be at least 1");
-    }
     let target = Target::gc200_multi(args.chips);
     let grid = args.grid;
     let request = PlanRequest {

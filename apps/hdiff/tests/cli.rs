@@ -195,3 +195,46 @@ fn zero_iterations_are_refused() {
     assert!(!ok, "--iterations 0 ran:\n{stdout}");
     assert!(stderr.contains("--iterations"), "{stderr}");
 }
+
+/// `--threads 0` is refused as cardiac refuses it (it meant "all cores").
+#[test]
+fn zero_threads_are_refused() {
+    let out = hdiff()
+        .args([
+            "run",
+            "--grid",
+            "40x30x3",
+            "--iterations",
+            "1",
+            "--threads",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "--threads 0 ran: {stderr}");
+    assert!(
+        stderr.contains("--threads 0: give at least 1 (or leave it out: one per core)"),
+        "{stderr}"
+    );
+}
+
+/// 10^8 iterations of the default grid are estimated and refused before any work unless
+/// `--force` (it ran for ever, with no estimate).
+#[test]
+fn unbounded_work_is_estimated_and_refused_unless_forced() {
+    let dir = temp_dir("bound");
+    let out = hdiff()
+        .args(["run", "--iterations", "100000000", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "ran: {stderr}");
+    assert!(
+        stderr.contains("--iterations 100000000 on --grid 256x256x64 is 8.39e14 point-iterations")
+            && stderr.contains("Pass --force to run it anyway"),
+        "{stderr}"
+    );
+    assert!(!dir.exists(), "refused before the output folder is made");
+}

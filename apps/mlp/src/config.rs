@@ -263,6 +263,45 @@ impl Config {
         if s.classes < 2 {
             return bad("classes", s.classes.to_string(), "at least 2 classes");
         }
+        self.check_layers_fit()
+    }
+
+    /// Each layer's weights, spread over `--tiles` tiles, fit in a tile's memory: a layer too
+    /// wide (`--hidden 100000000000`, or a label of 10^12 in a data file) is refused naming
+    /// its option, before popnn builds a graph whose every vertex would be refused.
+    pub fn check_layers_fit(&self) -> Result<(), ConfigError> {
+        let s = &self.shape;
+        let tile_bytes = f64::from(machine(1).bytes_per_tile);
+        let tiles = self.tiles.max(1) as f64;
+        let mut widths = vec![s.inputs];
+        widths.extend_from_slice(&s.hidden);
+        widths.push(s.classes);
+        for (l, w) in widths.windows(2).enumerate() {
+            // f32 weights and bias of the layer's rows on one tile.
+            let bytes = (w[1] as f64 / tiles).ceil() * (w[0] as f64 + 1.0) * 4.0;
+            if bytes <= tile_bytes {
+                continue;
+            }
+            let why = format!(
+                "a layer of {} × {} units over --tiles {} puts {} bytes of weights on a tile, \
+                 more than its {} bytes of memory",
+                w[0],
+                w[1],
+                self.tiles,
+                app_support::bounds::show(bytes),
+                tile_bytes
+            );
+            return if l < s.hidden.len() {
+                let list: Vec<String> = s.hidden.iter().map(usize::to_string).collect();
+                bad(
+                    "hidden",
+                    list.join(","),
+                    &format!("{why}: give narrower layers"),
+                )
+            } else {
+                bad("classes", s.classes.to_string(), &why)
+            };
+        }
         Ok(())
     }
 

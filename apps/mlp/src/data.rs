@@ -87,8 +87,9 @@ pub enum DataError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: not a .npy file mlp can read: {reason}")]
-    Format { path: PathBuf, reason: String },
+    /// The `.npy` reader's refusal (it names the file and the header field).
+    #[error(transparent)]
+    Npy(#[from] app_support::npy::NpyError),
     #[error("{path} holds {dtype} {shape:?}; mlp reads {wanted}")]
     DType {
         path: PathBuf,
@@ -178,8 +179,8 @@ fn dtype_name(d: &npyz::DType) -> String {
     }
 }
 
-/// Opens a `.npy` file: its header, and its data reader.
-fn open_npy(path: &Path) -> Result<npyz::NpyFile<std::io::BufReader<File>>, DataError> {
+/// Opens and reads a `.npy` file, its header checked against its size.
+fn open_npy(path: &Path) -> Result<app_support::npy::Npy, DataError> {
     let f = File::open(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => DataError::Missing {
             path: path.into(),
@@ -190,20 +191,18 @@ fn open_npy(path: &Path) -> Result<npyz::NpyFile<std::io::BufReader<File>>, Data
             source,
         },
     })?;
-    npyz::NpyFile::new(std::io::BufReader::new(f)).map_err(|e| DataError::Format {
-        path: path.into(),
-        reason: e.to_string(),
-    })
+    // The one checked reader: every size the header claims agrees with the file.
+    Ok(app_support::npy::from_reader(
+        path,
+        std::io::BufReader::new(f),
+    )?)
 }
 
 fn read_vec<T: npyz::Deserialize>(
-    npy: npyz::NpyFile<std::io::BufReader<File>>,
-    path: &Path,
+    npy: app_support::npy::Npy,
+    wanted: &'static str,
 ) -> Result<Vec<T>, DataError> {
-    npy.into_vec().map_err(|source| DataError::Read {
-        path: path.into(),
-        source,
-    })
+    Ok(npy.to_vec(wanted)?)
 }
 
 /// What mlp reads as features.
@@ -216,7 +215,7 @@ const Y_RULE: &str = "labels as i32, i64 or u8 [samples]";
 pub fn read_features(path: &Path) -> Result<(Vec<f32>, usize), DataError> {
     let npy = open_npy(path)?;
     let shape = npy.shape().to_vec();
-    let dtype = npy.dtype();
+    let dtype = npy.dtype().clone();
     let is_f32 = matches!(&dtype, npyz::DType::Plain(t)
         if t.type_char() == npyz::TypeChar::Float && t.size_field() == 4);
     if !is_f32 {
@@ -239,7 +238,7 @@ pub fn read_features(path: &Path) -> Result<(Vec<f32>, usize), DataError> {
         return Err(DataError::Empty { path: path.into() });
     }
     let fortran = npy.order() == npyz::Order::Fortran;
-    let mut x: Vec<f32> = read_vec(npy, path)?;
+    let mut x: Vec<f32> = read_vec(npy, "f32")?;
     if fortran {
         // Column-major on disk: element (i, j) at i + rows·j.
         x = (0..rows * cols)
@@ -261,18 +260,18 @@ pub fn read_features(path: &Path) -> Result<(Vec<f32>, usize), DataError> {
 pub fn read_labels(path: &Path) -> Result<Vec<i64>, DataError> {
     let npy = open_npy(path)?;
     let shape = npy.shape().to_vec();
-    let dtype = npy.dtype();
+    let dtype = npy.dtype().clone();
     let kind = match &dtype {
         npyz::DType::Plain(t) => (t.type_char(), t.size_field()),
         _ => (npyz::TypeChar::Object, 0),
     };
     let y: Vec<i64> = match kind {
-        (npyz::TypeChar::Int, 4) if shape.len() == 1 => read_vec::<i32>(npy, path)?
+        (npyz::TypeChar::Int, 4) if shape.len() == 1 => read_vec::<i32>(npy, "i32")?
             .into_iter()
             .map(i64::from)
             .collect(),
-        (npyz::TypeChar::Int, 8) if shape.len() == 1 => read_vec::<i64>(npy, path)?,
-        (npyz::TypeChar::Uint, 1) if shape.len() == 1 => read_vec::<u8>(npy, path)?
+        (npyz::TypeChar::Int, 8) if shape.len() == 1 => read_vec::<i64>(npy, "i64")?,
+        (npyz::TypeChar::Uint, 1) if shape.len() == 1 => read_vec::<u8>(npy, "u8")?
             .into_iter()
             .map(i64::from)
             .collect(),

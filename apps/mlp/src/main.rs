@@ -53,6 +53,8 @@ enum Cmd {
         /// Output folder (refused if it holds an earlier run, unless --force).
         #[arg(long, default_value = "mlp-out")]
         out: PathBuf,
+        /// Replace an earlier run's files in --out, and train past the bound on the estimated
+        /// work (epochs × samples × parameters).
         #[arg(long)]
         force: bool,
     },
@@ -291,6 +293,20 @@ fn train_data(
     }
     cfg.shape.inputs = d.info.features;
     cfg.shape.classes = d.info.classes;
+    // Classes from the labels: a label too large for the logits layer is the labels' fault.
+    if let Err(e) = cfg.check_layers_fit() {
+        if e.option == "classes" && opts.classes.is_none_or(|c| c < d.info.classes) {
+            return Err(DataError::Check {
+                path: d.info.train_files.last().cloned().unwrap_or_default(),
+                reason: format!(
+                    "labels up to {} make {} classes: {}",
+                    d.info.classes - 1,
+                    d.info.classes,
+                    e.allowed
+                ),
+            });
+        }
+    }
     Ok(d)
 }
 
@@ -324,6 +340,7 @@ fn real_main() -> anyhow::Result<()> {
             let mut cfg = opts.config(epochs);
             // Options and data first: a bad option or data file creates no output folder and
             // prints no banner.
+            app_support::bounds::threads(threads)?;
             let data = train_data(
                 &opts,
                 &mut cfg,

@@ -251,3 +251,116 @@ fn bad_pipeline_and_state_options_are_refused_naming_them() {
         assert!(!dir.exists(), "{extra:?} made the output folder");
     }
 }
+
+/// `--threads 0` is refused as cardiac refuses it (it meant "all cores"), and 10^9 epochs are
+/// estimated and refused unless `--force` (they ran with no estimate); neither makes the
+/// output folder.
+#[test]
+fn zero_threads_and_unbounded_epochs_are_refused() {
+    let dir = temp_dir("threads-0");
+    let out = mlp()
+        .args([
+            "train",
+            "--dataset",
+            "blobs",
+            "--epochs",
+            "1",
+            "--threads",
+            "0",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "--threads 0 ran: {err}");
+    assert!(
+        err.contains("--threads 0: give at least 1 (or leave it out: one per core)"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "--threads 0 made the output folder");
+    let dir = temp_dir("epochs");
+    let out = mlp()
+        .args(["train", "--epochs", "1000000000", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "10^9 epochs ran: {err}");
+    assert!(
+        err.contains("--epochs 1000000000 of 5620 samples through 64 → 64 → 10 is")
+            && err.contains("sample-parameters")
+            && err.contains("Pass --force to run it anyway"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "10^9 epochs made the output folder");
+}
+
+/// A layer too wide for a tile — a huge `--hidden`, or a huge label in a data file — is one
+/// line naming the option or the file, even with `--force` (it printed popnn's validation
+/// dump of a hundred vertices).
+#[test]
+fn a_huge_width_or_label_is_one_message_naming_it() {
+    let (out, dir) = blobs("huge-width", &["--hidden", "100000000000", "--force"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "ran: {err}");
+    assert!(
+        err.contains(
+            "--hidden 100000000000: a layer of 8 × 100000000000 units over --tiles 4 puts"
+        ) && err.contains("give narrower layers"),
+        "{err}"
+    );
+    assert!(!err.contains("graph is invalid"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.exists());
+    let dir = temp_dir("huge-label");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (x, y) = (dir.join("x.npy"), dir.join("y.npy"));
+    let write = |path: &std::path::Path, dict: &str, data: &[u8]| {
+        let h = format!("{dict}\n");
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        b.extend_from_slice(data);
+        std::fs::write(path, b).unwrap();
+    };
+    let xs: Vec<u8> = (0..200)
+        .flat_map(|i| ((i % 7) as f32).to_le_bytes())
+        .collect();
+    write(
+        &x,
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (100, 2), }",
+        &xs,
+    );
+    let ys: Vec<u8> = (0..100i64)
+        .flat_map(|i| if i == 0 { 1_000_000_000_000 } else { i % 2 }.to_le_bytes())
+        .collect();
+    write(
+        &y,
+        "{'descr': '<i8', 'fortran_order': False, 'shape': (100,), }",
+        &ys,
+    );
+    let out = mlp()
+        .args(["train", "--epochs", "1", "--force", "--data"])
+        .arg(&x)
+        .arg("--labels")
+        .arg(&y)
+        .arg("--out")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "ran: {err}");
+    assert!(
+        err.contains(&format!(
+            "{}: labels up to 1000000000000 make 1000000000001 classes: a layer of 64 × 1000000000001 units",
+            y.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains("graph is invalid") && !err.contains("--classes"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use app_support::npy::NpyError;
 use mlp::config::Config;
 use mlp::config::Shape;
 use mlp::data::{read_features, read_labels, Data, DataError};
@@ -161,6 +162,52 @@ fn msg(e: &DataError, path: &Path, what: &str) {
     );
 }
 
+/// A version 1.0 `.npy` file of header dict `header` and raw `data`, as a lying writer would
+/// make it.
+fn raw_npy(path: &Path, header: &str, data: &[u8]) {
+    let mut h = header.to_string();
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    b.extend_from_slice(h.as_bytes());
+    b.extend_from_slice(data);
+    std::fs::write(path, b).unwrap();
+}
+
+/// A header whose shape product wraps (9223372036854775908 × 2 = 200 mod 2^64) over 200
+/// values: refused by name in both orders (it panicked in Fortran order and trained on 200
+/// values in C order), and so is a header that claims more or fewer values than follow.
+#[test]
+fn a_header_that_lies_about_its_size_is_refused() {
+    let (dir, _x, y) = unfit_fixture("lying-header");
+    let values: Vec<u8> = (0..200).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    for order in ["False", "True"] {
+        let x = dir.join(format!("wraps-{order}.npy"));
+        raw_npy(
+            &x,
+            &format!(
+                "{{'descr': '<f4', 'fortran_order': {order}, 'shape': (9223372036854775908, 2), }}"
+            ),
+            &values,
+        );
+        let e = Data::from_files("files", (&x, &y), None, None, 1).unwrap_err();
+        assert!(
+            matches!(e, DataError::Npy(NpyError::ShapeOverflow { .. })),
+            "{e:?}"
+        );
+        msg(&e, &x, "header field 'shape' [9223372036854775908, 2]");
+        let short = dir.join(format!("short-{order}.npy"));
+        raw_npy(
+            &short,
+            &format!("{{'descr': '<f4', 'fortran_order': {order}, 'shape': (101, 2), }}"),
+            &values,
+        );
+        let e = Data::from_files("files", (&short, &y), None, None, 1).unwrap_err();
+        msg(&e, &short, "claims 808 data bytes, but the file holds 800");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A fresh folder `name` with a fit `x.npy` (4 × 2 features) and `y.npy` (labels 0, 1, 2, 1).
 fn unfit_fixture(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let dir = temp_dir(name);
@@ -185,7 +232,7 @@ fn every_unfit_file_is_a_typed_error_naming_it() {
     // Not a .npy file.
     std::fs::write(p("text.npy"), "0.5, 0.5\n").unwrap();
     let e = load(&p("text.npy"), &y).unwrap_err();
-    assert!(matches!(e, DataError::Format { .. }), "{e:?}");
+    assert!(matches!(e, DataError::Npy(NpyError::Magic { .. })), "{e:?}");
     msg(&e, &p("text.npy"), "not a .npy file");
     // f64 features.
     npy(&p("x64.npy"), &[4, 2], &[0.5f64; 8], false);

@@ -111,10 +111,14 @@ pub enum EngineError {
     #[error("no remote buffer named '{name}'")]
     UnknownRemoteBuffer { name: String },
     /// A copy (of program `program`, or the host's when `None`) names a row beyond a remote
-    /// buffer's rows: nothing was copied, and every buffer can still be read.
-    #[error("{}remote buffer '{buffer}': row {row} is out of range (it has {rows} rows); {}", .program.map(|p| format!("program {p}: ")).unwrap_or_default(), if .program.is_some() { "nothing was copied" } else { "nothing was read or written" })]
+    /// buffer's rows: nothing was copied (on a replicated executable, on no replica: every
+    /// replica's rows are checked before any replica's move), and every buffer can still be
+    /// read. `buffer` is the name the buffer was declared with; `replica` the replica whose
+    /// rows are at fault (`None` when the executable is not replicated).
+    #[error("{}remote buffer '{buffer}'{}: row {row} is out of range (it has {rows} rows); {}", .program.map(|p| format!("program {p}: ")).unwrap_or_default(), .replica.map(|r| format!(" of replica {r}")).unwrap_or_default(), if .program.is_some() { "nothing was copied" } else { "nothing was read or written" })]
     RemoteRowOutOfRange {
         buffer: String,
+        replica: Option<u32>,
         row: i64,
         rows: u64,
         program: Option<usize>,

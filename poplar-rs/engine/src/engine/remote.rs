@@ -83,14 +83,7 @@ pub(crate) fn remote_copy(
     let c = &exe.remote_copies[id];
     let b = &exe.remote_buffers[c.buffer];
     let rows = rows_of(x, &c.rows)?;
-    if let Some(&row) = rows.iter().find(|&&r| r < 0 || r as u64 >= b.rows) {
-        return Err(EngineError::RemoteRowOutOfRange {
-            buffer: b.name.clone(),
-            row,
-            rows: b.rows,
-            program,
-        });
-    }
+    check_rows_of_replicas(x, program, id, &rows)?;
     let buf = c.buffer.as_u32() as usize;
     let row_bytes = b.row_bytes() as usize;
     let name = b.name.as_str();
@@ -135,6 +128,51 @@ pub(crate) fn remote_copy(
                 Ok(())
             };
             d.agree(written)?;
+        }
+    }
+    Ok(())
+}
+
+/// A copy of a replicated program is one copy per replica (`exe::replicate`: replica `r`'s
+/// copy `c` is `r·n + c`), run replica after replica. Replica 0's copy checks the rows of
+/// every replica's before it moves anything, so that an offset out of range on any replica
+/// leaves every replica's tiles and buffers as they were; each later replica's copy checks
+/// its own rows again (`rows`). The error names the buffer as declared (replica 0's name) and
+/// the replica at fault.
+fn check_rows_of_replicas(
+    x: &Exec<'_>,
+    program: Option<usize>,
+    id: RemoteCopyId,
+    rows: &[i64],
+) -> Result<(), EngineError> {
+    let exe = x.exe;
+    let replicas = x.replicas.replicas.max(1);
+    let per_replica = exe.remote_copies.len() / replicas as usize;
+    let i = id.as_u32() as usize;
+    let (replica, base) = (i / per_replica, i % per_replica);
+    let declared =
+        &exe.remote_buffers[exe.remote_copies[RemoteCopyId::from_u32(base as u32)].buffer];
+    let out_of_range = |r: u32, rows: &[i64]| {
+        let b = &exe.remote_buffers[exe.remote_copies
+            [RemoteCopyId::from_u32((r as usize * per_replica + base) as u32)]
+        .buffer];
+        match rows.iter().find(|&&row| row < 0 || row as u64 >= b.rows) {
+            Some(&row) => Err(EngineError::RemoteRowOutOfRange {
+                buffer: declared.name.clone(),
+                replica: (replicas > 1).then_some(r),
+                row,
+                rows: b.rows,
+                program,
+            }),
+            None => Ok(()),
+        }
+    };
+    out_of_range(replica as u32, rows)?;
+    if replica == 0 {
+        for r in 1..replicas {
+            let c = &exe.remote_copies
+                [RemoteCopyId::from_u32((r as usize * per_replica + base) as u32)];
+            out_of_range(r, &rows_of(x, &c.rows)?)?;
         }
     }
     Ok(())
@@ -231,8 +269,11 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let b = self.desc(flat);
         if rows.end > b.rows {
+            let replica = (self.replicas.replicas > 1)
+                .then(|| (flat / self.replicas.remote_buffers_per_replica.max(1)) as u32);
             return Err(EngineError::RemoteRowOutOfRange {
                 buffer: name.into(),
+                replica,
                 row: rows.end as i64 - 1,
                 rows: b.rows,
                 program: None,
