@@ -4,7 +4,7 @@
 //! Run with `cargo +nightly fuzz run load` from `poplar-rs/`. A seed corpus can be made by
 //! saving small executables (e.g. from the engine tests) into `fuzz/corpus/load/`.
 //!
-//! On stable Rust, `poplar-rs/tests/fuzz_smoke.rs` replays both targets' property on a seed
+//! On stable Rust, `poplar-rs/exe/tests/fuzz_smoke.rs` replays both targets' property on a seed
 //! corpus (and `fuzz/corpus/<target>/`) plus random mutations for a bounded time, with the
 //! tests; CI runs it longer when the file formats change (`.ci/run`).
 #![no_main]
