@@ -304,6 +304,62 @@ fn every_room_lives_in_one_crate_and_looks_down_the_pipeline() {
     }
 }
 
+/// The `poplar-*` crates named in a section (`[dependencies]`, `[dev-dependencies]`) of a
+/// Cargo.toml, without their `poplar-` prefix (the façade `poplar` as itself).
+fn framework_deps(manifest: &str, section: &str) -> BTreeSet<String> {
+    let mut inside = false;
+    let mut out = BTreeSet::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == section;
+        } else if inside {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+            if name == "poplar" {
+                out.insert(name.to_string());
+            } else if let Some(k) = name.strip_prefix("poplar-") {
+                out.insert(k.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Cargo agrees with the doors: a framework crate's `[dependencies]` are exactly the crates
+/// whose rooms its rooms may import (so compiler and engine stay apart), never the façade or
+/// the test support; crates test themselves (`tests/`), and only their tests, through
+/// `[dev-dependencies]`, may use crates above them.
+#[test]
+fn each_crate_depends_on_what_its_rooms_may_import_and_tests_itself() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (krate, rooms) in CRATES {
+        let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
+        let deps = framework_deps(&manifest, "[dependencies]");
+        let mut want = BTreeSet::new();
+        for (_, allowed) in ROOMS.iter().filter(|(r, _)| rooms.contains(r)) {
+            for a in *allowed {
+                let home = CRATES[crate_of(a)].0;
+                if home != *krate {
+                    want.insert(home.to_string());
+                }
+            }
+        }
+        assert_eq!(
+            deps, want,
+            "poplar-rs/{krate}/Cargo.toml: its [dependencies] on the framework are not the crates its rooms may import (tests/doors.rs)"
+        );
+        assert!(
+            root.join(krate).join("tests").is_dir(),
+            "poplar-{krate} has no tests/ of its own"
+        );
+    }
+    let kit = std::fs::read_to_string(root.join("testkit/Cargo.toml")).unwrap();
+    assert!(
+        kit.contains("publish = false")
+            && !framework_deps(&kit, "[dependencies]").contains("poplar"),
+        "the testkit is not published and builds on the framework's crates, not the façade"
+    );
+}
+
 #[test]
 fn the_one_way_doors_are_not_in_the_table() {
     for (from, to) in NEVER {
