@@ -47,7 +47,8 @@ use poplar_compiler::graph::{ComputeSet, Graph, Tensor};
 use poplar_core::dtype::DType;
 use poplar_core::target::{Target, TileId};
 
-use crate::{codelet_name, mapped_regions, shape_err, split_between_workers, OpError};
+use crate::error::shape_err;
+use crate::{codelet_name, mapped_regions, split_between_workers, OpError};
 
 /// Options of the dynamic and multi slices.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -226,7 +226,7 @@ fn each_replica_has_its_own_buffer() {
 /// error names the buffer as declared and the replica at fault.
 #[test]
 fn a_replicated_copy_checks_every_replica_before_any_moves() {
-    compiler_tests::link();
+    poplar_testkit::link();
     let machine = Target {
         num_ipus: 2,
         ..Target::custom(2, 16 * 1024)

@@ -439,6 +439,11 @@ impl Graph {
         Ok(out)
     }
 
+    /// Name of the variable behind `var`.
+    pub fn var_name(&self, var: VarId) -> &str {
+        &self.vars[var].name
+    }
+
     /// A new, empty compute set.
     pub fn add_compute_set(&mut self, name: &str) -> ComputeSet {
         self.compute_sets.push(ComputeSetInfo {

@@ -28,9 +28,9 @@ pub use memory::{
     TileMemory,
 };
 pub use model::CycleModel;
-pub use record::{ProfileOptions, Recorder, RunEvent};
 #[cfg(test)]
 use record::SEGMENT_LIMIT;
+pub use record::{ProfileOptions, Recorder, RunEvent};
 pub use report::ProfileError;
 pub(crate) use transfer::{remote_copy_cost, stream_cost};
 pub use transfer::{TransferCost, TransferKind};
