@@ -111,7 +111,7 @@
 //! | `Dot<half>` | `a`, `b`: `Input<Vector<f16>>`, `out: Output<f32>` | `sum_i a[i] * b[i]` in f32 |
 //! | `Cast<float,half>` | `input: Input<Vector<f32>>`, `out: Output<Vector<f16>>` | `round(input)` |
 //! | `Cast<half,float>` | `input: Input<Vector<f16>>`, `out: Output<Vector<f32>>` | `input` |
-//! | `DynamicSlice<float>` | `offset: Input<u32>`, `input: Input<Vector>`, `out: Output<Vector>`, `num_base`, `num_sub`, `remap: State` | `out[j] = input[(offset + j) mod num_base]`, see [`slice`] |
+//! | `DynamicSlice<float>` | `offset: Input<u32>`, `input: Input<Vector>`, `out: Output<Vector>`, `num_base`, `num_sub`, `remap: State` | `out[j] = input[(offset + j) mod num_base]`, see [`slice`](mod@slice) |
 //! | `DynamicUpdateSlice<float>` | `offset`, `a: InOut<Vector>`, `slices: Input<Vector>`, states as above | `a[(offset + j) mod num_base] = slices[j]` |
 //! | `MultiSlice<float>` | `offsets: Input<Vector<u32>>`, `input`, `out`, `base_offset`, `num_base: State`, multi-worker | `out[o] = input[offsets[o] - base_offset]`, zeros outside |
 //! | `MultiSliceSelect<float>` | `offsets`, `partials: Input<Vector>`, `out`, `rows_per_split`, `num_rows: State`, multi-worker | `out[o]` from the partial of `offsets[o]`'s split |

@@ -1,6 +1,6 @@
 //! Element-wise expressions, as `popops::expr` has them: placeholders [`_1`] … [`_8`] for the
 //! input tensors, constants, and unary, binary and ternary operations built with Rust's
-//! operators and methods, for [`map`](crate::map) to compile into one vertex per worker piece.
+//! operators and methods, for [`map`](fn@crate::map) to compile into one vertex per worker piece.
 //!
 //! ```
 //! use popops::expr::{_1, _2, select, Expr};

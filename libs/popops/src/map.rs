@@ -1,4 +1,4 @@
-//! Fused element-wise expressions: [`map`] compiles an [`Expr`](crate::expr::Expr) into a
+//! Fused element-wise expressions: [`map`] compiles an [`Expr`] into a
 //! `Map<T>` vertex per worker piece of the output (`codelets::map`), so an expression of any
 //! size costs one pass over the data, with no temporary tensors.
 //!
@@ -32,7 +32,7 @@
 //! reads them).
 //!
 //! **Work split.** As poplibs' map: one vertex per worker piece of the output's tile mapping
-//! ([`worker_pieces`](crate::worker_pieces)); [`map`] creates the output with the tile
+//! ([`worker_pieces`]); [`map`] creates the output with the tile
 //! mapping of the first input of the output's shape (or spread linearly over the tiles).
 //!
 //! **Cycles.** Each vertex gets an explicit estimate: for an expression that is a single

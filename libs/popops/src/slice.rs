@@ -9,7 +9,7 @@
 //! an offset `≥ dim` is taken as 0 with [`SliceOptions::remap_out_of_bound_indices`], and
 //! otherwise gives a slice of zeros (poplibs leaves that output undefined) and an update that
 //! writes nothing. A multi-slice index `≥ rows` gives a row of zeros (poplibs' `multiSlice`
-//! with host indices documents zeros) and multi-updates ignore it (poplibs: "offsets[i] >=
+//! with host indices documents zeros) and multi-updates ignore it (poplibs: "offsets\[i\] >=
 //! t.dim(0) are ignored"); with `remap_out_of_bound_indices` it is taken as 0. Equal indices
 //! of a multi-update are applied in index order (the last write wins; adds accumulate in
 //! order).

@@ -1,8 +1,8 @@
 //! Test support of the framework crates (`poplar-rs/*/tests/`), in one crate so that every test
 //! binary registers the same test codelets: [`vertices`] (`"test::…"`, one definition per name),
 //! [`builder`] (hand-made executables, no compiler), [`golden`] files, and with the feature
-//! `compiler` the graph-building cases with their host models: [`random`] graphs, the
-//! multi-rank loop ([`ranks`]) and the [`remote`] buffers.
+//! `compiler` the graph-building cases with their host models: `random` graphs, the
+//! multi-rank loop (`ranks`) and the `remote` buffers.
 //!
 //! `inventory` registers the codelets of the crates a binary links only: a test binary that
 //! uses nothing else of this crate calls [`link`] (and `codelets::link()` for the standard

@@ -67,7 +67,7 @@ pub struct TileMemory {
     pub always_live: u64,
     pub temporary: u64,
     pub by_category: CategoryBytes,
-    /// Estimated exchange code of the tile ([`exchange_code_bytes`]); reported beside the
+    /// Estimated exchange code of the tile (`exchange_code_bytes`); reported beside the
     /// allocation, not part of `total`.
     #[serde(default)]
     pub exchange_code: u64,
@@ -133,7 +133,7 @@ pub struct MemoryReport {
     /// is of one replica, and the machine holds `replicas` copies).
     #[serde(default = "one")]
     pub replicas: u32,
-    /// Distribution over tiles of the estimated exchange code ([`exchange_code_bytes`]).
+    /// Distribution over tiles of the estimated exchange code (`exchange_code_bytes`).
     #[serde(default)]
     pub exchange_code: Stats,
     pub tiles: Vec<TileMemory>,

@@ -5,7 +5,7 @@
 use crate::exe::{ComputePhaseId, ExchangePhaseId, MemRun, RemoteCopyId, SyncKind};
 use std::time::Duration;
 
-/// What a running engine tells its [`Recorder`]: one event per step it runs, in program
+/// What a running engine tells its [`Recorder`](super::Recorder): one event per step it runs, in program
 /// order, each with the host time it took where that is measured. A run is `RunStart`, the
 /// events of its steps, then `RunEnd`; a labelled body is `Enter` … `Exit` (`Exit` also when
 /// the body failed, so that the labels stay balanced).
