@@ -117,6 +117,32 @@ fn check_seed(seed: &Tensor, op: &str) -> Result<(), RandError> {
     Ok(())
 }
 
+/// A new tensor like `reference` of `dtype` filled by `codelet`'s draws ([`generate`] with no
+/// inputs): what every distribution but dropout does once its parameters are checked.
+fn draw(
+    graph: &mut Graph,
+    codelet: &str,
+    (seed, seed_modifier): (&Tensor, u32),
+    (reference, dtype): (&Tensor, DType),
+    state: &[(&str, StateValue)],
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<Tensor, RandError> {
+    let out = clone_like(graph, reference, dtype, name)?;
+    generate(
+        graph,
+        codelet,
+        seed,
+        seed_modifier,
+        &out,
+        &[],
+        state,
+        prog,
+        name,
+    )?;
+    Ok(out)
+}
+
 /// Adds the compute set `name` of `codelet` vertices over the worker pieces of `out`, each
 /// connected to the seed, its piece of `out` (and of each input), with its first element's
 /// flat index, the modifier and `state`; appends its execution to `prog`.
@@ -241,19 +267,16 @@ pub fn uniform(
             ("hi", finite(op, "max", max)?.into()),
         ]
     };
-    let out = clone_like(graph, reference, dtype, name)?;
-    generate(
+    let like = (reference, dtype);
+    draw(
         graph,
         &codelet,
-        seed,
-        seed_modifier,
-        &out,
-        &[],
+        (seed, seed_modifier),
+        like,
         &state,
         prog,
         name,
-    )?;
-    Ok(out)
+    )
 }
 
 /// A tensor like `reference` of `dtype` (`F32`, `F16`, `I32`) whose elements are 1 with
@@ -280,20 +303,17 @@ pub fn bernoulli(
     if !(0.0..=1.0).contains(&prob) {
         return Err(bad(op, format!("'prob' is {prob}, it must be in [0, 1]")));
     }
-    let out = clone_like(graph, reference, dtype, name)?;
     let state = [("prob", StateValue::from(prob as f32))];
-    generate(
+    let like = (reference, dtype);
+    draw(
         graph,
         &codelet,
-        seed,
-        seed_modifier,
-        &out,
-        &[],
+        (seed, seed_modifier),
+        like,
         &state,
         prog,
         name,
-    )?;
-    Ok(out)
+    )
 }
 
 /// A tensor like `reference` of `dtype` (`F32`, `F16`) normally distributed with `mean` and
@@ -314,19 +334,16 @@ pub fn normal(
     let op = "Normal";
     let codelet = type_name(op, dtype, &[DType::F32, DType::F16], "f32, f16")?;
     let state = normal_state(op, mean, std_dev)?;
-    let out = clone_like(graph, reference, dtype, name)?;
-    generate(
+    let like = (reference, dtype);
+    draw(
         graph,
         &codelet,
-        seed,
-        seed_modifier,
-        &out,
-        &[],
+        (seed, seed_modifier),
+        like,
         &state,
         prog,
         name,
-    )?;
-    Ok(out)
+    )
 }
 
 fn normal_state(
@@ -371,19 +388,16 @@ pub fn truncated_normal(
         return Err(bad(op, format!("'alpha' is {alpha}, it must be above 0")));
     }
     state.push(("alpha", a.into()));
-    let out = clone_like(graph, reference, dtype, name)?;
-    generate(
+    let like = (reference, dtype);
+    draw(
         graph,
         &codelet,
-        seed,
-        seed_modifier,
-        &out,
-        &[],
+        (seed, seed_modifier),
+        like,
         &state,
         prog,
         name,
-    )?;
-    Ok(out)
+    )
 }
 
 /// `input` with each element kept with probability `keep_prob` and multiplied by `scale`
