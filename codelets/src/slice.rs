@@ -57,6 +57,42 @@ fn region_of(codelet: &str, field: &str, len: usize, rows: u32) -> Result<usize,
     Ok(len / rows)
 }
 
+/// Row `o` of `out` (rows of `region` elements) for every `o` in `rows`: `row(o)`'s slice, or
+/// zeros where it gives none (an index outside the table). What `MultiSlice` and
+/// `MultiSliceSelect` share.
+fn gather_rows<'s, T: Copy + Default + 's>(
+    out: &mut [T],
+    region: usize,
+    rows: std::ops::Range<usize>,
+    row: impl Fn(usize) -> Option<&'s [T]>,
+) {
+    for o in rows {
+        let dst = &mut out[o * region..][..region];
+        match row(o) {
+            Some(src) => dst.copy_from_slice(src),
+            None => dst.fill(T::default()),
+        }
+    }
+}
+
+/// The estimate of a multi-worker gather of one `out` row per element of `offsets`
+/// ([`cost::multi_slice`], the offsets split between the workers).
+fn gather_cycles(
+    dtype: poplar_core::dtype::DType,
+    ctx: &CycleCtx<'_>,
+    offsets: usize,
+    out: usize,
+) -> u64 {
+    let n = ctx.elements(offsets);
+    let region = ctx.elements(out).checked_div(n).unwrap_or(0);
+    cost::multi_slice(
+        dtype,
+        region,
+        n.div_ceil(u64::from(ctx.workers.max(1))),
+        false,
+    )
+}
+
 macro_rules! slice_codelets {
     ($($t:ty, $tn:literal: $ds:ident $dsn:literal, $du:ident $dun:literal, $ms:ident $msn:literal,
         $sel:ident $seln:literal, $mu:ident $mun:literal;)*) => {$(
@@ -150,22 +186,16 @@ macro_rules! slice_codelets {
             fn compute(&mut self, worker: Worker) -> Result<(), VertexError> {
                 let region = region_of(Self::NAME, "input", self.input.len(), self.num_base)?;
                 rows_of(Self::NAME, "out", self.out.len(), self.offsets.len(), region)?;
-                for o in worker.split(self.offsets.len()) {
-                    let row = self.offsets[o].wrapping_sub(self.base_offset);
-                    let dst = &mut self.out[o * region..][..region];
-                    if row < self.num_base {
-                        dst.copy_from_slice(&self.input[row as usize * region..][..region]);
-                    } else {
-                        dst.fill(<$t>::default());
-                    }
-                }
+                let (input, base, num) = (&*self.input, self.base_offset, self.num_base);
+                gather_rows(self.out, region, worker.split(self.offsets.len()), |o| {
+                    let row = self.offsets[o].wrapping_sub(base);
+                    (row < num).then(|| &input[row as usize * region..][..region])
+                });
                 Ok(())
             }
 
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                let n = ctx.elements(Self::offsets);
-                let region = ctx.elements(Self::out).checked_div(n).unwrap_or(0);
-                Some(cost::multi_slice(<$t as Element>::DTYPE, region, n.div_ceil(u64::from(ctx.workers.max(1))), false))
+                Some(gather_cycles(<$t as Element>::DTYPE, ctx, Self::offsets, Self::out))
             }
         }
 
@@ -189,23 +219,17 @@ macro_rules! slice_codelets {
                 let region = region_of(Self::NAME, "out", self.out.len(), n as u32)?;
                 let splits = self.num_rows.div_ceil(self.rows_per_split.max(1)) as usize;
                 rows_of(Self::NAME, "partials", self.partials.len(), splits * n, region)?;
-                for o in worker.split(n) {
+                let (partials, per, num) = (&*self.partials, self.rows_per_split, self.num_rows);
+                gather_rows(self.out, region, worker.split(n), |o| {
                     let idx = self.offsets[o];
-                    let dst = &mut self.out[o * region..][..region];
-                    if idx < self.num_rows {
-                        let s = (idx / self.rows_per_split) as usize;
-                        dst.copy_from_slice(&self.partials[(s * n + o) * region..][..region]);
-                    } else {
-                        dst.fill(<$t>::default());
-                    }
-                }
+                    let s = (idx / per) as usize;
+                    (idx < num).then(|| &partials[(s * n + o) * region..][..region])
+                });
                 Ok(())
             }
 
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                let n = ctx.elements(Self::offsets);
-                let region = ctx.elements(Self::out).checked_div(n).unwrap_or(0);
-                Some(cost::multi_slice(<$t as Element>::DTYPE, region, n.div_ceil(u64::from(ctx.workers.max(1))), false))
+                Some(gather_cycles(<$t as Element>::DTYPE, ctx, Self::offsets, Self::out))
             }
         }
 
