@@ -32,6 +32,10 @@ fn unary_expr(op: crate::expr::UnaryOpType) -> Expr {
     Expr::Unary(op, Box::new(_1))
 }
 
+fn ternary_expr(op: TernaryOpType) -> Expr {
+    Expr::Ternary(op, Box::new(_1), Box::new(_2), Box::new(_3))
+}
+
 fn binary_expr(op: BinaryOpType) -> Expr {
     Expr::Binary(op, Box::new(_1), Box::new(_2))
 }
@@ -91,13 +95,13 @@ pub fn select(
     prog: &mut impl Sequence,
     name: &str,
 ) -> Result<Tensor, OpError> {
-    let e = Expr::Ternary(
-        TernaryOpType::Select,
-        Box::new(_1),
-        Box::new(_2),
-        Box::new(_3),
-    );
-    map(graph, &e, &[a, b, cond], prog, name)
+    map(
+        graph,
+        &ternary_expr(TernaryOpType::Select),
+        &[a, b, cond],
+        prog,
+        name,
+    )
 }
 
 /// `clamp(x, lo, hi) = min(max(x, lo), hi)`, all broadcast together.
@@ -109,11 +113,11 @@ pub fn clamp(
     prog: &mut impl Sequence,
     name: &str,
 ) -> Result<Tensor, OpError> {
-    let e = Expr::Ternary(
-        TernaryOpType::Clamp,
-        Box::new(_1),
-        Box::new(_2),
-        Box::new(_3),
-    );
-    map(graph, &e, &[x, lo, hi], prog, name)
+    map(
+        graph,
+        &ternary_expr(TernaryOpType::Clamp),
+        &[x, lo, hi],
+        prog,
+        name,
+    )
 }

@@ -1,0 +1,159 @@
+//! What popops' element-wise test files share: the target, inputs spread over tiles, a run
+//! through the whole pipeline, the edge-value inputs and the ulp distance.
+#![allow(dead_code)] // each test file uses a part of it
+
+use super::common::Rng;
+use poplar::{compile, CompileOptions, Element, Engine, EngineOptions, Graph, Program};
+use poplar::{Target, Tensor};
+use popops::expr::UnaryOpType as U;
+
+/// A 4-tile IEEE target (subnormal flushing off), or with flushing.
+pub fn target(flush: bool) -> Target {
+    Target {
+        flush_subnormals: flush,
+        ..Target::custom(4, 256 * 1024)
+    }
+}
+
+/// A variable of `data`, spread over the tiles in grains of `grain` elements.
+pub fn input<T: Element>(
+    g: &mut Graph,
+    name: &str,
+    shape: &[usize],
+    data: &[T],
+    grain: usize,
+) -> Tensor {
+    let t = g.add_variable(T::DTYPE, shape, name);
+    g.map_linearly(&t, grain).unwrap();
+    g.set_initial_value(&t, data).unwrap();
+    t
+}
+
+pub fn run(g: &Graph, prog: Vec<Program>) -> Engine {
+    let exe = compile(g, &[Program::seq(prog)], &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
+    e.run(0).unwrap();
+    e
+}
+
+/// Edge values (±0, subnormals, ±inf, NaN, the extremes), values near the ops' interesting
+/// points, random values of moderate size and random bit patterns.
+pub fn f32_inputs(seed: u64) -> Vec<f32> {
+    let mut v: Vec<f32> = poplar::isa::EDGE_VALUES.to_vec();
+    v.extend([
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        0.5,
+        -0.5,
+        1.5,
+        -2.5,
+        1.0,
+        -1.0,
+        1e-3,
+        -1e-6,
+        88.7,
+        -103.0,
+        1e10,
+        -3e30,
+        12.0,
+        0.1,
+    ]);
+    let mut r = Rng::new(seed);
+    for _ in 0..80 {
+        v.push(r.f32_in(-8.0, 8.0));
+    }
+    for _ in 0..40 {
+        v.push(f32::from_bits(r.next_u64() as u32));
+    }
+    v
+}
+
+/// Distance in units in the last place (f32), NaN only near NaN.
+pub fn ulps(a: f32, b: f32) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let o = |x: f32| {
+        let b = x.to_bits();
+        if b >> 31 == 1 {
+            -i64::from(b & 0x7fff_ffff)
+        } else {
+            i64::from(b)
+        }
+    };
+    (o(a) - o(b)).unsigned_abs()
+}
+
+/// erf in f64 by the series `2/√π · e^{-x²} · Σ 2ⁿ x^{2n+1} / (1·3···(2n+1))` (no
+/// cancellation; independent of the codelet's alternating Taylor series).
+pub fn erf_ref(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x.abs() > 6.0 {
+        return x.signum();
+    }
+    let mut term = x;
+    let mut sum = x;
+    let mut k = 1.0;
+    while term.abs() > 1e-18 * sum.abs() {
+        k += 2.0;
+        term *= 2.0 * x * x / k;
+        sum += term;
+    }
+    2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp() * sum
+}
+
+pub fn sign_ref(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+/// The bound of each unary float op (ulps), with its f64 reference.
+pub type Ref1 = fn(f64) -> f64;
+pub fn unary_table() -> Vec<(U, Ref1, u64)> {
+    vec![
+        (U::Abs, f64::abs, 0),
+        (U::Sign, sign_ref, 0),
+        (U::Neg, |x| -x, 0),
+        (U::Sqrt, f64::sqrt, 0),
+        (U::Rsqrt, |x| 1.0 / x.sqrt(), 2),
+        (U::Cbrt, f64::cbrt, 1),
+        (U::Exp, f64::exp, 1),
+        (U::Exp2, f64::exp2, 1),
+        (U::Expm1, f64::exp_m1, 1),
+        (U::Log, f64::ln, 1),
+        (U::Log1p, f64::ln_1p, 1),
+        (U::Sin, f64::sin, 1),
+        (U::Cos, f64::cos, 1),
+        (U::Tan, f64::tan, 1),
+        (U::Tanh, f64::tanh, 2),
+        (U::Sigmoid, |x| 1.0 / (1.0 + (-x).exp()), 3),
+        (U::Erf, erf_ref, 1),
+        (U::Floor, f64::floor, 0),
+        (U::Ceil, f64::ceil, 0),
+        (U::Round, f64::round, 0),
+        (U::Trunc, f64::trunc, 0),
+        (U::Square, |x| x * x, 0),
+        (U::Inverse, |x| 1.0 / x, 0),
+    ]
+}
+
+/// The stated bound of a unary op (also quoted in docs/popops.md).
+pub fn ulp_bound(op: U) -> u64 {
+    unary_table()
+        .into_iter()
+        .find(|r| r.0 == op)
+        .map_or(0, |r| r.2)
+}
