@@ -163,16 +163,16 @@ fn without_an_offset_a_copy_moves_the_first_rows() {
     assert_eq!(e.read_remote_row::<u16>("whole", 1).unwrap(), data[3..6]);
 }
 
-/// In a replicated graph each replica has its own buffer: the same program, a different row
-/// per replica (offsets written per replica), rows that never mix.
-#[test]
-fn each_replica_has_its_own_buffer() {
+/// `replicas` replicas, each with a remote buffer `state` of 3 rows of 4 floats, a tensor `x`
+/// (4 floats over 2 tiles) and a row index `row` (host read-write): program 0 copies `x` to
+/// row `row`, program 1 copies row `row` back into `x`.
+fn replicated_row_copies(replicas: u32) -> poplar::Executable {
     poplar_testkit::link();
     let machine = Target {
-        num_ipus: 4,
+        num_ipus: replicas,
         ..Target::custom(2, 16 * 1024)
     };
-    let mut g = Graph::new_replicated(&machine, 4, 1).unwrap();
+    let mut g = Graph::new_replicated(&machine, replicas, 1).unwrap();
     let buf = g.add_remote_buffer("state", DType::F32, 4, 3).unwrap();
     let x = g.add_variable(DType::F32, &[4], "x");
     g.map_linearly(&x, 2).unwrap();
@@ -180,15 +180,18 @@ fn each_replica_has_its_own_buffer() {
     g.set_tile_mapping(&row, 1).unwrap();
     g.create_host_read_write("x", &x).unwrap();
     g.create_host_read_write("row", &row).unwrap();
-    let exe = compile(
-        &g,
-        &[
-            Program::copy_to_remote(&x, buf, Some(&row)),
-            Program::copy_from_remote(buf, &x, Some(&row)),
-        ],
-        &CompileOptions::default(),
-    )
-    .unwrap();
+    let copies = [
+        Program::copy_to_remote(&x, buf, Some(&row)),
+        Program::copy_from_remote(buf, &x, Some(&row)),
+    ];
+    compile(&g, &copies, &CompileOptions::default()).unwrap()
+}
+
+/// In a replicated graph each replica has its own buffer: the same program, a different row
+/// per replica (offsets written per replica), rows that never mix.
+#[test]
+fn each_replica_has_its_own_buffer() {
+    let exe = replicated_row_copies(4);
     for threads in [1, 2] {
         let mut e = engine(&exe, threads);
         for r in 0..4u32 {
@@ -226,28 +229,7 @@ fn each_replica_has_its_own_buffer() {
 /// error names the buffer as declared and the replica at fault.
 #[test]
 fn a_replicated_copy_checks_every_replica_before_any_moves() {
-    poplar_testkit::link();
-    let machine = Target {
-        num_ipus: 2,
-        ..Target::custom(2, 16 * 1024)
-    };
-    let mut g = Graph::new_replicated(&machine, 2, 1).unwrap();
-    let buf = g.add_remote_buffer("state", DType::F32, 4, 3).unwrap();
-    let x = g.add_variable(DType::F32, &[4], "x");
-    g.map_linearly(&x, 2).unwrap();
-    let row = g.add_variable(DType::I32, &[1], "row");
-    g.set_tile_mapping(&row, 1).unwrap();
-    g.create_host_read_write("x", &x).unwrap();
-    g.create_host_read_write("row", &row).unwrap();
-    let exe = compile(
-        &g,
-        &[
-            Program::copy_to_remote(&x, buf, Some(&row)),
-            Program::copy_from_remote(buf, &x, Some(&row)),
-        ],
-        &CompileOptions::default(),
-    )
-    .unwrap();
+    let exe = replicated_row_copies(2);
     for threads in [1, 2] {
         let mut e = engine(&exe, threads);
         let rows: Vec<f32> = (0..12).map(|i| 100.0 + i as f32).collect();
