@@ -213,12 +213,9 @@ pub fn check_work(
 /// the host's cores capped at them, with a warning: the engine's threads spin on each other
 /// for the cores (1,000 threads on 2 cores ran 115 times slower).
 pub fn threads_for(requested: Option<usize>) -> Result<Option<usize>> {
-    let Some(n) = requested else {
+    let Some(n) = app_support::bounds::threads(requested)? else {
         return Ok(None);
     };
-    if n == 0 {
-        bail!("--threads 0: give at least 1 (or leave it out: one per core)");
-    }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     if n > cores {
         crate::note!(
