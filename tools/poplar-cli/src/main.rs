@@ -228,12 +228,13 @@ fn load(path: &Path) -> Result<Input, CliError> {
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .map_err(io_err(path))?;
-    // JSON (an object, or anything else that is not an executable: an array, an empty or blank
-    // file) is read as a profile, whose errors say what the file is.
+    // JSON (an object, or any other JSON value — an array, a string, a number, `true`,
+    // `null` — or an empty or blank file) is read as a profile, whose errors say what the file
+    // is; anything else as an executable, whose errors say why it is not one.
     let json = head[..n]
         .iter()
         .find(|b| !b.is_ascii_whitespace())
-        .is_none_or(|&b| b == b'{' || b == b'[');
+        .is_none_or(|&b| b"{[\"-0123456789tfn".contains(&b));
     if json {
         Ok(Input::Profile(Box::new(load_profile(path)?)))
     } else {

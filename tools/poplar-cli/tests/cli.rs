@@ -571,6 +571,16 @@ fn empty_and_non_profile_files_say_what_they_are() {
         ("empty.json", "", "empty file"),
         ("blank.json", " \n", "empty file"),
         ("list.json", "[]", "JSON array"),
+        // Any JSON value is read as a profile (these were read as executables: "file
+        // truncated in header").
+        ("null.json", "null", "not a poplar profile: JSON null"),
+        ("number.json", "42\n", "not a poplar profile: a JSON number"),
+        (
+            "string.json",
+            "\"profile\"",
+            "not a poplar profile: a JSON string",
+        ),
+        ("true.json", "true", "not a poplar profile: a JSON boolean"),
     ] {
         let p = d.join(name);
         std::fs::write(&p, text).unwrap();

@@ -31,7 +31,7 @@ pub use model::CycleModel;
 #[cfg(test)]
 use record::SEGMENT_LIMIT;
 pub use record::{ProfileOptions, Recorder, RunEvent};
-pub use report::ProfileError;
+pub use report::{ProfileError, MAX_PROFILE_CYCLES};
 pub(crate) use transfer::{remote_copy_cost, stream_cost};
 pub use transfer::{TransferCost, TransferKind};
 

@@ -35,6 +35,65 @@ pub enum ProfileError {
     Version { found: u32, supported: u32 },
     #[error("inconsistent profile: {0}")]
     Inconsistent(String),
+    /// A cycle count no run can reach (above [`MAX_PROFILE_CYCLES`]: 2^62 cycles are over a
+    /// century at the chip's clock), such as the `u64::MAX` a saturated sum or an edited file
+    /// holds: `field` names it (`elapsed.compute`, `labels[2].elapsed.sync`, …).
+    #[error("implausible profile: {field} is {value} cycles, more than any run can reach (at most {MAX_PROFILE_CYCLES})")]
+    Implausible { field: String, value: u64 },
+}
+
+/// The most cycles a profile's counts may hold ([`ProfileError::Implausible`] above): 2^62,
+/// 110 years at 1.33 GHz.
+pub const MAX_PROFILE_CYCLES: u64 = 1 << 62;
+
+/// The first cycle count of `p` above [`MAX_PROFILE_CYCLES`], by field.
+fn implausible(p: &Profile) -> Option<ProfileError> {
+    let split = |name: &str, s: &Split| {
+        [
+            ("compute", s.compute),
+            ("exchange", s.exchange),
+            ("sync", s.sync),
+            ("transfer", s.transfer),
+            ("transfer_overlapped", s.transfer_overlapped),
+        ]
+        .into_iter()
+        .find(|&(_, v)| v > MAX_PROFILE_CYCLES)
+        .map(|(f, value)| ProfileError::Implausible {
+            field: format!("{name}.{f}"),
+            value,
+        })
+    };
+    let tiles = [
+        ("compute", &p.tiles.compute),
+        ("exchange", &p.tiles.exchange),
+        ("sync", &p.tiles.sync),
+        ("transfer", &p.tiles.transfer),
+    ];
+    split("elapsed", &p.elapsed)
+        .or_else(|| {
+            p.labels
+                .iter()
+                .enumerate()
+                .find_map(|(i, l)| split(&format!("labels[{i}].elapsed"), &l.elapsed))
+        })
+        .or_else(|| {
+            p.phases.iter().enumerate().find_map(|(i, ph)| {
+                (ph.cycles > MAX_PROFILE_CYCLES).then(|| ProfileError::Implausible {
+                    field: format!("phases[{i}].cycles"),
+                    value: ph.cycles,
+                })
+            })
+        })
+        .or_else(|| {
+            tiles.iter().find_map(|(what, a)| {
+                a.iter().enumerate().find_map(|(t, &value)| {
+                    (value > MAX_PROFILE_CYCLES).then(|| ProfileError::Implausible {
+                        field: format!("tiles.{what}[{t}]"),
+                        value,
+                    })
+                })
+            })
+        })
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -91,6 +150,9 @@ impl Profile {
             return Err(ProfileError::Inconsistent(
                 "runs is 0: a profile records at least one run".into(),
             ));
+        }
+        if let Some(e) = implausible(&p) {
+            return Err(e);
         }
         let n = u64::from(p.target.num_ipus) * u64::from(p.target.tiles_per_ipu);
         for ph in &p.phases {

@@ -657,6 +657,37 @@ fn absurd_profiles_are_refused_naming_the_field() {
     v["timeline"]["tracks"][1]["last_tile"] = serde_json::json!(99);
     let e = refused(&v);
     assert!(e.contains("tile 99"), "{e}");
+    // A cycle count no run reaches (it was summarised): refused, naming the field.
+    for (path, field) in [
+        (&["elapsed", "compute"][..], "elapsed.compute"),
+        (&["elapsed", "sync"][..], "elapsed.sync"),
+        (&["phases", "0", "cycles"][..], "phases[0].cycles"),
+    ] {
+        let mut v = recorded_json();
+        let mut at = &mut v;
+        for k in path {
+            at = match k.parse::<usize>() {
+                Ok(i) => &mut at[i],
+                Err(_) => &mut at[*k],
+            };
+        }
+        *at = serde_json::json!(u64::MAX);
+        let e = Profile::from_json(&v.to_string()).unwrap_err();
+        assert!(
+            matches!(&e, ProfileError::Implausible { field: f, value } if f == field && *value == u64::MAX),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("implausible profile: {field} is 18446744073709551615 cycles, more than any run can reach (at most 4611686018427387904)")
+        );
+    }
+    let mut v = recorded_json();
+    v["tiles"]["exchange"][1] = serde_json::json!(MAX_PROFILE_CYCLES + 1);
+    assert!(refused(&v).contains("tiles.exchange[1]"));
+    let mut v = recorded_json();
+    v["elapsed"]["compute"] = serde_json::json!(MAX_PROFILE_CYCLES);
+    Profile::from_json(&v.to_string()).expect("the bound itself is accepted");
 }
 
 #[test]
