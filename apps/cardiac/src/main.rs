@@ -337,6 +337,7 @@ fn cmd_study(
     sub: Option<&clap::ArgMatches>,
 ) -> Result<()> {
     use cardiac::app::study;
+    study::check_chips(chips)?;
     let spec = problem.to_spec_with(sub)?;
     for out in json.iter().chain(&plot) {
         let inputs: Vec<&std::path::Path> = spec.mesh.iter().map(PathBuf::as_path).collect();

@@ -204,6 +204,12 @@ fn sampling_intervals_below_the_time_step_are_refused() {
         10,
         &["--trace-every 0.001 ms is shorter than the time step"],
     );
+    // Not a whole number of steps: it sampled every 0.04 ms and recorded 0.03.
+    refused_within(
+        &small_run(&out, &["--trace-every", "0.03", "--trace-point", "1,1,1"]),
+        10,
+        &["--trace-every 0.03 ms is not a whole number of time steps of 0.02 ms, so the device cannot sample at it: give 0.02 or 0.04 ms"],
+    );
     let exe = d.join("x.popexe").display().to_string();
     let o = support::cardiac(&["compile", "--dx", "1", "--tiles", "4", "-o", &exe]);
     assert!(o.status.success(), "{}", support::stderr(&o));

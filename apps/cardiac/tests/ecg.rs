@@ -652,6 +652,22 @@ fn bad_electrodes_are_refused_naming_them() {
     let bad = bad.display().to_string();
     refused(&["--electrodes", &bad], "line 3");
     refused(&["--ecg-12-lead", "--sigma-bath", "0"], "--sigma-bath 0");
+    // Outside the range the lead field's f32 weights overflow (an all-NaN ECG with rc 0) or
+    // vanish (an all-zero one).
+    for sigma in ["1e-300", "1e300"] {
+        refused(
+            &["--ecg-12-lead", "--sigma-bath", sigma],
+            &format!(
+                "--sigma-bath {}: give a conductivity from 0.001 to 1000 S/m",
+                sigma.parse::<f64>().unwrap()
+            ),
+        );
+    }
+    // An interval that is not whole time steps (it sampled every 0.06 ms and recorded 0.05).
+    refused(
+        &["--ecg-12-lead", "--ecg-every", "0.05"],
+        "--ecg-every 0.05 ms is not a whole number of time steps of 0.02 ms, so the device cannot sample at it: give 0.04 or 0.06 ms",
+    );
     refused(
         &["--ecg-12-lead", "--ecg-every", "0.001"],
         "--ecg-every 0.001 ms is shorter than the time step",

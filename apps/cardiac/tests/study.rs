@@ -114,3 +114,32 @@ fn study_writes_consistent_tables_and_refuses_to_overwrite() {
     assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every value of `--study-chips` is checked before the first build: `1,65` is refused at
+/// once, naming the option and the value (it studied one chip, then failed naming `--chips`).
+#[test]
+fn every_study_chip_count_is_checked_before_the_study_starts() {
+    let m = mesh();
+    let o = cardiac(&[
+        "study",
+        "--mesh",
+        &m,
+        "--scale",
+        "10",
+        "--stim-surface",
+        "ENDO_LV",
+        "--study-chips",
+        "1,65",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("--study-chips 1,65: 65 is not 1 to 64 chips"),
+        "{err}"
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

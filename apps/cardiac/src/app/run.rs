@@ -251,6 +251,31 @@ pub fn check_every(option: &str, every: f64, dt: f64, none: Option<&str>) -> Res
     Ok(())
 }
 
+/// Checks that a sampling interval the device hits by whole ODE steps (`--ecg-every`,
+/// `--trace-every`) is a whole number of steps `dt` (ms): otherwise the samples would fall
+/// every rounded number of steps (0.05 ms at 0.02 ms sampled every 0.06 ms while the
+/// results recorded 0.05). The message gives the two intervals it could be.
+pub fn check_whole_steps(option: &str, every: f64, dt: f64) -> Result<()> {
+    let steps = every / dt;
+    if (steps - steps.round()).abs() <= 1e-6 * steps.max(1.0) {
+        return Ok(());
+    }
+    // As f32, the solvers' step: 0.06, not 0.05999999865889549.
+    let at = |n: f64| format!("{}", (n * dt) as f32);
+    let (lo, hi) = (steps.floor(), steps.ceil());
+    let choices = if lo >= 1.0 {
+        format!("{} or {}", at(lo), at(hi))
+    } else {
+        at(hi)
+    };
+    bail!(
+        "{option} {} ms is not a whole number of time steps of {} ms, so the device cannot \
+         sample at it: give {choices} ms",
+        crate::format::show(every),
+        dt as f32
+    );
+}
+
 /// Largest |V| (mV) a run may reach: TP06 stays within about −95..+60 mV; beyond this the
 /// integration has diverged (a too large time step, stimulus or conductivity).
 pub const V_BOUND_MV: f32 = 200.0;

@@ -21,8 +21,8 @@ use crate::app::probes::Probes;
 use crate::app::problem::{self, ProblemSpec};
 use crate::app::results::{recorded_problem, BeatSummary, RunParameters, RunReport};
 use crate::app::run::{
-    check_dt, check_every, check_work, chunk_steps_for, run_device_with, threads_for, LoopOptions,
-    CELL_STEPS_PER_SECOND,
+    check_dt, check_every, check_whole_steps, check_work, chunk_steps_for, run_device_with,
+    threads_for, LoopOptions, CELL_STEPS_PER_SECOND,
 };
 use crate::app::run_records::RunRecords;
 use crate::app::saved::compile_or_hint;
@@ -107,7 +107,7 @@ impl EcgOptions {
         if !self.is_on() {
             return Ok(None);
         }
-        if !(self.sigma_bath.is_finite() && self.sigma_bath > 0.0) {
+        if !ecg::sigma_bath_ok(self.sigma_bath) {
             return Err(ecg::EcgError::BadSigma(self.sigma_bath).into());
         }
         let mut electrodes = Vec::new();
@@ -348,6 +348,7 @@ pub fn traces(c: &RunCommand, setup: &Setup, cfg: &mut DeviceConfig) -> Result<T
             f64::from(setup.dt_ode),
             None,
         )?;
+        check_whole_steps("--trace-every", c.trace_every, f64::from(setup.dt_ode))?;
         cfg.chunk_steps = cfg.chunk_steps.min(chunk_steps_for(
             c.trace_every,
             f64::from(setup.dt_ode),
@@ -381,6 +382,7 @@ pub fn electrodes(c: &RunCommand, p: &mut Prepared) -> Result<Option<EcgSpec>> {
     };
     let dt = f64::from(p.setup.dt_ode);
     check_every("--ecg-every", spec.every, dt, None)?;
+    check_whole_steps("--ecg-every", spec.every, dt)?;
     let cond = problem::conductivity(&c.spec, &p.mesh);
     p.cfg.ecg = Some(spec.device(&p.mesh, &p.setup, cond.chi * cond.cm)?);
     let every = ecg_steps(&spec, p.setup.dt_ode);

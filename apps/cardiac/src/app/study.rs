@@ -132,13 +132,31 @@ pub struct Study {
     pub rows: Vec<Row>,
 }
 
-/// Runs the study of `spec` (its mesh and options; `chips` replaced by each of `chips`).
+/// Checks every value of `--study-chips` (1 to 64 chips each, at least one value) before
+/// the study's first build.
+pub fn check_chips(chips: &[u32]) -> Result<()> {
+    ensure!(
+        !chips.is_empty(),
+        "--study-chips: give at least one chip count"
+    );
+    if let Some(c) = chips.iter().find(|c| !(1..=64).contains(*c)) {
+        let list: Vec<String> = chips.iter().map(u32::to_string).collect();
+        anyhow::bail!(
+            "--study-chips {}: {c} is not 1 to 64 chips (every value is checked before the study starts)",
+            list.join(",")
+        );
+    }
+    Ok(())
+}
+
+/// Runs the study of `spec` (its mesh and options; `chips` replaced by each of `chips`, all
+/// checked first: [`check_chips`]).
 pub fn run(spec: &ProblemSpec, chips: &[u32]) -> Result<Study> {
+    check_chips(chips)?;
     let (mesh, _) = problem::load_mesh(spec)?;
     let setup = problem::setup(spec, &mesh)?;
     let mut rows = Vec::new();
     for &c in chips {
-        ensure!((1..=64).contains(&c), "--chips {c}: 1 to 64 chips");
         let spec_c = ProblemSpec {
             chips: c,
             ..spec.clone()

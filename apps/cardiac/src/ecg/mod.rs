@@ -46,6 +46,16 @@ pub const MAX_ELECTRODES: usize = 64;
 /// saline baths.
 pub const DEFAULT_SIGMA_BATH: f64 = 0.7;
 
+/// The bath conductivities σ_b (S/m) accepted: bone's 0.02 to saline's 2 with room on either
+/// side. Far outside, the lead field's weights `χ Cm / (4π σ_b)` leave f32 (1e-300 gave an
+/// all-NaN ECG, 1e300 an all-zero one).
+pub const SIGMA_BATH_RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e3;
+
+/// Whether `--sigma-bath` is within [`SIGMA_BATH_RANGE`] (NaN is not).
+pub fn sigma_bath_ok(sigma: f64) -> bool {
+    SIGMA_BATH_RANGE.contains(&sigma)
+}
+
 /// Default sampling interval of the ECG (ms).
 pub const DEFAULT_ECG_EVERY_MS: f64 = 1.0;
 
@@ -94,7 +104,7 @@ pub enum EcgError {
     },
     #[error("{got} electrodes: at most {MAX_ELECTRODES} are supported")]
     TooMany { got: usize },
-    #[error("--sigma-bath {0}: give a positive, finite conductivity in S/m")]
+    #[error("--sigma-bath {0}: give a conductivity from 0.001 to 1000 S/m (blood and saline baths are 0.7 to 2 S/m)")]
     BadSigma(f64),
     #[error("--ecg-12-lead: {0}")]
     Placement(String),
@@ -509,7 +519,7 @@ impl EcgSpec {
         setup: &crate::solver::Setup,
         chi_cm: f64,
     ) -> Result<EcgDevice, EcgError> {
-        if !(self.sigma_bath.is_finite() && self.sigma_bath > 0.0) {
+        if !sigma_bath_ok(self.sigma_bath) {
             return Err(EcgError::BadSigma(self.sigma_bath));
         }
         let volumes: Vec<f64> = (0..mesh.num_cells())
@@ -600,6 +610,14 @@ impl EcgRecord {
             anyhow::ensure!(
                 t > last,
                 "ECG sample at {t} ms does not follow the last one ({last} ms)"
+            );
+        }
+        if let Some(e) = values.iter().position(|v| !v.is_finite()) {
+            anyhow::bail!(
+                "ECG: φ_e of electrode {} at {t} ms is {}, not a finite potential: the run stops \
+                 rather than write it (check --sigma-bath and the electrodes' positions)",
+                self.electrodes[e],
+                values[e]
             );
         }
         self.times.push(t);
