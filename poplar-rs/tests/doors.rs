@@ -32,14 +32,22 @@ const ROOMS: &[(&str, &[&str])] = &[
         "compiler",
         &["codelet", "dtype", "entity", "exe", "graph", "target"],
     ),
+    // Files created exclusively without following links, inputs opened only when regular:
+    // plain I/O, the one place every writer and reader of the workspace goes through.
+    ("files", &[]),
     // Files written through a temporary and renamed (executables and profiles): plain I/O.
-    ("atomic", &[]),
+    ("atomic", &["files"]),
     // The executable is self-contained: nothing of the graph IR or the compiler.
-    ("exe", &["atomic", "codelet", "dtype", "entity", "target"]),
+    (
+        "exe",
+        &["atomic", "codelet", "dtype", "entity", "files", "target"],
+    ),
     // The profile reads executables and the engine's records; it never runs or compiles.
     (
         "profile",
-        &["atomic", "codelet", "dtype", "entity", "exe", "target"],
+        &[
+            "atomic", "codelet", "dtype", "entity", "exe", "files", "target",
+        ],
     ),
     // The ranks of a job and their transport (MPI behind the feature `mpi`): which rank owns
     // which tiles, nothing of what runs on them.
@@ -81,7 +89,7 @@ const CRATES: &[(&str, &[&str])] = &[
         "core",
         &["codelet", "dtype", "entity", "fp", "isa", "rand", "target"],
     ),
-    ("exe", &["atomic", "exe", "profile"]),
+    ("exe", &["atomic", "exe", "files", "profile"]),
     ("compiler", &["compiler", "graph"]),
     ("engine", &["dist", "engine"]),
 ];

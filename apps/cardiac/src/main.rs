@@ -146,8 +146,8 @@ struct RunArgs {
     /// earlier run's files is refused unless --force.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Overwrite the files of an earlier run in --out; also run a problem estimated past the
-    /// work bound (10^12 cell-steps: cells × ODE steps × (1 + diffusion substeps / 5), about a
+    /// Overwrite the files of an earlier run in --out (never its checkpoints: see
+    /// --discard-checkpoints); also run a problem estimated past the work bound (10^12 cell-steps: cells × ODE steps × (1 + diffusion substeps / 5), about a
     /// day on 2 cores).
     #[arg(long)]
     force: bool,
@@ -209,6 +209,10 @@ struct RunArgs {
     /// are those of a run that never stopped, bit for bit.
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Start again in a checkpoint folder that holds checkpoints of an earlier run, removing
+    /// them (without it such a folder is refused; --force never removes checkpoints).
+    #[arg(long)]
+    discard_checkpoints: bool,
     /// Testing: stop as SIGINT would, at the first end of a device run at or after this
     /// simulated time (ms), with a checkpoint.
     #[arg(long, hide = true, allow_hyphen_values = true)]
@@ -257,6 +261,7 @@ fn cmd_run(a: RunArgs, matches: Option<&clap::ArgMatches>) -> Result<()> {
             keep: a.checkpoint_keep,
             resume: a.resume,
             stop_after: a.stop_after,
+            discard: a.discard_checkpoints,
         },
     })
 }
@@ -338,6 +343,10 @@ fn cmd_study(
 ) -> Result<()> {
     use cardiac::app::study;
     study::check_chips(chips)?;
+    app_support::output::check_distinct_outputs(&[
+        ("--json", json.as_deref()),
+        ("--plot", plot.as_deref()),
+    ])?;
     let spec = problem.to_spec_with(sub)?;
     for out in json.iter().chain(&plot) {
         let inputs: Vec<&std::path::Path> = spec.mesh.iter().map(PathBuf::as_path).collect();

@@ -5,7 +5,6 @@
 //! i32, i64 or u8 `[samples]`), among them the shipped UCI digits ([`crate::digits::load`]); every
 //! way a file can be unfit is a [`DataError`] naming it.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use poplar::rand::{SplitMix64, GOLDEN_GAMMA};
@@ -181,7 +180,8 @@ fn dtype_name(d: &npyz::DType) -> String {
 
 /// Opens and reads a `.npy` file, its header checked against its size.
 fn open_npy(path: &Path) -> Result<app_support::npy::Npy, DataError> {
-    let f = File::open(path).map_err(|source| match source.kind() {
+    // A regular file only: opening a FIFO would block for ever.
+    let f = app_support::input::open(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => DataError::Missing {
             path: path.into(),
             what: "no such file".into(),

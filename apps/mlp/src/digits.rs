@@ -73,7 +73,7 @@ pub struct Parsed {
 /// (No checksum: the workspace has no SHA-256 crate; the README gives the files' SHA-256 for
 /// `sha256sum -c`.)
 pub fn parse(path: &Path, part: &Part) -> Result<Parsed, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+    let text = app_support::input::read_to_string(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => DataError::Missing {
             path: path.into(),
             what: "the published CSV file (data/digits/README.md)".into(),

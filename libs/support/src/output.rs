@@ -17,6 +17,10 @@
 //!   an existing file is refused unless forced, and a file that is one of the command's inputs
 //!   always.
 //!
+//! Every file is created exclusively and never through a link planted at its name (the probe
+//! of the write check, the temporary files, the lock): [`poplar_exe::files::create_temporary`];
+//! a name that is taken is refused with [`OutputError::Taken`], and nothing is written through it.
+//!
 //! Test builds (`cfg(test)` or the feature `fault-injection`, which the apps enable in their
 //! dev-dependencies only) honour `APP_SUPPORT_FAIL_WRITES_AFTER=N`: see [`fault`].
 
@@ -114,6 +118,30 @@ pub enum OutputError {
         input.display()
     )]
     OutputIsInput { path: PathBuf, input: PathBuf },
+    /// A name this run creates (a probe, a temporary file, a lock) is taken by something it
+    /// may not replace, such as a link planted there: nothing was written through it.
+    #[error(transparent)]
+    Taken(poplar_exe::files::CreateError),
+    /// The folder a single-file output goes into does not exist (or is not a folder).
+    #[error(
+        "{}: its folder {} does not exist; create it first, or choose another output",
+        path.display(),
+        dir.display()
+    )]
+    NoFolder { path: PathBuf, dir: PathBuf },
+    /// Two output options of one command name the same file: the second would replace the
+    /// first.
+    #[error(
+        "{first} {} and {second} {} are the same file: give each output its own file",
+        first_path.display(),
+        second_path.display()
+    )]
+    SameOutput {
+        first: String,
+        first_path: PathBuf,
+        second: String,
+        second_path: PathBuf,
+    },
     /// A file could not be written (it is left as it was).
     #[error("cannot write {}", path.display())]
     Write {
@@ -227,9 +255,11 @@ impl RunFiles {
         Ok(found)
     }
 
-    /// Removes the temporary files of result names left by processes that are gone (a killed
-    /// run): called with the lock held.
-    fn remove_stale_temporaries(&self, dir: &Path) -> Result<(), OutputError> {
+    /// Removes the temporary files (and [`AtomicPath`]'s folders) of these names in `dir` left
+    /// by processes that are gone (a killed run), and the lock's and the write check's: call
+    /// it with the folder's lock held. [`prepare`](Self::prepare) does, for the output folder;
+    /// a run that writes into another folder (its checkpoints) calls it for that one.
+    pub fn remove_stale_temporaries(&self, dir: &Path) -> Result<(), OutputError> {
         let list = |source| OutputError::List {
             dir: dir.into(),
             source,
@@ -249,33 +279,95 @@ impl RunFiles {
                 if pid != std::process::id()
                     && lock::process_state(pid, None) == lock::Process::Gone
                 {
-                    let _ = std::fs::remove_file(entry.path());
+                    remove_stale(&entry);
                 }
                 continue;
             }
             let Some((target, pid)) = parse_temporary_name(&name) else {
                 continue;
             };
+            if self.contains(&target) && pid == std::process::id() {
+                // A name this run will create, taken before it starts: a link planted there
+                // is refused now, before any work, rather than when the file is written.
+                check_own_name(&entry)?;
+                continue;
+            }
             if self.contains(&target)
                 && pid != std::process::id()
                 && lock::process_state(pid, None) == lock::Process::Gone
             {
-                let _ = std::fs::remove_file(entry.path());
+                remove_stale(&entry);
             }
         }
         Ok(())
     }
 }
 
-/// Creates (and removes) an empty file in `dir`: the folder takes files.
-fn check_writable(dir: &Path) -> Result<(), OutputError> {
-    let probe = dir.join(format!(".write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|source| OutputError::NotWritable {
-        dir: dir.into(),
+/// An entry at a temporary name of this process, found before the run created any: a plain
+/// file with one name or a folder is kept (left by a killed earlier process with this pid, it
+/// is replaced when the file is written: [`poplar_exe::files::create_temporary`]); anything
+/// else, a link above all, is refused as [`OutputError::Taken`] (never followed).
+fn check_own_name(entry: &std::fs::DirEntry) -> Result<(), OutputError> {
+    let path = entry.path();
+    let meta = std::fs::symlink_metadata(&path).map_err(|source| OutputError::List {
+        dir: path.parent().unwrap_or(Path::new(".")).into(),
         source,
     })?;
+    #[cfg(unix)]
+    let one_name = std::os::unix::fs::MetadataExt::nlink(&meta) == 1;
+    #[cfg(not(unix))]
+    let one_name = true;
+    let t = meta.file_type();
+    if (t.is_file() && one_name) || t.is_dir() {
+        return Ok(());
+    }
+    Err(OutputError::Taken(poplar_exe::files::CreateError::Exists {
+        path,
+        kind: poplar_exe::files::file_kind(&meta),
+    }))
+}
+
+/// Removes a stale temporary entry: a file or a link (the link, not what it points at), or a
+/// folder of [`AtomicPath`] (whose links, if any, are removed, never followed).
+fn remove_stale(entry: &std::fs::DirEntry) {
+    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+        let _ = std::fs::remove_dir_all(entry.path());
+    } else {
+        let _ = std::fs::remove_file(entry.path());
+    }
+}
+
+/// Creates (and removes) an empty file in `dir`: the folder takes files. The probe
+/// (`.write-check-<pid>`) is created exclusively: a link planted at its name is refused
+/// ([`OutputError::Taken`]), never written through.
+pub fn check_writable(dir: &Path) -> Result<(), OutputError> {
+    let probe = dir.join(format!(".write-check-{}", std::process::id()));
+    let file = poplar_exe::files::create_temporary(&probe).map_err(|e| match e {
+        e @ poplar_exe::files::CreateError::Exists { .. } => OutputError::Taken(e),
+        poplar_exe::files::CreateError::Io { source, .. } => OutputError::NotWritable {
+            dir: dir.into(),
+            source,
+        },
+        e => OutputError::NotWritable {
+            dir: dir.into(),
+            source: e.into(),
+        },
+    })?;
+    drop(file);
     let _ = std::fs::remove_file(&probe);
     Ok(())
+}
+
+/// An [`OutputError`] of a failed creation of `path`'s temporary file: [`OutputError::Taken`]
+/// for a name that is taken, else [`OutputError::Write`] of `path`.
+fn create_error(path: &Path, e: poplar_exe::files::CreateError) -> OutputError {
+    match e {
+        e @ poplar_exe::files::CreateError::Exists { .. } => OutputError::Taken(e),
+        e => OutputError::Write {
+            path: path.into(),
+            source: e.into(),
+        },
+    }
 }
 
 /// The temporary name of `name` for this process: `.<name>.tmp<pid>`, and `.<ext>` again if
@@ -372,11 +464,23 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Starts writing `path`.
+    /// Starts writing `path`. The temporary file is created exclusively, never through a link
+    /// at its name (an error of kind `AlreadyExists` naming it, and nothing written).
     pub fn create(path: impl AsRef<Path>) -> std::io::Result<AtomicFile> {
-        let path = path.as_ref().to_path_buf();
-        let tmp = path.with_file_name(temporary_name(&file_name(&path)?, None));
-        let w = BufWriter::with_capacity(1 << 16, Sink(File::create(&tmp)?));
+        AtomicFile::create_checked(path.as_ref()).map_err(|e| match e {
+            Start::Name(e) => e,
+            Start::Create(e) => e.into(),
+        })
+    }
+
+    fn create_checked(path: &Path) -> Result<AtomicFile, Start> {
+        let path = path.to_path_buf();
+        let tmp = path.with_file_name(temporary_name(
+            &file_name(&path).map_err(Start::Name)?,
+            None,
+        ));
+        let file = poplar_exe::files::create_temporary(&tmp).map_err(Start::Create)?;
+        let w = BufWriter::with_capacity(1 << 16, Sink(file));
         Ok(AtomicFile {
             path,
             tmp,
@@ -397,6 +501,14 @@ impl AtomicFile {
         drop(file);
         rename_into_place(&self.tmp, &self.path)
     }
+}
+
+/// Why an [`AtomicFile`] could not start.
+enum Start {
+    /// `path` has no file name.
+    Name(std::io::Error),
+    /// The temporary file could not be created.
+    Create(poplar_exe::files::CreateError),
 }
 
 impl AtomicFile {
@@ -453,32 +565,39 @@ impl Drop for AtomicFile {
         if let Some(w) = self.w.take() {
             let (_file, _unwritten) = w.into_parts();
         }
-        if self.tmp.exists() {
+        if std::fs::symlink_metadata(&self.tmp).is_ok() {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
 }
 
 /// A temporary path beside `path`, for a library that writes a file by its path (plotters):
-/// it writes [`tmp`](Self::tmp) (same extension, so that a format chosen by the extension is
+/// it writes [`tmp`](Self::tmp) (same file name, so that a format chosen by the extension is
 /// kept), then [`commit`](Self::commit) flushes it to the disk and renames it to `path`;
 /// dropped without a commit, the temporary file is removed.
+///
+/// Such a library creates its file following links, so the temporary file lives in a folder
+/// of this run's own, `.<name>.tmp<pid>.d` beside `path`, created for it alone (`mkdir`, which
+/// never follows a link, with access for its owner only): nobody else can plant a link there.
 #[derive(Debug)]
 pub struct AtomicPath {
     path: PathBuf,
+    dir: PathBuf,
     tmp: PathBuf,
     committed: bool,
 }
 
 impl AtomicPath {
-    /// A temporary path for writing `path`.
+    /// A temporary path for writing `path` (its private folder is created now).
     pub fn new(path: impl AsRef<Path>) -> std::io::Result<AtomicPath> {
         let path = path.as_ref().to_path_buf();
         let name = file_name(&path)?;
-        let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
-        let tmp = path.with_file_name(temporary_name(&name, ext.as_deref()));
+        let dir = path.with_file_name(temporary_name(&name, Some("d")));
+        create_private_dir(&dir)?;
+        let tmp = dir.join(&name);
         Ok(AtomicPath {
             path,
+            dir,
             tmp,
             committed: false,
         })
@@ -496,17 +615,46 @@ impl AtomicPath {
 
     /// Flushes the written file to the disk and renames it to its final name.
     pub fn commit(mut self) -> std::io::Result<()> {
-        File::open(&self.tmp)?.sync_all()?;
+        poplar_exe::files::open_regular(&self.tmp)
+            .map_err(std::io::Error::other)?
+            .sync_all()?;
         rename_into_place(&self.tmp, &self.path)?;
         self.committed = true;
+        let _ = std::fs::remove_dir(&self.dir);
         Ok(())
+    }
+}
+
+/// Creates `dir` for this process alone (owner-only access on Unix); a folder of this very
+/// name left by a killed process with the same pid (a folder, not a link) is removed first.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    match b.create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(dir)?;
+            if !meta.file_type().is_dir() {
+                return Err(poplar_exe::files::CreateError::Exists {
+                    path: dir.into(),
+                    kind: poplar_exe::files::file_kind(&meta),
+                }
+                .into());
+            }
+            std::fs::remove_dir_all(dir)?;
+            b.create(dir)
+        }
+        r => r,
     }
 }
 
 impl Drop for AtomicPath {
     fn drop(&mut self) {
-        if !self.committed && self.tmp.exists() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
@@ -522,7 +670,10 @@ pub fn write_atomic_with(
         path: path.into(),
         source,
     };
-    let mut f = AtomicFile::create(path).map_err(err)?;
+    let mut f = AtomicFile::create_checked(path).map_err(|e| match e {
+        Start::Name(e) => err(e),
+        Start::Create(e) => create_error(path, e),
+    })?;
     write(&mut f).map_err(err)?;
     f.commit().map_err(err)
 }
@@ -552,7 +703,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// The rule of every single-file output, checked before any long work: `path` must not be
 /// one of `inputs` (ever: `force` does not change it), must not be a folder, and must not
-/// exist unless `force`.
+/// exist unless `force`; its folder must exist and take files ([`check_writable`]), so that
+/// the work is never lost to a write that cannot happen.
 pub fn check_output_file(path: &Path, force: bool, inputs: &[&Path]) -> Result<(), OutputError> {
     if let Some(input) = inputs.iter().find(|i| same_file(path, i)) {
         return Err(OutputError::OutputIsInput {
@@ -566,7 +718,56 @@ pub fn check_output_file(path: &Path, force: bool, inputs: &[&Path]) -> Result<(
     if !force && std::fs::symlink_metadata(path).is_ok() {
         return Err(OutputError::Exists { path: path.into() });
     }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(OutputError::NoFolder {
+            path: path.into(),
+            dir: dir.into(),
+        });
+    }
+    check_writable(dir)
+}
+
+/// Refuses two output options naming the same file (`--json F --plot F`): `outputs` are
+/// each option's name and path, `None` for an option not given. The same path by another
+/// spelling, or an existing file through a link, counts.
+pub fn check_distinct_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<(), OutputError> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(o, p)| Some((*o, (*p)?)))
+        .collect();
+    for (i, (first, a)) in given.iter().enumerate() {
+        for (second, b) in &given[i + 1..] {
+            if same_output_path(a, b) {
+                return Err(OutputError::SameOutput {
+                    first: first.to_string(),
+                    first_path: a.to_path_buf(),
+                    second: second.to_string(),
+                    second_path: b.to_path_buf(),
+                });
+            }
+        }
+    }
     Ok(())
+}
+
+/// Whether two output paths name one file: the same file if both exist, else the same file
+/// name in the same folder.
+fn same_output_path(a: &Path, b: &Path) -> bool {
+    if a == b || same_file(a, b) {
+        return true;
+    }
+    let folder = |p: &Path| {
+        let d = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::canonicalize(&d).unwrap_or(d)
+    };
+    a.file_name() == b.file_name() && folder(a) == folder(b)
 }
 
 /// The write-failure shim of test builds (`cfg(test)`, or the feature `fault-injection`, which

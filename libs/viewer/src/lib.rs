@@ -47,6 +47,9 @@ pub enum ReportError {
     /// A page that is not a report of this version.
     #[error("not a poplar report: {what}")]
     NotAReport { what: String },
+    /// The output's folder is missing or takes no files (app-support's output rule).
+    #[error(transparent)]
+    Output(app_support::output::OutputError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -160,7 +163,8 @@ pub fn check_output(path: &Path, force: bool, inputs: &[&Path]) -> Result<(), Re
     if !force && std::fs::symlink_metadata(path).is_ok() {
         return Err(ReportError::Exists { path: path.into() });
     }
-    Ok(())
+    // Its folder exists and takes files: checked now, not after the work.
+    app_support::output::check_output_file(path, true, &[]).map_err(ReportError::Output)
 }
 
 /// Checks the output rule, then writes the page made by `page` atomically.

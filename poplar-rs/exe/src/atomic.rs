@@ -1,7 +1,8 @@
 //! Files saved atomically: written to a temporary file beside the final one, flushed to the
 //! disk, then renamed over it. A save that fails (or panics, or is killed) never leaves a
 //! truncated file under the final name nor touches the file there before; a failed or
-//! panicking save removes its temporary file.
+//! panicking save removes its temporary file. The temporary file is created exclusively and
+//! never through a link planted at its name ([`crate::files::create_temporary`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -38,7 +39,8 @@ pub(crate) fn save<E>(
     err: impl Fn(&Path, std::io::Error) -> E,
 ) -> Result<(), E> {
     let tmp = temporary_path(path);
-    let file = File::create(&tmp).map_err(|e| err(&tmp, e))?;
+    // Exclusive, never through a link planted at the temporary name.
+    let file = crate::files::create_temporary(&tmp).map_err(|e| err(&tmp, e.into()))?;
     let guard = Temporary(Some(tmp.clone()));
     let mut w = BufWriter::with_capacity(1 << 20, file);
     write(&mut w).map_err(|e| err(path, e))?;

@@ -12,6 +12,7 @@ use poplar_core::{codelet, dtype, entity, target};
 
 mod atomic;
 pub mod exe;
+pub mod files;
 pub mod profile;
 
 pub use exe::{CheckError, Executable, ExecutableError, FileError};

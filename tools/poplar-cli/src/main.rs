@@ -225,7 +225,7 @@ fn load(path: &Path) -> Result<Input, CliError> {
         return Ok(Input::Profile(Box::new(load_profile(path)?)));
     }
     let mut head = [0u8; 64];
-    let n = std::fs::File::open(path)
+    let n = app_support::input::open(path)
         .and_then(|mut f| f.read(&mut head))
         .map_err(io_err(path))?;
     // JSON (an object, or any other JSON value — an array, a string, a number, `true`,
@@ -525,6 +525,8 @@ impl Side<'_> {
 
 /// `poplar report`.
 fn report(a: Side, output: &Path, title: Option<String>, force: bool) -> Result<(), CliError> {
+    // The output rule first: nothing is loaded for a page that would be refused.
+    poplar_viewer::check_output(output, force, &a.inputs().collect::<Vec<_>>())?;
     let data = a.data(&title.unwrap_or_else(|| a.name()))?;
     let inputs: Vec<&Path> = a.inputs().collect();
     poplar_viewer::write_checked(output, &data, force, &inputs)?;

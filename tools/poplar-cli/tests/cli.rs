@@ -670,3 +670,26 @@ fn a_profile_of_another_executable_is_refused_by_checksum() {
     assert!(err.contains("cannot be matched"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `poplar report -o` and `poplar trace -o` into a folder that does not exist are refused
+/// before anything is loaded, naming the folder.
+#[test]
+fn an_output_into_a_missing_folder_is_refused_first() {
+    let d = dir("nofolder");
+    let (exe, prof) = files(&d);
+    let out = d.join("no").join("such").join("report.html");
+    let o = |p: &Path| p.as_os_str().to_owned();
+    for args in [
+        vec!["report".into(), o(&exe), o(&prof), "-o".into(), o(&out)],
+        vec!["trace".into(), o(&prof), "-o".into(), o(&out)],
+    ] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (ok, err) = poplar_promptly(&args);
+        assert!(
+            !ok && err.contains("does not exist") && err.contains("such"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

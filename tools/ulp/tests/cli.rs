@@ -79,3 +79,19 @@ fn the_json_output_is_checked_before_the_sweep() {
     assert_eq!(left.len(), 1, "only sweeps.json: {left:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A `--json` into a folder that does not exist is refused at once, naming the folder, not
+/// after the sweep (minutes).
+#[test]
+fn a_json_output_into_a_missing_folder_is_refused_before_the_sweep() {
+    let d = dir("nofolder");
+    let json = d.join("no").join("such").join("sweeps.json");
+    let full = ["--functions", "sqrt", "--threads", "1"];
+    let r = ulp(&full, &json, Duration::from_secs(20));
+    let (ok, err) = r.expect("ulp ran the sweep before checking --json's folder");
+    assert!(
+        !ok && err.contains("does not exist") && err.contains("such"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}

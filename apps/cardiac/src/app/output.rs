@@ -250,15 +250,39 @@ impl Snapshots {
     }
 
     /// Continues the schedule of a checkpoint ([`Snapshots::schedule`]): the snapshots it
-    /// lists must be in `dir`, the output folder, which is the interrupted run's.
-    pub fn restore(&mut self, s: SnapshotSchedule, dir: &Path) -> Result<()> {
+    /// lists must be in `dir`, the output folder, which is the interrupted run's, each whole
+    /// ([`check_snapshot`]: a VTU file of `mesh`, complete to its last line, and all of one
+    /// size, as a run writes them), since the resumed run lists them in `voltage.pvd` again.
+    pub fn restore(&mut self, s: SnapshotSchedule, dir: &Path, mesh: &TetMesh) -> Result<()> {
         if poplar::dist::is_root() {
-            if let Some((_, name)) = s.written.iter().find(|(_, n)| !dir.join(n).is_file()) {
-                anyhow::bail!(
-                    "the checkpoint's run wrote the snapshot {name}, which is not in {}: resume \
-                     into the output folder of the interrupted run (--out)",
-                    dir.display()
-                );
+            let mut size = None;
+            for (_, name) in &s.written {
+                let path = dir.join(name);
+                if !path.is_file() {
+                    anyhow::bail!(
+                        "the checkpoint's run wrote the snapshot {name}, which is not in {}: \
+                         resume into the output folder of the interrupted run (--out)",
+                        dir.display()
+                    );
+                }
+                let len = check_snapshot(&path, mesh).with_context(|| {
+                    format!(
+                        "the checkpoint's run wrote the snapshot {}, which is damaged: restore \
+                         it, or start the run again",
+                        path.display()
+                    )
+                })?;
+                match size {
+                    Some((first, n)) if n != len => anyhow::bail!(
+                        "the snapshot {} is {len} bytes, {} of the same run {n}: one of them \
+                         is damaged (snapshots of a run are all of one size); restore it, or \
+                         start the run again",
+                        path.display(),
+                        dir.join(first).display()
+                    ),
+                    Some(_) => {}
+                    None => size = Some((name.as_str(), len)),
+                }
             }
         }
         self.next = s.next;
@@ -298,6 +322,46 @@ impl Snapshots {
         );
         Ok(())
     }
+}
+
+/// Checks a voltage snapshot written by an earlier run of `mesh` without reading all of it:
+/// a VTU file whose piece has the mesh's points and cells, and which ends with its closing
+/// element (a file cut short does not). Returns its size.
+pub fn check_snapshot(path: &Path, mesh: &TetMesh) -> Result<u64> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut f =
+        app_support::input::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let len = f.metadata()?.len();
+    let mut head = vec![0u8; 1024.min(len as usize)];
+    f.read_exact(&mut head)?;
+    let head = String::from_utf8_lossy(&head);
+    let piece = format!(
+        "<Piece NumberOfPoints=\"{}\" NumberOfCells=\"{}\">",
+        mesh.num_nodes(),
+        mesh.num_cells()
+    );
+    anyhow::ensure!(
+        head.starts_with("<?xml") && head.contains("<VTKFile type=\"UnstructuredGrid\""),
+        "{} is not a VTU file ({len} bytes)",
+        path.display()
+    );
+    const END: &[u8] = b"</VTKFile>\n";
+    let mut tail = [0u8; END.len()];
+    let complete = len >= (head.len() + END.len()) as u64
+        && f.seek(SeekFrom::End(-(END.len() as i64))).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && tail == END;
+    anyhow::ensure!(
+        complete,
+        "{} is cut short ({len} bytes): it does not end with its closing element",
+        path.display()
+    );
+    anyhow::ensure!(
+        head.contains(&piece),
+        "{} is not a snapshot of this mesh (its piece is not {piece})",
+        path.display()
+    );
+    Ok(len)
 }
 
 /// The state of a run's snapshot schedule ([`Snapshots::schedule`]).

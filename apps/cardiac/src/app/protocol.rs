@@ -210,7 +210,7 @@ pub fn parse_region_spec(text: &str) -> Result<RegionSpec> {
 /// Reads a list of cells (0-based indices into the mesh's cells): whitespace- or
 /// comma-separated, `#` starts a comment. Errors name the file and line.
 pub fn read_cell_list(path: &Path, n: usize) -> Result<Vec<u32>> {
-    let text = std::fs::read_to_string(path)
+    let text = app_support::input::read_to_string(path)
         .with_context(|| format!("reading the cell list {}", path.display()))?;
     let mut cells = Vec::new();
     for (line_no, line) in text.lines().enumerate() {

@@ -132,8 +132,8 @@ impl RunParameters {
     /// The parameters of a results.json (its `parameters`) or of a parameters object of the
     /// same form (`{"problem": {...}, "t_end": ...}`), for `cardiac run --params`.
     pub fn read(path: &Path) -> Result<RunParameters> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading the parameter file {}", path.display()))?;
+        let text = app_support::input::read_to_string(path)
+            .with_context(|| format!("--params: reading the parameter file {}", path.display()))?;
         let v: serde_json::Value = serde_json::from_str(&text)
             .with_context(|| format!("{} is not JSON", path.display()))?;
         let mut params = v.get("parameters").cloned().unwrap_or(v);
@@ -227,7 +227,7 @@ impl RunReport {
             path.push("results.json");
         }
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
+        let text = app_support::input::read_to_string(&path).map_err(|source| ReportError::Io {
             path: shown.clone(),
             source,
         })?;

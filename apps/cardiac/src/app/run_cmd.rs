@@ -229,11 +229,21 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
     c.checkpoint.check(spec.dt_ode)?;
     problem::check_slab_options(spec)?;
     let mut cfg = problem::device_config(spec)?;
+    let checkpoint_dir = c.checkpoint.dir_for(&c.out);
+    if c.checkpoint.resume.is_none() {
+        // First: the output folder's refusal would advise --force, which keeps no checkpoint.
+        let verdict = if poplar::dist::is_root() {
+            checkpoint::refuse_earlier_checkpoints(&checkpoint_dir, c.checkpoint.discard)
+                .map_err(|e| format!("{e:#}"))
+        } else {
+            Ok(())
+        };
+        poplar::dist::agree(verdict)?;
+    }
     let out = match &c.checkpoint.resume {
         None => ResultWriter::prepare(&c.out, c.force)?,
         Some(_) => ResultWriter::prepare_resume(&c.out, c.force)?,
     };
-    let checkpoint_dir = c.checkpoint.dir_for(&c.out);
     let (mut resume_dir, mut checkpoint_lock) = (None, None);
     let verdict = if poplar::dist::is_root() {
         (|| -> Result<()> {
@@ -243,7 +253,8 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
             let here = resume_dir.as_deref().is_some_and(|r| {
                 r == checkpoint_dir || app_support::output::same_file(r, &checkpoint_dir)
             });
-            checkpoint_lock = checkpoint::prepare_dir(&checkpoint_dir, &c.out, c.force, here)?;
+            checkpoint_lock =
+                checkpoint::prepare_dir(&checkpoint_dir, &c.out, c.checkpoint.discard, here)?;
             Ok(())
         })()
         .map_err(|e| format!("{e:#}"))

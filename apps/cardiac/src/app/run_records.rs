@@ -72,7 +72,7 @@ impl RunRecords<'_> {
         self.ecg = r.ecg;
         self.traces.restore_rows(r.traces.unwrap_or_default())?;
         if let Some(s) = r.snapshots {
-            self.snapshots.restore(s, self.out.dir())?;
+            self.snapshots.restore(s, self.out.dir(), self.mesh)?;
         }
         Ok(())
     }

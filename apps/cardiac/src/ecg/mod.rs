@@ -161,7 +161,7 @@ pub fn parse_electrode(text: &str) -> Result<Electrode, EcgError> {
 /// a header line `name,x,y,z` are skipped.
 pub fn read_electrodes(path: &Path) -> Result<Vec<Electrode>, EcgError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| EcgError::Io {
+    let text = app_support::input::read_to_string(path).map_err(|source| EcgError::Io {
         file: file.clone(),
         source,
     })?;

@@ -201,29 +201,40 @@ impl Holder {
 }
 
 /// Writes `text` as a new file `path`, atomically: fails with `AlreadyExists` if `path`
-/// exists; never leaves `path` empty or half written.
+/// exists; never leaves `path` empty or half written. Its temporary file (`<name>.new<pid>`)
+/// is created exclusively, never through a link planted at its name: a name that is taken is
+/// an error of another kind ([`poplar_exe::files::CreateError`] as the source), not "held".
 fn create_new_with(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp = path.with_file_name(format!(
         "{}.new{}",
         path.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, text)?;
+    let mut f = poplar_exe::files::create_temporary(&tmp).map_err(std::io::Error::other)?;
+    let written = f.write_all(text.as_bytes());
+    drop(f);
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let linked = std::fs::hard_link(&tmp, path);
     let _ = std::fs::remove_file(&tmp);
     match linked {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
             // No hard links on this file system: create_new, then write (a reader may see an
             // empty lock for a moment, which it takes as held).
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)?;
+            let mut f = poplar_exe::files::create_new(path)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()
         }
         r => r,
     }
+}
+
+/// Whether `e` is [`create_new_with`]'s refusal of a taken temporary name.
+fn taken(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|i| i.downcast_ref::<poplar_exe::files::CreateError>().is_some())
 }
 
 impl OutputLock {
@@ -246,9 +257,17 @@ impl OutputLock {
                     })
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                // The temporary's name is taken (a planted link): that error, as it is.
+                Err(e) if taken(&e) => {
+                    let inner = e.into_inner().expect("checked by taken");
+                    let taken = inner
+                        .downcast::<poplar_exe::files::CreateError>()
+                        .expect("checked by taken");
+                    return Err(OutputError::Taken(*taken));
+                }
                 Err(e) => return Err(lock_err(e)),
             }
-            let text = match std::fs::read_to_string(&path) {
+            let text = match crate::input::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // just released
                 Err(e) => return Err(lock_err(e)),
@@ -287,7 +306,7 @@ impl OutputLock {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(lock_err(e)),
             }
-            if std::fs::read_to_string(&aside).ok().as_deref() == Some(text.as_str()) {
+            if crate::input::read_to_string(&aside).ok().as_deref() == Some(text.as_str()) {
                 let _ = std::fs::remove_file(&aside);
                 eprintln!(
                     "note: removed the stale lock of {} ({}): that run is gone",
@@ -313,7 +332,7 @@ impl OutputLock {
 
 impl Drop for OutputLock {
     fn drop(&mut self) {
-        let ours = std::fs::read_to_string(&self.path)
+        let ours = crate::input::read_to_string(&self.path)
             .map(|t| Holder::parse(&t).token == self.token)
             .unwrap_or(false);
         if ours {

@@ -350,3 +350,96 @@ fn an_output_file_is_refused_if_it_exists_unforced_or_is_an_input() {
     assert!(matches!(e, OutputError::IsAFolder { .. }), "{e}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A link planted at each name a run creates in its folder — the write check's probe, a
+/// result's temporary file, the lock's `.new` file, a plot's temporary folder — is never
+/// written through: the file it points at is untouched, and the folder is refused before
+/// any work (or the write refused), naming the link.
+#[cfg(unix)]
+#[test]
+fn links_planted_at_the_names_a_run_creates_are_never_followed() {
+    let d = scratch("planted");
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let pid = std::process::id();
+    for name in [
+        format!(".write-check-{pid}"),
+        format!(".results.json.tmp{pid}"),
+        format!("{LOCK_FILE}.new{pid}"),
+        format!(".activation.vtu.tmp{pid}.d"),
+    ] {
+        let out = d.join(format!("out-{name}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let link = out.join(&name);
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = FILES.prepare(&out, false).unwrap_err();
+        let mut msg = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            msg += &format!(": {c}");
+            cause = c.source();
+        }
+        assert!(msg.contains(&link.display().to_string()), "{name}: {msg}");
+        assert!(msg.contains("a symbolic link"), "{name}: {msg}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!out.join(LOCK_FILE).exists(), "{name}: the lock is left");
+    }
+    // Planted after the folder was prepared: the write itself is refused.
+    let out = d.join("late");
+    let lock = FILES.prepare(&out, false).unwrap();
+    let link = out.join(format!(".results.json.tmp{pid}"));
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let e = write_atomic(out.join("results.json"), "{}").unwrap_err();
+    assert!(matches!(e, OutputError::Taken(_)), "{e}");
+    assert!(e.to_string().contains(&link.display().to_string()), "{e}");
+    assert!(!out.join("results.json").exists());
+    let e = AtomicFile::create(out.join("results.json")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join(format!(".plot.png.tmp{pid}.d"))).unwrap();
+    assert!(AtomicPath::new(out.join("plot.png")).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    drop(lock);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A plain file left at this process's own temporary name (a killed earlier process with the
+/// same pid) is kept by the check, and replaced when the file is written.
+#[test]
+fn a_plain_file_at_an_own_temporary_name_is_replaced_when_written() {
+    let d = scratch("own-stale");
+    let pid = std::process::id();
+    let tmp = d.join(format!(".results.json.tmp{pid}"));
+    std::fs::write(&tmp, "half").unwrap();
+    let lock = FILES.prepare(&d, false).unwrap();
+    write_atomic(d.join("results.json"), "{}").unwrap();
+    drop(lock);
+    assert_eq!(listing(&d), ["results.json"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_single_output_needs_a_folder_that_exists_and_two_outputs_their_own_files() {
+    let d = scratch("folder");
+    let missing = d.join("no").join("x.json");
+    let e = check_output_file(&missing, true, &[]).unwrap_err();
+    assert!(matches!(e, OutputError::NoFolder { .. }), "{e}");
+    assert!(
+        e.to_string().contains(&d.join("no").display().to_string()),
+        "{e}"
+    );
+    check_output_file(&d.join("x.json"), false, &[]).unwrap();
+    assert!(listing(&d).is_empty(), "the probe is removed");
+    let f = d.join("fig");
+    let e = check_distinct_outputs(&[
+        ("--json", Some(&f)),
+        ("--plot", Some(&d.join(".").join("fig"))),
+    ])
+    .unwrap_err();
+    assert!(matches!(e, OutputError::SameOutput { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("--json") && msg.contains("--plot"), "{msg}");
+    check_distinct_outputs(&[("--json", Some(&f)), ("--plot", None)]).unwrap();
+    check_distinct_outputs(&[("--json", Some(&f)), ("--plot", Some(&d.join("g")))]).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}

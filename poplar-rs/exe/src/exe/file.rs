@@ -212,31 +212,6 @@ fn checksum(section: &str, offset: u64, bytes: &[u8], stored: u32) -> Result<(),
     Ok(())
 }
 
-/// What a path that is not a regular file is, for error messages.
-pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() || t.is_block_device() {
-            return "a device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "not a regular file"
-    }
-}
-
 fn io_err(path: &Path, e: std::io::Error) -> FileError {
     FileError::Io {
         path: path.display().to_string(),
@@ -444,16 +419,14 @@ impl Executable {
     /// `Engine::new` checks before anything runs.
     pub fn load_unlinked(path: impl AsRef<Path>) -> Result<Executable, ExecutableError> {
         let path = path.as_ref();
-        // Before opening: opening a FIFO for reading blocks until a writer comes.
-        let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-        if !meta.is_file() {
-            return Err(FileError::NotAFile {
+        // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+        let file = crate::files::open_regular(path).map_err(|e| match e {
+            crate::files::InputError::NotRegular { kind, .. } => FileError::NotAFile {
                 path: path.display().to_string(),
-                kind: file_kind(&meta).into(),
-            }
-            .into());
-        }
-        let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+                kind: kind.into(),
+            },
+            crate::files::InputError::Io { source, .. } => io_err(path, source),
+        })?;
         let len = file.metadata().map_err(|e| io_err(path, e))?.len();
         let mut src = FileSource {
             file: std::io::BufReader::with_capacity(1 << 16, file),

@@ -219,15 +219,14 @@ impl Profile {
             path: path.display().to_string(),
             source,
         };
-        // Before opening: opening a FIFO for reading blocks until a writer comes.
-        let meta = std::fs::metadata(path).map_err(io)?;
-        if !meta.is_file() {
-            return Err(ProfileError::NotAFile {
+        // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+        let text = crate::files::read_regular_to_string(path).map_err(|e| match e {
+            crate::files::InputError::NotRegular { kind, .. } => ProfileError::NotAFile {
                 path: path.display().to_string(),
-                kind: crate::exe::file::file_kind(&meta).into(),
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
+                kind: kind.into(),
+            },
+            crate::files::InputError::Io { source, .. } => io(source),
+        })?;
         Profile::from_json(&text)
     }
 

@@ -309,7 +309,8 @@ pub fn write_file(path: &Path, header: &Header, payload: &[u8]) -> Result<()> {
 /// Reads and checks a checkpoint file: its magic, header checksum, format, payload length
 /// (a truncated file) and payload checksum (a corrupted one), and decodes its host records.
 pub fn read_file(path: &Path) -> Result<Checkpoint> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes =
+        app_support::input::read(path).with_context(|| format!("reading {}", path.display()))?;
     ensure!(
         bytes.len() >= 16 && &bytes[..8] == MAGIC,
         "not a cardiac checkpoint (it does not start with {:?})",

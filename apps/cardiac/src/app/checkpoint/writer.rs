@@ -17,6 +17,10 @@ pub struct CheckpointOptions {
     pub resume: Option<PathBuf>,
     /// Stop as a signal would, at the first chunk end at or after this simulated time (ms).
     pub stop_after: Option<f64>,
+    /// `--discard-checkpoints`: a new run (not resumed) removes the checkpoints of an earlier
+    /// run in its checkpoint folder and starts again; without it they are refused (`--force`
+    /// never removes them).
+    pub discard: bool,
 }
 
 impl CheckpointOptions {
@@ -49,13 +53,38 @@ impl CheckpointOptions {
     }
 }
 
-/// Makes the checkpoint folder `dir` ready (rank 0): refuses checkpoints of an earlier run in
-/// it unless `force` (which removes those files, and only those) or the run resumes from them
-/// (`resuming`); a folder other than the output folder `out` is created and locked for the run.
+/// The checkpoints and their temporary files in a checkpoint folder (for the sweep of the
+/// temporary files that a run killed while writing one left).
+const CHECKPOINT_FILES: app_support::output::RunFiles =
+    app_support::output::RunFiles::new(&[]).with_series(&[(PREFIX, SUFFIX)]);
+
+/// Refuses a new run (not resumed) whose checkpoint folder `dir` holds checkpoints of an
+/// earlier run, unless `discard` (`--discard-checkpoints`): a stopped run is continued with
+/// `--resume`, and `--force` alone never removes its checkpoints. Checked first, before the
+/// output folder's own refusal, whose advice (`--force`) would not keep them.
+pub fn refuse_earlier_checkpoints(dir: &Path, discard: bool) -> Result<()> {
+    let earlier = list(dir)?;
+    match earlier.last() {
+        Some((_, first)) if !discard => bail!(
+            "{} holds {} checkpoint(s) of an earlier run ({}): continue with --resume {} (with              that run's options), or pass --discard-checkpoints to remove them and start again              (--force does not remove checkpoints)",
+            dir.display(),
+            earlier.len(),
+            first.display(),
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Makes the checkpoint folder `dir` ready (rank 0): a folder other than the output folder
+/// `out` is created and locked for the run; the temporary files of checkpoints that killed
+/// runs left are removed; then, unless the run resumes from it (`resuming`), checkpoints of an
+/// earlier run are refused ([`refuse_earlier_checkpoints`]) or, with `discard`, removed (those
+/// files, and only those).
 pub fn prepare_dir(
     dir: &Path,
     out: &Path,
-    force: bool,
+    discard: bool,
     resuming: bool,
 ) -> Result<Option<app_support::output::OutputLock>> {
     let mut lock = None;
@@ -68,24 +97,16 @@ pub fn prepare_dir(
             .with_context(|| format!("creating the checkpoint folder {}", dir.display()))?;
         lock = Some(app_support::output::OutputLock::acquire(dir)?);
     }
+    // With the folder's lock held (this one, or the output folder's).
+    if dir.is_dir() {
+        CHECKPOINT_FILES.remove_stale_temporaries(dir)?;
+    }
     if resuming {
         return Ok(lock);
     }
-    let earlier = list(dir)?;
-    if let Some((_, first)) = earlier.last() {
-        if !force {
-            bail!(
-                "{} holds {} checkpoint(s) of an earlier run ({}): continue that run with \
-                 --resume {}, or pass --force to remove them",
-                dir.display(),
-                earlier.len(),
-                first.display(),
-                dir.display()
-            );
-        }
-        for (_, p) in &earlier {
-            std::fs::remove_file(p).with_context(|| format!("removing {}", p.display()))?;
-        }
+    refuse_earlier_checkpoints(dir, discard)?;
+    for (_, p) in &list(dir)? {
+        std::fs::remove_file(p).with_context(|| format!("removing {}", p.display()))?;
     }
     Ok(lock)
 }

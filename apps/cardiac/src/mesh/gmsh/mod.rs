@@ -304,7 +304,7 @@ pub fn read_msh_located(
 ) -> Result<(TetMesh, CellOrigins), MeshError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let data = std::fs::read(path).map_err(|source| MeshError::Io {
+    let data = app_support::input::read(path).map_err(|source| MeshError::Io {
         file: file.clone(),
         error: source,
     })?;

@@ -63,7 +63,7 @@ fn vtk_cell_name(ty: i64) -> &'static str {
 pub fn read_vtu(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let data = std::fs::read(path).map_err(|source| MeshError::Io {
+    let data = app_support::input::read(path).map_err(|source| MeshError::Io {
         file: file.clone(),
         error: source,
     })?;
