@@ -329,7 +329,10 @@ fn fifo_inputs_are_refused_instead_of_blocking() {
         };
         let err = refused_within(&args, 30, &[]);
         assert!(
-            err.contains(name) && err.contains("not a regular file (a FIFO)"),
+            err.contains(name)
+                && (err.contains("not a regular file (a FIFO)")
+                    // The mesh's own check, before it is read.
+                    || (name == "mesh.msh" && err.contains("is not a file"))),
             "{args:?}: {err}"
         );
     }
