@@ -370,7 +370,16 @@ pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut found = Vec::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+        // No folder there (or a file where a parent folder would be): no checkpoints; the
+        // output folder's own check names a file in the way.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(found)
+        }
         Err(e) => return Err(e).with_context(|| format!("listing {}", dir.display())),
     };
     for e in entries {

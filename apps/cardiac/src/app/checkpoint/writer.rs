@@ -66,7 +66,9 @@ pub fn refuse_earlier_checkpoints(dir: &Path, discard: bool) -> Result<()> {
     let earlier = list(dir)?;
     match earlier.last() {
         Some((_, first)) if !discard => bail!(
-            "{} holds {} checkpoint(s) of an earlier run ({}): continue with --resume {} (with              that run's options), or pass --discard-checkpoints to remove them and start again              (--force does not remove checkpoints)",
+            "{} holds {} checkpoint(s) of an earlier run ({}): continue with --resume {} (with \
+             that run's options), or pass --discard-checkpoints to remove them and start \
+             again (--force does not remove checkpoints)",
             dir.display(),
             earlier.len(),
             first.display(),
