@@ -47,12 +47,14 @@ mod error;
 pub mod expr;
 pub mod gather;
 pub mod map;
+pub mod pad;
 pub mod pieces;
 pub mod reduce;
 
 pub mod slice;
 
 pub use gather::{encode_one_hot, gather, gather_elements, one_hot, scatter_elements};
+pub use pad::{concat, pad, split};
 
 pub use slice::{
     create_sliceable_tensor, dynamic_slice, dynamic_update, estimate_multi_slice, multi_slice,
