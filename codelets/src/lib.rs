@@ -168,6 +168,9 @@
 //! | `EncodeOneHot<int,float>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
 //! | `EncodeOneHot<int,half>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
 //! | `EncodeOneHot<int,int>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `ArgSort<float>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `ArgSort<int>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `ArgSort<unsigned>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
 
 #[macro_use]
 mod util;
@@ -186,6 +189,7 @@ pub mod map;
 pub mod reduce;
 pub mod scaled_add;
 pub mod slice;
+pub mod sort;
 pub mod unary;
 
 /// Forces this crate to be linked, so that its codelets are registered. Call it once before
