@@ -38,13 +38,13 @@ fn rows(
     others: &[(&str, usize)],
 ) -> Result<(usize, usize), VertexError> {
     let row_len = row_len as usize;
-    let r = if row_len == 0 { 0 } else { table / row_len };
+    let r = table.checked_div(row_len).unwrap_or(0);
     if r * row_len != table {
         return Err(VertexError::new(format!(
             "{codelet}: the table has {table} elements, not whole rows of {row_len}"
         )));
     }
-    let k = if r == 0 { 0 } else { indices / r };
+    let k = indices.checked_div(r).unwrap_or(0);
     if r * k != indices || (r == 0 && indices != 0) {
         return Err(VertexError::new(format!(
             "{codelet}: field 'indices' has {indices} elements, not {r} rows"

@@ -106,9 +106,8 @@ pub(crate) fn row_pieces(
     }
     let mut owner = vec![TileId::new(0); rows];
     for (tile, r) in mapped_regions(graph, view, op)? {
-        for row in r.start.div_ceil(len)..(r.end - 1) / len + 1 {
-            owner[row] = tile;
-        }
+        let rows = r.start.div_ceil(len)..(r.end - 1) / len + 1;
+        owner[rows].fill(tile);
     }
     let workers = graph.target().workers_per_tile.max(1) as usize;
     let mut out = Vec::new();

@@ -37,7 +37,6 @@
 use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{Graph, Tensor};
 use poplar_core::dtype::DType;
-use poplar_core::f16;
 
 use crate::error::{check_axis, dtype_err, shape_err};
 use crate::OpError;
@@ -70,7 +69,7 @@ fn constant(graph: &mut Graph, dtype: DType, value: f64, name: &str) -> Result<T
     };
     let c = match dtype {
         DType::F32 => graph.add_constant(&[1], &[value as f32], name)?,
-        DType::F16 => graph.add_constant(&[1], &[f16::from_f64(value)], name)?,
+        DType::F16 => graph.add_constant(&[1], &[poplar_core::fp::f16_from_f64(value)], name)?,
         DType::I32 => {
             integral(f64::from(i32::MIN), f64::from(i32::MAX))?;
             graph.add_constant(&[1], &[value as i32], name)?
@@ -198,8 +197,8 @@ pub fn pad(
             prog.push(Program::copy(&fill, &out));
             if t.num_elements() > 0 {
                 let mut inner = out.clone();
-                for d in 0..t.rank() {
-                    inner = inner.slice_dim(d, before[d]..before[d] + t.shape()[d])?;
+                for (d, (&b, &len)) in before.iter().zip(t.shape()).enumerate() {
+                    inner = inner.slice_dim(d, b..b + len)?;
                 }
                 prog.push(Program::copy(t, &inner));
             }

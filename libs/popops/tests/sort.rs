@@ -142,7 +142,7 @@ fn edge_f32s(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n)
         .map(|_| {
             let r = rng.next_u64();
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 specials[(r / 3 % specials.len() as u64) as usize]
             } else {
                 // Few distinct values: many ties.
