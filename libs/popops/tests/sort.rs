@@ -240,3 +240,32 @@ fn sort_mistakes_are_typed_errors() {
     let e = popops::argsort(&mut g, &s, &mut p, "x").unwrap_err();
     assert!(matches!(e, OpError::Axis { rank: 0, .. }), "{e}");
 }
+
+/// Each `ArgSort` vertex carries poplibs' `HeapSortVertexKV` estimate for its rows, and the
+/// values' `GatherElements` the multi-slice estimate of one-element rows.
+#[test]
+fn sort_vertices_carry_the_heap_sort_estimate() {
+    let t = Target {
+        workers_per_tile: 1,
+        ..Target::custom(1, 256 * 1024)
+    };
+    let mut g = Graph::new(&t);
+    let x = input(&mut g, "x", &[6, 10], &[0.0f32; 60], 60);
+    let mut prog = Vec::new();
+    popops::top_k(&mut g, &x, 3, true, &mut prog, "top").unwrap();
+    let exe = poplar::compile(&g, &[poplar::Program::seq(prog)], &Default::default()).unwrap();
+    let mut cycles: Vec<u64> = exe
+        .computes
+        .values()
+        .flat_map(|c| &c.tiles)
+        .flat_map(|t| &t.vertices)
+        .map(|v| v.cycles)
+        .collect();
+    cycles.sort();
+    let heap = 6 * 16 * (19 * 10 * 3 + 6 * 10 + 2);
+    assert_eq!(codelets::sort::cost::arg_sort(6, 10), heap);
+    assert_eq!(
+        cycles,
+        [codelets::gather::cost::gather(DType::F32, 18), heap]
+    );
+}
