@@ -149,6 +149,28 @@
 //! | `MapInPlace<unsigned short>` | same, `out: InOut<Vector<u16>>` | `out[i] = prog(out[i], inputs[i])` |
 //! | `Map<bool>` | `prog: State<Vector<u32>>`, `in_f32` … `in_bool`: `Input<VectorList<…>>`, `out: Output<Vector<bool>>` | `out[i] = prog(inputs[i])`, see [`map`](mod@map) |
 //! | `MapInPlace<bool>` | same, `out: InOut<Vector<bool>>` | `out[i] = prog(out[i], inputs[i])` |
+//! | `NormaliseIndices<int>` | `input: Input<Vector<i32>>`, `out: Output<Vector<u32>>`, `dim`, `first: State<u32>` | `input[i]`, plus `dim` if negative; outside `[-dim, dim)` fails the run, see [`gather`](mod@gather) |
+//! | `NormaliseIndices<unsigned>` | same, `input: Input<Vector<u32>>` | `input[i]`; `≥ dim` fails the run |
+//! | `GatherElements<float>` | `indices: Input<Vector<u32>>`, `input: Input<Vector>`, `out: Output<Vector>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
+//! | `GatherElements<half>` | `indices: Input<Vector<u32>>`, `input: Input<Vector>`, `out: Output<Vector>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
+//! | `GatherElements<int>` | `indices: Input<Vector<u32>>`, `input: Input<Vector>`, `out: Output<Vector>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
+//! | `GatherElements<unsigned>` | `indices: Input<Vector<u32>>`, `input: Input<Vector>`, `out: Output<Vector>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
+//! | `ScatterElements<float>` | `indices`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, in order |
+//! | `ScatterElements<half>` | `indices`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, in order |
+//! | `ScatterElements<int>` | `indices`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, in order |
+//! | `ScatterElements<unsigned>` | `indices`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, in order |
+//! | `ScatterElementsAdd<float>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
+//! | `ScatterElementsAdd<half>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
+//! | `ScatterElementsAdd<int>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
+//! | `EncodeOneHot<unsigned,float>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `EncodeOneHot<unsigned,half>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `EncodeOneHot<unsigned,int>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `EncodeOneHot<int,float>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `EncodeOneHot<int,half>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `EncodeOneHot<int,int>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
+//! | `ArgSort<float>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `ArgSort<int>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `ArgSort<unsigned>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
 
 #[macro_use]
 mod util;
@@ -160,12 +182,14 @@ pub mod cycles;
 pub mod dot;
 pub mod family;
 pub mod fill;
+pub mod gather;
 pub mod half;
 pub mod map;
 
 pub mod reduce;
 pub mod scaled_add;
 pub mod slice;
+pub mod sort;
 pub mod unary;
 
 /// Forces this crate to be linked, so that its codelets are registered. Call it once before

@@ -31,12 +31,48 @@ pub enum OpError {
     /// type cannot hold.
     #[error("{op}: {reason}")]
     Expr { op: String, reason: String },
+    /// An axis that the tensor does not have.
+    #[error("{op}: axis {axis} is out of range for '{tensor}' of rank {rank}")]
+    Axis {
+        op: String,
+        tensor: String,
+        axis: usize,
+        rank: usize,
+    },
 }
 
 pub(crate) fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
     OpError::Shape {
         op: op.to_string(),
         reason: reason.into(),
+    }
+}
+
+/// Fails with [`OpError::Axis`] unless `axis` is below the rank of `t` (called `tensor`).
+pub(crate) fn check_axis(
+    op: &str,
+    tensor: &str,
+    t_rank: usize,
+    axis: usize,
+) -> Result<(), OpError> {
+    if axis < t_rank {
+        return Ok(());
+    }
+    Err(OpError::Axis {
+        op: op.to_string(),
+        tensor: tensor.to_string(),
+        axis,
+        rank: t_rank,
+    })
+}
+
+/// An [`OpError::DType`] for operand `what` of `op`.
+pub(crate) fn dtype_err(op: &str, what: &str, got: DType, expected: &str) -> OpError {
+    OpError::DType {
+        op: op.to_string(),
+        what: format!("'{what}'"),
+        got,
+        expected: expected.to_string(),
     }
 }
 

@@ -45,11 +45,18 @@ pub mod cast;
 pub mod elementwise;
 mod error;
 pub mod expr;
+pub mod gather;
 pub mod map;
+pub mod pad;
 pub mod pieces;
 pub mod reduce;
 
 pub mod slice;
+pub mod sort;
+
+pub use gather::{encode_one_hot, gather, gather_elements, one_hot, scatter_elements};
+pub use pad::{concat, pad, split};
+pub use sort::{argsort, sort, sort_with_indices, top_k};
 
 pub use slice::{
     create_sliceable_tensor, dynamic_slice, dynamic_update, estimate_multi_slice, multi_slice,

@@ -1,7 +1,7 @@
 //! Tutorial 8 (random numbers and slices): an embedding table initialised with a truncated
 //! normal, a lookup of a batch of rows at device indices, dropout on the looked-up rows, the
-//! gradient added back with `multi_update_add`, and a window of the table at a device offset.
-//! Every result is checked against the host; a mismatch exits non-zero.
+//! gradient added back with `multi_update_add`, a window of the table at a device offset, and
+//! the 3 largest values of each dropped-out row with their positions (`top_k`). Every result is checked against the host; a mismatch exits non-zero.
 //!
 //! `cargo run -p poprand --example tut8_poprand_slices`
 
@@ -85,6 +85,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "window",
     )?;
 
+    // The 3 largest values of each dropped-out row and their columns (stable: of equal values,
+    // the lower column first).
+    let (top, cols) = popops::top_k(&mut graph, &dropped, 3, true, &mut step, "top3")?;
+    graph.create_host_read("top", &top)?;
+    graph.create_host_read("top_cols", &cols)?;
+
     for (name, t) in [
         ("table", &table),
         ("rows", &rows),
@@ -164,8 +170,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &engine.read_tensor::<f32>("window")?,
         &want_window,
     )?;
+    let mut want_top = Vec::new();
+    let mut want_cols = Vec::new();
+    for row in want_dropped.chunks(COLS) {
+        let mut order: Vec<usize> = (0..COLS).collect();
+        // A stable sort, descending (no NaN here; -0 and +0 are equal, as in `top_k`).
+        order.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).expect("no NaN"));
+        want_cols.extend(order[..3].iter().map(|&c| c as u32));
+        want_top.extend(order[..3].iter().map(|&c| row[c]));
+    }
+    check(
+        "top-3 values",
+        &engine.read_tensor::<f32>("top")?,
+        &want_top,
+    )?;
+    if engine.read_tensor::<u32>("top_cols")? != want_cols {
+        return Err("top-3 columns differ from the host's".into());
+    }
     println!(
-        "plan {} x {} blocks; {} table values in ±0.2, lookup, dropout, update and window match the host",
+        "plan {} x {} blocks; {} table values in ±0.2, lookup, dropout, update, window and top-3 match the host",
         plan.sliced_split,
         plan.unsliced_split,
         initial.iter().filter(|x| x.abs() <= 0.2).count()

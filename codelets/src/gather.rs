@@ -1,0 +1,374 @@
+//! Gather, scatter and one-hot encoding: ONNX's `Gather` / `GatherElements` /
+//! `ScatterElements` and poplibs' `encodeOneHot`.
+//!
+//! The element-wise gathers and scatters work on rows along the *last* axis (the graph side
+//! moves the indexed axis last with a view): `indices`, `updates` and `out` are `r` rows of
+//! `k`, the table (`input`, or `a` when it is updated) `r` rows of `row_len`. Indices reach
+//! them checked and non-negative, from `NormaliseIndices`. `T` is `float`, `half`, `int` or
+//! `unsigned` (`ScatterElementsAdd`: `float`, `half`, `int`).
+//!
+//! | name | fields | computes |
+//! |---|---|---|
+//! | `NormaliseIndices<I>` (`I` = `int`, `unsigned`) | `input: Input<Vector<I>>`, `out: Output<Vector<u32>>`, `dim`, `first: State<u32>` | `out[i] = input[i] + (input[i] < 0 ? dim : 0)`; an index outside `[-dim, dim)` fails the run, naming the index and its position `first + i` |
+//! | `GatherElements<T>` | `indices: Input<Vector<u32>>`, `input: Input<Vector<T>>`, `out: Output<Vector<T>>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
+//! | `ScatterElements<T>` | `indices`, `updates: Input<Vector<T>>`, `a: InOut<Vector<T>>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, `j` in order (the last of equal indices wins) |
+//! | `ScatterElementsAdd<T>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order (`half`: in f32, rounded once per add; `int` wraps) |
+//! | `EncodeOneHot<I,T>` (`T` = `float`, `half`, `int`) | `indices: Input<Vector<I>>`, `out: Output<Vector<T>>`, `depth: State<u32>` | row `i` of `out` (`depth` elements) is zeros with a 1 at `indices[i]`, all zeros when the index is outside `[0, depth)` |
+//!
+//! Cycle estimates ([`cost`]): poplibs has no vertices for ONNX's element-wise gathers and
+//! scatters (its `gather`/`scatter` are built from multi-slices), so they are modelled as
+//! `MultiSlice` / `MultiUpdate` / `MultiUpdateAdd` of one-element rows, one per index;
+//! `EncodeOneHot` is poplibs' estimator (`100` cycles per index for the C++ vertex, `(62 + 12)`
+//! per index and the supervisor overhead for the assembly `unsigned`→`half` one) plus
+//! `Fill` over the rows, which poplibs zeroes with a separate `zero` program.
+
+use poplar_core::codelet::*;
+use poplar_core::dtype::Element;
+use poplar_core::f16;
+
+use crate::slice::ScaledAddElem;
+
+/// The row length `row_len` of a table field, and its row count, checked against `k`-element
+/// index rows.
+fn rows(
+    codelet: &str,
+    table: usize,
+    row_len: u32,
+    indices: usize,
+    others: &[(&str, usize)],
+) -> Result<(usize, usize), VertexError> {
+    let row_len = row_len as usize;
+    let r = table.checked_div(row_len).unwrap_or(0);
+    if r * row_len != table {
+        return Err(VertexError::new(format!(
+            "{codelet}: the table has {table} elements, not whole rows of {row_len}"
+        )));
+    }
+    let k = indices.checked_div(r).unwrap_or(0);
+    if r * k != indices || (r == 0 && indices != 0) {
+        return Err(VertexError::new(format!(
+            "{codelet}: field 'indices' has {indices} elements, not {r} rows"
+        )));
+    }
+    for &(field, len) in others {
+        crate::util::same_len(codelet, field, len, "indices", indices)?;
+    }
+    Ok((r, k))
+}
+
+/// A checked index below `row_len` (the indices come from `NormaliseIndices`).
+fn at(codelet: &str, idx: u32, row_len: usize) -> Result<usize, VertexError> {
+    let i = idx as usize;
+    if i < row_len {
+        Ok(i)
+    } else {
+        Err(VertexError::new(format!(
+            "{codelet}: index {idx} is out of range for rows of {row_len}"
+        )))
+    }
+}
+
+macro_rules! normalise_codelets {
+    ($($t:ty, $name:ident $cname:literal, $neg:expr;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: indices made non-negative and checked against `dim`.")]
+            pub struct $name as $cname {
+                input: Input<Vector<$t>>,
+                out: Output<Vector<u32>>,
+                dim: State<u32>,
+                first: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                crate::util::same_len(Self::NAME, "out", self.out.len(), "input", self.input.len())?;
+                let dim = i64::from(self.dim);
+                for (k, (o, &i)) in self.out.iter_mut().zip(self.input).enumerate() {
+                    let v = i64::from(i);
+                    let n = if $neg && v < 0 { v + dim } else { v };
+                    if !(0..dim).contains(&n) {
+                        return Err(VertexError::new(format!(
+                            "index {v} (element {} of the indices) is out of range for an axis of {dim}",
+                            self.first as usize + k
+                        )));
+                    }
+                    *o = n as u32;
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::normalise(ctx.elements(Self::out)))
+            }
+        }
+    )*};
+}
+
+normalise_codelets! {
+    i32, NormaliseIndicesI32 "NormaliseIndices<int>", true;
+    u32, NormaliseIndicesU32 "NormaliseIndices<unsigned>", false;
+}
+
+macro_rules! gather_codelets {
+    ($($t:ty: $g:ident $gn:literal, $s:ident $sn:literal;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $gn, "`: `out[r, j] = input[r, indices[r, j]]`.")]
+            pub struct $g as $gn {
+                indices: Input<Vector<u32>>,
+                input: Input<Vector<$t>>,
+                out: Output<Vector<$t>>,
+                row_len: State<u32>,
+            }
+        }
+
+        impl Vertex for $g<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let n = self.indices.len();
+                let (_, k) = rows(Self::NAME, self.input.len(), self.row_len, n, &[("out", self.out.len())])?;
+                let len = self.row_len as usize;
+                for (e, (o, &i)) in self.out.iter_mut().zip(self.indices).enumerate() {
+                    *o = self.input[(e / k) * len + at(Self::NAME, i, len)?];
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::gather(<$t as Element>::DTYPE, ctx.elements(Self::indices)))
+            }
+        }
+
+        poplar_core::codelet! {
+            #[doc = concat!("`", $sn, "`: `a[r, indices[r, j]] = updates[r, j]`, in order.")]
+            pub struct $s as $sn {
+                indices: Input<Vector<u32>>,
+                updates: Input<Vector<$t>>,
+                a: InOut<Vector<$t>>,
+                row_len: State<u32>,
+            }
+        }
+
+        impl Vertex for $s<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let n = self.indices.len();
+                let (_, k) = rows(Self::NAME, self.a.len(), self.row_len, n, &[("updates", self.updates.len())])?;
+                let len = self.row_len as usize;
+                for (e, (&u, &i)) in self.updates.iter().zip(self.indices).enumerate() {
+                    self.a[(e / k) * len + at(Self::NAME, i, len)?] = u;
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::scatter(<$t as Element>::DTYPE, ctx.elements(Self::indices)))
+            }
+        }
+    )*};
+}
+
+gather_codelets! {
+    f32: GatherElementsF32 "GatherElements<float>", ScatterElementsF32 "ScatterElements<float>";
+    f16: GatherElementsF16 "GatherElements<half>", ScatterElementsF16 "ScatterElements<half>";
+    i32: GatherElementsI32 "GatherElements<int>", ScatterElementsI32 "ScatterElements<int>";
+    u32: GatherElementsU32 "GatherElements<unsigned>", ScatterElementsU32 "ScatterElements<unsigned>";
+}
+
+macro_rules! scatter_add_codelets {
+    ($($t:ty, $one:expr, $name:ident $cname:literal;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: `a[r, indices[r, j]] += updates[r, j]`, in order.")]
+            pub struct $name as $cname {
+                indices: Input<Vector<u32>>,
+                updates: Input<Vector<$t>>,
+                a: InOut<Vector<$t>>,
+                row_len: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let n = self.indices.len();
+                let (_, k) = rows(Self::NAME, self.a.len(), self.row_len, n, &[("updates", self.updates.len())])?;
+                let len = self.row_len as usize;
+                for (e, (&u, &i)) in self.updates.iter().zip(self.indices).enumerate() {
+                    let p = (e / k) * len + at(Self::NAME, i, len)?;
+                    self.a[p] = <$t>::scaled_add(self.a[p], u, $one, p);
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::scatter_add(<$t as Element>::DTYPE, ctx.elements(Self::indices)))
+            }
+        }
+    )*};
+}
+
+scatter_add_codelets! {
+    f32, 1.0, ScatterElementsAddF32 "ScatterElementsAdd<float>";
+    f16, 1.0, ScatterElementsAddF16 "ScatterElementsAdd<half>";
+    i32, 1, ScatterElementsAddI32 "ScatterElementsAdd<int>";
+}
+
+macro_rules! one_hot_codelets {
+    ($($i:ty, $t:ty, $one:expr, $name:ident $cname:literal;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: one row of `depth` per index, 1 at the index.")]
+            pub struct $name as $cname {
+                indices: Input<Vector<$i>>,
+                out: Output<Vector<$t>>,
+                depth: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let depth = self.depth as usize;
+                let n = self.indices.len();
+                if self.out.len() != n * depth {
+                    return Err(VertexError::new(format!(
+                        "{}: field 'out' has {} elements, not {n} rows of {depth}",
+                        Self::NAME,
+                        self.out.len()
+                    )));
+                }
+                self.out.fill(<$t>::default());
+                for (r, &i) in self.indices.iter().enumerate() {
+                    if let Ok(i) = usize::try_from(i) {
+                        if i < depth {
+                            self.out[r * depth + i] = $one;
+                        }
+                    }
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::encode_one_hot(
+                    <$i as Element>::DTYPE,
+                    <$t as Element>::DTYPE,
+                    ctx.elements(Self::indices),
+                    ctx.elements(Self::out),
+                ))
+            }
+        }
+    )*};
+}
+
+one_hot_codelets! {
+    u32, f32, 1.0, EncodeOneHotU32F32 "EncodeOneHot<unsigned,float>";
+    u32, f16, f16::ONE, EncodeOneHotU32F16 "EncodeOneHot<unsigned,half>";
+    u32, i32, 1, EncodeOneHotU32I32 "EncodeOneHot<unsigned,int>";
+    i32, f32, 1.0, EncodeOneHotI32F32 "EncodeOneHot<int,float>";
+    i32, f16, f16::ONE, EncodeOneHotI32F16 "EncodeOneHot<int,half>";
+    i32, i32, 1, EncodeOneHotI32I32 "EncodeOneHot<int,int>";
+}
+
+/// The cycle estimates of this module's vertices, in worker-context cycles.
+pub mod cost {
+    use poplar_core::dtype::DType;
+
+    use crate::slice::cost as slice;
+
+    /// `NormaliseIndices<I>` over `n` indices: no poplibs vertex; modelled as
+    /// `RemapIndices<unsigned>` (a copy and a compare and select per index), plus one cycle
+    /// per index for the add of a negative index's axis length.
+    pub const fn normalise(n: u64) -> u64 {
+        slice::remap(n) + n
+    }
+
+    /// `GatherElements<T>` of `n` indices: `MultiSlice` of `n` one-element rows
+    /// (`getMultiSliceCycleEstimate`, no poplibs vertex of its own).
+    pub const fn gather(dtype: DType, n: u64) -> u64 {
+        slice::multi_slice(dtype, 1, n, false)
+    }
+
+    /// `ScatterElements<T>` of `n` indices: `MultiUpdate` of `n` one-element rows.
+    pub const fn scatter(dtype: DType, n: u64) -> u64 {
+        slice::multi_slice(dtype, 1, n, true)
+    }
+
+    /// `ScatterElementsAdd<T>` of `n` indices: `MultiUpdateAdd` of `n` one-element rows
+    /// (`getMultiUpdateOpCycleEstimate`).
+    pub const fn scatter_add(dtype: DType, n: u64) -> u64 {
+        slice::multi_update_add(dtype, 1, n)
+    }
+
+    /// poplibs' `basicOpSupervisorOverhead()` (`lib/popops/PerformanceEstimation.cpp`, pointers
+    /// not scaled): 11 cycles.
+    pub const SUPERVISOR_OVERHEAD: u64 = 11;
+
+    /// `EncodeOneHot<I,T>` of `n` indices into `out` elements: poplibs' estimator
+    /// (`(62 + 12) · n` plus the supervisor overhead for the assembly `unsigned`→`half` vertex,
+    /// `100 · n` for the C++ ones) and `Fill<T>` over `out` for the zeros (poplibs zeroes the
+    /// output with a separate program before the vertex runs).
+    pub const fn encode_one_hot(index: DType, out_type: DType, n: u64, out: u64) -> u64 {
+        let encode = if matches!(index, DType::U32) && matches!(out_type, DType::F16) {
+            SUPERVISOR_OVERHEAD + (62 + 12) * n
+        } else {
+            100 * n
+        };
+        encode + crate::cycles::fill(out_type, out)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn estimates_follow_poplibs() {
+            assert_eq!(
+                encode_one_hot(DType::U32, DType::F16, 3, 30),
+                11 + 74 * 3 + 23 + 15
+            );
+            assert_eq!(encode_one_hot(DType::I32, DType::F32, 2, 10), 200 + 23 + 5);
+            assert_eq!(gather(DType::F32, 4), 30 + 4 * (19 + 2));
+            assert_eq!(normalise(4), 23 + 2 + 8 + 4);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_and_scatter_rows() {
+        let input = [10.0f32, 11.0, 12.0, 20.0, 21.0, 22.0];
+        let idx = [2u32, 0, 1, 1];
+        let mut out = [0.0f32; 4];
+        let mut g = vertex!(GatherElementsF32 {
+            indices: &idx,
+            input: &input,
+            out: &mut out,
+            row_len: 3,
+        });
+        g.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(out, [12.0, 10.0, 21.0, 21.0]);
+
+        let mut a = input;
+        let upd = [1.0f32, 2.0, 3.0, 4.0];
+        let mut s = vertex!(ScatterElementsAddF32 {
+            indices: &idx,
+            updates: &upd,
+            a: &mut a,
+            row_len: 3,
+        });
+        s.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(a, [12.0, 11.0, 13.0, 20.0, 28.0, 22.0]);
+
+        let neg = [-1i32, 3];
+        let mut o = [0u32; 2];
+        let mut n = vertex!(NormaliseIndicesI32 {
+            input: &neg,
+            out: &mut o,
+            dim: 3,
+            first: 5,
+        });
+        let e = n
+            .compute(Worker { id: 0, count: 1 })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index 3 (element 6"), "{e}");
+    }
+}

@@ -1,0 +1,217 @@
+//! Sorting along the last axis ([`sort`], [`sort_with_indices`], [`argsort`]; poplibs'
+//! `Sort.hpp`) and the `k` largest or smallest elements with their positions ([`top_k`];
+//! poplibs' `TopK.hpp`, ONNX `TopK`).
+//!
+//! **Order.** Stable (equal elements keep their order of position, so ties go by index),
+//! ascending for the sorts, descending for the `k` largest; NaN after every number in both
+//! directions (so `top_k` of the largest takes NaNs only when fewer than `k` numbers are
+//! left); `-0` and `+0` are equal. Types `f32`, `i32`, `u32`.
+//!
+//! **How.** Each row (the last axis) is sorted on the tile of its first element: compute
+//! set `"{name}/argsort"` (one `ArgSort<T>` vertex per worker piece of the rows, poplibs'
+//! `HeapSortVertexKV` estimate per row) writes the positions, compute set `"{name}/values"`
+//! (`GatherElements<T>`) the values at them. Both outputs are new tensors with rows on the
+//! tiles of the input's rows.
+//!
+//! ```
+//! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+//!
+//! codelets::link();
+//! let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+//! let t = graph.add_variable(DType::F32, &[2, 4], "t");
+//! graph.map_linearly(&t, 4)?;
+//! graph.set_initial_value(&t, &[3.0f32, f32::NAN, 1.0, 3.0, -1.0, 0.5, 2.0, -4.0])?;
+//! let mut prog = Vec::new();
+//! let (v, i) = popops::top_k(&mut graph, &t, 2, true, &mut prog, "top2")?;
+//! graph.create_host_read("v", &v)?;
+//! graph.create_host_read("i", &i)?;
+//! let exe = compile(&graph, &[Program::seq(prog)], &CompileOptions::default())?;
+//! let mut engine = Engine::new(&exe, EngineOptions::default())?;
+//! engine.run(0)?;
+//! assert_eq!(engine.read_tensor::<f32>("v")?, [3.0, 3.0, 2.0, 0.5]);
+//! assert_eq!(engine.read_tensor::<u32>("i")?, [0, 3, 2, 1]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use codelets::sort::cost;
+use poplar_compiler::graph::program::Program;
+use poplar_compiler::graph::{Graph, Tensor};
+use poplar_core::dtype::DType;
+
+use crate::error::{dtype_err, shape_err};
+use crate::gather::row_pieces;
+use crate::{codelet_name, OpError};
+
+/// The first `k` of each row in order, and their positions.
+fn sorted(
+    graph: &mut Graph,
+    t: &Tensor,
+    k: usize,
+    descending: bool,
+    op: &str,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<(Tensor, Tensor), OpError> {
+    let Some(&len) = t.shape().last() else {
+        return Err(OpError::Axis {
+            op: op.to_string(),
+            tensor: "t".to_string(),
+            axis: 0,
+            rank: 0,
+        });
+    };
+    if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {
+        return Err(dtype_err(op, "t", t.dtype(), "sorts take f32, i32 or u32"));
+    }
+    if k > len {
+        return Err(shape_err(
+            op,
+            format!(
+                "k = {k} is above the length {len} of the last axis (axis {}) of 't'",
+                t.rank() - 1
+            ),
+        ));
+    }
+    let arg = codelet_name("ArgSort", t.dtype())?;
+    let gather = codelet_name("GatherElements", t.dtype())?;
+    let rows = t.num_elements().checked_div(len).unwrap_or(0);
+    let mut shape = t.shape().to_vec();
+    *shape.last_mut().expect("rank ≥ 1") = k;
+    let rows = if len == 0 {
+        shape[..shape.len() - 1].iter().product()
+    } else {
+        rows
+    };
+    let idx = graph.add_variable(DType::U32, &shape, &format!("{name}/indices"));
+    let values = graph.add_variable(t.dtype(), &shape, name);
+    if rows * k == 0 {
+        return Ok((values, idx));
+    }
+    let tv = t.reshape(&[rows, len])?;
+    let iv = idx.reshape(&[rows, k])?;
+    let vv = values.reshape(&[rows, k])?;
+    let pieces = row_pieces(graph, &tv, op)?;
+    let cs_arg = graph.add_compute_set(&format!("{name}/argsort"));
+    let cs_val = graph.add_compute_set(&format!("{name}/values"));
+    for (tile, r) in pieces {
+        graph.set_tile_mapping(&iv.slice(r.clone())?, tile)?;
+        graph.set_tile_mapping(&vv.slice(r.clone())?, tile)?;
+        let v = graph.add_vertex(cs_arg, &arg)?;
+        graph.connect(v, "input", &tv.slice(r.clone())?)?;
+        graph.connect(v, "out", &iv.slice(r.clone())?)?;
+        graph.set_vertex_state(v, "row_len", len as u32)?;
+        graph.set_vertex_state(v, "k", k as u32)?;
+        graph.set_vertex_state(v, "descending", descending)?;
+        graph.set_cycle_estimate(v, cost::arg_sort(r.len() as u64, len as u64))?;
+        graph.set_tile_mapping(v, tile)?;
+        let g = graph.add_vertex(cs_val, &gather)?;
+        graph.connect(g, "indices", &iv.slice(r.clone())?)?;
+        graph.connect(g, "input", &tv.slice(r.clone())?)?;
+        graph.connect(g, "out", &vv.slice(r)?)?;
+        graph.set_vertex_state(g, "row_len", len as u32)?;
+        graph.set_tile_mapping(g, tile)?;
+    }
+    prog.push(Program::execute(cs_arg));
+    prog.push(Program::execute(cs_val));
+    Ok((values, idx))
+}
+
+/// `t` sorted along its last axis, ascending (poplibs' `sort` of the innermost dimension):
+/// a new tensor of `t`'s shape (see the [module notes](self) for the order and layout).
+///
+/// ```
+/// # use poplar::{DType, Graph, Target};
+/// # codelets::link();
+/// let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+/// let t = graph.add_variable(DType::I32, &[3, 8], "t");
+/// graph.map_linearly(&t, 8)?;
+/// let mut prog = Vec::new();
+/// let s = popops::sort(&mut graph, &t, &mut prog, "s")?;
+/// assert_eq!(s.shape(), [3, 8]);
+/// # Ok::<(), popops::OpError>(())
+/// ```
+pub fn sort(
+    graph: &mut Graph,
+    t: &Tensor,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<Tensor, OpError> {
+    let len = t.shape().last().copied().unwrap_or(0);
+    Ok(sorted(graph, t, len, false, "sort", prog, name)?.0)
+}
+
+/// `t` sorted along its last axis, ascending, and the `u32` position in the row of each
+/// sorted element (poplibs' `sortKeyValue` with the positions as values).
+///
+/// ```
+/// # use poplar::{DType, Graph, Target};
+/// # codelets::link();
+/// let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+/// let t = graph.add_variable(DType::F32, &[4, 6], "t");
+/// graph.map_linearly(&t, 6)?;
+/// let mut prog = Vec::new();
+/// let (values, positions) = popops::sort_with_indices(&mut graph, &t, &mut prog, "s")?;
+/// assert_eq!((values.shape(), positions.dtype()), (&[4, 6][..], DType::U32));
+/// # Ok::<(), popops::OpError>(())
+/// ```
+pub fn sort_with_indices(
+    graph: &mut Graph,
+    t: &Tensor,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<(Tensor, Tensor), OpError> {
+    let len = t.shape().last().copied().unwrap_or(0);
+    sorted(graph, t, len, false, "sort_with_indices", prog, name)
+}
+
+/// The `u32` positions that sort each row of `t` (its last axis) ascending (numpy's
+/// `argsort` with a stable kind). It adds the values' compute set too (see
+/// [`sort_with_indices`]), whose result it drops.
+///
+/// ```
+/// # use poplar::{DType, Graph, Target};
+/// # codelets::link();
+/// let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+/// let t = graph.add_variable(DType::U32, &[10], "t");
+/// graph.map_linearly(&t, 10)?;
+/// let mut prog = Vec::new();
+/// let order = popops::argsort(&mut graph, &t, &mut prog, "order")?;
+/// assert_eq!(order.shape(), [10]);
+/// # Ok::<(), popops::OpError>(())
+/// ```
+pub fn argsort(
+    graph: &mut Graph,
+    t: &Tensor,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<Tensor, OpError> {
+    let len = t.shape().last().copied().unwrap_or(0);
+    Ok(sorted(graph, t, len, false, "argsort", prog, name)?.1)
+}
+
+/// The `k` largest (`largest`) or smallest elements of each row of `t` (its last axis), in
+/// that order, and their `u32` positions in the row (poplibs' `topKWithPermutation` with a
+/// stable sort order; ONNX `TopK` with `sorted = 1`): two new tensors of `t`'s shape with `k`
+/// as the last length. Ties go to the lower position; NaN comes after every number.
+///
+/// ```
+/// # use poplar::{DType, Graph, Target};
+/// # codelets::link();
+/// let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+/// let t = graph.add_variable(DType::F32, &[5, 100], "t");
+/// graph.map_linearly(&t, 100)?;
+/// let mut prog = Vec::new();
+/// let (v, i) = popops::top_k(&mut graph, &t, 3, false, &mut prog, "smallest")?;
+/// assert_eq!((v.shape(), i.shape()), (&[5, 3][..], &[5, 3][..]));
+/// # Ok::<(), popops::OpError>(())
+/// ```
+pub fn top_k(
+    graph: &mut Graph,
+    t: &Tensor,
+    k: usize,
+    largest: bool,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<(Tensor, Tensor), OpError> {
+    sorted(graph, t, k, largest, "top_k", prog, name)
+}
