@@ -383,11 +383,6 @@ impl Target {
         TileId::range(chip * self.tiles_per_ipu, (chip + 1) * self.tiles_per_ipu)
     }
 
-    /// The first tile of chip `chip`.
-    pub fn first_tile_of(&self, chip: u32) -> TileId {
-        TileId(chip * self.tiles_per_ipu)
-    }
-
     /// The chip a tile belongs to.
     pub fn ipu_of(&self, tile: impl Into<TileId>) -> u32 {
         tile.into().0 / self.tiles_per_ipu

@@ -155,22 +155,4 @@ impl Executable {
             let _ = writeln!(out, "{pad}  tile {}: {}", t.tile, parts.join("; "));
         }
     }
-
-    /// Per tile with any memory: total, always-live and temporary bytes.
-    pub fn describe_memory(&self) -> String {
-        let mut out = String::new();
-        for (i, t) in self
-            .tiles
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.memory_bytes > 0)
-        {
-            let _ = writeln!(
-                out,
-                "tile {i}: {} B (always-live {} B, temporary {} B)",
-                t.memory_bytes, t.always_live_bytes, t.temporary_bytes
-            );
-        }
-        out
-    }
 }
