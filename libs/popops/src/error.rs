@@ -27,6 +27,14 @@ pub enum OpError {
         got: DType,
         expected: String,
     },
+    /// An axis argument that does not fit the tensor: out of range, or repeated.
+    #[error("{op}: axis {axis} of {tensor} {reason}")]
+    Axis {
+        op: String,
+        tensor: String,
+        axis: usize,
+        reason: String,
+    },
     /// An expression that cannot be compiled: a placeholder without an input, a constant its
     /// type cannot hold.
     #[error("{op}: {reason}")]
