@@ -519,3 +519,208 @@ fn typed_errors() {
     assert!(reduce(&mut g, &x, DType::F32, &[0], p, &mut prog, "r").is_err());
     assert!(prog.is_empty(), "nothing added on error");
 }
+
+/// The host's left-to-right prefix sums along `axis` (the vertex's order, so f32 is exact).
+fn host_cumsum<T: Copy>(
+    data: &[T],
+    shape: &[usize],
+    axis: usize,
+    exclusive: bool,
+    zero: T,
+    add: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let mut out = data.to_vec();
+    for (f, o) in out.iter_mut().enumerate() {
+        let j = (f / inner) % n;
+        let start = f - j * inner;
+        let upto = if exclusive { j } else { j + 1 };
+        *o = (0..upto).fold(zero, |a, k| add(a, data[start + k * inner]));
+    }
+    out
+}
+
+#[test]
+fn cumsum_along_each_axis() {
+    let mut r = Rng::new(21);
+    let df = r.f32s(105);
+    let di = r.i32s(105);
+    let du = r.u32s(105);
+    for axis in 0..3 {
+        for exclusive in [false, true] {
+            let mut g = Graph::new(&target(false));
+            let x = input(&mut g, "x", &SHAPE, &df, 3);
+            let y = input(&mut g, "y", &SHAPE, &di, 4);
+            let z = input(&mut g, "z", &SHAPE, &du, 5);
+            let mut prog = Vec::new();
+            let cx = popops::cumsum(&mut g, &x, axis, exclusive, &mut prog, "cx").unwrap();
+            let cy = popops::cumsum(&mut g, &y, axis, exclusive, &mut prog, "cy").unwrap();
+            let cz = popops::cumsum(&mut g, &z, axis, exclusive, &mut prog, "cz").unwrap();
+            assert_eq!(cx.shape(), SHAPE);
+            for (n, t) in [("cx", &cx), ("cy", &cy), ("cz", &cz)] {
+                g.create_host_read(n, t).unwrap();
+            }
+            let e = run(&g, prog);
+            let what = format!("axis {axis} exclusive {exclusive}");
+            let want = host_cumsum(&df, &SHAPE, axis, exclusive, 0.0f32, |a, b| a + b);
+            let got = e.read_tensor::<f32>("cx").unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "f32 {what}");
+            // Against f64 too: each prefix within j · ε · Σ|x| of the exact sum.
+            let exact = host_cumsum(
+                &df.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+                &SHAPE,
+                axis,
+                exclusive,
+                0.0,
+                |a, b| a + b,
+            );
+            for (g, w) in got.iter().zip(&exact) {
+                assert!(
+                    (f64::from(*g) - w).abs() <= 8.0 * 8.0 * 7.0 * 1.2e-7,
+                    "{what}"
+                );
+            }
+            let want = host_cumsum(&di, &SHAPE, axis, exclusive, 0, i32::wrapping_add);
+            assert_eq!(e.read_tensor::<i32>("cy").unwrap(), want, "i32 {what}");
+            let want = host_cumsum(&du, &SHAPE, axis, exclusive, 0, u32::wrapping_add);
+            assert_eq!(e.read_tensor::<u32>("cz").unwrap(), want, "u32 {what}");
+        }
+    }
+}
+
+/// The index of the first extreme element; NaN: the first NaN (numpy's argmax/argmin).
+fn host_arg(data: &[f64], shape: &[usize], axis: usize, max: bool) -> Vec<u32> {
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for i in 0..inner {
+            let line: Vec<f64> = (0..n).map(|k| data[(o * n + k) * inner + i]).collect();
+            let idx = match line.iter().position(|v| v.is_nan()) {
+                Some(p) => p,
+                None => {
+                    let mut best = 0;
+                    for (k, &v) in line.iter().enumerate() {
+                        if (max && v > line[best]) || (!max && v < line[best]) {
+                            best = k;
+                        }
+                    }
+                    best
+                }
+            };
+            out.push(idx as u32);
+        }
+    }
+    out
+}
+
+#[test]
+fn arg_max_and_min_ties_and_nan() {
+    let mut r = Rng::new(31);
+    // Few distinct values, so ties are common; a few NaNs and infinities.
+    let mut df: Vec<f32> = (0..105).map(|_| (r.next_u64() % 5) as f32 - 2.0).collect();
+    df[17] = f32::NAN;
+    df[40] = f32::NAN;
+    df[41] = f32::INFINITY;
+    df[90] = f32::NEG_INFINITY;
+    let di: Vec<i32> = (0..105).map(|_| (r.next_u64() % 7) as i32 - 3).collect();
+    let dh: Vec<f16> = df.iter().map(|&v| f16::from_f32(v)).collect();
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    for axis in 0..3 {
+        for max in [true, false] {
+            let mut g = Graph::new(&target(false));
+            let x = input(&mut g, "x", &SHAPE, &df, 3);
+            let y = input(&mut g, "y", &SHAPE, &di, 4);
+            let h = input(&mut g, "h", &SHAPE, &dh, 8);
+            let mut prog = Vec::new();
+            let f = if max {
+                popops::arg_max
+            } else {
+                popops::arg_min
+            };
+            let ax = f(&mut g, &x, axis, &mut prog, "ax").unwrap();
+            let ay = f(&mut g, &y, axis, &mut prog, "ay").unwrap();
+            let ah = f(&mut g, &h, axis, &mut prog, "ah").unwrap();
+            let mut want_shape = SHAPE.to_vec();
+            want_shape.remove(axis);
+            assert_eq!(ax.shape(), want_shape.as_slice());
+            assert_eq!(ax.dtype(), DType::U32);
+            for (n, t) in [("ax", &ax), ("ay", &ay), ("ah", &ah)] {
+                g.create_host_read(n, t).unwrap();
+            }
+            let e = run(&g, prog);
+            let what = format!("axis {axis} max {max}");
+            let want = host_arg(&wide(&df), &SHAPE, axis, max);
+            assert_eq!(e.read_tensor::<u32>("ax").unwrap(), want, "f32 {what}");
+            assert_eq!(e.read_tensor::<u32>("ah").unwrap(), want, "f16 {what}");
+            let wi: Vec<f64> = di.iter().map(|&v| f64::from(v)).collect();
+            let want = host_arg(&wi, &SHAPE, axis, max);
+            assert_eq!(e.read_tensor::<u32>("ay").unwrap(), want, "i32 {what}");
+        }
+    }
+}
+
+/// Lines spread over many tiles (rows cut between tiles) and a transposed view.
+#[test]
+fn scans_over_many_tiles_and_views() {
+    let mut r = Rng::new(41);
+    let data = r.small_i32s(64 * 50);
+    let shape = [64, 50];
+    let mut g = Graph::new(&Target::custom(32, 256 * 1024));
+    let x = input(&mut g, "x", &shape, &data, 7);
+    let t = x.transpose().unwrap();
+    let mut prog = Vec::new();
+    let c = popops::cumsum(&mut g, &x, 1, false, &mut prog, "c").unwrap();
+    let a = popops::arg_max(&mut g, &t, 1, &mut prog, "a").unwrap();
+    g.create_host_read("c", &c).unwrap();
+    g.create_host_read("a", &a).unwrap();
+    let e = run(&g, prog);
+    let want = host_cumsum(&data, &shape, 1, false, 0, |a, b| a + b);
+    assert_eq!(e.read_tensor::<i32>("c").unwrap(), want);
+    // arg_max over axis 1 of the transpose is arg_max over axis 0 of x.
+    let wi: Vec<f64> = data.iter().map(|&v| f64::from(v)).collect();
+    assert_eq!(
+        e.read_tensor::<u32>("a").unwrap(),
+        host_arg(&wi, &shape, 0, true)
+    );
+}
+
+#[test]
+fn scan_typed_errors() {
+    let mut g = Graph::new(&target(false));
+    let x = input(&mut g, "x", &[2, 3], &[0.0f32; 6], 1);
+    let b = input(&mut g, "b", &[2], &[true, false], 1);
+    let z = g.add_variable(DType::F32, &[2, 0], "z");
+    let mut prog = Vec::new();
+    let e = popops::cumsum(&mut g, &x, 2, false, &mut prog, "c").unwrap_err();
+    assert!(
+        matches!(&e, OpError::Axis { axis: 2, tensor, .. } if tensor == "'x'"),
+        "{e}"
+    );
+    let e = popops::cumsum(&mut g, &b, 0, false, &mut prog, "c").unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            OpError::DType {
+                got: DType::Bool,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = popops::arg_min(&mut g, &x, 5, &mut prog, "a").unwrap_err();
+    assert!(matches!(&e, OpError::Axis { axis: 5, .. }), "{e}");
+    let e = popops::arg_max(&mut g, &z, 1, &mut prog, "a").unwrap_err();
+    assert!(
+        matches!(&e, OpError::Axis { axis: 1, .. }) && e.to_string().contains("size 0"),
+        "{e}"
+    );
+    assert!(prog.is_empty());
+    // An empty cumulative sum is an empty tensor and no work.
+    let c = popops::cumsum(&mut g, &z, 1, true, &mut prog, "c").unwrap();
+    assert_eq!(c.shape(), [2, 0]);
+    assert!(prog.is_empty());
+}
