@@ -374,7 +374,9 @@ pub mod cost {
     /// `out_sizes[r]` outputs and `num_partials[r]` partials in region `r`. `vectorWidth` is
     /// the partials' 64-bit vector ([`crate::cycles::data_path_width`]). `Add`/`SquareAdd`
     /// take poplibs' double-width accumulator path, `Mul`/`Max`/`Min` its 4-wide path, the
-    /// logical operations the plain path (with its scale, update and conversion cycles).
+    /// logical operations the plain path (with its scale, update and conversion cycles). A
+    /// vertex of one output from one partial is costed as poplibs' `SCALAR_OUTPUT_SINGLE_INPUT`
+    /// specialisation, the vertex poplibs would pick for it.
     pub fn reduce(
         op: Operation,
         partials: DType,
@@ -386,6 +388,16 @@ pub mod cost {
     ) -> u64 {
         let width = crate::cycles::data_path_width(partials);
         let mut cycles = 5 + 1 + 1;
+        if out_sizes == [1] && num_partials == [1] && !op.is_logical() {
+            // poplibs' SCALAR_OUTPUT_SINGLE_INPUT specialisation (one output from one
+            // partial): 8 + 11 of set-up, 2 cycles per double-width vector, 1 per remainder
+            // element, 5 to convert a non-float output.
+            let acc = 2 * width;
+            let ps = partial_sizes[0];
+            cycles += 8 + 11;
+            cycles += if ps < 6 { 6 } else { ps / acc * 2 + ps % acc };
+            return cycles + if out == DType::F32 { 0 } else { 5 };
+        }
         let mut pi = 0usize;
         match op {
             Operation::Mul | Operation::Max | Operation::Min => {
@@ -513,5 +525,16 @@ mod tests {
             &[1],
         );
         assert_eq!(c, 7 + 26 + 27 + 6 + 4 + 45);
+        // One output from 100 floats: 7 + 19 + 2 · 12 + 4.
+        let c = cost::reduce(
+            Operation::Add,
+            DType::F32,
+            DType::F32,
+            false,
+            &[100],
+            &[1],
+            &[1],
+        );
+        assert_eq!(c, 7 + 19 + 24 + 4);
     }
 }
