@@ -19,32 +19,28 @@ const WORKERS: u64 = 6;
 
 /// poplibs' estimate of the plan, in tile cycles: per stage, the busiest tile's busiest
 /// worker times the 6 contexts. One row per tile, split between 6 workers in pieces of
-/// `piece` (`ceil(4096 / 6)` rounded up to whole 64-bit vectors).
+/// `piece` (`ceil(4096 / 6)` rounded up to whole 64-bit vectors). Stage 2 includes the
+/// intermediate stage when there is one.
 fn poplibs_estimate(axis: usize) -> (u64, u64) {
-    let piece = (COLS as u64).div_ceil(WORKERS).div_ceil(2) * 2;
     let f = DType::F32;
     if axis == 1 {
         // Stage 1: a worker sums its piece of a row to one partial (one output, one input).
+        let piece = (COLS as u64).div_ceil(WORKERS).div_ceil(2) * 2;
         let s1 = cost::reduce(Operation::Add, f, f, false, &[piece], &[1], &[1]);
         // Stage 2: 1024 outputs over 1024 tiles in grains of 2: a tile has 2 outputs, each
         // from the 6 partials of its row's workers.
         let s2 = cost::reduce(Operation::Add, f, f, false, &[1; 12], &[1, 1], &[6, 6]);
         (WORKERS * s1, WORKERS * s2)
     } else {
-        // Stage 1: a worker's piece of its row is one partial of `piece` outputs.
-        let s1 = cost::reduce(Operation::Add, f, f, false, &[piece], &[piece], &[1]);
-        // Stage 2: 4096 outputs over 1024 tiles: 4 per tile, one worker, each from the 1024
-        // rows' partials.
-        let s2 = cost::reduce(
-            Operation::Add,
-            f,
-            f,
-            false,
-            &[4; ROWS],
-            &[4],
-            &[ROWS as u64],
-        );
-        (WORKERS * s1, s2 * WORKERS)
+        // Stage 1: a worker's piece of its row is one partial of `piece` outputs with nothing
+        // to reduce, so no vertex: stage 2 reads the rows in place.
+        let s1 = 0;
+        // Stage 2: 4096 outputs over 1024 tiles, 4 per tile in 2 worker groups of 2, each
+        // from the 1024 rows' partials: an intermediate stage of 3 workers per group, each
+        // reducing a run of 341 or 342 partials, then the 3 results.
+        let mid = cost::reduce(Operation::Add, f, f, false, &[2; 342], &[2], &[342]);
+        let s2 = cost::reduce(Operation::Add, f, f, false, &[2; 3], &[2], &[3]);
+        (s1, WORKERS * (mid + s2))
     }
 }
 

@@ -16,16 +16,22 @@
 //! **Plan.** Stage 1 (compute set `"{name}/partials"`): each tile's elements of `input` are
 //! split between its workers ([`split_between_workers`]); each worker's vertex reduces its
 //! elements into one partial per output element it touches (a new variable
-//! `"{name}/partials"` on that tile, in the accumulator type). Stage 2 (compute set
+//! `"{name}/partials"` on that tile, in the accumulator type); a worker's piece with nothing
+//! to reduce (each of its outputs fed by one run of exactly its length, already of the
+//! accumulator type) gets no vertex, the next stage reads it in place. Stage 2 (compute set
 //! `"{name}/final"`): on the tile of each output element, split between the workers again,
-//! a vertex reduces that element's partials, scales and writes (or updates) it. Both stages
+//! a vertex reduces that element's partials, scales and writes (or updates) it. When a tile
+//! has fewer output groups than workers and at least twice as many partials per output as
+//! it would split them, an intermediate compute set `"{name}/intermediate"` first splits
+//! each output's partials into that many contiguous runs, one worker each. All stages
 //! use the generic `Reduce{Op}<P,O>` vertex of `codelets::reduction` (poplibs' `Reduce`):
 //! output regions, each fed by partials that are a whole number of region lengths, so a
 //! reduction over an outer axis is read as contiguous rows, not element by element.
 //!
 //! **Order (deterministic).** Within a stage-1 vertex, an output element's value is folded
 //! left to right over the worker's elements in `input`'s row-major order; stage 2 folds the
-//! partials in tile order, then worker order. The grouping depends only on the shapes and the
+//! partials in tile order, then worker order (with an intermediate stage: each contiguous run
+//! of them in that order, then the runs in order). The grouping depends only on the shapes and the
 //! tile mapping, never on the engine's thread count or ISA level, so the bits are the same on
 //! every run. Float sums are therefore reassociated relative to a left-to-right sum: bound
 //! their error by `(k + p) · ε · Σ|x|` for `k` elements per worker and `p` partials.
@@ -134,6 +140,8 @@ pub(crate) fn check_axes(
 struct Types {
     acc: DType,
     first: String,
+    /// Partials to partials (an intermediate stage).
+    mid: String,
     last: String,
 }
 
@@ -216,8 +224,14 @@ fn plan_types(
         ));
     }
     let first = pair_codelet(op.codelet(), i, acc)?;
+    let mid = pair_codelet(op.of_partials().codelet(), acc, acc)?;
     let last = pair_codelet(op.of_partials().codelet(), acc, o)?;
-    Ok(Types { acc, first, last })
+    Ok(Types {
+        acc,
+        first,
+        mid,
+        last,
+    })
 }
 
 /// The registered codelet `"{stem}<{p},{o}>"`.
@@ -543,6 +557,7 @@ fn first_stage(
     let workers = graph.target().workers_per_tile as usize;
     let grain = data_path_width(input.dtype()) as usize;
     let cs = graph.add_compute_set(&format!("{name}/partials"));
+    let mut used = false;
     for (tile, ranges) in by_tile(mapped_regions(graph, input, name)?) {
         let groups = split_between_workers(&ranges, workers, grain, 2 * grain);
         // The worker vertices' regions, then one variable for the tile's partials.
@@ -568,11 +583,24 @@ fn first_stage(
             }
             vertices.push(regions);
         }
-        let total: usize = vertices.iter().flatten().map(|r| r.len).sum();
+        // A worker piece with nothing to reduce (each output from one run of its own length,
+        // read as it is) needs no vertex: the next stage reads the input itself.
+        let copies = op != Operation::SquareAdd && input.dtype() == types.acc;
+        let (plain, work): (Vec<_>, Vec<_>) = vertices.into_iter().partition(|regions| {
+            copies
+                && regions
+                    .iter()
+                    .all(|r| r.parts.len() == 1 && r.parts[0].num_elements() == r.len)
+        });
+        partials.extend(plain.into_iter().flatten());
+        if work.is_empty() {
+            continue;
+        }
+        let total: usize = work.iter().flatten().map(|r| r.len).sum();
         let var = graph.add_variable(types.acc, &[total], &format!("{name}/partials"));
         graph.set_tile_mapping(&var, tile)?;
         let mut at = 0;
-        for regions in vertices {
+        for regions in work {
             let n: usize = regions.iter().map(|r| r.len).sum();
             let dst = var.slice(at..at + n)?;
             add_reduce_vertex(
@@ -586,6 +614,7 @@ fn first_stage(
                 (1.0, false),
                 tile,
             )?;
+            used = true;
             for r in regions {
                 partials.push(Region {
                     o: r.o,
@@ -596,7 +625,9 @@ fn first_stage(
             }
         }
     }
-    prog.push(Program::execute(cs));
+    if used {
+        prog.push(Program::execute(cs));
+    }
     Ok(partials)
 }
 
@@ -633,8 +664,11 @@ fn second_stage(
     let grain = data_path_width(out.dtype()) as usize;
     let op = params.op.of_partials();
     let cs = graph.add_compute_set(&format!("{name}/final"));
+    let mut mid_cs = None;
     for (tile, ranges) in by_tile(out_regions) {
-        for group in split_between_workers(&ranges, workers, grain, 2 * grain) {
+        let groups = split_between_workers(&ranges, workers, grain, grain);
+        let split = workers / groups.len().max(1);
+        for group in groups {
             let mut regions = Vec::new();
             let mut dst = Vec::new();
             for r in group {
@@ -657,6 +691,12 @@ fn second_stage(
                     i += 1;
                 }
             }
+            let fewest = regions.iter().map(|r| r.parts.len()).min().unwrap_or(0);
+            if split >= 2 && fewest >= 2 * split {
+                let cs_mid = *mid_cs
+                    .get_or_insert_with(|| graph.add_compute_set(&format!("{name}/intermediate")));
+                intermediate(graph, cs_mid, types, op, &mut regions, split, tile, name)?;
+            }
             let dst = Tensor::concat(&dst)?;
             add_reduce_vertex(
                 graph,
@@ -671,6 +711,64 @@ fn second_stage(
             )?;
         }
     }
+    if let Some(m) = mid_cs {
+        prog.push(Program::execute(m));
+    }
     prog.push(Program::execute(cs));
+    Ok(())
+}
+
+/// The intermediate stage of one final vertex whose tile has idle workers (fewer output
+/// groups than workers) and many partials per output: `split` vertices on `tile` each reduce
+/// the `j`-th contiguous run of every region's partials into a new variable
+/// `"{name}/intermediate"`; `regions` is left reading those `split` results, in run order.
+#[allow(clippy::too_many_arguments)] // the plan's pieces
+fn intermediate(
+    graph: &mut Graph,
+    cs: poplar_compiler::graph::ComputeSet,
+    types: &Types,
+    op: Operation,
+    regions: &mut [Region],
+    split: usize,
+    tile: TileId,
+    name: &str,
+) -> Result<(), OpError> {
+    let total: usize = regions.iter().map(|r| r.len).sum();
+    let var = graph.add_variable(types.acc, &[split * total], &format!("{name}/intermediate"));
+    graph.set_tile_mapping(&var, tile)?;
+    let mut next: Vec<Vec<Tensor>> = vec![Vec::new(); regions.len()];
+    for j in 0..split {
+        let mid: Vec<Region> = regions
+            .iter()
+            .map(|r| {
+                let n = r.parts.len();
+                Region {
+                    o: r.o,
+                    len: r.len,
+                    parts: r.parts[j * n / split..(j + 1) * n / split].to_vec(),
+                }
+            })
+            .collect();
+        let dst = var.slice(j * total..(j + 1) * total)?;
+        add_reduce_vertex(
+            graph,
+            cs,
+            &types.mid,
+            op,
+            (types.acc, types.acc),
+            &mid,
+            &dst,
+            (1.0, false),
+            tile,
+        )?;
+        let mut at = j * total;
+        for (k, r) in regions.iter().enumerate() {
+            next[k].push(var.slice(at..at + r.len)?);
+            at += r.len;
+        }
+    }
+    for (r, parts) in regions.iter_mut().zip(next) {
+        r.parts = parts;
+    }
     Ok(())
 }
