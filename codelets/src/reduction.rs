@@ -458,15 +458,13 @@ pub mod cost {
         rem: u64,
         per_rem: u64,
     ) -> u64 {
-        let ratio = if len > 0 { ps / len } else { 1 };
+        let ratio = ps.checked_div(len).unwrap_or(1);
         let mut c = inner * (len / width) * ratio;
         if ratio > 0 && vec > 0 {
             c += 11 * ps / (width * ratio);
         }
         c += rem * 11;
-        if len > 0 {
-            c += per_rem * rem * ps / len;
-        }
+        c += (per_rem * rem * ps).checked_div(len).unwrap_or(0);
         c
     }
 

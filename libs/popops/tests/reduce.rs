@@ -195,7 +195,7 @@ fn integer_ops_exact() {
 fn logical_ops_on_bool() {
     let mut r = Rng::new(3);
     // Mostly true, so that `and` is not always false.
-    let data: Vec<bool> = (0..105).map(|_| r.next_u64() % 8 != 0).collect();
+    let data: Vec<bool> = (0..105).map(|_| !r.next_u64().is_multiple_of(8)).collect();
     for (op, init) in [(Operation::LogicalAnd, true), (Operation::LogicalOr, false)] {
         for dims in AXES {
             let mut g = Graph::new(&target(false));
