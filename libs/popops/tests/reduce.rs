@@ -394,36 +394,53 @@ fn non_contiguous_views() {
     }
 }
 
-/// A [64, 100] tensor over 64 tiles in grains of 7, both axes; the same bits with 1 and 4
-/// engine threads.
+/// A [64, 100] tensor over 64 tiles in grains of 7, both axes (and a cumulative sum): the
+/// same bits with 1 and 4 engine threads and at every ISA level the host supports.
 #[test]
-fn many_tiles_same_bits_any_threads() {
+fn many_tiles_same_bits_any_threads_and_isa() {
+    use poplar::isa::IsaLevel;
     let mut r = Rng::new(13);
     let data = r.f32s(6400);
     let shape = [64, 100];
+    let mut runs = vec![(1, IsaLevel::Baseline)];
+    runs.extend(poplar::isa::supported().into_iter().map(|l| (4, l)));
     for dims in [&[0usize][..], &[1]] {
         let mut bits = Vec::new();
-        for threads in [1, 4] {
+        for &(threads, isa) in &runs {
             let mut g = Graph::new(&Target::custom(64, 256 * 1024));
             let x = input(&mut g, "x", &shape, &data, 7);
             let mut prog = Vec::new();
             let out = reduce(&mut g, &x, DType::F32, dims, Operation::Add, &mut prog, "r").unwrap();
+            let c = popops::cumsum(&mut g, &x, dims[0], false, &mut prog, "c").unwrap();
             g.create_host_read("out", &out).unwrap();
+            g.create_host_read("c", &c).unwrap();
             let exe = poplar::compile(&g, &[Program::seq(prog)], &Default::default()).unwrap();
-            let mut e = poplar::Engine::new(&exe, EngineOptions::with_threads(threads)).unwrap();
+            let opts = EngineOptions {
+                threads: Some(threads),
+                isa: Some(isa),
+                ..Default::default()
+            };
+            let mut e = poplar::Engine::new(&exe, opts).unwrap();
             e.run(0).unwrap();
             let got = e.read_tensor::<f32>("out").unwrap();
             let n = shape[dims[0]];
-            check_f32(
-                Operation::Add,
-                &got,
-                &ref_f64(Operation::Add, &data, &shape, dims),
-                n,
-                "tiles",
+            let want = ref_f64(Operation::Add, &data, &shape, dims);
+            check_f32(Operation::Add, &got, &want, n, "tiles");
+            let mut b: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+            b.extend(
+                e.read_tensor::<f32>("c")
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.to_bits()),
             );
-            bits.push(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            bits.push(b);
         }
-        assert_eq!(bits[0], bits[1], "{dims:?}");
+        for (b, run) in bits.iter().zip(&runs) {
+            assert!(
+                b == &bits[0],
+                "{dims:?}: {run:?} differs from 1 thread at the baseline"
+            );
+        }
     }
 }
 
