@@ -523,16 +523,16 @@ mod tests {
             &[1],
         );
         assert_eq!(c, 7 + 26 + 27 + 6 + 4 + 45);
-        // One output from 100 floats: 7 + 19 + 2 · 12 + 4.
+        // One output from 101 floats (double-width vectors of 4): 7 + 19 + 2 · 25 + 1.
         let c = cost::reduce(
             Operation::Add,
             DType::F32,
             DType::F32,
             false,
-            &[100],
+            &[101],
             &[1],
             &[1],
         );
-        assert_eq!(c, 7 + 19 + 24 + 4);
+        assert_eq!(c, 7 + 19 + 2 * 25 + 1);
     }
 }

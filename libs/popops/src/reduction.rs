@@ -552,6 +552,22 @@ fn first_stage(
     if input.num_elements() == 0 {
         return Ok(partials);
     }
+    let covered: usize = graph
+        .tile_mapping(input)?
+        .iter()
+        .flatten()
+        .map(|r| r.len())
+        .sum();
+    if covered != input.num_elements() {
+        return Err(shape_err(
+            name,
+            format!(
+                "only {covered} of the {} elements of input {} are mapped to tiles",
+                input.num_elements(),
+                tensor_name(graph, input)
+            ),
+        ));
+    }
     let geo = Geometry::new(input.shape(), mask);
     let flat = input.flatten();
     let workers = graph.target().workers_per_tile as usize;

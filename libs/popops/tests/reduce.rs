@@ -535,6 +535,9 @@ fn typed_errors() {
     let p = ReduceParams::new(Operation::Add).with_update(true);
     assert!(reduce(&mut g, &x, DType::F32, &[0], p, &mut prog, "r").is_err());
     assert!(prog.is_empty(), "nothing added on error");
+    let u = g.add_variable(DType::F32, &[4], "unmapped");
+    let e = reduce(&mut g, &u, DType::F32, &[0], Operation::Add, &mut prog, "r").unwrap_err();
+    assert!(e.to_string().contains("input 'unmapped'"), "{e}");
 }
 
 /// The host's left-to-right prefix sums along `axis` (the vertex's order, so f32 is exact).
