@@ -1,6 +1,6 @@
 //! Tutorial 8 (element-wise part): popops' element-wise operations, broadcasting, casts and a
-//! fused expression with `popops::map`, checked against the host; and the cycles the fusion
-//! saves, from the profile.
+//! fused expression with `popops::map`, a reduction over an axis and an arg-max, checked
+//! against the host; and the cycles the fusion saves, from the profile.
 //!
 //! `cargo run -p codelets --example tut8_popops_elementwise`
 
@@ -61,6 +61,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "relu",
     )?;
 
+    // Reductions, after the fused program: the ReLU's column sums (over axis 0, in two
+    // stages across the tiles) and each row's arg-max (the index of its first largest value).
+    let col_sum = popops::reduce(
+        &mut graph,
+        &y,
+        DType::F32,
+        &[0],
+        popops::Operation::Add,
+        &mut counting,
+        "col_sum",
+    )?;
+    let row_argmax = popops::arg_max(&mut graph, &y, 1, &mut counting, "row_argmax")?;
+
+    graph.create_host_read("col_sum", &col_sum)?;
+    graph.create_host_read("row_argmax", &row_argmax)?;
     graph.create_host_read("relu_ops", &relu_ops)?;
     graph.create_host_read("count", &count)?;
     graph.create_host_read("y", &y)?;
@@ -87,10 +102,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|&v| if v > 0.0 { v } else { 0.0 })
         .collect();
+    // Column sums: the device groups the additions by tile, so compare within a bound of
+    // (rows + 1) rounding errors of the sum of magnitudes (the values are non-negative).
+    let sums_ok = engine
+        .read_tensor::<f32>("col_sum")?
+        .iter()
+        .enumerate()
+        .all(|(j, &got)| {
+            let want: f64 = (0..rows).map(|i| f64::from(host_relu[i * cols + j])).sum();
+            (f64::from(got) - want).abs() <= (rows as f64 + 1.0) * 1.2e-7 * want
+        });
+    let host_argmax: Vec<u32> = host_relu
+        .chunks(cols)
+        .map(|row| {
+            let mut best = 0;
+            for (k, &v) in row.iter().enumerate() {
+                if v > row[best] {
+                    best = k;
+                }
+            }
+            best as u32
+        })
+        .collect();
+    let argmax_ok = engine.read_tensor::<u32>("row_argmax")? == host_argmax;
     let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
     let ok = same(&engine.read_tensor::<f32>("relu_ops")?, &host_relu)
         && same(&engine.read_tensor::<f32>("y")?, &host_relu)
-        && engine.read_tensor::<i32>("count")? == host_count;
+        && engine.read_tensor::<i32>("count")? == host_count
+        && sums_ok
+        && argmax_ok;
     println!("op by op (5 compute sets): {ops_cycles} cycles");
     println!("fused map + in-place relu (2 compute sets): {fused_cycles} cycles");
     if !ok || fused_cycles >= ops_cycles {

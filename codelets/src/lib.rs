@@ -93,6 +93,44 @@
 //! | `ReduceMaxPartials<float>` | same | `out[i] = max_k partials[k][i]` |
 //! | `ReduceMaxPartials<int>` | same | same |
 //! | `ReduceMaxPartials<unsigned>` | same | same |
+//! | `ReduceAdd<float,float>` | `partials: Input<VectorList>`, `out: InOut<Vector>`, `out_lens`, `num_partials: State<Vector<u32>>`, `scale: State<f32>`, `update: State<bool>` | regions of `out` reduced from their partials, see [`reduction`](mod@reduction) |
+//! | `ReduceAdd<half,float>` | same | same |
+//! | `ReduceAdd<float,half>` | same | same |
+//! | `ReduceAdd<int,int>` | same | same |
+//! | `ReduceAdd<unsigned,unsigned>` | same | same |
+//! | `ReduceSquareAdd<float,float>` | same | same |
+//! | `ReduceSquareAdd<half,float>` | same | same |
+//! | `ReduceSquareAdd<float,half>` | same | same |
+//! | `ReduceSquareAdd<int,int>` | same | same |
+//! | `ReduceSquareAdd<unsigned,unsigned>` | same | same |
+//! | `ReduceMul<float,float>` | same | same |
+//! | `ReduceMul<half,float>` | same | same |
+//! | `ReduceMul<float,half>` | same | same |
+//! | `ReduceMul<int,int>` | same | same |
+//! | `ReduceMul<unsigned,unsigned>` | same | same |
+//! | `ReduceMax<float,float>` | same | same |
+//! | `ReduceMax<half,float>` | same | same |
+//! | `ReduceMax<float,half>` | same | same |
+//! | `ReduceMax<int,int>` | same | same |
+//! | `ReduceMax<unsigned,unsigned>` | same | same |
+//! | `ReduceMin<float,float>` | same | same |
+//! | `ReduceMin<half,float>` | same | same |
+//! | `ReduceMin<float,half>` | same | same |
+//! | `ReduceMin<int,int>` | same | same |
+//! | `ReduceMin<unsigned,unsigned>` | same | same |
+//! | `ReduceLogicalAnd<bool,bool>` | same | same |
+//! | `ReduceLogicalOr<bool,bool>` | same | same |
+//! | `CumSum<float>` | `input: Input<Vector>`, `out: Output<Vector>`, `len: State<u32>`, `exclusive: State<bool>` | prefix sums of lines of `len`, see [`scan`](mod@scan) |
+//! | `CumSum<int>` | same | same |
+//! | `CumSum<unsigned>` | same | same |
+//! | `ArgMax<float>` | `input: Input<Vector>`, `out: Output<Vector<u32>>` | per line, the index of its first largest element (the first NaN) |
+//! | `ArgMax<half>` | same | same |
+//! | `ArgMax<int>` | same | same |
+//! | `ArgMax<unsigned>` | same | same |
+//! | `ArgMin<float>` | same | the index of its first smallest element (the first NaN) |
+//! | `ArgMin<half>` | same | same |
+//! | `ArgMin<int>` | same | same |
+//! | `ArgMin<unsigned>` | same | same |
 //! | `Dot<float>` | `a`, `b`: `Input<Vector>`, `out: Output` (scalar) | `sum_i a[i] * b[i]` |
 //! | `Dot<int>` | same | same |
 //! | `MatVec<float>` | `matrix`, `vec`: `Input<Vector>`, `out: Output<Vector>` | `out[r] = sum_c matrix[r*cols+c] * vec[c]` |
@@ -187,7 +225,9 @@ pub mod half;
 pub mod map;
 
 pub mod reduce;
+pub mod reduction;
 pub mod scaled_add;
+pub mod scan;
 pub mod slice;
 pub mod sort;
 pub mod unary;

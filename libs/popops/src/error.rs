@@ -27,18 +27,20 @@ pub enum OpError {
         got: DType,
         expected: String,
     },
-    /// An expression that cannot be compiled: a placeholder without an input, a constant its
-    /// type cannot hold.
-    #[error("{op}: {reason}")]
-    Expr { op: String, reason: String },
-    /// An axis that the tensor does not have.
-    #[error("{op}: axis {axis} is out of range for '{tensor}' of rank {rank}")]
+    /// An axis argument that does not fit the tensor `tensor` (named as the message shows it)
+    /// of rank `rank`: out of range, repeated, or empty where the op needs elements.
+    #[error("{op}: axis {axis} of {tensor} (rank {rank}) {reason}")]
     Axis {
         op: String,
         tensor: String,
         axis: usize,
         rank: usize,
+        reason: String,
     },
+    /// An expression that cannot be compiled: a placeholder without an input, a constant its
+    /// type cannot hold.
+    #[error("{op}: {reason}")]
+    Expr { op: String, reason: String },
 }
 
 pub(crate) fn shape_err(op: &str, reason: impl Into<String>) -> OpError {
@@ -60,9 +62,10 @@ pub(crate) fn check_axis(
     }
     Err(OpError::Axis {
         op: op.to_string(),
-        tensor: tensor.to_string(),
+        tensor: format!("'{tensor}'"),
         axis,
         rank: t_rank,
+        reason: "is out of range".to_string(),
     })
 }
 

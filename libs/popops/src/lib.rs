@@ -50,6 +50,8 @@ pub mod map;
 pub mod pad;
 pub mod pieces;
 pub mod reduce;
+pub mod reduction;
+pub mod scan;
 
 pub mod slice;
 pub mod sort;
@@ -73,4 +75,6 @@ pub use basic::{
 pub use error::{Broadcast, OpError};
 pub use map::{map, map_in_place, map_into, Sequence};
 pub use pieces::{codelet_name, mapped_regions, split_between_workers, worker_pieces};
-pub use reduce::{dot, reduce, reduce_sum};
+pub use reduce::{dot, reduce_all, reduce_sum};
+pub use reduction::{reduce, reduce_with_output, Operation, ReduceParams};
+pub use scan::{arg_max, arg_min, cumsum};

@@ -24,7 +24,7 @@ fn scalar_out(graph: &Graph, out: &Tensor, dtype: DType, op: &str) -> Result<Til
     Ok(mapped_regions(graph, out, op)?[0].0)
 }
 
-/// The two-stage pattern of [`reduce`] and [`dot`]: a `first` vertex per worker piece
+/// The two-stage pattern of [`reduce_all`] and [`dot`]: a `first` vertex per worker piece
 /// ([`worker_pieces`]) of the (flattened, equally long) operands, each writing one partial,
 /// then `last` (a `Reduce*` codelet) over the partials on the tile of `out`.
 fn two_stage(
@@ -75,7 +75,9 @@ fn two_stage(
     ]))
 }
 
-/// A program that reduces every element of `input` into the single element `out`.
+/// A program that reduces every element of `input` into the single element `out` (the
+/// whole-tensor reduction, named `reduce` before [`crate::reduce`] over axes took the name;
+/// `crate::reduce(graph, input, dtype, &[0, 1, …], op, prog, name)` does the same).
 ///
 /// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per worker piece
 /// of `input` (each tile's elements split between its workers, [`worker_pieces`]), each
@@ -83,7 +85,7 @@ fn two_stage(
 /// `"{name}/final"` reduces those partials on the tile of `out`. If `input` is one piece, a
 /// single compute set writes `out` directly. Float sums are therefore grouped by piece (not
 /// strictly left to right over `input`).
-pub fn reduce(
+pub fn reduce_all(
     graph: &mut Graph,
     op: ReduceOp,
     input: &Tensor,
@@ -104,7 +106,7 @@ pub fn reduce(
 /// A program computing the dot product of `a` and `b` (equal element counts) into the single
 /// element `out`: a `Dot<T>` vertex per worker piece of `a` writing a partial (`b` is sliced
 /// to match and exchanged if it lives elsewhere), then `ReduceSum<T>` of the partials on the
-/// tile of `out`, as in [`reduce`].
+/// tile of `out`, as in [`reduce_all`].
 pub fn dot(
     graph: &mut Graph,
     a: &Tensor,
@@ -136,12 +138,12 @@ pub fn dot(
     )
 }
 
-/// `reduce(graph, ReduceOp::Sum, input, out, name)`.
+/// `reduce_all(graph, ReduceOp::Sum, input, out, name)`.
 pub fn reduce_sum(
     graph: &mut Graph,
     input: &Tensor,
     out: &Tensor,
     name: &str,
 ) -> Result<Program, OpError> {
-    reduce(graph, ReduceOp::Sum, input, out, name)
+    reduce_all(graph, ReduceOp::Sum, input, out, name)
 }

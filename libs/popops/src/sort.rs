@@ -55,9 +55,10 @@ fn sorted(
     let Some(&len) = t.shape().last() else {
         return Err(OpError::Axis {
             op: op.to_string(),
-            tensor: "t".to_string(),
+            tensor: "'t'".to_string(),
             axis: 0,
             rank: 0,
+            reason: "is out of range: a sort needs a last axis".to_string(),
         });
     };
     if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {

@@ -388,10 +388,11 @@ fn shape_type_and_axis_mistakes_are_typed_errors() {
             tensor,
             axis,
             rank,
+            ..
         } => {
             assert_eq!(
                 (op.as_str(), tensor.as_str(), axis, rank),
-                ("gather", "data", 2, 2)
+                ("gather", "'data'", 2, 2)
             )
         }
         e => panic!("{e}"),

@@ -141,7 +141,7 @@ fn two_stage_reductions() {
         g.create_host_read("s", &s).unwrap();
         g.create_host_read("m", &m).unwrap();
         let p1 = ops::reduce_sum(&mut g, &x, &s, "sum").unwrap();
-        let p2 = ops::reduce(&mut g, ReduceOp::Max, &x, &m, "max").unwrap();
+        let p2 = ops::reduce_all(&mut g, ReduceOp::Max, &x, &m, "max").unwrap();
         let exe = compile(
             &g,
             &[Program::seq(vec![p1, p2])],

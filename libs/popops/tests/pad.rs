@@ -213,7 +213,7 @@ fn pad_concat_and_split_mistakes_are_typed_errors() {
     match popops::concat(std::slice::from_ref(&t), 2).unwrap_err() {
         OpError::Axis {
             tensor, axis, rank, ..
-        } => assert_eq!((tensor.as_str(), axis, rank), ("tensors[0]", 2, 2)),
+        } => assert_eq!((tensor.as_str(), axis, rank), ("'tensors[0]'", 2, 2)),
         e => panic!("{e}"),
     }
     let e = popops::concat(&[t.clone(), i.clone()], 0).unwrap_err();
