@@ -18,7 +18,7 @@
 //!   is `Add` (partials are already sums of squares).
 //! - Arithmetic runs in the accumulator type `A` (`float` for `float` and `half` partials,
 //!   the integer itself, `bool`): f32 operations in a fixed order, integers wrapping, `half`
-//!   results rounded once ([`to_f16`](poplar_core::codelet::to_f16)). `Max`/`Min<float>` return NaN
+//!   results rounded once ([`to_f16`]). `Max`/`Min<float>` return NaN
 //!   if any element is NaN (numpy's `max`/`min`), else `f32::max`/`f32::min` (`max(-0, +0)`
 //!   is either zero). An integer `scale` is applied as
 //!   the integer `scale as i32` (`popops` checks it is integral); `bool` ignores `scale` and

@@ -1,12 +1,12 @@
 //! Padding ([`pad`]: constant, edge or reflect, per-axis amounts before and after; poplibs'
-//! `Pad.hpp`, ONNX `Pad`) and joining and splitting along an axis ([`concat`], [`split`]).
+//! `Pad.hpp`, ONNX `Pad`) and joining and splitting along an axis ([`concat()`], [`split()`]).
 //!
 //! Edge and reflect padding are pure data movement: the padded tensor is a view (slices of
 //! `t`, repeated by `broadcast` or reversed, joined by `concat_dim`) copied into a new
 //! variable by one `Copy` program; constant padding copies a broadcast one-element constant
 //! (on tile 0, poplibs' `MappingMethod::ZERO`) into the new variable, then `t` into its
 //! interior. No codelets and no cycle estimates of their own: the copies are costed by the
-//! compiler's exchange and on-tile copy model. [`concat`] and [`split`] are views, with
+//! compiler's exchange and on-tile copy model. [`concat()`] and [`split()`] are views, with
 //! typed errors naming the operand and axis at fault.
 //!
 //! ```

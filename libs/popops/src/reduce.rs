@@ -76,7 +76,7 @@ fn two_stage(
 }
 
 /// A program that reduces every element of `input` into the single element `out` (the
-/// whole-tensor reduction, named `reduce` before [`crate::reduce`] over axes took the name;
+/// whole-tensor reduction, named `reduce` before [`crate::reduce()`] over axes took the name;
 /// `crate::reduce(graph, input, dtype, &[0, 1, …], op, prog, name)` does the same).
 ///
 /// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per worker piece
