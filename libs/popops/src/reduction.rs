@@ -115,11 +115,7 @@ pub(crate) fn check_axes(
     let mut mask = vec![false; input.rank()];
     for &d in dims {
         let reason = if d >= input.rank() {
-            format!(
-                "is out of range for rank {} (shape {:?})",
-                input.rank(),
-                input.shape()
-            )
+            format!("is out of range (shape {:?})", input.shape())
         } else if mask[d] {
             "is repeated".to_string()
         } else {
