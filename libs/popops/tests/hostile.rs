@@ -73,7 +73,7 @@ impl Case {
     /// else a random one.
     fn like(&mut self, g: &mut Graph, name: &str, t: &Tensor) -> Tensor {
         if self.below(2) == 0 {
-            self.tensor_of(g, name, t.dtype(), &t.shape().to_vec())
+            self.tensor_of(g, name, t.dtype(), t.shape())
         } else {
             self.tensor(g, name)
         }
