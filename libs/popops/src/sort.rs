@@ -1,17 +1,18 @@
-//! Sorting along the last axis ([`sort`], [`sort_with_indices`], [`argsort`]; poplibs'
-//! `Sort.hpp`) and the `k` largest or smallest elements with their positions ([`top_k`];
-//! poplibs' `TopK.hpp`, ONNX `TopK`).
+//! Sorting along an axis ([`sort`], [`sort_with_indices`], [`argsort`]; poplibs' `Sort.hpp`)
+//! and the `k` largest or smallest elements with their positions ([`top_k`]; poplibs'
+//! `TopK.hpp`, ONNX `TopK` with its `axis`).
 //!
 //! **Order.** Stable (equal elements keep their order of position, so ties go by index),
 //! ascending for the sorts, descending for the `k` largest; NaN after every number in both
 //! directions (so `top_k` of the largest takes NaNs only when fewer than `k` numbers are
 //! left); `-0` and `+0` are equal. Types `f32`, `i32`, `u32`.
 //!
-//! **How.** Each row (the last axis) is sorted on the tile of its first element: compute
+//! **How.** The axis is moved last (a view, [`Tensor::dim_shuffle`]), so that a row is the
+//! line along it; each row is sorted on the tile of its first element: compute
 //! set `"{name}/argsort"` (one `ArgSort<T>` vertex per worker piece of the rows, poplibs'
 //! `HeapSortVertexKV` estimate per row) writes the positions, compute set `"{name}/values"`
 //! (`GatherElements<T>`) the values at them. Both outputs are new tensors with rows on the
-//! tiles of the input's rows.
+//! tiles of the input's rows, returned as views with the axis back in its place.
 //!
 //! ```
 //! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
@@ -22,7 +23,7 @@
 //! graph.map_linearly(&t, 4)?;
 //! graph.set_initial_value(&t, &[3.0f32, f32::NAN, 1.0, 3.0, -1.0, 0.5, 2.0, -4.0])?;
 //! let mut prog = Vec::new();
-//! let (v, i) = popops::top_k(&mut graph, &t, 2, true, &mut prog, "top2")?;
+//! let (v, i) = popops::top_k(&mut graph, &t, 1, 2, true, &mut prog, "top2")?;
 //! graph.create_host_read("v", &v)?;
 //! graph.create_host_read("i", &i)?;
 //! let exe = compile(&graph, &[Program::seq(prog)], &CompileOptions::default())?;
@@ -38,12 +39,52 @@ use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{Graph, Tensor};
 use poplar_core::dtype::DType;
 
-use crate::error::{dtype_err, shape_err};
+use crate::error::{check_axis, dtype_err, shape_err};
 use crate::gather::row_pieces;
 use crate::{codelet_name, OpError};
 
-/// The first `k` of each row in order, and their positions.
+/// The first `k` of each line of `t` along `axis` in order, and their positions: `t` is
+/// checked, the axis moved last for [`sorted_rows`], and the results' axis moved back.
+#[allow(clippy::too_many_arguments)]
 fn sorted(
+    graph: &mut Graph,
+    t: &Tensor,
+    axis: usize,
+    k: usize,
+    descending: bool,
+    op: &str,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<(Tensor, Tensor), OpError> {
+    check_axis(op, "t", t.rank(), axis)?;
+    if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {
+        return Err(dtype_err(op, "t", t.dtype(), "sorts take f32, i32 or u32"));
+    }
+    let len = t.shape()[axis];
+    if k > len {
+        return Err(shape_err(
+            op,
+            format!("k = {k} is above the length {len} of axis {axis} of 't'"),
+        ));
+    }
+    let last = t.rank() - 1;
+    if axis == last {
+        return sorted_rows(graph, t, k, descending, op, prog, name);
+    }
+    // perm: the other axes in order, then `axis`; back: where each axis went.
+    let mut perm: Vec<usize> = (0..t.rank()).filter(|&d| d != axis).collect();
+    perm.push(axis);
+    let mut back = vec![0; perm.len()];
+    for (pos, &d) in perm.iter().enumerate() {
+        back[d] = pos;
+    }
+    let (v, i) = sorted_rows(graph, &t.dim_shuffle(&perm)?, k, descending, op, prog, name)?;
+    Ok((v.dim_shuffle(&back)?, i.dim_shuffle(&back)?))
+}
+
+/// The first `k` of each row (the last axis) of the checked `t` in order, and their
+/// positions.
+fn sorted_rows(
     graph: &mut Graph,
     t: &Tensor,
     k: usize,
@@ -52,27 +93,7 @@ fn sorted(
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<(Tensor, Tensor), OpError> {
-    let Some(&len) = t.shape().last() else {
-        return Err(OpError::Axis {
-            op: op.to_string(),
-            tensor: "'t'".to_string(),
-            axis: 0,
-            rank: 0,
-            reason: "is out of range: a sort needs a last axis".to_string(),
-        });
-    };
-    if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {
-        return Err(dtype_err(op, "t", t.dtype(), "sorts take f32, i32 or u32"));
-    }
-    if k > len {
-        return Err(shape_err(
-            op,
-            format!(
-                "k = {k} is above the length {len} of the last axis (axis {}) of 't'",
-                t.rank() - 1
-            ),
-        ));
-    }
+    let len = *t.shape().last().expect("checked: rank ≥ 1");
     let arg = codelet_name("ArgSort", t.dtype())?;
     let gather = codelet_name("GatherElements", t.dtype())?;
     let rows = t.num_elements().checked_div(len).unwrap_or(0);
@@ -117,8 +138,8 @@ fn sorted(
     Ok((values, idx))
 }
 
-/// `t` sorted along its last axis, ascending (poplibs' `sort` of the innermost dimension):
-/// a new tensor of `t`'s shape (see the [module notes](self) for the order and layout).
+/// `t` sorted along `axis`, ascending (poplibs' `sort(graph, t, dim, prog)`): a tensor of
+/// `t`'s shape (see the [module notes](self) for the order and layout).
 ///
 /// ```
 /// # use poplar::{DType, Graph, Target};
@@ -127,22 +148,23 @@ fn sorted(
 /// let t = graph.add_variable(DType::I32, &[3, 8], "t");
 /// graph.map_linearly(&t, 8)?;
 /// let mut prog = Vec::new();
-/// let s = popops::sort(&mut graph, &t, &mut prog, "s")?;
+/// let s = popops::sort(&mut graph, &t, 1, &mut prog, "s")?;
 /// assert_eq!(s.shape(), [3, 8]);
 /// # Ok::<(), popops::OpError>(())
 /// ```
 pub fn sort(
     graph: &mut Graph,
     t: &Tensor,
+    axis: usize,
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, OpError> {
-    let len = t.shape().last().copied().unwrap_or(0);
-    Ok(sorted(graph, t, len, false, "sort", prog, name)?.0)
+    let len = t.shape().get(axis).copied().unwrap_or(0);
+    Ok(sorted(graph, t, axis, len, false, "sort", prog, name)?.0)
 }
 
-/// `t` sorted along its last axis, ascending, and the `u32` position in the row of each
-/// sorted element (poplibs' `sortKeyValue` with the positions as values).
+/// `t` sorted along `axis`, ascending, and the `u32` position along the axis of each sorted
+/// element (poplibs' `sortKeyValue` with the positions as values).
 ///
 /// ```
 /// # use poplar::{DType, Graph, Target};
@@ -151,22 +173,23 @@ pub fn sort(
 /// let t = graph.add_variable(DType::F32, &[4, 6], "t");
 /// graph.map_linearly(&t, 6)?;
 /// let mut prog = Vec::new();
-/// let (values, positions) = popops::sort_with_indices(&mut graph, &t, &mut prog, "s")?;
+/// let (values, positions) = popops::sort_with_indices(&mut graph, &t, 1, &mut prog, "s")?;
 /// assert_eq!((values.shape(), positions.dtype()), (&[4, 6][..], DType::U32));
 /// # Ok::<(), popops::OpError>(())
 /// ```
 pub fn sort_with_indices(
     graph: &mut Graph,
     t: &Tensor,
+    axis: usize,
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<(Tensor, Tensor), OpError> {
-    let len = t.shape().last().copied().unwrap_or(0);
-    sorted(graph, t, len, false, "sort_with_indices", prog, name)
+    let len = t.shape().get(axis).copied().unwrap_or(0);
+    sorted(graph, t, axis, len, false, "sort_with_indices", prog, name)
 }
 
-/// The `u32` positions that sort each row of `t` (its last axis) ascending (numpy's
-/// `argsort` with a stable kind). It adds the values' compute set too (see
+/// The `u32` positions that sort each line of `t` along `axis` ascending (numpy's
+/// `argsort(t, axis, kind="stable")`). It adds the values' compute set too (see
 /// [`sort_with_indices`]), whose result it drops.
 ///
 /// ```
@@ -176,24 +199,25 @@ pub fn sort_with_indices(
 /// let t = graph.add_variable(DType::U32, &[10], "t");
 /// graph.map_linearly(&t, 10)?;
 /// let mut prog = Vec::new();
-/// let order = popops::argsort(&mut graph, &t, &mut prog, "order")?;
+/// let order = popops::argsort(&mut graph, &t, 0, &mut prog, "order")?;
 /// assert_eq!(order.shape(), [10]);
 /// # Ok::<(), popops::OpError>(())
 /// ```
 pub fn argsort(
     graph: &mut Graph,
     t: &Tensor,
+    axis: usize,
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, OpError> {
-    let len = t.shape().last().copied().unwrap_or(0);
-    Ok(sorted(graph, t, len, false, "argsort", prog, name)?.1)
+    let len = t.shape().get(axis).copied().unwrap_or(0);
+    Ok(sorted(graph, t, axis, len, false, "argsort", prog, name)?.1)
 }
 
-/// The `k` largest (`largest`) or smallest elements of each row of `t` (its last axis), in
-/// that order, and their `u32` positions in the row (poplibs' `topKWithPermutation` with a
-/// stable sort order; ONNX `TopK` with `sorted = 1`): two new tensors of `t`'s shape with `k`
-/// as the last length. Ties go to the lower position; NaN comes after every number.
+/// The `k` largest (`largest`) or smallest elements of each line of `t` along `axis`, in
+/// that order, and their `u32` positions along it (poplibs' `topKWithPermutation` with a
+/// stable sort order; ONNX `TopK` with `axis` and `sorted = 1`): two tensors of `t`'s shape
+/// with `k` as the length of `axis`. Ties go to the lower position; NaN comes after every number.
 ///
 /// ```
 /// # use poplar::{DType, Graph, Target};
@@ -202,17 +226,18 @@ pub fn argsort(
 /// let t = graph.add_variable(DType::F32, &[5, 100], "t");
 /// graph.map_linearly(&t, 100)?;
 /// let mut prog = Vec::new();
-/// let (v, i) = popops::top_k(&mut graph, &t, 3, false, &mut prog, "smallest")?;
+/// let (v, i) = popops::top_k(&mut graph, &t, 1, 3, false, &mut prog, "smallest")?;
 /// assert_eq!((v.shape(), i.shape()), (&[5, 3][..], &[5, 3][..]));
 /// # Ok::<(), popops::OpError>(())
 /// ```
 pub fn top_k(
     graph: &mut Graph,
     t: &Tensor,
+    axis: usize,
     k: usize,
     largest: bool,
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<(Tensor, Tensor), OpError> {
-    sorted(graph, t, k, largest, "top_k", prog, name)
+    sorted(graph, t, axis, k, largest, "top_k", prog, name)
 }

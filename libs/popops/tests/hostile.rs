@@ -167,13 +167,13 @@ fn build(c: &mut Case, g: &mut Graph, prog: &mut Vec<Program>) -> Result<(), pop
             joined
         }
         6 | 7 => {
-            let k = c.below(6);
+            let (k, axis) = (c.below(6), c.axis(rank));
             if op == 6 {
-                c.what = format!("sort_with_indices:{}", c.what);
-                popops::sort_with_indices(g, &t, prog, "op")?.0
+                c.what = format!("sort_with_indices axis {axis}:{}", c.what);
+                popops::sort_with_indices(g, &t, axis, prog, "op")?.0
             } else {
-                c.what = format!("top_k {k}:{}", c.what);
-                popops::top_k(g, &t, k, c.below(2) == 0, prog, "op")?.1
+                c.what = format!("top_k {k} axis {axis}:{}", c.what);
+                popops::top_k(g, &t, axis, k, c.below(2) == 0, prog, "op")?.1
             }
         }
         8 | 9 => {

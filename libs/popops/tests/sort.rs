@@ -78,11 +78,12 @@ fn host_order<T: Key>(data: &[T], len: usize, k: usize, descending: bool) -> Vec
 
 fn check<T: Key>(g: &mut Graph, t: &Tensor, host: &[T], k: usize, largest: bool, what: &str) {
     let len = *t.shape().last().unwrap();
+    let last = t.rank() - 1;
     let mut prog = Vec::new();
-    let (v, i) = popops::top_k(g, t, k, largest, &mut prog, "top").unwrap();
-    let (sv, si) = popops::sort_with_indices(g, t, &mut prog, "sort").unwrap();
-    let s = popops::sort(g, t, &mut prog, "sort_values").unwrap();
-    let a = popops::argsort(g, t, &mut prog, "argsort").unwrap();
+    let (v, i) = popops::top_k(g, t, last, k, largest, &mut prog, "top").unwrap();
+    let (sv, si) = popops::sort_with_indices(g, t, last, &mut prog, "sort").unwrap();
+    let s = popops::sort(g, t, last, &mut prog, "sort_values").unwrap();
+    let a = popops::argsort(g, t, last, &mut prog, "argsort").unwrap();
     for (n, x) in [
         ("v", &v),
         ("i", &i),
@@ -203,11 +204,12 @@ fn sorts_of_a_non_contiguous_view_and_of_empty_tensors() {
     let mut g = Graph::new(&target());
     for shape in [&[0, 5][..], &[4, 0][..], &[0][..]] {
         let e = g.add_variable(DType::F32, shape, "e");
-        let (v, i) = popops::top_k(&mut g, &e, 0, true, &mut Vec::new(), "t").unwrap();
+        let (v, i) =
+            popops::top_k(&mut g, &e, shape.len() - 1, 0, true, &mut Vec::new(), "t").unwrap();
         let mut want = shape[..shape.len() - 1].to_vec();
         want.push(0);
         assert_eq!((v.shape(), i.shape()), (&want[..], &want[..]));
-        let s = popops::sort(&mut g, &e, &mut Vec::new(), "s").unwrap();
+        let s = popops::sort(&mut g, &e, shape.len() - 1, &mut Vec::new(), "s").unwrap();
         assert_eq!(s.shape(), shape);
     }
 }
@@ -217,15 +219,34 @@ fn sort_mistakes_are_typed_errors() {
     let mut g = Graph::new(&target());
     let t = input(&mut g, "t", &[2, 3], &[0.0f32; 6], 3);
     let mut p = Vec::new();
-    let e = popops::top_k(&mut g, &t, 4, true, &mut p, "x")
+    let e = popops::top_k(&mut g, &t, 1, 4, true, &mut p, "x")
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("k = 4 is above the length 3 of the last axis (axis 1) of 't'"),
+        e.contains("k = 4 is above the length 3 of axis 1 of 't'"),
+        "{e}"
+    );
+    let e = popops::top_k(&mut g, &t, 0, 3, true, &mut p, "x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("k = 3 is above the length 2 of axis 0 of 't'"),
+        "{e}"
+    );
+    let e = popops::sort(&mut g, &t, 2, &mut p, "x").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            OpError::Axis {
+                axis: 2,
+                rank: 2,
+                ..
+            }
+        ),
         "{e}"
     );
     let h = g.add_variable(DType::F16, &[2, 3], "h");
-    let e = popops::sort(&mut g, &h, &mut p, "x").unwrap_err();
+    let e = popops::sort(&mut g, &h, 1, &mut p, "x").unwrap_err();
     assert!(
         matches!(
             e,
@@ -237,8 +258,77 @@ fn sort_mistakes_are_typed_errors() {
         "{e}"
     );
     let s = g.add_variable(DType::F32, &[], "s");
-    let e = popops::argsort(&mut g, &s, &mut p, "x").unwrap_err();
+    let e = popops::argsort(&mut g, &s, 0, &mut p, "x").unwrap_err();
     assert!(matches!(e, OpError::Axis { rank: 0, .. }), "{e}");
+}
+
+/// The lines of row-major `data` (shape `shape`) along `axis`, each in order along it, and
+/// for each line the flat index of its elements.
+fn lines_along(shape: &[usize], axis: usize) -> Vec<Vec<usize>> {
+    let n: usize = shape.iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let len = shape[axis];
+    (0..n)
+        .filter(|&f| (f / inner).is_multiple_of(len))
+        .map(|f| (0..len).map(|j| f + j * inner).collect())
+        .collect()
+}
+
+/// Sorting and top-k along every axis of a 3-D tensor spread over the tiles: each line's
+/// result is the host order of that line, written back along the same axis.
+#[test]
+fn sorts_and_top_k_run_along_any_axis() {
+    let shape = [5, 4, 6];
+    let mut rng = Rng::new(41);
+    let data: Vec<f32> = edge_f32s(&mut rng, 120);
+    for axis in 0..3 {
+        let mut g = Graph::new(&target());
+        let t = input(&mut g, "t", &shape, &data, 7);
+        let k = shape[axis] - 1;
+        let mut prog = Vec::new();
+        let (v, i) = popops::top_k(&mut g, &t, axis, k, true, &mut prog, "top").unwrap();
+        let s = popops::sort(&mut g, &t, axis, &mut prog, "sort").unwrap();
+        let mut want = shape.to_vec();
+        want[axis] = k;
+        assert_eq!(
+            (v.shape(), i.shape()),
+            (&want[..], &want[..]),
+            "axis {axis}"
+        );
+        for (n, x) in [("v", &v), ("i", &i), ("s", &s)] {
+            g.create_host_read(n, x).unwrap();
+        }
+        let e = run(&g, prog);
+        let (got_v, got_i) = (
+            e.read_tensor::<f32>("v").unwrap(),
+            e.read_tensor::<u32>("i").unwrap(),
+        );
+        let got_s = e.read_tensor::<f32>("s").unwrap();
+        let (lines, top_lines) = (lines_along(&shape, axis), lines_along(&want, axis));
+        for (line, top_line) in lines.iter().zip(&top_lines) {
+            let row: Vec<f32> = line.iter().map(|&f| data[f]).collect();
+            let top = host_order(&row, row.len(), k, true);
+            let all = host_order(&row, row.len(), row.len(), false);
+            let at = |order: &[u32]| -> Vec<u32> {
+                order.iter().map(|&o| row[o as usize].to_bits()).collect()
+            };
+            let read = |xs: &[f32], idx: &[usize]| -> Vec<u32> {
+                idx.iter().map(|&f| xs[f].to_bits()).collect()
+            };
+            let got: Vec<u32> = top_line.iter().map(|&f| got_i[f]).collect();
+            assert_eq!(got, top, "axis {axis}: top-{k} positions of line {line:?}");
+            assert_eq!(
+                read(&got_v, top_line),
+                at(&top),
+                "axis {axis}: top-{k} values"
+            );
+            assert_eq!(
+                read(&got_s, line),
+                at(&all),
+                "axis {axis}: sorted line {line:?}"
+            );
+        }
+    }
 }
 
 /// Each `ArgSort` vertex carries poplibs' `HeapSortVertexKV` estimate for its rows, and the
@@ -252,7 +342,7 @@ fn sort_vertices_carry_the_heap_sort_estimate() {
     let mut g = Graph::new(&t);
     let x = input(&mut g, "x", &[6, 10], &[0.0f32; 60], 60);
     let mut prog = Vec::new();
-    popops::top_k(&mut g, &x, 3, true, &mut prog, "top").unwrap();
+    popops::top_k(&mut g, &x, 1, 3, true, &mut prog, "top").unwrap();
     let exe = poplar::compile(&g, &[poplar::Program::seq(prog)], &Default::default()).unwrap();
     let mut cycles: Vec<u64> = exe
         .computes

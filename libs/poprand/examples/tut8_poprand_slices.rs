@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The 3 largest values of each dropped-out row and their columns (stable: of equal values,
     // the lower column first).
-    let (top, cols) = popops::top_k(&mut graph, &dropped, 3, true, &mut step, "top3")?;
+    let (top, cols) = popops::top_k(&mut graph, &dropped, 1, 3, true, &mut step, "top3")?;
     graph.create_host_read("top", &top)?;
     graph.create_host_read("top_cols", &cols)?;
 
