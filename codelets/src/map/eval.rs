@@ -377,6 +377,8 @@ poplar_core::isa_dispatch! {
             (Op::Mul, _) => u2!(|x, y| x.wrapping_mul(y)),
             (Op::Div, _) if ty == I32 => i2!(|x, y| if y == 0 { 0 } else { x.wrapping_div(y) }),
             (Op::Div, _) => u2!(|x, y| x.checked_div(y).unwrap_or(0)),
+            (Op::Pow, _) if ty == I32 => i2!(|x, y| int_pow(x, y)),
+            (Op::Pow, _) => u2!(|x, y| x.wrapping_pow(y)),
             (Op::Rem, _) if ty == I32 => i2!(|x, y| if y == 0 { 0 } else { x.wrapping_rem(y) }),
             (Op::Rem, _) => u2!(|x, y| x.checked_rem(y).unwrap_or(0)),
             (Op::Min, _) if ty == I32 => i2!(|x, y| x.min(y)),
@@ -434,5 +436,18 @@ fn cast(from: DType, to: DType, d: &mut [u32], a: &[u32], base: usize) {
             U8 => l & 0xff,
             U16 => l & 0xffff,
         };
+    }
+}
+
+/// `x` to the power `y` in `i32` arithmetic that wraps (numpy's `power` on `int32` for
+/// `y ≥ 0`, `0⁰ = 1`). A negative power is `1 / x^|y|` truncated toward zero, as the integer
+/// `Div` is: 1 for `x = 1`, ±1 for `x = −1` (by the parity of `y`), 0 for every other `x`
+/// (`x = 0` included, as a division by zero gives 0).
+fn int_pow(x: i32, y: i32) -> i32 {
+    match (y >= 0, x) {
+        (true, _) => x.wrapping_pow(y as u32),
+        (false, 1) => 1,
+        (false, -1) => 1 - 2 * (y & 1),
+        (false, _) => 0,
     }
 }

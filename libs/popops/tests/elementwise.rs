@@ -168,6 +168,28 @@ fn every_binary_float_op_against_f64() {
     }
 }
 
+/// `a^b` modulo 2³² by square-and-multiply on `u64` bits (the low 32 bits are those of the
+/// exact power); a negative power truncates `1 / a^|b|` toward zero.
+fn pow_mod_2_32(a: i64, b: i64) -> i64 {
+    if b < 0 {
+        return match a {
+            1 => 1,
+            -1 if b % 2 == 0 => 1,
+            -1 => -1,
+            _ => 0,
+        };
+    }
+    let (mut base, mut e, mut acc) = (a as u64 & 0xFFFF_FFFF, b as u64, 1u64);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = (acc * base) & 0xFFFF_FFFF;
+        }
+        base = (base * base) & 0xFFFF_FFFF;
+        e >>= 1;
+    }
+    acc as i64
+}
+
 #[test]
 fn integer_and_bool_ops_against_i64() {
     let mut r = Rng::new(3);
@@ -192,6 +214,7 @@ fn integer_and_bool_ops_against_i64() {
         B::Mul,
         B::Div,
         B::Rem,
+        B::Pow,
         B::Min,
         B::Max,
         B::BitwiseAnd,
@@ -253,6 +276,7 @@ fn integer_and_bool_ops_against_i64() {
                     if b == 0 { 0 } else { a % b },
                     if ub == 0 { 0 } else { ua % ub },
                 ),
+                B::Pow => (pow_mod_2_32(a, b), pow_mod_2_32(ua, ub)),
                 B::Min => (a.min(b), ua.min(ub)),
                 B::Max => (a.max(b), ua.max(ub)),
                 B::BitwiseAnd => (a & b, ua & ub),
