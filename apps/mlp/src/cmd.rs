@@ -111,6 +111,11 @@ pub fn train(
     force: bool,
 ) -> Result<()> {
     let threads = app_support::bounds::threads(threads)?;
+    if cfg.epochs == 0 {
+        anyhow::bail!(
+            "--epochs 0: at least 1 epoch (0 trains nothing and writes an empty history)"
+        );
+    }
     cfg.check(data.train.len())?;
     check_work(cfg, data, force)?;
     let _output_lock = out_dir(out, TRAIN_FILES, force)?;

@@ -296,6 +296,36 @@ fn zero_threads_and_unbounded_epochs_are_refused() {
     assert!(!dir.exists(), "10^9 epochs made the output folder");
 }
 
+/// `--epochs 0` is refused (it wrote an empty history and plot), and an f32 option's value
+/// beyond f32's range or below its smallest subnormal is refused naming the value typed (it
+/// said "--lr inf" for `--lr 1e39`); neither makes the output folder.
+#[test]
+fn zero_epochs_and_values_f32_cannot_hold_are_refused_naming_them() {
+    let dir = temp_dir("epochs-0");
+    let out = mlp()
+        .args(["train", "--dataset", "blobs", "--epochs", "0", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "--epochs 0 ran: {err}");
+    assert!(err.contains("--epochs 0: at least 1 epoch"), "{err}");
+    assert!(!dir.exists(), "--epochs 0 made the output folder");
+    for (args, want) in [
+        (&["--lr", "1e39"][..], "1e39 is beyond the range of f32"),
+        (
+            &["--optimizer", "adam", "--eps", "1e-50"][..],
+            "1e-50 is below the smallest non-zero f32",
+        ),
+    ] {
+        let (out, dir) = blobs("f32-range", args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} ran: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!dir.exists(), "{args:?} made the output folder");
+    }
+}
+
 /// A layer too wide for a tile — a huge `--hidden`, or a huge label in a data file — is one
 /// line naming the option or the file, even with `--force` (it printed popnn's validation
 /// dump of a hundred vertices).
