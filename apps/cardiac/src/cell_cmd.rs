@@ -15,29 +15,29 @@ pub(crate) struct CellArgs {
     #[arg(long, value_enum, default_value_t = CellType::Epi)]
     pub(crate) cell_type: CellType,
     /// Time step (ms), at most 0.2.
-    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.02, allow_hyphen_values = true)]
     pub(crate) dt: f64,
     /// Basic cycle length (ms).
-    #[arg(long, default_value_t = 1000.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 1000.0, allow_hyphen_values = true)]
     pub(crate) bcl: f64,
     /// S1 beats.
     #[arg(long, default_value_t = 5, allow_hyphen_values = true)]
     pub(crate) beats: usize,
     /// Stimulus current (pA/pF; negative depolarises, the TP06 convention).
-    #[arg(long, default_value_t = -52.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = -52.0, allow_hyphen_values = true)]
     pub(crate) stim_amplitude: f64,
     /// Pulse length (ms).
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 1.0, allow_hyphen_values = true)]
     pub(crate) stim_duration: f64,
     /// First pulse (ms).
-    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 10.0, allow_hyphen_values = true)]
     pub(crate) stim_start: f64,
     /// S1-S2 restitution: S2 coupling intervals after the last S1 pulse (ms), as a list
     /// (300,350,400) or a range start:stop:step (250:1000:25).
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) s2: Option<String>,
     /// Sampling interval of trace.csv (ms), at least --dt [default: 0.1, or --dt if longer].
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, allow_hyphen_values = true)]
     pub(crate) trace_every: Option<f64>,
     /// TP06 conductance scalings, e.g. GKr*0.5,GCaL*1.2 (as `cardiac run --tp06`).
     #[arg(long)]

@@ -54,7 +54,7 @@ enum Cmd {
         file: PathBuf,
         /// Simulated time to run (ms), to the nearest whole ODE step at or after it; less when
         /// every cell has activated.
-        #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
+        #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 5.0, allow_hyphen_values = true)]
         t_end: f64,
         /// Write results here: results.json (benchmark points of a slab executable),
         /// activation.vtu and voltage snapshots. Checked before the run; a folder holding an
@@ -71,12 +71,12 @@ enum Cmd {
         /// With --out: a voltage snapshot (VTU) every this many simulated ms, at the first end
         /// of a device run (a chunk of the saved executable's steps, or a single step) at or
         /// after each multiple; 0 writes none.
-        #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
+        #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 10.0, allow_hyphen_values = true)]
         snapshot_every: f64,
     },
     /// The paper's Table 1: partition, halo and memory figures per chip count and strategy.
     Partition {
-        #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
+        #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.5, allow_hyphen_values = true)]
         dx: f64,
         #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 2, 4, 8, 16], allow_hyphen_values = true)]
         chips: Vec<u32>,
@@ -134,7 +134,7 @@ struct RunArgs {
     problem: ProblemArgs,
     /// Stop at this simulated time (ms), to the nearest whole ODE step at or after it, or
     /// earlier when every cell has activated.
-    #[arg(long, default_value_t = 300.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 300.0, allow_hyphen_values = true)]
     t_end: f64,
     /// A short smoke run (5 ms) for CI.
     #[arg(long)]
@@ -165,13 +165,13 @@ struct RunArgs {
     #[arg(long, allow_hyphen_values = true)]
     trace_point: Vec<String>,
     /// Sampling interval of traces.csv (ms): device runs are shortened to it.
-    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.5, allow_hyphen_values = true)]
     trace_every: f64,
     /// Write the membrane voltage as a VTU snapshot every this many simulated ms, listed in
     /// `voltage.pvd` for ParaView's time slider; 0 writes none. The device runs in chunks of
     /// at most 250 ODE steps, shortened to the snapshot interval when that is shorter. A
     /// snapshot is as large as activation.vtu (≈ 100 MB at 0.1 mm).
-    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 10.0, allow_hyphen_values = true)]
     snapshot_every: f64,
     /// A virtual electrode of the pseudo-ECG: NAME=x,y,z in mm (the mesh's coordinates after
     /// --scale); repeat for several. φ_e goes into ecg.csv, and the run goes on to --t-end.
@@ -186,16 +186,16 @@ struct RunArgs {
     #[arg(long)]
     ecg_12_lead: bool,
     /// ECG sampling interval (ms): device runs end on the sampling times.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 1.0, allow_hyphen_values = true)]
     ecg_every: f64,
     /// Bath (torso) conductivity σ_b of the pseudo-ECG (S/m).
-    #[arg(long, default_value_t = 0.7, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.7, allow_hyphen_values = true)]
     sigma_bath: f64,
     /// Write a checkpoint (the complete state of the run) every this many simulated ms, at the
     /// first end of a device run at or after each multiple; 0: only when the run is stopped
     /// by SIGINT or SIGTERM (which always writes one, at the next end of a device run, and
     /// says how to continue).
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.0, allow_hyphen_values = true)]
     checkpoint_every: f64,
     /// Where checkpoints go (default: the folder `checkpoints` in --out).
     #[arg(long)]
@@ -215,7 +215,7 @@ struct RunArgs {
     discard_checkpoints: bool,
     /// Testing: stop as SIGINT would, at the first end of a device run at or after this
     /// simulated time (ms), with a checkpoint.
-    #[arg(long, hide = true, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, hide = true, allow_hyphen_values = true)]
     stop_after: Option<f64>,
 }
 

@@ -29,32 +29,32 @@ fn check_list(name: &str, v: &Option<Vec<f64>>, n: usize, what: &str) -> Result<
 #[derive(Args, Clone)]
 pub(crate) struct ProblemArgs {
     /// Slab mesh size (mm) of the built-in Niederer benchmark: 0.5, 0.2 or 0.1.
-    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.5, allow_hyphen_values = true)]
     pub(crate) dx: f64,
     /// Read this mesh (.msh or .vtu) instead of the built-in slab.
     #[arg(long)]
     pub(crate) mesh: Option<PathBuf>,
     /// Multiply mesh coordinates by this to get millimetres (10 for meshes in cm).
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 1.0, allow_hyphen_values = true)]
     pub(crate) scale: f64,
     /// Fibre direction for meshes without fibres, e.g. 1,0,0; omit for isotropic conduction.
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, value_delimiter = ',', allow_hyphen_values = true)]
     pub(crate) fibre: Option<Vec<f64>>,
     /// Cell type for meshes without cell types.
     #[arg(long, value_enum, default_value_t = CellType::Epi)]
     pub(crate) cell_type: CellType,
     /// Stimulus box min,max corners (mm): x0,y0,z0,x1,y1,z1. Default: the Niederer corner cube.
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, value_delimiter = ',', allow_hyphen_values = true)]
     pub(crate) stim_box: Option<Vec<f64>>,
     /// Stimulus sphere cx,cy,cz,r (mm).
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, value_delimiter = ',', allow_hyphen_values = true)]
     pub(crate) stim_sphere: Option<Vec<f64>>,
     /// Stimulate the cells touching this surface tag (e.g. ENDO_LV).
     #[arg(long)]
     pub(crate) stim_surface: Option<String>,
     /// ODE time step (ms): at most 0.2 (the cell model's forward Euler fails beyond), with a
     /// warning above 0.05; the Niederer benchmark uses 0.005 to 0.05.
-    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.02, allow_hyphen_values = true)]
     pub(crate) dt_ode: f64,
     /// Number of chips (1,472 tiles each).
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
@@ -71,29 +71,29 @@ pub(crate) struct ProblemArgs {
     #[arg(long, value_enum, default_value_t = Partitioning::Flat)]
     pub(crate) partition: Partitioning,
     /// Stimulus current density (µA/mm³); the benchmark's is 50.
-    #[arg(long, default_value_t = 50.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 50.0, allow_hyphen_values = true)]
     pub(crate) stim_amplitude: f64,
     /// Stimulus length (ms); the benchmark's is 2.
-    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 2.0, allow_hyphen_values = true)]
     pub(crate) stim_duration: f64,
     /// Stimulus start (ms); the benchmark's is 0.
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 0.0, allow_hyphen_values = true)]
     pub(crate) stim_start: f64,
     /// Monodomain conductivity along the fibres (S/m); the benchmark's is 0.1334.
-    #[arg(long, default_value_t = Conductivity::niederer().sigma_l, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = Conductivity::niederer().sigma_l, allow_hyphen_values = true)]
     pub(crate) sigma_l: f64,
     /// Monodomain conductivity across the fibres (S/m); the benchmark's is 0.0176.
-    #[arg(long, default_value_t = Conductivity::niederer().sigma_t, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = Conductivity::niederer().sigma_t, allow_hyphen_values = true)]
     pub(crate) sigma_t: f64,
     /// Conductivity along the sheet normal (S/m), for orthotropic tissue on a mesh with sheet
     /// directions; default σ_t (the same across the fibres in every direction).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, allow_hyphen_values = true)]
     pub(crate) sigma_n: Option<f64>,
     /// Surface-to-volume ratio χ (1/mm); the benchmark's is 140.
-    #[arg(long, default_value_t = Conductivity::niederer().chi, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = Conductivity::niederer().chi, allow_hyphen_values = true)]
     pub(crate) chi: f64,
     /// Membrane capacitance Cm (µF/mm²); the benchmark's is 0.01.
-    #[arg(long, default_value_t = Conductivity::niederer().cm, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = Conductivity::niederer().cm, allow_hyphen_values = true)]
     pub(crate) cm: f64,
     /// Pace: this many stimulus pulses, one every --bcl ms (1: the single benchmark pulse).
     /// Activation, repolarisation (downward through -70 mV) and APD per beat go into
@@ -101,11 +101,11 @@ pub(crate) struct ProblemArgs {
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     pub(crate) beats: u32,
     /// Basic cycle length of pacing (ms).
-    #[arg(long, default_value_t = 1000.0, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = 1000.0, allow_hyphen_values = true)]
     pub(crate) bcl: f64,
     /// S1–S2: one more pulse this many ms after the last of the --beats (the S2 coupling
     /// interval).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, allow_hyphen_values = true)]
     pub(crate) s2: Option<f64>,
     /// Stimulate the cells listed in this file (0-based cell indices, whitespace or comma
     /// separated, # comments) instead of a box, sphere or surface.
@@ -127,7 +127,7 @@ pub(crate) struct ProblemArgs {
     #[arg(long)]
     pub(crate) region: Vec<String>,
     /// Activation threshold (mV): activation is the first upward crossing of it (default 0).
-    #[arg(long, default_value_t = cardiac::solver::ACTIVATION_THRESHOLD_MV, allow_hyphen_values = true)]
+    #[arg(long, value_parser = app_support::bounds::f64_value, default_value_t = cardiac::solver::ACTIVATION_THRESHOLD_MV, allow_hyphen_values = true)]
     pub(crate) act_threshold: f64,
     /// Read the problem from a JSON file: a results.json of an earlier run (its `parameters`)
     /// or a parameters object of the same form. Options given on the command line override it.

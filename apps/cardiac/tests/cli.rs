@@ -585,3 +585,31 @@ fn point_traces_sample_v_at_the_nearest_cells() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A decimal a float cannot hold is refused naming the text typed (`--t-end 1e400` said
+/// "--t-end inf must be positive", `--dx 1e-400` "--dx 0 mm"), and `--sigma-bath` out of
+/// its range is refused without electrodes too (it was checked only with them), all before
+/// any work and without the output folder.
+#[test]
+fn values_a_float_cannot_hold_and_a_bad_bath_are_refused_before_the_work() {
+    let out = tmp().join("float-range");
+    let o = out.display().to_string();
+    for (args, want) in [
+        (
+            &["--t-end", "1e400"][..],
+            "1e400 is beyond the range of f64",
+        ),
+        (
+            &["--dx", "1e-400"][..],
+            "1e-400 is below the smallest non-zero f64",
+        ),
+        (
+            &["--sigma-bath", "1e400"][..],
+            "1e400 is beyond the range of f64",
+        ),
+        (&["--sigma-bath", "5000"][..], "--sigma-bath"),
+    ] {
+        run_refused(&o, args, want);
+        assert!(!out.exists(), "{args:?} made the output folder");
+    }
+}

@@ -102,7 +102,7 @@ struct Opts {
     #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
     accumulate: usize,
     /// Learning rate.
-    #[arg(long, default_value_t = 0.5, value_parser = f32_value, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.5, value_parser = app_support::bounds::f32_value, allow_hyphen_values = true)]
     lr: f32,
     /// How the global batch's gradients are combined: sum, or mean over R·m·GA samples.
     #[arg(long, value_enum, default_value_t = ReductionKind::Mean)]
@@ -137,14 +137,14 @@ struct Opts {
     #[arg(long, value_enum, default_value_t = OptimizerKind::Sgd)]
     optimizer: OptimizerKind,
     /// Momentum's μ (with `--optimizer momentum`).
-    #[arg(long, default_value_t = 0.9, value_parser = f32_value, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.9, value_parser = app_support::bounds::f32_value, allow_hyphen_values = true)]
     momentum: f32,
     /// Adam's β₁, β₂ and ε (with `--optimizer adam`).
-    #[arg(long, default_value_t = 0.9, value_parser = f32_value, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.9, value_parser = app_support::bounds::f32_value, allow_hyphen_values = true)]
     beta1: f32,
-    #[arg(long, default_value_t = 0.999, value_parser = f32_value, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.999, value_parser = app_support::bounds::f32_value, allow_hyphen_values = true)]
     beta2: f32,
-    #[arg(long, default_value_t = 1e-8, value_parser = f32_value, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 1e-8, value_parser = app_support::bounds::f32_value, allow_hyphen_values = true)]
     eps: f32,
     /// Where the optimizer's state lives: in the tiles' memory, or in Streaming Memory
     /// (loaded for the update and stored back, one tensor at a time).
@@ -319,22 +319,6 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::FAILURE;
     }
     poplar::engine::job_main(real_main)
-}
-
-/// An `f32` option's value, refused when the decimal number given is beyond f32's range (it
-/// would become ±inf) or a non-zero number below its smallest subnormal (it would become 0),
-/// so that the error names the value the user typed rather than what f32 made of it.
-fn f32_value(s: &str) -> Result<f32, String> {
-    let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
-    let f = v as f32;
-    if v.is_finite() && f.is_infinite() {
-        return Err(format!("{s} is beyond the range of f32 (±{:e})", f32::MAX));
-    }
-    if v != 0.0 && f == 0.0 {
-        let tiny = f32::from_bits(1);
-        return Err(format!("{s} is below the smallest non-zero f32 ({tiny:e})"));
-    }
-    Ok(f)
 }
 
 /// Parses the command line and dispatches to the command ([`mlp::cmd`]).

@@ -26,6 +26,66 @@ pub enum BoundsError {
     },
 }
 
+/// A floating-point option's value for clap (`value_parser = app_support::bounds::f64_value`):
+/// a decimal number beyond f64's range (it would become ±inf) or a non-zero one below its
+/// smallest subnormal (it would become 0) is refused naming the text typed, so that the app's
+/// own range check never reports a value the user did not give (`--t-end 1e400` said
+/// "--t-end inf must be positive"). `inf` and `nan` typed as such pass, for the app to name.
+pub fn f64_value(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    check_decimal(
+        s,
+        v.is_infinite(),
+        v == 0.0,
+        "f64",
+        f64::MAX,
+        f64::from_bits(1),
+    )?;
+    Ok(v)
+}
+
+/// [`f64_value`] for an `f32` option: also refused when the number is beyond f32's range or
+/// below its smallest subnormal (`--lr 1e39` was reported as `--lr inf`).
+pub fn f32_value(s: &str) -> Result<f32, String> {
+    let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    let f = v as f32;
+    check_decimal(
+        s,
+        f.is_infinite(),
+        f == 0.0,
+        "f32",
+        f64::from(f32::MAX),
+        f64::from(f32::from_bits(1)),
+    )?;
+    Ok(f)
+}
+
+/// Refuses `typed`, whose value became infinite (`inf`) or zero (`zero`) in type `ty`, unless
+/// it says so itself.
+fn check_decimal(
+    typed: &str,
+    inf: bool,
+    zero: bool,
+    ty: &str,
+    max: f64,
+    tiny: f64,
+) -> Result<(), String> {
+    let text = typed.trim().to_ascii_lowercase();
+    let says_inf = text.contains("inf");
+    // A literal zero has no non-zero digit before its exponent.
+    let mantissa = text.split('e').next().unwrap_or("");
+    let says_zero = !mantissa.chars().any(|c| ('1'..='9').contains(&c));
+    if inf && !says_inf && !text.contains("nan") {
+        return Err(format!("{typed} is beyond the range of {ty} (±{max:e})"));
+    }
+    if zero && !says_zero {
+        return Err(format!(
+            "{typed} is below the smallest non-zero {ty} ({tiny:e})"
+        ));
+    }
+    Ok(())
+}
+
 /// `--threads`: `None` (one per core) as it is; 0 refused.
 pub fn threads(requested: Option<usize>) -> Result<Option<usize>, BoundsError> {
     match requested {
@@ -92,6 +152,35 @@ pub fn duration(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_a_float_cannot_hold_are_refused_naming_the_text_typed() {
+        assert_eq!(
+            f64_value("1e400").unwrap_err(),
+            "1e400 is beyond the range of f64 (±1.7976931348623157e308)"
+        );
+        assert!(f64_value("-1e400")
+            .unwrap_err()
+            .starts_with("-1e400 is beyond"));
+        assert!(f64_value("1e-400")
+            .unwrap_err()
+            .starts_with("1e-400 is below the smallest non-zero f64"));
+        assert!(f32_value("1e39")
+            .unwrap_err()
+            .starts_with("1e39 is beyond the range of f32"));
+        assert!(f32_value("1e-50")
+            .unwrap_err()
+            .starts_with("1e-50 is below the smallest non-zero f32"));
+        // What the text says is kept for the app's own check to name.
+        assert!(f64_value("inf").unwrap().is_infinite());
+        assert!(f64_value("-infinity").unwrap().is_infinite());
+        assert!(f64_value("NaN").unwrap().is_nan());
+        assert_eq!(f64_value("0").unwrap(), 0.0);
+        assert_eq!(f64_value("-0.000e5").unwrap(), 0.0);
+        assert_eq!(f32_value("1e-45").unwrap(), f32::from_bits(1));
+        assert_eq!(f64_value("2.5").unwrap(), 2.5);
+        assert!(f64_value("two").is_err());
+    }
 
     #[test]
     fn zero_threads_is_refused_and_the_rest_kept() {

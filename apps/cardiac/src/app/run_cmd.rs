@@ -96,6 +96,14 @@ impl Default for EcgOptions {
 }
 
 impl EcgOptions {
+    /// Checks `--sigma-bath`, with or without electrodes, before any work ([`prepare`]).
+    pub fn check(&self) -> Result<()> {
+        if !ecg::sigma_bath_ok(self.sigma_bath) {
+            return Err(ecg::EcgError::BadSigma(self.sigma_bath).into());
+        }
+        Ok(())
+    }
+
     /// Whether any electrode is asked for.
     pub fn is_on(&self) -> bool {
         self.twelve_lead || self.file.is_some() || !self.electrodes.is_empty()
@@ -106,9 +114,6 @@ impl EcgOptions {
     pub fn resolve(&self, mesh: &TetMesh) -> Result<Option<EcgSpec>> {
         if !self.is_on() {
             return Ok(None);
-        }
-        if !ecg::sigma_bath_ok(self.sigma_bath) {
-            return Err(ecg::EcgError::BadSigma(self.sigma_bath).into());
         }
         let mut electrodes = Vec::new();
         if self.twelve_lead {
@@ -133,7 +138,7 @@ impl EcgOptions {
 pub fn check_times(t_end: f64, snapshot_every: f64) -> Result<()> {
     ensure!(
         t_end > 0.0 && t_end.is_finite(),
-        "--t-end {t_end} must be positive"
+        "--t-end {t_end} must be a positive, finite number of ms"
     );
     ensure!(
         snapshot_every >= 0.0 && snapshot_every.is_finite(),
@@ -225,6 +230,7 @@ pub fn prepare(c: &RunCommand) -> Result<Prepared> {
         Some("no snapshots"),
     )?;
     check_every("--trace-every", c.trace_every, spec.dt_ode, None)?;
+    c.ecg.check()?;
     let threads = threads_for(c.threads)?;
     c.checkpoint.check(spec.dt_ode)?;
     problem::check_slab_options(spec)?;

@@ -109,7 +109,7 @@ pub struct ExecCommand {
 pub fn exec(c: &ExecCommand) -> Result<()> {
     ensure!(
         c.t_end > 0.0 && c.t_end.is_finite(),
-        "--t-end {} must be positive",
+        "--t-end {} must be a positive, finite number of ms",
         c.t_end
     );
     ensure!(
