@@ -127,6 +127,30 @@ pub(crate) fn row_pieces(
 
 /// The indices as `u32` below `dim` (compute set `"{name}/{op}_indices"`, mapped as
 /// `indices`); a bad index fails the run.
+/// Compute set `"{name}/{op}"`: one `codelet` vertex per piece of the rows of `rows_of`
+/// ([`row_pieces`]) on the piece's tile, each field connected to those rows of its tensor
+/// (all of them `[rows, …]` views) and the one `state` set.
+fn row_vertices(
+    graph: &mut Graph,
+    codelet: &str,
+    fields: &[(&str, &Tensor)],
+    rows_of: &Tensor,
+    state: (&str, u32),
+    op: &str,
+    name: &str,
+) -> Result<Program, OpError> {
+    let cs = graph.add_compute_set(&format!("{name}/{op}"));
+    for (tile, rows) in row_pieces(graph, rows_of, op)? {
+        let v = graph.add_vertex(cs, codelet)?;
+        for (field, t) in fields {
+            graph.connect(v, field, &t.slice(rows.clone())?)?;
+        }
+        graph.set_vertex_state(v, state.0, state.1)?;
+        graph.set_tile_mapping(v, tile)?;
+    }
+    Ok(Program::execute(cs))
+}
+
 fn normalise(
     graph: &mut Graph,
     indices: &Tensor,
@@ -316,16 +340,11 @@ pub fn gather_elements(
     let dv = last_axis_view(&cut_to(data, indices, axis)?, axis)?;
     let iv = last_axis_view(&idx, axis)?;
     let ov = last_axis_view(&out, axis)?;
-    let cs = graph.add_compute_set(&format!("{name}/{op}"));
-    for (tile, rows) in row_pieces(graph, &ov, op)? {
-        let v = graph.add_vertex(cs, &codelet)?;
-        graph.connect(v, "indices", &iv.slice(rows.clone())?)?;
-        graph.connect(v, "input", &dv.slice(rows.clone())?)?;
-        graph.connect(v, "out", &ov.slice(rows)?)?;
-        graph.set_vertex_state(v, "row_len", dv.shape()[1] as u32)?;
-        graph.set_tile_mapping(v, tile)?;
-    }
-    prog.push(Program::execute(cs));
+    let fields = [("indices", &iv), ("input", &dv), ("out", &ov)];
+    let state = ("row_len", dv.shape()[1] as u32);
+    prog.push(row_vertices(
+        graph, &codelet, &fields, &ov, state, op, name,
+    )?);
     Ok(out)
 }
 
@@ -401,16 +420,11 @@ pub fn scatter_elements(
     let ov = last_axis_view(&cut_to(&out, indices, axis)?, axis)?;
     let iv = last_axis_view(&idx, axis)?;
     let uv = last_axis_view(updates, axis)?;
-    let cs = graph.add_compute_set(&format!("{name}/{op}"));
-    for (tile, rows) in row_pieces(graph, &ov, op)? {
-        let v = graph.add_vertex(cs, &codelet)?;
-        graph.connect(v, "indices", &iv.slice(rows.clone())?)?;
-        graph.connect(v, "updates", &uv.slice(rows.clone())?)?;
-        graph.connect(v, "a", &ov.slice(rows)?)?;
-        graph.set_vertex_state(v, "row_len", ov.shape()[1] as u32)?;
-        graph.set_tile_mapping(v, tile)?;
-    }
-    prog.push(Program::execute(cs));
+    let fields = [("indices", &iv), ("updates", &uv), ("a", &ov)];
+    let state = ("row_len", ov.shape()[1] as u32);
+    prog.push(row_vertices(
+        graph, &codelet, &fields, &ov, state, op, name,
+    )?);
     Ok(out)
 }
 
@@ -465,15 +479,11 @@ pub fn encode_one_hot(
     if lookup(&codelet).is_none() {
         return Err(OpError::Unsupported { codelet });
     }
-    let cs = graph.add_compute_set(&format!("{name}/{op}"));
-    for (tile, rows) in row_pieces(graph, encoded, op)? {
-        let v = graph.add_vertex(cs, &codelet)?;
-        graph.connect(v, "indices", &indices.slice(rows.clone())?)?;
-        graph.connect(v, "out", &encoded.slice(rows)?)?;
-        graph.set_vertex_state(v, "depth", encoded.shape()[1] as u32)?;
-        graph.set_tile_mapping(v, tile)?;
-    }
-    prog.push(Program::execute(cs));
+    let fields = [("indices", indices), ("out", encoded)];
+    let state = ("depth", encoded.shape()[1] as u32);
+    prog.push(row_vertices(
+        graph, &codelet, &fields, encoded, state, op, name,
+    )?);
     Ok(())
 }
 
