@@ -66,7 +66,7 @@ pub use slice::{
 };
 
 /// The op families, named here with the helpers that take them.
-pub use codelets::family::{BinaryOp, ReduceOp, UnaryOp};
+pub use codelets::family::{BinaryOp, UnaryOp};
 
 pub use basic::{
     add, add_in_place, binary, binary_in_place, copy, elementwise, fill, mul, scaled_add, sub,

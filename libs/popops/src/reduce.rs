@@ -7,7 +7,8 @@ use poplar_core::target::TileId;
 
 use crate::error::{shape_err, OpError};
 use crate::pieces::{codelet_name, mapped_regions, worker_pieces};
-use crate::ReduceOp;
+use crate::Operation;
+use codelets::family::ReduceOp;
 
 /// Checks that `out` is one element of `dtype` and returns its tile.
 fn scalar_out(graph: &Graph, out: &Tensor, dtype: DType, op: &str) -> Result<TileId, OpError> {
@@ -75,9 +76,12 @@ fn two_stage(
     ]))
 }
 
-/// A program that reduces every element of `input` into the single element `out` (the
-/// whole-tensor reduction, named `reduce` before [`crate::reduce()`] over axes took the name;
-/// `crate::reduce(graph, input, dtype, &[0, 1, …], op, prog, name)` does the same).
+/// A program that reduces every element of `input` into the single element `out` with `op`
+/// (the whole-tensor reduction, named `reduce` before [`crate::reduce()`] over axes took the
+/// name).
+///
+/// `Add`, `Max` and `Min` run as below; the other operations (`Mul`, the logical ones,
+/// `SquareAdd`) as [`crate::reduce_with_output`] over every axis.
 ///
 /// Two stages: compute set `"{name}/partials"` runs one `Reduce*<T>` vertex per worker piece
 /// of `input` (each tile's elements split between its workers, [`worker_pieces`]), each
@@ -87,11 +91,23 @@ fn two_stage(
 /// strictly left to right over `input`).
 pub fn reduce_all(
     graph: &mut Graph,
-    op: ReduceOp,
+    op: Operation,
     input: &Tensor,
     out: &Tensor,
     name: &str,
 ) -> Result<Program, OpError> {
+    let op = match op {
+        Operation::Add => ReduceOp::Sum,
+        Operation::Max => ReduceOp::Max,
+        Operation::Min => ReduceOp::Min,
+        other => {
+            let axes: Vec<usize> = (0..input.rank()).collect();
+            let mut prog = Vec::new();
+            let scalar = out.reshape(&[])?;
+            crate::reduce_with_output(graph, input, &scalar, &axes, other, &mut prog, name)?;
+            return Ok(Program::seq(prog));
+        }
+    };
     let codelet = codelet_name(op.name(), input.dtype())?;
     two_stage(
         graph,
@@ -138,12 +154,12 @@ pub fn dot(
     )
 }
 
-/// `reduce_all(graph, ReduceOp::Sum, input, out, name)`.
+/// `reduce_all(graph, Operation::Add, input, out, name)`.
 pub fn reduce_sum(
     graph: &mut Graph,
     input: &Tensor,
     out: &Tensor,
     name: &str,
 ) -> Result<Program, OpError> {
-    reduce_all(graph, ReduceOp::Sum, input, out, name)
+    reduce_all(graph, Operation::Add, input, out, name)
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use poplar::{compile, CompileOptions, DType, Graph, Program};
-use popops::{self as ops, BinaryOp, OpError, ReduceOp, UnaryOp};
+use popops::{self as ops, BinaryOp, OpError, Operation, UnaryOp};
 
 /// A graph on the test target with `x`, `y` (host-writable) and `z` (host-readable), each of
 /// `n` floats mapped linearly with `grain` (so several tiles and regions are involved).
@@ -141,7 +141,7 @@ fn two_stage_reductions() {
         g.create_host_read("s", &s).unwrap();
         g.create_host_read("m", &m).unwrap();
         let p1 = ops::reduce_sum(&mut g, &x, &s, "sum").unwrap();
-        let p2 = ops::reduce_all(&mut g, ReduceOp::Max, &x, &m, "max").unwrap();
+        let p2 = ops::reduce_all(&mut g, Operation::Max, &x, &m, "max").unwrap();
         let exe = compile(
             &g,
             &[Program::seq(vec![p1, p2])],

@@ -744,3 +744,34 @@ fn scan_typed_errors() {
     assert_eq!(c.shape(), [2, 0]);
     assert!(prog.is_empty());
 }
+
+/// The whole-tensor `reduce_all` takes every `Operation`: add, max and min on its own two
+/// stages, the rest through the reduction over every axis; each against the host.
+#[test]
+fn reduce_all_takes_every_operation() {
+    let xs: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+    let mut g = Graph::new(&target(false));
+    let x = input(&mut g, "x", &[2, 3], &xs, 2);
+    let mut progs = Vec::new();
+    let ops = [
+        (Operation::Add, 21.0),
+        (Operation::Max, 6.0),
+        (Operation::Min, 1.0),
+        (Operation::Mul, 720.0),
+        (Operation::SquareAdd, 91.0),
+    ];
+    for (op, _) in ops {
+        let out = g.add_variable(DType::F32, &[1], &format!("{op:?}"));
+        g.set_tile_mapping(&out, 3).unwrap();
+        g.create_host_read(&format!("{op:?}"), &out).unwrap();
+        progs.push(popops::reduce_all(&mut g, op, &x, &out, &format!("{op:?}")).unwrap());
+    }
+    let e = run(&g, progs);
+    for (op, want) in ops {
+        assert_eq!(
+            e.read_tensor::<f32>(&format!("{op:?}")).unwrap(),
+            [want],
+            "{op:?}"
+        );
+    }
+}
