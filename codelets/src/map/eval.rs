@@ -319,7 +319,14 @@ poplar_core::isa_dispatch! {
             (Op::Cos, true) => f1!(|x| x.cos()),
             (Op::Tan, true) => f1!(|x| x.tan()),
             (Op::Tanh, true) => f1!(|x| x.tanh()),
-            (Op::Sigmoid, true) => f1!(|x| 1.0 / (1.0 + (-x).exp())),
+            // The stable form: for x < 0, e^x / (1 + e^x), so that e^-x never overflows where the
+            // result is a small (subnormal) number.
+            (Op::Sigmoid, true) => f1!(|x| if x < 0.0 {
+                let e = x.exp();
+                e / (1.0 + e)
+            } else {
+                1.0 / (1.0 + (-x).exp())
+            }),
             (Op::Erf, true) => f1!(|x| erf_f64(f64::from(x)) as f32),
             (Op::Floor, true) => f1!(|x| floor(x)),
             (Op::Ceil, true) => f1!(|x| ceil(x)),

@@ -133,7 +133,8 @@ ops! {
     Cos = 22, 1;
     Tan = 23, 1;
     Tanh = 24, 1;
-    /// `1 / (1 + exp(-x))`, evaluated in f32 in that order.
+    /// `1 / (1 + exp(-x))` for `x ≥ 0`, `exp(x) / (1 + exp(x))` below (so that a small result
+    /// is not lost to an overflowing `exp(-x)`), evaluated in f32 in that order.
     Sigmoid = 25, 1;
     /// The error function (series in f64, rounded once).
     Erf = 26, 1;
@@ -464,6 +465,35 @@ impl Inputs<'_> {
 
 mod eval;
 mod vertices;
+
+/// `out[i] = op(xs[i])` in `f32` through the evaluator every `Map<float>` vertex runs (a
+/// program of one load and `op`): the host entry point of the ULP harness (`tools/ulp`), so
+/// that it measures the code the vertices run. `op` must be a unary operation on `float`.
+pub fn unary_f32(op: Op, xs: &[f32], out: &mut [f32]) -> Result<(), VertexError> {
+    if op.arity() != 1 || result_type(op, DType::F32, DType::F32) != Some(DType::F32) {
+        return Err(VertexError::new(format!(
+            "Map: {op:?} is not a unary f32 operation"
+        )));
+    }
+    let instr = |op, dst, a| Instr {
+        op,
+        ty: DType::F32,
+        to: DType::F32,
+        dst,
+        a,
+        b: 0,
+        c: 0,
+    };
+    let prog = Program {
+        regs: 2,
+        result: 1,
+        out: DType::F32,
+        instrs: vec![instr(Op::Load, 0, type_code(DType::F32)), instr(op, 1, 0)],
+    };
+    let mut ins = Inputs::default();
+    ins.push(Src::F32(xs));
+    run(&prog, &ins, out)
+}
 
 pub use eval::{erf_f64, run};
 pub use vertices::*;

@@ -84,6 +84,51 @@ pub fn unary_functions() -> Vec<Unary> {
             batch: Some(tp06::real::ln_f32_slice),
         },
     ]
+    .into_iter()
+    .chain(popops_functions().into_iter().map(|(u, _)| u))
+    .collect()
+}
+
+/// popops' transcendental functions as the `Map<float>` vertices evaluate them
+/// ([`codelets::map::unary_f32`]), each with the bound `docs/popops.md` states (ulps over
+/// every f32 input, with the host's IEEE arithmetic); `erf` is left out, its only f64
+/// reference being the vertex's own series.
+pub fn popops_functions() -> Vec<(Unary, u64)> {
+    macro_rules! popops {
+        ($($name:literal, $op:ident, $reference:expr, $bound:expr;)*) => {
+            vec![$({
+                fn batch(xs: &[f32], out: &mut [f32]) {
+                    codelets::map::unary_f32(codelets::map::Op::$op, xs, out)
+                        .expect("a unary f32 operation");
+                }
+                fn one(x: f32) -> f32 {
+                    let mut out = [0.0];
+                    batch(&[x], &mut out);
+                    out[0]
+                }
+                (
+                    Unary { name: $name, f: one, reference: $reference, domain: None, batch: Some(batch) },
+                    $bound,
+                )
+            },)*]
+        };
+    }
+    popops! {
+        "popops-sqrt", Sqrt, f64::sqrt, 0;
+        "popops-rsqrt", Rsqrt, |x: f64| 1.0 / x.sqrt(), 2;
+        "popops-cbrt", Cbrt, f64::cbrt, 1;
+        "popops-exp", Exp, f64::exp, 1;
+        "popops-exp2", Exp2, f64::exp2, 1;
+        "popops-expm1", Expm1, f64::exp_m1, 1;
+        "popops-log", Log, f64::ln, 1;
+        "popops-log1p", Log1p, f64::ln_1p, 1;
+        "popops-sin", Sin, f64::sin, 1;
+        "popops-cos", Cos, f64::cos, 1;
+        "popops-tan", Tan, f64::tan, 1;
+        "popops-tanh", Tanh, f64::tanh, 2;
+        "popops-sigmoid", Sigmoid, |x: f64| 1.0 / (1.0 + (-x).exp()), 3;
+        "popops-inverse", Inverse, |x: f64| 1.0 / x, 0;
+    }
 }
 
 /// The position of `x` on the line of f32 values: adjacent values differ by 1, ±0 are both 0.
@@ -198,17 +243,29 @@ const CHUNK: u64 = 1 << 20;
 
 /// `f` over the f32 bit patterns in `bits`, in parallel, against its reference.
 pub fn sweep_unary(u: &Unary, bits: Range<u64>, flush: bool) -> Sweep {
+    sweep_bits(u, bits.end - bits.start, |i| bits.start + i, flush)
+}
+
+/// `f` over every `stride`-th f32 bit pattern (0, `stride`, 2·`stride`, …): a sample of the
+/// whole line of f32 values, every binade and both signs, for a quick check of a bound.
+pub fn sweep_unary_every(u: &Unary, stride: u64, flush: bool) -> Sweep {
+    let stride = stride.max(1);
+    sweep_bits(u, ALL.end.div_ceil(stride), |i| i * stride, flush)
+}
+
+/// `f` over the bit patterns `at(0..n)`, in parallel, against its reference.
+fn sweep_bits(u: &Unary, n: u64, at: impl Fn(u64) -> u64 + Sync, flush: bool) -> Sweep {
     let t0 = Instant::now();
-    let chunks = (bits.end - bits.start).div_ceil(CHUNK);
+    let chunks = n.div_ceil(CHUNK);
     let mut s = (0..chunks)
         .into_par_iter()
         .map(|c| {
             let _fp = FlushGuard::new(flush);
-            let lo = bits.start + c * CHUNK;
-            let hi = (lo + CHUNK).min(bits.end);
+            let lo = c * CHUNK;
+            let hi = (lo + CHUNK).min(n);
             let mut s = Sweep::default();
             let xs: Vec<f32> = (lo..hi)
-                .map(|b| f32::from_bits(b as u32))
+                .map(|i| f32::from_bits(at(i) as u32))
                 .filter(|&x| u.domain.is_none_or(|d| d(x)))
                 .collect();
             s.outside_domain = (hi - lo) - xs.len() as u64;
@@ -381,6 +438,27 @@ mod tests {
             }
         }
         assert_eq!(sweep_division(1 << 21, 7, false, bad).max_ulp, 1);
+    }
+
+    /// popops' functions, as the `Map<float>` vertices run them, keep the bounds
+    /// `docs/popops.md` states, on a sample of every 4,099th f32 (about a million inputs over
+    /// every binade; the `ulp` command sweeps them all).
+    #[test]
+    fn popops_functions_keep_their_documented_bounds() {
+        let fs = popops_functions();
+        assert_eq!(fs.len(), 14);
+        for (u, bound) in fs {
+            let s = sweep_unary_every(&u, 4099, false);
+            assert!(s.inputs > 1_000_000, "{s:?}");
+            println!("{}: at most {} ulp over {} inputs", u.name, s.max_ulp, s.inputs);
+            assert!(
+                s.max_ulp <= bound,
+                "{}: {} ulp > {bound}: {:?}",
+                u.name,
+                s.max_ulp,
+                s.worst
+            );
+        }
     }
 
     #[test]
