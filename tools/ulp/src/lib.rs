@@ -450,7 +450,10 @@ mod tests {
         for (u, bound) in fs {
             let s = sweep_unary_every(&u, 4099, false);
             assert!(s.inputs > 1_000_000, "{s:?}");
-            println!("{}: at most {} ulp over {} inputs", u.name, s.max_ulp, s.inputs);
+            println!(
+                "{}: at most {} ulp over {} inputs",
+                u.name, s.max_ulp, s.inputs
+            );
             assert!(
                 s.max_ulp <= bound,
                 "{}: {} ulp > {bound}: {:?}",
