@@ -160,6 +160,52 @@ fn central(f: impl Fn(f64) -> f64, x: f64) -> f64 {
     (f(x + H) - f(x - H)) / (2.0 * H)
 }
 
+/// Softmax of one row in f64, stable form; NaN anywhere (or +inf, through inf - inf) → NaN.
+fn softmax_row(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().fold(f64::NEG_INFINITY, |a, &b| {
+        if a.is_nan() || b.is_nan() {
+            f64::NAN
+        } else {
+            a.max(b)
+        }
+    });
+    let e: Vec<f64> = x.iter().map(|&v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|&v| v / s).collect()
+}
+
+fn log_softmax_row(x: &[f64]) -> Vec<f64> {
+    let m = x.iter().fold(f64::NEG_INFINITY, |a, &b| {
+        if a.is_nan() || b.is_nan() {
+            f64::NAN
+        } else {
+            a.max(b)
+        }
+    });
+    let s: f64 = x.iter().map(|&v| (v - m).exp()).sum();
+    x.iter().map(|&v| v - m - s.ln()).collect()
+}
+
+fn rows(x: &[f64], c: usize, f: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    x.chunks(c).flat_map(f).collect()
+}
+
+/// Gradient of `L(x) = Σ_row loss(row)` by central differences, element by element.
+fn numeric_grad(x: &[f64], c: usize, loss: impl Fn(usize, &[f64]) -> f64) -> Vec<f64> {
+    let mut g = vec![0.0; x.len()];
+    for (r, row) in x.chunks(c).enumerate() {
+        for j in 0..c {
+            let at = |d: f64| {
+                let mut v = row.to_vec();
+                v[j] += d;
+                loss(r, &v)
+            };
+            g[r * c + j] = (at(H) - at(-H)) / (2.0 * H);
+        }
+    }
+    g
+}
+
 fn edge_values() -> Vec<f32> {
     let mut v = vec![
         f32::NEG_INFINITY,
@@ -319,6 +365,163 @@ fn non_linearity_gradients_against_f64_reference() {
     }
 }
 
+// ---- softmax ----
+
+/// Rows of 37 spread over the 4 tiles in grains of 16 (rows cut between tiles): random rows,
+/// logits around 1e4, a row with -inf entries, one with a NaN and one with +inf.
+fn softmax_input() -> (Vec<f32>, usize, usize) {
+    let c = 37;
+    let mut r = Rng(5);
+    let mut x: Vec<f32> = (0..4 * c).map(|_| r.f32_in(-5.0, 5.0)).collect();
+    x.extend((0..c).map(|j| 1e4 - j as f32)); // large logits: exp overflows without the max
+    x.extend((0..c).map(|j| -1e4 + (j % 3) as f32));
+    x.extend((0..c).map(|j| {
+        if j % 2 == 0 {
+            f32::NEG_INFINITY
+        } else {
+            j as f32 * 0.1
+        }
+    }));
+    x.extend((0..c).map(|j| if j == 5 { f32::NAN } else { 0.0 }));
+    x.extend((0..c).map(|j| if j == 9 { f32::INFINITY } else { 1.0 }));
+    (x.clone(), x.len() / c, c)
+}
+
+/// softmax and log-softmax, f32 and f16, against the f64 stable forms: softmax within 1e-6 +
+/// 1e-5 relative, log-softmax within 1e-5 + 1e-6 relative (values up to ~2e4 in magnitude);
+/// f16 one f16 ulp (log-softmax: two, the input itself being rounded).
+#[test]
+fn softmax_and_log_softmax_against_f64_reference() {
+    let (x, n, c) = softmax_input();
+    for dt in [DType::F32, DType::F16] {
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let xt = if dt == DType::F32 {
+            var_f32(&mut g, "x", &[n, c], &x, 16)
+        } else {
+            var_f16(&mut g, "x", &[n, c], &x, 16)
+        };
+        let y = ops::softmax(&mut g, &xt, &mut prog, "sm").unwrap();
+        let l = ops::log_softmax(&mut g, &xt, &mut prog, "lsm").unwrap();
+        assert_eq!(y.dtype(), dt);
+        g.create_host_read("y", &y).unwrap();
+        g.create_host_read("l", &l).unwrap();
+        let mut e = run(&g, prog);
+        let x64: Vec<f64> = x
+            .iter()
+            .map(|&v| f64::from(if dt == DType::F16 { h(v) } else { v }))
+            .collect();
+        let (abs, rel) = if dt == DType::F32 {
+            (1e-6, 1e-5)
+        } else {
+            (F16_ABS, F16_REL)
+        };
+        check(
+            &format!("softmax {dt}"),
+            &read(&mut e, "y", dt),
+            &rows(&x64, c, softmax_row),
+            abs,
+            rel,
+        );
+        let (abs, rel) = if dt == DType::F32 {
+            (1e-5, 1e-6)
+        } else {
+            (F16_ABS, 2.0 * F16_REL)
+        };
+        check(
+            &format!("log_softmax {dt}"),
+            &read(&mut e, "l", dt),
+            &rows(&x64, c, log_softmax_row),
+            abs,
+            rel,
+        );
+    }
+}
+
+/// The input gradients of softmax and log-softmax from the device's outputs, against the f64
+/// formulas (1e-6 + 1e-5 relative; f16 2e-3), and those formulas against central differences
+/// of `Σ dy · softmax(x)` (1e-6).
+#[test]
+fn softmax_gradients_against_reference_and_central_differences() {
+    let c = 19;
+    let n = 7;
+    let mut r = Rng(9);
+    let x: Vec<f32> = (0..n * c).map(|_| r.f32_in(-4.0, 4.0)).collect();
+    let dy: Vec<f32> = (0..n * c).map(|_| r.f32_in(-1.0, 1.0)).collect();
+    for dt in [DType::F32, DType::F16] {
+        let q = |v: f32| f64::from(if dt == DType::F16 { h(v) } else { v });
+        let x64: Vec<f64> = x.iter().map(|&v| q(v)).collect();
+        let dy64: Vec<f64> = dy.iter().map(|&v| q(v)).collect();
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let xt = mk(&mut g, "x", &[n, c], &x, 8);
+        let dyt = mk(&mut g, "dy", &[n, c], &dy, 8);
+        let y = ops::softmax(&mut g, &xt, &mut prog, "sm").unwrap();
+        let l = ops::log_softmax(&mut g, &xt, &mut prog, "lsm").unwrap();
+        let dxs = ops::softmax_input_gradient(&mut g, &y, &dyt, &mut prog, "dsm").unwrap();
+        let dxl = ops::log_softmax_input_gradient(&mut g, &l, &dyt, &mut prog, "dlsm").unwrap();
+        g.create_host_read("dxs", &dxs).unwrap();
+        g.create_host_read("dxl", &dxl).unwrap();
+        let mut e = run(&g, prog);
+
+        let ys = rows(&x64, c, softmax_row);
+        let want_s: Vec<f64> = (0..n)
+            .flat_map(|i| {
+                let (yr, dr) = (&ys[i * c..][..c], &dy64[i * c..][..c]);
+                let t: f64 = yr.iter().zip(dr).map(|(a, b)| a * b).sum();
+                (0..c).map(move |j| yr[j] * (dr[j] - t))
+            })
+            .collect();
+        let want_l: Vec<f64> = (0..n)
+            .flat_map(|i| {
+                let (yr, dr) = (&ys[i * c..][..c], &dy64[i * c..][..c]);
+                let t: f64 = dr.iter().sum();
+                (0..c).map(move |j| dr[j] - yr[j] * t)
+            })
+            .collect();
+        let (abs, rel) = if dt == DType::F32 {
+            (1e-6, 1e-5)
+        } else {
+            (2e-3, F16_REL)
+        };
+        check(
+            &format!("softmax grad {dt}"),
+            &read(&mut e, "dxs", dt),
+            &want_s,
+            abs,
+            rel,
+        );
+        check(
+            &format!("log_softmax grad {dt}"),
+            &read(&mut e, "dxl", dt),
+            &want_l,
+            abs,
+            rel,
+        );
+
+        let dot = |r: usize, v: Vec<f64>| -> f64 {
+            v.iter().zip(&dy64[r * c..][..c]).map(|(a, b)| a * b).sum()
+        };
+        let num_s = numeric_grad(&x64, c, |r, row| dot(r, softmax_row(row)));
+        let num_l = numeric_grad(&x64, c, |r, row| dot(r, log_softmax_row(row)));
+        check(
+            "softmax grad vs central differences",
+            &want_s,
+            &num_s,
+            1e-6,
+            0.0,
+        );
+        check(
+            "log_softmax grad vs central differences",
+            &want_l,
+            &num_l,
+            1e-6,
+            0.0,
+        );
+    }
+}
+
 // ---- errors ----
 
 #[test]
@@ -345,6 +548,20 @@ fn typed_errors_name_the_tensor_and_axis() {
     match ops::non_linearity_input_gradient(&mut g, NL::Tanh, &x, &x2, &mut prog, "g") {
         Err(NnOpError::Shape { tensor, axis, .. }) => {
             assert_eq!((tensor.as_str(), axis), ("out_grad", 1))
+        }
+        other => panic!("{other:?}"),
+    }
+    match ops::softmax(&mut g, &s, &mut prog, "sm") {
+        Err(NnOpError::Shape { tensor, axis, .. }) => assert_eq!((tensor.as_str(), axis), ("x", 0)),
+        other => panic!("{other:?}"),
+    }
+    match ops::log_softmax(&mut g, &e0, &mut prog, "lsm") {
+        Err(e @ NnOpError::Shape { .. }) => assert!(e.to_string().contains("axis 1"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    match ops::softmax_input_gradient(&mut g, &x, &x2, &mut prog, "dsm") {
+        Err(NnOpError::Shape { tensor, axis, .. }) => {
+            assert_eq!((tensor.as_str(), axis), ("dy", 1))
         }
         other => panic!("{other:?}"),
     }

@@ -12,6 +12,7 @@
 //! accumulate in `f32`. See `docs/popnn.md`.
 
 pub mod nonlinearity;
+pub mod softmax;
 
 use poplar_compiler::graph::{GraphError, Tensor};
 use poplar_core::dtype::DType;
@@ -20,6 +21,7 @@ use popops::expr::Expr;
 pub use nonlinearity::{
     non_linearity, non_linearity_in_place, non_linearity_input_gradient, NonLinearityType,
 };
+pub use softmax::{log_softmax, log_softmax_input_gradient, softmax, softmax_input_gradient};
 
 /// The errors of the ops: typed, naming the op (its debug name), the tensor at fault and,
 /// for shapes, the axis.
