@@ -13,7 +13,7 @@
 //!   replicas, the update — and [`train::Trainer`], its host side on any device (an
 //!   `Engine`: `poplar_exe::exe::Device`);
 //! - [`ops`]: graph-building ops over `popops` in the style of poplibs' popnn —
-//!   non-linearities, softmax and log-softmax, with
+//!   non-linearities, softmax and log-softmax, cross-entropy and sum-of-squares losses, with
 //!   their input gradients;
 //! - [`host`]: the f64 reference the device is checked against;
 //! - [`codelets`]: the vertices, with their cycle estimates.

@@ -11,7 +11,7 @@
 
 use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program};
 use poplar::{Target, Tensor};
-use popnn::ops::{self, NnOpError, NonLinearityType as NL};
+use popnn::ops::{self, CrossEntropyInput, NnOpError, NonLinearityType as NL};
 
 const KINDS: [NL; 4] = [NL::Relu, NL::Gelu, NL::Sigmoid, NL::Tanh];
 
@@ -522,6 +522,224 @@ fn softmax_gradients_against_reference_and_central_differences() {
     }
 }
 
+// ---- losses ----
+
+fn ce_ref(kind: CrossEntropyInput, row: &[f64], label: i64) -> (f64, Vec<f64>) {
+    let c = row.len();
+    if label < 0 || label as usize >= c {
+        return (f64::NAN, vec![f64::NAN; c]);
+    }
+    let l = label as usize;
+    match kind {
+        CrossEntropyInput::Logits => {
+            let lsm = log_softmax_row(row);
+            let p = softmax_row(row);
+            let g = (0..c).map(|j| p[j] - f64::from(u8::from(j == l))).collect();
+            (-lsm[l], g)
+        }
+        _ => {
+            let g = (0..c)
+                .map(|j| if j == l { -1.0 / row[l] } else { 0.0 })
+                .collect();
+            (-row[l].ln(), g)
+        }
+    }
+}
+
+/// Cross-entropy over logits and over probabilities, u32 and i32 labels (one out of range
+/// each: a NaN loss and row), f32 and f16, rows over the 4 tiles: loss within 1e-5 + 1e-5
+/// relative of the f64 reference and gradient within 1e-6 + 1e-5 relative (f16: 2e-3 +
+/// 2^-10 relative for the gradient, 4·2^-10 relative + 2e-3 for the loss, the inputs being
+/// rounded to f16); the reference gradient within 1e-6 of central differences.
+#[test]
+fn cross_entropy_against_reference_and_central_differences() {
+    let (n, c) = (9, 13);
+    let mut r = Rng(21);
+    let mut logits: Vec<f32> = (0..n * c).map(|_| r.f32_in(-6.0, 6.0)).collect();
+    for v in &mut logits[c..2 * c] {
+        *v += 1e4; // large logits
+    }
+    let labels: Vec<u32> = (0..n).map(|i| ((i * 5 + 3) % c) as u32).collect();
+    let mut labels_u = labels.clone();
+    labels_u[4] = c as u32; // out of range
+    let mut labels_i: Vec<i32> = labels.iter().map(|&l| l as i32).collect();
+    labels_i[6] = -1;
+    for dt in [DType::F32, DType::F16] {
+        let q = |v: f32| f64::from(if dt == DType::F16 { h(v) } else { v });
+        let lg64: Vec<f64> = logits.iter().map(|&v| q(v)).collect();
+        // Probabilities: the f64 softmax of moderate logits, as the tensor's type holds them.
+        let probs: Vec<f32> = rows(&lg64, c, softmax_row)
+            .iter()
+            .map(|&p| p as f32)
+            .collect();
+        let pr64: Vec<f64> = probs.iter().map(|&v| q(v)).collect();
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let xl = mk(&mut g, "logits", &[n, c], &logits, 8);
+        let xp = mk(&mut g, "probs", &[n, c], &probs, 8);
+        let lu = g.add_variable(DType::U32, &[n], "lu");
+        g.map_linearly(&lu, 2).unwrap();
+        g.set_initial_value(&lu, &labels_u).unwrap();
+        let li = g.add_variable(DType::I32, &[n], "li");
+        g.map_linearly(&li, 2).unwrap();
+        g.set_initial_value(&li, &labels_i).unwrap();
+        let cases = [
+            ("logits_u", CrossEntropyInput::Logits, &xl, &lu),
+            ("logits_i", CrossEntropyInput::Logits, &xl, &li),
+            ("probs_u", CrossEntropyInput::Probabilities, &xp, &lu),
+            ("probs_i", CrossEntropyInput::Probabilities, &xp, &li),
+        ];
+        for (name, kind, x, l) in cases {
+            let loss = ops::cross_entropy(&mut g, kind, x, l, &mut prog, name).unwrap();
+            assert_eq!(loss.loss.dtype(), DType::F32);
+            assert_eq!(loss.grad.dtype(), dt);
+            g.create_host_read(&format!("{name}.loss"), &loss.loss)
+                .unwrap();
+            g.create_host_read(&format!("{name}.grad"), &loss.grad)
+                .unwrap();
+        }
+        let mut e = run(&g, prog);
+        for (name, kind, _, _) in cases {
+            let input = if kind == CrossEntropyInput::Logits {
+                &lg64
+            } else {
+                &pr64
+            };
+            let lab: Vec<i64> = if name.ends_with('u') {
+                labels_u.iter().map(|&l| i64::from(l)).collect()
+            } else {
+                labels_i.iter().map(|&l| i64::from(l)).collect()
+            };
+            let (mut want_loss, mut want_grad) = (Vec::new(), Vec::new());
+            for (row, &l) in input.chunks(c).zip(&lab) {
+                let (lo, gr) = ce_ref(kind, row, l);
+                want_loss.push(lo);
+                want_grad.extend(gr);
+            }
+            let (la, lr, ga, gr) = if dt == DType::F32 {
+                (1e-5, 1e-5, 1e-6, 1e-5)
+            } else {
+                (2e-3, 4.0 * F16_REL, 2e-3, F16_REL)
+            };
+            check(
+                &format!("{name} loss {dt}"),
+                &read(&mut e, &format!("{name}.loss"), DType::F32),
+                &want_loss,
+                la,
+                lr,
+            );
+            // f16 holds at most 65504: -1/p of a tiny probability overflows to -inf.
+            let want_dev: Vec<f64> = want_grad
+                .iter()
+                .map(|&w| {
+                    if dt == DType::F16 {
+                        f64::from(h(w as f32))
+                    } else {
+                        w
+                    }
+                })
+                .collect();
+            check(
+                &format!("{name} grad {dt}"),
+                &read(&mut e, &format!("{name}.grad"), dt),
+                &want_dev,
+                ga,
+                gr,
+            );
+            // The reference gradient against central differences of the reference loss (rows
+            // with a valid label; the large-logit row is fine too: the form is stable).
+            let num = numeric_grad(input, c, |r, row| ce_ref(kind, row, lab[r]).0);
+            let scale: Vec<f64> = want_grad.iter().map(|g| g.abs().max(1.0)).collect();
+            for i in 0..want_grad.len() {
+                // Probabilities below 1e-2 are too close to 0 for the step h.
+                let tiny = kind == CrossEntropyInput::Probabilities && input[i] < 1e-2;
+                if want_grad[i].is_nan() || tiny {
+                    continue;
+                }
+                assert!(
+                    (want_grad[i] - num[i]).abs() <= 1e-6 * scale[i] * scale[i],
+                    "{name}: element {i}: {} against {}",
+                    want_grad[i],
+                    num[i]
+                );
+            }
+        }
+    }
+}
+
+/// Sum of squares: loss `0.5 Σ (x - t)²` within 1e-5 + 1e-6 relative, gradient exact up to f32
+/// rounding (1e-6 + 1e-6 relative), f16 one ulp; central differences of the f64 loss within
+/// 1e-6; NaN and inf propagate to the sample's loss.
+#[test]
+fn sum_squared_against_reference_and_central_differences() {
+    let (n, c) = (6, 11);
+    let mut r = Rng(33);
+    let mut x: Vec<f32> = (0..n * c).map(|_| r.f32_in(-3.0, 3.0)).collect();
+    let t: Vec<f32> = (0..n * c).map(|_| r.f32_in(-3.0, 3.0)).collect();
+    x[2 * c + 3] = f32::NAN;
+    x[4 * c] = f32::INFINITY;
+    for dt in [DType::F32, DType::F16] {
+        let q = |v: f32| f64::from(if dt == DType::F16 { h(v) } else { v });
+        let x64: Vec<f64> = x.iter().map(|&v| q(v)).collect();
+        let t64: Vec<f64> = t.iter().map(|&v| q(v)).collect();
+        let mut g = Graph::new(&target());
+        let mut prog = Vec::new();
+        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let xt = mk(&mut g, "x", &[n, c], &x, 8);
+        let tt = mk(&mut g, "t", &[n, c], &t, 4);
+        let l = ops::sum_squared(&mut g, &xt, &tt, &mut prog, "mse").unwrap();
+        g.create_host_read("loss", &l.loss).unwrap();
+        g.create_host_read("grad", &l.grad).unwrap();
+        let mut e = run(&g, prog);
+        let loss_of = |r: usize, row: &[f64]| -> f64 {
+            0.5 * row
+                .iter()
+                .zip(&t64[r * c..][..c])
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+        };
+        let want_loss: Vec<f64> = x64
+            .chunks(c)
+            .enumerate()
+            .map(|(r, row)| loss_of(r, row))
+            .collect();
+        let want_grad: Vec<f64> = x64.iter().zip(&t64).map(|(a, b)| a - b).collect();
+        let (la, lr, ga, gr) = if dt == DType::F32 {
+            (1e-5, 1e-6, 1e-6, 1e-6)
+        } else {
+            (1e-4, 1e-6, F16_ABS, F16_REL)
+        };
+        check(
+            &format!("loss {dt}"),
+            &read(&mut e, "loss", DType::F32),
+            &want_loss,
+            la,
+            lr,
+        );
+        check(
+            &format!("grad {dt}"),
+            &read(&mut e, "grad", dt),
+            &want_grad,
+            ga,
+            gr,
+        );
+        let clean: Vec<f64> = x64
+            .iter()
+            .map(|v| if v.is_finite() { *v } else { 0.0 })
+            .collect();
+        let num = numeric_grad(&clean, c, loss_of);
+        let ana: Vec<f64> = clean.iter().zip(&t64).map(|(a, b)| a - b).collect();
+        check(
+            "sum_squared grad vs central differences",
+            &ana,
+            &num,
+            1e-6,
+            0.0,
+        );
+    }
+}
+
 // ---- errors ----
 
 #[test]
@@ -562,6 +780,35 @@ fn typed_errors_name_the_tensor_and_axis() {
     match ops::softmax_input_gradient(&mut g, &x, &x2, &mut prog, "dsm") {
         Err(NnOpError::Shape { tensor, axis, .. }) => {
             assert_eq!((tensor.as_str(), axis), ("dy", 1))
+        }
+        other => panic!("{other:?}"),
+    }
+    match ops::cross_entropy(&mut g, CrossEntropyInput::Logits, &x, &lf, &mut prog, "ce") {
+        Err(NnOpError::DType { tensor, got, .. }) => {
+            assert_eq!((tensor.as_str(), got), ("labels", DType::F32))
+        }
+        other => panic!("{other:?}"),
+    }
+    match ops::cross_entropy(&mut g, CrossEntropyInput::Logits, &x, &l3, &mut prog, "ce") {
+        Err(NnOpError::Shape { tensor, axis, .. }) => {
+            assert_eq!((tensor.as_str(), axis), ("labels", 0))
+        }
+        other => panic!("{other:?}"),
+    }
+    match ops::cross_entropy(
+        &mut g,
+        CrossEntropyInput::Probabilities,
+        &x3,
+        &l3,
+        &mut prog,
+        "ce",
+    ) {
+        Err(NnOpError::Shape { tensor, .. }) => assert_eq!(tensor, "input"),
+        other => panic!("{other:?}"),
+    }
+    match ops::sum_squared(&mut g, &x, &x2, &mut prog, "mse") {
+        Err(NnOpError::Shape { tensor, axis, .. }) => {
+            assert_eq!((tensor.as_str(), axis), ("target", 1))
         }
         other => panic!("{other:?}"),
     }

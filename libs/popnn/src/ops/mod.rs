@@ -11,6 +11,7 @@
 //! `f16` tensors are computed in `f32` inside each fused expression and rounded once; sums
 //! accumulate in `f32`. See `docs/popnn.md`.
 
+pub mod loss;
 pub mod nonlinearity;
 pub mod softmax;
 
@@ -18,6 +19,7 @@ use poplar_compiler::graph::{GraphError, Tensor};
 use poplar_core::dtype::DType;
 use popops::expr::Expr;
 
+pub use loss::{cross_entropy, sum_squared, CrossEntropyInput, Loss};
 pub use nonlinearity::{
     non_linearity, non_linearity_in_place, non_linearity_input_gradient, NonLinearityType,
 };
