@@ -12,6 +12,9 @@
 //!   the chips of each replica, gradient accumulation over micro-batches, the all-reduce over
 //!   replicas, the update — and [`train::Trainer`], its host side on any device (an
 //!   `Engine`: `poplar_exe::exe::Device`);
+//! - [`ops`]: graph-building ops over `popops` in the style of poplibs' popnn —
+//!   non-linearities, softmax and log-softmax, cross-entropy and sum-of-squares losses, with
+//!   their input gradients;
 //! - [`host`]: the f64 reference the device is checked against;
 //! - [`codelets`]: the vertices, with their cycle estimates.
 //!
@@ -55,6 +58,7 @@ pub mod host;
 pub mod math;
 pub mod model;
 mod network;
+pub mod ops;
 pub mod optim;
 pub mod options;
 pub mod presets;
