@@ -3,8 +3,8 @@
 //!
 //! - [`nonlinearity`]: relu, gelu (tanh approximation), sigmoid, tanh, their input gradients
 //!   (poplibs' `nonLinearity`, `nonLinearityInPlace`, `nonLinearityInputGradient`);
-//! - [`softmax`]: the numerically stable softmax and log-softmax along the last axis and their
-//!   input gradients;
+//! - [`softmax`](mod@softmax): the numerically stable softmax and log-softmax along the last
+//!   axis and their input gradients;
 //! - [`loss`]: cross-entropy (over probabilities or logits, `u32`/`i32` labels) and the sum of
 //!   squares, per sample, with the gradient w.r.t. the input (poplibs' `calcLoss`).
 //!
