@@ -148,7 +148,7 @@ pub fn cross_entropy(
     )?;
     match kind {
         CrossEntropyInput::Logits => {
-            let (e, s_col, m_col) = stable_exp(graph, input, 1, prog, name)?;
+            let (e, s_col, m_col) = stable_exp(graph, input, prog, name)?;
             let s = s_col.reshape(&[n])?;
             let m = m_col.reshape(&[n])?;
             let loss = popops::map(

@@ -30,26 +30,31 @@ pub(crate) fn as_column(r: &Tensor, full: &Tensor) -> Result<Tensor, NnOpError> 
     Ok(r.reshape(&shape)?)
 }
 
+/// `op` over the last axis of `t` (rank ≥ 1) into `dtype`, as a column (`t`'s shape with a
+/// last length of 1) that broadcasts against `t`'s rows.
+pub(crate) fn row_column(
+    graph: &mut Graph,
+    t: &Tensor,
+    dtype: DType,
+    op: Operation,
+    prog: &mut Vec<Program>,
+    name: &str,
+) -> Result<Tensor, NnOpError> {
+    let last = t.rank() - 1;
+    let r = popops::reduce(graph, t, dtype, &[last], op, prog, name)?;
+    as_column(&r, t)
+}
+
 /// The shifted exponentials `exp(x - max)` in f32 and their row sums (f32), with the row max
 /// (of `x`'s type) as a column.
 pub(crate) fn stable_exp(
     graph: &mut Graph,
     x: &Tensor,
-    last: usize,
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<(Tensor, Tensor, Tensor), NnOpError> {
     let dt = x.dtype();
-    let m = popops::reduce(
-        graph,
-        x,
-        dt,
-        &[last],
-        Operation::Max,
-        prog,
-        &format!("{name}/max"),
-    )?;
-    let m = as_column(&m, x)?;
+    let m = row_column(graph, x, dt, Operation::Max, prog, &format!("{name}/max"))?;
     let e = popops::map(
         graph,
         &(up(_1, dt) - up(_2, dt)).exp(),
@@ -57,16 +62,14 @@ pub(crate) fn stable_exp(
         prog,
         &format!("{name}/exp"),
     )?;
-    let s = popops::reduce(
+    let s = row_column(
         graph,
         &e,
         DType::F32,
-        &[last],
         Operation::Add,
         prog,
         &format!("{name}/sum"),
     )?;
-    let s = as_column(&s, x)?;
     Ok((e, s, m))
 }
 
@@ -97,8 +100,8 @@ pub fn softmax(
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, NnOpError> {
-    let last = check_rows(name, "x", x)?;
-    let (e, s, _) = stable_exp(graph, x, last, prog, name)?;
+    check_rows(name, "x", x)?;
+    let (e, s, _) = stable_exp(graph, x, prog, name)?;
     Ok(popops::map(
         graph,
         &down(_1 / _2, x.dtype()),
@@ -134,9 +137,9 @@ pub fn log_softmax(
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, NnOpError> {
-    let last = check_rows(name, "x", x)?;
+    check_rows(name, "x", x)?;
     let dt = x.dtype();
-    let (_, s, m) = stable_exp(graph, x, last, prog, name)?;
+    let (_, s, m) = stable_exp(graph, x, prog, name)?;
     Ok(popops::map(
         graph,
         &down(up(_1, dt) - up(_2, dt) - _3.log(), dt),
@@ -176,7 +179,7 @@ pub fn softmax_input_gradient(
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, NnOpError> {
-    let last = check_rows(name, "y", y)?;
+    check_rows(name, "y", y)?;
     check_like(name, "y", y, "dy", dy)?;
     let dt = y.dtype();
     let p = popops::map(
@@ -186,16 +189,14 @@ pub fn softmax_input_gradient(
         prog,
         &format!("{name}/dy*y"),
     )?;
-    let s = popops::reduce(
+    let s = row_column(
         graph,
         &p,
         DType::F32,
-        &[last],
         Operation::Add,
         prog,
         &format!("{name}/sum"),
     )?;
-    let s = as_column(&s, y)?;
     Ok(popops::map(
         graph,
         &down(up(_1, dt) * (up(_2, dt) - _3), dt),
@@ -234,19 +235,17 @@ pub fn log_softmax_input_gradient(
     prog: &mut Vec<Program>,
     name: &str,
 ) -> Result<Tensor, NnOpError> {
-    let last = check_rows(name, "y", y)?;
+    check_rows(name, "y", y)?;
     check_like(name, "y", y, "dy", dy)?;
     let dt = y.dtype();
-    let s = popops::reduce(
+    let s = row_column(
         graph,
         dy,
         DType::F32,
-        &[last],
         Operation::Add,
         prog,
         &format!("{name}/sum"),
     )?;
-    let s = as_column(&s, y)?;
     Ok(popops::map(
         graph,
         &down(up(_2, dt) - up(_1, dt).exp() * _3, dt),
