@@ -524,6 +524,17 @@ pub(crate) fn with_sheets(
     Ok(mesh)
 }
 
+/// The bytes of the mesh file `path` (a regular file only: `app_support::input`) and its
+/// name for messages.
+pub(crate) fn read_input(path: &Path) -> Result<(Vec<u8>, String), MeshError> {
+    let file = path.display().to_string();
+    let data = app_support::input::read(path).map_err(|source| MeshError::Io {
+        file: file.clone(),
+        error: source,
+    })?;
+    Ok((data, file))
+}
+
 pub(crate) fn normalise_fibre(d: [f64; 3], file: &str, cell: usize) -> Result<[f64; 3], MeshError> {
     let n = norm(d);
     if n.is_finite() && n > 0.0 {

@@ -302,12 +302,7 @@ pub fn read_msh_located(
     path: impl AsRef<Path>,
     opts: &ReadOptions,
 ) -> Result<(TetMesh, CellOrigins), MeshError> {
-    let path = path.as_ref();
-    let file = path.display().to_string();
-    let data = app_support::input::read(path).map_err(|source| MeshError::Io {
-        file: file.clone(),
-        error: source,
-    })?;
+    let (data, file) = crate::mesh::read_input(path.as_ref())?;
     read_msh_bytes_located(&data, &file, opts)
 }
 

@@ -61,12 +61,7 @@ fn vtk_cell_name(ty: i64) -> &'static str {
 
 /// Read a `.vtu` file.
 pub fn read_vtu(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<TetMesh, MeshError> {
-    let path = path.as_ref();
-    let file = path.display().to_string();
-    let data = app_support::input::read(path).map_err(|source| MeshError::Io {
-        file: file.clone(),
-        error: source,
-    })?;
+    let (data, file) = crate::mesh::read_input(path.as_ref())?;
     read_vtu_bytes(&data, &file, opts)
 }
 
