@@ -5,20 +5,18 @@
 //!
 //! `cargo bench -p popops --bench map`
 
+mod support;
+
 use std::time::Instant;
 
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 use popops::elementwise as ew;
 use popops::expr::{BinaryOpType as B, Expr, UnaryOpType as U, _1, _2};
+use support::median;
 
 const N: usize = 10_000_000;
 const RUNS: usize = 5;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Each case: its name, the fused expression (six operations), the op-by-op chain and the
 /// plain loop body.

@@ -4,11 +4,14 @@
 //!
 //! `cargo bench -p popops --bench multi_slice`
 
+mod support;
+
 use std::time::Instant;
 
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 use popops::slice::*;
+use support::{median_seconds, print_phases};
 
 fn main() {
     codelets::link();
@@ -63,39 +66,18 @@ fn main() {
     engine.write_tensor("indices", &indices).unwrap();
     engine.enable_profiling(ProfileOptions::default());
     let reps = 5;
-    let mut sim = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        engine.run(0).unwrap();
-        sim.push(t.elapsed().as_secs_f64());
-    }
+    let (sim, ()) = median_seconds(reps, || engine.run(0).unwrap());
     let got = engine.read_tensor::<f32>("out").unwrap();
-    let mut host = Vec::new();
-    let mut want = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        want = indices
+    let (host, want) = median_seconds(reps, || {
+        indices
             .iter()
             .flat_map(|&i| data[i as usize * cols..][..cols].iter().copied())
-            .collect::<Vec<f32>>();
-        std::hint::black_box(&want);
-        host.push(t.elapsed().as_secs_f64());
-    }
+            .collect::<Vec<f32>>()
+    });
     assert_eq!(got, want, "the lookup differs from the host gather");
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let profile = engine.profile().expect("profiling on");
     let modelled = profile.total_cycles() / reps as u64;
-    for p in &profile.phases {
-        println!(
-            "  phase {:<24} {:?}: {:>9} cycles per run",
-            p.name,
-            p.kind,
-            p.cycles / p.executions.max(1)
-        );
-    }
+    print_phases(profile);
     println!(
         "modelled {modelled} cycles per run ({:.1} µs at {:.2} GHz; planner's estimate {estimate}, ratio {:.2})",
         modelled as f64 / target.clock_hz * 1e6,
@@ -104,7 +86,7 @@ fn main() {
     );
     println!(
         "host: graph {build_s:.2} s, compile {compile_s:.2} s; per run: simulator {:.2} ms, plain host gather {:.2} ms (median of {reps})",
-        med(sim) * 1e3,
-        med(host) * 1e3
+        sim * 1e3,
+        host * 1e3
     );
 }

@@ -6,12 +6,15 @@
 //!
 //! `cargo bench -p popops --bench reduce`
 
+mod support;
+
 use std::time::Instant;
 
 use codelets::reduction::cost;
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
 use popops::Operation;
+use support::{median_seconds, print_phases};
 
 const ROWS: usize = 1024;
 const COLS: usize = 4096;
@@ -44,11 +47,6 @@ fn poplibs_estimate(axis: usize) -> (u64, u64) {
     }
 }
 
-fn med(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn bench(axis: usize, data: &[f32]) {
     let target = Target::gc200();
     let t = Instant::now();
@@ -75,18 +73,10 @@ fn bench(axis: usize, data: &[f32]) {
     let mut engine = Engine::new(&exe, EngineOptions::default()).unwrap();
     engine.enable_profiling(ProfileOptions::default());
     let reps = 5;
-    let mut sim = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        engine.run(0).unwrap();
-        sim.push(t.elapsed().as_secs_f64());
-    }
+    let (sim, ()) = median_seconds(reps, || engine.run(0).unwrap());
     let got = engine.read_tensor::<f32>("out").unwrap();
-    let mut host = Vec::new();
-    let mut want = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        want = if axis == 1 {
+    let (host, want) = median_seconds(reps, || -> Vec<f32> {
+        if axis == 1 {
             data.chunks(COLS).map(|r| r.iter().sum::<f32>()).collect()
         } else {
             let mut acc = vec![0.0f32; COLS];
@@ -96,23 +86,14 @@ fn bench(axis: usize, data: &[f32]) {
                 }
             }
             acc
-        };
-        std::hint::black_box(&want);
-        host.push(t.elapsed().as_secs_f64());
-    }
+        }
+    });
     // Integer-valued data: every partial sum is exact, so any order gives the same bits.
     assert_eq!(got, want, "the reduction differs from the host loop");
     let profile = engine.profile().expect("profiling on");
     let modelled = profile.total_cycles() / reps as u64;
     println!("== reduce add over axis {axis} of [{ROWS}, {COLS}] f32, one row per tile of a GC200");
-    for p in &profile.phases {
-        println!(
-            "  phase {:<24} {:?}: {:>9} cycles per run",
-            p.name,
-            p.kind,
-            p.cycles / p.executions.max(1)
-        );
-    }
+    print_phases(profile);
     let (s1, s2) = poplibs_estimate(axis);
     println!(
         "modelled {modelled} cycles per run ({:.2} µs at {:.2} GHz); poplibs' estimator for the \
@@ -125,8 +106,8 @@ fn bench(axis: usize, data: &[f32]) {
     println!(
         "host: graph {build_s:.2} s, compile {compile_s:.2} s; per run: simulator {:.2} ms, \
          plain host loop {:.2} ms (median of {reps})",
-        med(sim) * 1e3,
-        med(host) * 1e3
+        sim * 1e3,
+        host * 1e3
     );
 }
 
