@@ -31,6 +31,8 @@
 //! - [`mod@plan`]: the planner and its cost model ([`Plan`] prints itself);
 //! - [`mod@build`]: operands laid out for a plan ([`create_lhs`], [`create_rhs`]) and the multiply
 //!   ([`matmul`]);
+//! - [`mod@conv`]: convolutions — parameters, the three passes of training as one canonical
+//!   convolution, the planner and the `ConvPartial` codelets (the graph builder is to come);
 //! - [`mod@codelets`]: `MatMulBlock<float>`, `MatMulBlock<half>` and `SumBlocks<float>`, with
 //!   the AMP rates the cycle model assumes.
 //!
@@ -39,9 +41,11 @@
 
 pub mod build;
 pub mod codelets;
+pub mod conv;
 pub mod plan;
 
 pub use build::{create_lhs, create_rhs, host_matmul, matmul, MatMulError};
+pub use conv::{plan_convolution, ConvOptions, ConvParams, ConvPass, ConvPlan, ConvPlanError};
 pub use plan::{plan, Estimate, MatMulOptions, MatMulParams, Plan, PlanError, PlanParams};
 
 /// Keeps this crate's codelet registrations (and the standard codelets') linked.

@@ -1,0 +1,334 @@
+//! The convolution's three passes, as the canonical convolution the `ConvPartial` kernel
+//! computes, against direct f64 loops of their definitions (forward, input gradient, weight
+//! gradient), and the planner against its parameters' rules.
+
+use poplar::rand::SplitMix64;
+use poplar::{DType, Target};
+use poplin::conv::codelets::{conv_plane, Geom};
+use poplin::conv::PassShape;
+use poplin::{plan_convolution, ConvOptions, ConvParams, ConvPass, PlanError};
+
+/// Row-major index into a `[.., dims]` array.
+fn at(idx: &[usize], dims: &[usize]) -> usize {
+    idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
+}
+
+/// Field, kernel, stride, dilation, lower padding and output field, in three dimensions.
+type Lifted = (
+    [usize; 3],
+    [usize; 3],
+    [usize; 3],
+    [usize; 3],
+    [usize; 3],
+    [usize; 3],
+);
+
+/// The user's parameters lifted to three field dimensions (front dimensions of size 1).
+fn lift(p: &ConvParams) -> Lifted {
+    let l = |v: &[usize], fill: usize| {
+        let mut a = [fill; 3];
+        a[3 - v.len()..].copy_from_slice(v);
+        a
+    };
+    (
+        l(&p.input_field, 1),
+        l(&p.kernel, 1),
+        l(&p.stride, 1),
+        l(&p.dilation, 1),
+        l(&p.padding_lower, 0),
+        l(&p.output_field(), 1),
+    )
+}
+
+/// The input position read by output `o` and tap `k` in each dimension, if inside.
+fn source(o: [usize; 3], k: [usize; 3], p: &ConvParams) -> Option<[usize; 3]> {
+    let (f, _, s, dl, pl, _) = lift(p);
+    let mut i = [0; 3];
+    for d in 0..3 {
+        let q = (o[d] * s[d] + k[d] * dl[d]) as i64 - pl[d] as i64;
+        if q < 0 || q >= f[d] as i64 {
+            return None;
+        }
+        i[d] = q as usize;
+    }
+    Some(i)
+}
+
+fn field_iter(dims: [usize; 3]) -> impl Iterator<Item = [usize; 3]> {
+    (0..dims[0])
+        .flat_map(move |a| (0..dims[1]).flat_map(move |b| (0..dims[2]).map(move |c| [a, b, c])))
+}
+
+/// Calls `f(b, g, c, oc, o, k, i)` for every product of the forward convolution.
+fn each_product(
+    p: &ConvParams,
+    mut f: impl FnMut(usize, usize, usize, usize, [usize; 3], [usize; 3], [usize; 3]),
+) {
+    let (_, kernel, _, _, _, out) = lift(p);
+    let (ci, co) = (p.input_channels / p.groups, p.output_channels / p.groups);
+    for b in 0..p.batch {
+        for g in 0..p.groups {
+            for oc in 0..co {
+                for c in 0..ci {
+                    for o in field_iter(out) {
+                        for k in field_iter(kernel) {
+                            if let Some(i) = source(o, k, p) {
+                                f(b, g, c, oc, o, k, i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Tensors {
+    x: Vec<f32>,
+    w: Vec<f32>,
+    dy: Vec<f32>,
+}
+
+/// Direct f64 loops: `y`, `dx` and `dw` of the definition in [`ConvParams`].
+fn host(p: &ConvParams, t: &Tensors) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (f, kernel, _, _, _, out) = lift(p);
+    let (ci, co) = (p.input_channels / p.groups, p.output_channels / p.groups);
+    let xd = [p.batch, p.input_channels, f[0], f[1], f[2]];
+    let wd = [p.output_channels, ci, kernel[0], kernel[1], kernel[2]];
+    let yd = [p.batch, p.output_channels, out[0], out[1], out[2]];
+    let mut y = vec![0.0; yd.iter().product()];
+    let mut dx = vec![0.0; t.x.len()];
+    let mut dw = vec![0.0; t.w.len()];
+    each_product(p, |b, g, c, oc, o, k, i| {
+        let xi = at(&[b, g * ci + c, i[0], i[1], i[2]], &xd);
+        let wi = at(&[g * co + oc, c, k[0], k[1], k[2]], &wd);
+        let yi = at(&[b, g * co + oc, o[0], o[1], o[2]], &yd);
+        y[yi] += f64::from(t.x[xi]) * f64::from(t.w[wi]);
+        dx[xi] += f64::from(t.dy[yi]) * f64::from(t.w[wi]);
+        dw[wi] += f64::from(t.dy[yi]) * f64::from(t.x[xi]);
+    });
+    (y, dx, dw)
+}
+
+/// The canonical tensors of one pass for group `g`: per input channel its `[n, window]`
+/// (`win` per dimension), per output channel its `[ci, kernel]`.
+fn canonical(
+    p: &ConvParams,
+    pass: ConvPass,
+    s: &PassShape,
+    t: &Tensors,
+    g: usize,
+    win: &[std::ops::Range<usize>; 3],
+) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let (f, kernel, _, _, _, out) = lift(p);
+    let (ci, co) = (p.input_channels / p.groups, p.output_channels / p.groups);
+    let xd = [p.batch, p.input_channels, f[0], f[1], f[2]];
+    let wd = [p.output_channels, ci, kernel[0], kernel[1], kernel[2]];
+    let yd = [p.batch, p.output_channels, out[0], out[1], out[2]];
+    let value = |c: usize, n: usize, pos: [usize; 3]| -> f32 {
+        let pos = [0, 1, 2].map(|d| win[d].start + pos[d]);
+        match pass {
+            ConvPass::Forward => t.x[at(&[n, g * ci + c, pos[0], pos[1], pos[2]], &xd)],
+            ConvPass::InputGradient => t.dy[at(&[n, g * co + c, pos[0], pos[1], pos[2]], &yd)],
+            ConvPass::WeightUpdate => t.x[at(&[c, g * ci + n, pos[0], pos[1], pos[2]], &xd)],
+        }
+    };
+    let ins = (0..s.ci)
+        .map(|c| {
+            (0..s.n)
+                .flat_map(|n| field_iter([0, 1, 2].map(|d| win[d].len())).map(move |pos| (n, pos)))
+                .map(|(n, pos)| value(c, n, pos))
+                .collect()
+        })
+        .collect();
+    let weight = |oc: usize, c: usize, k: [usize; 3]| -> f32 {
+        match pass {
+            ConvPass::Forward => t.w[at(&[g * co + oc, c, k[0], k[1], k[2]], &wd)],
+            ConvPass::InputGradient => {
+                let fk = [0, 1, 2].map(|d| kernel[d] - 1 - k[d]);
+                t.w[at(&[g * co + c, oc, fk[0], fk[1], fk[2]], &wd)]
+            }
+            ConvPass::WeightUpdate => t.dy[at(&[c, g * co + oc, k[0], k[1], k[2]], &yd)],
+        }
+    };
+    let wts = (0..s.co)
+        .map(|oc| {
+            (0..s.ci)
+                .flat_map(|c| field_iter(s.kernel).map(move |k| (c, k)))
+                .map(|(c, k)| weight(oc, c, k))
+                .collect()
+        })
+        .collect();
+    (ins, wts)
+}
+
+/// Runs the kernel over the whole of one pass (one block, worker shares of 7 planes' worth)
+/// and checks it against `want` (the user-side result) within `Σ|products|·(taps·ci)·2^-24`.
+fn check_pass(p: &ConvParams, pass: ConvPass, t: &Tensors, want: &[f64]) {
+    let s = PassShape::of(p, pass);
+    let (f, kernel, _, _, _, out) = lift(p);
+    let (ci, co) = (p.input_channels / p.groups, p.output_channels / p.groups);
+    let outs = s.out_field();
+    let positions: usize = outs.iter().product();
+    let geom = Geom::for_block(&s, s.n, [0..outs[0], 0..outs[1], 0..outs[2]]);
+    let terms = (s.taps() * s.ci) as f64;
+    for g in 0..p.groups {
+        let win = [0, 1, 2].map(|d| s.window(d, 0..outs[d]));
+        let (ins, wts) = canonical(p, pass, &s, t, g, &win);
+        let ins: Vec<&[f32]> = ins.iter().map(|v| &v[..]).collect();
+        for n in 0..s.n {
+            for (oc, wt) in wts.iter().enumerate() {
+                let mut plane = vec![f32::NAN; positions];
+                // Two shares, split mid-line, to exercise partial lines.
+                let cut = positions / 3;
+                conv_plane(&geom, &ins, wt, n, &mut plane, 0..cut);
+                conv_plane(&geom, &ins, wt, n, &mut plane, cut..positions);
+                for (pi, pos) in field_iter(outs).enumerate() {
+                    let idx = match pass {
+                        ConvPass::Forward => at(
+                            &[n, g * co + oc, pos[0], pos[1], pos[2]],
+                            &[p.batch, p.output_channels, out[0], out[1], out[2]],
+                        ),
+                        ConvPass::InputGradient => at(
+                            &[n, g * ci + oc, pos[0], pos[1], pos[2]],
+                            &[p.batch, p.input_channels, f[0], f[1], f[2]],
+                        ),
+                        ConvPass::WeightUpdate => at(
+                            &[g * co + oc, n, pos[0], pos[1], pos[2]],
+                            &[p.output_channels, ci, kernel[0], kernel[1], kernel[2]],
+                        ),
+                    };
+                    let tol = terms * f64::from(f32::EPSILON) * (want[idx].abs() + terms) + 1e-30;
+                    assert!(
+                        (f64::from(plane[pi]) - want[idx]).abs() <= tol,
+                        "{p} {pass:?}: output {idx} (n {n}, channel {oc}, {pos:?}) = {}, host {}",
+                        plane[pi],
+                        want[idx]
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn random_params(rng: &mut SplitMix64) -> ConvParams {
+    let rank = 1 + (rng.next_u64() % 3) as usize;
+    let mut r = |lo: u64, hi: u64| (lo + rng.next_u64() % (hi - lo + 1)) as usize;
+    let groups = r(1, 3);
+    let (ci, co) = (groups * r(1, 3), groups * r(1, 3));
+    let kernel: Vec<usize> = (0..rank).map(|_| r(1, 3)).collect();
+    let dilation: Vec<usize> = (0..rank).map(|_| r(1, 2)).collect();
+    let stride: Vec<usize> = (0..rank).map(|_| r(1, 3)).collect();
+    let lower: Vec<usize> = (0..rank).map(|_| r(0, 2)).collect();
+    let upper: Vec<usize> = (0..rank).map(|_| r(0, 2)).collect();
+    let field: Vec<usize> = (0..rank)
+        .map(|d| (dilation[d] * (kernel[d] - 1) + 1).max(r(1, if rank == 3 { 5 } else { 8 })))
+        .collect();
+    ConvParams::new(r(1, 2), ci, co, &field, &kernel)
+        .with_groups(groups)
+        .with_stride(&stride)
+        .with_dilation(&dilation)
+        .with_padding(&lower, &upper)
+}
+
+fn values(n: usize, rng: &mut SplitMix64) -> Vec<f32> {
+    (0..n).map(|_| rng.f32_in(-1.0, 1.0)).collect()
+}
+
+#[test]
+fn every_pass_matches_the_direct_loops_for_sixty_random_convolutions() {
+    let mut rng = SplitMix64::new(53);
+    for _ in 0..60 {
+        let p = random_params(&mut rng);
+        p.check().unwrap_or_else(|e| panic!("{p}: {e}"));
+        let (f, kernel, _, _, _, out) = lift(&p);
+        let prod = |a: [usize; 3]| a.iter().product::<usize>();
+        let t = Tensors {
+            x: values(p.batch * p.input_channels * prod(f), &mut rng),
+            w: values(
+                p.output_channels * (p.input_channels / p.groups) * prod(kernel),
+                &mut rng,
+            ),
+            dy: values(p.batch * p.output_channels * prod(out), &mut rng),
+        };
+        let (y, dx, dw) = host(&p, &t);
+        check_pass(&p, ConvPass::Forward, &t, &y);
+        check_pass(&p, ConvPass::InputGradient, &t, &dx);
+        check_pass(&p, ConvPass::WeightUpdate, &t, &dw);
+    }
+}
+
+#[test]
+fn the_planner_refuses_broken_parameters_by_name() {
+    let target = Target::custom(16, 256 * 1024);
+    let opts = ConvOptions::default();
+    let plan = |p: &ConvParams| plan_convolution(&target, p, ConvPass::Forward, &opts);
+    let ok = ConvParams::new(1, 4, 4, &[8, 8], &[3, 3]);
+    assert!(plan(&ok).is_ok());
+    let e = plan(&ok.clone().with_groups(3)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("input_channels (4) is not a multiple of groups (3)"),
+        "{e}"
+    );
+    let e = plan(&ConvParams::new(1, 4, 4, &[2, 8], &[3, 3])).unwrap_err();
+    assert!(e.to_string().contains("field dimension 0"), "{e}");
+    let e = plan(&ok.clone().with_stride(&[1, 0])).unwrap_err();
+    assert!(
+        e.to_string().contains("stride is 0 in field dimension 1"),
+        "{e}"
+    );
+    assert!(matches!(
+        plan(&ConvParams::new(0, 4, 4, &[8, 8], &[3, 3])),
+        Err(PlanError::Empty(_))
+    ));
+    assert!(matches!(
+        plan(&ok.clone().with_type(DType::I32)),
+        Err(PlanError::Type(DType::I32))
+    ));
+    let tiny = Target::custom(2, 4 * 1024);
+    let e = plan_convolution(
+        &tiny,
+        &ConvParams::new(8, 64, 64, &[32, 32], &[3, 3]),
+        ConvPass::Forward,
+        &opts,
+    )
+    .unwrap_err();
+    assert!(matches!(e, PlanError::DoesNotFit { .. }), "{e}");
+}
+
+#[test]
+fn resnet50_layers_plan_on_one_gc200_for_every_pass() {
+    // (input channels, output channels, field, kernel, stride, padding) of ResNet-50's
+    // distinct convolution layers, batch 16, f16.
+    let layers = [
+        (3, 64, 224, 7, 2, 3),
+        (64, 64, 56, 1, 1, 0),
+        (64, 64, 56, 3, 1, 1),
+        (64, 256, 56, 1, 1, 0),
+        (256, 128, 56, 1, 1, 0),
+        (128, 128, 28, 3, 1, 1),
+        (512, 256, 28, 1, 1, 0),
+        (256, 256, 14, 3, 1, 1),
+        (1024, 512, 14, 1, 1, 0),
+        (512, 512, 7, 3, 1, 1),
+        (512, 2048, 7, 1, 1, 0),
+    ];
+    let target = Target::gc200();
+    for (ci, co, f, k, s, pad) in layers {
+        let p = ConvParams::new(16, ci, co, &[f, f], &[k, k])
+            .with_stride(&[s, s])
+            .with_padding(&[pad, pad], &[pad, pad])
+            .with_type(DType::F16);
+        for pass in [
+            ConvPass::Forward,
+            ConvPass::InputGradient,
+            ConvPass::WeightUpdate,
+        ] {
+            let plan = plan_convolution(&target, &p, pass, &ConvOptions::default())
+                .unwrap_or_else(|e| panic!("{p} {pass:?}: {e}"));
+            assert!(plan.bytes_per_tile <= plan.budget, "{plan}");
+            assert!(plan.tiles_used <= 1472, "{plan}");
+        }
+    }
+}
