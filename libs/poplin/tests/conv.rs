@@ -332,3 +332,33 @@ fn resnet50_layers_plan_on_one_gc200_for_every_pass() {
         }
     }
 }
+
+#[test]
+fn the_kernel_gives_the_same_bits_at_every_isa_level() {
+    use poplin::conv::codelets::conv_plane_at_level;
+    let p = ConvParams::new(2, 5, 3, &[9, 11], &[3, 2])
+        .with_stride(&[2, 1])
+        .with_dilation(&[1, 2])
+        .with_padding(&[1, 0], &[2, 1]);
+    let s = PassShape::of(&p, ConvPass::Forward);
+    let outs = s.out_field();
+    let win = [0, 1, 2].map(|d| s.window(d, 0..outs[d]));
+    let mut rng = SplitMix64::new(7);
+    let wlen: usize = win.iter().map(|w| w.len()).product();
+    let ins: Vec<Vec<f32>> = (0..s.ci).map(|_| values(s.n * wlen, &mut rng)).collect();
+    let ins: Vec<&[f32]> = ins.iter().map(|v| &v[..]).collect();
+    let wts = values(s.ci * s.taps(), &mut rng);
+    let geom = Geom::for_block(&s, s.n, [0..outs[0], 0..outs[1], 0..outs[2]]);
+    let positions: usize = outs.iter().product();
+    let mut want = vec![0.0f32; positions];
+    conv_plane(&geom, &ins, &wts, 1, &mut want, 0..positions);
+    let before = poplar::isa::active();
+    for level in poplar::isa::supported() {
+        poplar::isa::set_active(level).unwrap();
+        let mut got = vec![f32::NAN; positions];
+        conv_plane_at_level(&geom, &ins, &wts, 1, &mut got, 0..positions);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want), "at {level}");
+    }
+    poplar::isa::set_active(before).unwrap();
+}
