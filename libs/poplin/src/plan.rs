@@ -133,6 +133,22 @@ pub struct Estimate {
     pub sync: u64,
 }
 
+/// `modelled cycles: multiply exchange 1 + compute 2, reduce exchange 0 + compute 0, sync 3 = 6`.
+impl std::fmt::Display for Estimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "modelled cycles: multiply exchange {} + compute {}, reduce exchange {} + compute {}, sync {} = {}",
+            self.multiply_exchange,
+            self.multiply_compute,
+            self.reduce_exchange,
+            self.reduce_compute,
+            self.sync,
+            self.total()
+        )
+    }
+}
+
 impl Estimate {
     pub fn total(&self) -> u64 {
         self.multiply_exchange
@@ -198,7 +214,6 @@ fn range(i: usize, b: usize, total: usize) -> std::ops::Range<usize> {
 impl std::fmt::Display for Plan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let p = &self.params;
-        let e = &self.estimate;
         writeln!(
             f,
             "matmul plan: {} × [{} × {}] · [{} × {}], {} operands, f32 partials",
@@ -228,16 +243,7 @@ impl std::fmt::Display for Plan {
             "  memory per tile: {} of {} bytes budgeted",
             self.bytes_per_tile, self.budget
         )?;
-        write!(
-            f,
-            "  modelled cycles: multiply exchange {} + compute {}, reduce exchange {} + compute {}, sync {} = {}",
-            e.multiply_exchange,
-            e.multiply_compute,
-            e.reduce_exchange,
-            e.reduce_compute,
-            e.sync,
-            e.total()
-        )
+        write!(f, "  {}", self.estimate)
     }
 }
 

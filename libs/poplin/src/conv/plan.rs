@@ -121,7 +121,6 @@ impl ConvPlan {
 
 impl std::fmt::Display for ConvPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let e = &self.estimate;
         writeln!(f, "convolution plan ({:?}): {}", self.pass, self.params)?;
         writeln!(
             f,
@@ -141,17 +140,7 @@ impl std::fmt::Display for ConvPlan {
             "  memory per tile: {} of {} bytes budgeted",
             self.bytes_per_tile, self.budget
         )?;
-        write!(
-            f,
-            "  modelled cycles: multiply exchange {} + compute {}, reduce exchange {} + \
-             compute {}, sync {} = {}",
-            e.multiply_exchange,
-            e.multiply_compute,
-            e.reduce_exchange,
-            e.reduce_compute,
-            e.sync,
-            e.total()
-        )
+        write!(f, "  {}", self.estimate)
     }
 }
 
