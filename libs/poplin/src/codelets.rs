@@ -82,16 +82,29 @@ pub const fn share_cycles(rows: u64, outputs: u64, kb: u64, macs: u64) -> u64 {
 /// Worker cycles of a `MatMulBlock` vertex of `mb × kb` by `kb × nb` at `macs` per cycle, its
 /// outputs shared by `workers` contexts: the busiest worker's [`share_cycles`].
 pub fn block_cycles_at(mb: u64, kb: u64, nb: u64, macs: u64, workers: u32) -> u64 {
-    let (n, nb_) = ((mb * nb) as usize, nb.max(1) as usize);
+    busiest_share(mb * nb, nb, workers, |rows, outputs| {
+        share_cycles(rows, outputs, kb, macs)
+    })
+}
+
+/// The largest `cost(rows, outputs)` over the even shares ([`share`]) of `outputs` outputs,
+/// in rows of `per_row`, among `workers` contexts: `rows` counts the rows a share touches.
+pub fn busiest_share(
+    outputs: u64,
+    per_row: u64,
+    workers: u32,
+    cost: impl Fn(u64, u64) -> u64,
+) -> u64 {
+    let (n, per) = (outputs as usize, per_row.max(1) as usize);
     (0..workers.max(1))
         .map(|w| {
             let r = share(n, w, workers);
             let rows = if r.is_empty() {
                 0
             } else {
-                (r.end - 1) / nb_ - r.start / nb_ + 1
+                (r.end - 1) / per - r.start / per + 1
             };
-            share_cycles(rows as u64, r.len() as u64, kb, macs)
+            cost(rows as u64, r.len() as u64)
         })
         .max()
         .unwrap_or(OVERHEAD)

@@ -35,7 +35,7 @@
 use poplar_core::codelet::*;
 use poplar_core::fp::canonical_nan;
 
-use crate::codelets::{macs_per_cycle, share};
+use crate::codelets::{busiest_share, macs_per_cycle};
 use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 
 /// Words of the `geom` state: `nb` and eight per field dimension.
@@ -57,19 +57,12 @@ pub fn block_cycles(
     macs: u64,
     workers: u32,
 ) -> u64 {
-    let (n, per) = ((planes * positions) as usize, positions.max(1) as usize);
-    (0..workers.max(1))
-        .map(|w| {
-            let r = share(n, w, workers);
-            let touched = if r.is_empty() {
-                0
-            } else {
-                (r.end - 1) / per - r.start / per + 1
-            };
-            share_cycles(touched as u64, r.len() as u64, taps, cib, macs)
-        })
-        .max()
-        .unwrap_or(OVERHEAD)
+    busiest_share(
+        planes * positions,
+        positions,
+        workers,
+        |touched, outputs| share_cycles(touched, outputs, taps, cib, macs),
+    )
 }
 
 /// One field dimension of a block, as `geom` holds it.
