@@ -32,7 +32,10 @@
 //! - [`mod@build`]: operands laid out for a plan ([`create_lhs`], [`create_rhs`]) and the multiply
 //!   ([`matmul`]);
 //! - [`mod@conv`]: convolutions — parameters, the three passes of training as one canonical
-//!   convolution, the planner and the `ConvPartial` codelets (the graph builder is to come);
+//!   convolution, the planner, the `ConvPartial` codelets and the graph builder
+//!   ([`convolution`], [`convolution_input_gradient`], [`convolution_weight_gradient`], with
+//!   operands laid out by [`create_conv_input`], [`create_conv_weights`],
+//!   [`create_conv_output_gradient`]);
 //! - [`mod@codelets`]: `MatMulBlock<float>`, `MatMulBlock<half>` and `SumBlocks<float>`, with
 //!   the AMP rates the cycle model assumes.
 //!
@@ -45,7 +48,11 @@ pub mod conv;
 pub mod plan;
 
 pub use build::{create_lhs, create_rhs, host_matmul, matmul, MatMulError};
-pub use conv::{plan_convolution, ConvOptions, ConvParams, ConvPass, ConvPlan, ConvPlanError};
+pub use conv::{
+    convolution, convolution_input_gradient, convolution_weight_gradient, create_conv_input,
+    create_conv_output_gradient, create_conv_weights, plan_convolution, ConvError, ConvOptions,
+    ConvParams, ConvPass, ConvPlan, ConvPlanError,
+};
 pub use plan::{plan, Estimate, MatMulOptions, MatMulParams, Plan, PlanError, PlanParams};
 
 /// Keeps this crate's codelet registrations (and the standard codelets') linked.

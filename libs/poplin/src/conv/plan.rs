@@ -13,11 +13,16 @@
 //! ([`mod@crate::plan`]) with the convolution's blocks:
 //! - **multiply compute**: [`super::codelets::block_cycles`] of the largest block, the groups
 //!   per tile scheduled by the cycle model's own rule — the same formula the codelet reports,
-//!   so this part equals the simulator's modelled compute cycles;
+//!   so this part equals the simulator's modelled vertex cycles — plus, where a field block's
+//!   input window straddles tiles, the on-tile copies that gather the tile's own part of each
+//!   window run beside its halo ([`ConvPlan::window_copy_cycles`]: per input channel and
+//!   batch element, the cycle model's local-copy cost of the own part);
 //! - **multiply exchange**: the busiest tile receives its input window (when the output
 //!   channels are split, or the halo of its field block when only the field is) and its
 //!   weights block (when batch or field is split), over the exchange rate, plus a message
-//!   set-up per source; an estimate of the compiler's exchange, not the same computation;
+//!   set-up per run received: one per (input channel, batch element) and source tile of the
+//!   window, one per output channel of the weights. An estimate of the compiler's exchange
+//!   (the receive side only), not the same computation;
 //! - **reduce** (`pci > 1`): the `pci − 1` partial blocks and `SumBlocks`, as the matmul's;
 //! - a sync per superstep.
 //!
@@ -27,6 +32,7 @@
 
 use poplar_core::dtype::DType;
 use poplar_core::target::{Target, TileId};
+use poplar_exe::profile::model::{LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES};
 
 use super::codelets::block_cycles;
 use super::params::{ConvParams, ConvPass, ConvPlanError, PassShape};
@@ -69,6 +75,9 @@ pub struct ConvPlan {
     pub groups_per_tile: usize,
     pub tiles_used: usize,
     pub estimate: Estimate,
+    /// The part of `estimate.multiply_compute` that gathers input windows straddling tiles
+    /// (on-tile copies); the rest is the `ConvPartial` vertices'.
+    pub window_copy_cycles: u64,
     pub bytes_per_tile: u64,
     pub budget: u64,
 }
@@ -153,8 +162,59 @@ struct Costing<'a> {
     tiles: usize,
 }
 
+/// The input the field blocks of a split into `pf` read along the split dimension, the
+/// largest of each over the blocks: the window, the part of it other tiles hold (the halo),
+/// the part the block's own tiles hold where a halo comes too, the source tiles, and the
+/// source tiles of the halo.
+#[derive(Debug, Default)]
+struct SplitWindow {
+    rows: u64,
+    halo: u64,
+    local: u64,
+    sources: u64,
+    halo_sources: u64,
+}
+
+fn split_window(s: &PassShape, pf: usize) -> SplitWindow {
+    let sd = s.split_dim;
+    let (outs, field) = (s.out(sd), s.field[sd]);
+    let per = field.div_ceil(pf).max(1);
+    let mut w = SplitWindow::default();
+    for f in 0..pf {
+        let o = range(f, pf, outs);
+        if o.is_empty() {
+            continue;
+        }
+        let win = s.window(sd, o);
+        let own = range(f, pf, field);
+        let local = win
+            .end
+            .min(own.end)
+            .saturating_sub(win.start.max(own.start)) as u64;
+        let sources = ((win.end - 1) / per - win.start / per + 1) as u64;
+        let halo = win.len() as u64 - local;
+        w.rows = w.rows.max(win.len() as u64);
+        w.halo = w.halo.max(halo);
+        if halo > 0 {
+            w.local = w.local.max(local);
+        }
+        w.sources = w.sources.max(sources);
+        w.halo_sources = w.halo_sources.max(sources - u64::from(local > 0));
+    }
+    w
+}
+
+/// What one split costs.
+struct Evaluation {
+    estimate: Estimate,
+    bytes: u64,
+    slots: usize,
+    gpt: usize,
+    window_copies: u64,
+}
+
 /// The cost, memory, group slots and groups per tile of one split.
-fn evaluate(c: &Costing<'_>, split: Split) -> (Estimate, u64, usize, usize) {
+fn evaluate(c: &Costing<'_>, split: Split) -> Evaluation {
     let (s, t) = (c.shape, c.target);
     let [pb, pco, pf, pci] = split;
     let sd = s.split_dim;
@@ -165,46 +225,53 @@ fn evaluate(c: &Costing<'_>, split: Split) -> (Estimate, u64, usize, usize) {
     let tpg = pb * pco * pf * pci;
     let slots = (c.tiles / tpg).max(1).min(s.g);
     let gpt = s.g.div_ceil(slots) as u64;
-    let mut positions = 1u64;
-    let mut window = 1u64;
-    let mut own = 1u64;
-    for d in 0..3 {
-        let outs = if d == sd { fb } else { s.out(d) };
-        positions *= outs as u64;
-        window *= s.window(d, 0..outs).len() as u64;
-        own *= if d == sd {
-            s.field[d].div_ceil(pf)
-        } else {
-            s.field[d]
-        } as u64;
+    let mut positions = fb as u64;
+    // The window over the dimensions not split: read whole by every block.
+    let mut other = 1u64;
+    for d in (0..3).filter(|&d| d != sd) {
+        positions *= s.out(d) as u64;
+        other *= s.window(d, 0..s.out(d)).len() as u64;
     }
+    let wc = split_window(s, pf);
+    let window = wc.rows * other;
     let taps = s.taps() as u64;
     let rate = u64::from(t.exchange_bytes_per_cycle.max(1));
     let setup = u64::from(t.exchange_setup_cycles);
     let in_bytes = c.elem * nb * cib * window;
-    let recv_in = if pco > 1 {
-        in_bytes
-    } else if pf > 1 {
-        c.elem * nb * cib * window.saturating_sub(own)
+    // The input blocks are stored channel-major: a channel's window over the block's batch is
+    // one run, or, where it straddles tiles, one run per batch element and source tile.
+    let runs = if wc.sources > 1 { cib * nb } else { cib };
+    let (recv_in, in_messages) = if pco > 1 {
+        (in_bytes, runs * wc.sources)
+    } else {
+        (c.elem * nb * cib * wc.halo * other, runs * wc.halo_sources)
+    };
+    // Each output channel's weights, `[cib, taps]`, are one run.
+    let (recv_w, w_messages) = if pb * pf > 1 {
+        (c.elem * cob * cib * taps, cob)
+    } else {
+        (0, 0)
+    };
+    // Where the window straddles tiles, the compiler gathers the tile's own part of each run
+    // beside the received halo with an on-tile copy (on the tiles of the first output-channel
+    // block, which hold the input).
+    let copies = if wc.halo > 0 && wc.local > 0 {
+        let bytes = c.elem * wc.local * other;
+        runs * (LOCAL_COPY_SETUP_CYCLES + bytes.div_ceil(LOCAL_COPY_BYTES_PER_CYCLE))
     } else {
         0
     };
-    let recv_w = if pb * pf > 1 {
-        c.elem * cob * cib * taps
-    } else {
-        0
-    };
-    let sources = window.div_ceil(own.max(1)).max(1);
-    let messages = if recv_in > 0 { sources } else { 0 } + u64::from(recv_w > 0);
     let w = t.workers_per_tile;
     let out_block = nb * cob * positions;
+    let vertices = multi_worker_tile_cycles(
+        block_cycles(nb * cob, positions, taps, cib, c.macs, w),
+        gpt,
+        w,
+    );
     let est = Estimate {
-        multiply_exchange: gpt * ((recv_in + recv_w).div_ceil(rate) + messages * setup),
-        multiply_compute: multi_worker_tile_cycles(
-            block_cycles(nb * cob, positions, taps, cib, c.macs, w),
-            gpt,
-            w,
-        ),
+        multiply_exchange: gpt
+            * ((recv_in + recv_w).div_ceil(rate) + (in_messages + w_messages) * setup),
+        multiply_compute: vertices + gpt * copies,
         reduce_exchange: if pci > 1 {
             gpt * ((4 * (pci as u64 - 1) * out_block).div_ceil(rate) + (pci as u64 - 1) * setup)
         } else {
@@ -222,7 +289,13 @@ fn evaluate(c: &Costing<'_>, split: Split) -> (Estimate, u64, usize, usize) {
     if pci > 1 {
         bytes += 4 * (pci as u64 - 1) * out_block + 4 * out_block;
     }
-    (est, gpt * bytes, slots, gpt as usize)
+    Evaluation {
+        estimate: est,
+        bytes: gpt * bytes,
+        slots,
+        gpt: gpt as usize,
+        window_copies: gpt * copies,
+    }
 }
 
 /// The split counts of `total` that give distinct block sizes, at most `limit`.
@@ -234,14 +307,11 @@ fn splits(total: usize, limit: usize) -> Vec<usize> {
     v
 }
 
-/// The best split so far: its (cycles, bytes) key, split, estimate, group slots and groups per
-/// tile.
+/// The best split so far: its (cycles, bytes) key, split and evaluation.
 struct Best {
     key: (u64, u64),
     split: Split,
-    estimate: Estimate,
-    slots: usize,
-    gpt: usize,
+    eval: Evaluation,
 }
 
 /// Plans one pass of a convolution on `target` (module notes).
@@ -282,29 +352,21 @@ pub fn plan_convolution(
             for pf in splits(shape.out(shape.split_dim), tiles / (pb * pco)) {
                 for pci in splits(shape.ci, tiles / (pb * pco * pf)) {
                     let split = [pb, pco, pf, pci];
-                    let (est, bytes, slots, gpt) = evaluate(&costing, split);
-                    least = least.min(bytes);
-                    let key = (est.total(), bytes);
-                    if bytes > budget || best.as_ref().is_some_and(|b| b.key <= key) {
+                    let eval = evaluate(&costing, split);
+                    least = least.min(eval.bytes);
+                    let key = (eval.estimate.total(), eval.bytes);
+                    if eval.bytes > budget || best.as_ref().is_some_and(|b| b.key <= key) {
                         continue;
                     }
-                    best = Some(Best {
-                        key,
-                        split,
-                        estimate: est,
-                        slots,
-                        gpt,
-                    });
+                    best = Some(Best { key, split, eval });
                 }
             }
         }
     }
     let Some(Best {
-        key: (_, bytes),
         split: [pb, pco, pf, pci],
-        estimate,
-        slots: group_slots,
-        gpt: groups_per_tile,
+        eval,
+        ..
     }) = best
     else {
         return Err(PlanError::DoesNotFit {
@@ -321,11 +383,12 @@ pub fn plan_convolution(
         pco,
         pf,
         pci,
-        group_slots,
-        groups_per_tile,
-        tiles_used: pb * pco * pf * pci * group_slots,
-        estimate,
-        bytes_per_tile: bytes,
+        group_slots: eval.slots,
+        groups_per_tile: eval.gpt,
+        tiles_used: pb * pco * pf * pci * eval.slots,
+        estimate: eval.estimate,
+        window_copy_cycles: eval.window_copies,
+        bytes_per_tile: eval.bytes,
         budget,
     })
 }
