@@ -63,6 +63,7 @@ pub mod optim;
 pub mod options;
 pub mod presets;
 pub mod schedule;
+pub mod sequential;
 pub mod train;
 pub mod update;
 
@@ -77,4 +78,5 @@ pub use train::{build, Compiled, RunError, Trainer};
 #[inline(never)]
 pub fn link() {
     collectives::link();
+    poplin::link();
 }
