@@ -327,7 +327,12 @@ fn backward(
     let c = [s.g * s.cg];
     let add = ReduceParams::new(Operation::Add);
     let db = reduce_to(graph, &dyv, &[0, 3], dt, add, &c, prog, &n("dbeta"))?;
-    let dg = reduce_to(graph, &q, &[0, 3], dt, add, &c, prog, &n("dgamma"))?;
+    let dg = reduce_to(graph, &q, &[0, 3], DType::F32, add, &c, prog, &n("dgamma"))?;
+    let dg = if dt == DType::F32 {
+        dg
+    } else {
+        popops::map(graph, &down(_1, dt), &[&dg], prog, &n("dgamma/round"))?
+    };
     let mean_of = add.with_scale(1.0 / s.m() as f32);
     let s1 = reduce_to(
         graph,
