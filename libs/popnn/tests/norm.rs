@@ -495,3 +495,23 @@ fn bad_input_gives_typed_errors() {
     );
     assert!(prog.is_empty());
 }
+
+/// The documentation's example of `batch_norm`, run here as well.
+#[test]
+fn documented_example() {
+    let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+    let x = graph.add_variable(DType::F32, &[2, 1, 1], "x");
+    let gamma = graph.add_variable(DType::F32, &[1], "gamma");
+    let beta = graph.add_variable(DType::F32, &[1], "beta");
+    for (t, v) in [(&x, &[1.0f32, 3.0][..]), (&gamma, &[2.0]), (&beta, &[0.5])] {
+        graph.set_tile_mapping(t, 0).unwrap();
+        graph.set_initial_value(t, v).unwrap();
+    }
+    let mut prog = Vec::new();
+    let (y, stats) = ops::batch_norm(&mut graph, &x, &gamma, &beta, 0.0, &mut prog, "bn").unwrap();
+    graph.create_host_read("y", &y).unwrap();
+    graph.create_host_read("mean", &stats.mean).unwrap();
+    let e = run(&graph, prog);
+    assert_eq!(e.read_tensor::<f32>("y").unwrap(), vec![-1.5, 2.5]);
+    assert_eq!(e.read_tensor::<f32>("mean").unwrap(), vec![2.0]);
+}

@@ -545,3 +545,30 @@ fn bad_input_gives_typed_errors() {
         .output_shape(&[1, 1, 3])
         .is_err());
 }
+
+/// The documentation's examples (of `pool` and `PoolParams::new`), run here as well.
+#[test]
+fn documented_examples() {
+    popnn::link();
+    let p = PoolParams::new(PT::Max, &[3, 3])
+        .with_stride(&[2, 2])
+        .with_padding(&[1, 1], &[1, 1]);
+    assert_eq!(p.output_shape(&[8, 4, 7, 6]).unwrap(), vec![8, 4, 4, 3]);
+    let mut graph = Graph::new(&Target::custom(2, 64 * 1024));
+    let x = var(
+        &mut graph,
+        "x",
+        DType::F32,
+        &[1, 1, 4],
+        &[1.0, 5.0, 2.0, 4.0],
+        2,
+    );
+    let mut prog = Vec::new();
+    let p = PoolParams::new(PT::Avg, &[2])
+        .with_stride(&[2])
+        .with_padding(&[1], &[1]);
+    let y = ops::pool(&mut graph, &p, &x, &mut prog, "avg").unwrap();
+    graph.create_host_read("y", &y).unwrap();
+    let e = run(&graph, prog);
+    assert_eq!(e.read_tensor::<f32>("y").unwrap(), vec![1.0, 3.5, 4.0]);
+}
