@@ -451,13 +451,21 @@ fn outputs_live_on_the_tiles_of_their_input_planes() {
     let p = PoolParams::new(PT::Avg, &[2]).with_stride(&[2]);
     let mut prog = Vec::new();
     let y = ops::pool(&mut graph, &p, &x, &mut prog, "pool").unwrap();
-    let m = graph.tile_mapping(&y).unwrap();
-    for (tile, ranges) in m.iter().enumerate() {
-        let n: usize = ranges.iter().map(|r| r.len()).sum();
-        assert_eq!(n, 6, "tile {tile}: {ranges:?}");
-        assert!(ranges
-            .iter()
-            .all(|r| r.start >= 6 * tile && r.end <= 6 * (tile + 1)));
+    // dy all on tile 3: dx still follows x.
+    let dy = graph.add_variable(DType::F32, &[2, 4, 3], "dy");
+    graph.set_tile_mapping(&dy, 3).unwrap();
+    let dx = ops::pool_input_gradient(&mut graph, &p, &x, &dy, &mut prog, "dpool").unwrap();
+    for (t, per) in [(&y, 3), (&dx, 6)] {
+        let m = graph.tile_mapping(t).unwrap();
+        for (tile, ranges) in m.iter().enumerate() {
+            let n: usize = ranges.iter().map(|r| r.len()).sum();
+            assert_eq!(n, 2 * per, "tile {tile}: {ranges:?}");
+            let (lo, hi) = (2 * per * tile, 2 * per * (tile + 1));
+            assert!(
+                ranges.iter().all(|r| r.start >= lo && r.end <= hi),
+                "{ranges:?}"
+            );
+        }
     }
 }
 
