@@ -346,6 +346,12 @@ fn fixed_2d_pools_with_stride_and_padding() {
             .with_stride(&[1, 2, 3])
             .with_padding(&[1, 0, 0], &[0, 2, 0]);
         device_case(&mut rng, &[2, 2, 3, 4, 5], &p, DType::F16, 10);
+        // One plane on one tile: its 40 rows split between the workers, windows overlapping
+        // the splits.
+        let p = PoolParams::new(kind, &[3, 2])
+            .with_stride(&[1, 2])
+            .with_padding(&[1, 1], &[2, 0]);
+        device_case(&mut rng, &[1, 1, 40, 3], &p, DType::F32, 1024);
     }
 }
 
@@ -579,4 +585,37 @@ fn documented_examples() {
     graph.create_host_read("y", &y).unwrap();
     let e = run(&graph, prog);
     assert_eq!(e.read_tensor::<f32>("y").unwrap(), vec![1.0, 3.5, 4.0]);
+}
+
+/// The cycle formulas of `docs/popnn.md`, worked by hand.
+#[test]
+fn cycle_estimates_follow_the_documented_formulas() {
+    use popnn::codelets::pool::{forward_cycles, grad_cycles, PoolDim, PoolGeom};
+    // 2 planes of 9 outputs, 3×3 taps, 6 workers: shares of 3 outputs over up to 2 planes.
+    assert_eq!(forward_cycles(2, 9, 9, false, 6), 20 + 2 * 6 + 3 * (4 + 9));
+    assert_eq!(
+        forward_cycles(2, 9, 9, true, 6),
+        20 + 2 * 6 + 3 * (4 + 9 + 5)
+    );
+    // One 6×6 plane, 3×3 kernel, stride 1, padding 1: rows along the first field dimension.
+    let one = PoolDim {
+        input: 1,
+        output: 1,
+        kernel: 1,
+        stride: 1,
+        pad_lower: 0,
+    };
+    let d = PoolDim {
+        input: 6,
+        output: 6,
+        kernel: 3,
+        stride: 1,
+        pad_lower: 1,
+    };
+    let g = PoolGeom { dims: [one, d, d] };
+    assert_eq!((g.row_dim(), g.rows()), (1, (6, 6)));
+    // 6 workers: a row each, reached by 3 output rows of 6 outputs of 9 taps.
+    assert_eq!(grad_cycles(&g, 1, 6), 20 + 6 + 3 * 6 * (4 + 9) + 2 * 6);
+    // 1 worker: all 6 rows, all 6 output rows.
+    assert_eq!(grad_cycles(&g, 1, 1), 20 + 6 + 6 * 6 * (4 + 9) + 2 * 36);
 }

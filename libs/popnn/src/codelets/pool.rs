@@ -6,8 +6,8 @@
 //! |---|---|---|---|
 //! | `popnn::MaxPool<T>` | `input` → `out` (lists) | `out[o]` = the max of `o`'s window | the block's outputs, plane-major |
 //! | `popnn::AvgPool<T>` | `input` → `out` | the mean of the window's real (not padding) elements | the outputs |
-//! | `popnn::MaxPoolGrad<T>` | `input`, `grad` → `out` | `out[i] = Σ grad[o]` over the outputs `o` whose *first* maximal window element is `i` | whole planes |
-//! | `popnn::AvgPoolGrad<T>` | `grad` → `out` | `out[i] = Σ grad[o] / count(o)` over the windows holding `i` | whole planes |
+//! | `popnn::MaxPoolGrad<T>` | `input`, `grad` → `out` | `out[i] = Σ grad[o]` over the outputs `o` whose *first* maximal window element is `i` | the block's input rows ([`PoolGeom::rows`]), plane-major |
+//! | `popnn::AvgPoolGrad<T>` | `grad` → `out` | `out[i] = Σ grad[o] / count(o)` over the windows holding `i` | the input rows |
 //!
 //! `T` is `float` or `half`; every value is computed in f32 (a `half` is widened exactly,
 //! sums accumulate in f32 in ascending output order, each result is rounded once to `half`).
@@ -22,9 +22,10 @@
 //! vector instructions, these are scalar over planes): one worker's share of `o` outputs over
 //! `r` planes costs `OVERHEAD + r·ROW_OVERHEAD + o·(OUTPUT + taps)` (`MaxPool`) or
 //! `… + o·(OUTPUT + taps + DIVIDE)` (`AvgPool`), one cycle a tap (a load and a max or add);
-//! the gradients (whole planes, the busiest worker's `⌈planes / workers⌉`) cost
-//! `OVERHEAD + r·(ROW_OVERHEAD + 2·in)` (zeroing the f32 accumulator and writing it out) plus
-//! `o·(OUTPUT + taps)` per plane (the max recomputed, or the taps' adds of the average).
+//! the gradients split the rows of the planes (along the outermost field dimension of more
+//! than one element) over the workers; each worker visits the outputs whose windows reach its
+//! rows (the max recomputed, or the average's share added, for its rows only), with the cost
+//! of [`grad_cycles`].
 
 use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
 use poplar_core::codelet::*;
@@ -115,6 +116,20 @@ impl PoolGeom {
     /// Elements of an output plane.
     pub fn out_len(&self) -> usize {
         self.dims.iter().map(|d| d.output).product()
+    }
+
+    /// The outermost dimension with more than one input element (the last if none): the
+    /// gradients split a plane's rows along it between the workers.
+    pub fn row_dim(&self) -> usize {
+        (0..3).find(|&d| self.dims[d].input > 1).unwrap_or(2)
+    }
+
+    /// The rows of a plane along [`row_dim`](Self::row_dim) and the elements of a row (each
+    /// row a contiguous run of the plane).
+    pub fn rows(&self) -> (usize, usize) {
+        let d = self.row_dim();
+        let inner = self.dims[d + 1..].iter().map(|d| d.input).product();
+        (self.dims[d].input, inner)
     }
 
     /// Elements of a window (padding included).
@@ -271,29 +286,59 @@ pub fn pool_share<T: Elem>(
     }
 }
 
-/// The input gradient of one plane: `grad`'s outputs spread to the first maximal elements
-/// of `input` (`Some`) or evenly over their windows' real elements (`None`).
-pub fn grad_plane<T: Elem>(
+/// The input gradient of rows `rows` (of [`PoolGeom::rows`]) of one plane: `grad`'s outputs
+/// spread to the first maximal elements of `input` (`Some`) or evenly over their windows'
+/// real elements (`None`), only those in the rows. Every element sums its contributions in
+/// ascending output order, so the bits do not depend on how the rows are split. `first` is
+/// the plane's first element in the vertex's output (for the rounding).
+pub fn grad_rows<T: Elem>(
     g: &PoolGeom,
     input: Option<&[T]>,
     grad: &[T],
-    acc: &mut [f32],
+    rows: std::ops::Range<usize>,
+    acc: &mut Vec<f32>,
     out: &mut [T],
     first: usize,
 ) {
-    acc.fill(0.0);
-    for (o, d) in grad.iter().enumerate() {
-        let d = d.f32();
-        match input {
-            Some(x) => acc[g.max_at(x, o).1] += d,
-            None => {
-                let share = d / g.count(o) as f32;
-                g.each(o, |i| acc[i] += share);
+    let rd = g.row_dim();
+    let (_, inner) = g.rows();
+    let (lo, hi) = (rows.start * inner, rows.end * inner);
+    acc.clear();
+    acc.resize(hi - lo, 0.0);
+    let d = &g.dims[rd];
+    // The output rows whose windows reach `rows`.
+    let od_lo = (rows.start + d.pad_lower)
+        .checked_sub(d.kernel)
+        .map_or(0, |v| v / d.stride + 1);
+    let od_hi = (rows.end + d.pad_lower).div_ceil(d.stride).min(d.output);
+    let per_row: usize = g.dims[rd + 1..].iter().map(|d| d.output).product();
+    let outer: usize = g.dims[..rd].iter().map(|d| d.output).product();
+    for a in 0..outer {
+        for od in od_lo..od_hi {
+            let base = (a * d.output + od) * per_row;
+            for o in base..base + per_row {
+                let dv = grad[o].f32();
+                match input {
+                    Some(x) => {
+                        let i = g.max_at(x, o).1;
+                        if (lo..hi).contains(&i) {
+                            acc[i - lo] += dv;
+                        }
+                    }
+                    None => {
+                        let share = dv / g.count(o) as f32;
+                        g.each(o, |i| {
+                            if (lo..hi).contains(&i) {
+                                acc[i - lo] += share;
+                            }
+                        });
+                    }
+                }
             }
         }
     }
-    for (i, (o, a)) in out.iter_mut().zip(acc.iter()).enumerate() {
-        *o = T::round(*a, first + i);
+    for (i, (o, a)) in out[lo..hi].iter_mut().zip(acc.iter()).enumerate() {
+        *o = T::round(*a, first + lo + i);
     }
 }
 
@@ -307,16 +352,50 @@ pub fn forward_cycles(planes: u64, per: u64, taps: u64, avg: bool, workers: u32)
     OVERHEAD + touched.min(planes) * ROW_OVERHEAD + share * per_out
 }
 
-/// Worker cycles of a gradient vertex of `planes` planes of `input` inputs and `per`
-/// outputs.
-pub fn grad_cycles(planes: u64, input: u64, per: u64, taps: u64, workers: u32) -> u64 {
-    let r = planes.div_ceil(u64::from(workers.max(1)));
-    OVERHEAD + r * (ROW_OVERHEAD + 2 * input + per * (OUTPUT + taps))
+/// Worker cycles of a gradient vertex of `planes` planes of geometry `g`: the busiest
+/// worker's `u = ⌈planes·rows / workers⌉` rows over the `r` planes they touch reach about
+/// `v = ⌈u / stride⌉ + r·⌈(kernel − 1) / stride⌉` output rows (of the row dimension, at most
+/// `r` times all of them), each of `out_row` outputs: `OVERHEAD + r·ROW_OVERHEAD +
+/// v·out_row·(OUTPUT + taps) + 2·u·inner` (the accumulator zeroed and written).
+pub fn grad_cycles(g: &PoolGeom, planes: u64, workers: u32) -> u64 {
+    let d = g.dims[g.row_dim()];
+    let (rows, inner) = g.rows();
+    let (rows, inner) = (rows as u64, inner as u64);
+    let u = (planes * rows).div_ceil(u64::from(workers.max(1)));
+    let r = (u.div_ceil(rows.max(1)) + u64::from(rows > 1 && planes > 1)).min(planes);
+    let (k, s, out_rows) = (d.kernel as u64, d.stride as u64, d.output as u64);
+    let v = (u.div_ceil(s) + r * (k - 1).div_ceil(s)).min(r * out_rows);
+    let out_row = g.out_len() as u64 / out_rows.max(1);
+    OVERHEAD + r * ROW_OVERHEAD + v * out_row * (OUTPUT + g.taps() as u64) + 2 * u * inner
+}
+
+/// A 1-D geometry of `input` and `per` outputs with a kernel and stride of `input / per`:
+/// the codelets' own estimates see only the fields' sizes, not `geom`'s values.
+fn guessed_geom(input: u64, per: u64) -> PoolGeom {
+    let k = input.checked_div(per).unwrap_or(1).max(1) as usize;
+    let one = PoolDim {
+        input: 1,
+        output: 1,
+        kernel: 1,
+        stride: 1,
+        pad_lower: 0,
+    };
+    let d = PoolDim {
+        input: input.max(1) as usize,
+        output: per.max(1) as usize,
+        kernel: k,
+        stride: k,
+        pad_lower: 0,
+    };
+    PoolGeom {
+        dims: [one, one, d],
+    }
 }
 
 /// `(planes, elements of one sub-vector)` of list field `f`. The codelets' own estimates see
 /// only the fields' sizes, not `geom`'s values, so they take the taps as `input / output`
-/// elements; [`crate::ops::pool`] sets each vertex's estimate from the real geometry.
+/// elements ([`guessed_geom`]); [`crate::ops::pool`] sets each vertex's estimate from the
+/// real geometry.
 fn list_size(ctx: &CycleCtx<'_>, f: usize) -> (u64, u64) {
     let planes = u64::from(ctx.sizes.get(f).copied().unwrap_or(0));
     (planes, ctx.elements(f).checked_div(planes).unwrap_or(0))
@@ -393,10 +472,11 @@ macro_rules! max_grad_codelets {
                         ("out", outs, g.in_len()),
                     ],
                 )?;
-                let mut acc = vec![0f32; g.in_len()];
-                for p in w.split(self.out.len()) {
+                let (rows, mut acc) = (g.rows().0, Vec::new());
+                for (p, r) in plane_ranges(w.split(self.out.len() * rows), rows) {
                     let (x, d) = (self.input.get(p), self.grad.get(p));
-                    grad_plane(&g, Some(x), d, &mut acc, self.out.get_mut(p), p * g.in_len());
+                    let first = p * g.in_len();
+                    grad_rows(&g, Some(x), d, r, &mut acc, self.out.get_mut(p), first);
                 }
                 Ok(())
             }
@@ -404,8 +484,7 @@ macro_rules! max_grad_codelets {
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
                 let (planes, input) = list_size(ctx, Self::out);
                 let (_, per) = list_size(ctx, Self::grad);
-                let taps = input.checked_div(per).unwrap_or(1).max(1);
-                Some(grad_cycles(planes, input, per, taps, ctx.workers))
+                Some(grad_cycles(&guessed_geom(input, per), planes, ctx.workers))
             }
         }
     )*};
@@ -436,10 +515,10 @@ macro_rules! avg_grad_codelets {
                     $cname,
                     &[("grad", grads, g.out_len()), ("out", outs, g.in_len())],
                 )?;
-                let mut acc = vec![0f32; g.in_len()];
-                for p in w.split(self.out.len()) {
-                    let d = self.grad.get(p);
-                    grad_plane::<$t>(&g, None, d, &mut acc, self.out.get_mut(p), p * g.in_len());
+                let (rows, mut acc) = (g.rows().0, Vec::new());
+                for (p, r) in plane_ranges(w.split(self.out.len() * rows), rows) {
+                    let (d, first) = (self.grad.get(p), p * g.in_len());
+                    grad_rows::<$t>(&g, None, d, r, &mut acc, self.out.get_mut(p), first);
                 }
                 Ok(())
             }
@@ -447,8 +526,7 @@ macro_rules! avg_grad_codelets {
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
                 let (planes, input) = list_size(ctx, Self::out);
                 let (_, per) = list_size(ctx, Self::grad);
-                let taps = input.checked_div(per).unwrap_or(1).max(1);
-                Some(grad_cycles(planes, input, per, taps, ctx.workers))
+                Some(grad_cycles(&guessed_geom(input, per), planes, ctx.workers))
             }
         }
     )*};

@@ -338,8 +338,8 @@ pub fn pool_input_gradient(
         graph.connect_list(v, "out", &outs)?;
         graph.set_vertex_state(v, "geom", geom.words())?;
         graph.set_tile_mapping(v, tile)?;
-        let (n, il, ol, taps) = (ps.len() as u64, il as u64, ol as u64, geom.taps() as u64);
-        graph.set_cycle_estimate(v, cp::grad_cycles(n, il, ol, taps, workers))?;
+        let cycles = cp::grad_cycles(&geom, ps.len() as u64, workers);
+        graph.set_cycle_estimate(v, cycles)?;
     }
     Ok(dx)
 }
