@@ -316,8 +316,8 @@ pub fn grad_rows<T: Elem>(
     for a in 0..outer {
         for od in od_lo..od_hi {
             let base = (a * d.output + od) * per_row;
-            for o in base..base + per_row {
-                let dv = grad[o].f32();
+            for (o, dv) in (base..).zip(&grad[base..base + per_row]) {
+                let dv = dv.f32();
                 match input {
                     Some(x) => {
                         let i = g.max_at(x, o).1;
