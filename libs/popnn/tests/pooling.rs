@@ -619,3 +619,49 @@ fn cycle_estimates_follow_the_documented_formulas() {
     // 1 worker: all 6 rows, all 6 output rows.
     assert_eq!(grad_cycles(&g, 1, 1), 20 + 6 + 6 * 6 * (4 + 9) + 2 * 36);
 }
+
+/// A view (axes swapped, so that its planes are not contiguous in the variable) pools as
+/// its values say.
+#[test]
+fn a_view_pools_as_its_values() {
+    popnn::link();
+    let mut rng = Rng(21);
+    let (n, c, w) = (3, 2, 5);
+    let data = rng.distinct(n * c * w);
+    let mut graph = Graph::new(&target());
+    // The variable is [C, N, W]; the op sees [N, C, W].
+    let v = var(&mut graph, "v", DType::F32, &[c, n, w], &data, 4);
+    let x = v.dim_shuffle(&[1, 0, 2]).unwrap();
+    let p = PoolParams::new(PT::Max, &[2]).with_padding(&[1], &[0]);
+    let dys: Vec<f32> = (0..n * c * w).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+    let dy = var(&mut graph, "dy", DType::F32, &[n, c, w], &dys, 3);
+    let mut prog = Vec::new();
+    let y = ops::pool(&mut graph, &p, &x, &mut prog, "pool").unwrap();
+    let dx = ops::pool_input_gradient(&mut graph, &p, &x, &dy, &mut prog, "dpool").unwrap();
+    graph.create_host_read("y", &y).unwrap();
+    graph.create_host_read("dx", &dx).unwrap();
+    let mut e = run(&graph, prog);
+    // The view's values in its own order.
+    let mut xv = vec![0.0; n * c * w];
+    for (ci, nn, wi) in
+        (0..c).flat_map(|ci| (0..n).flat_map(move |nn| (0..w).map(move |wi| (ci, nn, wi))))
+    {
+        xv[(nn * c + ci) * w + wi] = f64::from(data[(ci * n + nn) * w + wi]);
+    }
+    let g = Geo::new(&[n, c, w], &p);
+    let dyv: Vec<f64> = dys.iter().map(|&d| f64::from(d)).collect();
+    check(
+        "view y",
+        &read(&mut e, "y", DType::F32),
+        &pool_ref(PT::Max, &g, &xv).0,
+        0.0,
+        0.0,
+    );
+    check(
+        "view dx",
+        &read(&mut e, "dx", DType::F32),
+        &grad_ref(PT::Max, &g, &xv, &dyv),
+        1e-6,
+        1e-6,
+    );
+}
