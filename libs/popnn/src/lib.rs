@@ -12,9 +12,9 @@
 //!   the chips of each replica, gradient accumulation over micro-batches, the all-reduce over
 //!   replicas, the update — and [`train::Trainer`], its host side on any device (an
 //!   `Engine`: `poplar_exe::exe::Device`);
-//! - [`ops`]: graph-building ops over `popops` in the style of poplibs' popnn —
-//!   non-linearities, softmax and log-softmax, cross-entropy and sum-of-squares losses, with
-//!   their input gradients;
+//! - [`ops`]: graph-building ops in the style of poplibs' popnn — non-linearities, softmax
+//!   and log-softmax, cross-entropy and sum-of-squares losses, max and average pooling,
+//!   batch, layer and group normalisation, with their gradients;
 //! - [`host`]: the f64 reference the device is checked against;
 //! - [`codelets`]: the vertices, with their cycle estimates.
 //!

@@ -1,9 +1,10 @@
-//! popnn's vertices: the dense layer's (`dense`), the loss (`loss`) and the optimizers'
-//! (`optim`). Each module's documentation tables its codelets and states its cycle estimates.
+//! popnn's vertices: the dense layer's (`dense`), the loss (`loss`), the optimizers'
+//! (`optim`) and pooling's (`pool`, for [`crate::ops::pool`]). Each module's documentation tables its codelets and states its cycle estimates.
 
 pub mod dense;
 pub mod loss;
 pub mod optim;
+pub mod pool;
 
 pub use dense::*;
 pub use loss::SoftmaxCrossEntropy;

@@ -1,18 +1,25 @@
 //! Graph-building neural-network ops in the style of poplibs' popnn, over `popops`' fused
-//! expressions (`popops::map`) and reductions (`popops::reduce`): no codelets of their own.
+//! expressions (`popops::map`) and reductions (`popops::reduce`); pooling has vertices of its
+//! own ([`crate::codelets::pool`]).
 //!
 //! - [`nonlinearity`]: relu, gelu (tanh approximation), sigmoid, tanh, their input gradients
 //!   (poplibs' `nonLinearity`, `nonLinearityInPlace`, `nonLinearityInputGradient`);
 //! - [`softmax`](mod@softmax): the numerically stable softmax and log-softmax along the last
 //!   axis and their input gradients;
 //! - [`loss`]: cross-entropy (over probabilities or logits, `u32`/`i32` labels) and the sum of
-//!   squares, per sample, with the gradient w.r.t. the input (poplibs' `calcLoss`).
+//!   squares, per sample, with the gradient w.r.t. the input (poplibs' `calcLoss`);
+//! - [`pooling`]: max and average pooling over 1- to 3-D fields with their input gradients
+//!   (poplibs' `popnn::pooling`);
+//! - [`norm`]: batch (training mode), layer and group normalisation, forward and backward
+//!   (poplibs' `bn`, `ln`, `gn`).
 //!
 //! `f16` tensors are computed in `f32` inside each fused expression and rounded once; sums
 //! accumulate in `f32`. See `docs/popnn.md`.
 
 pub mod loss;
 pub mod nonlinearity;
+pub mod norm;
+pub mod pooling;
 pub mod softmax;
 
 use poplar_compiler::graph::{GraphError, Tensor};
@@ -23,6 +30,11 @@ pub use loss::{cross_entropy, sum_squared, CrossEntropyInput, Loss};
 pub use nonlinearity::{
     non_linearity, non_linearity_in_place, non_linearity_input_gradient, NonLinearityType,
 };
+pub use norm::{
+    batch_norm, batch_norm_grad, group_norm, group_norm_grad, layer_norm, layer_norm_grad,
+    NormGradients, NormStats,
+};
+pub use pooling::{pool, pool_input_gradient, PoolParams, PoolingType};
 pub use softmax::{log_softmax, log_softmax_input_gradient, softmax, softmax_input_gradient};
 
 /// The errors of the ops: typed, naming the op (its debug name), the tensor at fault and,
@@ -53,6 +65,13 @@ pub enum NnOpError {
         axis: usize,
         reason: String,
     },
+    /// A parameter of the op (not a tensor) that does not fit: `param` names it.
+    #[error("{op}: parameter '{param}': {reason}")]
+    Param {
+        op: String,
+        param: String,
+        reason: String,
+    },
 }
 
 pub(crate) fn check_float(op: &str, tensor: &str, t: &Tensor) -> Result<(), NnOpError> {
@@ -64,6 +83,14 @@ pub(crate) fn check_float(op: &str, tensor: &str, t: &Tensor) -> Result<(), NnOp
             got,
             expected: "f32 or f16".into(),
         }),
+    }
+}
+
+pub(crate) fn param_err(op: &str, param: &str, reason: impl Into<String>) -> NnOpError {
+    NnOpError::Param {
+        op: op.into(),
+        param: param.into(),
+        reason: reason.into(),
     }
 }
 
