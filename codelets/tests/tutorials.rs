@@ -33,29 +33,32 @@ fn rust_blocks(md: &str) -> Vec<String> {
     blocks
 }
 
-const TUTORIALS: [&str; 8] = [
-    "tut1_variables",
-    "tut2_using_codelets",
-    "tut3_writing_codelets",
-    "tut4_profiling",
-    "tut5_matvec",
-    "tut6_matvec_opt",
-    "tut7_streaming_memory",
-    "tut8_popops_elementwise",
+/// Each tutorial, the package of its example and the example's folder.
+const TUTORIALS: [(&str, &str, &str); 10] = [
+    ("tut1_variables", "codelets", "codelets"),
+    ("tut2_using_codelets", "codelets", "codelets"),
+    ("tut3_writing_codelets", "codelets", "codelets"),
+    ("tut4_profiling", "codelets", "codelets"),
+    ("tut5_matvec", "codelets", "codelets"),
+    ("tut6_matvec_opt", "codelets", "codelets"),
+    ("tut7_streaming_memory", "codelets", "codelets"),
+    ("tut8_popops_elementwise", "codelets", "codelets"),
+    ("tut8_poprand_slices", "poprand", "libs/poprand"),
+    ("tut9_conv_layer", "popnn", "libs/popnn"),
 ];
 
 #[test]
 fn code_blocks_are_excerpts_of_the_examples() {
     let readme = std::fs::read_to_string(root().join("docs/tutorials/README.md")).unwrap();
-    for name in TUTORIALS {
+    for (name, package, dir) in TUTORIALS {
         let md_path = root().join(format!("docs/tutorials/{name}.md"));
         let md = std::fs::read_to_string(&md_path)
             .unwrap_or_else(|e| panic!("{}: {e}", md_path.display()));
-        let example =
-            std::fs::read_to_string(root().join(format!("codelets/examples/{name}.rs"))).unwrap();
+        let example_path = format!("{dir}/examples/{name}.rs");
+        let example = std::fs::read_to_string(root().join(&example_path)).unwrap();
         let ex = norm(&example);
         assert!(
-            md.contains(&format!("cargo run -p codelets --example {name}")),
+            md.contains(&format!("cargo run -p {package} --example {name}")),
             "{name}.md does not say how to run its example"
         );
         assert!(
@@ -69,7 +72,7 @@ fn code_blocks_are_excerpts_of_the_examples() {
             let found = ex.windows(b.len()).any(|w| w == b.as_slice());
             assert!(
                 found,
-                "{name}.md: this block is not in codelets/examples/{name}.rs:\n{block}"
+                "{name}.md: this block is not in {example_path}:\n{block}"
             );
         }
     }
