@@ -512,16 +512,15 @@ fn convolve(
         DType::F16 => "ConvPartial<half>",
         _ => "ConvPartial<float>",
     };
+    let targets: Vec<&Tensor> = if partials.is_empty() {
+        vec![&out]
+    } else {
+        partials.iter().collect()
+    };
+    let mut cut = Cut::new(plan, input, weights, &targets);
     for_each_block(plan, |g, b, j, f, l| {
-        let target = partials.get(l).unwrap_or(&out);
-        add_partial_vertex(
-            graph,
-            cs,
-            codelet,
-            plan,
-            [input, weights, target],
-            [g, b, j, f, l],
-        )
+        let blocks = cut.blocks([g, b, j, f, l])?;
+        add_partial_vertex(graph, cs, codelet, plan, blocks, [g, b, j, f, l])
     })?;
     let mut steps = vec![Program::execute(cs)];
     if plan.pci > 1 {
@@ -556,35 +555,108 @@ fn out_ranges(plan: &ConvPlan, f: usize) -> [Range<usize>; 3] {
     [0, 1, 2].map(|d| plan.out_range(f, d))
 }
 
-/// One `ConvPartial` vertex: block `(g, b, j, f, l)` of `operands` (canonical input,
-/// weights, and the output or partial it writes).
+/// The operands cut into the blocks of the plan, each cut made once from the whole tensor
+/// (slicing a view costs in proportion to its regions, so each vertex slices its block, not
+/// the whole operand).
+struct Cut<'a> {
+    plan: &'a ConvPlan,
+    input: &'a Tensor,
+    weights: &'a Tensor,
+    targets: &'a [&'a Tensor],
+    /// Input `(g, b)`: its blocks per `l`; weights `g`: per `(j, l)`.
+    inputs: Option<((usize, usize), Vec<Tensor>)>,
+    weight_blocks: Option<(usize, Vec<Tensor>)>,
+}
+
+/// A vertex's blocks: the input `[nb, 1, cib, f]` (all of the field), the weights `[1, cob,
+/// cib, k]` and the target `[nb, 1, cob, o]` (its field block).
+struct VertexBlocks {
+    input: Tensor,
+    weights: Tensor,
+    target: Tensor,
+}
+
+impl<'a> Cut<'a> {
+    fn new(
+        plan: &'a ConvPlan,
+        input: &'a Tensor,
+        weights: &'a Tensor,
+        targets: &'a [&'a Tensor],
+    ) -> Cut<'a> {
+        Cut {
+            plan,
+            input,
+            weights,
+            targets,
+            inputs: None,
+            weight_blocks: None,
+        }
+    }
+
+    fn blocks(&mut self, [g, b, j, f, l]: [usize; 5]) -> Result<VertexBlocks, GraphError> {
+        let p = self.plan;
+        let s = &p.shape;
+        let all = [0, 1, 2].map(|d| 0..s.field[d]);
+        if self.inputs.as_ref().is_none_or(|(key, _)| *key != (g, b)) {
+            let gb = block(self.input, ranges6(p.n_range(b), g, 0..s.ci, &all))?;
+            let ls = (0..p.pci)
+                .map(|l| block(&gb, ranges6(0..gb.shape()[0], 0, p.ci_range(l), &all)))
+                .collect::<Result<_, _>>()?;
+            self.inputs = Some(((g, b), ls));
+        }
+        if self.weight_blocks.as_ref().is_none_or(|(key, _)| *key != g) {
+            let k = [0, 1, 2].map(|d| 0..s.kernel[d]);
+            let [k0, k1, k2] = k;
+            let wg = block(self.weights, [g..g + 1, 0..s.co, 0..s.ci, k0, k1, k2])?;
+            let mut v = Vec::with_capacity(p.pco * p.pci);
+            for jj in 0..p.pco {
+                let wj = wg.slice_dim(1, p.co_range(jj))?;
+                for ll in 0..p.pci {
+                    v.push(wj.slice_dim(2, p.ci_range(ll))?);
+                }
+            }
+            self.weight_blocks = Some((g, v));
+        }
+        let target = self.targets[l.min(self.targets.len() - 1)];
+        let target = block(
+            target,
+            ranges6(p.n_range(b), g, p.co_range(j), &out_ranges(p, f)),
+        )?;
+        Ok(VertexBlocks {
+            input: self.inputs.as_ref().expect("cut above").1[l].clone(),
+            weights: self.weight_blocks.as_ref().expect("cut above").1[j * p.pci + l].clone(),
+            target,
+        })
+    }
+}
+
+/// One `ConvPartial` vertex: block `(g, b, j, f, l)`, its operands' blocks cut by [`Cut`].
 fn add_partial_vertex(
     graph: &mut Graph,
     cs: ComputeSet,
     codelet: &str,
     plan: &ConvPlan,
-    [input, weights, target]: [&Tensor; 3],
+    blocks: VertexBlocks,
     [g, b, j, f, l]: [usize; 5],
 ) -> Result<(), GraphError> {
     let s: &PassShape = &plan.shape;
-    let (nr, cor, cir) = (plan.n_range(b), plan.co_range(j), plan.ci_range(l));
+    let nb = plan.n_range(b).len();
     let outs = out_ranges(plan, f);
     let win = [0, 1, 2].map(|d| s.window(d, outs[d].clone()));
-    let geom = Geom::for_block(s, nr.len(), outs.clone());
-    let ins = cir
-        .clone()
-        .map(|c| Ok(block(input, ranges6(nr.clone(), g, c..c + 1, &win))?.flatten()))
+    let geom = Geom::for_block(s, nb, outs.clone());
+    let (cib, cob) = (blocks.input.shape()[2], blocks.weights.shape()[1]);
+    let ins = (0..cib)
+        .map(|c| Ok(block(&blocks.input, ranges6(0..nb, 0, c..c + 1, &win))?.flatten()))
         .collect::<Result<Vec<_>, GraphError>>()?;
-    let full_k = [0, 1, 2].map(|d| 0..s.kernel[d]);
     // Weights `[g, co, ci, k]`: per output channel its `[cib, taps]`.
-    let wts = cor
-        .clone()
-        .map(|co| Ok(block(weights, ranges6(g..g + 1, co, cir.clone(), &full_k))?.flatten()))
+    let wts = (0..cob)
+        .map(|co| Ok(blocks.weights.slice_dim(1, co..co + 1)?.flatten()))
         .collect::<Result<Vec<_>, GraphError>>()?;
-    let mut planes = Vec::with_capacity(nr.len() * cor.len());
-    for n in nr.clone() {
-        for co in cor.clone() {
-            planes.push(block(target, ranges6(n..n + 1, g, co..co + 1, &outs))?.flatten());
+    let all = [0, 1, 2].map(|d| 0..outs[d].len());
+    let mut planes = Vec::with_capacity(nb * cob);
+    for n in 0..nb {
+        for co in 0..cob {
+            planes.push(block(&blocks.target, ranges6(n..n + 1, 0, co..co + 1, &all))?.flatten());
         }
     }
     let v = graph.add_vertex(cs, codelet)?;

@@ -21,8 +21,10 @@ use popops::expr::{_1, _2};
 use popops::Operation;
 
 use super::{Layer, Sequential, SequentialError, Shape};
-use crate::ops::{cross_entropy, non_linearity, non_linearity_input_gradient};
-use crate::ops::{CrossEntropyInput, NonLinearityType};
+use crate::ops::{cross_entropy, non_linearity, non_linearity_input_gradient, pool};
+use crate::ops::{
+    pool_input_gradient, CrossEntropyInput, NonLinearityType, PoolParams, PoolingType,
+};
 
 /// Program index of one training step.
 pub const TRAIN: usize = 0;
@@ -48,6 +50,10 @@ enum Saved {
     },
     Relu {
         y: Tensor,
+    },
+    Pool {
+        params: PoolParams,
+        x: Tensor,
     },
     Dense {
         x: Tensor,
@@ -251,6 +257,22 @@ impl Net<'_> {
                 };
                 Ok((y, saved))
             }
+            (Layer::MaxPool { kernel, stride } | Layer::AvgPool { kernel, stride }, _) => {
+                let kind = match layer {
+                    Layer::MaxPool { .. } => PoolingType::Max,
+                    _ => PoolingType::Avg,
+                };
+                let params =
+                    PoolParams::new(kind, &[*kernel, *kernel]).with_stride(&[*stride, *stride]);
+                let y = pool(&mut self.graph, &params, x, prog, &name)?;
+                Ok((
+                    y,
+                    Saved::Pool {
+                        params,
+                        x: x.clone(),
+                    },
+                ))
+            }
             (Layer::Relu, _) => {
                 let y = non_linearity(&mut self.graph, NonLinearityType::Relu, x, prog, &name)?;
                 Ok((y.clone(), Saved::Relu { y }))
@@ -297,6 +319,7 @@ impl Net<'_> {
                 prog,
                 &name,
             )?),
+            Saved::Pool { params, x } => Ok(pool_input_gradient(g, params, x, dy, prog, &name)?),
             Saved::Conv {
                 x,
                 w,

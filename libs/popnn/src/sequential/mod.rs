@@ -1,6 +1,6 @@
 //! Sequential networks of convolution, non-linearity, pooling and dense layers over images,
 //! built from the library's ops (`poplin::convolution` and its gradients, `poplin::matmul`,
-//! [`crate::ops`]) into one training graph on one chip, trained with SGD on softmax
+//! [`crate::ops`]: non-linearities, pooling, cross-entropy) into one training graph on one chip, trained with SGD on softmax
 //! cross-entropy ([`build`], [`SequentialTrainer`]).
 //!
 //! Where [`crate::Model`] (dense layers with fused vertices, pipelined over chips and
@@ -45,6 +45,10 @@ pub enum Layer {
     },
     /// `max(x, 0)`.
     Relu,
+    /// Max pooling over square windows of `kernel` every `stride` (no padding).
+    MaxPool { kernel: usize, stride: usize },
+    /// Average pooling over square windows of `kernel` every `stride` (no padding).
+    AvgPool { kernel: usize, stride: usize },
     /// A dense layer with a bias, on the flattened input.
     Dense { outputs: usize },
 }
@@ -221,6 +225,25 @@ fn next_shape(l: usize, layer: &Layer, shape: Shape) -> Result<Shape, Sequential
     };
     match *layer {
         Layer::Relu => Ok(shape),
+        Layer::MaxPool { kernel, stride } | Layer::AvgPool { kernel, stride } => {
+            let Shape::Image([c, h, w]) = shape else {
+                return Err(bad(
+                    "pool",
+                    "follows a dense layer: its input is flat".into(),
+                ));
+            };
+            if kernel == 0 || stride == 0 || kernel > h || kernel > w {
+                return Err(bad(
+                    "pool",
+                    format!("kernel {kernel} and stride {stride} must be > 0 and the kernel within {h}×{w}"),
+                ));
+            }
+            Ok(Shape::Image([
+                c,
+                (h - kernel) / stride + 1,
+                (w - kernel) / stride + 1,
+            ]))
+        }
         Layer::Dense { outputs } => {
             if outputs == 0 {
                 return Err(bad("dense", "has no outputs".into()));
