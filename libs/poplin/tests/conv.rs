@@ -136,6 +136,35 @@ fn every_pass_matches_the_direct_loops_for_sixty_random_convolutions() {
 }
 
 #[test]
+fn pointwise_convolutions_take_the_one_run_path_and_match_the_direct_loops() {
+    // 1×1 kernels, unit stride, no padding: the forward and input-gradient blocks are
+    // pointwise (one run per input channel); the weight update is not.
+    let mut rng = SplitMix64::new(11);
+    for (field, groups) in [(vec![4usize, 6], 1usize), (vec![9], 2), (vec![2, 3, 4], 1)] {
+        let k = vec![1; field.len()];
+        let p = ConvParams::new(2, 4, 6, &field, &k).with_groups(groups);
+        let s = PassShape::of(&p, ConvPass::Forward);
+        let outs = s.out_field();
+        let geom = Geom::for_block(&s, s.n, [0..outs[0], 0..outs[1], 0..outs[2]]);
+        assert!(geom.is_pointwise(), "{p}");
+        let (f, kernel, _, _, _, out) = lift(&p);
+        let prod = |a: [usize; 3]| a.iter().product::<usize>();
+        let t = Tensors {
+            x: values(p.batch * p.input_channels * prod(f), &mut rng),
+            w: values(
+                p.output_channels * (p.input_channels / groups) * prod(kernel),
+                &mut rng,
+            ),
+            dy: values(p.batch * p.output_channels * prod(out), &mut rng),
+        };
+        let (y, dx, dw) = host(&p, &t);
+        check_pass(&p, ConvPass::Forward, &t, &y);
+        check_pass(&p, ConvPass::InputGradient, &t, &dx);
+        check_pass(&p, ConvPass::WeightUpdate, &t, &dw);
+    }
+}
+
+#[test]
 fn the_planner_refuses_broken_parameters_by_name() {
     let target = Target::custom(16, 256 * 1024);
     let opts = ConvOptions::default();

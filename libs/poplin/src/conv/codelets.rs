@@ -186,6 +186,18 @@ impl Geom {
     fn taps(&self) -> usize {
         self.dims.iter().map(|d| d.kernel).product()
     }
+
+    /// True when output `o` of the block reads window element `o` and nothing else: a 1×1
+    /// kernel with unit stride and input dilation whose window is the block's outputs.
+    pub fn is_pointwise(&self) -> bool {
+        self.dims.iter().all(|d| {
+            d.kernel == 1
+                && d.stride == 1
+                && d.input_dilation == 1
+                && d.window == d.outs
+                && d.out_start as i64 == d.base
+        })
+    }
 }
 
 /// The fields' sizes against the geometry, or the error naming the field.
@@ -270,9 +282,13 @@ pub fn conv_plane(
     plane: &mut [f32],
     range: std::ops::Range<usize>,
 ) {
+    if g.is_pointwise() {
+        return pointwise_plane(g, ins, weights, n, plane, range);
+    }
     let [d0, d1, d2] = &g.dims;
     let taps = g.taps();
     let (win_n, w12) = (g.window_len(), d1.window * d2.window);
+    let mut segs = Vec::with_capacity(taps);
     let mut pos = range.start;
     while pos < range.end {
         // One line of the last dimension at a time: outputs `c0..c1` of line (o0, o1).
@@ -285,17 +301,39 @@ pub fn conv_plane(
         let line = &mut plane[(o0 * d1.outs + o1) * d2.outs..][..d2.outs];
         let acc = &mut line[c0..c1];
         acc.fill(0.0);
-        for (ci, input) in ins.iter().enumerate() {
-            let input = &input[n * win_n..(n + 1) * win_n];
-            let wts = &weights[ci * taps..(ci + 1) * taps];
-            for k0 in 0..d0.kernel {
-                let Some(q0) = d0.at(o0, k0) else { continue };
-                for k1 in 0..d1.kernel {
-                    let Some(q1) = d1.at(o1, k1) else { continue };
-                    let row = &input[q0 * w12 + q1 * d2.window..][..d2.window];
-                    for k2 in 0..d2.kernel {
-                        let w = wts[(k0 * d1.kernel + k1) * d2.kernel + k2];
-                        tap_row(acc, c0, row, w, d2, k2, c0..c1);
+        if d2.input_dilation == 1 {
+            line_segments(g, o0, o1, c0..c1, &mut segs);
+            for (input, wts) in ins.iter().zip(weights.chunks_exact(taps)) {
+                let input = &input[n * win_n..(n + 1) * win_n];
+                for s in &segs {
+                    let a = &mut acc[s.lo - c0..s.hi - c0];
+                    let w = wts[s.tap];
+                    if d2.stride == 1 {
+                        let len = a.len();
+                        for (a, &x) in a.iter_mut().zip(&input[s.start..s.start + len]) {
+                            *a += w * x;
+                        }
+                    } else {
+                        let xs = input[s.start..].iter().step_by(d2.stride);
+                        for (a, &x) in a.iter_mut().zip(xs) {
+                            *a += w * x;
+                        }
+                    }
+                }
+            }
+        } else {
+            for (ci, input) in ins.iter().enumerate() {
+                let input = &input[n * win_n..(n + 1) * win_n];
+                let wts = &weights[ci * taps..(ci + 1) * taps];
+                for k0 in 0..d0.kernel {
+                    let Some(q0) = d0.at(o0, k0) else { continue };
+                    for k1 in 0..d1.kernel {
+                        let Some(q1) = d1.at(o1, k1) else { continue };
+                        let row = &input[q0 * w12 + q1 * d2.window..][..d2.window];
+                        for k2 in 0..d2.kernel {
+                            let w = wts[(k0 * d1.kernel + k1) * d2.kernel + k2];
+                            tap_row(acc, c0, row, w, d2, k2, c0..c1);
+                        }
                     }
                 }
             }
@@ -304,6 +342,72 @@ pub fn conv_plane(
             *s = canonical_nan(*s);
         }
         pos += c1 - c0;
+    }
+}
+
+/// One tap's contribution to a line: outputs `lo..hi` of the line read the window from
+/// `start` on (every `stride`-th element), times weight `tap` of the channel.
+struct Segment {
+    start: usize,
+    lo: usize,
+    hi: usize,
+    tap: usize,
+}
+
+/// The segments of line `(o0, o1)`'s outputs `cols` (input dilation 1 in the last
+/// dimension), in order of the taps `k0, k1, k2`: the same for every input channel.
+fn line_segments(
+    g: &Geom,
+    o0: usize,
+    o1: usize,
+    cols: std::ops::Range<usize>,
+    segs: &mut Vec<Segment>,
+) {
+    let [d0, d1, d2] = &g.dims;
+    let w12 = d1.window * d2.window;
+    segs.clear();
+    for k0 in 0..d0.kernel {
+        let Some(q0) = d0.at(o0, k0) else { continue };
+        for k1 in 0..d1.kernel {
+            let Some(q1) = d1.at(o1, k1) else { continue };
+            let row = q0 * w12 + q1 * d2.window;
+            for k2 in 0..d2.kernel {
+                let (lo, hi, c) = d2.run(k2, cols.clone());
+                if lo < hi {
+                    segs.push(Segment {
+                        start: row + (lo as i64 * d2.stride as i64 + c) as usize,
+                        lo,
+                        hi,
+                        tap: (k0 * d1.kernel + k1) * d2.kernel + k2,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// [`conv_plane`] of a pointwise block ([`Geom::is_pointwise`]): output `o` reads window
+/// element `o`, so a share of the plane is one run per input channel, summed in the same
+/// order of channels.
+fn pointwise_plane(
+    g: &Geom,
+    ins: &[&[f32]],
+    weights: &[f32],
+    n: usize,
+    plane: &mut [f32],
+    range: std::ops::Range<usize>,
+) {
+    let win_n = g.window_len();
+    let acc = &mut plane[range.clone()];
+    acc.fill(0.0);
+    for (input, &w) in ins.iter().zip(weights) {
+        let x = &input[n * win_n + range.start..n * win_n + range.end];
+        for (a, &v) in acc.iter_mut().zip(x) {
+            *a += w * v;
+        }
+    }
+    for s in acc.iter_mut() {
+        *s = canonical_nan(*s);
     }
 }
 
@@ -340,20 +444,85 @@ pub fn plane_ranges(
     })
 }
 
-/// Sub-vectors widened to f32 (f16 operands), or borrowed as they are (f32).
+/// The vertex's operands as f32 sub-vectors: borrowed as they are (f32), or widened (f16).
 trait Widen: Copy {
-    fn widen_all(v: &[Self]) -> std::borrow::Cow<'_, [f32]>;
+    /// Calls `f` with the input and weights sub-vectors as f32. `first` is true for the
+    /// vertex's first worker.
+    fn with_f32<'a, R>(
+        ins: impl Iterator<Item = &'a [Self]>,
+        wts: impl Iterator<Item = &'a [Self]>,
+        first: bool,
+        f: impl FnOnce(&[&[f32]], &[&[f32]]) -> R,
+    ) -> R
+    where
+        Self: 'a;
 }
 
 impl Widen for f32 {
-    fn widen_all(v: &[f32]) -> std::borrow::Cow<'_, [f32]> {
-        std::borrow::Cow::Borrowed(v)
+    fn with_f32<'a, R>(
+        ins: impl Iterator<Item = &'a [f32]>,
+        wts: impl Iterator<Item = &'a [f32]>,
+        _first: bool,
+        f: impl FnOnce(&[&[f32]], &[&[f32]]) -> R,
+    ) -> R {
+        f(&ins.collect::<Vec<_>>(), &wts.collect::<Vec<_>>())
     }
 }
 
+/// The widened operands of the f16 vertex the thread runs: its first sub-vectors' addresses
+/// and lengths (the key), then the input and weights sub-vectors in f32.
+type Widened = ((usize, usize, usize, usize), Vec<Vec<f32>>, Vec<Vec<f32>>);
+
+std::thread_local! {
+    static WIDENED: std::cell::RefCell<Widened> = const {
+        std::cell::RefCell::new(((0, 0, 0, 0), Vec::new(), Vec::new()))
+    };
+}
+
+/// Widens `from` into `to`, reusing its allocations.
+fn widen_into<'a>(from: impl Iterator<Item = &'a [poplar_core::f16]>, to: &mut Vec<Vec<f32>>) {
+    let mut n = 0;
+    for v in from {
+        if to.len() == n {
+            to.push(Vec::new());
+        }
+        to[n].clear();
+        to[n].extend(v.iter().map(|x| x.to_f32()));
+        n += 1;
+    }
+    to.truncate(n);
+}
+
+/// f16 operands are widened once per vertex, not once per worker: the engine runs a
+/// multi-worker vertex's workers one after the other on one thread (`engine::exec`), so the
+/// first worker widens into a per-thread buffer and the others read it. The buffer is keyed
+/// by the operands' addresses and lengths as well, and widened again on a mismatch.
 impl Widen for poplar_core::f16 {
-    fn widen_all(v: &[poplar_core::f16]) -> std::borrow::Cow<'_, [f32]> {
-        std::borrow::Cow::Owned(v.iter().map(|x| x.to_f32()).collect())
+    fn with_f32<'a, R>(
+        ins: impl Iterator<Item = &'a [poplar_core::f16]>,
+        wts: impl Iterator<Item = &'a [poplar_core::f16]>,
+        first: bool,
+        f: impl FnOnce(&[&[f32]], &[&[f32]]) -> R,
+    ) -> R {
+        let (ins, wts): (Vec<_>, Vec<_>) = (ins.collect(), wts.collect());
+        let key = |v: &[&[poplar_core::f16]]| {
+            v.first()
+                .map_or((0, 0), |s| (s.as_ptr() as usize, v.len() * s.len()))
+        };
+        let (ki, kw) = (key(&ins), key(&wts));
+        WIDENED.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            let cache = &mut *cache;
+            let k = (ki.0, ki.1, kw.0, kw.1);
+            if first || cache.0 != k {
+                widen_into(ins.iter().copied(), &mut cache.1);
+                widen_into(wts.iter().copied(), &mut cache.2);
+                cache.0 = k;
+            }
+            let i: Vec<&[f32]> = cache.1.iter().map(|v| &v[..]).collect();
+            let w: Vec<&[f32]> = cache.2.iter().map(|v| &v[..]).collect();
+            f(&i, &w)
+        })
     }
 }
 
@@ -392,19 +561,18 @@ macro_rules! conv_partial_codelets {
         impl Vertex for $name<'_> {
             fn compute(&mut self, w: Worker) -> Result<(), VertexError> {
                 let g = Geom::parse($cname, &self.geom)?;
-                let ins: Vec<_> = self.input.iter().map(|v| <$t>::widen_all(v)).collect();
-                let wts: Vec<_> = self.weights.iter().map(|v| <$t>::widen_all(v)).collect();
-                let ins: Vec<&[f32]> = ins.iter().map(|v| &v[..]).collect();
-                let wts: Vec<&[f32]> = wts.iter().map(|v| &v[..]).collect();
-                let lens = |v: &[&[f32]]| v.iter().map(|x| x.len()).collect::<Vec<_>>();
-                let out_lens: Vec<usize> = (0..self.out.len()).map(|i| self.out.get(i).len()).collect();
-                check_fields($cname, &g, &lens(&ins), &lens(&wts), &out_lens)?;
-                let (cob, positions) = (wts.len(), g.positions());
-                for (p, r) in plane_ranges(w.split(self.out.len() * positions), positions) {
-                    let (n, co) = (p / cob, p % cob);
-                    conv_plane_at_level(&g, &ins, wts[co], n, self.out.get_mut(p), r);
-                }
-                Ok(())
+                let out = &mut self.out;
+                <$t>::with_f32(self.input.iter(), self.weights.iter(), w.id == 0, |ins, wts| {
+                    let lens = |v: &[&[f32]]| v.iter().map(|x| x.len()).collect::<Vec<_>>();
+                    let out_lens: Vec<usize> = (0..out.len()).map(|i| out.get(i).len()).collect();
+                    check_fields($cname, &g, &lens(ins), &lens(wts), &out_lens)?;
+                    let (cob, positions) = (wts.len(), g.positions());
+                    for (p, r) in plane_ranges(w.split(out.len() * positions), positions) {
+                        let (n, co) = (p / cob, p % cob);
+                        conv_plane_at_level(&g, ins, wts[co], n, out.get_mut(p), r);
+                    }
+                    Ok(())
+                })
             }
 
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
