@@ -26,8 +26,21 @@ fn canonical(
     let xd = [p.batch, p.input_channels, f[0], f[1], f[2]];
     let wd = [p.output_channels, ci, kernel[0], kernel[1], kernel[2]];
     let yd = [p.batch, p.output_channels, out[0], out[1], out[2]];
+    // A folded weight update's input channel `c` is batch element `c / P` at field position
+    // `c % P` (`P` positions; its field and kernel are one position).
+    let unfold = |c: usize| -> (usize, [usize; 3]) {
+        let q = c % (f[0] * f[1] * f[2]);
+        (
+            c / (f[0] * f[1] * f[2]),
+            [q / (f[1] * f[2]), q / f[2] % f[1], q % f[2]],
+        )
+    };
     let value = |c: usize, n: usize, pos: [usize; 3]| -> f32 {
         let pos = [0, 1, 2].map(|d| win[d].start + pos[d]);
+        if s.folded {
+            let (b, q) = unfold(c);
+            return t.x[at(&[b, g * ci + n, q[0], q[1], q[2]], &xd)];
+        }
         match pass {
             ConvPass::Forward => t.x[at(&[n, g * ci + c, pos[0], pos[1], pos[2]], &xd)],
             ConvPass::InputGradient => t.dy[at(&[n, g * co + c, pos[0], pos[1], pos[2]], &yd)],
@@ -43,6 +56,10 @@ fn canonical(
         })
         .collect();
     let weight = |oc: usize, c: usize, k: [usize; 3]| -> f32 {
+        if s.folded {
+            let (b, q) = unfold(c);
+            return t.dy[at(&[b, g * co + oc, q[0], q[1], q[2]], &yd)];
+        }
         match pass {
             ConvPass::Forward => t.w[at(&[g * co + oc, c, k[0], k[1], k[2]], &wd)],
             ConvPass::InputGradient => {

@@ -177,6 +177,7 @@ struct Coverage {
     field: bool,
     in_channels: bool,
     shared_tiles: bool,
+    folded: bool,
 }
 
 impl Coverage {
@@ -186,6 +187,7 @@ impl Coverage {
         self.field |= plan.pf > 1;
         self.in_channels |= plan.pci > 1;
         self.shared_tiles |= plan.groups_per_tile > 1;
+        self.folded |= plan.shape.folded;
     }
 }
 
@@ -223,6 +225,8 @@ fn every_pass_on_the_simulator_matches_the_direct_loops_for_forty_random_convolu
             ConvParams::new(2, 12, 12, &[6, 6], &[3, 3]).with_groups(12),
             4,
         ),
+        // Pointwise: the weight update folds the field into its input channels.
+        (ConvParams::new(3, 8, 5, &[6, 7], &[1, 1]), 16),
         // A long field and a large batch.
         (ConvParams::new(6, 2, 2, &[200], &[5]).with_stride(&[2]), 16),
     ] {
@@ -245,11 +249,12 @@ fn every_pass_on_the_simulator_matches_the_direct_loops_for_forty_random_convolu
         field,
         in_channels,
         shared_tiles,
+        folded,
     } = seen;
     assert!(
-        batch && out_channels && field && in_channels && shared_tiles,
+        batch && out_channels && field && in_channels && shared_tiles && folded,
         "splits seen: batch {batch}, output channels {out_channels}, field {field}, input \
-         channels {in_channels}, groups sharing tiles {shared_tiles}"
+         channels {in_channels}, groups sharing tiles {shared_tiles}, folded {folded}"
     );
 }
 

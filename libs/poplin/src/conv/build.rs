@@ -145,32 +145,31 @@ fn flip(t: Tensor) -> Result<Tensor, GraphError> {
     t.reverse(3)?.reverse(4)?.reverse(5)
 }
 
-/// The user's tensor `t` of `role` as the canonical operand of `pass`.
-fn to_canonical(
-    t: &Tensor,
-    role: Role,
-    pass: ConvPass,
-    p: &ConvParams,
-) -> Result<Tensor, GraphError> {
-    let (perm, flipped) = to_canonical_perm(role, pass);
-    let c = t.reshape(&role.grouped(p))?.dim_shuffle(&perm)?;
-    if flipped {
-        flip(c)
-    } else {
-        Ok(c)
+/// The user's tensor `t` of `role` as the canonical operand of `plan`'s pass.
+fn to_canonical(t: &Tensor, role: Role, plan: &ConvPlan) -> Result<Tensor, GraphError> {
+    let (perm, flipped) = to_canonical_perm(role, plan.pass);
+    let c = t.reshape(&role.grouped(&plan.params))?.dim_shuffle(&perm)?;
+    let c = if flipped { flip(c)? } else { c };
+    if plan.shape.folded {
+        // `[a, g, n, f0, f1, f2]` → `[a, g, n·f, 1, 1, 1]`.
+        let s = c.shape().to_vec();
+        return c.reshape(&[s[0], s[1], s[2] * s[3] * s[4] * s[5], 1, 1, 1]);
     }
+    Ok(c)
 }
 
-/// The canonical operand `c` of `pass` as the user's tensor of `role`.
-fn from_canonical(
-    c: Tensor,
-    role: Role,
-    pass: ConvPass,
-    p: &ConvParams,
-) -> Result<Tensor, GraphError> {
-    let (perm, flipped) = to_canonical_perm(role, pass);
+/// The canonical operand `c` of `plan`'s pass as the user's tensor of `role`.
+fn from_canonical(c: Tensor, role: Role, plan: &ConvPlan) -> Result<Tensor, GraphError> {
+    let (perm, flipped) = to_canonical_perm(role, plan.pass);
+    let grouped = role.grouped(&plan.params);
+    let c = if plan.shape.folded {
+        c.reshape(&perm.map(|d| grouped[d]))?
+    } else {
+        c
+    };
     let c = if flipped { flip(c)? } else { c };
-    c.dim_shuffle(&inverse(perm))?.reshape(&role.shape(p))
+    c.dim_shuffle(&inverse(perm))?
+        .reshape(&role.shape(&plan.params))
 }
 
 /// The canonical result `[n, g, co, o]` of `pass` as the user's tensor.
@@ -326,7 +325,7 @@ fn create(graph: &mut Graph, plan: &ConvPlan, role: Role, name: &str) -> Result<
         });
     }
     let c = create_canonical(graph, plan, role == input, name)?;
-    Ok(from_canonical(c, role, plan.pass, &plan.params)?)
+    Ok(from_canonical(c, role, plan)?)
 }
 
 /// The input `x[batch, input_channels, *field]` laid out for a [`ConvPass::Forward`] or
@@ -396,8 +395,8 @@ fn run_pass(
     checked(a, ra, plan)?;
     checked(b, rb, plan)?;
     let p = &plan.params;
-    let input = to_canonical(a, ra, plan.pass, p)?;
-    let weights = to_canonical(b, rb, plan.pass, p)?;
+    let input = to_canonical(a, ra, plan)?;
+    let weights = to_canonical(b, rb, plan)?;
     let (out, prog) = convolve(graph, &input, &weights, plan, name)?;
     Ok((result_view(&out, plan.pass, p)?, prog))
 }

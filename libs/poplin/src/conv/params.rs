@@ -109,6 +109,16 @@ impl ConvParams {
             * prod(&self.kernel)
     }
 
+    /// A 1×1 kernel with unit stride and no padding: every output reads one input position.
+    pub fn is_pointwise(&self) -> bool {
+        let ones = |v: &[usize]| v.iter().all(|&x| x == 1);
+        let zeros = |v: &[usize]| v.iter().all(|&x| x == 0);
+        ones(&self.kernel)
+            && ones(&self.stride)
+            && zeros(&self.padding_lower)
+            && zeros(&self.padding_upper)
+    }
+
     pub(crate) fn any_zero(&self) -> bool {
         [
             self.batch,
@@ -274,6 +284,11 @@ pub struct PassShape {
     pub pad_lower: [i64; 3],
     pub pad_upper: [i64; 3],
     pub split_dim: usize,
+    /// A weight update of a pointwise convolution (1×1 kernel, unit stride, no padding) with
+    /// the field folded into the reduction: the input channels of the canonical convolution
+    /// are `batch × field positions` (batch outer) and its field is one position, so the AMP
+    /// sums over the positions too, as poplibs folds such a pass into a matrix product.
+    pub folded: bool,
 }
 
 impl PassShape {
@@ -307,6 +322,7 @@ impl PassShape {
                 pad_lower: pl,
                 pad_upper: pu,
                 split_dim: front,
+                folded: false,
             },
             // dX = conv(dY dilated by the stride, W flipped with ci and co swapped).
             ConvPass::InputGradient => PassShape {
@@ -323,6 +339,24 @@ impl PassShape {
                 pad_upper: [0, 1, 2]
                     .map(|d| field[d] as i64 - 1 - (stride[d] * (out[d] - 1)) as i64 + pl[d]),
                 split_dim: front,
+                folded: false,
+            },
+            // dW[co, ci] = Σ over batch and positions of dY · X: one position, the batch and
+            // the field folded into the input channels.
+            ConvPass::WeightUpdate if p.is_pointwise() => PassShape {
+                n: ci,
+                g: p.groups,
+                ci: p.batch * field.iter().product::<usize>(),
+                co,
+                field: [1; 3],
+                kernel: [1; 3],
+                stride: [1; 3],
+                dilation: [1; 3],
+                input_dilation: [1; 3],
+                pad_lower: [0; 3],
+                pad_upper: [0; 3],
+                split_dim: front,
+                folded: true,
             },
             // dW = conv(X with batch and channels swapped, dY as the kernel), its output
             // field the kernel's.
@@ -341,6 +375,7 @@ impl PassShape {
                     ext(d) + (stride[d] * (out[d] - 1)) as i64 + 1 - field[d] as i64 - pl[d]
                 }),
                 split_dim: front,
+                folded: false,
             },
         };
         debug_assert_eq!(
