@@ -12,109 +12,13 @@
 //! reference's gradients within `1e-6·(1 + |want|)` of central differences with h = 1e-5 of
 //! `L = Σ dy · y`.
 
-use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program};
+mod sim;
+
+use sim::*;
+
+use poplar::{DType, Engine, Graph, Program};
 use poplar::{Target, Tensor};
 use popnn::ops::{self, NnOpError, NormGradients, NormStats};
-
-fn target() -> Target {
-    Target {
-        flush_subnormals: false,
-        ..Target::custom(4, 256 * 1024)
-    }
-}
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
-    }
-    fn vec(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-        (0..n).map(|_| self.f32_in(lo, hi)).collect()
-    }
-}
-
-fn var(
-    g: &mut Graph,
-    name: &str,
-    dt: DType,
-    shape: &[usize],
-    data: &[f32],
-    grain: usize,
-) -> Tensor {
-    let t = g.add_variable(dt, shape, name);
-    g.map_linearly(&t, grain).unwrap();
-    if dt == DType::F16 {
-        let h: Vec<f16> = data.iter().map(|&v| f16::from_f32(v)).collect();
-        g.set_initial_value(&t, &h).unwrap();
-    } else {
-        g.set_initial_value(&t, data).unwrap();
-    }
-    t
-}
-
-fn run(g: &Graph, prog: Vec<Program>) -> Engine {
-    let exe = compile(g, &[Program::seq(prog)], &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("compile: {e}"));
-    let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
-    e.run(0).unwrap();
-    e
-}
-
-fn read(e: &mut Engine, name: &str, dt: DType) -> Vec<f64> {
-    match dt {
-        DType::F16 => e
-            .read_tensor::<f16>(name)
-            .unwrap()
-            .iter()
-            .map(|h| f64::from(h.to_f32()))
-            .collect(),
-        _ => e
-            .read_tensor::<f32>(name)
-            .unwrap()
-            .iter()
-            .map(|&v| f64::from(v))
-            .collect(),
-    }
-}
-
-/// `got` within `abs + rel·|want|` of `want`; the largest error seen.
-fn check(what: &str, got: &[f64], want: &[f64], abs: f64, rel: f64) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let mut worst = 0f64;
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let err = (g - w).abs();
-        worst = worst.max(err);
-        assert!(
-            err <= abs + rel * w.abs(),
-            "{what}: element {i}: got {g}, want {w}"
-        );
-    }
-    worst
-}
-
-fn held(v: &[f32], dt: DType) -> Vec<f64> {
-    v.iter()
-        .map(|&x| {
-            if dt == DType::F16 {
-                f64::from(f16::from_f32(x).to_f32())
-            } else {
-                f64::from(x)
-            }
-        })
-        .collect()
-}
 
 // ---- the f64 reference ----
 
@@ -321,7 +225,7 @@ fn device_case(rng: &mut Rng, shape: &[usize], kind: Kind, eps: f32, dt: DType) 
 #[test]
 fn random_norms_match_the_reference_f32_and_f16() {
     popnn::link();
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let mut worst = [[0f64; 4]; 2];
     let mut cases = 0;
     for kind_of in 0..3 {
@@ -346,7 +250,7 @@ fn random_norms_match_the_reference_f32_and_f16() {
 #[test]
 fn fixed_shapes_of_each_norm() {
     popnn::link();
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     device_case(&mut rng, &[4, 3, 5, 2], Kind::Batch, 1e-5, DType::F32);
     device_case(&mut rng, &[3, 6], Kind::Layer, 1e-5, DType::F32);
     device_case(&mut rng, &[2, 6, 7], Kind::Group(3), 1e-3, DType::F16);
@@ -355,7 +259,7 @@ fn fixed_shapes_of_each_norm() {
 
 #[test]
 fn reference_gradients_match_central_differences() {
-    let mut rng = Rng(13);
+    let mut rng = Rng::new(13);
     const H: f64 = 1e-5;
     for kind_of in 0..3 {
         for _ in 0..4 {

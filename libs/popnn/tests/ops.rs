@@ -9,91 +9,14 @@
 //! once is within half of one) plus 2^-14; the analytic f64 gradients within 1e-6 of central
 //! differences with h = 1e-5 (truncation error O(h²)).
 
-use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program};
-use poplar::{Target, Tensor};
+mod sim;
+
+use sim::*;
+
+use poplar::{f16, DType, Graph};
 use popnn::ops::{self, CrossEntropyInput, NnOpError, NonLinearityType as NL};
 
 const KINDS: [NL; 4] = [NL::Relu, NL::Gelu, NL::Sigmoid, NL::Tanh];
-
-/// A 4-tile target with IEEE subnormals.
-fn target() -> Target {
-    Target {
-        flush_subnormals: false,
-        ..Target::custom(4, 256 * 1024)
-    }
-}
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
-    }
-}
-
-fn var_f32(g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize) -> Tensor {
-    let t = g.add_variable(DType::F32, shape, name);
-    g.map_linearly(&t, grain).unwrap();
-    g.set_initial_value(&t, data).unwrap();
-    t
-}
-
-fn var_f16(g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize) -> Tensor {
-    let t = g.add_variable(DType::F16, shape, name);
-    g.map_linearly(&t, grain).unwrap();
-    let h: Vec<f16> = data.iter().map(|&v| f16::from_f32(v)).collect();
-    g.set_initial_value(&t, &h).unwrap();
-    t
-}
-
-fn run(g: &Graph, prog: Vec<Program>) -> Engine {
-    let exe = compile(g, &[Program::seq(prog)], &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("compile: {e}"));
-    let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
-    e.run(0).unwrap();
-    e
-}
-
-fn read(e: &mut Engine, name: &str, dt: DType) -> Vec<f64> {
-    match dt {
-        DType::F16 => e
-            .read_tensor::<f16>(name)
-            .unwrap()
-            .iter()
-            .map(|h| f64::from(h.to_f32()))
-            .collect(),
-        _ => e
-            .read_tensor::<f32>(name)
-            .unwrap()
-            .iter()
-            .map(|&v| f64::from(v))
-            .collect(),
-    }
-}
-
-/// `got` against `want` element-wise: NaN where and only where `want` is NaN, infinities
-/// exactly, the rest within `abs + rel·|want|`.
-fn check(what: &str, got: &[f64], want: &[f64], abs: f64, rel: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let ok = if w.is_nan() {
-            g.is_nan()
-        } else if w.is_infinite() {
-            g == w
-        } else {
-            (g - w).abs() <= abs + rel * w.abs()
-        };
-        assert!(ok, "{what}: element {i}: got {g}, want {w}");
-    }
-}
 
 /// Tolerances of f16 results.
 const F16_REL: f64 = 1.0 / 1024.0;
@@ -228,7 +151,7 @@ fn edge_values() -> Vec<f32> {
         f32::INFINITY,
         f32::NAN,
     ];
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     v.extend((0..181).map(|_| r.f32_in(-8.0, 8.0)));
     v
 }
@@ -246,7 +169,9 @@ fn non_linearities_against_f64_reference() {
         let mut prog = Vec::new();
         let mut outs = Vec::new();
         for kind in KINDS {
-            let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+            let mk = |g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize| {
+                var(g, name, dt, shape, data, grain)
+            };
             let x = mk(&mut g, &format!("x{kind:?}"), &[n], &data, 8);
             let y = ops::non_linearity(&mut g, kind, &x, &mut prog, &format!("{kind:?}")).unwrap();
             ops::non_linearity_in_place(&mut g, kind, &x, &mut prog, &format!("ip{kind:?}"))
@@ -281,7 +206,7 @@ fn non_linearities_against_f64_reference() {
 /// relu's kink): within 1e-6.
 #[test]
 fn non_linearity_derivatives_against_central_differences() {
-    let mut r = Rng(11);
+    let mut r = Rng::new(11);
     for kind in KINDS {
         for _ in 0..400 {
             let x = f64::from(r.f32_in(-8.0, 8.0));
@@ -304,7 +229,7 @@ fn non_linearity_derivatives_against_central_differences() {
 /// rounding, up to 2^-11 · |f''|, dominates).
 #[test]
 fn non_linearity_gradients_against_f64_reference() {
-    let mut r = Rng(3);
+    let mut r = Rng::new(3);
     let n = 300;
     let mut x: Vec<f32> = (0..n).map(|_| r.f32_in(-6.0, 6.0)).collect();
     x.extend([
@@ -321,7 +246,9 @@ fn non_linearity_gradients_against_f64_reference() {
     for dt in [DType::F32, DType::F16] {
         let mut g = Graph::new(&target());
         let mut prog = Vec::new();
-        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let mk = |g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize| {
+            var(g, name, dt, shape, data, grain)
+        };
         for kind in KINDS {
             let xt = mk(&mut g, &format!("x{kind:?}"), &[n], &x, 8);
             let dyt = mk(&mut g, &format!("dy{kind:?}"), &[n], &dy, 8);
@@ -371,7 +298,7 @@ fn non_linearity_gradients_against_f64_reference() {
 /// logits around 1e4, a row with -inf entries, one with a NaN and one with +inf.
 fn softmax_input() -> (Vec<f32>, usize, usize) {
     let c = 37;
-    let mut r = Rng(5);
+    let mut r = Rng::new(5);
     let mut x: Vec<f32> = (0..4 * c).map(|_| r.f32_in(-5.0, 5.0)).collect();
     x.extend((0..c).map(|j| 1e4 - j as f32)); // large logits: exp overflows without the max
     x.extend((0..c).map(|j| -1e4 + (j % 3) as f32));
@@ -397,9 +324,9 @@ fn softmax_and_log_softmax_against_f64_reference() {
         let mut g = Graph::new(&target());
         let mut prog = Vec::new();
         let xt = if dt == DType::F32 {
-            var_f32(&mut g, "x", &[n, c], &x, 16)
+            var(&mut g, "x", DType::F32, &[n, c], &x, 16)
         } else {
-            var_f16(&mut g, "x", &[n, c], &x, 16)
+            var(&mut g, "x", DType::F16, &[n, c], &x, 16)
         };
         let y = ops::softmax(&mut g, &xt, &mut prog, "sm").unwrap();
         let l = ops::log_softmax(&mut g, &xt, &mut prog, "lsm").unwrap();
@@ -445,7 +372,7 @@ fn softmax_and_log_softmax_against_f64_reference() {
 fn softmax_gradients_against_reference_and_central_differences() {
     let c = 19;
     let n = 7;
-    let mut r = Rng(9);
+    let mut r = Rng::new(9);
     let x: Vec<f32> = (0..n * c).map(|_| r.f32_in(-4.0, 4.0)).collect();
     let dy: Vec<f32> = (0..n * c).map(|_| r.f32_in(-1.0, 1.0)).collect();
     for dt in [DType::F32, DType::F16] {
@@ -454,7 +381,9 @@ fn softmax_gradients_against_reference_and_central_differences() {
         let dy64: Vec<f64> = dy.iter().map(|&v| q(v)).collect();
         let mut g = Graph::new(&target());
         let mut prog = Vec::new();
-        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let mk = |g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize| {
+            var(g, name, dt, shape, data, grain)
+        };
         let xt = mk(&mut g, "x", &[n, c], &x, 8);
         let dyt = mk(&mut g, "dy", &[n, c], &dy, 8);
         let y = ops::softmax(&mut g, &xt, &mut prog, "sm").unwrap();
@@ -554,7 +483,7 @@ fn ce_ref(kind: CrossEntropyInput, row: &[f64], label: i64) -> (f64, Vec<f64>) {
 #[test]
 fn cross_entropy_against_reference_and_central_differences() {
     let (n, c) = (9, 13);
-    let mut r = Rng(21);
+    let mut r = Rng::new(21);
     let mut logits: Vec<f32> = (0..n * c).map(|_| r.f32_in(-6.0, 6.0)).collect();
     for v in &mut logits[c..2 * c] {
         *v += 1e4; // large logits
@@ -575,7 +504,9 @@ fn cross_entropy_against_reference_and_central_differences() {
         let pr64: Vec<f64> = probs.iter().map(|&v| q(v)).collect();
         let mut g = Graph::new(&target());
         let mut prog = Vec::new();
-        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let mk = |g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize| {
+            var(g, name, dt, shape, data, grain)
+        };
         let xl = mk(&mut g, "logits", &[n, c], &logits, 8);
         let xp = mk(&mut g, "probs", &[n, c], &probs, 8);
         let lu = g.add_variable(DType::U32, &[n], "lu");
@@ -674,7 +605,7 @@ fn cross_entropy_against_reference_and_central_differences() {
 #[test]
 fn sum_squared_against_reference_and_central_differences() {
     let (n, c) = (6, 11);
-    let mut r = Rng(33);
+    let mut r = Rng::new(33);
     let mut x: Vec<f32> = (0..n * c).map(|_| r.f32_in(-3.0, 3.0)).collect();
     let t: Vec<f32> = (0..n * c).map(|_| r.f32_in(-3.0, 3.0)).collect();
     x[2 * c + 3] = f32::NAN;
@@ -685,7 +616,9 @@ fn sum_squared_against_reference_and_central_differences() {
         let t64: Vec<f64> = t.iter().map(|&v| q(v)).collect();
         let mut g = Graph::new(&target());
         let mut prog = Vec::new();
-        let mk = if dt == DType::F32 { var_f32 } else { var_f16 };
+        let mk = |g: &mut Graph, name: &str, shape: &[usize], data: &[f32], grain: usize| {
+            var(g, name, dt, shape, data, grain)
+        };
         let xt = mk(&mut g, "x", &[n, c], &x, 8);
         let tt = mk(&mut g, "t", &[n, c], &t, 4);
         let l = ops::sum_squared(&mut g, &xt, &tt, &mut prog, "mse").unwrap();

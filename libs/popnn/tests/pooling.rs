@@ -11,118 +11,12 @@
 //! of central differences with h = 1e-5 of `L(x) = Σ dy · pool(x)` (exact for the piecewise
 //! linear pools away from ties: the test data's values are at least 0.01 apart).
 
-use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Program};
-use poplar::{Target, Tensor};
+mod sim;
+
+use sim::*;
+
+use poplar::{DType, Graph, Target};
 use popnn::ops::{self, NnOpError, PoolParams, PoolingType as PT};
-
-fn target() -> Target {
-    Target {
-        flush_subnormals: false,
-        ..Target::custom(4, 256 * 1024)
-    }
-}
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * u
-    }
-    /// `n` values `0.01·(k − n/2)`, `k` a random permutation of `0..n`: at least 0.01 apart
-    /// (in f16 they are rounded, and the reference takes the rounded values).
-    fn distinct(&mut self, n: usize) -> Vec<f32> {
-        let mut k: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            k.swap(i, self.below(i + 1));
-        }
-        k.iter()
-            .map(|&k| 0.01 * (k as f32 - n as f32 / 2.0))
-            .collect()
-    }
-}
-
-fn var(
-    g: &mut Graph,
-    name: &str,
-    dt: DType,
-    shape: &[usize],
-    data: &[f32],
-    grain: usize,
-) -> Tensor {
-    let t = g.add_variable(dt, shape, name);
-    g.map_linearly(&t, grain).unwrap();
-    if dt == DType::F16 {
-        let h: Vec<f16> = data.iter().map(|&v| f16::from_f32(v)).collect();
-        g.set_initial_value(&t, &h).unwrap();
-    } else {
-        g.set_initial_value(&t, data).unwrap();
-    }
-    t
-}
-
-fn run(g: &Graph, prog: Vec<Program>) -> Engine {
-    let exe = compile(g, &[Program::seq(prog)], &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("compile: {e}"));
-    let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
-    e.run(0).unwrap();
-    e
-}
-
-fn read(e: &mut Engine, name: &str, dt: DType) -> Vec<f64> {
-    match dt {
-        DType::F16 => e
-            .read_tensor::<f16>(name)
-            .unwrap()
-            .iter()
-            .map(|h| f64::from(h.to_f32()))
-            .collect(),
-        _ => e
-            .read_tensor::<f32>(name)
-            .unwrap()
-            .iter()
-            .map(|&v| f64::from(v))
-            .collect(),
-    }
-}
-
-/// `got` within `abs + rel·|want|` of `want`; returns the largest error seen.
-fn check(what: &str, got: &[f64], want: &[f64], abs: f64, rel: f64) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let mut worst = 0f64;
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let err = (g - w).abs();
-        worst = worst.max(err);
-        assert!(
-            err <= abs + rel * w.abs(),
-            "{what}: element {i}: got {g}, want {w}"
-        );
-    }
-    worst
-}
-
-/// The values a tensor of `dt` holds.
-fn held(v: &[f32], dt: DType) -> Vec<f64> {
-    v.iter()
-        .map(|&x| {
-            if dt == DType::F16 {
-                f64::from(f16::from_f32(x).to_f32())
-            } else {
-                f64::from(x)
-            }
-        })
-        .collect()
-}
 
 // ---- the f64 reference ----
 
@@ -306,7 +200,7 @@ fn device_case(
 #[test]
 fn random_pools_match_the_reference_f32_and_f16() {
     popnn::link();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut worst = [[0f64; 2]; 2];
     let mut cases = 0;
     for rank in 1..=3 {
@@ -334,7 +228,7 @@ fn random_pools_match_the_reference_f32_and_f16() {
 #[test]
 fn fixed_2d_pools_with_stride_and_padding() {
     popnn::link();
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     for kind in [PT::Max, PT::Avg] {
         // ONNX-style 3×3, stride 2, padding 1 on a 2 × 3 × 7 × 6 input.
         let p = PoolParams::new(kind, &[3, 3])
@@ -357,7 +251,7 @@ fn fixed_2d_pools_with_stride_and_padding() {
 
 #[test]
 fn reference_gradients_match_central_differences() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     for rank in 1..=3 {
         for kind in [PT::Max, PT::Avg] {
             for _ in 0..4 {
@@ -625,7 +519,7 @@ fn cycle_estimates_follow_the_documented_formulas() {
 #[test]
 fn a_view_pools_as_its_values() {
     popnn::link();
-    let mut rng = Rng(21);
+    let mut rng = Rng::new(21);
     let (n, c, w) = (3, 2, 5);
     let data = rng.distinct(n * c * w);
     let mut graph = Graph::new(&target());
