@@ -145,9 +145,9 @@ pub mod profile {
     /// (`docs/cycle-model.md`).
     pub mod model {
         pub use poplar_exe::profile::model::{
-            schedule_vertices, ComputeCost, CycleModel, EvenPorts, ExchangeBreakdown, ExchangeCost,
-            LinkLoad, TileComputeCost, TileExchangeCost, VertexSchedule,
-            LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES, SUPERVISOR_CYCLES,
+            local_copy_cycles, schedule_vertices, ComputeCost, CycleModel, EvenPorts,
+            ExchangeBreakdown, ExchangeCost, LinkLoad, TileComputeCost, TileExchangeCost,
+            VertexSchedule, LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES, SUPERVISOR_CYCLES,
         };
     }
 }

@@ -13,21 +13,9 @@ use poplar::rand::SplitMix64;
 use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Target};
 use poplin::{ConvOptions, ConvParams, ConvPass, ConvPlan};
 
-/// (input channels, output channels, field, kernel, stride, padding) of ResNet-50's distinct
-/// convolution layers.
-const LAYERS: [(usize, usize, usize, usize, usize, usize); 11] = [
-    (3, 64, 224, 7, 2, 3),
-    (64, 64, 56, 1, 1, 0),
-    (64, 64, 56, 3, 1, 1),
-    (64, 256, 56, 1, 1, 0),
-    (256, 128, 56, 1, 1, 0),
-    (128, 128, 28, 3, 1, 1),
-    (512, 256, 28, 1, 1, 0),
-    (256, 256, 14, 3, 1, 1),
-    (1024, 512, 14, 1, 1, 0),
-    (512, 512, 7, 3, 1, 1),
-    (512, 2048, 7, 1, 1, 0),
-];
+#[path = "../tests/common/resnet50.rs"]
+mod resnet50;
+use resnet50::RESNET50_LAYERS as LAYERS;
 
 fn params((ci, co, f, k, s, pad): (usize, usize, usize, usize, usize, usize)) -> ConvParams {
     ConvParams::new(16, ci, co, &[f, f], &[k, k])

@@ -222,23 +222,8 @@ fn the_planner_refuses_broken_parameters_by_name() {
 
 #[test]
 fn resnet50_layers_plan_on_one_gc200_for_every_pass() {
-    // (input channels, output channels, field, kernel, stride, padding) of ResNet-50's
-    // distinct convolution layers, batch 16, f16.
-    let layers = [
-        (3, 64, 224, 7, 2, 3),
-        (64, 64, 56, 1, 1, 0),
-        (64, 64, 56, 3, 1, 1),
-        (64, 256, 56, 1, 1, 0),
-        (256, 128, 56, 1, 1, 0),
-        (128, 128, 28, 3, 1, 1),
-        (512, 256, 28, 1, 1, 0),
-        (256, 256, 14, 3, 1, 1),
-        (1024, 512, 14, 1, 1, 0),
-        (512, 512, 7, 3, 1, 1),
-        (512, 2048, 7, 1, 1, 0),
-    ];
     let target = Target::gc200();
-    for (ci, co, f, k, s, pad) in layers {
+    for (ci, co, f, k, s, pad) in RESNET50_LAYERS {
         let p = ConvParams::new(16, ci, co, &[f, f], &[k, k])
             .with_stride(&[s, s])
             .with_padding(&[pad, pad], &[pad, pad])

@@ -7,9 +7,7 @@ mod common;
 
 use common::*;
 use poplar::exe::{Executable, LocalCopy};
-use poplar::profile::model::{
-    schedule_vertices, LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES,
-};
+use poplar::profile::model::{local_copy_cycles, schedule_vertices};
 use poplar::profile::{Profile, ProfileOptions};
 use poplar::rand::SplitMix64;
 use poplar::{compile, f16, CompileOptions, DType, Engine, EngineOptions, Graph, Target, Tensor};
@@ -273,9 +271,7 @@ fn compute_cycles(profile: &Profile, name: &str) -> u64 {
 fn tile_parts(exe: &Executable, name: &str) -> Vec<(u64, u64)> {
     let copies = |c: &[LocalCopy]| -> u64 {
         c.iter()
-            .map(|c| {
-                LOCAL_COPY_SETUP_CYCLES + u64::from(c.bytes).div_ceil(LOCAL_COPY_BYTES_PER_CYCLE)
-            })
+            .map(|c| local_copy_cycles(u64::from(c.bytes)))
             .sum()
     };
     let phase = exe.computes.values().find(|c| c.name == name).unwrap();

@@ -425,25 +425,6 @@ poplar_core::isa_dispatch! {
     }
 }
 
-/// The planes and in-plane ranges a worker's share `range` of the block's outputs (planes of
-/// `positions` outputs, plane-major) covers.
-pub fn plane_ranges(
-    range: std::ops::Range<usize>,
-    positions: usize,
-) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> {
-    let per = positions.max(1);
-    let planes = if range.is_empty() {
-        0..0
-    } else {
-        range.start / per..(range.end - 1) / per + 1
-    };
-    planes.map(move |p| {
-        let lo = range.start.max(p * per) - p * per;
-        let hi = range.end.min((p + 1) * per) - p * per;
-        (p, lo..hi)
-    })
-}
-
 /// The vertex's operands as f32 sub-vectors: borrowed as they are (f32), or widened (f16).
 trait Widen: Copy {
     /// Calls `f` with the input and weights sub-vectors as f32. `first` is true for the
@@ -567,7 +548,7 @@ macro_rules! conv_partial_codelets {
                     let out_lens: Vec<usize> = (0..out.len()).map(|i| out.get(i).len()).collect();
                     check_fields($cname, &g, &lens(ins), &lens(wts), &out_lens)?;
                     let (cob, positions) = (wts.len(), g.positions());
-                    for (p, r) in plane_ranges(w.split(out.len() * positions), positions) {
+                    for (p, r) in w.split_planes(out.len(), positions) {
                         let (n, co) = (p / cob, p % cob);
                         conv_plane_at_level(&g, ins, wts[co], n, out.get_mut(p), r);
                     }

@@ -32,7 +32,7 @@
 
 use poplar_core::dtype::DType;
 use poplar_core::target::{Target, TileId};
-use poplar_exe::profile::model::{LOCAL_COPY_BYTES_PER_CYCLE, LOCAL_COPY_SETUP_CYCLES};
+use poplar_exe::profile::model::local_copy_cycles;
 
 use super::codelets::block_cycles;
 use super::params::{ConvParams, ConvPass, ConvPlanError, PassShape};
@@ -257,7 +257,7 @@ fn evaluate(c: &Costing<'_>, split: Split) -> Evaluation {
     // block, which hold the input).
     let copies = if wc.halo > 0 && wc.local > 0 {
         let bytes = c.elem * wc.local * other;
-        runs * (LOCAL_COPY_SETUP_CYCLES + bytes.div_ceil(LOCAL_COPY_BYTES_PER_CYCLE))
+        runs * local_copy_cycles(bytes)
     } else {
         0
     };

@@ -3,8 +3,12 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
+pub mod resnet50;
+
 use poplar::rand::SplitMix64;
 use poplin::ConvParams;
+#[allow(unused_imports)] // used by conv.rs, not conv_graph.rs
+pub use resnet50::RESNET50_LAYERS;
 
 /// Row-major index into a `[.., dims]` array.
 pub fn at(idx: &[usize], dims: &[usize]) -> usize {

@@ -225,25 +225,6 @@ impl Elem for poplar_core::f16 {
     }
 }
 
-/// The planes and in-plane ranges a worker's share `range` of a block's outputs (planes of
-/// `per` outputs, plane-major) covers.
-fn plane_ranges(
-    range: std::ops::Range<usize>,
-    per: usize,
-) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> {
-    let per = per.max(1);
-    let planes = if range.is_empty() {
-        0..0
-    } else {
-        range.start / per..(range.end - 1) / per + 1
-    };
-    planes.map(move |p| {
-        let lo = range.start.max(p * per) - p * per;
-        let hi = range.end.min((p + 1) * per) - p * per;
-        (p, lo..hi)
-    })
-}
-
 /// Fails unless every sub-vector of each list has its length and the lists one count.
 fn check_lists(name: &str, lists: &[(&str, Vec<usize>, usize)]) -> Result<(), VertexError> {
     let planes = lists.first().map_or(0, |l| l.1.len());
@@ -273,7 +254,7 @@ pub fn pool_share<T: Elem>(
     w: Worker,
 ) {
     let per = g.out_len();
-    for (p, r) in plane_ranges(w.split(input.len() * per), per) {
+    for (p, r) in w.split_planes(input.len(), per) {
         let (plane, o_plane) = (input[p], out.get_mut(p));
         for o in r {
             let v = if max {
@@ -473,7 +454,7 @@ macro_rules! max_grad_codelets {
                     ],
                 )?;
                 let (rows, mut acc) = (g.rows().0, Vec::new());
-                for (p, r) in plane_ranges(w.split(self.out.len() * rows), rows) {
+                for (p, r) in w.split_planes(self.out.len(), rows) {
                     let (x, d) = (self.input.get(p), self.grad.get(p));
                     let first = p * g.in_len();
                     grad_rows(&g, Some(x), d, r, &mut acc, self.out.get_mut(p), first);
@@ -516,7 +497,7 @@ macro_rules! avg_grad_codelets {
                     &[("grad", grads, g.out_len()), ("out", outs, g.in_len())],
                 )?;
                 let (rows, mut acc) = (g.rows().0, Vec::new());
-                for (p, r) in plane_ranges(w.split(self.out.len() * rows), rows) {
+                for (p, r) in w.split_planes(self.out.len(), rows) {
                     let (d, first) = (self.grad.get(p), p * g.in_len());
                     grad_rows::<$t>(&g, None, d, r, &mut acc, self.out.get_mut(p), first);
                 }

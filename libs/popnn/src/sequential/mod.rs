@@ -98,6 +98,9 @@ pub enum SequentialError {
     Logits,
     #[error("{what}: {reason}")]
     Options { what: &'static str, reason: String },
+    /// The device running the network failed (its message).
+    #[error("device: {0}")]
+    Device(String),
     #[error(transparent)]
     Graph(#[from] poplar_compiler::graph::GraphError),
     #[error(transparent)]

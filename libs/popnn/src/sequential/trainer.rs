@@ -29,10 +29,7 @@ where
     }
 
     fn device<T>(r: Result<T, D::Error>) -> Result<T, SequentialError> {
-        r.map_err(|e| SequentialError::Options {
-            what: "device",
-            reason: e.to_string(),
-        })
+        r.map_err(|e| SequentialError::Device(e.to_string()))
     }
 
     /// Writes the parameters (as [`super::Sequential::init`] gives them).

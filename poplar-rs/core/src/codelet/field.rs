@@ -117,6 +117,28 @@ impl Worker {
         let i = self.id as usize;
         (n * i / c)..(n * (i + 1) / c)
     }
+
+    /// This worker's even share of `planes` planes of `per` outputs each, taken in
+    /// plane-major order: the planes it touches and, for each, the range of outputs within the
+    /// plane (the first and last may be partial).
+    pub fn split_planes(
+        &self,
+        planes: usize,
+        per: usize,
+    ) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> {
+        let per = per.max(1);
+        let range = self.split(planes * per);
+        let touched = if range.is_empty() {
+            0..0
+        } else {
+            range.start / per..(range.end - 1) / per + 1
+        };
+        touched.map(move |p| {
+            let lo = range.start.max(p * per) - p * per;
+            let hi = range.end.min((p + 1) * per) - p * per;
+            (p, lo..hi)
+        })
+    }
 }
 
 /// A codelet's report that it could not compute.

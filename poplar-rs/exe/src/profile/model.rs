@@ -213,8 +213,14 @@ pub struct CycleModel {
 pub(crate) fn copy_cycles(copies: &[LocalCopy]) -> u64 {
     copies
         .iter()
-        .map(|c| LOCAL_COPY_SETUP_CYCLES + u64::from(c.bytes).div_ceil(LOCAL_COPY_BYTES_PER_CYCLE))
+        .map(|c| local_copy_cycles(u64::from(c.bytes)))
         .sum()
+}
+
+/// Tile cycles of one on-tile copy of `bytes`:
+/// `LOCAL_COPY_SETUP_CYCLES + ceil(bytes / LOCAL_COPY_BYTES_PER_CYCLE)`.
+pub fn local_copy_cycles(bytes: u64) -> u64 {
+    LOCAL_COPY_SETUP_CYCLES + bytes.div_ceil(LOCAL_COPY_BYTES_PER_CYCLE)
 }
 
 /// Tile cycles the supervisor spends starting one multi-worker vertex and waiting for its
