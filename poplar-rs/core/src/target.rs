@@ -243,6 +243,10 @@ pub const GW_LINK_BYTES_PER_CYCLE: f64 = 25.0e9 / 4.0 / 1.33e9;
 /// four times an Ethernet switch round trip; no public figure was found.
 pub const GW_HOP_LATENCY_CYCLES: u32 = 2660;
 
+/// The Bow's tile clock (Graphcore's Bow IPU: 1.85 GHz, the GC200's 1.33 raised by wafer-on-wafer
+/// power delivery).
+pub const BOW_CLOCK_HZ: f64 = 1.85e9;
+
 /// One chip's Streaming Memory on an IPU-M2000: up to 448 GB for its 4 chips.
 pub const STREAMING_MEMORY_BYTES: u64 = 448_000_000_000 / 4;
 /// One chip's PCIe Gen4 x8 to the IPU-Gateway (and so to Streaming Memory and the host):
@@ -308,6 +312,35 @@ impl Target {
             streaming_memory_latency_cycles: STREAMING_MEMORY_LATENCY_CYCLES,
             host_round_trip_cycles: HOST_ROUND_TRIP_CYCLES,
             io_tiles: 0,
+        }
+    }
+
+    /// One Bow chip: the GC200's tile (1,472 tiles × 624 KiB, six workers) at 1.85 GHz, so
+    /// its cycle counts are a GC200's and its times shorter ([`Target::bow_multi`]).
+    pub fn bow() -> Target {
+        Target::bow_multi(1)
+    }
+
+    /// `num_ipus` Bow chips (Bow-2000 machines) joined as [`Target::gc200_multi`]'s. The
+    /// same tile, exchange and sync cycles; the clock 1.85 GHz (Graphcore's Bow figures), so
+    /// every rate given in bytes per second (IPU-Links, GW-Links, Streaming Memory: the same
+    /// links as the M2000's) is fewer bytes per cycle, and every latency given in seconds more
+    /// cycles.
+    pub fn bow_multi(num_ipus: u32) -> Target {
+        let mk2 = Target::gc200_multi(num_ipus);
+        let clock_hz = BOW_CLOCK_HZ;
+        let per_cycle = |bytes_per_cycle: f64| bytes_per_cycle * mk2.clock_hz / clock_hz;
+        let cycles = |c: u32| (f64::from(c) * clock_hz / mk2.clock_hz).round() as u32;
+        Target {
+            clock_hz,
+            link_bytes_per_cycle: per_cycle(mk2.link_bytes_per_cycle),
+            link_hop_latency_cycles: cycles(mk2.link_hop_latency_cycles),
+            gw_link_bytes_per_cycle: per_cycle(mk2.gw_link_bytes_per_cycle),
+            gw_hop_latency_cycles: cycles(mk2.gw_hop_latency_cycles),
+            streaming_memory_bytes_per_cycle: per_cycle(mk2.streaming_memory_bytes_per_cycle),
+            streaming_memory_latency_cycles: cycles(mk2.streaming_memory_latency_cycles),
+            host_round_trip_cycles: cycles(mk2.host_round_trip_cycles),
+            ..mk2
         }
     }
 
@@ -560,6 +593,33 @@ pub struct TargetError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Bow is a GC200 tile at 1.85 GHz: the same cycles on the chip, the links' bytes per
+    /// second and the latencies' seconds kept.
+    #[test]
+    fn a_bow_keeps_the_tile_and_the_links_seconds() {
+        let (mk2, bow) = (Target::gc200_multi(4), Target::bow_multi(4));
+        assert_eq!(bow.validate(), Ok(()));
+        assert_eq!(bow.clock_hz, 1.85e9);
+        assert_eq!(
+            (bow.tiles_per_ipu, bow.bytes_per_tile, bow.workers_per_tile),
+            (mk2.tiles_per_ipu, mk2.bytes_per_tile, mk2.workers_per_tile)
+        );
+        assert_eq!(bow.exchange_bytes_per_cycle, mk2.exchange_bytes_per_cycle);
+        assert_eq!(bow.internal_sync_cycles, mk2.internal_sync_cycles);
+        let gbps = |t: &Target, r: f64| r * t.clock_hz;
+        assert!(
+            (gbps(&bow, bow.link_bytes_per_cycle) - gbps(&mk2, mk2.link_bytes_per_cycle)).abs()
+                < 1.0
+        );
+        let secs = |t: &Target, c: u32| f64::from(c) / t.clock_hz;
+        let (a, b) = (
+            secs(&bow, bow.link_hop_latency_cycles),
+            secs(&mk2, mk2.link_hop_latency_cycles),
+        );
+        assert!((a / b - 1.0).abs() < 1e-3, "{a} {b}");
+        assert_eq!(Target::bow().num_ipus, 1);
+    }
 
     #[test]
     fn every_field_is_bounded_and_named() {
