@@ -58,6 +58,9 @@ use poplar_core::target::TileId;
 use crate::error::{shape_err, OpError};
 use crate::pieces::{mapped_regions, split_between_workers};
 
+mod spread;
+pub use spread::set_two_stage_only;
+
 /// What a reduction computes (poplibs' `popops::ReduceParams`): `out = scale · r`, or
 /// `out += scale · r` with `update`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -521,7 +524,24 @@ pub fn reduce_with_output(
         return Ok(());
     }
     let out_regions = mapped_regions(graph, out, name)?;
-    let partials = first_stage(graph, input, &mask, &types, params.op, prog, name)?;
+    let (partials, tiles) = first_stage(graph, input, &mask, &types, params.op, prog, name)?;
+    let mut parts: Vec<spread::Part> = Vec::with_capacity(partials.len());
+    for (r, &tile) in partials.iter().zip(&tiles) {
+        let unit = match parts.last() {
+            Some(p) if p.tile == tile => p.unit,
+            Some(p) => p.unit + 1,
+            None => 0,
+        };
+        parts.push(spread::Part {
+            tile,
+            o: r.o,
+            len: r.len,
+            unit,
+        });
+    }
+    let op = params.op.of_partials();
+    let (partials, sets) = spread::spread(graph, parts, partials, &out_regions, &types, op, name)?;
+    prog.extend(sets.into_iter().map(Program::execute));
     second_stage(
         graph,
         out,
@@ -535,7 +555,7 @@ pub fn reduce_with_output(
 }
 
 /// Stage 1: one vertex per worker piece of each tile's elements of `input`, writing partials
-/// (returned as regions of one partial each, in tile and worker order).
+/// (returned as regions of one partial each, in tile and worker order, and each one's tile).
 fn first_stage(
     graph: &mut Graph,
     input: &Tensor,
@@ -544,10 +564,11 @@ fn first_stage(
     op: Operation,
     prog: &mut Vec<Program>,
     name: &str,
-) -> Result<Vec<Region>, OpError> {
+) -> Result<(Vec<Region>, Vec<TileId>), OpError> {
     let mut partials = Vec::new();
+    let mut tiles = Vec::new();
     if input.num_elements() == 0 {
-        return Ok(partials);
+        return Ok((partials, tiles));
     }
     let covered: usize = graph
         .tile_mapping(input)?
@@ -605,7 +626,9 @@ fn first_stage(
                     .iter()
                     .all(|r| r.parts.len() == 1 && r.parts[0].num_elements() == r.len)
         });
+        let before = partials.len();
         partials.extend(plain.into_iter().flatten());
+        tiles.resize(tiles.len() + partials.len() - before, tile);
         if work.is_empty() {
             continue;
         }
@@ -634,6 +657,7 @@ fn first_stage(
                     len: r.len,
                     parts: vec![var.slice(at..at + r.len)?],
                 });
+                tiles.push(tile);
                 at += r.len;
             }
         }
@@ -641,7 +665,7 @@ fn first_stage(
     if used {
         prog.push(Program::execute(cs));
     }
-    Ok(partials)
+    Ok((partials, tiles))
 }
 
 /// Stage 2: on each output tile, split between its workers, the partials of each output
