@@ -930,3 +930,79 @@ fn multi_stage_plan_models_fewer_cycles() {
         eprintln!("{shape:?} over {dims:?}: multi-stage {c_multi}, two-stage {c_two} cycles");
     }
 }
+
+/// Every operation through the intermediate cross-tile stages (a `[64, 256]` tensor over
+/// both axes on 64 tiles): max/min with a NaN and infinities, products near 1, sums of
+/// squares, logical and/or, a scale and an update; against the host.
+#[test]
+fn multi_stage_plan_every_operation() {
+    let (shape, dims) = ([64usize, 256], [0usize, 1]);
+    let mut r = Rng::new(79);
+    let n = 64 * 256;
+    let mut df: Vec<f32> = (0..n).map(|_| r.f32_in(0.999, 1.001)).collect();
+    let base = df.clone();
+    let mut g = Graph::new(&Target::custom(64, 256 * 1024));
+    let x = input(&mut g, "x", &shape, &df, 256);
+    df[5000] = f32::INFINITY;
+    df[9000] = f32::NEG_INFINITY;
+    let xi = input(&mut g, "xi", &shape, &df, 256);
+    df[12000] = f32::NAN;
+    let xn = input(&mut g, "xn", &shape, &df, 256);
+    let bools: Vec<bool> = (0..n).map(|i| i != 7777).collect();
+    let b = input(&mut g, "b", &shape, &bools, 256);
+    let acc = g.add_variable(DType::F32, &[], "acc");
+    g.set_tile_mapping(&acc, 9).unwrap();
+    g.set_initial_value(&acc, &[10.0f32]).unwrap();
+    let mut prog = Vec::new();
+    let mut names = Vec::new();
+    let ops = [
+        ("mul", &x, Operation::Mul),
+        ("sq", &x, Operation::SquareAdd),
+        ("max", &xi, Operation::Max),
+        ("min", &xi, Operation::Min),
+        ("maxnan", &xn, Operation::Max),
+        ("minnan", &xn, Operation::Min),
+    ];
+    for (name, t, op) in ops {
+        let o = reduce(&mut g, t, DType::F32, &dims, op, &mut prog, name).unwrap();
+        g.create_host_read(name, &o).unwrap();
+        names.push(name);
+    }
+    for (name, op) in [("and", Operation::LogicalAnd), ("or", Operation::LogicalOr)] {
+        let o = reduce(&mut g, &b, DType::Bool, &dims, op, &mut prog, name).unwrap();
+        g.create_host_read(name, &o).unwrap();
+    }
+    let p = ReduceParams::new(Operation::Add)
+        .with_scale(0.5)
+        .with_update(true);
+    reduce_with_output(&mut g, &x, &acc, &dims, p, &mut prog, "upd").unwrap();
+    g.create_host_read("acc", &acc).unwrap();
+    let exe = poplar::compile(&g, &[Program::seq(prog)], &Default::default()).unwrap();
+    let mut e = poplar::Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
+    e.enable_profiling(poplar::profile::ProfileOptions::default());
+    e.run(0).unwrap();
+    let prof = e.profile().unwrap();
+    for name in ["mul", "maxnan", "and", "upd"] {
+        let cs = format!("{name}/spread0");
+        assert!(
+            prof.phases_named(&cs).count() > 0,
+            "{name}: no intermediate stage"
+        );
+    }
+    let prod: f64 = base.iter().map(|&v| f64::from(v)).product();
+    let sq: f64 = base.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+    let sum: f64 = base.iter().map(|&v| f64::from(v)).sum();
+    let read = |name: &str| f64::from(e.read_tensor::<f32>(name).unwrap()[0]);
+    let eps = (n as f64 + 1.0) * f64::from(f32::EPSILON);
+    assert!((read("mul") - prod).abs() <= eps * prod, "mul");
+    assert!((read("sq") - sq).abs() <= eps * sq, "square add");
+    assert_eq!(read("max"), f64::INFINITY);
+    assert_eq!(read("min"), f64::NEG_INFINITY);
+    assert!(read("maxnan").is_nan() && read("minnan").is_nan());
+    assert_eq!(e.read_tensor::<bool>("and").unwrap(), [false]);
+    assert_eq!(e.read_tensor::<bool>("or").unwrap(), [true]);
+    assert!(
+        (read("acc") - (10.0 + 0.5 * sum)).abs() <= eps * sum,
+        "update"
+    );
+}
