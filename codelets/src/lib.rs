@@ -131,6 +131,28 @@
 //! | `ArgMin<half>` | same | same |
 //! | `ArgMin<int>` | same | same |
 //! | `ArgMin<unsigned>` | same | same |
+//! | `CumSumCarries<float>` | `last`, `tail`: `Input<Vector>`, `out: Output<Vector>`, `exclusive: State<bool>` | a long line's segment carries, see [`scan`](mod@scan) |
+//! | `CumSumCarries<int>` | same | same |
+//! | `CumSumCarries<unsigned>` | same | same |
+//! | `AddCarry<float>` | `out: InOut<Vector>`, `carry: Input<Vector>` (one) | `out[j] += carry` |
+//! | `AddCarry<int>` | same | same (wrapping) |
+//! | `AddCarry<unsigned>` | same | same (wrapping) |
+//! | `ArgMaxSegment<float>` | `input: Input<Vector>`, `out: Output<Vector<u32>>` (two), `base: State<u32>` | a segment's first largest element (the first NaN): its bits and `base +` its index |
+//! | `ArgMaxSegment<half>` | same | same |
+//! | `ArgMaxSegment<int>` | same | same |
+//! | `ArgMaxSegment<unsigned>` | same | same |
+//! | `ArgMinSegment<float>` | same | a segment's first smallest element (the first NaN): its bits and `base +` its index |
+//! | `ArgMinSegment<half>` | same | same |
+//! | `ArgMinSegment<int>` | same | same |
+//! | `ArgMinSegment<unsigned>` | same | same |
+//! | `ArgMaxCombine<float>` | `candidates: Input<Vector<u32>>` (pairs), `out: Output<Vector<u32>>` (one) | the index of the first largest candidate (the first NaN) |
+//! | `ArgMaxCombine<half>` | same | same |
+//! | `ArgMaxCombine<int>` | same | same |
+//! | `ArgMaxCombine<unsigned>` | same | same |
+//! | `ArgMinCombine<float>` | same | the index of the first smallest candidate (the first NaN) |
+//! | `ArgMinCombine<half>` | same | same |
+//! | `ArgMinCombine<int>` | same | same |
+//! | `ArgMinCombine<unsigned>` | same | same |
 //! | `Dot<float>` | `a`, `b`: `Input<Vector>`, `out: Output` (scalar) | `sum_i a[i] * b[i]` |
 //! | `Dot<int>` | same | same |
 //! | `MatVec<float>` | `matrix`, `vec`: `Input<Vector>`, `out: Output<Vector>` | `out[r] = sum_c matrix[r*cols+c] * vec[c]` |

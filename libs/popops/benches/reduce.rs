@@ -1,10 +1,12 @@
-//! `popops::reduce` (add) of a [1024, 4096] `f32` tensor over axis 0 and over axis 1, one row
-//! per tile of one GC200 chip (1,024 of its 1,472 tiles): the modelled cycles of a run (from
-//! the profile, by phase) against poplibs' estimator formula for the same two-stage plan
-//! (computed here from the shapes, compute only), and the host time of a run against a
-//! plain host loop.
+//! `popops::reduce` (add) of a [1024, 4096] `f32` tensor over axis 1, over axis 0 and over
+//! both, one row per tile of one GC200 chip (1,024 of its 1,472 tiles), built twice: with
+//! the two-stage plan (`popops::reduction::set_two_stage_only`) and with the planner's
+//! choice (intermediate cross-tile stages where they pay). Printed: the modelled cycles of a
+//! run of each (from the profile, by phase), poplibs' estimator formula for the two-stage
+//! plan (computed here from the shapes, compute only) against its modelled cycles, and the
+//! host time of a run against a plain host loop.
 //!
-//! `cargo bench -p popops --bench reduce`
+//! `cargo bench -p popops --bench reduce` (or `--profile dev` for a quicker build)
 
 mod support;
 
@@ -24,9 +26,17 @@ const WORKERS: u64 = 6;
 /// worker times the 6 contexts. One row per tile, split between 6 workers in pieces of
 /// `piece` (`ceil(4096 / 6)` rounded up to whole 64-bit vectors). Stage 2 includes the
 /// intermediate stage when there is one.
-fn poplibs_estimate(axis: usize) -> (u64, u64) {
+fn poplibs_estimate(dims: &[usize]) -> (u64, u64) {
     let f = DType::F32;
-    if axis == 1 {
+    if dims.len() == 2 {
+        // Stage 1 as over axis 1; stage 2: one output on one tile from 1024 × 6 partials:
+        // an intermediate stage of 6 workers of 1024 partials each, then the 6 results.
+        let piece = (COLS as u64).div_ceil(WORKERS).div_ceil(2) * 2;
+        let s1 = cost::reduce(Operation::Add, f, f, false, &[piece], &[1], &[1]);
+        let mid = cost::reduce(Operation::Add, f, f, false, &[1; 1024], &[1], &[1024]);
+        let s2 = cost::reduce(Operation::Add, f, f, false, &[1; 6], &[1], &[6]);
+        (WORKERS * s1, WORKERS * (mid + s2))
+    } else if dims == [1] {
         // Stage 1: a worker sums its piece of a row to one partial (one output, one input).
         let piece = (COLS as u64).div_ceil(WORKERS).div_ceil(2) * 2;
         let s1 = cost::reduce(Operation::Add, f, f, false, &[piece], &[1], &[1]);
@@ -47,7 +57,14 @@ fn poplibs_estimate(axis: usize) -> (u64, u64) {
     }
 }
 
-fn bench(axis: usize, data: &[f32]) {
+/// Builds and runs the reduction over `dims` with the two-stage plan or the planner's: the
+/// engine (profiled, `reps` runs) and the host times of graph building and compiling.
+fn build_and_run(
+    dims: &[usize],
+    data: &[f32],
+    two_stage: bool,
+    reps: usize,
+) -> (Engine, f64, f64, f64) {
     let target = Target::gc200();
     let t = Instant::now();
     let mut graph = Graph::new(&target);
@@ -55,59 +72,86 @@ fn bench(axis: usize, data: &[f32]) {
     graph.map_linearly(&x, COLS).unwrap();
     graph.set_initial_value(&x, data).unwrap();
     let mut prog = Vec::new();
+    popops::reduction::set_two_stage_only(two_stage);
     let out = popops::reduce(
         &mut graph,
         &x,
         DType::F32,
-        &[axis],
+        dims,
         Operation::Add,
         &mut prog,
         "sum",
-    )
-    .unwrap();
-    graph.create_host_read("out", &out).unwrap();
+    );
+    popops::reduction::set_two_stage_only(false);
+    graph.create_host_read("out", &out.unwrap()).unwrap();
     let build_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let exe = compile(&graph, &[Program::seq(prog)], &CompileOptions::default()).unwrap();
     let compile_s = t.elapsed().as_secs_f64();
     let mut engine = Engine::new(&exe, EngineOptions::default()).unwrap();
     engine.enable_profiling(ProfileOptions::default());
-    let reps = 5;
     let (sim, ()) = median_seconds(reps, || engine.run(0).unwrap());
-    let got = engine.read_tensor::<f32>("out").unwrap();
+    (engine, build_s, compile_s, sim)
+}
+
+fn bench(dims: &[usize], data: &[f32]) {
+    let target = Target::gc200();
+    let reps = 5;
     let (host, want) = median_seconds(reps, || -> Vec<f32> {
-        if axis == 1 {
-            data.chunks(COLS).map(|r| r.iter().sum::<f32>()).collect()
-        } else {
-            let mut acc = vec![0.0f32; COLS];
-            for r in data.chunks(COLS) {
-                for (a, &v) in acc.iter_mut().zip(r) {
-                    *a += v;
+        match dims {
+            [1] => data.chunks(COLS).map(|r| r.iter().sum::<f32>()).collect(),
+            [0] => {
+                let mut acc = vec![0.0f32; COLS];
+                for r in data.chunks(COLS) {
+                    for (a, &v) in acc.iter_mut().zip(r) {
+                        *a += v;
+                    }
                 }
+                acc
             }
-            acc
+            _ => vec![data.iter().sum::<f32>()],
         }
     });
-    // Integer-valued data: every partial sum is exact, so any order gives the same bits.
-    assert_eq!(got, want, "the reduction differs from the host loop");
-    let profile = engine.profile().expect("profiling on");
-    let modelled = profile.total_cycles() / reps as u64;
-    println!("== reduce add over axis {axis} of [{ROWS}, {COLS}] f32, one row per tile of a GC200");
-    print_phases(profile);
-    let (s1, s2) = poplibs_estimate(axis);
     println!(
-        "modelled {modelled} cycles per run ({:.2} µs at {:.2} GHz); poplibs' estimator for the \
-         plan: stage 1 {s1} + stage 2 {s2} = {} compute cycles (ratio {:.2})",
-        modelled as f64 / target.clock_hz * 1e6,
-        target.clock_hz / 1e9,
-        s1 + s2,
-        modelled as f64 / (s1 + s2) as f64
+        "== reduce add over axes {dims:?} of [{ROWS}, {COLS}] f32, one row per tile of a GC200"
     );
+    let mut cycles = Vec::new();
+    for (two_stage, plan) in [(true, "two-stage plan"), (false, "planner's plan")] {
+        let (engine, build_s, compile_s, sim) = build_and_run(dims, data, two_stage, reps);
+        let got = engine.read_tensor::<f32>("out").unwrap();
+        // Integer-valued data: every partial sum is exact, so any order gives the same bits.
+        assert_eq!(got, want, "the reduction differs from the host loop");
+        let profile = engine.profile().expect("profiling on");
+        let modelled = profile.total_cycles() / reps as u64;
+        println!("-- {plan}");
+        print_phases(profile);
+        println!(
+            "modelled {modelled} cycles per run ({:.2} µs at {:.2} GHz)",
+            modelled as f64 / target.clock_hz * 1e6,
+            target.clock_hz / 1e9
+        );
+        if two_stage {
+            let (s1, s2) = poplibs_estimate(dims);
+            println!(
+                "poplibs' estimator for the two-stage plan: stage 1 {s1} + stage 2 {s2} = {} \
+                 compute cycles (ratio {:.2})",
+                s1 + s2,
+                modelled as f64 / (s1 + s2) as f64
+            );
+        }
+        println!(
+            "host: graph {build_s:.2} s, compile {compile_s:.2} s; per run: simulator {:.2} ms, \
+             plain host loop {:.2} ms (median of {reps})",
+            sim * 1e3,
+            host * 1e3
+        );
+        cycles.push(modelled);
+    }
     println!(
-        "host: graph {build_s:.2} s, compile {compile_s:.2} s; per run: simulator {:.2} ms, \
-         plain host loop {:.2} ms (median of {reps})",
-        sim * 1e3,
-        host * 1e3
+        "planner's plan / two-stage plan: {} / {} modelled cycles ({:.2}×)",
+        cycles[1],
+        cycles[0],
+        cycles[0] as f64 / cycles[1] as f64
     );
 }
 
@@ -116,7 +160,7 @@ fn main() {
     let data: Vec<f32> = (0..ROWS * COLS)
         .map(|i| ((i * 7919) % 17) as f32 - 8.0)
         .collect();
-    for axis in [1, 0] {
-        bench(axis, &data);
+    for dims in [&[1usize][..], &[0], &[0, 1]] {
+        bench(dims, &data);
     }
 }

@@ -1,4 +1,5 @@
-//! Reductions over any set of axes, in two stages across tiles (poplibs' `popops::reduce`).
+//! Reductions over any set of axes, in two or more stages across tiles (poplibs'
+//! `popops::reduce`).
 //!
 //! **Semantics.** `reduce(graph, input, out_dtype, dims, params, prog, name)` reduces `input`
 //! over the axes `dims` (any subset, in any order, each at most once; `&[]` reduces nothing)
@@ -18,23 +19,46 @@
 //! elements into one partial per output element it touches (a new variable
 //! `"{name}/partials"` on that tile, in the accumulator type); a worker's piece with nothing
 //! to reduce (each of its outputs fed by one run of exactly its length, already of the
-//! accumulator type) gets no vertex, the next stage reads it in place. Stage 2 (compute set
-//! `"{name}/final"`): on the tile of each output element, split between the workers again,
-//! a vertex reduces that element's partials, scales and writes (or updates) it. When a tile
-//! has fewer output groups than workers and at least twice as many partials per output as
-//! it would split them, an intermediate compute set `"{name}/intermediate"` first splits
-//! each output's partials into that many contiguous runs, one worker each. All stages
-//! use the generic `Reduce{Op}<P,O>` vertex of `codelets::reduction` (poplibs' `Reduce`):
-//! output regions, each fed by partials that are a whole number of region lengths, so a
-//! reduction over an outer axis is read as contiguous rows, not element by element.
+//! accumulator type) gets no vertex, the next stage reads it in place.
+//!
+//! Intermediate cross-tile stages (compute sets `"{name}/spread0"`, `"{name}/spread1"`, …, at
+//! most three; poplibs' intermediate partials): the partials' tiles, in tile order, are
+//! the *units*; a level puts `g` consecutive units in a group, and in each group the outputs
+//! fed by two or more of the group's partials are cut into equal contiguous shares (whole
+//! 64-bit vectors), one per tile of the group (in the order the group's partials name them),
+//! each share into up to `workers` vertices on that tile, which reduce the group's partials
+//! of those outputs into one partial each (a new variable `"{name}/spread"`); outputs fed by
+//! one partial of the group pass on as they are. The groups are the next level's units. The
+//! group size `g` (2, 4, 8, … below the number of units) and whether to add a level at all
+//! are chosen by the modelled cycles of the level and of the final stage after it, against
+//! the final stage without it: per phase, the busiest receiver's messages (`setup +
+//! ⌈bytes / bytes per cycle⌉` each, the cycle model's exchange cost: one message per
+//! partial slice from another tile), the busiest tile's vertex schedule (`workers ×
+//! max(largest vertex, ⌈Σ / workers⌉)`, each vertex poplibs' estimate), and two syncs. A
+//! reduction whose outputs take partials from few tiles adds no level. The hidden switch
+//! [`set_two_stage_only`] builds the plan without these levels, for comparison.
+//!
+//! Stage 2 (compute set `"{name}/final"`): on the tile of each output element, split between
+//! the workers again, a vertex reduces that element's partials, scales and writes (or
+//! updates) it. When a tile has fewer output groups than workers and at least twice as many
+//! partials per output as it would split them, an intermediate compute set
+//! `"{name}/intermediate"` first splits each output's partials into that many contiguous
+//! runs, one worker each. All stages use the generic `Reduce{Op}<P,O>` vertex of
+//! `codelets::reduction` (poplibs' `Reduce`): output regions, each fed by partials that are
+//! a whole number of region lengths, so a reduction over an outer axis is read as contiguous
+//! rows, not element by element.
 //!
 //! **Order (deterministic).** Within a stage-1 vertex, an output element's value is folded
-//! left to right over the worker's elements in `input`'s row-major order; stage 2 folds the
-//! partials in tile order, then worker order (with an intermediate stage: each contiguous run
-//! of them in that order, then the runs in order). The grouping depends only on the shapes and the
-//! tile mapping, never on the engine's thread count or ISA level, so the bits are the same on
-//! every run. Float sums are therefore reassociated relative to a left-to-right sum: bound
-//! their error by `(k + p) · ε · Σ|x|` for `k` elements per worker and `p` partials.
+//! left to right over the worker's elements in `input`'s row-major order; each intermediate
+//! cross-tile level folds a group's partials in list order (tile order, then worker order;
+//! at later levels, the earlier groups' order); stage 2 folds the partials in list order
+//! (with an on-tile intermediate stage: each contiguous run of them in that order, then the
+//! runs in order). The grouping depends only on the shapes, the tile mapping and the target,
+//! never on the engine's thread count or ISA level, so the bits are the same on every run.
+//! Float sums are therefore reassociated relative to a left-to-right sum: bound their error
+//! by `(k + p₁ + p₂ + … ) · ε · Σ|x|` for `k` elements per worker and `pᵢ` partials per
+//! output at each later stage, at most `(n + 1) · 2⁻²³ · Σ|x|` for `n` elements per output.
+//! `f16` partials stay f32 at every stage.
 //!
 //! **Output mapping.** [`reduce`] creates the output; [`reduce_with_output`] writes a tensor
 //! of the caller's. An output with no element mapped (either way) is mapped linearly, in
@@ -57,6 +81,9 @@ use poplar_core::target::TileId;
 
 use crate::error::{shape_err, OpError};
 use crate::pieces::{mapped_regions, split_between_workers};
+
+mod spread;
+pub use spread::set_two_stage_only;
 
 /// What a reduction computes (poplibs' `popops::ReduceParams`): `out = scale · r`, or
 /// `out += scale · r` with `update`.
@@ -521,7 +548,24 @@ pub fn reduce_with_output(
         return Ok(());
     }
     let out_regions = mapped_regions(graph, out, name)?;
-    let partials = first_stage(graph, input, &mask, &types, params.op, prog, name)?;
+    let (partials, tiles) = first_stage(graph, input, &mask, &types, params.op, prog, name)?;
+    let mut parts: Vec<spread::Part> = Vec::with_capacity(partials.len());
+    for (r, &tile) in partials.iter().zip(&tiles) {
+        let unit = match parts.last() {
+            Some(p) if p.tile == tile => p.unit,
+            Some(p) => p.unit + 1,
+            None => 0,
+        };
+        parts.push(spread::Part {
+            tile,
+            o: r.o,
+            len: r.len,
+            unit,
+        });
+    }
+    let op = params.op.of_partials();
+    let (partials, sets) = spread::spread(graph, parts, partials, &out_regions, &types, op, name)?;
+    prog.extend(sets.into_iter().map(Program::execute));
     second_stage(
         graph,
         out,
@@ -535,7 +579,7 @@ pub fn reduce_with_output(
 }
 
 /// Stage 1: one vertex per worker piece of each tile's elements of `input`, writing partials
-/// (returned as regions of one partial each, in tile and worker order).
+/// (returned as regions of one partial each, in tile and worker order, and each one's tile).
 fn first_stage(
     graph: &mut Graph,
     input: &Tensor,
@@ -544,10 +588,11 @@ fn first_stage(
     op: Operation,
     prog: &mut Vec<Program>,
     name: &str,
-) -> Result<Vec<Region>, OpError> {
+) -> Result<(Vec<Region>, Vec<TileId>), OpError> {
     let mut partials = Vec::new();
+    let mut tiles = Vec::new();
     if input.num_elements() == 0 {
-        return Ok(partials);
+        return Ok((partials, tiles));
     }
     let covered: usize = graph
         .tile_mapping(input)?
@@ -605,7 +650,9 @@ fn first_stage(
                     .iter()
                     .all(|r| r.parts.len() == 1 && r.parts[0].num_elements() == r.len)
         });
+        let before = partials.len();
         partials.extend(plain.into_iter().flatten());
+        tiles.resize(tiles.len() + partials.len() - before, tile);
         if work.is_empty() {
             continue;
         }
@@ -634,6 +681,7 @@ fn first_stage(
                     len: r.len,
                     parts: vec![var.slice(at..at + r.len)?],
                 });
+                tiles.push(tile);
                 at += r.len;
             }
         }
@@ -641,7 +689,7 @@ fn first_stage(
     if used {
         prog.push(Program::execute(cs));
     }
-    Ok(partials)
+    Ok((partials, tiles))
 }
 
 /// Stage 2: on each output tile, split between its workers, the partials of each output
