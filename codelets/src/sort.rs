@@ -308,7 +308,15 @@ mod tests {
     fn half_keys_order_by_value_nan_last() {
         let h = |x: f32| f16::from_f32(x);
         let sub = f16::from_bits(1); // the smallest subnormal
-        let row = [h(1.0), f16::NAN, h(-0.0), sub, h(0.0), f16::NEG_INFINITY, h(1.0)];
+        let row = [
+            h(1.0),
+            f16::NAN,
+            h(-0.0),
+            sub,
+            h(0.0),
+            f16::NEG_INFINITY,
+            h(1.0),
+        ];
         let mut out = [0u32; 7];
         arg_sort_row(&row, false, &mut out);
         assert_eq!(out, [5, 2, 4, 3, 0, 6, 1]);

@@ -39,6 +39,8 @@ use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{Graph, Tensor};
 use poplar_core::dtype::DType;
 
+mod split;
+
 use crate::error::{check_axis, dtype_err, shape_err};
 use crate::gather::row_pieces;
 use crate::{codelet_name, OpError};
@@ -57,8 +59,13 @@ fn sorted(
     name: &str,
 ) -> Result<(Tensor, Tensor), OpError> {
     check_axis(op, "t", t.rank(), axis)?;
-    if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {
-        return Err(dtype_err(op, "t", t.dtype(), "sorts take f32, i32 or u32"));
+    if !matches!(t.dtype(), DType::F32 | DType::F16 | DType::I32 | DType::U32) {
+        return Err(dtype_err(
+            op,
+            "t",
+            t.dtype(),
+            "sorts take f32, f16, i32 or u32",
+        ));
     }
     let len = t.shape()[axis];
     if k > len {
@@ -112,6 +119,10 @@ fn sorted_rows(
     let tv = t.reshape(&[rows, len])?;
     let iv = idx.reshape(&[rows, k])?;
     let vv = values.reshape(&[rows, k])?;
+    if split::wanted(graph, t.dtype(), len) {
+        split::sorted_rows(graph, &tv, &vv, &iv, descending, op, prog, name)?;
+        return Ok((values, idx));
+    }
     let pieces = row_pieces(graph, &tv, op)?;
     let cs_arg = graph.add_compute_set(&format!("{name}/argsort"));
     let cs_val = graph.add_compute_set(&format!("{name}/values"));
