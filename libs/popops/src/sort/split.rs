@@ -1,6 +1,7 @@
 //! The sort of rows split over tiles (see the [module notes](super)): each row is cut into
-//! `B` equal blocks of `m` slots, `B` the largest power of two not above the tiles the row
-//! spans (nor its length), block `b` on the row's `b`-th tile; every block is sorted on its
+//! `B = T · W` equal blocks of `m` slots, `T` the largest power of two not above the tiles the
+//! row spans (nor its length), `W` blocks on each of them (a power of two not above its
+//! workers, smaller if the vertices of all rounds would not fit an eighth of a tile), blocks `bW..(b+1)W` on the row's `b`-th tile; every block is sorted on its
 //! tile (`ArgSort` and two `GatherElements`, the keys and their row positions), padded past
 //! the row's end with slots that go last; then a bitonic network over the blocks: in each of
 //! its `log₂B · (log₂B + 1) / 2` rounds every tile receives its partner's block (one
@@ -12,7 +13,7 @@ use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{concat, ComputeSet, Graph, Tensor};
 use poplar_core::dtype::DType;
 use poplar_core::f16;
-use poplar_core::target::TileId;
+use poplar_core::target::{Target, TileId};
 
 use crate::pieces::mapped_regions;
 use crate::{codelet_name, OpError};
@@ -25,7 +26,8 @@ pub(super) fn wanted(graph: &Graph, dtype: DType, len: usize) -> bool {
     bytes > u64::from(graph.target().bytes_per_tile) / 8
 }
 
-/// One row's blocks: its tiles and the buffers, each `B·m` slots with block `b` on `tiles[b]`.
+/// One row's blocks: the tile of each and the buffers, each `B·m` slots with block `b` on
+/// `tiles[b]`.
 struct Row {
     tiles: Vec<TileId>,
     m: usize,
@@ -83,6 +85,35 @@ fn row_tiles(graph: &Graph, tv: &Tensor, op: &str) -> Result<Vec<Vec<TileId>>, O
     Ok(out)
 }
 
+/// The compiler's descriptor and state of one of the split path's vertices, about 180 bytes
+/// as measured, rounded up: what a tile pays per vertex per round.
+const VERTEX_BYTES: usize = 192;
+
+/// The rounds of a bitonic network over `blocks` (a power of two) blocks.
+fn bitonic_rounds(blocks: usize) -> usize {
+    let l = blocks.ilog2() as usize;
+    l * (l + 1) / 2
+}
+
+/// The tile of each block of a row of `len` over `tiles`: the largest power of two `T` of
+/// them (not above `len`), each holding `W` consecutive blocks, `W` the largest power of two
+/// not above the tile's workers (nor `len / T`) whose vertices over all rounds (three a block)
+/// take at most an eighth of a tile's memory, so that a tile's block sorts and merges run on
+/// its workers side by side.
+fn block_tiles(tiles: &[TileId], len: usize, target: &Target) -> Vec<TileId> {
+    let t = 1usize << tiles.len().min(len).max(1).ilog2();
+    let workers = target.workers_per_tile.max(1) as usize;
+    let mut w = 1usize << workers.min(len / t).max(1).ilog2();
+    let budget = target.bytes_per_tile as usize / 8;
+    while w > 1 && bitonic_rounds(t * w) * 3 * w * VERTEX_BYTES > budget {
+        w /= 2;
+    }
+    tiles[..t]
+        .iter()
+        .flat_map(|&tile| std::iter::repeat_n(tile, w))
+        .collect()
+}
+
 /// `n` zeros of `dtype`, a constant (the padding's keys, which never decide anything).
 fn zeros(graph: &mut Graph, dtype: DType, n: usize, name: &str) -> Result<Tensor, OpError> {
     Ok(match dtype {
@@ -106,8 +137,8 @@ fn block_sort(
     name: &str,
 ) -> Result<Row, OpError> {
     let (len, dtype) = (row.num_elements(), row.dtype());
-    let b_count = 1usize << (tiles.len().min(len).max(1).ilog2());
-    let tiles = tiles[..b_count].to_vec();
+    let tiles = block_tiles(&tiles, len, graph.target());
+    let b_count = tiles.len();
     let m = len.div_ceil(b_count);
     let slots = b_count * m;
     let var = |g: &mut Graph, d: DType, what: &str| {
