@@ -124,23 +124,86 @@ fn zeros(graph: &mut Graph, dtype: DType, n: usize, name: &str) -> Result<Tensor
     })
 }
 
-/// Row `r`'s buffers, mapped block by block, and its block sort added to `cs`
-/// (`ArgSort`) and `cs_val` (the keys and positions gathered).
+/// A pair of compute sets: a step's sorts or merges, then the gathers of their keys and
+/// positions.
+#[derive(Clone, Copy)]
+struct Step {
+    cs: ComputeSet,
+    val: ComputeSet,
+}
+
+impl Step {
+    fn new(graph: &mut Graph, name: &str) -> Step {
+        Step {
+            cs: graph.add_compute_set(name),
+            val: graph.add_compute_set(&format!("{name}_values")),
+        }
+    }
+
+    fn programs(self, prog: &mut Vec<Program>) {
+        prog.push(Program::execute(self.cs));
+        prog.push(Program::execute(self.val));
+    }
+}
+
+/// The two `GatherElements` of a step on `tile`: `keys` and `pos` (one row each) at
+/// `sel` into `dst`.
+fn gathers(
+    graph: &mut Graph,
+    step: Step,
+    tile: TileId,
+    sel: &Tensor,
+    (keys, pos): (Tensor, Tensor),
+    dst: (Tensor, Tensor),
+) -> Result<(), OpError> {
+    let row_len = keys.num_elements() as u32;
+    for (input, out) in [(keys, dst.0), (pos, dst.1)] {
+        let g = graph.add_vertex(step.val, &codelet_name("GatherElements", input.dtype())?)?;
+        graph.connect(g, "indices", sel)?;
+        graph.connect(g, "input", &input)?;
+        graph.connect(g, "out", &out)?;
+        graph.set_vertex_state(g, "row_len", row_len)?;
+        graph.set_tile_mapping(g, tile)?;
+    }
+    Ok(())
+}
+
+/// A `MergeSplit` on `tile` of the runs `keys[..split]` and `keys[split..]` (with `pos`)
+/// into `sel`, the lower or `upper` `sel.len()` kept, and their gathers into `dst`.
 #[allow(clippy::too_many_arguments)]
-fn block_sort(
+fn merge(
+    graph: &mut Graph,
+    step: Step,
+    tile: TileId,
+    (keys, pos): (Tensor, Tensor),
+    (split, upper, len, descending): (usize, bool, usize, bool),
+    sel: &Tensor,
+    dst: (Tensor, Tensor),
+) -> Result<(), OpError> {
+    let v = graph.add_vertex(step.cs, &codelet_name("MergeSplit", keys.dtype())?)?;
+    graph.connect(v, "input", &keys)?;
+    graph.connect(v, "positions", &pos)?;
+    graph.connect(v, "out", sel)?;
+    graph.set_vertex_state(v, "split", split as u32)?;
+    graph.set_vertex_state(v, "row_len", len as u32)?;
+    graph.set_vertex_state(v, "upper", upper)?;
+    graph.set_vertex_state(v, "descending", descending)?;
+    graph.set_cycle_estimate(v, cost::merge_split(sel.num_elements() as u64))?;
+    graph.set_tile_mapping(v, tile)?;
+    gathers(graph, step, tile, sel, (keys, pos), dst)
+}
+
+/// A row's buffers over the tiles of its blocks ([`block_tiles`]), mapped block by block.
+fn new_row(
     graph: &mut Graph,
     row: &Tensor,
-    tiles: Vec<TileId>,
-    descending: bool,
-    cs: ComputeSet,
-    cs_val: ComputeSet,
+    tiles: &[TileId],
     name: &str,
-) -> Result<Row, OpError> {
+) -> Result<(Row, Tensor), OpError> {
     let (len, dtype) = (row.num_elements(), row.dtype());
-    let tiles = block_tiles(&tiles, len, graph.target());
-    let b_count = tiles.len();
-    let m = len.div_ceil(b_count);
-    let slots = b_count * m;
+    let tiles = block_tiles(tiles, len, graph.target());
+    let m = len.div_ceil(tiles.len());
+    let slots = tiles.len() * m;
     let var = |g: &mut Graph, d: DType, what: &str| {
         g.add_variable(d, &[slots], &format!("{name}/{what}"))
     };
@@ -157,9 +220,6 @@ fn block_sort(
     let iota: Vec<u32> = (0..slots as u32).collect();
     let iota = graph.add_constant(&[slots], &iota, &format!("{name}/positions"))?;
     let pad_keys = zeros(graph, dtype, slots - len, &format!("{name}/padding"))?;
-    let arg = codelet_name("ArgSort", dtype)?;
-    let gather = codelet_name("GatherElements", dtype)?;
-    let gather_u = codelet_name("GatherElements", DType::U32)?;
     for (b, &tile) in tiles.iter().enumerate() {
         let slot = b * m..(b + 1) * m;
         for t in [
@@ -171,39 +231,6 @@ fn block_sort(
             let pad = slot.start.max(len) - len..slot.end - len;
             graph.set_tile_mapping(&pad_keys.slice(pad)?, tile)?;
         }
-        let real = slot.start.min(len)..slot.end.min(len);
-        let n = real.len();
-        if n == 0 {
-            continue;
-        }
-        let local = sel.slice(slot.start..slot.start + n)?;
-        let v = graph.add_vertex(cs, &arg)?;
-        graph.connect(v, "input", &row.slice(real.clone())?)?;
-        graph.connect(v, "out", &local)?;
-        graph.set_vertex_state(v, "row_len", n as u32)?;
-        graph.set_vertex_state(v, "k", n as u32)?;
-        graph.set_vertex_state(v, "descending", descending)?;
-        graph.set_cycle_estimate(v, cost::arg_sort(1, n as u64))?;
-        graph.set_tile_mapping(v, tile)?;
-        for (codelet, input, out) in [
-            (
-                &gather,
-                row.slice(real.clone())?,
-                keys[1].slice(real.clone())?,
-            ),
-            (
-                &gather_u,
-                iota.slice(real.clone())?,
-                pos[1].slice(real.clone())?,
-            ),
-        ] {
-            let g = graph.add_vertex(cs_val, codelet)?;
-            graph.connect(g, "indices", &local)?;
-            graph.connect(g, "input", &input)?;
-            graph.connect(g, "out", &out)?;
-            graph.set_vertex_state(g, "row_len", n as u32)?;
-            graph.set_tile_mapping(g, tile)?;
-        }
     }
     let cur = if slots == len {
         (keys[1].clone(), pos[1].clone())
@@ -213,7 +240,7 @@ fn block_sort(
             concat(&[pos[1].slice(0..len)?, iota.slice(len..slots)?])?,
         )
     };
-    Ok(Row {
+    let row = Row {
         tiles,
         m,
         keys,
@@ -222,7 +249,101 @@ fn block_sort(
         next: 0,
         sel,
         recv,
-    })
+    };
+    Ok((row, iota))
+}
+
+/// The block sort of `row` (the input row `input`): each block's real slots cut into `S`
+/// runs (`S` a power of two, `S · W` not above the tile's workers), each sorted by an
+/// `ArgSort` in `steps[0]`, then merged pairwise in `log₂S` steps (`steps[1..]`, added as
+/// needed), the last into the second buffers (the row's state after the block sort).
+fn block_sort(
+    graph: &mut Graph,
+    row: &Row,
+    (input, iota): (&Tensor, &Tensor),
+    descending: bool,
+    steps: &mut Vec<Step>,
+    name: &str,
+) -> Result<(), OpError> {
+    let len = input.num_elements();
+    let (m, per_tile) = (
+        row.m,
+        row.blocks()
+            / row
+                .tiles
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+    );
+    let workers = graph.target().workers_per_tile.max(1) as usize;
+    let runs = 1usize << (workers / per_tile).clamp(1, m).ilog2();
+    let levels = runs.ilog2() as usize;
+    while steps.len() <= levels {
+        let i = steps.len();
+        steps.push(Step::new(graph, &format!("{name}/split/block_merge{i}")));
+    }
+    let arg = codelet_name("ArgSort", input.dtype())?;
+    // Level `l` writes buffer `(levels + 1 + l) % 2`, so that the last writes buffer 1.
+    let buf = |l: usize| (levels + 1 + l) % 2;
+    for (b, &tile) in row.tiles.iter().enumerate() {
+        let real = (b * m).min(len)..((b + 1) * m).min(len);
+        let cut = |i: usize| real.start + real.len() * i / runs;
+        for i in 0..runs {
+            let r = cut(i)..cut(i + 1);
+            if r.is_empty() {
+                continue;
+            }
+            let sel = row.sel.slice(r.clone())?;
+            let v = graph.add_vertex(steps[0].cs, &arg)?;
+            graph.connect(v, "input", &input.slice(r.clone())?)?;
+            graph.connect(v, "out", &sel)?;
+            graph.set_vertex_state(v, "row_len", r.len() as u32)?;
+            graph.set_vertex_state(v, "k", r.len() as u32)?;
+            graph.set_vertex_state(v, "descending", descending)?;
+            graph.set_cycle_estimate(v, cost::arg_sort(1, r.len() as u64))?;
+            graph.set_tile_mapping(v, tile)?;
+            let dst = (
+                row.keys[buf(0)].slice(r.clone())?,
+                row.pos[buf(0)].slice(r.clone())?,
+            );
+            gathers(
+                graph,
+                steps[0],
+                tile,
+                &sel,
+                (input.slice(r.clone())?, iota.slice(r)?),
+                dst,
+            )?;
+        }
+        for (l, &step) in steps.iter().enumerate().take(levels + 1).skip(1) {
+            let width = 1 << l;
+            for i in (0..runs).step_by(width) {
+                let (lo, mid, hi) = (cut(i), cut(i + width / 2), cut(i + width));
+                if hi == lo {
+                    continue;
+                }
+                let src = (
+                    row.keys[buf(l - 1)].slice(lo..hi)?,
+                    row.pos[buf(l - 1)].slice(lo..hi)?,
+                );
+                let dst = (
+                    row.keys[buf(l)].slice(lo..hi)?,
+                    row.pos[buf(l)].slice(lo..hi)?,
+                );
+                let sel = row.sel.slice(lo..hi)?;
+                merge(
+                    graph,
+                    step,
+                    tile,
+                    src,
+                    (mid - lo, false, len, descending),
+                    &sel,
+                    dst,
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The copies of one step, sources and destinations, keys and positions apart (a copy
@@ -244,23 +365,16 @@ impl Copies {
     }
 }
 
-/// Round `(size, j)` of `row`: its partner blocks' copies appended to `copies`, its merges to
-/// `cs` and the kept keys and positions to `cs_val`; the row's current state moves on.
-#[allow(clippy::too_many_arguments)]
+/// Round `(size, j)` of `row`: its partner blocks' copies appended to `copies`, its merges
+/// and their gathers to `step`; the row's current state moves on.
 fn merge_round(
     graph: &mut Graph,
     row: &mut Row,
     (size, j): (usize, usize),
-    len: usize,
-    descending: bool,
+    (len, descending): (usize, bool),
     copies: &mut Copies,
-    cs: ComputeSet,
-    cs_val: ComputeSet,
+    step: Step,
 ) -> Result<(), OpError> {
-    let dtype = row.cur.0.dtype();
-    let merge = codelet_name("MergeSplit", dtype)?;
-    let gather = codelet_name("GatherElements", dtype)?;
-    let gather_u = codelet_name("GatherElements", DType::U32)?;
     let m = row.m;
     let (next_k, next_p) = (row.keys[row.next].clone(), row.pos[row.next].clone());
     for b in 0..row.blocks() {
@@ -274,28 +388,9 @@ fn merge_round(
         let keys = concat(&[row.block(&row.cur.0, b)?, row.block(&row.recv.0, b)?])?;
         let pos = concat(&[row.block(&row.cur.1, b)?, row.block(&row.recv.1, b)?])?;
         let sel = row.block(&row.sel, b)?;
-        let tile = row.tiles[b];
-        let v = graph.add_vertex(cs, &merge)?;
-        graph.connect(v, "input", &keys)?;
-        graph.connect(v, "positions", &pos)?;
-        graph.connect(v, "out", &sel)?;
-        graph.set_vertex_state(v, "split", m as u32)?;
-        graph.set_vertex_state(v, "row_len", len as u32)?;
-        graph.set_vertex_state(v, "upper", upper)?;
-        graph.set_vertex_state(v, "descending", descending)?;
-        graph.set_cycle_estimate(v, cost::merge_split(m as u64))?;
-        graph.set_tile_mapping(v, tile)?;
-        for (codelet, input, out) in [
-            (&gather, keys, row.block(&next_k, b)?),
-            (&gather_u, pos, row.block(&next_p, b)?),
-        ] {
-            let g = graph.add_vertex(cs_val, codelet)?;
-            graph.connect(g, "indices", &sel)?;
-            graph.connect(g, "input", &input)?;
-            graph.connect(g, "out", &out)?;
-            graph.set_vertex_state(g, "row_len", 2 * m as u32)?;
-            graph.set_tile_mapping(g, tile)?;
-        }
+        let dst = (row.block(&next_k, b)?, row.block(&next_p, b)?);
+        let how = (m, upper, len, descending);
+        merge(graph, step, row.tiles[b], (keys, pos), how, &sel, dst)?;
     }
     row.cur = (next_k, next_p);
     row.next = 1 - row.next;
@@ -317,32 +412,29 @@ pub(super) fn sorted_rows(
 ) -> Result<(), OpError> {
     let (rows, len, k) = (tv.shape()[0], tv.shape()[1], vv.shape()[1]);
     let tiles = row_tiles(graph, tv, op)?;
-    let cs = graph.add_compute_set(&format!("{name}/split/blocks"));
-    let cs_val = graph.add_compute_set(&format!("{name}/split/block_values"));
+    let mut steps = vec![Step::new(graph, &format!("{name}/split/blocks"))];
     let mut plans = Vec::with_capacity(rows);
     for (r, tiles) in tiles.into_iter().enumerate() {
-        let row = tv.slice(r..r + 1)?.reshape(&[len])?;
-        let row_name = format!("{name}/split/row{r}");
-        plans.push(block_sort(
-            graph, &row, tiles, descending, cs, cs_val, &row_name,
-        )?);
+        let input = tv.slice(r..r + 1)?.reshape(&[len])?;
+        let (row, iota) = new_row(graph, &input, &tiles, &format!("{name}/split/row{r}"))?;
+        block_sort(graph, &row, (&input, &iota), descending, &mut steps, name)?;
+        plans.push(row);
     }
-    prog.push(Program::execute(cs));
-    prog.push(Program::execute(cs_val));
+    for step in steps {
+        step.programs(prog);
+    }
     let rounds: Vec<_> = plans.iter().map(Row::rounds).collect();
     let most = rounds.iter().map(Vec::len).max().unwrap_or(0);
     for i in 0..most {
-        let cs = graph.add_compute_set(&format!("{name}/split/merge{i}"));
-        let cs_val = graph.add_compute_set(&format!("{name}/split/merge{i}_values"));
+        let step = Step::new(graph, &format!("{name}/split/merge{i}"));
         let mut copies = Copies::default();
         for (row, rounds) in plans.iter_mut().zip(&rounds) {
             if let Some(&round) = rounds.get(i) {
-                merge_round(graph, row, round, len, descending, &mut copies, cs, cs_val)?;
+                merge_round(graph, row, round, (len, descending), &mut copies, step)?;
             }
         }
         copies.programs(prog)?;
-        prog.push(Program::execute(cs));
-        prog.push(Program::execute(cs_val));
+        step.programs(prog);
     }
     let mut out = Copies::default();
     for (r, row) in plans.iter().enumerate() {
