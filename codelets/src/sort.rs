@@ -343,4 +343,37 @@ mod tests {
         merge_split(&keys, &pos, 3, true, true, 6, &mut hi);
         assert_eq!(hi, [1, 2, 5]);
     }
+
+    #[test]
+    fn merge_split_vertex_of_halves_and_its_field_check() {
+        let h = |x: f32| f16::from_f32(x);
+        // Runs [-0, 1, NaN] and [+0, 1, 2] at positions [0, 3, 4] and [1, 2, 5].
+        let input = [h(-0.0), h(1.0), f16::NAN, h(0.0), h(1.0), h(2.0)];
+        let positions = [0u32, 3, 4, 1, 2, 5];
+        let mut out = [0u32; 3];
+        let mut v = vertex!(MergeSplitF16 {
+            input: &input,
+            positions: &positions,
+            out: &mut out,
+            split: 3,
+            row_len: 6,
+            upper: true,
+            descending: false,
+        });
+        v.compute(Worker { id: 0, count: 1 }).unwrap();
+        // Merged: -0@0, +0@1, 1@2, 1@3, 2@5, NaN@4; the upper three.
+        assert_eq!(out, [1, 5, 2]);
+        let mut long = [0u32; 7];
+        let mut v = vertex!(MergeSplitF16 {
+            input: &input,
+            positions: &positions,
+            out: &mut long,
+            split: 3,
+            row_len: 6,
+            upper: false,
+            descending: false,
+        });
+        let e = v.compute(Worker { id: 0, count: 1 }).unwrap_err().to_string();
+        assert!(e.contains("MergeSplit<half>") && e.contains("'out' (7)"), "{e}");
+    }
 }

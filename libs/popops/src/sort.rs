@@ -13,12 +13,12 @@
 //!
 //! - *One tile*, when sorting a row on one tile (the row, its positions, its sorted values
 //!   and the row received there: `n · (3 · size + 4)` bytes) takes at most an eighth of a
-//!   tile's memory. Each row is sorted on the tile of its first element: compute set
+//!   tile's memory, or when every row is held by one tile. Each row is sorted on the tile of its first element: compute set
 //!   `"{name}/argsort"` (one `ArgSort<T>` vertex per worker piece of the rows, poplibs'
 //!   `HeapSortVertexKV` estimate per row) writes the positions, compute set `"{name}/values"`
 //!   (`GatherElements<T>`) the values at them, both with rows on the tiles of the input's
 //!   rows.
-//! - *Split over tiles*, for longer rows: the row is cut into equal blocks over the tiles it
+//! - *Split over tiles*, for longer rows when some row spans several tiles: the row is cut into equal blocks over the tiles it
 //!   spans (a power of two of them, up to a power of two of blocks a tile for its workers),
 //!   each block sorted on its tile by key and row position (`"{name}/split/blocks"`, runs
 //!   merged on the tile in `"{name}/split/block_merge{l}"`), then a bitonic network over the
@@ -161,7 +161,7 @@ fn sorted_rows(
     let tv = t.reshape(&[rows, len])?;
     let iv = idx.reshape(&[rows, k])?;
     let vv = values.reshape(&[rows, k])?;
-    if split::wanted(graph, t.dtype(), len) {
+    if split::wanted(graph, &tv, op)? {
         split::sorted_rows(graph, &tv, &vv, &iv, descending, op, prog, name)?;
         return Ok((values, idx));
     }

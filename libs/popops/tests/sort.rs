@@ -611,3 +611,62 @@ fn empty_long_rows_and_f16_errors() {
     let e = popops::top_k(&mut g, &h, 1, 4, true, &mut Vec::new(), "x").unwrap_err();
     assert!(matches!(e, OpError::Shape { .. }), "{e}");
 }
+
+/// A long row held by one tile is sorted there (the one-tile path: no split buffers), and
+/// long lines along the first axis of a 2-D tensor (the axis moved last by a view; 1,500 ×
+/// 16 bytes is above an eighth of a tile) are split.
+#[test]
+fn a_long_row_on_one_tile_and_long_lines_along_axis_0() {
+    let mut rng = Rng::new(11);
+    let data = dup_f32s(&mut rng, 3000);
+    let mut g = Graph::new(&small_tiles(4));
+    let t = g.add_variable(DType::F32, &[3000], "t");
+    g.set_tile_mapping(&t, 2).unwrap();
+    g.set_initial_value(&t, &data).unwrap();
+    let mut prog = Vec::new();
+    let (v, i) = popops::sort_with_indices(&mut g, &t, 0, &mut prog, "s").unwrap();
+    g.create_host_read("v", &v).unwrap();
+    g.create_host_read("i", &i).unwrap();
+    let exe = poplar::compile(&g, &[poplar::Program::seq(prog)], &Default::default()).unwrap();
+    let names: Vec<&str> = exe.computes.values().map(|c| c.name.as_str()).collect();
+    assert!(
+        names.contains(&"s/argsort") && !names.iter().any(|n| n.contains("split")),
+        "{names:?}"
+    );
+    let mut e = poplar::Engine::new(&exe, poplar::EngineOptions::with_threads(2)).unwrap();
+    e.run(0).unwrap();
+    let want = stable_order(&data, 3000, 3000, false);
+    assert_eq!(e.read_tensor::<u32>("i").unwrap(), want);
+    let bits: Vec<u32> = e
+        .read_tensor::<f32>("v")
+        .unwrap()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    let want_bits: Vec<u32> = want.iter().map(|&o| data[o as usize].to_bits()).collect();
+    assert_eq!(bits, want_bits);
+
+    let (len, cols) = (1500, 2);
+    let ints: Vec<i32> = rng.i32s(len * cols).into_iter().map(|x| x % 17).collect();
+    let mut g = Graph::new(&small_tiles(16));
+    let t = input(&mut g, "t", &[len, cols], &ints, 3);
+    let mut prog = Vec::new();
+    let (v, i) = popops::top_k(&mut g, &t, 0, 700, true, &mut prog, "top").unwrap();
+    assert_eq!(v.shape(), [700, 2]);
+    g.create_host_read("v", &v).unwrap();
+    g.create_host_read("i", &i).unwrap();
+    let e = run(&g, prog);
+    let (got_v, got_i) = (
+        e.read_tensor::<i32>("v").unwrap(),
+        e.read_tensor::<u32>("i").unwrap(),
+    );
+    for c in 0..cols {
+        let line: Vec<i32> = (0..len).map(|r| ints[r * cols + c]).collect();
+        let want = stable_order(&line, len, 700, true);
+        let got: Vec<u32> = (0..700).map(|r| got_i[r * cols + c]).collect();
+        assert_eq!(got, want, "column {c}: positions");
+        let vals: Vec<i32> = (0..700).map(|r| got_v[r * cols + c]).collect();
+        let want_v: Vec<i32> = want.iter().map(|&o| line[o as usize]).collect();
+        assert_eq!(vals, want_v, "column {c}: values");
+    }
+}

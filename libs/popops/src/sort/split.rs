@@ -18,12 +18,17 @@ use poplar_core::target::{Target, TileId};
 use crate::pieces::mapped_regions;
 use crate::{codelet_name, OpError};
 
-/// Whether rows of `len` elements of `dtype` go the split path: when sorting one on a
-/// tile (the row, its positions, its sorted values and the row received there) would take
-/// more than an eighth of a tile's memory.
-pub(super) fn wanted(graph: &Graph, dtype: DType, len: usize) -> bool {
-    let bytes = len as u64 * (3 * dtype.size() as u64 + 4);
-    bytes > u64::from(graph.target().bytes_per_tile) / 8
+/// Whether the rows of `tv` (`[rows, len]`) go the split path: when sorting one on a tile
+/// (the row, its positions, its sorted values and the row received there) would take more
+/// than an eighth of a tile's memory, and some row spans more than one tile (rows each held
+/// by one tile are sorted there, in less memory than the split path's buffers).
+pub(super) fn wanted(graph: &Graph, tv: &Tensor, op: &str) -> Result<bool, OpError> {
+    let len = tv.shape()[1];
+    let bytes = len as u64 * (3 * tv.dtype().size() as u64 + 4);
+    if bytes <= u64::from(graph.target().bytes_per_tile) / 8 {
+        return Ok(false);
+    }
+    Ok(row_tiles(graph, tv, op)?.iter().any(|t| t.len() > 1))
 }
 
 /// One row's blocks: the tile of each and the buffers, each `B·m` slots with block `b` on
