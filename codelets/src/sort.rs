@@ -373,7 +373,13 @@ mod tests {
             upper: false,
             descending: false,
         });
-        let e = v.compute(Worker { id: 0, count: 1 }).unwrap_err().to_string();
-        assert!(e.contains("MergeSplit<half>") && e.contains("'out' (7)"), "{e}");
+        let e = v
+            .compute(Worker { id: 0, count: 1 })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("MergeSplit<half>") && e.contains("'out' (7)"),
+            "{e}"
+        );
     }
 }
