@@ -1,12 +1,13 @@
 //! The sort of rows split over tiles (see the [module notes](super)): each row is cut into
 //! `B = T · W` equal blocks of `m` slots, `T` the largest power of two not above the tiles the
-//! row spans (nor its length), `W` blocks on each of them (a power of two not above its
-//! workers, smaller if the vertices of all rounds would not fit an eighth of a tile), blocks `bW..(b+1)W` on the row's `b`-th tile; every block is sorted on its
-//! tile (`ArgSort` and two `GatherElements`, the keys and their row positions), padded past
-//! the row's end with slots that go last; then a bitonic network over the blocks: in each of
-//! its `log₂B · (log₂B + 1) / 2` rounds every tile receives its partner's block (one
-//! exchange), merges it with its own and keeps the lower or upper `m` (`MergeSplit`, then
-//! two `GatherElements`), into the other of two ping-pong buffers.
+//! row spans (nor its length), `W` consecutive blocks on each (a power of two not above its
+//! workers, smaller if the vertices of all rounds would not fit an eighth of a tile), padded
+//! past the row's end with slots that go last. Every block is sorted on its tile: `S` runs
+//! (`ArgSort` and two `GatherElements`, the keys and their row positions) merged pairwise in
+//! `log₂S` steps. Then a bitonic network over the blocks: in each of its
+//! `log₂B · (log₂B + 1) / 2` rounds every block receives its partner block (one copy, an
+//! exchange or an on-tile copy), merges it with its own and keeps the lower or upper `m`
+//! (`MergeSplit`, then two `GatherElements`) into the other of two ping-pong buffers.
 
 use codelets::sort::cost;
 use poplar_compiler::graph::program::Program;
