@@ -25,7 +25,9 @@
 //!   blocks, `log₂B · (log₂B + 1) / 2` rounds of one exchange of a block and a
 //!   `MergeSplit<T>` keeping the lower or upper block (`"{name}/split/merge{i}"`), comparing
 //!   (key, position) with padding and NaN last, so the result is the stable sort exactly and
-//!   no tile holds more than a few blocks. Results are on the blocks' tiles; `top_k` sorts
+//!   no tile holds more than a few blocks. Results are on the blocks' tiles. `top_k` with a
+//!   `k` within a block merges the blocks' first `k` up a tree instead (`log₂B` rounds of
+//!   `k`, `"{name}/split/top{i}"`, the result on the row's first tile); a larger `k` sorts
 //!   the whole row and keeps the first `k`. See `docs/popops-slices.md` for the costs.
 //!
 //! ```

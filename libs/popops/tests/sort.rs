@@ -712,3 +712,45 @@ fn a_million_f32_over_a_gc200() {
     let want_bits: Vec<u32> = want.iter().map(|&o| data[o as usize].to_bits()).collect();
     assert_eq!(bits, want_bits);
 }
+
+/// `top_k` of a long row with `k` within a block merges the blocks' first `k` up a tree
+/// (`log₂B` rounds: 8 tiles of 2 blocks, 4 rounds) instead of the whole bitonic network (10);
+/// a `k` past a block takes the network.
+#[test]
+fn top_k_of_a_long_row_merges_up_a_tree_when_k_fits_a_block() {
+    let mut rng = Rng::new(13);
+    let data = dup_f32s(&mut rng, 3001);
+    for (k, tree, rounds) in [(37, true, 4), (188, true, 4), (189, false, 10)] {
+        let mut g = Graph::new(&small_tiles(8));
+        let t = input(&mut g, "t", &[3001], &data, 1);
+        let mut prog = Vec::new();
+        let (v, i) = popops::top_k(&mut g, &t, 0, k, true, &mut prog, "top").unwrap();
+        g.create_host_read("v", &v).unwrap();
+        g.create_host_read("i", &i).unwrap();
+        let exe = poplar::compile(&g, &[poplar::Program::seq(prog)], &Default::default()).unwrap();
+        let count = |kind: &str| {
+            exe.computes
+                .values()
+                .filter(|c| c.name.starts_with(kind) && !c.name.ends_with("_values"))
+                .count()
+        };
+        let (tops, merges) = (count("top/split/top"), count("top/split/merge"));
+        assert_eq!(
+            (tops, merges),
+            if tree { (rounds, 0) } else { (0, rounds) },
+            "k = {k}"
+        );
+        let mut e = poplar::Engine::new(&exe, poplar::EngineOptions::with_threads(1)).unwrap();
+        e.run(0).unwrap();
+        let want = stable_order(&data, 3001, k, true);
+        assert_eq!(e.read_tensor::<u32>("i").unwrap(), want, "k = {k}");
+        let bits: Vec<u32> = e
+            .read_tensor::<f32>("v")
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        let want_bits: Vec<u32> = want.iter().map(|&o| data[o as usize].to_bits()).collect();
+        assert_eq!(bits, want_bits, "k = {k}");
+    }
+}

@@ -7,7 +7,9 @@
 //! `log₂S` steps. Then a bitonic network over the blocks: in each of its
 //! `log₂B · (log₂B + 1) / 2` rounds every block receives its partner block (one copy, an
 //! exchange or an on-tile copy), merges it with its own and keeps the lower or upper `m`
-//! (`MergeSplit`, then two `GatherElements`) into the other of two ping-pong buffers.
+//! (`MergeSplit`, then two `GatherElements`) into the other of two ping-pong buffers. A
+//! `top_k` whose `k` fits in a block instead merges the blocks' first `k` up a tree, `log₂B`
+//! rounds of `k` elements, the result in block 0.
 
 use codelets::sort::cost;
 use poplar_compiler::graph::program::Program;
@@ -57,6 +59,17 @@ impl Row {
 
     fn block(&self, t: &Tensor, b: usize) -> Result<Tensor, OpError> {
         Ok(t.slice(b * self.m..(b + 1) * self.m)?)
+    }
+
+    /// The rounds of the tree of `top_k`: the distance of each (1, 2, 4, … below `B`).
+    fn top_rounds(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut d = 1;
+        while d < self.blocks() {
+            out.push(d);
+            d *= 2;
+        }
+        out
     }
 
     /// The rounds of the bitonic network: `(size, distance)` of each.
@@ -403,6 +416,37 @@ fn merge_round(
     Ok(())
 }
 
+/// Round `d` of the `top_k` tree of `row`: every block `b` that is a multiple of `2d` merges
+/// its first `k` with those of block `b + d` (copied in) and keeps the first `k`.
+fn top_round(
+    graph: &mut Graph,
+    row: &mut Row,
+    d: usize,
+    (k, len, descending): (usize, usize, bool),
+    copies: &mut Copies,
+    step: Step,
+) -> Result<(), OpError> {
+    let (next_k, next_p) = (row.keys[row.next].clone(), row.pos[row.next].clone());
+    let first = |row: &Row, t: &Tensor, b: usize| -> Result<Tensor, OpError> {
+        Ok(row.block(t, b)?.slice(0..k)?)
+    };
+    for b in (0..row.blocks()).step_by(2 * d) {
+        copies.keys.0.push(first(row, &row.cur.0, b + d)?);
+        copies.keys.1.push(first(row, &row.recv.0, b)?);
+        copies.pos.0.push(first(row, &row.cur.1, b + d)?);
+        copies.pos.1.push(first(row, &row.recv.1, b)?);
+        let keys = concat(&[first(row, &row.cur.0, b)?, first(row, &row.recv.0, b)?])?;
+        let pos = concat(&[first(row, &row.cur.1, b)?, first(row, &row.recv.1, b)?])?;
+        let sel = first(row, &row.sel, b)?;
+        let dst = (first(row, &next_k, b)?, first(row, &next_p, b)?);
+        let how = (k, false, len, descending);
+        merge(graph, step, row.tiles[b], (keys, pos), how, &sel, dst)?;
+    }
+    row.cur = (next_k, next_p);
+    row.next = 1 - row.next;
+    Ok(())
+}
+
 /// The first `k` of each row of `tv` (`[rows, len]`) sorted, into `vv` and `iv` (`[rows, k]`,
 /// mapped here: slot `s` of a row on the tile of the block holding it).
 #[allow(clippy::too_many_arguments)]
@@ -429,13 +473,30 @@ pub(super) fn sorted_rows(
     for step in steps {
         step.programs(prog);
     }
-    let rounds: Vec<_> = plans.iter().map(Row::rounds).collect();
-    let most = rounds.iter().map(Vec::len).max().unwrap_or(0);
+    // A `k` within every block: a tree of merges of the blocks' first `k` (log₂B rounds of
+    // `k`); otherwise the whole bitonic network.
+    let tree = plans.iter().all(|row| k <= row.m);
+    let rounds: Vec<usize> = plans
+        .iter()
+        .map(|row| match tree {
+            true => row.top_rounds().len(),
+            false => row.rounds().len(),
+        })
+        .collect();
+    let most = rounds.iter().copied().max().unwrap_or(0);
     for i in 0..most {
-        let step = Step::new(graph, &format!("{name}/split/merge{i}"));
+        let kind = if tree { "top" } else { "merge" };
+        let step = Step::new(graph, &format!("{name}/split/{kind}{i}"));
         let mut copies = Copies::default();
-        for (row, rounds) in plans.iter_mut().zip(&rounds) {
-            if let Some(&round) = rounds.get(i) {
+        for (row, &n) in plans.iter_mut().zip(&rounds) {
+            if i >= n {
+                continue;
+            }
+            if tree {
+                let d = row.top_rounds()[i];
+                top_round(graph, row, d, (k, len, descending), &mut copies, step)?;
+            } else {
+                let round = row.rounds()[i];
                 merge_round(graph, row, round, (len, descending), &mut copies, step)?;
             }
         }
