@@ -231,6 +231,11 @@
 //! | `ArgSort<float>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
 //! | `ArgSort<int>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
 //! | `ArgSort<unsigned>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `ArgSort<half>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `row_len`, `k: State<u32>`, `descending: State<bool>` | each row's first `k` positions in stable sorted order, NaN last, see [`sort`](mod@sort) |
+//! | `MergeSplit<float>` | `input: Input<Vector>`, `positions: Input<Vector<u32>>`, `out: Output<Vector<u32>>`, `split`, `row_len: State<u32>`, `upper`, `descending: State<bool>` | the indices of the lower or upper `out.len()` of two merged sorted runs, see [`sort`](mod@sort) |
+//! | `MergeSplit<half>` | `input: Input<Vector>`, `positions: Input<Vector<u32>>`, `out: Output<Vector<u32>>`, `split`, `row_len: State<u32>`, `upper`, `descending: State<bool>` | the indices of the lower or upper `out.len()` of two merged sorted runs, see [`sort`](mod@sort) |
+//! | `MergeSplit<int>` | `input: Input<Vector>`, `positions: Input<Vector<u32>>`, `out: Output<Vector<u32>>`, `split`, `row_len: State<u32>`, `upper`, `descending: State<bool>` | the indices of the lower or upper `out.len()` of two merged sorted runs, see [`sort`](mod@sort) |
+//! | `MergeSplit<unsigned>` | `input: Input<Vector>`, `positions: Input<Vector<u32>>`, `out: Output<Vector<u32>>`, `split`, `row_len: State<u32>`, `upper`, `descending: State<bool>` | the indices of the lower or upper `out.len()` of two merged sorted runs, see [`sort`](mod@sort) |
 
 #[macro_use]
 mod util;

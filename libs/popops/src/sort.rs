@@ -5,14 +5,30 @@
 //! **Order.** Stable (equal elements keep their order of position, so ties go by index),
 //! ascending for the sorts, descending for the `k` largest; NaN after every number in both
 //! directions (so `top_k` of the largest takes NaNs only when fewer than `k` numbers are
-//! left); `-0` and `+0` are equal. Types `f32`, `i32`, `u32`.
+//! left); `-0` and `+0` are equal. Types `f32`, `f16` (by its exact value), `i32`, `u32`.
 //!
 //! **How.** The axis is moved last (a view, [`Tensor::dim_shuffle`]), so that a row is the
-//! line along it; each row is sorted on the tile of its first element: compute
-//! set `"{name}/argsort"` (one `ArgSort<T>` vertex per worker piece of the rows, poplibs'
-//! `HeapSortVertexKV` estimate per row) writes the positions, compute set `"{name}/values"`
-//! (`GatherElements<T>`) the values at them. Both outputs are new tensors with rows on the
-//! tiles of the input's rows, returned as views with the axis back in its place.
+//! line along it; the results are new tensors returned as views with the axis back in its
+//! place. Two paths, with the same results (the stable order), chosen by the row length:
+//!
+//! - *One tile*, when sorting a row on one tile (the row, its positions, its sorted values
+//!   and the row received there: `n · (3 · size + 4)` bytes) takes at most an eighth of a
+//!   tile's memory, or when every row is held by one tile. Each row is sorted on the tile of its first element: compute set
+//!   `"{name}/argsort"` (one `ArgSort<T>` vertex per worker piece of the rows, poplibs'
+//!   `HeapSortVertexKV` estimate per row) writes the positions, compute set `"{name}/values"`
+//!   (`GatherElements<T>`) the values at them, both with rows on the tiles of the input's
+//!   rows.
+//! - *Split over tiles*, for longer rows when some row spans several tiles: the row is cut into equal blocks over the tiles it
+//!   spans (a power of two of them, up to a power of two of blocks a tile for its workers),
+//!   each block sorted on its tile by key and row position (`"{name}/split/blocks"`, runs
+//!   merged on the tile in `"{name}/split/block_merge{l}"`), then a bitonic network over the
+//!   blocks, `log₂B · (log₂B + 1) / 2` rounds of one exchange of a block and a
+//!   `MergeSplit<T>` keeping the lower or upper block (`"{name}/split/merge{i}"`), comparing
+//!   (key, position) with padding and NaN last, so the result is the stable sort exactly and
+//!   no tile holds more than a few blocks. Results are on the blocks' tiles. `top_k` with a
+//!   `k` within a block merges the blocks' first `k` up a tree instead (`log₂B` rounds of
+//!   `k`, `"{name}/split/top{i}"`, the result on the row's first tile); a larger `k` sorts
+//!   the whole row and keeps the first `k`. See `docs/popops-slices.md` for the costs.
 //!
 //! ```
 //! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
@@ -33,11 +49,41 @@
 //! assert_eq!(engine.read_tensor::<u32>("i")?, [0, 3, 2, 1]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A row of 6,000 over 8 tiles of 64 KiB takes the split path (8 tiles of blocks, merged in
+//! rounds); the result is the same stable sort:
+//!
+//! ```
+//! use poplar::{compile, CompileOptions, DType, Engine, EngineOptions, Graph, Program, Target};
+//!
+//! codelets::link();
+//! let mut graph = Graph::new(&Target::custom(8, 64 * 1024));
+//! let t = graph.add_variable(DType::I32, &[6000], "t");
+//! graph.map_linearly(&t, 1)?;
+//! let data: Vec<i32> = (0..6000).map(|i| (i * 7919) % 100).collect();
+//! graph.set_initial_value(&t, &data)?;
+//! let mut prog = Vec::new();
+//! let (v, i) = popops::sort_with_indices(&mut graph, &t, 0, &mut prog, "s")?;
+//! graph.create_host_read("v", &v)?;
+//! graph.create_host_read("i", &i)?;
+//! let exe = compile(&graph, &[Program::seq(prog)], &CompileOptions::default())?;
+//! assert!(exe.computes.values().any(|c| c.name == "s/split/merge0"));
+//! let mut engine = Engine::new(&exe, EngineOptions::default())?;
+//! engine.run(0)?;
+//! let mut order: Vec<u32> = (0..6000).collect();
+//! order.sort_by_key(|&j| data[j as usize]); // stable
+//! assert_eq!(engine.read_tensor::<u32>("i")?, order);
+//! let sorted: Vec<i32> = order.iter().map(|&j| data[j as usize]).collect();
+//! assert_eq!(engine.read_tensor::<i32>("v")?, sorted);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use codelets::sort::cost;
 use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{Graph, Tensor};
 use poplar_core::dtype::DType;
+
+mod split;
 
 use crate::error::{check_axis, dtype_err, shape_err};
 use crate::gather::row_pieces;
@@ -57,8 +103,13 @@ fn sorted(
     name: &str,
 ) -> Result<(Tensor, Tensor), OpError> {
     check_axis(op, "t", t.rank(), axis)?;
-    if !matches!(t.dtype(), DType::F32 | DType::I32 | DType::U32) {
-        return Err(dtype_err(op, "t", t.dtype(), "sorts take f32, i32 or u32"));
+    if !matches!(t.dtype(), DType::F32 | DType::F16 | DType::I32 | DType::U32) {
+        return Err(dtype_err(
+            op,
+            "t",
+            t.dtype(),
+            "sorts take f32, f16, i32 or u32",
+        ));
     }
     let len = t.shape()[axis];
     if k > len {
@@ -112,6 +163,10 @@ fn sorted_rows(
     let tv = t.reshape(&[rows, len])?;
     let iv = idx.reshape(&[rows, k])?;
     let vv = values.reshape(&[rows, k])?;
+    if split::wanted(graph, &tv, op)? {
+        split::sorted_rows(graph, &tv, &vv, &iv, descending, op, prog, name)?;
+        return Ok((values, idx));
+    }
     let pieces = row_pieces(graph, &tv, op)?;
     let cs_arg = graph.add_compute_set(&format!("{name}/argsort"));
     let cs_val = graph.add_compute_set(&format!("{name}/values"));
