@@ -283,11 +283,7 @@ fn tuples(
             }
         })
         .collect();
-    let t = g.add_variable(
-        if signed { DType::I32 } else { DType::U32 },
-        ishape,
-        "idx",
-    );
+    let t = g.add_variable(if signed { DType::I32 } else { DType::U32 }, ishape, "idx");
     let tiles = g.target().num_tiles() as usize;
     let flat_t = t.flatten();
     for e in 0..n {
@@ -413,10 +409,15 @@ fn scatter_nd_of_one_repeated_tuple_combines_in_order() {
         f32::NEG_INFINITY,
         2.0,
     ];
-    for r in [R::None, R::Add, R::Mul, R::Min, R::Max] {
-        for start in [-0.0f32, 0.0, f32::NAN, 3.0] {
+    let mut rev = ups;
+    rev.reverse();
+    for (r, ups) in [R::None, R::Add, R::Mul, R::Min, R::Max]
+        .into_iter()
+        .flat_map(|r| [(r, ups), (r, rev)])
+    {
+        for start in [-0.0f32, 0.0, f32::NAN, 3.0, f32::NEG_INFINITY] {
             // Updates 0..k of the pool at [1, 2] of a [3, 4] (m = 2, one element each).
-            for k in [2, 3, 7] {
+            for k in 1..=ups.len() {
                 let mut g = Graph::new(&target());
                 let data = vec![start; 12];
                 let t = input(&mut g, "data", &[3, 4], &data, 1);
