@@ -1,11 +1,18 @@
 //! Gather, scatter and one-hot encoding: ONNX's `Gather` / `GatherElements` /
-//! `ScatterElements` and poplibs' `encodeOneHot`.
+//! `ScatterElements` / `GatherND` / `ScatterND` and poplibs' `encodeOneHot`.
 //!
 //! The element-wise gathers and scatters work on rows along the *last* axis (the graph side
 //! moves the indexed axis last with a view): `indices`, `updates` and `out` are `r` rows of
 //! `k`, the table (`input`, or `a` when it is updated) `r` rows of `row_len`. Indices reach
 //! them checked and non-negative, from `NormaliseIndices`. `T` is `float`, `half`, `int` or
-//! `unsigned` (`ScatterElementsAdd`: `float`, `half`, `int`).
+//! `unsigned` (`ScatterElementsAdd`, `ScatterNdAdd`: `float`, `half`, `int`).
+//!
+//! The ND scatters see `data` as a table of rows of `row_len` (the slice an index tuple
+//! selects) and take flat row indices from `NormaliseIndicesNd`; each vertex owns the rows
+//! `first..` of the table in its `a` and applies, in order, the update rows whose index falls
+//! there (poplibs' `MultiUpdate` layout). `mul`/`min`/`max` ([`ScatterOp`]): `half` in f32,
+//! rounded once per update; a float NaN result is the canonical NaN; `min`/`max` are IEEE
+//! 754-2019 `minimum`/`maximum` (NaN if either side is NaN, −0 below +0); integers wrap.
 //!
 //! | name | fields | computes |
 //! |---|---|---|
@@ -13,13 +20,20 @@
 //! | `GatherElements<T>` | `indices: Input<Vector<u32>>`, `input: Input<Vector<T>>`, `out: Output<Vector<T>>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
 //! | `ScatterElements<T>` | `indices`, `updates: Input<Vector<T>>`, `a: InOut<Vector<T>>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, `j` in order (the last of equal indices wins) |
 //! | `ScatterElementsAdd<T>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order (`half`: in f32, rounded once per add; `int` wraps) |
+//! | `ScatterElements{Mul,Min,Max}<T>` | same | `a[r, indices[r, j]] = op(a[…], updates[r, j])`, in order |
+//! | `NormaliseIndicesNd<I>` | `input: Input<Vector<I>>`, `out: Output<Vector<u32>>`, `dims: State<Vector<u32>>`, `first`, `batch_rows`, `batch_stride`, `first_axis: State<u32>` | row `first + r` of `m = dims.len()` indices, each made non-negative and checked against its `dims`, as the flat row `batch · batch_stride + Σ idx_j · Π dims[j+1..]` (`batch = (first + r) / batch_rows`); a bad index fails the run naming it, its position and its axis `first_axis + j` |
+//! | `ScatterNd<T>` / `ScatterNd{Add,Mul,Min,Max}<T>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector<T>>`, `a: InOut<Vector<T>>`, `row_len`, `first: State<u32>` | for each `e` in order with `indices[e]` in `first..first + rows(a)`: that row of `a` combined with update row `e` (written, added, `op`) |
 //! | `EncodeOneHot<I,T>` (`T` = `float`, `half`, `int`) | `indices: Input<Vector<I>>`, `out: Output<Vector<T>>`, `depth: State<u32>` | row `i` of `out` (`depth` elements) is zeros with a 1 at `indices[i]`, all zeros when the index is outside `[0, depth)` |
 //!
 //! Cycle estimates ([`cost`]): poplibs has no vertices for ONNX's element-wise gathers and
 //! scatters (its `gather`/`scatter` are built from multi-slices), so they are modelled as
 //! `MultiSlice` / `MultiUpdate` / `MultiUpdateAdd` of one-element rows, one per index;
-//! `EncodeOneHot` is poplibs' estimator (`100` cycles per index for the C++ vertex, `(62 + 12)`
-//! per index and the supervisor overhead for the assembly `unsigned`→`half` one) plus
+//! `ScatterElements{Mul,Min,Max}` as `MultiUpdate` plus the op per element (ours,
+//! [`cost::scatter_op`]); `ScatterNd*` as the multi-update of their rows, every vertex
+//! charged for every row as poplibs charges every offset ([`cost::scatter_nd`]);
+//! `NormaliseIndicesNd` ours ([`cost::normalise_nd`]); `EncodeOneHot` is poplibs' estimator
+//! (`100` cycles per index for the C++ vertex, `(62 + 12)` per index and the supervisor
+//! overhead for the assembly `unsigned`→`half` one) plus
 //! `Fill` over the rows, which poplibs zeroes with a separate `zero` program.
 
 use poplar_core::codelet::to_f16;
@@ -413,7 +427,7 @@ fn scatter_rows<T: Copy>(
 ) -> Result<(), VertexError> {
     let len = row_len as usize;
     let n = indices.len();
-    if len == 0 || a.len() % len != 0 {
+    if len == 0 || !a.len().is_multiple_of(len) {
         return Err(VertexError::new(format!(
             "{codelet}: field 'a' has {} elements, not whole rows of {len}",
             a.len()
@@ -652,6 +666,16 @@ pub mod cost {
             assert_eq!(encode_one_hot(DType::I32, DType::F32, 2, 10), 200 + 23 + 5);
             assert_eq!(gather(DType::F32, 4), 30 + 4 * (19 + 2));
             assert_eq!(normalise(4), 23 + 2 + 8 + 4);
+            assert_eq!(scatter_op(DType::F32, 1, 4), 29 + 4 * (19 + 2) + 4);
+            assert_eq!(
+                scatter_op(DType::F16, 3, 2),
+                29 + 2 * (19 + 2 * 2) + 2 * 3 * 3
+            );
+            assert_eq!(normalise_nd(4, 2), 23 + 2 + 8 + 4 + 4 + 4);
+            assert_eq!(
+                scatter_nd(Kind::Add, DType::F32, 5, 3),
+                slice::multi_update_add(DType::F32, 5, 3)
+            );
         }
     }
 }

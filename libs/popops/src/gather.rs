@@ -1,15 +1,26 @@
 //! Gathers and scatters with ONNX semantics ([`gather`]: ONNX `Gather` with an axis;
-//! [`gather_elements`]: `GatherElements`; [`scatter_elements`]: `ScatterElements` with the
-//! reductions `none` and `add`) and one-hot encoding ([`encode_one_hot`], [`one_hot`]:
-//! poplibs' `encodeOneHot`), on indices held in device memory.
+//! [`gather_elements`]: `GatherElements`; [`scatter_elements`]: `ScatterElements`;
+//! [`gather_nd`]: `GatherND` with `batch_dims`; [`scatter_nd`]: `ScatterND`; the scatters
+//! with every opset-18 reduction, `none`, `add`, `mul`, `min`, `max`: see
+//! [`ScatterReduction`]) and one-hot encoding ([`encode_one_hot`], [`one_hot`]: poplibs'
+//! `encodeOneHot`), on indices held in device memory.
+//!
+//! **Order and NaN.** A scatter applies its updates one at a time in row-major order of the
+//! indices: of equal indices the last wins (`none`; ONNX leaves it undefined) or they
+//! combine in that order. `mul` of `f16` computes in f32 and rounds once per update; a NaN
+//! result of a float `mul`/`min`/`max` is the canonical NaN. `min`/`max` are IEEE 754-2019
+//! `minimum`/`maximum`, as numpy's `minimum`/`maximum`: NaN when either side is NaN, and
+//! `-0` below `+0` (so the result does not depend on which of two zeros came first).
+//! Integers wrap.
 //!
 //! **Indices** are `i32` or `u32` tensors. A negative `i32` index counts from the end of the
 //! axis (ONNX: `-dim ≤ i < 0` means `i + dim`). An index outside `[-dim, dim)` is an error
 //! of the run (ONNX calls it an error; poplibs' slices, see [`slice`](crate::slice), give
 //! zeros instead): the first compute set of each op (`"{name}/{op}_indices"`, one
 //! `NormaliseIndices<I>` vertex per worker piece of the indices) fails the engine's run with
-//! the index, its position in the indices and the length of the axis, and the engine's error
-//! names the compute set. One-hot encoding follows poplibs instead: an index outside
+//! the index, its position in the indices and the length of the axis (the ND ops' first
+//! compute set, of `NormaliseIndicesNd<I>` vertices, names the axis of `data` too), and the
+//! engine's error names the compute set. One-hot encoding follows poplibs instead: an index outside
 //! `[0, depth)` gives a row of zeros.
 //!
 //! ```

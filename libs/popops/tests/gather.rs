@@ -396,7 +396,7 @@ fn scatter_elements_mul_min_max_match_the_host_with_nan_zeros_and_infinities() {
         (0..n)
             .map(|_| {
                 let r = rng.next_u64();
-                if r % 4 == 0 {
+                if r.is_multiple_of(4) {
                     rng.f32_in(-4.0, 4.0)
                 } else {
                     EDGES[(r / 4) as usize % EDGES.len()]
@@ -426,7 +426,7 @@ fn scatter_elements_mul_min_max_match_the_host_with_nan_zeros_and_infinities() {
         (0..n)
             .map(|i| {
                 let r = rng.next_u64();
-                if i % 5 == 0 {
+                if i.is_multiple_of(5) {
                     r as i32
                 } else {
                     (r % 9) as i32 - 4

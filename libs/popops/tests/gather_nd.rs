@@ -47,7 +47,7 @@ const POOL: [f32; 12] = [
 
 fn pick_f32(rng: &mut Rng) -> f32 {
     let r = rng.next_u64();
-    if r % 3 == 0 {
+    if r.is_multiple_of(3) {
         rng.f32_in(-4.0, 4.0)
     } else {
         POOL[(r / 3) as usize % POOL.len()]
@@ -133,7 +133,7 @@ impl Elem for i32 {
     }
     fn pick(rng: &mut Rng) -> i32 {
         let r = rng.next_u64();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             r as i32
         } else {
             (r % 11) as i32 - 5
@@ -156,7 +156,7 @@ impl Elem for u32 {
     }
     fn pick(rng: &mut Rng) -> u32 {
         let r = rng.next_u64();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             r as u32
         } else {
             (r % 9) as u32
