@@ -723,4 +723,60 @@ mod tests {
             .to_string();
         assert!(e.contains("index 3 (element 6"), "{e}");
     }
+
+    #[test]
+    fn nd_rows_and_reductions() {
+        // Tuples of [-1, 0] and [1, 2] into axes of 2 and 3, rows 5 and 7 of the second of
+        // two batches of 6 (batch_rows 1), then a bad index naming its axis.
+        let idx = [-1i32, 0, 1, 2];
+        let mut flat = [0u32; 2];
+        let mut n = vertex!(NormaliseIndicesNdI32 {
+            input: &idx,
+            out: &mut flat,
+            dims: &[2, 3],
+            first: 1,
+            batch_rows: 2,
+            batch_stride: 6,
+            first_axis: 1,
+        });
+        n.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(flat, [3, 11]);
+        let bad = [0i32, -4];
+        let mut o = [0u32; 1];
+        let mut n = vertex!(NormaliseIndicesNdI32 {
+            input: &bad,
+            out: &mut o,
+            dims: &[2, 3],
+            first: 4,
+            batch_rows: 1,
+            batch_stride: 6,
+            first_axis: 1,
+        });
+        let e = n
+            .compute(Worker { id: 0, count: 1 })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index -4 (element 9 of the indices)"), "{e}");
+        assert!(e.contains("axis of 3 (axis 2 of the data)"), "{e}");
+
+        // Rows 2 and 3 of a table of rows of 2: row 1 is another piece's, row 3 hit twice.
+        let mut a = [-0.0f32, 5.0, 1.0, f32::NAN];
+        let rows = [3u32, 1, 3, 2];
+        let upd = [0.0f32, 2.0, 9.0, 9.0, -1.0, 1.0, 0.0, -0.0];
+        let mut s = vertex!(ScatterNdMinF32 {
+            indices: &rows,
+            updates: &upd,
+            a: &mut a,
+            row_len: 2,
+            first: 2,
+        });
+        s.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(
+            a.map(f32::to_bits),
+            [-0.0f32, -0.0, -1.0, f32::NAN].map(f32::to_bits)
+        );
+        assert_eq!(maximum(-0.0, 0.0).to_bits(), 0);
+        assert_eq!(maximum(0.0, -0.0).to_bits(), 0);
+        assert!(minimum(1.0, f32::NAN).is_nan());
+    }
 }

@@ -617,3 +617,34 @@ fn each_mistake_is_a_typed_error_naming_the_tensor_and_axis() {
     assert!(matches!(e, OpError::Unsupported { .. }), "{e}");
     assert!(p.is_empty(), "no program from a failed call");
 }
+
+/// A table of 64 rows of 33 over 16 tiles and 300 tuples (many repeats) on the tiles from the
+/// other end: the multi-slice's plan and the scatter's pieces of rows on many tiles.
+#[test]
+fn large_tables_over_many_tiles() {
+    let mut rng = Rng::new(9);
+    let shape = [8, 8, 33];
+    let data: Vec<f32> = (0..8 * 8 * 33).map(|_| pick_f32(&mut rng)).collect();
+    let upd: Vec<f32> = (0..300 * 33).map(|_| pick_f32(&mut rng)).collect();
+    for r in [R::None, R::Add, R::Mul, R::Min, R::Max] {
+        let mut g = Graph::new(&target());
+        let t = input(&mut g, "data", &shape, &data, 7);
+        let mut trng = Rng::new(10);
+        let (idx, it) = tuples(&mut g, &mut trng, &[300, 2], &[8, 8], true);
+        let u = input(&mut g, "upd", &[300, 33], &upd, 5);
+        let mut prog = Vec::new();
+        let gathered = popops::gather_nd(&mut g, &t, &it, 0, &mut prog, "g").unwrap();
+        let out = popops::scatter_nd(&mut g, &t, &it, &u, r, &mut prog, "s").unwrap();
+        g.create_host_read("gathered", &gathered).unwrap();
+        g.create_host_read("out", &out).unwrap();
+        let exe = compile(&g, &[Program::seq(prog.clone())], &Default::default()).unwrap();
+        let mut e = Engine::new(&exe, EngineOptions::with_threads(2)).unwrap();
+        e.run(0).unwrap();
+        let want_g = host_gather_nd(&data, &shape, &idx, &[300, 2], 0);
+        let got_g = e.read_tensor::<f32>("gathered").unwrap();
+        assert_eq!(bits(&got_g), bits(&want_g));
+        let got = run_both::<f32>(&g, prog);
+        let want = host_scatter_nd(&data, &shape, &idx, &[300, 2], &upd, r);
+        assert_eq!(bits(&got), bits(&want), "{r:?}");
+    }
+}
