@@ -650,7 +650,7 @@ pub fn gather_nd(
 /// How: a copy of `data`, the tuples made flat row indices of the copy viewed as `[Π dims
 /// indexed, slice]` (`NormaliseIndicesNd<I>`), then compute set `"{name}/scatter_nd"`: one
 /// `ScatterNd<T>` / `ScatterNd{Add,Mul,Min,Max}<T>` vertex per worker piece of the table's
-/// rows ([`row_pieces`] of the copy, on the tile of the piece's first row), each taking all
+/// rows (runs of rows on one tile split between its workers), each taking all
 /// tuples and updates and applying, in order, those that land in its rows — poplibs'
 /// `MultiUpdate` layout (each vertex owns a part of the table and skips the offsets outside
 /// it), which keeps the order of equal tuples without serialising the scatter. `T` is `f32`,
