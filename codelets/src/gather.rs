@@ -1,11 +1,18 @@
 //! Gather, scatter and one-hot encoding: ONNX's `Gather` / `GatherElements` /
-//! `ScatterElements` and poplibs' `encodeOneHot`.
+//! `ScatterElements` / `GatherND` / `ScatterND` and poplibs' `encodeOneHot`.
 //!
 //! The element-wise gathers and scatters work on rows along the *last* axis (the graph side
 //! moves the indexed axis last with a view): `indices`, `updates` and `out` are `r` rows of
 //! `k`, the table (`input`, or `a` when it is updated) `r` rows of `row_len`. Indices reach
 //! them checked and non-negative, from `NormaliseIndices`. `T` is `float`, `half`, `int` or
-//! `unsigned` (`ScatterElementsAdd`: `float`, `half`, `int`).
+//! `unsigned` (`ScatterElementsAdd`, `ScatterNdAdd`: `float`, `half`, `int`).
+//!
+//! The ND scatters see `data` as a table of rows of `row_len` (the slice an index tuple
+//! selects) and take flat row indices from `NormaliseIndicesNd`; each vertex owns the rows
+//! `first..` of the table in its `a` and applies, in order, the update rows whose index falls
+//! there (poplibs' `MultiUpdate` layout). `mul`/`min`/`max` ([`ScatterOp`]): `half` in f32,
+//! rounded once per update; a float NaN result is the canonical NaN; `min`/`max` are IEEE
+//! 754-2019 `minimum`/`maximum` (NaN if either side is NaN, −0 below +0); integers wrap.
 //!
 //! | name | fields | computes |
 //! |---|---|---|
@@ -13,15 +20,23 @@
 //! | `GatherElements<T>` | `indices: Input<Vector<u32>>`, `input: Input<Vector<T>>`, `out: Output<Vector<T>>`, `row_len: State<u32>` | `out[r, j] = input[r, indices[r, j]]` |
 //! | `ScatterElements<T>` | `indices`, `updates: Input<Vector<T>>`, `a: InOut<Vector<T>>`, `row_len` | `a[r, indices[r, j]] = updates[r, j]`, `j` in order (the last of equal indices wins) |
 //! | `ScatterElementsAdd<T>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order (`half`: in f32, rounded once per add; `int` wraps) |
+//! | `ScatterElements{Mul,Min,Max}<T>` | same | `a[r, indices[r, j]] = op(a[…], updates[r, j])`, in order |
+//! | `NormaliseIndicesNd<I>` | `input: Input<Vector<I>>`, `out: Output<Vector<u32>>`, `dims: State<Vector<u32>>`, `first`, `batch_rows`, `batch_stride`, `first_axis: State<u32>` | row `first + r` of `m = dims.len()` indices, each made non-negative and checked against its `dims`, as the flat row `batch · batch_stride + Σ idx_j · Π dims[j+1..]` (`batch = (first + r) / batch_rows`); a bad index fails the run naming it, its position and its axis `first_axis + j` |
+//! | `ScatterNd<T>` / `ScatterNd{Add,Mul,Min,Max}<T>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector<T>>`, `a: InOut<Vector<T>>`, `row_len`, `first: State<u32>` | for each `e` in order with `indices[e]` in `first..first + rows(a)`: that row of `a` combined with update row `e` (written, added, `op`) |
 //! | `EncodeOneHot<I,T>` (`T` = `float`, `half`, `int`) | `indices: Input<Vector<I>>`, `out: Output<Vector<T>>`, `depth: State<u32>` | row `i` of `out` (`depth` elements) is zeros with a 1 at `indices[i]`, all zeros when the index is outside `[0, depth)` |
 //!
 //! Cycle estimates ([`cost`]): poplibs has no vertices for ONNX's element-wise gathers and
 //! scatters (its `gather`/`scatter` are built from multi-slices), so they are modelled as
 //! `MultiSlice` / `MultiUpdate` / `MultiUpdateAdd` of one-element rows, one per index;
-//! `EncodeOneHot` is poplibs' estimator (`100` cycles per index for the C++ vertex, `(62 + 12)`
-//! per index and the supervisor overhead for the assembly `unsigned`→`half` one) plus
+//! `ScatterElements{Mul,Min,Max}` as `MultiUpdate` plus the op per element (ours,
+//! [`cost::scatter_op`]); `ScatterNd*` as the multi-update of their rows, every vertex
+//! charged for every row as poplibs charges every offset ([`cost::scatter_nd`]);
+//! `NormaliseIndicesNd` ours ([`cost::normalise_nd`]); `EncodeOneHot` is poplibs' estimator
+//! (`100` cycles per index for the C++ vertex, `(62 + 12)` per index and the supervisor
+//! overhead for the assembly `unsigned`→`half` one) plus
 //! `Fill` over the rows, which poplibs zeroes with a separate `zero` program.
 
+use poplar_core::codelet::to_f16;
 use poplar_core::codelet::*;
 use poplar_core::dtype::Element;
 use poplar_core::f16;
@@ -210,6 +225,284 @@ scatter_add_codelets! {
     i32, 1, ScatterElementsAddI32 "ScatterElementsAdd<int>";
 }
 
+/// The `mul`, `min` and `max` combines of the scatters: an element `a` and the update `u`
+/// landing on it, the result stored as element `index` of the vertex's `a` (it selects the
+/// random bits of `half`'s stochastic rounding). `half` computes in f32 and rounds once; a
+/// float NaN result is the canonical NaN. `min`/`max` are IEEE 754-2019 `minimum`/`maximum`
+/// (numpy's `minimum`/`maximum`): NaN when either side is NaN, −0 below +0. Integers wrap.
+pub trait ScatterOp: Copy {
+    /// `a · u`.
+    fn mul(a: Self, u: Self, index: usize) -> Self;
+    /// The smaller of `a` and `u`.
+    fn min(a: Self, u: Self, index: usize) -> Self;
+    /// The larger of `a` and `u`.
+    fn max(a: Self, u: Self, index: usize) -> Self;
+}
+
+/// IEEE 754-2019 `minimum`: NaN if either is NaN, −0 below +0.
+#[inline(always)]
+pub fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a < b || (a == b && a.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
+/// IEEE 754-2019 `maximum`: NaN if either is NaN, +0 above −0.
+#[inline(always)]
+pub fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a > b || (a == b && a.is_sign_positive()) {
+        a
+    } else {
+        b
+    }
+}
+
+impl ScatterOp for f32 {
+    #[inline(always)]
+    fn mul(a: f32, u: f32, _index: usize) -> f32 {
+        poplar_core::fp::canonical_nan(a * u)
+    }
+    #[inline(always)]
+    fn min(a: f32, u: f32, _index: usize) -> f32 {
+        minimum(a, u)
+    }
+    #[inline(always)]
+    fn max(a: f32, u: f32, _index: usize) -> f32 {
+        maximum(a, u)
+    }
+}
+
+impl ScatterOp for f16 {
+    #[inline(always)]
+    fn mul(a: f16, u: f16, index: usize) -> f16 {
+        to_f16(f32::mul(a.to_f32(), u.to_f32(), index), index)
+    }
+    #[inline(always)]
+    fn min(a: f16, u: f16, index: usize) -> f16 {
+        to_f16(minimum(a.to_f32(), u.to_f32()), index)
+    }
+    #[inline(always)]
+    fn max(a: f16, u: f16, index: usize) -> f16 {
+        to_f16(maximum(a.to_f32(), u.to_f32()), index)
+    }
+}
+
+macro_rules! int_scatter_op {
+    ($($t:ty),*) => {$(
+        impl ScatterOp for $t {
+            #[inline(always)]
+            fn mul(a: $t, u: $t, _index: usize) -> $t {
+                a.wrapping_mul(u)
+            }
+            #[inline(always)]
+            fn min(a: $t, u: $t, _index: usize) -> $t {
+                Ord::min(a, u)
+            }
+            #[inline(always)]
+            fn max(a: $t, u: $t, _index: usize) -> $t {
+                Ord::max(a, u)
+            }
+        }
+    )*};
+}
+
+int_scatter_op!(i32, u32);
+
+macro_rules! scatter_op_codelets {
+    ($($t:ty: $op:ident, $name:ident $cname:literal;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: `a[r, indices[r, j]] = ", stringify!($op), "(a[r, indices[r, j]], updates[r, j])`, in order.")]
+            pub struct $name as $cname {
+                indices: Input<Vector<u32>>,
+                updates: Input<Vector<$t>>,
+                a: InOut<Vector<$t>>,
+                row_len: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let n = self.indices.len();
+                let (_, k) = rows(Self::NAME, self.a.len(), self.row_len, n, &[("updates", self.updates.len())])?;
+                let len = self.row_len as usize;
+                for (e, (&u, &i)) in self.updates.iter().zip(self.indices).enumerate() {
+                    let p = (e / k) * len + at(Self::NAME, i, len)?;
+                    self.a[p] = <$t as ScatterOp>::$op(self.a[p], u, p);
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::scatter_op(<$t as Element>::DTYPE, 1, ctx.elements(Self::indices)))
+            }
+        }
+    )*};
+}
+
+scatter_op_codelets! {
+    f32: mul, ScatterElementsMulF32 "ScatterElementsMul<float>";
+    f16: mul, ScatterElementsMulF16 "ScatterElementsMul<half>";
+    i32: mul, ScatterElementsMulI32 "ScatterElementsMul<int>";
+    u32: mul, ScatterElementsMulU32 "ScatterElementsMul<unsigned>";
+    f32: min, ScatterElementsMinF32 "ScatterElementsMin<float>";
+    f16: min, ScatterElementsMinF16 "ScatterElementsMin<half>";
+    i32: min, ScatterElementsMinI32 "ScatterElementsMin<int>";
+    u32: min, ScatterElementsMinU32 "ScatterElementsMin<unsigned>";
+    f32: max, ScatterElementsMaxF32 "ScatterElementsMax<float>";
+    f16: max, ScatterElementsMaxF16 "ScatterElementsMax<half>";
+    i32: max, ScatterElementsMaxI32 "ScatterElementsMax<int>";
+    u32: max, ScatterElementsMaxU32 "ScatterElementsMax<unsigned>";
+}
+
+macro_rules! normalise_nd_codelets {
+    ($($t:ty, $name:ident $cname:literal, $neg:expr;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: rows of `m` indices made one flat row index of the table.")]
+            pub struct $name as $cname {
+                input: Input<Vector<$t>>,
+                out: Output<Vector<u32>>,
+                dims: State<Vector<u32>>,
+                first: State<u32>,
+                batch_rows: State<u32>,
+                batch_stride: State<u32>,
+                first_axis: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                let m = self.dims.len();
+                crate::util::same_len(Self::NAME, "input", self.input.len(), "out · m", self.out.len() * m)?;
+                let batch_rows = u64::from(self.batch_rows.max(1));
+                for (r, o) in self.out.iter_mut().enumerate() {
+                    let row = self.first as usize + r;
+                    let mut flat = 0u64;
+                    for (j, &dim) in self.dims.iter().enumerate() {
+                        let v = i64::from(self.input[r * m + j]);
+                        let dim = i64::from(dim);
+                        let n = if $neg && v < 0 { v + dim } else { v };
+                        if !(0..dim).contains(&n) {
+                            return Err(VertexError::new(format!(
+                                "index {v} (element {} of the indices) is out of range for an axis of {dim} (axis {} of the data)",
+                                row * m + j,
+                                self.first_axis as usize + j
+                            )));
+                        }
+                        flat = flat * dim as u64 + n as u64;
+                    }
+                    let batch = row as u64 / batch_rows;
+                    *o = (batch * u64::from(self.batch_stride) + flat) as u32;
+                }
+                Ok(())
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                Some(cost::normalise_nd(ctx.elements(Self::input), ctx.elements(Self::out)))
+            }
+        }
+    )*};
+}
+
+normalise_nd_codelets! {
+    i32, NormaliseIndicesNdI32 "NormaliseIndicesNd<int>", true;
+    u32, NormaliseIndicesNdU32 "NormaliseIndicesNd<unsigned>", false;
+}
+
+/// `ScatterNd*` over the rows `first..first + rows` of the table: the updates of the flat
+/// row indices that land there, in order.
+fn scatter_rows<T: Copy>(
+    codelet: &str,
+    indices: &[u32],
+    updates: &[T],
+    a: &mut [T],
+    row_len: u32,
+    first: u32,
+    f: impl Fn(T, T, usize) -> T,
+) -> Result<(), VertexError> {
+    let len = row_len as usize;
+    let n = indices.len();
+    if len == 0 || !a.len().is_multiple_of(len) {
+        return Err(VertexError::new(format!(
+            "{codelet}: field 'a' has {} elements, not whole rows of {len}",
+            a.len()
+        )));
+    }
+    crate::util::same_len(
+        codelet,
+        "updates",
+        updates.len(),
+        "indices · row_len",
+        n * len,
+    )?;
+    let range = first as usize..first as usize + a.len() / len;
+    for (e, &i) in indices.iter().enumerate() {
+        let i = i as usize;
+        if range.contains(&i) {
+            let base = (i - range.start) * len;
+            for (j, &u) in updates[e * len..(e + 1) * len].iter().enumerate() {
+                a[base + j] = f(a[base + j], u, base + j);
+            }
+        }
+    }
+    Ok(())
+}
+
+macro_rules! scatter_nd_codelets {
+    ($($t:ty: $kind:ident, $name:ident $cname:literal, $f:expr;)*) => {$(
+        poplar_core::codelet! {
+            #[doc = concat!("`", $cname, "`: each update row whose flat row index falls in this piece of the table combined into it, in order.")]
+            pub struct $name as $cname {
+                indices: Input<Vector<u32>>,
+                updates: Input<Vector<$t>>,
+                a: InOut<Vector<$t>>,
+                row_len: State<u32>,
+                first: State<u32>,
+            }
+        }
+
+        impl Vertex for $name<'_> {
+            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
+                scatter_rows(Self::NAME, self.indices, self.updates, self.a, self.row_len, self.first, $f)
+            }
+
+            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
+                let dtype = <$t as Element>::DTYPE;
+                let n = ctx.elements(Self::indices);
+                let len = ctx.elements(Self::updates).checked_div(n).unwrap_or(0);
+                Some(cost::scatter_nd(cost::Kind::$kind, dtype, len, n))
+            }
+        }
+    )*};
+}
+
+scatter_nd_codelets! {
+    f32: Set, ScatterNdF32 "ScatterNd<float>", |_, u, _| u;
+    f16: Set, ScatterNdF16 "ScatterNd<half>", |_, u, _| u;
+    i32: Set, ScatterNdI32 "ScatterNd<int>", |_, u, _| u;
+    u32: Set, ScatterNdU32 "ScatterNd<unsigned>", |_, u, _| u;
+    f32: Add, ScatterNdAddF32 "ScatterNdAdd<float>", |a, u, p| f32::scaled_add(a, u, 1.0, p);
+    f16: Add, ScatterNdAddF16 "ScatterNdAdd<half>", |a, u, p| f16::scaled_add(a, u, 1.0, p);
+    i32: Add, ScatterNdAddI32 "ScatterNdAdd<int>", |a, u, p| i32::scaled_add(a, u, 1, p);
+    f32: Op, ScatterNdMulF32 "ScatterNdMul<float>", <f32 as ScatterOp>::mul;
+    f16: Op, ScatterNdMulF16 "ScatterNdMul<half>", <f16 as ScatterOp>::mul;
+    i32: Op, ScatterNdMulI32 "ScatterNdMul<int>", <i32 as ScatterOp>::mul;
+    u32: Op, ScatterNdMulU32 "ScatterNdMul<unsigned>", <u32 as ScatterOp>::mul;
+    f32: Op, ScatterNdMinF32 "ScatterNdMin<float>", <f32 as ScatterOp>::min;
+    f16: Op, ScatterNdMinF16 "ScatterNdMin<half>", <f16 as ScatterOp>::min;
+    i32: Op, ScatterNdMinI32 "ScatterNdMin<int>", <i32 as ScatterOp>::min;
+    u32: Op, ScatterNdMinU32 "ScatterNdMin<unsigned>", <u32 as ScatterOp>::min;
+    f32: Op, ScatterNdMaxF32 "ScatterNdMax<float>", <f32 as ScatterOp>::max;
+    f16: Op, ScatterNdMaxF16 "ScatterNdMax<half>", <f16 as ScatterOp>::max;
+    i32: Op, ScatterNdMaxI32 "ScatterNdMax<int>", <i32 as ScatterOp>::max;
+    u32: Op, ScatterNdMaxU32 "ScatterNdMax<unsigned>", <u32 as ScatterOp>::max;
+}
+
 macro_rules! one_hot_codelets {
     ($($i:ty, $t:ty, $one:expr, $name:ident $cname:literal;)*) => {$(
         poplar_core::codelet! {
@@ -294,6 +587,55 @@ pub mod cost {
         slice::multi_update_add(dtype, 1, n)
     }
 
+    /// The cycles of one `mul`/`min`/`max` combine (ours): one instruction for `float`,
+    /// `int` and `unsigned` (`f32mul`/`f32min`/`f32max`, `mul`/`min`/`max`), three for `half`
+    /// (widen to f32, the op, round back).
+    pub const fn op_cycles(dtype: DType) -> u64 {
+        if matches!(dtype, DType::F16) {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// `ScatterElements{Mul,Min,Max}<T>` (`region` 1) and `ScatterNd{Mul,Min,Max}<T>` of `n`
+    /// indices into rows of `region` (ours; poplibs has no such vertex): `MultiUpdate` of `n`
+    /// rows of `region` plus [`op_cycles`] for each element updated.
+    pub const fn scatter_op(dtype: DType, region: u64, n: u64) -> u64 {
+        slice::multi_slice(dtype, region, n, true) + n * region * op_cycles(dtype)
+    }
+
+    /// `NormaliseIndicesNd<I>` over `elems` indices making `rows` flat row indices (ours):
+    /// [`normalise`] of the indices, a multiply-add per index into the flat row and a divide
+    /// and multiply-add per row for its batch.
+    pub const fn normalise_nd(elems: u64, rows: u64) -> u64 {
+        normalise(elems) + elems + 2 * rows
+    }
+
+    /// How a `ScatterNd*` vertex combines an update row.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        /// Writes it (`MultiUpdate`).
+        Set,
+        /// Adds it (`MultiUpdateAdd`).
+        Add,
+        /// `mul`/`min`/`max` ([`scatter_op`]).
+        Op,
+    }
+
+    /// `ScatterNd*<T>` of `n` update rows of `region` elements: poplibs has no ScatterND vertex,
+    /// so as its `scatter` is built, the multi-update of the rows — `MultiUpdate` (`Set`),
+    /// `MultiUpdateAdd` (`Add`, `getMultiUpdateOpCycleEstimate`) or [`scatter_op`] — every
+    /// vertex charged for all `n` rows, as poplibs' estimators charge every offset whether or
+    /// not it falls in the vertex's part of the table.
+    pub const fn scatter_nd(kind: Kind, dtype: DType, region: u64, n: u64) -> u64 {
+        match kind {
+            Kind::Set => slice::multi_slice(dtype, region, n, true),
+            Kind::Add => slice::multi_update_add(dtype, region, n),
+            Kind::Op => scatter_op(dtype, region, n),
+        }
+    }
+
     /// poplibs' `basicOpSupervisorOverhead()` (`lib/popops/PerformanceEstimation.cpp`, pointers
     /// not scaled): 11 cycles.
     pub const SUPERVISOR_OVERHEAD: u64 = 11;
@@ -324,6 +666,16 @@ pub mod cost {
             assert_eq!(encode_one_hot(DType::I32, DType::F32, 2, 10), 200 + 23 + 5);
             assert_eq!(gather(DType::F32, 4), 30 + 4 * (19 + 2));
             assert_eq!(normalise(4), 23 + 2 + 8 + 4);
+            assert_eq!(scatter_op(DType::F32, 1, 4), 29 + 4 * (19 + 2) + 4);
+            assert_eq!(
+                scatter_op(DType::F16, 3, 2),
+                29 + 2 * (19 + 2 * 2) + 2 * 3 * 3
+            );
+            assert_eq!(normalise_nd(4, 2), 23 + 2 + 8 + 4 + 4 + 4);
+            assert_eq!(
+                scatter_nd(Kind::Add, DType::F32, 5, 3),
+                slice::multi_update_add(DType::F32, 5, 3)
+            );
         }
     }
 }
@@ -370,5 +722,61 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("index 3 (element 6"), "{e}");
+    }
+
+    #[test]
+    fn nd_rows_and_reductions() {
+        // Tuples of [-1, 0] and [1, 2] into axes of 2 and 3, rows 5 and 7 of the second of
+        // two batches of 6 (batch_rows 1), then a bad index naming its axis.
+        let idx = [-1i32, 0, 1, 2];
+        let mut flat = [0u32; 2];
+        let mut n = vertex!(NormaliseIndicesNdI32 {
+            input: &idx,
+            out: &mut flat,
+            dims: &[2, 3],
+            first: 1,
+            batch_rows: 2,
+            batch_stride: 6,
+            first_axis: 1,
+        });
+        n.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(flat, [3, 11]);
+        let bad = [0i32, -4];
+        let mut o = [0u32; 1];
+        let mut n = vertex!(NormaliseIndicesNdI32 {
+            input: &bad,
+            out: &mut o,
+            dims: &[2, 3],
+            first: 4,
+            batch_rows: 1,
+            batch_stride: 6,
+            first_axis: 1,
+        });
+        let e = n
+            .compute(Worker { id: 0, count: 1 })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index -4 (element 9 of the indices)"), "{e}");
+        assert!(e.contains("axis of 3 (axis 2 of the data)"), "{e}");
+
+        // Rows 2 and 3 of a table of rows of 2: row 1 is another piece's, row 3 hit twice.
+        let mut a = [-0.0f32, 5.0, 1.0, f32::NAN];
+        let rows = [3u32, 1, 3, 2];
+        let upd = [0.0f32, 2.0, 9.0, 9.0, -1.0, 1.0, 0.0, -0.0];
+        let mut s = vertex!(ScatterNdMinF32 {
+            indices: &rows,
+            updates: &upd,
+            a: &mut a,
+            row_len: 2,
+            first: 2,
+        });
+        s.compute(Worker { id: 0, count: 1 }).unwrap();
+        assert_eq!(
+            a.map(f32::to_bits),
+            [-0.0f32, -0.0, -1.0, f32::NAN].map(f32::to_bits)
+        );
+        assert_eq!(maximum(-0.0, 0.0).to_bits(), 0);
+        assert_eq!(maximum(0.0, -0.0).to_bits(), 0);
+        assert!(minimum(1.0, f32::NAN).is_nan());
     }
 }

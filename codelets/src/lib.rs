@@ -222,6 +222,39 @@
 //! | `ScatterElementsAdd<float>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
 //! | `ScatterElementsAdd<half>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
 //! | `ScatterElementsAdd<int>` | same | `a[r, indices[r, j]] += updates[r, j]`, in order |
+//! | `ScatterElementsMul<float>` | same | `a[r, indices[r, j]] *= updates[r, j]`, in order (`half` in f32, rounded once; integers wrap) |
+//! | `ScatterElementsMul<half>` | same | `a[r, indices[r, j]] *= updates[r, j]`, in order (`half` in f32, rounded once; integers wrap) |
+//! | `ScatterElementsMul<int>` | same | `a[r, indices[r, j]] *= updates[r, j]`, in order (`half` in f32, rounded once; integers wrap) |
+//! | `ScatterElementsMul<unsigned>` | same | `a[r, indices[r, j]] *= updates[r, j]`, in order (`half` in f32, rounded once; integers wrap) |
+//! | `ScatterElementsMin<float>` | same | `a[…] = minimum(a[…], updates[r, j])`, in order: NaN if either is NaN, −0 below +0 |
+//! | `ScatterElementsMin<half>` | same | `a[…] = minimum(a[…], updates[r, j])`, in order: NaN if either is NaN, −0 below +0 |
+//! | `ScatterElementsMin<int>` | same | `a[…] = minimum(a[…], updates[r, j])`, in order: NaN if either is NaN, −0 below +0 |
+//! | `ScatterElementsMin<unsigned>` | same | `a[…] = minimum(a[…], updates[r, j])`, in order: NaN if either is NaN, −0 below +0 |
+//! | `ScatterElementsMax<float>` | same | `a[…] = maximum(a[…], updates[r, j])`, in order: NaN if either is NaN, +0 above −0 |
+//! | `ScatterElementsMax<half>` | same | `a[…] = maximum(a[…], updates[r, j])`, in order: NaN if either is NaN, +0 above −0 |
+//! | `ScatterElementsMax<int>` | same | `a[…] = maximum(a[…], updates[r, j])`, in order: NaN if either is NaN, +0 above −0 |
+//! | `ScatterElementsMax<unsigned>` | same | `a[…] = maximum(a[…], updates[r, j])`, in order: NaN if either is NaN, +0 above −0 |
+//! | `NormaliseIndicesNd<int>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `dims: State<Vector<u32>>`, `first`, `batch_rows`, `batch_stride`, `first_axis: State<u32>` | row `r` of `m` indices (checked and made non-negative against `dims`) as one flat row index of the table; an index out of range fails the run |
+//! | `NormaliseIndicesNd<unsigned>` | `input: Input<Vector>`, `out: Output<Vector<u32>>`, `dims: State<Vector<u32>>`, `first`, `batch_rows`, `batch_stride`, `first_axis: State<u32>` | row `r` of `m` indices (checked and made non-negative against `dims`) as one flat row index of the table; an index out of range fails the run |
+//! | `ScatterNd<float>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len`, `first: State<u32>` | the update rows whose index falls in `first..` of the table written over them, in order (the last wins) |
+//! | `ScatterNd<half>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len`, `first: State<u32>` | the update rows whose index falls in `first..` of the table written over them, in order (the last wins) |
+//! | `ScatterNd<int>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len`, `first: State<u32>` | the update rows whose index falls in `first..` of the table written over them, in order (the last wins) |
+//! | `ScatterNd<unsigned>` | `indices: Input<Vector<u32>>`, `updates: Input<Vector>`, `a: InOut<Vector>`, `row_len`, `first: State<u32>` | the update rows whose index falls in `first..` of the table written over them, in order (the last wins) |
+//! | `ScatterNdAdd<float>` | same | same, added (`half` in f32, rounded once per add; `int` wraps) |
+//! | `ScatterNdAdd<half>` | same | same, added (`half` in f32, rounded once per add; `int` wraps) |
+//! | `ScatterNdAdd<int>` | same | same, added (`half` in f32, rounded once per add; `int` wraps) |
+//! | `ScatterNdMul<float>` | same | same, multiplied |
+//! | `ScatterNdMul<half>` | same | same, multiplied |
+//! | `ScatterNdMul<int>` | same | same, multiplied |
+//! | `ScatterNdMul<unsigned>` | same | same, multiplied |
+//! | `ScatterNdMin<float>` | same | same, `minimum` |
+//! | `ScatterNdMin<half>` | same | same, `minimum` |
+//! | `ScatterNdMin<int>` | same | same, `minimum` |
+//! | `ScatterNdMin<unsigned>` | same | same, `minimum` |
+//! | `ScatterNdMax<float>` | same | same, `maximum` |
+//! | `ScatterNdMax<half>` | same | same, `maximum` |
+//! | `ScatterNdMax<int>` | same | same, `maximum` |
+//! | `ScatterNdMax<unsigned>` | same | same, `maximum` |
 //! | `EncodeOneHot<unsigned,float>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
 //! | `EncodeOneHot<unsigned,half>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |
 //! | `EncodeOneHot<unsigned,int>` | `indices: Input<Vector>`, `out: Output<Vector>`, `depth: State<u32>` | row `i`: 1 at `indices[i]` if in `[0, depth)`, else 0 |

@@ -56,7 +56,9 @@ pub mod scan;
 pub mod slice;
 pub mod sort;
 
-pub use gather::{encode_one_hot, gather, gather_elements, one_hot, scatter_elements};
+pub use gather::{
+    encode_one_hot, gather, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd,
+};
 pub use pad::{concat, pad, split};
 pub use sort::{argsort, sort, sort_with_indices, top_k};
 

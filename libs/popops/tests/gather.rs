@@ -255,7 +255,7 @@ fn check_scatter<T: Element + Copy + PartialEq + std::fmt::Debug>(
             ScatterReduction::None => {
                 host_scatter(&data, &shape, &idx, &ishape, &upd, axis, |_, u| u)
             }
-            ScatterReduction::Add => host_scatter(&data, &shape, &idx, &ishape, &upd, axis, &add),
+            _ => host_scatter(&data, &shape, &idx, &ishape, &upd, axis, &add),
         };
         assert_eq!(
             e.read_tensor::<T>("out").unwrap(),
@@ -292,6 +292,189 @@ fn scatter_elements_matches_the_host_with_repeated_indices() {
         ScatterReduction::Add,
         |a, b| f16::from_f32(a.to_f32() + b.to_f32()),
     );
+}
+
+/// Edge values (NaN, ±0, ±inf) and a few ordinary ones, so that scatters collide on them.
+const EDGES: [f32; 10] = [
+    f32::NAN,
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    1.0,
+    -1.0,
+    2.5,
+    -3.0,
+    0.5,
+];
+
+/// IEEE 754-2019 minimum/maximum and the canonical-NaN product, on the host.
+fn host_reduce_f32(r: ScatterReduction, a: f32, u: f32) -> f32 {
+    if a.is_nan() || u.is_nan() {
+        return f32::NAN;
+    }
+    let both_zero = a == 0.0 && u == 0.0;
+    match r {
+        ScatterReduction::Mul => {
+            let p = a * u;
+            if p.is_nan() {
+                f32::NAN
+            } else {
+                p
+            }
+        }
+        ScatterReduction::Min if both_zero => {
+            if a.is_sign_negative() {
+                a
+            } else {
+                u
+            }
+        }
+        ScatterReduction::Max if both_zero => {
+            if a.is_sign_positive() {
+                a
+            } else {
+                u
+            }
+        }
+        ScatterReduction::Min => {
+            if u < a {
+                u
+            } else {
+                a
+            }
+        }
+        ScatterReduction::Max => {
+            if u > a {
+                u
+            } else {
+                a
+            }
+        }
+        _ => unreachable!("only mul, min and max here"),
+    }
+}
+
+/// `scatter_elements` with `reduction` on every axis against the host, the bits of both
+/// engine thread counts compared; `bits` gives an element's bits.
+fn check_scatter_bits<T: Element + Copy + std::fmt::Debug>(
+    data: Vec<T>,
+    upd: Vec<T>,
+    reduction: ScatterReduction,
+    f: impl Fn(T, T) -> T,
+    bits: impl Fn(T) -> u32,
+) {
+    let shape = [5, 6];
+    let ishape = [4, 6];
+    let b = |v: &[T]| v.iter().map(|&x| bits(x)).collect::<Vec<_>>();
+    for axis in 0..2 {
+        let mut g = Graph::new(&target());
+        let mut rng = Rng::new(40 + axis as u64);
+        let t = input(&mut g, "data", &shape, &data, 2);
+        let (idx, it) = indices(&mut g, &mut rng, &ishape, shape[axis], axis == 0);
+        let u = input(&mut g, "upd", &ishape, &upd, 3);
+        let mut prog = Vec::new();
+        let out =
+            popops::scatter_elements(&mut g, &t, &it, &u, axis, reduction, &mut prog, "s").unwrap();
+        g.create_host_read("out", &out).unwrap();
+        let exe = poplar::compile(&g, &[Program::seq(prog)], &Default::default()).unwrap();
+        let want = b(&host_scatter(&data, &shape, &idx, &ishape, &upd, axis, &f));
+        for threads in [1, 2] {
+            let mut e =
+                poplar::Engine::new(&exe, poplar::EngineOptions::with_threads(threads)).unwrap();
+            e.run(0).unwrap();
+            let got = b(&e.read_tensor::<T>("out").unwrap());
+            assert_eq!(got, want, "axis {axis}, {reduction:?}, {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn scatter_elements_mul_min_max_match_the_host_with_nan_zeros_and_infinities() {
+    let mut rng = Rng::new(6);
+    let mut edgy = |n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| {
+                let r = rng.next_u64();
+                if r.is_multiple_of(4) {
+                    rng.f32_in(-4.0, 4.0)
+                } else {
+                    EDGES[(r / 4) as usize % EDGES.len()]
+                }
+            })
+            .collect()
+    };
+    let h = |v: Vec<f32>| v.into_iter().map(f16::from_f32).collect::<Vec<_>>();
+    for r in [
+        ScatterReduction::Mul,
+        ScatterReduction::Min,
+        ScatterReduction::Max,
+    ] {
+        let (d, u) = (edgy(30), edgy(24));
+        check_scatter_bits(d, u, r, |a, b| host_reduce_f32(r, a, b), f32::to_bits);
+        let (d, u) = (h(edgy(30)), h(edgy(24)));
+        check_scatter_bits(
+            d,
+            u,
+            r,
+            |a, b| f16::from_f32(host_reduce_f32(r, a.to_f32(), b.to_f32())),
+            |x| u32::from(x.to_bits()),
+        );
+    }
+    let mut rng = Rng::new(7);
+    let small = |rng: &mut Rng, n: usize| -> Vec<i32> {
+        (0..n)
+            .map(|i| {
+                let r = rng.next_u64();
+                if i.is_multiple_of(5) {
+                    r as i32
+                } else {
+                    (r % 9) as i32 - 4
+                }
+            })
+            .collect()
+    };
+    let (d, u) = (small(&mut rng, 30), small(&mut rng, 24));
+    let as_u = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
+    let id = |x: i32| x as u32;
+    check_scatter_bits(
+        d.clone(),
+        u.clone(),
+        ScatterReduction::Mul,
+        i32::wrapping_mul,
+        id,
+    );
+    check_scatter_bits(
+        d.clone(),
+        u.clone(),
+        ScatterReduction::Min,
+        std::cmp::min,
+        id,
+    );
+    check_scatter_bits(
+        d.clone(),
+        u.clone(),
+        ScatterReduction::Max,
+        std::cmp::max,
+        id,
+    );
+    let (du, uu) = (as_u(&d), as_u(&u));
+    let idu = |x: u32| x;
+    check_scatter_bits(
+        du.clone(),
+        uu.clone(),
+        ScatterReduction::Mul,
+        u32::wrapping_mul,
+        idu,
+    );
+    check_scatter_bits(
+        du.clone(),
+        uu.clone(),
+        ScatterReduction::Min,
+        std::cmp::min,
+        idu,
+    );
+    check_scatter_bits(du, uu, ScatterReduction::Max, std::cmp::max, idu);
 }
 
 /// An index outside `[-dim, dim)` fails the run, naming the op's compute set and the index.
