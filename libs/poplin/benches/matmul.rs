@@ -21,8 +21,17 @@ fn main() {
         poplin::codelets::macs_per_cycle(dtype)
     );
         println!(
-            "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10}",
-            "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s"
+            "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10} | {}",
+            "g",
+            "m",
+            "k",
+            "n",
+            "split m×n×k",
+            "tiles",
+            "cycles",
+            "µs",
+            "TFLOP/s",
+            "% exchange / compute / reduce exchange / reduce compute / sync, compute at peak"
         );
         for (g, m, k, n) in [
             (1, 4096, 4096, 1),
@@ -43,13 +52,24 @@ fn main() {
                     let cyc = plan.estimate.total();
                     let us = cyc as f64 / clock * 1e6;
                     let flops = 2.0 * (g * m * k * n) as f64;
+                    let e = &plan.estimate;
+                    let pct = |c: u64| 100.0 * c as f64 / cyc as f64;
+                    // The multiply's compute at the AMP's peak on every tile of the chip.
+                    let macs = poplin::codelets::macs_per_cycle(dtype) as f64;
+                    let ideal = flops / 2.0 / macs / f64::from(target.num_tiles());
                     println!(
-                    "{g:>6} {m:>6} {k:>6} {n:>6} | {:>14} {:>10} {:>12} {:>9.1} {:>10.2}   (planned in {:.0} ms)",
+                    "{g:>6} {m:>6} {k:>6} {n:>6} | {:>14} {:>10} {:>12} {:>9.1} {:>10.2} | {:.0} / {:.0} / {:.0} / {:.0} / {:.0}, {:.0}   (planned in {:.0} ms)",
                     format!("{}×{}×{}", plan.pm, plan.pn, plan.pk),
                     plan.tiles_used,
                     cyc,
                     us,
                     flops / (us * 1e-6) / 1e12,
+                    pct(e.multiply_exchange),
+                    pct(e.multiply_compute),
+                    pct(e.reduce_exchange),
+                    pct(e.reduce_compute),
+                    pct(e.sync),
+                    100.0 * ideal / cyc as f64,
                     t.elapsed().as_secs_f64() * 1e3
                 );
                 }

@@ -22,17 +22,27 @@
 //! planner costs its vertices with the model's own scheduling function
 //! (`poplar_exe::profile::model::schedule_vertices`).
 //!
-//! The multiply runs on the tile's accumulating matrix product (AMP) unit, one AMP
-//! instruction per worker cycle. A worker's share of `o` outputs over `r` rows of the block
-//! costs [`share_cycles`]: `OVERHEAD + r·ROW_OVERHEAD + o·⌈kb / MACS⌉`.
+//! The multiply runs on the tile's accumulating matrix product (AMP) unit as poplibs'
+//! `ConvPartial1x1` vertex does (its estimator, `getConvPartial1x1SupervisorCycleEstimate`
+//! in `lib/poplin/PerformanceEstimation.hpp`, gives the terms): the block's rows are shared
+//! between the contexts, and each context streams its rows through one AMP pass per group of
+//! input channels and of [`AMP_OUT_CHANS`] output channels. [`amp_cycles`]:
+//! `AMP_FIXED + ⌈kb / in⌉ · ⌈nb / 16⌉ · (AMP_PASS + row · ⌈mb / 6⌉)`, in the cheaper
+//! orientation. On one tile, `[N,16]·[16,16]` in f16 is `6·(7 + 36 + 4·⌈N/6⌉) + 51 ≈ 4·N +
+//! 309` tile cycles, where the chip was measured at `4·N + 331` (tessellate-ipu's "IPU Peak
+//! Flops", a correlation row of `tools/cycle-validation`).
 //!
 //! | constant | value | source |
 //! |---|---|---|
 //! | [`MACS_PER_CYCLE_F32`] | 16 | published GC200 FP32 peak, 62.5 TFLOP/s = 1,472 tiles × 1.33 GHz × 16 MAC × 2: one AMP instruction per worker cycle, so the tile reaches it only with all six contexts busy |
 //! | [`MACS_PER_CYCLE_F16`] | 64 | published GC200 FP16.16 peak, 250 TFLOP/s (64 MAC/tile/cycle); the hardware overview's "up to 64 multiply-accumulate operations per cycle" (`shared/seeds/ipu-hardware-overview.txt`). This vertex keeps f32 partials (FP16.32), for which GC200 publishes no figure; poplibs plans it with a separate conv-unit count (`getFp16InFp32OutConvUnitsPerTile`), so 64 is an upper bound |
-//! | `OVERHEAD` | 20 | `codelets::cycles`; poplibs' `getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat` charges a worker `46 + (n − 3)·8` cycles for `n ≥ 3` float outputs, about 22 fixed: close. Not measured |
-//! | `ROW_OVERHEAD` | 6 | `codelets::cycles`: pointer set-up per row of the share. No poplibs counterpart (its outer loop charges the supervisor per output-channel pass, 19 + 6 cycles plus the AMP weight loads, which this model does not count). Not measured |
+//! | [`Amp`] `half` | 16 input channels, 4 cycles a row | poplibs' `ConvPartial1x1` half inner loop (`coreCycles = 4`), 16 × 16 MACs a row: 64 a worker cycle |
+//! | [`Amp`] `float` | 8 input channels, 8 cycles a row | its float inner loop (`coreCycles = 8`): 16 MACs a worker cycle |
+//! | [`AMP_PASS_CYCLES`] | 36 | poplibs' inner-loop entry (26 worker cycles) and its supervisor's per-pass cycles and weight loads (58 tile cycles) |
+//! | [`AMP_FIXED_CYCLES`] | 7 | poplibs' supervisor non-loop cycles (92 tile cycles) less the model's 51 |
 //!
+//! Small operands waste passes: fewer than 16 (f16) or 8 (f32) input channels, or fewer than
+//! 16 output channels, fill only part of a pass, and short rows pay the pass overhead often.
 //! The rates give the AMP's peak per tile cycle only when the six contexts are busy: one
 //! `MatMulBlock` on one context would take six times as long, which is why the vertex is
 //! multi-worker.
@@ -73,18 +83,94 @@ pub fn share(n: usize, id: u32, workers: u32) -> Range<usize> {
     .split(n)
 }
 
-/// Worker cycles of one worker's share of a block multiply: `outputs` outputs over `rows`
-/// rows of the block, `kb` products each at `macs` per cycle.
-pub const fn share_cycles(rows: u64, outputs: u64, kb: u64, macs: u64) -> u64 {
-    OVERHEAD + rows * ROW_OVERHEAD + outputs * kb.div_ceil(macs)
+/// How the AMP takes a product: per pass, `in_chans` input channels into
+/// [`AMP_OUT_CHANS`] output channels of one output row in `row_cycles` worker cycles
+/// (poplibs' `ConvPartial1x1` inner loop: 4 cycles a row for `half`, 8 for `float`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Amp {
+    pub in_chans: u64,
+    pub row_cycles: u64,
 }
 
-/// Worker cycles of a `MatMulBlock` vertex of `mb × kb` by `kb × nb` at `macs` per cycle, its
-/// outputs shared by `workers` contexts: the busiest worker's [`share_cycles`].
+/// Output channels of one AMP pass (the conv units of an ipu2 tile).
+pub const AMP_OUT_CHANS: u64 = 16;
+/// Worker cycles of a pass beyond its rows: the worker's loop entry (poplibs' `38 − 3·4` for
+/// `n ≥ 3` rows) and the supervisor's share of the pass (its output-group loop, 19 + 7
+/// cycles, and the load of the weights into the AMP, 32: 58 tile cycles, about 10 a
+/// context).
+pub const AMP_PASS_CYCLES: u64 = 36;
+/// Worker cycles of a vertex beyond its passes: poplibs' supervisor non-loop cycles (50 +
+/// 13 + 11 + 18 = 92 tile cycles) less the model's own 51, about 7 a context.
+pub const AMP_FIXED_CYCLES: u64 = 7;
+
+/// The AMP's pass for the operands of the given rate ([`macs_per_cycle`]): `half` 16 input
+/// channels at 4 cycles a row, `float` 8 at 8 (both the published peak:
+/// `in_chans · 16 / row_cycles` MACs per worker cycle).
+pub const fn amp(macs: u64) -> Amp {
+    if macs >= MACS_PER_CYCLE_F16 {
+        Amp {
+            in_chans: 16,
+            row_cycles: 4,
+        }
+    } else {
+        Amp {
+            in_chans: 8,
+            row_cycles: 8,
+        }
+    }
+}
+
+/// Worker cycles of the busiest context for `in_groups` input-channel groups into `cols`
+/// output channels of `rows` output rows, the rows shared by `workers` contexts, in the
+/// cheaper of the two orientations (poplin may take the product transposed, so that the
+/// longer side is the AMP's field of rows).
+pub fn amp_cycles(rows: u64, in_groups: u64, cols: u64, amp: Amp, workers: u32) -> u64 {
+    let w = u64::from(workers.max(1));
+    let orient = |rows: u64, cols: u64| {
+        in_groups
+            * cols.div_ceil(AMP_OUT_CHANS)
+            * (AMP_PASS_CYCLES + amp.row_cycles * rows.div_ceil(w))
+    };
+    AMP_FIXED_CYCLES + orient(rows, cols).min(orient(cols, rows))
+}
+
+/// Worker cycles of a vertex beyond its rows on the vector path: poplibs'
+/// `ConvPartialHorizontalMac` worker non-loop and per-list cycles (16 + 19) and its
+/// supervisor's group loops (23 + 15 + 10 tile cycles, about 8 a context).
+pub const HMAC_FIXED_CYCLES: u64 = 43;
+/// Worker cycles per output row on the vector path (poplibs' `7` per position).
+pub const HMAC_ROW_CYCLES: u64 = 7;
+/// Worker cycles per dot product beyond its vectors (the loop's entry and the store).
+pub const HMAC_DOT_CYCLES: u64 = 2;
+
+/// Worker cycles of the busiest context on the vector path (poplibs'
+/// `ConvPartialHorizontalMac`, which its planner takes when the AMP's passes would be mostly
+/// empty): each of the `rows` output rows (shared by `workers`) computes `cols` outputs of
+/// `dots` dot products of `len` products, `lanes` a cycle (one 64-bit load: 4 `half`, 2
+/// `float`), in the cheaper orientation.
+pub fn hmac_cycles(rows: u64, dots: u64, len: u64, cols: u64, lanes: u64, workers: u32) -> u64 {
+    let w = u64::from(workers.max(1));
+    let dot = dots * (HMAC_DOT_CYCLES + len.div_ceil(lanes.max(1)));
+    let orient = |rows: u64, cols: u64| rows.div_ceil(w) * (HMAC_ROW_CYCLES + cols * dot);
+    HMAC_FIXED_CYCLES + orient(rows, cols).min(orient(cols, rows))
+}
+
+/// Worker cycles of a product of `rows` output rows by `cols` output channels, each the sum
+/// of `taps` dot products of `k` products at `macs` per cycle: the cheaper of the AMP's
+/// passes ([`amp_cycles`]) and the vector path ([`hmac_cycles`]), as poplibs' planner picks
+/// a vertex type per partition. The simulator runs one kernel either way; the bits do not
+/// depend on the choice.
+pub fn mac_cycles(rows: u64, taps: u64, k: u64, cols: u64, macs: u64, workers: u32) -> u64 {
+    let a = amp(macs);
+    let lanes = if macs >= MACS_PER_CYCLE_F16 { 4 } else { 2 };
+    amp_cycles(rows, taps * k.div_ceil(a.in_chans), cols, a, workers)
+        .min(hmac_cycles(rows, taps, k, cols, lanes, workers))
+}
+
+/// Worker cycles of a `MatMulBlock` vertex of `mb × kb` by `kb × nb` at `macs` per cycle,
+/// shared by `workers` contexts: [`mac_cycles`] of `mb` rows of `nb` outputs of `kb` products.
 pub fn block_cycles_at(mb: u64, kb: u64, nb: u64, macs: u64, workers: u32) -> u64 {
-    busiest_share(mb * nb, nb, workers, |rows, outputs| {
-        share_cycles(rows, outputs, kb, macs)
-    })
+    mac_cycles(mb, 1, kb, nb, macs, workers)
 }
 
 /// The largest `cost(rows, outputs)` over the even shares ([`share`]) of `outputs` outputs,
@@ -317,23 +403,37 @@ mod tests {
         assert_eq!(block_dims(0, 4, 4), None);
     }
 
+    /// The AMP's passes, by hand: groups of input channels times groups of 16 output
+    /// channels, each a fixed cost and a row cost per row of the busiest context.
     #[test]
-    fn the_busiest_share_sets_the_block_estimate() {
-        // 12 × 1 outputs over 6 workers: two outputs on two rows each.
+    fn the_amp_passes_set_the_block_estimate() {
+        let pass = |rows: u64, row: u64| AMP_PASS_CYCLES + row * rows;
+        // f32, 12 × 32 · 32 × 1 on the AMP: 4 input groups of the transposed product (one
+        // row of 12 outputs, 1 output group); the vector path is cheaper: 2 rows a context of
+        // one 32-long dot product, 2 lanes a cycle.
+        let a = amp(16);
         assert_eq!(
-            block_cycles_at(12, 32, 1, 16, 6),
-            OVERHEAD + 2 * ROW_OVERHEAD + 2 * 2
+            amp_cycles(12, 4, 1, a, 6),
+            AMP_FIXED_CYCLES + 4 * pass(1, 8)
         );
-        // 1 × 7 outputs: one row, at most two outputs (7·5/6..7·6/6 = 5..7).
+        let hmac = HMAC_FIXED_CYCLES + 2 * (HMAC_ROW_CYCLES + HMAC_DOT_CYCLES + 16);
+        assert_eq!(hmac_cycles(12, 1, 32, 1, 2, 6), hmac);
+        assert_eq!(block_cycles_at(12, 32, 1, 16, 6), hmac);
+        // f16, 2048 × 16 · 16 × 16 (tessellate-ipu's product): one AMP pass of ⌈2048/6⌉ rows.
         assert_eq!(
-            block_cycles_at(1, 16, 7, 16, 6),
-            OVERHEAD + ROW_OVERHEAD + 2
+            block_cycles_at(2048, 16, 16, 64, 6),
+            AMP_FIXED_CYCLES + pass(342, 4)
         );
-        // One worker: the whole block, as the single-context formula.
+        // f16, 40 × 100 · 100 × 33 on one context: 7 input groups × 3 output groups of 40
+        // rows, or 7 × 3 of 33 rows transposed.
         assert_eq!(
-            block_cycles_at(3, 40, 5, 16, 1),
-            OVERHEAD + 3 * (ROW_OVERHEAD + 5 * 3)
+            block_cycles_at(40, 100, 33, 64, 1),
+            AMP_FIXED_CYCLES + 7 * 3 * pass(33, 4)
         );
+        // The tile reaches the published peak on long rows: 64 f16 MACs a tile cycle.
+        let tile = 6 * block_cycles_at(6 * 4096, 16, 16, 64, 6) + 51;
+        let macs = 6.0 * 4096.0 * 256.0;
+        assert!((macs / tile as f64) > 63.0 && (macs / tile as f64) <= 64.0);
         assert_eq!(sum_cycles(3, 13, 6), OVERHEAD + 3 * (ROW_OVERHEAD + 2));
     }
 

@@ -21,48 +21,39 @@
 //! canonical).
 //!
 //! # Cycle model
-//! The multiply runs on the AMP as the matmul's does ([`crate::codelets`]), at the same rate
-//! and overheads: a worker's share of `o` outputs over `r` output planes costs
-//! [`share_cycles`]: `OVERHEAD + r·ROW_OVERHEAD + o·taps·⌈cib / MACS⌉` — one AMP pass per
-//! kernel tap over the block's input channels. A 1×1 convolution is then costed exactly as
-//! the matmul `out[co, pos] = w[co, ci] · in[ci, pos]` (a plane is a row of that matmul).
-//! Not measured; poplibs' `ConvPartialnx1` estimator has the same terms (per-tap AMP passes
-//! over input-channel groups plus per-row set-up) with constants this model does not copy.
-//! The cost ignores partial-sum loads between taps and the AMP's weight loading, as the
-//! matmul's does; small `cib` (the first layer of an image network: 3 channels) wastes most
-//! of each AMP pass, as on the chip without poplibs' channel expansion.
+//! The multiply runs on the AMP as the matmul's does ([`crate::codelets`], poplibs'
+//! `ConvPartial1x1` estimator's terms): [`block_cycles`] is [`mac_cycles`] of the batch's
+//! output positions as the rows and the block's output channels as the columns: one AMP
+//! pass per kernel tap, group of input channels and group of 16 output channels, or the
+//! vector path where that is cheaper. A 1×1
+//! convolution is then costed exactly as the matmul `out[co, pos] = w[co, ci] · in[ci, pos]`.
+//! poplibs' `ConvPartialnx1` vertex has its own, larger per-tap costs, which this model does
+//! not copy; small `cib` (the first layer of an image network: 3 channels) wastes most of
+//! each pass, as on the chip without poplibs' channel expansion.
 
 use poplar_core::codelet::*;
 use poplar_core::fp::canonical_nan;
 
-use crate::codelets::{busiest_share, macs_per_cycle};
-use codelets::cycles::{OVERHEAD, ROW_OVERHEAD};
+use crate::codelets::{mac_cycles, macs_per_cycle};
 
 /// Words of the `geom` state: `nb` and eight per field dimension.
 pub const GEOM_WORDS: usize = 1 + 3 * 8;
 
-/// Worker cycles of a share of `outputs` outputs over `planes` planes, each output summing
-/// `taps` AMP passes over `cib` input channels at `macs` per cycle.
-pub const fn share_cycles(planes: u64, outputs: u64, taps: u64, cib: u64, macs: u64) -> u64 {
-    OVERHEAD + planes * ROW_OVERHEAD + outputs * taps * cib.div_ceil(macs)
-}
-
-/// Worker cycles of a `ConvPartial` vertex: `planes` planes of `positions` outputs, the
-/// busiest of `workers` shares.
+/// Worker cycles of a `ConvPartial` vertex: `planes` planes (batch × output channels, `cob`
+/// of them a batch element) of `positions` outputs, each summing `taps` AMP passes over `cib`
+/// input channels, shared by `workers` contexts: [`mac_cycles`] with the batch's positions as
+/// the rows and `cob` as the output channels.
 pub fn block_cycles(
     planes: u64,
+    cob: u64,
     positions: u64,
     taps: u64,
     cib: u64,
     macs: u64,
     workers: u32,
 ) -> u64 {
-    busiest_share(
-        planes * positions,
-        positions,
-        workers,
-        |touched, outputs| share_cycles(touched, outputs, taps, cib, macs),
-    )
+    let rows = planes / cob.max(1) * positions;
+    mac_cycles(rows, taps, cib, cob, macs, workers)
 }
 
 /// One field dimension of a block, as `geom` holds it.
@@ -519,6 +510,7 @@ fn vertex_cycles(ctx: &CycleCtx<'_>, fields: [usize; 3], macs: u64) -> Option<u6
     let positions = ctx.elements(out) / planes;
     Some(block_cycles(
         planes,
+        cob,
         positions,
         taps,
         cib,

@@ -264,7 +264,7 @@ fn evaluate(c: &Costing<'_>, split: Split) -> Evaluation {
     let w = t.workers_per_tile;
     let out_block = nb * cob * positions;
     let vertices = multi_worker_tile_cycles(
-        block_cycles(nb * cob, positions, taps, cib, c.macs, w),
+        block_cycles(nb * cob, cob, positions, taps, cib, c.macs, w),
         gpt,
         w,
     );
