@@ -8,7 +8,7 @@ use cardiac::solver::device::{self, DeviceConfig};
 use cardiac::solver::{Setup, Stimulus};
 use poplar::profile::CycleModel;
 
-use crate::row::{Check, Row};
+use crate::row::{Check, Kind, Row};
 
 /// The paper's median interior+separator cells per tile on one chip (heart04, §7.2).
 pub const PAPER_CELLS_PER_TILE: usize = 2058;
@@ -89,6 +89,8 @@ pub fn rows(load: &PaperLoad) -> Vec<Row> {
             modelled: load.ode[t] as f64 / n,
             published: PAPER_TP06_CYCLES_PER_CELL,
             check: Check::Within(0.15),
+            kind: Kind::Calibration,
+            chip: "Mk2",
             source,
             note: format!("median tile's ODE phase / its {n} cells; measured 1,415 context cycles"),
         },
@@ -97,6 +99,8 @@ pub fn rows(load: &PaperLoad) -> Vec<Row> {
             modelled: load.pde[t] as f64 / n,
             published: PAPER_SPMV_CYCLES_PER_ROW,
             check: Check::Within(0.15),
+            kind: Kind::Calibration,
+            chip: "Mk2",
             source,
             note: format!("median tile's PDE step / its {n} rows; measured 106 context cycles"),
         },
@@ -105,6 +109,8 @@ pub fn rows(load: &PaperLoad) -> Vec<Row> {
             modelled: median(&load.ode),
             published: PAPER_ODE_COMPUTE,
             check: Check::Within(0.15),
+            kind: Kind::Calibration,
+            chip: "Mk2",
             source,
             note: "median of 4 tiles of a slab at 2,058 cells per tile; paper: mean of heart04 \
                    on 1 chip (2.7–2.9 M)"
@@ -115,6 +121,8 @@ pub fn rows(load: &PaperLoad) -> Vec<Row> {
             modelled: median(&load.pde),
             published: PAPER_PDE_COMPUTE,
             check: Check::Within(0.15),
+            kind: Kind::Calibration,
+            chip: "Mk2",
             source,
             note: "as above; paper: 231–245 K".into(),
         },

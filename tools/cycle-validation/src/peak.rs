@@ -4,7 +4,7 @@
 use poplar::profile::{estimate_program, CycleModel};
 use poplar::{compile, CompileOptions, DType, Graph, Target};
 
-use crate::row::{Check, Row};
+use crate::row::{Check, Kind, Row};
 
 /// TFLOP/s of a GC200 at `flops_per_tile_cycle`.
 pub fn chip_tflops(target: &Target, flops_per_tile_cycle: f64) -> f64 {
@@ -60,6 +60,8 @@ pub fn rows() -> Vec<Row> {
         modelled: hdiff_tflops(),
         published: vector,
         check: Check::AtMost,
+        kind: Kind::Bound,
+        chip: "—",
         source: "f32 vector peak: 1,472 tiles × 1.33 GHz × 4",
         note: "single-stage; 18 flops per point; was 15.4 before the barrel rule".into(),
     }];
@@ -72,6 +74,8 @@ pub fn rows() -> Vec<Row> {
             modelled: matmul_tflops(dtype, 1024, 1024, 1024),
             published: peak,
             check: Check::AtMost,
+            kind: Kind::Bound,
+            chip: "—",
             source: "GC200 AMP peak (62.5 f32, 250 f16 TFLOP/s)",
             note: "the whole program: exchange and syncs included".into(),
         });

@@ -6,7 +6,7 @@
 use poplar::profile::CycleModel;
 use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
 
-use crate::row::{Check, Row};
+use crate::row::{Check, Kind, Row};
 
 /// Workers per tile of a GC200.
 const W: u64 = 6;
@@ -57,6 +57,8 @@ pub fn rows() -> Vec<Row> {
             modelled: modelled_binary("Add<float>", n as usize) as f64,
             published: published_add_2d(n) as f64,
             check: Check::Within(0.15),
+            kind: Kind::Formula,
+            chip: "—",
             source: "poplibs BinaryOp2D estimator, ADD float",
             note: "`6 × (5 + 3·⌈n/2⌉)`".into(),
         });
@@ -65,6 +67,8 @@ pub fn rows() -> Vec<Row> {
             modelled: modelled_binary("AddMulti<float>", n as usize) as f64,
             published: published_add_1d(n) as f64,
             check: Check::Within(0.15),
+            kind: Kind::Formula,
+            chip: "—",
             source: "poplibs BinaryOp1D estimator, ADD float",
             note: "`6 × (29 + 3·⌈⌈n/6⌉/2⌉) + 11`".into(),
         });

@@ -11,6 +11,32 @@ pub enum Check {
     AtMost,
 }
 
+/// What a row's published figure is, and so whether it is evidence for the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A measurement of the chip that the model was not calibrated on: the correlation
+    /// suite, counted in its mean absolute percentage error.
+    Measurement,
+    /// A measurement the model's constants were fitted to (agreement by construction).
+    Calibration,
+    /// A published formula (an estimator, an architecture rule): a model against a model.
+    Formula,
+    /// A physical upper bound (a peak issue rate), not a figure to meet.
+    Bound,
+}
+
+impl Kind {
+    /// The name in the table's `kind` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Measurement => "measurement",
+            Kind::Calibration => "calibration",
+            Kind::Formula => "formula",
+            Kind::Bound => "bound",
+        }
+    }
+}
+
 /// A modelled figure, the published figure it is held against, and where that comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -19,6 +45,11 @@ pub struct Row {
     pub modelled: f64,
     pub published: f64,
     pub check: Check,
+    /// Whether the published figure is evidence ([`Kind::Measurement`]) or not.
+    pub kind: Kind,
+    /// The chip generation the published figure was measured on (`Mk1` = GC2, `Mk2` =
+    /// GC200, `Bow`, `ipu2` = Mk2 or Bow, not stated), `—` for formulas and bounds.
+    pub chip: &'static str,
     /// Where the published figure comes from.
     pub source: &'static str,
     /// How the modelled figure was obtained, or why it differs.
@@ -29,6 +60,11 @@ impl Row {
     /// `modelled / published`.
     pub fn ratio(&self) -> f64 {
         self.modelled / self.published
+    }
+
+    /// `|modelled / published − 1|`, the row's absolute percentage error as a fraction.
+    pub fn error(&self) -> f64 {
+        (self.ratio() - 1.0).abs()
     }
 
     /// Whether the row meets its check.
@@ -67,17 +103,73 @@ pub fn figure(x: f64) -> String {
     }
 }
 
-/// The rows as a Markdown table (the one in `docs/cycle-model.md`).
+/// The correlation suite's summary: the mean absolute percentage error over the
+/// [`Kind::Measurement`] rows and the worst of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Measurement rows counted.
+    pub rows: usize,
+    /// Mean of `|modelled / published − 1|` over them (a fraction: 0.15 is 15 %).
+    pub mape: f64,
+    /// The row with the largest error, and that error.
+    pub worst: Option<(String, f64)>,
+    /// Rows whose ratio is beyond 1.5× either way.
+    pub beyond_1_5: usize,
+}
+
+/// The [`Summary`] of `rows`' measurements (other kinds are left out).
+pub fn summary(rows: &[Row]) -> Summary {
+    let m: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.kind == Kind::Measurement)
+        .collect();
+    let mape = m.iter().map(|r| r.error()).sum::<f64>() / m.len().max(1) as f64;
+    let worst = m
+        .iter()
+        .max_by(|a, b| a.error().total_cmp(&b.error()))
+        .map(|r| (r.name.clone(), r.error()));
+    let beyond_1_5 = m
+        .iter()
+        .filter(|r| !(1.0 / 1.5..=1.5).contains(&r.ratio()))
+        .count();
+    Summary {
+        rows: m.len(),
+        mape,
+        worst,
+        beyond_1_5,
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "correlation suite: {} measurement rows, mean absolute percentage error {:.1} %, \
+             {} beyond 1.5×",
+            self.rows,
+            self.mape * 100.0,
+            self.beyond_1_5
+        )?;
+        if let Some((name, e)) = &self.worst {
+            write!(f, "; worst: {name} ({:.1} %)", e * 100.0)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rows as a Markdown table (the one in `docs/cycle-model.md`), then the summary.
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| figure | modelled | published | ratio | check | source | note |\n\
-         |---|---:|---:|---:|---|---|---|\n",
+        "| figure | kind | chip | modelled | published | ratio | check | source | note |\n\
+         |---|---|---|---:|---:|---:|---|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.3} | {} {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.3} | {} {} | {} | {} |",
             r.name,
+            r.kind.name(),
+            r.chip,
             figure(r.modelled),
             figure(r.published),
             r.ratio(),
@@ -87,6 +179,7 @@ pub fn markdown(rows: &[Row]) -> String {
             r.note
         );
     }
+    let _ = writeln!(s, "\n{}", summary(rows));
     s
 }
 
@@ -100,6 +193,8 @@ mod tests {
             modelled,
             published,
             check,
+            kind: Kind::Measurement,
+            chip: "Mk2",
             source: "",
             note: String::new(),
         }
@@ -112,6 +207,25 @@ mod tests {
         assert!(!row(84.0, 100.0, Check::Within(0.15)).passes());
         assert!(row(4.0, 4.0, Check::AtMost).passes());
         assert!(!row(4.1, 4.0, Check::AtMost).passes());
+    }
+
+    #[test]
+    fn the_summary_counts_measurements_only() {
+        let mut rows = vec![
+            row(110.0, 100.0, Check::Within(0.15)),
+            row(70.0, 100.0, Check::Within(0.5)),
+            row(1000.0, 100.0, Check::AtMost),
+        ];
+        rows[2].kind = Kind::Bound;
+        let s = summary(&rows);
+        assert_eq!(s.rows, 2);
+        assert!((s.mape - 0.2).abs() < 1e-12, "{s:?}");
+        let worst = s.worst.expect("a worst row");
+        assert!((worst.1 - 0.3).abs() < 1e-12, "{worst:?}");
+        assert_eq!(s.beyond_1_5, 0);
+        rows[1].modelled = 60.0;
+        assert_eq!(summary(&rows).beyond_1_5, 1);
+        assert_eq!(summary(&rows[2..]).rows, 0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use poplar::profile::CycleModel;
 use poplar::{compile, CompileOptions, DType, Graph, Program, Target};
 
-use crate::row::{Check, Row};
+use crate::row::{Check, Kind, Row};
 
 /// Elements added, 1,000 per context when split.
 pub const ELEMENTS: usize = 6000;
@@ -63,6 +63,8 @@ pub fn rows() -> Vec<Row> {
         modelled: one as f64 / six as f64,
         published: 6.0,
         check: Check::Within(0.15),
+        kind: Kind::Formula,
+        chip: "—",
         source: "IPU programmer's guide §2.3 (round-robin barrel); poplibs estimators",
         note: format!(
             "`Add<float>` over {ELEMENTS} floats: one vertex {one} cycles, six vertices {six}"
