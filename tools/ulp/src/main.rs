@@ -13,7 +13,8 @@ use ulp::{sweep_division, sweep_unary, unary_functions, Sweep, ALL, BUCKETS};
     about = "Every f32 input of exp, expm1, ln, sqrt (std), the TP06 kernel's exp, exp2 and ln and sampled divisions against f64, with and without subnormal flushing"
 )]
 struct Args {
-    /// Functions: exp, expm1, ln, sqrt, tp06-exp, tp06-exp2, tp06-ln, div (comma-separated).
+    /// Functions: exp, expm1, ln, sqrt, tp06-exp, tp06-exp2, tp06-ln, div, the popops-*
+    /// functions (popops-sqrt, popops-erf, …), or `popops` for all of those (comma-separated).
     #[arg(
         long,
         default_value = "exp,expm1,ln,sqrt,tp06-exp,tp06-exp2,tp06-ln,div"
@@ -121,6 +122,23 @@ fn same_at_every_level(sweeps: &[Sweep]) {
     }
 }
 
+/// The `--functions` list with `popops` replaced by every popops function's name.
+fn expand(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        if name == "popops" {
+            out.extend(
+                ulp::popops_functions()
+                    .iter()
+                    .map(|(u, _)| u.name.to_string()),
+            );
+        } else {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     // Before the sweeps (minutes each): an existing file is refused unless --force, and this
@@ -155,15 +173,18 @@ fn main() -> Result<()> {
     );
     for level in levels(&args.isa)? {
         poplar_core::isa::set_active(level)?;
-        for name in args.functions.split(',').map(str::trim) {
+        for name in expand(&args.functions) {
             for &flush in &modes {
                 let s = if name == "div" {
                     sweep_division(args.div_samples, args.seed, flush, ulp::f32_div)
                 } else {
-                    let u = all.iter().find(|u| u.name == name).with_context(|| {
-                        let known: Vec<&str> = all.iter().map(|u| u.name).collect();
-                        format!("unknown function `{name}`: {}, div", known.join(", "))
-                    })?;
+                    let u = all
+                        .iter()
+                        .find(|u| u.name == name.as_str())
+                        .with_context(|| {
+                            let known: Vec<&str> = all.iter().map(|u| u.name).collect();
+                            format!("unknown function `{name}`: {}, div", known.join(", "))
+                        })?;
                     sweep_unary(u, ALL, flush)
                 };
                 print(&s);
