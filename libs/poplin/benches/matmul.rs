@@ -21,17 +21,9 @@ fn main() {
         poplin::codelets::macs_per_cycle(dtype)
     );
         println!(
-            "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10} | {}",
-            "g",
-            "m",
-            "k",
-            "n",
-            "split m×n×k",
-            "tiles",
-            "cycles",
-            "µs",
-            "TFLOP/s",
-            "% exchange / compute / reduce exchange / reduce compute / sync, compute at peak"
+            "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10} | \
+             % exchange / compute / reduce exchange / reduce compute / sync, compute at peak",
+            "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s",
         );
         for (g, m, k, n) in [
             (1, 4096, 4096, 1),
