@@ -188,43 +188,6 @@ gather_codelets! {
     u32: GatherElementsU32 "GatherElements<unsigned>", ScatterElementsU32 "ScatterElements<unsigned>";
 }
 
-macro_rules! scatter_add_codelets {
-    ($($t:ty, $one:expr, $name:ident $cname:literal;)*) => {$(
-        poplar_core::codelet! {
-            #[doc = concat!("`", $cname, "`: `a[r, indices[r, j]] += updates[r, j]`, in order.")]
-            pub struct $name as $cname {
-                indices: Input<Vector<u32>>,
-                updates: Input<Vector<$t>>,
-                a: InOut<Vector<$t>>,
-                row_len: State<u32>,
-            }
-        }
-
-        impl Vertex for $name<'_> {
-            fn compute(&mut self, _worker: Worker) -> Result<(), VertexError> {
-                let n = self.indices.len();
-                let (_, k) = rows(Self::NAME, self.a.len(), self.row_len, n, &[("updates", self.updates.len())])?;
-                let len = self.row_len as usize;
-                for (e, (&u, &i)) in self.updates.iter().zip(self.indices).enumerate() {
-                    let p = (e / k) * len + at(Self::NAME, i, len)?;
-                    self.a[p] = <$t>::scaled_add(self.a[p], u, $one, p);
-                }
-                Ok(())
-            }
-
-            fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cost::scatter_add(<$t as Element>::DTYPE, ctx.elements(Self::indices)))
-            }
-        }
-    )*};
-}
-
-scatter_add_codelets! {
-    f32, 1.0, ScatterElementsAddF32 "ScatterElementsAdd<float>";
-    f16, 1.0, ScatterElementsAddF16 "ScatterElementsAdd<half>";
-    i32, 1, ScatterElementsAddI32 "ScatterElementsAdd<int>";
-}
-
 /// The `mul`, `min` and `max` combines of the scatters: an element `a` and the update `u`
 /// landing on it, the result stored as element `index` of the vertex's `a` (it selects the
 /// random bits of `half`'s stochastic rounding). `half` computes in f32 and rounds once; a
@@ -314,10 +277,13 @@ macro_rules! int_scatter_op {
 
 int_scatter_op!(i32, u32);
 
-macro_rules! scatter_op_codelets {
-    ($($t:ty: $op:ident, $name:ident $cname:literal;)*) => {$(
+/// The scatters that combine an update with the element it lands on, in order of the
+/// indices: `$combine(a, u, p)` is the new element `p` of `a`, `$cost(dtype, indices)` the
+/// estimate.
+macro_rules! scatter_combine_codelets {
+    ($($t:ty: $what:literal, $combine:expr, $cost:path, $name:ident $cname:literal;)*) => {$(
         poplar_core::codelet! {
-            #[doc = concat!("`", $cname, "`: `a[r, indices[r, j]] = ", stringify!($op), "(a[r, indices[r, j]], updates[r, j])`, in order.")]
+            #[doc = concat!("`", $cname, "`: `a[r, indices[r, j]] = ", $what, "`, in order (`a` the element, `u` the update).")]
             pub struct $name as $cname {
                 indices: Input<Vector<u32>>,
                 updates: Input<Vector<$t>>,
@@ -331,33 +297,42 @@ macro_rules! scatter_op_codelets {
                 let n = self.indices.len();
                 let (_, k) = rows(Self::NAME, self.a.len(), self.row_len, n, &[("updates", self.updates.len())])?;
                 let len = self.row_len as usize;
+                let combine: fn($t, $t, usize) -> $t = $combine;
                 for (e, (&u, &i)) in self.updates.iter().zip(self.indices).enumerate() {
                     let p = (e / k) * len + at(Self::NAME, i, len)?;
-                    self.a[p] = <$t as ScatterOp>::$op(self.a[p], u, p);
+                    self.a[p] = combine(self.a[p], u, p);
                 }
                 Ok(())
             }
 
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(cost::scatter_op(<$t as Element>::DTYPE, 1, ctx.elements(Self::indices)))
+                Some($cost(<$t as Element>::DTYPE, ctx.elements(Self::indices)))
             }
         }
     )*};
 }
 
-scatter_op_codelets! {
-    f32: mul, ScatterElementsMulF32 "ScatterElementsMul<float>";
-    f16: mul, ScatterElementsMulF16 "ScatterElementsMul<half>";
-    i32: mul, ScatterElementsMulI32 "ScatterElementsMul<int>";
-    u32: mul, ScatterElementsMulU32 "ScatterElementsMul<unsigned>";
-    f32: min, ScatterElementsMinF32 "ScatterElementsMin<float>";
-    f16: min, ScatterElementsMinF16 "ScatterElementsMin<half>";
-    i32: min, ScatterElementsMinI32 "ScatterElementsMin<int>";
-    u32: min, ScatterElementsMinU32 "ScatterElementsMin<unsigned>";
-    f32: max, ScatterElementsMaxF32 "ScatterElementsMax<float>";
-    f16: max, ScatterElementsMaxF16 "ScatterElementsMax<half>";
-    i32: max, ScatterElementsMaxI32 "ScatterElementsMax<int>";
-    u32: max, ScatterElementsMaxU32 "ScatterElementsMax<unsigned>";
+/// [`cost::scatter_op`] of one operation per update.
+fn one_op_cost(dtype: poplar_core::dtype::DType, indices: u64) -> u64 {
+    cost::scatter_op(dtype, 1, indices)
+}
+
+scatter_combine_codelets! {
+    f32: "a + u", |a, u, p| f32::scaled_add(a, u, 1.0, p), cost::scatter_add, ScatterElementsAddF32 "ScatterElementsAdd<float>";
+    f16: "a + u", |a, u, p| f16::scaled_add(a, u, 1.0, p), cost::scatter_add, ScatterElementsAddF16 "ScatterElementsAdd<half>";
+    i32: "a + u", |a, u, p| i32::scaled_add(a, u, 1, p), cost::scatter_add, ScatterElementsAddI32 "ScatterElementsAdd<int>";
+    f32: "mul(a, u)", ScatterOp::mul, one_op_cost, ScatterElementsMulF32 "ScatterElementsMul<float>";
+    f16: "mul(a, u)", ScatterOp::mul, one_op_cost, ScatterElementsMulF16 "ScatterElementsMul<half>";
+    i32: "mul(a, u)", ScatterOp::mul, one_op_cost, ScatterElementsMulI32 "ScatterElementsMul<int>";
+    u32: "mul(a, u)", ScatterOp::mul, one_op_cost, ScatterElementsMulU32 "ScatterElementsMul<unsigned>";
+    f32: "min(a, u)", ScatterOp::min, one_op_cost, ScatterElementsMinF32 "ScatterElementsMin<float>";
+    f16: "min(a, u)", ScatterOp::min, one_op_cost, ScatterElementsMinF16 "ScatterElementsMin<half>";
+    i32: "min(a, u)", ScatterOp::min, one_op_cost, ScatterElementsMinI32 "ScatterElementsMin<int>";
+    u32: "min(a, u)", ScatterOp::min, one_op_cost, ScatterElementsMinU32 "ScatterElementsMin<unsigned>";
+    f32: "max(a, u)", ScatterOp::max, one_op_cost, ScatterElementsMaxF32 "ScatterElementsMax<float>";
+    f16: "max(a, u)", ScatterOp::max, one_op_cost, ScatterElementsMaxF16 "ScatterElementsMax<half>";
+    i32: "max(a, u)", ScatterOp::max, one_op_cost, ScatterElementsMaxI32 "ScatterElementsMax<int>";
+    u32: "max(a, u)", ScatterOp::max, one_op_cost, ScatterElementsMaxU32 "ScatterElementsMax<unsigned>";
 }
 
 macro_rules! normalise_nd_codelets {
