@@ -9,7 +9,7 @@ mod support;
 use common::Rng;
 use poplar::{f16, DType, Element, EngineOptions, Graph, Program, Target, Tensor};
 use popops::{reduce, reduce_with_output, OpError, Operation, ReduceParams};
-use support::{input, run, target};
+use support::{host_arg, input, run, target};
 
 const OPS: [Operation; 5] = [
     Operation::Add,
@@ -608,33 +608,6 @@ fn cumsum_along_each_axis() {
             assert_eq!(e.read_tensor::<u32>("cz").unwrap(), want, "u32 {what}");
         }
     }
-}
-
-/// The index of the first extreme element; NaN: the first NaN (numpy's argmax/argmin).
-fn host_arg(data: &[f64], shape: &[usize], axis: usize, max: bool) -> Vec<u32> {
-    let inner: usize = shape[axis + 1..].iter().product();
-    let n = shape[axis];
-    let outer: usize = shape[..axis].iter().product();
-    let mut out = Vec::new();
-    for o in 0..outer {
-        for i in 0..inner {
-            let line: Vec<f64> = (0..n).map(|k| data[(o * n + k) * inner + i]).collect();
-            let idx = match line.iter().position(|v| v.is_nan()) {
-                Some(p) => p,
-                None => {
-                    let mut best = 0;
-                    for (k, &v) in line.iter().enumerate() {
-                        if (max && v > line[best]) || (!max && v < line[best]) {
-                            best = k;
-                        }
-                    }
-                    best
-                }
-            };
-            out.push(idx as u32);
-        }
-    }
-    out
 }
 
 #[test]

@@ -7,12 +7,14 @@
 
 #[path = "../../../codelets/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use common::Rng;
 use poplar::profile::{Profile, ProfileOptions};
 use poplar::{compile, f16, CompileOptions, Element, Engine, EngineOptions, Graph, Program};
 use poplar::{Target, Tensor};
 use popops::scan::CROSS_TILE_MIN_LINE;
+use support::host_arg;
 
 /// Compiles `prog` and runs it with `threads` engine threads, profiled.
 fn run(g: &Graph, prog: Vec<Program>, threads: usize) -> Engine {
@@ -88,30 +90,6 @@ fn host_cumsum<T: Copy>(
                     out[f] = acc;
                 }
             }
-        }
-    }
-    out
-}
-
-/// The index of the first extreme element of each line (NaN: the first NaN).
-fn host_arg(data: &[f64], shape: &[usize], axis: usize, max: bool) -> Vec<u32> {
-    let inner: usize = shape[axis + 1..].iter().product();
-    let n = shape[axis];
-    let outer: usize = shape[..axis].iter().product();
-    let mut out = Vec::new();
-    for o in 0..outer {
-        for i in 0..inner {
-            let line: Vec<f64> = (0..n).map(|k| data[(o * n + k) * inner + i]).collect();
-            let idx = line.iter().position(|v| v.is_nan()).unwrap_or_else(|| {
-                let mut best = 0;
-                for (k, &v) in line.iter().enumerate() {
-                    if (max && v > line[best]) || (!max && v < line[best]) {
-                        best = k;
-                    }
-                }
-                best
-            });
-            out.push(idx as u32);
         }
     }
     out

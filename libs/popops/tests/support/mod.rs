@@ -157,3 +157,31 @@ pub fn ulp_bound(op: U) -> u64 {
         .find(|r| r.0 == op)
         .map_or(0, |r| r.2)
 }
+
+/// The index of the first extreme element of each line of `data` (`shape`) along `axis`;
+/// NaN: the first NaN (numpy's argmax/argmin).
+pub fn host_arg(data: &[f64], shape: &[usize], axis: usize, max: bool) -> Vec<u32> {
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for i in 0..inner {
+            let line: Vec<f64> = (0..n).map(|k| data[(o * n + k) * inner + i]).collect();
+            let idx = match line.iter().position(|v| v.is_nan()) {
+                Some(p) => p,
+                None => {
+                    let mut best = 0;
+                    for (k, &v) in line.iter().enumerate() {
+                        if (max && v > line[best]) || (!max && v < line[best]) {
+                            best = k;
+                        }
+                    }
+                    best
+                }
+            };
+            out.push(idx as u32);
+        }
+    }
+    out
+}
