@@ -1,5 +1,5 @@
 //! Dense matmul figures: plans and modelled cycles on one GC200 chip for the sizes of the
-//! sparse comparison (m = k = 4096), and one size run on the simulator, its modelled cycles
+//! sparse comparison (m = k = 4096) and of the published dense grid, and one size run on the simulator, its modelled cycles
 //! against the plan's estimate and its host time against a plain host product.
 //!
 //! `cargo bench -p poplin --bench matmul`
@@ -9,6 +9,16 @@ use std::time::Instant;
 use poplar::profile::ProfileOptions;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
 use poplin::{MatMulOptions, MatMulParams};
+
+/// `pm×pn×pk`, and `/sk` for a serial split of k into `sk` steps.
+fn split(plan: &poplin::Plan) -> String {
+    let serial = if plan.sk > 1 {
+        format!("/{}", plan.sk)
+    } else {
+        String::new()
+    };
+    format!("{}×{}×{}{serial}", plan.pm, plan.pn, plan.pk)
+}
 
 fn main() {
     poplin::link();
@@ -23,7 +33,7 @@ fn main() {
         println!(
             "{:>6} {:>6} {:>6} {:>6} | {:>14} {:>10} {:>12} {:>9} {:>10} | \
              % exchange / compute / reduce exchange / reduce compute / sync, compute at peak",
-            "g", "m", "k", "n", "split m×n×k", "tiles", "cycles", "µs", "TFLOP/s",
+            "g", "m", "k", "n", "split m×n×k/sk", "tiles", "cycles", "µs", "TFLOP/s",
         );
         for (g, m, k, n) in [
             (1, 4096, 4096, 1),
@@ -32,6 +42,14 @@ fn main() {
             (1, 4096, 4096, 256),
             (1, 1024, 1024, 1024),
             (16, 512, 512, 512),
+            // The published grid (sparsity-benchmarks, dense_ipu_gpu: m = k, n swept).
+            (1, 1024, 1024, 4),
+            (1, 1024, 1024, 4096),
+            (1, 1024, 1024, 16384),
+            (1, 2048, 2048, 2048),
+            (1, 4096, 4096, 2048),
+            (1, 4096, 4096, 4096),
+            (1, 8192, 8192, 1024),
         ] {
             let p = MatMulParams { groups: g, m, k, n };
             let t = Instant::now();
@@ -51,7 +69,7 @@ fn main() {
                     let ideal = flops / 2.0 / macs / f64::from(target.num_tiles());
                     println!(
                     "{g:>6} {m:>6} {k:>6} {n:>6} | {:>14} {:>10} {:>12} {:>9.1} {:>10.2} | {:.0} / {:.0} / {:.0} / {:.0} / {:.0}, {:.0}   (planned in {:.0} ms)",
-                    format!("{}×{}×{}", plan.pm, plan.pn, plan.pk),
+                    split(&plan),
                     plan.tiles_used,
                     cyc,
                     us,

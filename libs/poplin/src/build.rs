@@ -40,6 +40,9 @@ fn blocked(
             let mut cols = Vec::with_capacity(col_blocks);
             for c in 0..col_blocks {
                 let (rr, cc, tile) = block(g, r, c);
+                if rr.is_empty() || cc.is_empty() {
+                    continue; // a serial chunk past the end of a short k block
+                }
                 let v = graph.add_variable(
                     dtype,
                     &[rr.len(), cc.len()],
@@ -55,39 +58,43 @@ fn blocked(
     Ok(Tensor::concat_dim(&per_group, 0)?)
 }
 
-/// The left operand `A[g, m, k]` laid out for `plan`: block `(i, l)` of group `g` on the tile
-/// that multiplies it first, `plan.tile(g, i, 0, l)`.
+/// The left operand `A[g, m, k]` laid out for `plan`: chunk `s` of block `(i, l)` of group
+/// `g` on `plan.lhs_tile(g, i, l, s)` (the whole block on `plan.tile(g, i, 0, l)` without a
+/// serial split).
 pub fn create_lhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
     blocked(
         graph,
         plan.input_type,
         plan.params.groups,
         plan.pm,
-        plan.pk,
-        |g, i, l| {
+        plan.pk * plan.sk,
+        |g, i, c| {
+            let (l, s) = (c / plan.sk, c % plan.sk);
             (
                 plan.m_range(i),
-                plan.k_range(l),
-                plan.tile(g, i, 0, l).as_u32(),
+                plan.k_chunk(l, s),
+                plan.lhs_tile(g, i, l, s).as_u32(),
             )
         },
         name,
     )
 }
 
-/// The right operand `B[g, k, n]` laid out for `plan`: block `(l, j)` on `plan.tile(g, 0, j, l)`.
+/// The right operand `B[g, k, n]` laid out for `plan`: chunk `s` of block `(l, j)` on
+/// `plan.rhs_tile(g, l, j, s)`.
 pub fn create_rhs(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
     blocked(
         graph,
         plan.input_type,
         plan.params.groups,
-        plan.pk,
+        plan.pk * plan.sk,
         plan.pn,
-        |g, l, j| {
+        |g, c, j| {
+            let (l, s) = (c / plan.sk, c % plan.sk);
             (
-                plan.k_range(l),
+                plan.k_chunk(l, s),
                 plan.n_range(j),
-                plan.tile(g, 0, j, l).as_u32(),
+                plan.rhs_tile(g, l, j, s).as_u32(),
             )
         },
         name,
@@ -105,11 +112,131 @@ fn batched(t: &Tensor, what: &str) -> Result<Tensor, MatMulError> {
     }
 }
 
+/// The `[g, m, n]` f32 result laid out for `plan`: block `(i, j)` on `plan.tile(g, i, j, 0)`,
+/// or with `pk > 1` its slice `plan.c_slice(len, l)` on `plan.tile(g, i, j, l)`.
+fn create_output(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
+    let p = plan.params;
+    let c = blocked(
+        graph,
+        DType::F32,
+        p.groups,
+        plan.pm,
+        plan.pn,
+        |g, i, j| {
+            (
+                plan.m_range(i),
+                plan.n_range(j),
+                plan.tile(g, i, j, 0).as_u32(),
+            )
+        },
+        &format!("{name}/C"),
+    )?;
+    if plan.pk > 1 {
+        for (g, i, j) in blocks(plan) {
+            let flat = block(&c, g, plan.m_range(i), plan.n_range(j))?;
+            for l in 1..plan.pk {
+                let r = plan.c_slice(flat.num_elements(), l);
+                if !r.is_empty() {
+                    graph.set_tile_mapping(&flat.slice(r)?, plan.tile(g, i, j, l))?;
+                }
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Every output block `(g, i, j)` of a plan.
+fn blocks(plan: &Plan) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    let (pm, pn) = (plan.pm, plan.pn);
+    (0..plan.params.groups).flat_map(move |g| (0..pm * pn).map(move |b| (g, b / pn, b % pn)))
+}
+
+/// Block `(r, c)` of group `g` of a `[g, rows, cols]` tensor, flattened.
+fn block(
+    t: &Tensor,
+    g: usize,
+    r: std::ops::Range<usize>,
+    c: std::ops::Range<usize>,
+) -> Result<Tensor, GraphError> {
+    Ok(t.index(g)?.slice_dim(0, r)?.slice_dim(1, c)?.flatten())
+}
+
+/// Serial step `s` of the multiply: every tile multiplies chunk `s` of its `A` and `B`
+/// blocks into its partial block (`out[l]`, or `out[0]` = `C` without a k split), writing
+/// it in the first step and adding to it after.
+fn multiply_step(
+    graph: &mut Graph,
+    plan: &Plan,
+    a3: &Tensor,
+    b3: &Tensor,
+    out: &[Tensor],
+    s: usize,
+    name: &str,
+) -> Result<Program, MatMulError> {
+    let step = if plan.sk > 1 {
+        format!("/{s}")
+    } else {
+        String::new()
+    };
+    let cs = graph.add_compute_set(&format!("{name}/multiply{step}"));
+    let codelet = match (plan.input_type, s) {
+        (DType::F16, 0) => "MatMulBlock<half>",
+        (DType::F16, _) => "MatMulBlockAcc<half>",
+        (_, 0) => "MatMulBlock<float>",
+        _ => "MatMulBlockAcc<float>",
+    };
+    for (g, i, j) in blocks(plan) {
+        for l in 0..plan.pk {
+            let (mr, nr, kr) = (plan.m_range(i), plan.n_range(j), plan.k_chunk(l, s));
+            if kr.is_empty() {
+                continue;
+            }
+            let v = graph.add_vertex(cs, codelet)?;
+            graph.connect(v, "a", &block(a3, g, mr.clone(), kr.clone())?)?;
+            graph.connect(v, "b", &block(b3, g, kr, nr.clone())?)?;
+            graph.connect(v, "out", &block(&out[l.min(out.len() - 1)], g, mr, nr)?)?;
+            graph.set_tile_mapping(v, plan.tile(g, i, j, l))?;
+        }
+    }
+    Ok(Program::execute(cs))
+}
+
+/// The reduction of a k split: tile `l` of each block's split sums slice `l` of the `pk`
+/// partials into its slice of `C`.
+fn reduce_step(
+    graph: &mut Graph,
+    plan: &Plan,
+    parts: &[Tensor],
+    c: &Tensor,
+    name: &str,
+) -> Result<Program, MatMulError> {
+    let sum: ComputeSet = graph.add_compute_set(&format!("{name}/reduce"));
+    for (g, i, j) in blocks(plan) {
+        let (mr, nr) = (plan.m_range(i), plan.n_range(j));
+        let out = block(c, g, mr.clone(), nr.clone())?;
+        for l in 0..plan.pk {
+            let r = plan.c_slice(out.num_elements(), l);
+            if r.is_empty() {
+                continue;
+            }
+            let slices = parts
+                .iter()
+                .map(|t| block(t, g, mr.clone(), nr.clone())?.slice(r.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let v = graph.add_vertex(sum, "SumBlocks<float>")?;
+            graph.connect(v, "partials", &Tensor::concat(&slices)?)?;
+            graph.connect(v, "out", &out.slice(r)?)?;
+            graph.set_tile_mapping(v, plan.tile(g, i, j, l))?;
+        }
+    }
+    Ok(Program::execute(sum))
+}
+
 /// `C = A · B` as planned: `a` is `[g, m, k]` (or `[m, k]` for one group), `b` is
 /// `[g, k, n]`, any views (transposed operands are `x.transpose()` or `dim_shuffle` views;
 /// operands not laid out by [`create_lhs`]/[`create_rhs`] are fetched by exchange). Returns
-/// `C` (`[g, m, n]`, or `[m, n]` for rank-2 operands, laid out with block `(i, j)` on
-/// `plan.tile(g, i, j, 0)`) and the program computing it.
+/// `C` (`[g, m, n]`, or `[m, n]` for rank-2 operands, laid out as [`Plan::tile`] says) and
+/// the program computing it: `sk` multiply compute sets, and a reduction with `pk > 1`.
 pub fn matmul(
     graph: &mut Graph,
     a: &Tensor,
@@ -137,22 +264,8 @@ pub fn matmul(
             )));
         }
     }
-    let c = blocked(
-        graph,
-        DType::F32,
-        p.groups,
-        plan.pm,
-        plan.pn,
-        |g, i, j| {
-            (
-                plan.m_range(i),
-                plan.n_range(j),
-                plan.tile(g, i, j, 0).as_u32(),
-            )
-        },
-        &format!("{name}/C"),
-    )?;
-    // With a k split, each tile writes a partial block; the first tile of the split sums them.
+    let c = create_output(graph, plan, name)?;
+    // With a k split, each tile writes a partial block; the tiles of the split sum them.
     let partials: Option<Vec<Tensor>> = if plan.pk > 1 {
         let mut v = Vec::with_capacity(plan.pk);
         for l in 0..plan.pk {
@@ -176,55 +289,13 @@ pub fn matmul(
     } else {
         None
     };
-    let mul = graph.add_compute_set(&format!("{name}/multiply"));
-    let codelet = match plan.input_type {
-        DType::F16 => "MatMulBlock<half>",
-        _ => "MatMulBlock<float>",
-    };
-    let block = |t: &Tensor,
-                 g: usize,
-                 r: std::ops::Range<usize>,
-                 c: std::ops::Range<usize>|
-     -> Result<Tensor, GraphError> {
-        Ok(t.index(g)?.slice_dim(0, r)?.slice_dim(1, c)?.flatten())
-    };
-    for g in 0..p.groups {
-        for i in 0..plan.pm {
-            for j in 0..plan.pn {
-                for l in 0..plan.pk {
-                    let (mr, nr, kr) = (plan.m_range(i), plan.n_range(j), plan.k_range(l));
-                    let v = graph.add_vertex(mul, codelet)?;
-                    graph.connect(v, "a", &block(&a3, g, mr.clone(), kr.clone())?)?;
-                    graph.connect(v, "b", &block(&b3, g, kr, nr.clone())?)?;
-                    let out = match &partials {
-                        Some(parts) => block(&parts[l], g, mr, nr)?,
-                        None => block(&c, g, mr, nr)?,
-                    };
-                    graph.connect(v, "out", &out)?;
-                    graph.set_tile_mapping(v, plan.tile(g, i, j, l))?;
-                }
-            }
-        }
+    let mut steps = Vec::with_capacity(plan.sk + 1);
+    for s in 0..plan.sk {
+        let out = partials.as_deref().map_or(std::slice::from_ref(&c), |v| v);
+        steps.push(multiply_step(graph, plan, &a3, &b3, out, s, name)?);
     }
-    let mut steps = vec![Program::execute(mul)];
     if let Some(parts) = &partials {
-        let sum: ComputeSet = graph.add_compute_set(&format!("{name}/reduce"));
-        for g in 0..p.groups {
-            for i in 0..plan.pm {
-                for j in 0..plan.pn {
-                    let (mr, nr) = (plan.m_range(i), plan.n_range(j));
-                    let blocks = parts
-                        .iter()
-                        .map(|t| block(t, g, mr.clone(), nr.clone()))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let v = graph.add_vertex(sum, "SumBlocks<float>")?;
-                    graph.connect(v, "partials", &Tensor::concat(&blocks)?)?;
-                    graph.connect(v, "out", &block(&c, g, mr, nr)?)?;
-                    graph.set_tile_mapping(v, plan.tile(g, i, j, 0))?;
-                }
-            }
-        }
-        steps.push(Program::execute(sum));
+        steps.push(reduce_step(graph, plan, parts, &c, name)?);
     }
     let c = if a.rank() == 2 { c.index(0)? } else { c };
     Ok((c, Program::labelled(name, steps)))

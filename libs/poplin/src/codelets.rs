@@ -5,10 +5,13 @@
 //!   order of `kk`. The block sizes follow from the three lengths (`kb² = |a|·|b| / |out|`).
 //! - `MatMulBlock<half>`: the same for f16 `a` and `b`, with an f32 `out` (f32 partials; the
 //!   product of two f16 values is exact in f32).
+//! - `MatMulBlockAcc<float>` / `MatMulBlockAcc<half>`: `out += a · b` (`out` in-out), each
+//!   output continuing its sum in order of `kk`: a plan's serial steps after the first, whose
+//!   chunks so give the bits of one whole product.
 //! - `SumBlocks<float>`: `partials` (`p` blocks of `len`, concatenated) → `out` (`len`),
 //!   `out[i] = Σ_j partials[j·len + i]` in order of `j`: the reduction over the k split.
 //!
-//! All three are multi-worker (`codelet! { .., multi_worker }`), as poplibs' `ConvPartial*`
+//! All are multi-worker (`codelet! { .., multi_worker }`), as poplibs' `ConvPartial*`
 //! and reduction vertices are supervisor vertices: worker `w` of the tile's six contexts takes
 //! the `w`-th even share ([`Worker::split`]) of the block's outputs in row-major order (of
 //! `len` for `SumBlocks`). Every output is computed by the same operations in the same order
@@ -225,7 +228,8 @@ pub fn block_dims(a: usize, b: usize, out: usize) -> Option<(usize, usize, usize
 /// The outputs `range` (row-major indices into the `mb × nb` block) of `out = a · b` for
 /// row-major blocks with `kb` columns of `a` and `nb` of `b`, as a worker computes its share.
 /// `out` is the whole block. Each output sums its `kb` products in order of `kk`, in f32,
-/// starting from 0.
+/// starting from 0, or with `accumulate` from its value in `out`: a product split into
+/// chunks of `kk` accumulated one after the other gives the bits of the whole product.
 ///
 /// The loops run over `kk` outside and the columns of a row inside, each output keeping its
 /// own sum: the same additions in the same order as one dot product per output, so the same
@@ -238,6 +242,7 @@ pub fn multiply_outputs<T: Copy>(
     kb: usize,
     nb: usize,
     range: Range<usize>,
+    accumulate: bool,
     to_f32: impl Fn(T) -> f32,
 ) {
     let mut idx = range.start;
@@ -245,7 +250,9 @@ pub fn multiply_outputs<T: Copy>(
         let (r, c0) = (idx / nb, idx % nb);
         let c1 = nb.min(c0 + (range.end - idx));
         let acc = &mut out[r * nb + c0..r * nb + c1];
-        acc.fill(0.0);
+        if !accumulate {
+            acc.fill(0.0);
+        }
         for (kk, &x) in a[r * kb..(r + 1) * kb].iter().enumerate() {
             let x = to_f32(x);
             for (s, &y) in acc.iter_mut().zip(&b[kk * nb + c0..kk * nb + c1]) {
@@ -269,8 +276,9 @@ poplar_core::isa_dispatch! {
         kb: usize,
         nb: usize,
         range: Range<usize>,
+        accumulate: bool,
     ) {
-        multiply_outputs(a, b, out, kb, nb, range, |x| x)
+        multiply_outputs(a, b, out, kb, nb, range, accumulate, |x| x)
     }
 }
 
@@ -283,14 +291,15 @@ poplar_core::isa_dispatch! {
         kb: usize,
         nb: usize,
         range: Range<usize>,
+        accumulate: bool,
     ) {
-        multiply_outputs(a, b, out, kb, nb, range, |x| x.to_f32())
+        multiply_outputs(a, b, out, kb, nb, range, accumulate, |x| x.to_f32())
     }
 }
 
 /// `out = a · b` for row-major blocks, as the vertex's workers compute it together.
 pub fn multiply_block(a: &[f32], b: &[f32], out: &mut [f32], mb: usize, kb: usize, nb: usize) {
-    multiply_outputs_f32(a, b, out, kb, nb, 0..mb * nb);
+    multiply_outputs_f32(a, b, out, kb, nb, 0..mb * nb, false);
 }
 
 /// The block sizes of a `MatMulBlock` vertex, or the error naming its fields.
@@ -318,13 +327,13 @@ fn matmul_cycles(a: u64, b: u64, out: u64, macs: u64, workers: u32) -> Option<u6
 /// One `MatMulBlock` codelet per operand type: its name, the kernel of its type and the
 /// multiply-accumulates per cycle of the cycle model.
 macro_rules! matmul_block_codelets {
-    ($($(#[$doc:meta])* $name:ident as $cname:literal: $t:ty, $kernel:ident, $macs:ident;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident as $cname:literal: $t:ty, $out:ident, $acc:literal, $kernel:ident, $macs:ident;)*) => {$(
         poplar_core::codelet! {
             $(#[$doc])*
             pub struct $name as $cname, multi_worker {
                 a: Input<Vector<$t>>,
                 b: Input<Vector<$t>>,
-                out: Output<Vector<f32>>,
+                out: $out<Vector<f32>>,
             }
         }
 
@@ -333,7 +342,7 @@ macro_rules! matmul_block_codelets {
                 let (mb, kb, nb) =
                     checked_dims($cname, self.a.len(), self.b.len(), self.out.len())?;
                 let range = w.split(mb * nb);
-                $kernel(self.a, self.b, self.out, kb, nb, range);
+                $kernel(self.a, self.b, self.out, kb, nb, range, $acc);
                 Ok(())
             }
 
@@ -347,10 +356,15 @@ macro_rules! matmul_block_codelets {
 
 matmul_block_codelets! {
     /// `MatMulBlock<float>`: `out = a · b` for one block (module notes).
-    MatMulBlockF32 as "MatMulBlock<float>": f32, multiply_outputs_f32, MACS_PER_CYCLE_F32;
+    MatMulBlockF32 as "MatMulBlock<float>": f32, Output, false, multiply_outputs_f32, MACS_PER_CYCLE_F32;
     /// `MatMulBlock<half>`: `out = a · b` for one block of f16 operands, with f32 partials: each
     /// product of two f16 values is exact in f32 and is accumulated in f32 in order of `kk`.
-    MatMulBlockF16 as "MatMulBlock<half>": poplar_core::f16, multiply_outputs_f16, MACS_PER_CYCLE_F16;
+    MatMulBlockF16 as "MatMulBlock<half>": poplar_core::f16, Output, false, multiply_outputs_f16, MACS_PER_CYCLE_F16;
+    /// `MatMulBlockAcc<float>`: `out += a · b`, each output's products added to it in order of
+    /// `kk` (a later serial step of a plan).
+    MatMulBlockAccF32 as "MatMulBlockAcc<float>": f32, InOut, true, multiply_outputs_f32, MACS_PER_CYCLE_F32;
+    /// `MatMulBlockAcc<half>`: `out += a · b` for f16 operands, in f32.
+    MatMulBlockAccF16 as "MatMulBlockAcc<half>": poplar_core::f16, InOut, true, multiply_outputs_f16, MACS_PER_CYCLE_F16;
 }
 
 poplar_core::codelet! {
@@ -446,9 +460,42 @@ mod tests {
         multiply_block(&a, &b, &mut whole, mb, kb, nb);
         let mut split = vec![0.0; mb * nb];
         for w in 0..6 {
-            multiply_outputs(&a, &b, &mut split, kb, nb, share(mb * nb, w, 6), |x| x);
+            multiply_outputs(
+                &a,
+                &b,
+                &mut split,
+                kb,
+                nb,
+                share(mb * nb, w, 6),
+                false,
+                |x| x,
+            );
         }
         assert_eq!(whole, split);
+    }
+
+    /// A serial split: the first chunk of `kk` written, the others accumulated, gives the
+    /// bits of the whole product (non-finite products included).
+    #[test]
+    fn accumulated_chunks_give_the_bits_of_the_whole_block() {
+        let (mb, kb, nb) = (4, 45, 6);
+        let mut a: Vec<f32> = (0..mb * kb)
+            .map(|i| (i as f32 * 0.53).sin() * 1e3)
+            .collect();
+        let b: Vec<f32> = (0..kb * nb).map(|i| (i as f32 * 0.29).cos()).collect();
+        a[3] = f32::INFINITY;
+        let mut whole = vec![0.0; mb * nb];
+        multiply_block(&a, &b, &mut whole, mb, kb, nb);
+        let mut chunked = vec![f32::NAN; mb * nb];
+        for (s, ks) in [(0, 0..16), (1, 16..32), (2, 32..45)] {
+            let ac: Vec<f32> = (0..mb)
+                .flat_map(|r| a[r * kb + ks.start..r * kb + ks.end].to_vec())
+                .collect();
+            let bc = &b[ks.start * nb..ks.end * nb];
+            multiply_outputs_f32(&ac, bc, &mut chunked, ks.len(), nb, 0..mb * nb, s > 0);
+        }
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&whole), bits(&chunked));
     }
 
     /// One dot product per output, `kk` in order: the definition the loops must match.
@@ -499,8 +546,8 @@ mod tests {
                 let mut out_h = vec![f32::NAN; mb * nb];
                 for w in 0..workers {
                     let r = share(mb * nb, w, workers);
-                    multiply_outputs_f32(&a, &b, &mut out, kb, nb, r.clone());
-                    multiply_outputs_f16(&ah, &bh, &mut out_h, kb, nb, r);
+                    multiply_outputs_f32(&a, &b, &mut out, kb, nb, r.clone(), false);
+                    multiply_outputs_f16(&ah, &bh, &mut out_h, kb, nb, r, false);
                 }
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
                 assert_eq!(bits(&out), want, "f32 at {level}, {workers} worker(s)");

@@ -2,28 +2,36 @@
 //!
 //! A plan splits m, n and k into `pm × pn × pk` blocks (sizes `⌈m/pm⌉` etc., the last block
 //! of each dimension smaller when it does not divide). Each tile of a group multiplies one
-//! `A` block by one `B` block into a partial `C` block; with `pk > 1` the `pk` partials of a
-//! `C` block are summed on the tile that holds it (the first of the k split). Groups (the
-//! batch) take disjoint sets of `pm·pn·pk` tiles while tiles last, then share them.
+//! `A` block by one `B` block into a partial `C` block, in `sk` serial steps over chunks of
+//! `kc` columns of its k block (`sk = 1`: one step), accumulating: only one chunk of each
+//! operand is received at a time, which is what lets products larger than the tiles' memory
+//! in whole blocks fit. With `pk > 1` the `pk` partials of a `C` block are summed spread
+//! over the `pk` tiles of the split: tile `l` sums slice `l` of every partial (a
+//! reduce-scatter), and holds that slice of `C`. Groups (the batch) take disjoint sets of
+//! `pm·pn·pk` tiles while tiles last, then share them.
 //!
-//! The planner enumerates every `(pm, pn, pk)` with `pm·pn·pk ≤ tiles` and keeps the fastest
-//! by the cost model below whose memory per tile fits the budget (`available_memory_proportion`
-//! of a tile), breaking ties by memory. The cost model, per group slot and superstep:
-//! - **multiply exchange**: every tile receives its `A` and `B` blocks (4 or 2 bytes per element),
-//!   except those of the operands [`crate::create_lhs`]/[`crate::create_rhs`] put on it; the
-//!   busiest tile's bytes over the exchange rate, plus the per-message set-up;
-//! - **multiply compute**: the tile cycles of the groups' `MatMulBlock` vertices on the tile
-//!   (each [`crate::codelets::block_cycles_at`] of the largest block at the AMP rate of the
-//!   input type, a multi-worker vertex), scheduled by the cycle model's own rule
-//!   (`poplar_exe::profile::model::schedule_vertices`: six times the busiest context, plus the
-//!   supervisor's cycles per multi-worker vertex);
-//! - **reduce exchange and compute** (`pk > 1`): `pk − 1` partial blocks to the first tile of
-//!   the k split, and the `SumBlocks` vertices ([`crate::codelets::sum_cycles`]) scheduled
-//!   the same way;
-//! - a sync per superstep.
+//! The planner enumerates every `(pm, pn, pk)` with `pm·pn·pk ≤ tiles`, and serial chunks of
+//! 16 · 2ⁱ columns, and keeps the fastest by the cost model below whose memory per tile fits
+//! the budget (`available_memory_proportion` of a tile), breaking ties by memory. The cost
+//! model, per group slot:
+//! - **multiply exchange**, per serial step: every tile receives its `A` and `B` chunks (4 or
+//!   2 bytes per element), except those [`crate::create_lhs`]/[`crate::create_rhs`] put on it
+//!   (chunk `s` of an `A` block on the tile of column `s mod pn` of its row, of a `B` block
+//!   on the tile of row `s mod pm`); the busiest tile's bytes over the exchange rate, plus the
+//!   per-message set-up;
+//! - **multiply compute**, per serial step: the tile cycles of the groups' `MatMulBlock`
+//!   vertices on the tile (each [`crate::codelets::block_cycles_at`] of the largest chunk at
+//!   the AMP rate of the input type, a multi-worker vertex), scheduled by the cycle model's
+//!   own rule (`poplar_exe::profile::model::schedule_vertices`: six times the busiest context,
+//!   plus the supervisor's cycles per multi-worker vertex);
+//! - **reduce exchange and compute** (`pk > 1`): `pk − 1` slices of `⌈mb·nb/pk⌉` partials
+//!   into each tile of the k split, and the `SumBlocks` vertices
+//!   ([`crate::codelets::sum_cycles`]) of one slice, scheduled the same way;
+//! - a sync per superstep (`sk`, plus one with `pk > 1`).
 //!
-//! Memory per tile: the `A`, `B` and partial blocks of every group the tile serves, and with
-//! `pk > 1` the received partials and the output block.
+//! Memory per tile: the operand chunks the tile holds, the chunks it receives in a step (or,
+//! when more, the partial slices it receives for the reduction: both are temporaries of their
+//! superstep), its partial block and, with `pk > 1`, its slice of `C`.
 
 use poplar_exe::profile::model::schedule_vertices;
 use std::fmt::{Debug, Display};
@@ -170,6 +178,11 @@ pub struct Plan {
     pub mb: usize,
     pub nb: usize,
     pub kb: usize,
+    /// Serial steps over each tile's k block (1: none), and the columns of `A` (rows of `B`)
+    /// each step multiplies: chunks of `kc`, the last of a block smaller when `kc` does not
+    /// divide it.
+    pub sk: usize,
+    pub kc: usize,
     /// Groups placed side by side on disjoint tiles, and groups per tile.
     pub group_slots: usize,
     pub groups_per_tile: usize,
@@ -188,8 +201,9 @@ impl Plan {
         self.pm * self.pn * self.pk
     }
 
-    /// The tile computing block `(i, j)` of the k part `l` of group `g`; the `C` block `(i, j)`
-    /// lives on `tile(g, i, j, 0)`.
+    /// The tile computing block `(i, j)` of the k part `l` of group `g`. With `pk = 1` the `C`
+    /// block `(i, j)` lives on `tile(g, i, j, 0)`; with `pk > 1` its flattened slice
+    /// [`Plan::c_slice`]`(l)` lives on `tile(g, i, j, l)`.
     pub fn tile(&self, g: usize, i: usize, j: usize, l: usize) -> TileId {
         let slot = g % self.group_slots;
         TileId::new((slot * self.tiles_per_group() + (i * self.pn + j) * self.pk + l) as u32)
@@ -204,6 +218,28 @@ impl Plan {
     }
     pub fn k_range(&self, l: usize) -> std::ops::Range<usize> {
         range(l, self.kb, self.params.k)
+    }
+
+    /// Columns of `A` (rows of `B`) of serial step `s` of k block `l` (empty past the block).
+    pub fn k_chunk(&self, l: usize, s: usize) -> std::ops::Range<usize> {
+        let r = self.k_range(l);
+        (r.start + s * self.kc).min(r.end)..(r.start + (s + 1) * self.kc).min(r.end)
+    }
+
+    /// The tile holding chunk `s` of `A` block `(i, l)` of group `g`.
+    pub fn lhs_tile(&self, g: usize, i: usize, l: usize, s: usize) -> TileId {
+        self.tile(g, i, s % self.pn, l)
+    }
+
+    /// The tile holding chunk `s` of `B` block `(l, j)` of group `g`.
+    pub fn rhs_tile(&self, g: usize, l: usize, j: usize, s: usize) -> TileId {
+        self.tile(g, s % self.pm, j, l)
+    }
+
+    /// The flattened elements of a `C` block of `len` elements that the tile of k part `l`
+    /// sums and holds (all of them with `pk = 1`; empty for `l` past a short block).
+    pub fn c_slice(&self, len: usize, l: usize) -> std::ops::Range<usize> {
+        range(l, len.div_ceil(self.pk), len)
     }
 }
 
@@ -226,13 +262,15 @@ impl std::fmt::Display for Plan {
         )?;
         writeln!(
             f,
-            "  split m {} × n {} × k {} (blocks {} × {} × {}); {} tiles per group, {} group slot(s), {} group(s) per tile, {} tiles used",
+            "  split m {} × n {} × k {} (blocks {} × {} × {}), k serially in {} step(s) of {}; {} tiles per group, {} group slot(s), {} group(s) per tile, {} tiles used",
             self.pm,
             self.pn,
             self.pk,
             self.mb,
             self.nb,
             self.kb,
+            self.sk,
+            self.kc,
             self.tiles_per_group(),
             self.group_slots,
             self.groups_per_tile,
@@ -247,58 +285,118 @@ impl std::fmt::Display for Plan {
     }
 }
 
-/// Cost and memory of one candidate split.
-#[allow(clippy::too_many_arguments)]
+/// One candidate split: `pm × pn × pk` tiles per group, k in `sk` serial chunks of `kc`.
+#[derive(Debug, Clone, Copy)]
+struct Split {
+    pm: usize,
+    pn: usize,
+    pk: usize,
+    sk: usize,
+    kc: usize,
+}
+
+/// Chunks of one operand block the busiest tile holds, and whether it receives one more in
+/// some step: `steps` chunks stored round-robin over the `sharers` tiles that read them.
+fn held_and_received(steps: u64, sharers: u64) -> (u64, u64) {
+    let held = steps.div_ceil(sharers);
+    (held, u64::from(steps > held))
+}
+
+/// Cost and memory of one candidate split: `(estimate, bytes per tile, group slots, groups
+/// per tile)`.
 fn evaluate(
     target: &Target,
     p: &MatMulParams,
     elem: u64,
     macs: u64,
     tiles: usize,
-    pm: usize,
-    pn: usize,
-    pk: usize,
+    sp: Split,
 ) -> (Estimate, u64, usize, usize) {
-    let (mb, nb, kb) = (p.m.div_ceil(pm), p.n.div_ceil(pn), p.k.div_ceil(pk));
+    let Split { pm, pn, pk, sk, kc } = sp;
     let tpg = pm * pn * pk;
     let slots = (tiles / tpg).max(1).min(p.groups);
     let gpt = p.groups.div_ceil(slots) as u64;
-    let (mb, nb, kb) = (mb as u64, nb as u64, kb as u64);
+    let (mb, nb) = (p.m.div_ceil(pm) as u64, p.n.div_ceil(pn) as u64);
+    let (sk, kc, pk64) = (sk as u64, kc as u64, pk as u64);
     let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
     let setup = u64::from(target.exchange_setup_cycles);
-    // A block (i, l) is held by tile (i, 0, l) and needed by the pn tiles (i, *, l); B block
-    // (l, j) by tile (0, j, l) and needed by (*, j, l). The busiest receiver gets both blocks;
-    // the busiest sender sends its A block once (a broadcast) and its B block once.
-    let a_bytes = elem * mb * kb;
-    let b_bytes = elem * kb * nb;
-    let recv = if pn > 1 { a_bytes } else { 0 } + if pm > 1 { b_bytes } else { 0 };
-    let messages = u64::from(pn > 1) + u64::from(pm > 1);
-    let multiply_exchange = gpt * (recv.div_ceil(rate) + messages * setup);
     let w = target.workers_per_tile;
-    let multiply_compute = multi_worker_tile_cycles(block_cycles_at(mb, kb, nb, macs, w), gpt, w);
+    // Chunk s of A block (i, l) is held by tile (i, s mod pn, l) and needed by the pn tiles
+    // (i, *, l); of B block (l, j) by (s mod pm, j, l), needed by (*, j, l). The busiest
+    // receiver gets both chunks in a step; a chunk is sent once (a broadcast).
+    let recv = elem * kc * (if pn > 1 { mb } else { 0 } + if pm > 1 { nb } else { 0 });
+    let messages = u64::from(pn > 1) + u64::from(pm > 1);
+    let step_compute = multi_worker_tile_cycles(block_cycles_at(mb, kc, nb, macs, w), gpt, w);
+    let slice = (mb * nb).div_ceil(pk64);
     let (reduce_exchange, reduce_compute) = if pk > 1 {
-        let part = 4 * mb * nb;
         (
-            gpt * (((pk as u64 - 1) * part).div_ceil(rate) + (pk as u64 - 1) * setup),
-            multi_worker_tile_cycles(sum_cycles(pk as u64, mb * nb, w), gpt, w),
+            gpt * (((pk64 - 1) * slice * 4).div_ceil(rate) + (pk64 - 1) * setup),
+            multi_worker_tile_cycles(sum_cycles(pk64, slice, w), gpt, w),
         )
     } else {
         (0, 0)
     };
-    let supersteps = 1 + u64::from(pk > 1);
     let est = Estimate {
-        multiply_exchange,
-        multiply_compute,
+        multiply_exchange: sk * gpt * (recv.div_ceil(rate) + messages * setup),
+        multiply_compute: sk * step_compute,
         reduce_exchange,
         reduce_compute,
-        sync: supersteps * u64::from(target.internal_sync_cycles),
+        sync: (sk + u64::from(pk > 1)) * u64::from(target.internal_sync_cycles),
     };
-    let mut bytes = elem * (mb * kb + kb * nb) + 4 * mb * nb;
-    if pk > 1 {
-        // Received partials and the output block on the first tile of the k split.
-        bytes += 4 * (pk as u64 - 1) * mb * nb + 4 * mb * nb;
-    }
+    let (a_held, a_recv) = held_and_received(sk, pn as u64);
+    let (b_held, b_recv) = held_and_received(sk, pm as u64);
+    let held = elem * kc * (mb * a_held + nb * b_held) + 4 * mb * nb;
+    let received = elem * kc * (mb * a_recv + nb * b_recv);
+    let bytes = if pk > 1 {
+        held + 4 * slice + received.max(4 * (pk64 - 1) * slice)
+    } else {
+        held + received
+    };
     (est, gpt * bytes, slots, gpt as usize)
+}
+
+/// Columns per serial step tried for a k block of `kb`: the whole block, and 16 · 2ⁱ below it
+/// (whole AMP input-channel groups).
+fn k_chunks(kb: usize) -> impl Iterator<Item = usize> {
+    std::iter::once(kb).chain((4..12).map(|i| 1usize << i).filter(move |&c| c < kb))
+}
+
+/// Whether a split of `n` into `parts` of `⌈n/parts⌉` leaves its last part empty (the same
+/// as a smaller split).
+fn wasteful(n: usize, parts: usize) -> bool {
+    (parts - 1) * n.div_ceil(parts) >= n
+}
+
+/// The plan of a chosen split.
+#[allow(clippy::too_many_arguments)]
+fn plan_of(
+    p: &MatMulParams,
+    sp: Split,
+    estimate: Estimate,
+    bytes_per_tile: u64,
+    budget: u64,
+    group_slots: usize,
+    groups_per_tile: usize,
+    input_type: poplar_core::dtype::DType,
+) -> Plan {
+    Plan {
+        params: *p,
+        pm: sp.pm,
+        pn: sp.pn,
+        pk: sp.pk,
+        mb: p.m.div_ceil(sp.pm),
+        nb: p.n.div_ceil(sp.pn),
+        kb: p.k.div_ceil(sp.pk),
+        sk: sp.sk,
+        kc: sp.kc,
+        group_slots,
+        groups_per_tile,
+        tiles_used: sp.pm * sp.pn * sp.pk * group_slots,
+        estimate,
+        bytes_per_tile,
+        budget,
+        input_type,
+    }
 }
 
 /// Plans a multiply on `target` (module notes).
@@ -318,46 +416,30 @@ pub fn plan(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Result<Pl
         * opts.available_memory_proportion.clamp(0.0, 1.0)) as u64;
     let mut best: Option<(u64, u64, Plan)> = None;
     let mut least = u64::MAX;
-    for pm in 1..=p.m.min(tiles) {
-        for pn in 1..=p.n.min(tiles / pm) {
-            for pk in 1..=p.k.min(tiles / (pm * pn)) {
-                // Splits whose last block would be empty duplicate a smaller split.
-                if (pm - 1) * p.m.div_ceil(pm) >= p.m
-                    || (pn - 1) * p.n.div_ceil(pn) >= p.n
-                    || (pk - 1) * p.k.div_ceil(pk) >= p.k
-                {
-                    continue;
-                }
-                let (est, bytes, slots, gpt) = evaluate(target, &p, elem, macs, tiles, pm, pn, pk);
-                least = least.min(bytes);
-                if bytes > budget {
-                    continue;
-                }
-                let key = (est.total(), bytes);
-                if best.as_ref().is_some_and(|(c, b, _)| (*c, *b) <= key) {
-                    continue;
-                }
-                let tpg = pm * pn * pk;
-                best = Some((
-                    key.0,
-                    key.1,
-                    Plan {
-                        params: p,
+    for pm in (1..=p.m.min(tiles)).filter(|&pm| !wasteful(p.m, pm)) {
+        for pn in (1..=p.n.min(tiles / pm)).filter(|&pn| !wasteful(p.n, pn)) {
+            for pk in (1..=p.k.min(tiles / (pm * pn))).filter(|&pk| !wasteful(p.k, pk)) {
+                let kb = p.k.div_ceil(pk);
+                for kc in k_chunks(kb) {
+                    let sp = Split {
                         pm,
                         pn,
                         pk,
-                        mb: p.m.div_ceil(pm),
-                        nb: p.n.div_ceil(pn),
-                        kb: p.k.div_ceil(pk),
-                        group_slots: slots,
-                        groups_per_tile: gpt,
-                        tiles_used: tpg * slots,
-                        estimate: est,
-                        bytes_per_tile: bytes,
-                        budget,
-                        input_type: t,
-                    },
-                ));
+                        sk: kb.div_ceil(kc),
+                        kc,
+                    };
+                    let (est, bytes, slots, gpt) = evaluate(target, &p, elem, macs, tiles, sp);
+                    least = least.min(bytes);
+                    let key = (est.total(), bytes);
+                    if bytes > budget || best.as_ref().is_some_and(|(c, b, _)| (*c, *b) <= key) {
+                        continue;
+                    }
+                    best = Some((
+                        key.0,
+                        key.1,
+                        plan_of(&p, sp, est, bytes, budget, slots, gpt, t),
+                    ));
+                }
             }
         }
     }

@@ -385,3 +385,66 @@ fn f16_operands_with_f32_partials_match_the_host_product_of_the_rounded_values()
     let e = poplin::matmul(&mut graph, &a, &a, &plan, "mm").unwrap_err();
     assert!(e.to_string().contains("F16"), "{e}");
 }
+
+/// Runs `C = A · B` for a given plan on operands laid out by it, and returns `C`.
+fn run_plan(target: &Target, plan: &Plan, av: &[f32], bv: &[f32]) -> Vec<f32> {
+    poplin::link();
+    let mut graph = Graph::new(target);
+    let a = poplin::create_lhs(&mut graph, plan, "A").unwrap();
+    let b = poplin::create_rhs(&mut graph, plan, "B").unwrap();
+    let (c, prog) = poplin::matmul(&mut graph, &a, &b, plan, "mm").unwrap();
+    graph.create_host_write("a", &a).unwrap();
+    graph.create_host_write("b", &b).unwrap();
+    graph.create_host_read("c", &c).unwrap();
+    let exe = compile(&graph, &[prog], &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{plan}\ndoes not compile: {e}"));
+    let mut engine = Engine::new(&exe, EngineOptions::default()).unwrap();
+    engine.write_tensor("a", av).unwrap();
+    engine.write_tensor("b", bv).unwrap();
+    engine.run(0).unwrap();
+    engine.read_tensor::<f32>("c").unwrap()
+}
+
+#[test]
+fn serial_steps_over_k_give_the_bits_of_the_whole_blocks() {
+    // The same split with k in one step and in chunks: the chunks after the first accumulate
+    // into the partials, so every output sums the same products in the same order.
+    let target = Target::custom(8, 256 * 1024);
+    let p = MatMulParams {
+        groups: 2,
+        m: 12,
+        k: 200,
+        n: 10,
+    };
+    let whole = poplin::plan(&target, p, &MatMulOptions::default()).unwrap();
+    assert_eq!(whole.sk, 1, "{whole}");
+    let (av, bv) = (values(2 * 12 * 200, 5), values(2 * 200 * 10, 6));
+    let want = run_plan(&target, &whole, &av, &bv);
+    for kc in [16, 48] {
+        let chunked = Plan {
+            sk: whole.kb.div_ceil(kc),
+            kc,
+            ..whole.clone()
+        };
+        let got = run_plan(&target, &chunked, &av, &bv);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want), "{chunked}");
+    }
+}
+
+#[test]
+fn a_product_larger_than_whole_blocks_fit_is_planned_in_serial_steps() {
+    // 96 × 512 · 512 × 96 in f32 on 16 tiles of 64 KiB: the operands take 0.6 of the tiles'
+    // budget, and whole k blocks of any split, received where they are multiplied, need more;
+    // chunks of k fit. The result matches the host product.
+    let target = Target::custom(16, 64 * 1024);
+    let p = MatMulParams {
+        groups: 1,
+        m: 96,
+        k: 512,
+        n: 96,
+    };
+    let (plan, _) = check(&target, p, &MatMulOptions::default(), false);
+    assert!(plan.sk > 1, "{plan}");
+    assert!(plan.bytes_per_tile <= plan.budget, "{plan}");
+}

@@ -37,33 +37,43 @@ fn rates(target: &Target, p: MatMulParams, opts: &MatMulOptions) -> Vec<f64> {
     let (_, prog) = poplin::matmul(&mut graph, &a, &b, &plan, "mm").unwrap();
     let exe = compile(&graph, &[prog], &CompileOptions::default()).unwrap();
     let model = CycleModel::new(&exe);
-    let phase = model
-        .computes
-        .iter()
-        .find(|c| c.name == "mm/multiply")
-        .expect("the multiply's compute phase");
-    let mut flops = vec![0u64; target.num_tiles() as usize];
-    for g in 0..p.groups {
-        for i in 0..plan.pm {
-            for j in 0..plan.pn {
-                for l in 0..plan.pk {
-                    let macs =
-                        plan.m_range(i).len() * plan.n_range(j).len() * plan.k_range(l).len();
-                    flops[plan.tile(g, i, j, l).index()] += 2 * macs as u64;
+    let mut rates = Vec::new();
+    for s in 0..plan.sk {
+        let name = if plan.sk > 1 {
+            format!("mm/multiply/{s}")
+        } else {
+            "mm/multiply".to_string()
+        };
+        let phase = model
+            .computes
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("the multiply's compute phase {name}\n{plan}"));
+        let mut flops = vec![0u64; target.num_tiles() as usize];
+        for g in 0..p.groups {
+            for i in 0..plan.pm {
+                for j in 0..plan.pn {
+                    for l in 0..plan.pk {
+                        let macs = plan.m_range(i).len()
+                            * plan.n_range(j).len()
+                            * plan.k_chunk(l, s).len();
+                        flops[plan.tile(g, i, j, l).index()] += 2 * macs as u64;
+                    }
                 }
             }
         }
+        assert_eq!(
+            phase.tiles.len(),
+            flops.iter().filter(|&&f| f > 0).count(),
+            "every tile with work is in the phase\n{plan}"
+        );
+        rates.extend(
+            phase
+                .tiles
+                .iter()
+                .map(|t| flops[t.tile.index()] as f64 / t.cycles as f64),
+        );
     }
-    let rates: Vec<f64> = phase
-        .tiles
-        .iter()
-        .map(|t| flops[t.tile.index()] as f64 / t.cycles as f64)
-        .collect();
-    assert_eq!(
-        rates.len(),
-        flops.iter().filter(|&&f| f > 0).count(),
-        "every tile with work is in the phase\n{plan}"
-    );
     rates
 }
 

@@ -164,7 +164,12 @@ pub fn dense_tflops(dtype: DType, m: usize, k: usize, n: usize) -> (f64, String)
     match poplin::plan(&target, p, &opts) {
         Ok(plan) => {
             let seconds = plan.estimate.total() as f64 / target.clock_hz;
-            let split = format!("{} × {} × {}", plan.pm, plan.pn, plan.pk);
+            let serial = if plan.sk > 1 {
+                format!(", k in {} serial steps", plan.sk)
+            } else {
+                String::new()
+            };
+            let split = format!("{} × {} × {}{serial}", plan.pm, plan.pn, plan.pk);
             (2.0 * (m * k * n) as f64 / seconds / 1e12, split)
         }
         Err(e) => (0.0, format!("does not fit: {e}")),
