@@ -12,7 +12,8 @@
 //!
 //! - **Blocks on the AMP** (Fwd and GradA, [`amp_block`]; poplibs' `sparseDenseBlockMultiply`,
 //!   the `SparseDenseMatMulBlock` and `…BlockGradA` vertices): each context takes its share of
-//!   the batch columns, `z_w = ⌈z / 6⌉`, of every block. A block costs the supervisor the load of
+//!   the batch columns, `z_w` (`⌈z / 6⌉` or `⌊z / 6⌋`; the costlier share sets the vertex),
+//!   of every block. A block costs the supervisor the load of
 //!   its weights into the AMP (`b² / 2` cycles for f32, `b² / 4` for f16: 64 bits a cycle) and
 //!   `3 + 12` cycles more, and each context `inner + z_w · per_z` (`inner − 3` when the vertex
 //!   keeps the output row's state between blocks, as Fwd does and GradA does not); the vertex
@@ -157,7 +158,11 @@ pub const AMP_BLOCK_LOAD: u64 = 3 + 12;
 /// between blocks) or GradA block vertex: `w.rows` are the output rows.
 pub fn amp_block(w: Work, retain: bool, workers: u32) -> u64 {
     let n = u64::from(workers.max(1));
-    let z_w = w.z.div_ceil(n);
+    costliest_share(w.z, n, |z_w| amp_block_share(w, retain, z_w, n))
+}
+
+/// [`amp_block`] for a context of `z_w` columns among `n`.
+fn amp_block_share(w: Work, retain: bool, z_w: u64, n: u64) -> u64 {
     let t = amp_block_terms(w.block, w.half, z_w);
     let kernel_blocks = w.entries * t.sub;
     let per_block = t.inner + z_w * t.per_z - if retain { 3 } else { 0 };
@@ -216,13 +221,29 @@ pub fn element_terms(z_w: u64, half: bool, grad_a: bool) -> ElementTerms {
     }
 }
 
+/// The larger `cost` of the two share sizes of `z` batch columns over `n` contexts
+/// ([`crate::codelets::z_share`]: `⌈z/n⌉` and `⌊z/n⌋` columns). The estimators are not
+/// monotonic in the columns (f16: 8 columns cost 3 cycles a non-zero, 7 cost 8), so the
+/// busiest context is the costliest share, not always the widest.
+fn costliest_share(z: u64, n: u64, cost: impl Fn(u64) -> u64) -> u64 {
+    let (wide, narrow) = (z.div_ceil(n), z / n);
+    let c = cost(wide.max(1));
+    if narrow > 0 && narrow != wide {
+        c.max(cost(narrow))
+    } else {
+        c
+    }
+}
+
 /// The busiest context's worker cycles of an element-sparse Fwd or GradA vertex: `w.rows`
 /// are the output rows.
 pub fn element(w: Work, grad_a: bool, workers: u32) -> u64 {
     let n = u64::from(workers.max(1));
-    let t = element_terms(w.z.div_ceil(n), w.half, grad_a);
     let rows = rows_touched(w.entries, w.rows, w.cols);
-    t.vertex + rows * t.row + w.entries * t.entry + supervisor_share(t.supervisor, n)
+    costliest_share(w.z, n, |z_w| {
+        let t = element_terms(z_w, w.half, grad_a);
+        t.vertex + rows * t.row + w.entries * t.entry + supervisor_share(t.supervisor, n)
+    })
 }
 
 /// The terms of poplibs' vector GradW kernel for blocks (module notes): worker cycles per
@@ -388,6 +409,12 @@ mod tests {
         assert_eq!(
             vertex_cycles(Pass::Fwd, work(30, 10, 50, 48, 1, true), 6),
             280
+        );
+        // Batch 43 over 6: shares of 8 and 7 columns. numZ = 7 is the costlier: overhead 33,
+        // per row 12 + 13 + 11 = 36, per non-zero 2 + 2 · 3 = 8: 33 + 360 + 240 + 12 = 645.
+        assert_eq!(
+            vertex_cycles(Pass::Fwd, work(30, 10, 50, 43, 1, true), 6),
+            645
         );
 
         // sparseDenseBlockMultiplyGradW, 4 × 4 f16, f32 partials: the busiest worker's 3 of
