@@ -90,7 +90,9 @@ pub struct Work {
 /// Worker cycles, on each of `workers` contexts, of `supervisor` supervisor cycles beyond the
 /// cycle model's own `SUPERVISOR_CYCLES`: the contexts wait while it runs.
 pub const fn supervisor_share(supervisor: u64, workers: u64) -> u64 {
-    supervisor.saturating_sub(SUPERVISOR_CYCLES).div_ceil(workers)
+    supervisor
+        .saturating_sub(SUPERVISOR_CYCLES)
+        .div_ceil(workers)
 }
 
 /// Rows of a `rows × cols` partition (in blocks) holding at least one of `entries` non-zeros
@@ -168,8 +170,7 @@ fn amp_block_share(w: Work, retain: bool, z_w: u64, n: u64) -> u64 {
     let per_block = t.inner + z_w * t.per_z - if retain { 3 } else { 0 };
     // The weights' load: 64 bits a cycle.
     let coeffs = t.b * t.b / if w.half { 4 } else { 2 };
-    let block_rows =
-        rows_touched(w.entries, w.rows / w.block, w.cols / w.block) * (w.block / t.b);
+    let block_rows = rows_touched(w.entries, w.rows / w.block, w.cols / w.block) * (w.block / t.b);
     let supervisor = AMP_BLOCK_SUPERVISOR
         + kernel_blocks * (coeffs + AMP_BLOCK_LOAD)
         + if retain { block_rows } else { 0 };
@@ -435,9 +436,12 @@ mod tests {
             let w = |n| vertex_cycles(Pass::Fwd, work(n, 4096, 4096, z, 16, true), 6);
             let per_block = (w(106) - w(100)) as f64 / 6.0;
             let a = amp(MACS_PER_CYCLE_F16);
-            let pass = poplin::codelets::amp_cycles(z, 1, 16, a, 6)
-                - poplin::codelets::AMP_FIXED_CYCLES;
-            assert!((per_block - pass as f64).abs() < 3.0, "{z}: {per_block} vs {pass}");
+            let pass =
+                poplin::codelets::amp_cycles(z, 1, 16, a, 6) - poplin::codelets::AMP_FIXED_CYCLES;
+            assert!(
+                (per_block - pass as f64).abs() < 3.0,
+                "{z}: {per_block} vs {pass}"
+            );
         }
     }
 }
