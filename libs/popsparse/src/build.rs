@@ -22,7 +22,7 @@ use poplar_compiler::graph::program::Program;
 use poplar_compiler::graph::{ComputeSet, Graph, GraphError, Tensor, VertexRef};
 use poplar_core::dtype::DType;
 
-use crate::codelets::{fwd_cycles, grad_w_cycles};
+use crate::cost::{vertex_cycles, Pass, Work};
 use crate::plan::FcPlan;
 
 /// Errors of building the layer.
@@ -386,8 +386,9 @@ fn passes(
     Ok(Program::seq(steps))
 }
 
-/// The partition, batch and block states of a vertex on `tile`, and its cycle estimate (a
-/// worker's share: of the batch columns for Fwd and GradA, of the entries for GradW, `grad_w`).
+/// The partition, batch and block states of a vertex of `pass` on `tile`, and its cycle
+/// estimate ([`vertex_cycles`]: a worker's share, of the batch columns for Fwd and GradA, of
+/// the entries for GradW).
 /// `first` vertices zero `zeroed` output elements first (a worker's share of their cost is
 /// added).
 #[allow(clippy::too_many_arguments)]
@@ -399,7 +400,7 @@ fn set_partition(
     propagation: u32,
     first: u32,
     zeroed: usize,
-    grad_w: bool,
+    pass: Pass,
 ) -> Result<(), FcError> {
     graph.set_vertex_state(v, "propagation", propagation)?;
     graph.set_vertex_state(v, "first", first)?;
@@ -423,9 +424,15 @@ fn set_partition(
     } else {
         0
     };
-    let pass = if grad_w { grad_w_cycles } else { fwd_cycles };
-    let (cap, z, b) = (plan.capacity as u64, zr.len() as u64, p.block as u64);
-    graph.set_cycle_estimate(v, pass(cap, z, b, half, workers) + zero)?;
+    let work = Work {
+        entries: plan.capacity as u64,
+        rows: xr.len() as u64,
+        cols: yr.len() as u64,
+        z: zr.len() as u64,
+        block: p.block as u64,
+        half,
+    };
+    graph.set_cycle_estimate(v, vertex_cycles(pass, work, workers) + zero)?;
     Ok(())
 }
 
@@ -442,6 +449,7 @@ fn dense_vertex(
     tile: usize,
     propagation: u32,
     first: u32,
+    pass: Pass,
 ) -> Result<VertexRef, FcError> {
     let v = graph.add_vertex(cs, codelet)?;
     graph.connect(v, "rows", &bucket(&buf[0], plan, tile)?)?;
@@ -457,7 +465,7 @@ fn dense_vertex(
         propagation,
         first,
         out.num_elements(),
-        false,
+        pass,
     )?;
     graph.set_tile_mapping(v, tile as u32)?;
     Ok(v)
@@ -651,8 +659,9 @@ fn dense_output_pass(
             .flatten();
         for (cs, buf, prop, first) in sets.all() {
             let buf = lp.buffer(buf);
+            let pass = if grad_a { Pass::GradA } else { Pass::Fwd };
             dense_vertex(
-                graph, cs, &name_of, buf, field, &local, &out, plan, tile, prop, first,
+                graph, cs, &name_of, buf, field, &local, &out, plan, tile, prop, first, pass,
             )?;
         }
     }
@@ -714,7 +723,7 @@ pub fn grad_w(
                 prop,
                 first,
                 plan.capacity * plan.block_values(),
-                true,
+                Pass::GradW,
             )?;
             graph.set_tile_mapping(v, tile as u32)?;
         }

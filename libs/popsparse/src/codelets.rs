@@ -28,20 +28,12 @@
 //!
 //! # Cycle estimates
 //! Worker-context cycles of the busiest worker (the cycle model runs a multi-worker vertex on
-//! all six contexts, `6 × share + SUPERVISOR_CYCLES` tile cycles), static, so for a full
-//! bucket of `cap` entries: [`entry_cycles`] of the share, `OVERHEAD + entries·(ROW_OVERHEAD
-//! + ⌈b²·z / rate⌉)`, which the builder sets on each vertex (the batch and block size are state
-//! values a cycle estimate cannot see) and the planner schedules with the cycle model's own
-//! `schedule_vertices`. The constants and their sources:
-//!
-//! | constant | f32 | f16 | source |
-//! |---|---|---|---|
-//! | element rate, MAC per worker cycle | 1 | 2 | the seed (§ 4.4.1): `f32v2mac`, two MACs in two cycles; `f16v4mul` and `f16v4acc`, four in two (poplibs' `sparseDenseElementwiseMultiply` reaches 4 in 3 and 8 in 3 when `Z` is a multiple of 4 or 8: these are the lower rates) |
-//! | 4 × 4 blocks | 4 | 8 | poplibs' `sparseDenseBlockMultiply`: `cyclesPerZ` 4 (f32) and 2 (f16) for the 16 MACs of a block |
-//! | 8 × 8 blocks | 8 | 16 | the same: `cyclesPerZ` 8 and 4 for 64 MACs |
-//! | 16 × 16 blocks | 16 | 64 | the AMP's peak, as `poplin` (poplibs' `cyclesPerZ` of 4 per weight load would give 32 for f32, above the published FP32 peak, so the peak is kept) |
-//! | per entry, `ROW_OVERHEAD` | 6 | 6 | reading a COO entry's row and column and checking its partition: an assumption, not measured. poplibs' meta-info groups the non-zeros by row: its element-wise estimators charge 11–15 cycles per row and nothing per non-zero beyond the MACs, its block estimator 14–25 per block, plus the supervisor's loads of each block's weights into the AMP, which this model does not count |
-//! | `OVERHEAD` | 20 | 20 | `codelets::cycles`, not measured (poplibs: 25–33 worker cycles) |
+//! all six contexts, `6 × share + SUPERVISOR_CYCLES` tile cycles), static, for a full bucket:
+//! the functions of [`crate::cost`] (poplibs' estimators for its dynamic sparse vertices),
+//! which the builder sets on each vertex (the batch, block and partition are state values a
+//! cycle estimate cannot see) and the planner schedules with the cycle model's own
+//! `schedule_vertices`. A vertex's own `cycles` is only the scan of its bucket,
+//! [`scan_cycles`], for a vertex built without the builder.
 //!
 //! With `first`, the zeroing of the worker's part of the output adds
 //! `codelets::cycles::multi_worker(outputs, workers, F32, 1)`.
@@ -61,41 +53,12 @@ pub const EMPTY: u32 = u32::MAX;
 /// are therefore below 2³¹ (the planner refuses larger layers: `FcRule::TooLarge`).
 pub const SPILLED: u32 = 1 << 31;
 
-/// f32 multiply-accumulates per worker cycle of an element-sparse vertex: `f32v2mac`, two in
-/// two cycles (the seed, § 4.4.1).
-pub const ELEMENT_MACS_PER_CYCLE: u64 = 1;
-/// f16 multiply-accumulates per worker cycle of an element-sparse vertex: `f16v4mul` and
-/// `f16v4acc`, four in two cycles (seed § 4.4.1).
-pub const ELEMENT_MACS_PER_CYCLE_F16: u64 = 2;
-/// f32 multiply-accumulates per worker cycle of a block-sparse vertex on the AMP with 16 × 16
-/// blocks: the AMP's FP32 peak, as `poplin`.
-pub const BLOCK_MACS_PER_CYCLE: u64 = poplin::codelets::MACS_PER_CYCLE_F32;
-/// f16 multiply-accumulates per worker cycle of a block-sparse vertex on the AMP with 16 × 16
-/// blocks (as `poplin`).
-pub const BLOCK_MACS_PER_CYCLE_F16: u64 = poplin::codelets::MACS_PER_CYCLE_F16;
+pub use crate::cost::{grad_w_cycles, vertex_cycles, Pass, Work};
 
-/// Multiply-accumulates per worker cycle of a vertex with `block × block` entries: the element
-/// rate for 1, poplibs' AMP rates for 4 and 8 (`sparseDenseBlockMultiply`: a block's `b²` MACs
-/// in `cyclesPerZ` cycles per batch column), the AMP's peak for 16 (module notes).
-pub const fn macs_per_cycle(block: u64, half: bool) -> u64 {
-    match (block, half) {
-        (1, false) => ELEMENT_MACS_PER_CYCLE,
-        (1, true) => ELEMENT_MACS_PER_CYCLE_F16,
-        (4, false) => 4,
-        (4, true) => 8,
-        (8, false) => 8,
-        (8, true) => 16,
-        (_, false) => BLOCK_MACS_PER_CYCLE,
-        (_, true) => BLOCK_MACS_PER_CYCLE_F16,
-    }
-}
-
-/// Worker cycles of `entries` bucket entries of `block × block` with `z` batch columns each:
-/// a scan of each entry, and its `block² · z` multiply-accumulates at
-/// [`macs_per_cycle`].
-pub const fn entry_cycles(entries: u64, z: u64, block: u64, half: bool) -> u64 {
-    let macs = block * block * z;
-    OVERHEAD + entries * (ROW_OVERHEAD + macs.div_ceil(macs_per_cycle(block, half)))
+/// Worker cycles of a scan of `entries` bucket entries (a vertex's own estimate; the builder
+/// sets [`vertex_cycles`] instead).
+pub const fn scan_cycles(entries: u64) -> u64 {
+    OVERHEAD + entries * ROW_OVERHEAD
 }
 
 /// The batch columns of `0..z` that worker `id` of `workers` takes in Fwd and GradA.
@@ -106,20 +69,6 @@ pub fn z_share(z: usize, id: u32, workers: u32) -> Range<usize> {
 /// The bucket entries of `0..cap` that worker `id` of `workers` takes in GradW.
 pub fn entry_share(cap: usize, id: u32, workers: u32) -> Range<usize> {
     poplin::codelets::share(cap, id, workers)
-}
-
-/// Worker cycles of a Fwd or GradA vertex over a full bucket of `cap` entries, batch `z`: the
-/// busiest worker's share of the batch columns, `⌈z / workers⌉`, over every entry.
-pub const fn fwd_cycles(cap: u64, z: u64, block: u64, half: bool, workers: u32) -> u64 {
-    let w = if workers == 0 { 1 } else { workers as u64 };
-    entry_cycles(cap, z.div_ceil(w), block, half)
-}
-
-/// Worker cycles of a GradW vertex over a full bucket of `cap` entries, batch `z`: the busiest
-/// worker's share of the entries, `⌈cap / workers⌉`, over the whole batch.
-pub const fn grad_w_cycles(cap: u64, z: u64, block: u64, half: bool, workers: u32) -> u64 {
-    let w = if workers == 0 { 1 } else { workers as u64 };
-    entry_cycles(cap.div_ceil(w), z, block, half)
 }
 
 /// Partition bounds of a vertex: `x0, nx, y0, ny, z, block`.
@@ -398,10 +347,10 @@ macro_rules! dense_codelet {
                 )
             }
 
-            /// The bucket scan only; the batch and block are state values, which a cycle
-            /// estimate cannot see, so the builder sets [`fwd_cycles`] on each vertex.
+            /// The bucket scan only; the batch, block and partition are state values, which a
+            /// cycle estimate cannot see, so the builder sets [`vertex_cycles`] on each vertex.
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(entry_cycles(ctx.elements(Self::rows), 0, 1, false))
+                Some(scan_cycles(ctx.elements(Self::rows)))
             }
         }
     };
@@ -474,7 +423,7 @@ macro_rules! grad_w_codelet {
             /// The bucket scan only (see `SparseFwd<float>`); the builder sets
             /// [`grad_w_cycles`].
             fn cycles(ctx: &CycleCtx<'_>) -> Option<u64> {
-                Some(entry_cycles(ctx.elements(Self::rows), 0, 1, false))
+                Some(scan_cycles(ctx.elements(Self::rows)))
             }
         }
     };
@@ -577,21 +526,5 @@ mod tests {
             assert_eq!(whole, split, "GradW, block {b}");
             assert!(whole.iter().any(|&v| v != 0.0));
         }
-    }
-
-    #[test]
-    fn the_busiest_share_sets_the_estimates() {
-        // 7 batch columns over 6 workers: the busiest takes 2 of every entry.
-        assert_eq!(
-            fwd_cycles(10, 7, 1, false, 6),
-            OVERHEAD + 10 * (ROW_OVERHEAD + 2)
-        );
-        // 13 entries over 6 workers: the busiest takes 3 of them, with the whole batch.
-        assert_eq!(
-            grad_w_cycles(13, 8, 4, false, 6),
-            OVERHEAD + 3 * (ROW_OVERHEAD + 16 * 8 / 4)
-        );
-        assert_eq!(macs_per_cycle(16, false), 16);
-        assert_eq!(macs_per_cycle(8, true), 16);
     }
 }

@@ -11,15 +11,18 @@
 //!   (distribution, propagation with `RepeatWhileTrue` and `Switch` on the active buffer,
 //!   reduction);
 //! - [`mod@host`]: writing an encoded pattern into an engine (any `Device`);
-//! - [`mod@codelets`]: the vertices.
+//! - [`mod@codelets`]: the vertices;
+//! - [`mod@cost`]: their cycle costs (poplibs' estimators), shared by the builder and the
+//!   planner.
 //!
 //! Binaries call [`link()`] once (it links `poplin` and the standard codelets too).
 //!
-//! Element sparsity and blocks of 4, 8 and 16 (on the AMP rate); f32, or f16 values with f32
-//! partials.
+//! Element sparsity (the vector path) and blocks of 4, 8 and 16 (on the AMP); f32, or f16
+//! values with f32 partials.
 
 pub mod build;
 pub mod codelets;
+pub mod cost;
 pub mod encode;
 pub mod host;
 pub mod plan;

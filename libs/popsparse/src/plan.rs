@@ -16,7 +16,7 @@
 //!   (4 bytes an element over the exchange rate, plus the message set-up, and an on-tile copy
 //!   where it lives); the later steps read it in place;
 //! - **distribution compute**: `P_Z` multi-worker vertices over a full bucket
-//!   ([`crate::codelets::fwd_cycles`], the first also zeroing the partials), in tile cycles
+//!   ([`crate::cost::vertex_cycles`], the first also zeroing the partials), in tile cycles
 //!   by the cycle model's own rule (`poplar_exe::profile::model::schedule_vertices`: six times the
 //!   busiest context, plus the supervisor's cycles), and `P_Z − 1` shifts of the buckets within
 //!   the partition (three exchanges each: rows, columns, values);
@@ -316,8 +316,16 @@ fn evaluate(
     let w = target.workers_per_tile;
     let tile = |c: u64, multi: bool| schedule_vertices([(c, multi)], w).tile_cycles;
     // A Fwd vertex over a full bucket: a worker's share of the batch columns.
-    let vertex = crate::codelets::fwd_cycles(cap_of(p, o, t), z, b, half, w);
     let cap = cap_of(p, o, t);
+    let work = crate::cost::Work {
+        entries: cap,
+        rows: xb,
+        cols: yb,
+        z,
+        block: b,
+        half,
+    };
+    let vertex = crate::cost::vertex_cycles(crate::cost::Pass::Fwd, work, w);
     let rate = u64::from(target.exchange_bytes_per_cycle.max(1));
     let setup = u64::from(target.exchange_setup_cycles);
     let sync = u64::from(target.internal_sync_cycles);
