@@ -77,6 +77,6 @@ pub fn rows() -> Vec<Row> {
 
 /// Why the f16 rows are still off: not the sparse kernels, which are costed with poplibs'
 /// estimators for its vertices (`popsparse::cost`).
-const UNEXPLAINED: &str = "; the sparse kernels follow poplibs' estimators (popsparse::cost); \
-    the dense f16 baseline is modelled at a quarter of its peak at batch 128 (60 of 250 \
-    TFLOP/s), where poplin reached 200-230 on the chip at large sizes (docs/sparse.md)";
+const UNEXPLAINED: &str = "; both sides follow poplibs' estimators (popsparse::cost, poplin's AMP \
+    passes); the dense side is modelled below poplin's measured rate (docs/matmul.md), which \
+    raises every speed-up";
