@@ -9,9 +9,10 @@
 //!
 //! - cardiac: the modelled chip time per simulated ms of the built-in Niederer slab (`cardiac
 //!   study` without `--mesh`, mixed-clean, flat METIS) at 1, 4 and 16 chips. Not the
-//!   heart04-size mesh: that one is made by `apps/cardiac/tools/heart_mesh.py` with gmsh,
-//!   which this host does not have. The slab at 0.1 mm (`SENSITIVITY_DX`, mm, to change it) is
-//!   the largest built-in mesh that is set up in a few minutes here;
+//!   heart04-size mesh: that one is made outside the workspace, by
+//!   `apps/cardiac/tools/heart_mesh.py` with gmsh (Python), minutes of its own. The slab at 0.1
+//!   mm (2,520,000 cells against heart04's 3,039,483; `SENSITIVITY_DX`, mm, to change it) is
+//!   the largest built-in mesh and is set up in about two minutes on a 2-core host;
 //! - all-reduce: 64 MB of f32 per replica over 16 replicas of one chip on a Pod16
 //!   (`collectives::all_reduce_in_place`, automatic method), in µs;
 //! - mlp: the scaling report's samples per second at R = 16 (`mlp scaling`'s default model,
@@ -301,10 +302,11 @@ fn print_table(vs: &[Variant], cols: &[Column]) {
             .iter()
             .map(|c| {
                 let (x, b) = (c.values[i], c.values[0]);
-                let fig = if x >= 100.0 {
-                    format!("{x:.0}")
-                } else {
-                    format!("{x:.4}")
+                let fig = match x.abs() {
+                    a if a >= 1000.0 => format!("{x:.0}"),
+                    a if a >= 100.0 => format!("{x:.1}"),
+                    a if a >= 10.0 => format!("{x:.2}"),
+                    _ => format!("{x:.3}"),
                 };
                 if i == 0 {
                     fig
@@ -329,7 +331,7 @@ fn main() {
     cols.push(all_reduce_column(&vs));
     cols.extend(mlp_columns(&vs));
     cols.push(overlap_column(&vs));
-    println!("Modelled times under each assumed constant halved and doubled, one at a time (ratio to the baseline in brackets); cardiac: the built-in slab at {dx} mm, not heart04 (no gmsh here)\n");
+    println!("Modelled times under each assumed constant halved and doubled, one at a time (ratio to the baseline in brackets); cardiac: the built-in slab at {dx} mm, not the heart04 mesh (made by a Python/gmsh tool outside the workspace)\n");
     print_table(&vs, &cols);
     println!("\nCardiac halo exchange (PDE V->w), earlier constants against the sourced ones:\n");
     println!("| chips | constants | PDE exchange cycles, mean / max | exchange effectiveness | ms / simulated ms |");
