@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod assumptions;
+pub use assumptions::{Assumed, Assumption, Moves};
+
 /// Topology of the links between chips; it decides the hop count of an inter-chip transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChipTopology {
@@ -27,13 +30,16 @@ pub struct Target {
     pub clock_hz: f64,
     /// Bytes a tile can send (and receive) per cycle over the on-chip exchange.
     pub exchange_bytes_per_cycle: u32,
-    /// Fixed cycles to set up one transfer (per message).
+    /// Fixed cycles to set up one transfer (per message): an assumption (16), no public
+    /// figure (see [`Target::assumptions`]).
     pub exchange_setup_cycles: u32,
     /// Bytes per cycle, in each direction, of the IPU-Links between two neighbouring chips of
-    /// one link domain, shared by all tiles of the chip (`docs/cycle-model.md`: 32 GB/s per
-    /// direction at 1.33 GHz is 24.06).
+    /// one link domain, shared by all tiles of the chip: the presets' are the 2 links along a
+    /// rail of the ladder × 16 GB/s × the early IPUModel's link efficiency 0.85 (an
+    /// assumption), 20.45 at 1.33 GHz ([`IPU_LINK_BYTES_PER_CYCLE`], `docs/cycle-model.md`).
     pub link_bytes_per_cycle: f64,
-    /// Cycles of latency added per inter-chip hop.
+    /// Cycles of latency added per inter-chip hop: an assumption (800, 0.6 µs), no public
+    /// measurement.
     pub link_hop_latency_cycles: u32,
     /// How the chips of one link domain are joined.
     pub topology: ChipTopology,
@@ -49,9 +55,11 @@ pub struct Target {
     /// Cycles of latency per GW hop between neighbouring domains (an assumption: 2 µs).
     #[serde(default = "default_gw_latency")]
     pub gw_hop_latency_cycles: u32,
-    /// Cycles of a sync among the tiles of one chip.
+    /// Cycles of a sync among the tiles of one chip: an assumption (150), no public figure.
     pub internal_sync_cycles: u32,
-    /// Cycles of a sync among all tiles of all chips.
+    /// Cycles of a sync among all tiles of all chips: in the presets the chip's internal sync
+    /// plus the early IPUModel's sync latency by chip count ([`sync_latency_cycles`]), a model
+    /// parameter, not a measurement.
     pub global_sync_cycles: u32,
     /// Memory alignment of every allocation, in bytes (power of two, at least 8).
     pub alignment: u32,
@@ -233,15 +241,53 @@ impl std::fmt::Display for TileId {
     }
 }
 
-/// One direction of the IPU-Links between neighbouring chips: 64 GB/s bidirectional
-/// (`seeds/scaling-over-replicas.txt` §7.9.1) is 32 GB/s each way, at 1.33 GHz.
-pub const IPU_LINK_BYTES_PER_CYCLE: f64 = 32.0e9 / 1.33e9;
+/// One IPU-Link, each way: 128 Gb/s (PCIe Gen4 ×8 signalling), 16 GB/s; a GC200 has 10
+/// links, 320 GB/s in all both ways (Graphcore's product figures). The early IPUModel of
+/// graphcore/poplibs (`addGlobalExchangeConstraints`) takes 128 × 2^30 bit/s.
+pub const IPU_LINK_BYTES_PER_SECOND: f64 = 16.0e9;
+/// IPU-Links from a chip to its neighbour along a rail of the ladder, each way (chip `c` to
+/// `c ± 2`): 2 up and 2 down in the early IPUModel, with 4 to its rung partner for their own
+/// traffic and 2 more for traffic routed across the rung (10 in all).
+pub const IPU_LINKS_PER_RAIL: u32 = 2;
+/// IPU-Links between the two chips of a rung (`2k`, `2k + 1`) that carry the pair's own
+/// traffic in the early IPUModel (of the 6 between them). The cycle model charges every chip
+/// pair at [`Target::link_bytes_per_cycle`], the rail's rate, so rung traffic is modelled at
+/// half this: see `docs/cycle-model.md`.
+pub const IPU_LINKS_PER_RUNG: u32 = 4;
+/// Fraction of an IPU-Link's raw rate that carries data: 0.85 in the early IPUModel, a model
+/// parameter, not a measurement (an assumption, see [`Target::assumptions`]).
+pub const IPU_LINK_EFFICIENCY: f64 = 0.85;
+/// One direction of the IPU-Links between neighbouring chips of a rail:
+/// [`IPU_LINKS_PER_RAIL`] × [`IPU_LINK_BYTES_PER_SECOND`] × [`IPU_LINK_EFFICIENCY`] =
+/// 27.2 GB/s, at 1.33 GHz 20.45 bytes per cycle. (Before the per-link figures: 32 GB/s, 24.06.)
+pub const IPU_LINK_BYTES_PER_CYCLE: f64 =
+    IPU_LINKS_PER_RAIL as f64 * IPU_LINK_BYTES_PER_SECOND * IPU_LINK_EFFICIENCY / 1.33e9;
+/// The early IPUModel's sync latency per hop of the sync network, in seconds (15 ns).
+pub const SYNC_LATENCY_PER_HOP_SECONDS: f64 = 15e-9;
+
+/// Cycles the sync signal takes across `num_ipus` chips in the early IPUModel of
+/// graphcore/poplibs (`setGlobalSyncLatency`): 15 ns per hop, there and back, over
+/// `1 + num_ipus / 4` hops (one inside a card of two chips, one per pair of cards), rounded
+/// up: 40 cycles on 1 chip at 1.33 GHz, 80 on 4, 200 on 16, 679 on 64. A model parameter,
+/// not a measurement.
+pub fn sync_latency_cycles(num_ipus: u32, clock_hz: f64) -> u32 {
+    let hops = 1 + num_ipus / 2 / 2;
+    (SYNC_LATENCY_PER_HOP_SECONDS * clock_hz * f64::from(hops) * 2.0).ceil() as u32
+}
+
 /// One chip's share of the GW-Links between two IPU-Machines of neighbouring Pods: 2 × 100 GbE
 /// (25 GB/s each way) shared by the machine's 4 chips, at 1.33 GHz.
 pub const GW_LINK_BYTES_PER_CYCLE: f64 = 25.0e9 / 4.0 / 1.33e9;
 /// Latency of one GW hop (IPU-Gateway to switch to IPU-Gateway): an assumption of 2 µs, about
 /// four times an Ethernet switch round trip; no public figure was found.
 pub const GW_HOP_LATENCY_CYCLES: u32 = 2660;
+/// Latency of one IPU-Link hop: an assumption of 800 cycles (0.6 µs at 1.33 GHz); no public
+/// measurement was found.
+pub const LINK_HOP_LATENCY_CYCLES: u32 = 800;
+/// Sync among the tiles of one chip: an assumption of 150 cycles; no public figure was found.
+pub const INTERNAL_SYNC_CYCLES: u32 = 150;
+/// Set-up cycles of one exchange message: an assumption of 16; no public figure was found.
+pub const EXCHANGE_SETUP_CYCLES: u32 = 16;
 
 /// The Bow's tile clock (Graphcore's Bow IPU: 1.85 GHz, the GC200's 1.33 raised by wafer-on-wafer
 /// power delivery).
@@ -287,7 +333,10 @@ impl Target {
         Target::gc200_multi(1)
     }
 
-    /// `num_ipus` GC200-class chips joined by IPU-Links in a ladder, one link domain.
+    /// `num_ipus` GC200-class chips joined by IPU-Links in a ladder, one link domain: chips
+    /// `2k` and `2k + 1` form a rung, chip `c` is joined to `c ± 2` along a rail (the early
+    /// IPUModel's wiring, `docs/cycle-model.md`). The global sync grows with the chip count
+    /// ([`sync_latency_cycles`]).
     pub fn gc200_multi(num_ipus: u32) -> Target {
         Target {
             num_ipus,
@@ -296,15 +345,15 @@ impl Target {
             workers_per_tile: 6,
             clock_hz: 1.33e9,
             exchange_bytes_per_cycle: 4,
-            exchange_setup_cycles: 16,
+            exchange_setup_cycles: EXCHANGE_SETUP_CYCLES,
             link_bytes_per_cycle: IPU_LINK_BYTES_PER_CYCLE,
-            link_hop_latency_cycles: 800,
+            link_hop_latency_cycles: LINK_HOP_LATENCY_CYCLES,
             topology: ChipTopology::Ladder,
             chips_per_link_domain: 0,
             gw_link_bytes_per_cycle: GW_LINK_BYTES_PER_CYCLE,
             gw_hop_latency_cycles: GW_HOP_LATENCY_CYCLES,
-            internal_sync_cycles: 150,
-            global_sync_cycles: 1500,
+            internal_sync_cycles: INTERNAL_SYNC_CYCLES,
+            global_sync_cycles: INTERNAL_SYNC_CYCLES + sync_latency_cycles(num_ipus, 1.33e9),
             alignment: 8,
             flush_subnormals: true,
             streaming_memory_bytes: STREAMING_MEMORY_BYTES,
@@ -340,6 +389,7 @@ impl Target {
             streaming_memory_bytes_per_cycle: per_cycle(mk2.streaming_memory_bytes_per_cycle),
             streaming_memory_latency_cycles: cycles(mk2.streaming_memory_latency_cycles),
             host_round_trip_cycles: cycles(mk2.host_round_trip_cycles),
+            global_sync_cycles: mk2.internal_sync_cycles + sync_latency_cycles(num_ipus, clock_hz),
             ..mk2
         }
     }
@@ -786,6 +836,24 @@ mod tests {
         assert!((t.streaming_memory_bytes_per_cycle - 11.84).abs() < 0.01);
     }
 
+    /// The global sync of the presets: the assumed internal sync (150) plus the early
+    /// IPUModel's 15 ns per hop there and back over 1 + chips/4 hops, rounded up: at 1.33 GHz
+    /// one hop is 2 × 19.95 = 39.9 cycles.
+    #[test]
+    fn global_sync_grows_with_the_chips_as_the_early_model_gives_it() {
+        for (chips, hops) in [(1u32, 1.0f64), (2, 1.0), (4, 2.0), (16, 5.0), (64, 17.0)] {
+            let want = (39.9 * hops).ceil() as u32;
+            assert_eq!(sync_latency_cycles(chips, 1.33e9), want, "{chips} chips");
+            assert_eq!(Target::gc200_multi(chips).global_sync_cycles, 150 + want);
+        }
+        assert_eq!(Target::pod16().global_sync_cycles, 350);
+        assert_eq!(Target::pod64().global_sync_cycles, 150 + 679);
+        // A Bow at 1.85 GHz: 15 ns is 27.75 cycles, so 55.5 per hop; its internal sync is the
+        // GC200's cycles.
+        assert_eq!(Target::bow_multi(16).global_sync_cycles, 150 + 278);
+        assert_eq!(Target::bow().global_sync_cycles, 150 + 56);
+    }
+
     #[test]
     fn tile_ids_are_chip_major() {
         let t = Target::gc200_multi(4);
@@ -842,8 +910,10 @@ mod tests {
         let p = Target::pod64();
         assert_eq!(p.gw_hops(0, 63), 0);
         assert_eq!(p.hops(0, 63), 32);
-        // The link constants are the public figures at the chip clock.
-        assert!((p.link_bytes_per_cycle - 24.06).abs() < 0.01);
+        // The link constants are the public figures at the chip clock: 2 links of 16 GB/s
+        // along a rail at the early IPUModel's efficiency 0.85, 27.2 GB/s, over 1.33 GHz.
+        assert!((p.link_bytes_per_cycle - 27.2 / 1.33).abs() < 1e-9);
+        assert!((p.link_bytes_per_cycle - 20.45).abs() < 0.01);
         assert!((p.gw_link_bytes_per_cycle - 4.70).abs() < 0.01);
     }
 }

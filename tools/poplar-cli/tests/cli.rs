@@ -109,6 +109,56 @@ fn reports_trace_and_plots() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `poplar profile` names the assumed constants (no public measurement) that moved the
+/// profile's time, with their values: on two chips with an inter-chip copy, the IPU-Link ones
+/// and the syncs; on one chip that only computes and exchanges on the chip, not the links.
+#[test]
+fn profile_names_the_assumed_constants_that_moved_its_time() {
+    codelets::link();
+    let d = dir("assumptions");
+    let t = Target {
+        tiles_per_ipu: 4,
+        ..Target::gc200_multi(2)
+    };
+    let mut g = Graph::new(&t);
+    let a = g.add_variable(DType::F32, &[1024], "a");
+    let b = g.add_variable(DType::F32, &[1024], "b");
+    g.set_tile_mapping(&a, 0).unwrap();
+    g.set_tile_mapping(&b, 5).unwrap();
+    let exe = compile(&g, &[Program::copy(&a, &b)], &CompileOptions::default()).unwrap();
+    let mut e = Engine::new(&exe, EngineOptions::default()).unwrap();
+    e.enable_profiling(ProfileOptions::default());
+    e.run(0).unwrap();
+    let prof = d.join("two-chips.profile.json");
+    e.profile().unwrap().save(&prof).unwrap();
+    let (ok, out, err) = poplar(&["profile".as_ref(), prof.as_os_str()]);
+    assert!(ok, "{err}");
+    let block = out
+        .split("  assumptions (")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no assumptions block: {out}"));
+    // 2 chips: global sync 150 + ceil(15 ns × 1.33 GHz × 2 × 1 hop) = 190.
+    for line in [
+        "exchange message set-up            16 cycles",
+        "IPU-Link efficiency              0.85 fraction of 16 GB/s per link",
+        "IPU-Link hop latency              800 cycles",
+        "global sync                       190 cycles",
+    ] {
+        assert!(block.contains(line), "{line:?} not in: {out}");
+    }
+    assert!(!block.contains("Streaming Memory"), "{out}");
+    // One chip, no link crossed: the exchange's set-up and the syncs, not the links.
+    let (_, one) = files(&d);
+    let (ok, out, err) = poplar(&["profile".as_ref(), one.as_os_str()]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("  assumptions (") && out.contains("internal sync"),
+        "{out}"
+    );
+    assert!(!out.contains("IPU-Link hop latency"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `poplar memory` shows Streaming Memory beside tile memory: per chip against its capacity,
 /// and each remote buffer (as text and in `--json`, and the same in `poplar report`'s page).
 #[test]

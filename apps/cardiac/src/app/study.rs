@@ -214,8 +214,9 @@ fn halo(stats: &PartitionStats) -> Halo {
 }
 
 /// Per used tile: the first PDE compute set (one SpMV), the exchange that feeds it, and the
-/// ODE compute set.
-fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases {
+/// ODE compute set, from a cycle model of the problem's executable (public so that a
+/// sensitivity study can re-cost one build under other targets).
+pub fn phases(model: &CycleModel, plan: &crate::partition::PartitionPlan) -> Phases {
     let tiles = plan.tiles.len();
     let compute = |name: &str| -> Vec<f64> {
         let mut v = vec![0.0; tiles];

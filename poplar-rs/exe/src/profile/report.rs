@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::data::*;
+use crate::target::{Moves, Target};
 
 /// Errors of reading a profile.
 #[derive(Debug, thiserror::Error)]
@@ -271,6 +272,7 @@ impl Profile {
     pub fn text_summary(&self) -> String {
         let mut s = String::new();
         self.write_overview(&mut s);
+        write_assumptions(&mut s, &self.target, |m| self.had(m));
         write_tile_stats(&mut s, "compute", &self.tiles.compute);
         write_tile_stats(&mut s, "exchange", &self.tiles.exchange);
         write_tile_stats(&mut s, "sync", &self.tiles.sync);
@@ -283,6 +285,22 @@ impl Profile {
         }
         self.write_phases(&mut s);
         s
+    }
+
+    /// Whether the run had some of what an assumed constant moves.
+    fn had(&self, m: Moves) -> bool {
+        let inter_chip = self.phases.iter().any(|p| p.inter_chip_bytes > 0);
+        match m {
+            Moves::Exchange => self
+                .phases
+                .iter()
+                .any(|p| p.kind == PhaseKind::Exchange && p.cycles > 0),
+            Moves::InterChip => inter_chip,
+            Moves::InterDomain => inter_chip && self.target.domain_chips() < self.target.num_ipus,
+            Moves::InternalSync => self.syncs.internal > 0,
+            Moves::GlobalSync => self.syncs.global > 0,
+            Moves::Transfer => self.elapsed.transfer + self.elapsed.transfer_overlapped > 0,
+        }
     }
 
     /// The summary's first lines: target, runs, elapsed cycles by kind and syncs.
@@ -540,5 +558,34 @@ fn truncate(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
         t.push('~');
         t
+    }
+}
+
+/// The assumed constants (no public measurement: [`Target::assumptions`]) that moved this
+/// run's time, `moved` telling which parts the run had; nothing if none did.
+pub(crate) fn write_assumptions(s: &mut String, target: &Target, moved: impl Fn(Moves) -> bool) {
+    let used: Vec<_> = target
+        .assumptions()
+        .into_iter()
+        .filter(|a| moved(a.moves))
+        .collect();
+    if used.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "  assumptions (constants with no measurement that moved this time; docs/cycle-model.md):"
+    );
+    for a in used {
+        let _ = writeln!(
+            s,
+            "    {:<26} {:>10} {:<30} {}",
+            a.constant.name(),
+            format!("{:.4}", a.value)
+                .trim_end_matches('0')
+                .trim_end_matches('.'),
+            a.unit,
+            a.basis
+        );
     }
 }

@@ -217,7 +217,7 @@ fn two_chip_transfer() {
     let mut t = Target::gc200_multi(2);
     t.tiles_per_ipu = 4;
     let c = exchange_cost(&t, &xphase(vec![xfer(0, 100, &[5])]));
-    // The tile's port: setup 16 + 100 / 4; the link (24.06 B/cycle) takes 5 cycles, less;
+    // The tile's port: setup 16 + 100 / 4; the link (20.45 B/cycle) takes 5 cycles, less;
     // plus 1 hop x 800.
     assert_eq!(c.max, 16 + 25 + 800);
     assert!(c.tiles.iter().all(|x| x.cycles == 841));
@@ -252,12 +252,12 @@ fn tiles_sending_to_another_chip_share_its_links() {
     let mut t = Target::gc200_multi(2);
     t.tiles_per_ipu = 16;
     // Ten tiles of chip 0 each send 100 KB to their partner on chip 1: each port needs
-    // 16 + 25,600 cycles, but the links carry 1,024,000 bytes at 32 GB/s / 1.33 GHz
-    // (1,024,000 × 1.33 / 32 = 42,560 exactly).
+    // 16 + 25,600 cycles, but the links carry 1,024,000 bytes at 2 links × 16 GB/s × 0.85
+    // = 27.2 GB/s over 1.33 GHz (1,024,000 × 1.33 / 27.2 = 50,070.6, so 50,071 cycles).
     let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
     let c = exchange_cost(&t, &xphase(xs));
     let link = (1_024_000f64 / t.link_bytes_per_cycle).ceil() as u64;
-    assert_eq!(link, 42_560);
+    assert_eq!(link, 50_071);
     assert_eq!(c.links[0].cycles, link);
     assert!(
         c.tiles.iter().all(|x| x.cycles == link + 800),
@@ -281,7 +281,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
     let mut t = Target::gc200_multi(2);
     t.tiles_per_ipu = 16;
     // Ten tiles of chip 0 send 100 KB each to a partner on chip 1: a receiver's port takes
-    // 16 + 25,600 cycles, then it waits for the links (42,560 cycles for all ten), then 1 hop.
+    // 16 + 25,600 cycles, then it waits for the links (50,071 cycles for all ten), then 1 hop.
     let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
     let c = exchange_cost(&t, &xphase(xs.clone()));
     let r = c.tiles.iter().find(|x| x.tile == 16).unwrap();
@@ -292,7 +292,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
             value_cycles: 25_600,
             setup_cycles: 16,
             messages: 1,
-            link_wait_cycles: 42_560 - 25_616,
+            link_wait_cycles: 50_071 - 25_616,
             latency_cycles: 800,
         }
     );
@@ -302,7 +302,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
     e.exchanges = vec![xphase(xs.clone())].into();
     let text = CycleModel::new(&e).text_summary();
     assert!(
-        text.contains("exchange     0 tile      0 sends: 43360 = 25600 + 16 (1) + 16944 + 800"),
+        text.contains("exchange     0 tile      0 sends: 50871 = 25600 + 16 (1) + 24455 + 800"),
         "{text}"
     );
     // Every tile's parts add up to its cycles.
@@ -332,7 +332,7 @@ fn a_tiles_exchange_breaks_down_into_values_setups_link_wait_and_latency() {
     // A target whose hops have no latency still waits for its links.
     t.link_hop_latency_cycles = 0;
     let c = exchange_cost(&t, &xphase(xs));
-    assert!(c.tiles.iter().all(|x| x.cycles == 42_560), "{:?}", c.tiles);
+    assert!(c.tiles.iter().all(|x| x.cycles == 50_071), "{:?}", c.tiles);
 }
 
 #[test]
@@ -393,23 +393,24 @@ fn even_ports_keep_each_tiles_waits_and_the_mean() {
     assert_eq!(EvenPorts::of(&[], 4).effectiveness, 1.0);
 
     // A phase of the model: ten tiles of chip 0 send 100 KB each to chip 1 (see above). The
-    // senders' ports take 25,616 cycles, the receivers' too; each tile waits 16,944 for the
-    // links and 800 for the hop, so on 32 tiles the mean port is 20 · 25,616 / 32.
+    // senders' ports take 25,616 cycles, the receivers' too; each tile waits 24,455 for the
+    // links (50,071 - 25,616) and 800 for the hop, so on 32 tiles the mean port is
+    // 20 · 25,616 / 32.
     let mut t = Target::gc200_multi(2);
     t.tiles_per_ipu = 16;
     let xs: Vec<Transfer> = (0..10).map(|i| xfer(i, 102_400, &[16 + i])).collect();
     let c = exchange_cost(&t, &xphase(xs.clone()));
     let e = c.even_ports(32);
-    assert_eq!(e.max_link_and_hop_cycles, 16_944 + 800);
+    assert_eq!(e.max_link_and_hop_cycles, 24_455 + 800);
     assert!((e.mean_port_cycles - 20.0 * 25_616.0 / 32.0).abs() < 1e-9);
-    let mean = 20.0 * 43_360.0 / 32.0;
-    assert!((e.effectiveness - mean / (e.mean_port_cycles + 17_744.0)).abs() < 1e-12);
+    let mean = 20.0 * 50_871.0 / 32.0;
+    assert!((e.effectiveness - mean / (e.mean_port_cycles + 25_255.0)).abs() < 1e-12);
     let mut x = exe(t);
     x.exchanges = vec![xphase(xs)].into();
     let text = CycleModel::new(&x).text_summary();
     assert!(
         text.contains(&format!(
-            "+ 16944 + 800; even ports = {:.0} + 17744, {:.1}%\n",
+            "+ 24455 + 800; even ports = {:.0} + 25255, {:.1}%\n",
             e.mean_port_cycles,
             100.0 * e.effectiveness
         )),
@@ -430,11 +431,11 @@ fn gw_links_join_pods_at_their_own_rate_and_latency() {
     assert_eq!(gw, 87_163);
     assert_eq!(c.max, gw + u64::from(t.gw_hop_latency_cycles));
     // Inside a Pod (chip 3 to chip 2, one rung) the same bytes take the IPU-Links, whose
-    // 17,024 cycles are under each tile's port time.
+    // 409,600 × 1.33 / 27.2 = 20,028.2, so 20,029 cycles, are under each tile's port time.
     let xs: Vec<Transfer> = (0..4).map(|i| xfer(12 + i, 102_400, &[8 + i])).collect();
     let c = exchange_cost(&t, &xphase(xs));
     assert!(!c.links[0].gw);
-    assert_eq!(c.links[0].cycles, 17_024);
+    assert_eq!(c.links[0].cycles, 20_029);
     assert_eq!(c.max, 16 + 25_600 + 800);
 }
 
@@ -505,8 +506,11 @@ fn internal_sync_waits_per_chip_global_for_all() {
     r.record(compute(0));
     r.record(RunEvent::Sync(SyncKind::Global));
     r.record(END);
-    assert_eq!(r.profile().tiles.sync, vec![1500, 90 + 1500]);
-    assert_eq!(r.profile().total_cycles(), 1600);
+    // Two chips: the internal 150 plus the early IPUModel's 15 ns × 2 over 1 + 2/4 = 1 hop,
+    // ceil(39.9) = 40.
+    let g = 150 + 40;
+    assert_eq!(r.profile().tiles.sync, vec![g, 90 + g]);
+    assert_eq!(r.profile().total_cycles(), 100 + g);
 }
 
 #[test]
