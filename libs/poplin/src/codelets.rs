@@ -235,6 +235,7 @@ pub fn block_dims(a: usize, b: usize, out: usize) -> Option<(usize, usize, usize
 /// own sum: the same additions in the same order as one dot product per output, so the same
 /// bits, but the inner loop runs along rows of `b` and vectorises.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn multiply_outputs<T: Copy>(
     a: &[T],
     b: &[T],
