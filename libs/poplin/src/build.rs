@@ -115,22 +115,7 @@ fn batched(t: &Tensor, what: &str) -> Result<Tensor, MatMulError> {
 /// The `[g, m, n]` f32 result laid out for `plan`: block `(i, j)` on `plan.tile(g, i, j, 0)`,
 /// or with `pk > 1` its slice `plan.c_slice(len, l)` on `plan.tile(g, i, j, l)`.
 fn create_output(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, MatMulError> {
-    let p = plan.params;
-    let c = blocked(
-        graph,
-        DType::F32,
-        p.groups,
-        plan.pm,
-        plan.pn,
-        |g, i, j| {
-            (
-                plan.m_range(i),
-                plan.n_range(j),
-                plan.tile(g, i, j, 0).as_u32(),
-            )
-        },
-        &format!("{name}/C"),
-    )?;
+    let c = f32_blocks(graph, plan, 0, &format!("{name}/C"))?;
     if plan.pk > 1 {
         for (g, i, j) in blocks(plan) {
             let flat = block(&c, g, plan.m_range(i), plan.n_range(j))?;
@@ -143,6 +128,26 @@ fn create_output(graph: &mut Graph, plan: &Plan, name: &str) -> Result<Tensor, M
         }
     }
     Ok(c)
+}
+
+/// A `[g, m, n]` f32 tensor of one variable per output block, block `(i, j)` on the tile of
+/// k part `l`, `plan.tile(g, i, j, l)`.
+fn f32_blocks(graph: &mut Graph, plan: &Plan, l: usize, name: &str) -> Result<Tensor, MatMulError> {
+    blocked(
+        graph,
+        DType::F32,
+        plan.params.groups,
+        plan.pm,
+        plan.pn,
+        |g, i, j| {
+            (
+                plan.m_range(i),
+                plan.n_range(j),
+                plan.tile(g, i, j, l).as_u32(),
+            )
+        },
+        name,
+    )
 }
 
 /// Every output block `(g, i, j)` of a plan.
@@ -267,25 +272,8 @@ pub fn matmul(
     let c = create_output(graph, plan, name)?;
     // With a k split, each tile writes a partial block; the tiles of the split sum them.
     let partials: Option<Vec<Tensor>> = if plan.pk > 1 {
-        let mut v = Vec::with_capacity(plan.pk);
-        for l in 0..plan.pk {
-            v.push(blocked(
-                graph,
-                DType::F32,
-                p.groups,
-                plan.pm,
-                plan.pn,
-                |g, i, j| {
-                    (
-                        plan.m_range(i),
-                        plan.n_range(j),
-                        plan.tile(g, i, j, l).as_u32(),
-                    )
-                },
-                &format!("{name}/partial{l}"),
-            )?);
-        }
-        Some(v)
+        let parts = (0..plan.pk).map(|l| f32_blocks(graph, plan, l, &format!("{name}/partial{l}")));
+        Some(parts.collect::<Result<_, _>>()?)
     } else {
         None
     };
