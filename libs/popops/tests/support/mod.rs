@@ -185,3 +185,95 @@ pub fn host_arg(data: &[f64], shape: &[usize], axis: usize, max: bool) -> Vec<u3
     }
     out
 }
+
+// The host reference of the reductions (reduce.rs, reduce_spread.rs).
+
+/// Row-major strides of `shape`.
+pub fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
+}
+
+/// The host reference: `fold(init, f)` over each output's elements, in row-major order.
+pub fn host_reduce<T: Copy, A: Copy>(
+    data: &[T],
+    shape: &[usize],
+    dims: &[usize],
+    init: A,
+    f: impl Fn(A, T) -> A,
+) -> Vec<A> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    let out_n: usize = out_shape.iter().product();
+    let (is, os) = (strides(shape), strides(&out_shape));
+    let mut out = vec![init; out_n];
+    for (flat, &x) in data.iter().enumerate() {
+        let o: usize = kept
+            .iter()
+            .zip(&os)
+            .map(|(&d, &s)| (flat / is[d]) % shape[d] * s)
+            .sum();
+        out[o] = f(out[o], x);
+    }
+    out
+}
+
+/// The f64 reference of `op` over f32 values, and the sum of magnitudes for the bound.
+pub fn ref_f64(
+    op: popops::Operation,
+    data: &[f32],
+    shape: &[usize],
+    dims: &[usize],
+) -> Vec<(f64, f64)> {
+    let init = match op {
+        popops::Operation::Mul => 1.0,
+        popops::Operation::Max => f64::NEG_INFINITY,
+        popops::Operation::Min => f64::INFINITY,
+        _ => 0.0,
+    };
+    host_reduce(data, shape, dims, (init, 0.0f64), |(a, m), x| {
+        let x = f64::from(x);
+        let v = match op {
+            popops::Operation::Add => a + x,
+            popops::Operation::SquareAdd => a + x * x,
+            popops::Operation::Mul => a * x,
+            popops::Operation::Max if a.is_nan() || x.is_nan() => f64::NAN,
+            popops::Operation::Min if a.is_nan() || x.is_nan() => f64::NAN,
+            popops::Operation::Max => a.max(x),
+            popops::Operation::Min => a.min(x),
+            _ => unreachable!(),
+        };
+        let mag = match op {
+            popops::Operation::SquareAdd => x * x,
+            popops::Operation::Mul => 0.0,
+            _ => x.abs(),
+        };
+        (v, m + mag)
+    })
+}
+
+/// `got` against the f64 reference: exact for max/min, within `n · 2^-23 · Σ|x|` for sums
+/// (n elements per output: each addition of the reassociated sum rounds once), within
+/// `n · 2^-23 · |r|` for products.
+pub fn check_f32(op: popops::Operation, got: &[f32], want: &[(f64, f64)], n: usize, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    let eps = f64::from(f32::EPSILON);
+    for (i, (&g, &(w, mag))) in got.iter().zip(want).enumerate() {
+        let g = f64::from(g);
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() || matches!(op, popops::Operation::Max | popops::Operation::Min) {
+            g == w
+        } else {
+            let bound = match op {
+                popops::Operation::Mul => (n as f64 + 1.0) * eps * w.abs(),
+                _ => (n as f64 + 1.0) * eps * mag,
+            };
+            (g - w).abs() <= bound
+        };
+        assert!(ok, "{what}: element {i}: got {g}, want {w} (Σ|x| {mag})");
+    }
+}
