@@ -1,0 +1,62 @@
+//! Host evaluation of ops on values known when the graph is built (shapes, constants).
+
+use crate::host::{round_to, ElemType, HostData, HostTensor};
+
+/// `Cast` on the host, with the chip's rules (floats to integers truncate and saturate, NaN to
+/// 0; to `bool`, non-zero is true).
+pub(crate) fn cast(h: &HostTensor, to: ElemType) -> HostTensor {
+    let data = match (&h.data, to.is_float()) {
+        (HostData::Float(v), true) => HostData::Float(v.iter().map(|&x| round_to(to, x)).collect()),
+        (HostData::Int(v), true) => {
+            HostData::Float(v.iter().map(|&x| round_to(to, x as f64)).collect())
+        }
+        (HostData::Float(v), false) if to == ElemType::Bool => {
+            HostData::Int(v.iter().map(|&x| (x != 0.0) as i64).collect())
+        }
+        (HostData::Int(v), false) if to == ElemType::Bool => {
+            HostData::Int(v.iter().map(|&x| (x != 0) as i64).collect())
+        }
+        (HostData::Float(v), false) => HostData::Int(v.iter().map(|&x| x as i64).collect()),
+        (HostData::Int(v), false) => HostData::Int(v.clone()),
+    };
+    HostTensor {
+        ty: to,
+        shape: h.shape.clone(),
+        data,
+    }
+}
+
+/// Row-major strides of `shape`.
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// The elements of `h` in the order of `perm` (a transpose).
+pub(crate) fn transpose(h: &HostTensor, perm: &[usize]) -> HostTensor {
+    let shape: Vec<usize> = perm.iter().map(|&p| h.shape[p]).collect();
+    let src = strides(&h.shape);
+    let n = h.len();
+    let order: Vec<usize> = (0..n)
+        .map(|mut i| {
+            let mut off = 0;
+            for d in (0..shape.len()).rev() {
+                off += (i % shape[d]) * src[perm[d]];
+                i /= shape[d];
+            }
+            off
+        })
+        .collect();
+    let data = match &h.data {
+        HostData::Float(v) => HostData::Float(order.iter().map(|&o| v[o]).collect()),
+        HostData::Int(v) => HostData::Int(order.iter().map(|&o| v[o]).collect()),
+    };
+    HostTensor {
+        ty: h.ty,
+        shape,
+        data,
+    }
+}

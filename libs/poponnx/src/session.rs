@@ -1,0 +1,384 @@
+//! Importing a model into a graph, and a session that compiles it and runs it on the
+//! simulated chip.
+
+use std::collections::BTreeMap;
+
+use poplar::{
+    compile, CompileOptions, DType, Engine, EngineOptions, Executable, Graph, Program, Target,
+};
+
+use crate::error::{At, OnnxError, Result};
+use crate::host::{ElemType, HostData, HostTensor};
+use crate::lower::{Cx, Value};
+use crate::model::Model;
+
+/// How a model is imported.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Graph inputs whose values are fixed when the graph is built (they become constants):
+    /// for inputs that set shapes, as `Reshape`'s shape or `Slice`'s starts do when a model
+    /// takes them as inputs.
+    pub fixed_inputs: BTreeMap<String, HostTensor>,
+}
+
+/// A graph input or output of the imported model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Port {
+    /// The ONNX name.
+    pub name: String,
+    pub ty: ElemType,
+    pub shape: Vec<usize>,
+    /// The host tensor's name in the graph (`Engine::write_tensor`/`read_tensor`); `None` for
+    /// an output known when the graph was built.
+    pub host_name: Option<String>,
+    /// An output's value when it is known when the graph is built.
+    pub value: Option<HostTensor>,
+}
+
+/// A model lowered onto a graph: the graph, its one program, and its inputs and outputs.
+pub struct Imported {
+    pub graph: Graph,
+    pub program: Program,
+    pub inputs: Vec<Port>,
+    pub outputs: Vec<Port>,
+}
+
+/// Lowers `model` onto a new graph for `target`.
+pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result<Imported> {
+    codelets::link();
+    poplin::link();
+    let mut graph = Graph::new(target);
+    let (inputs, outputs, prog) = {
+        let mut cx = Cx::new(&mut graph);
+        for (name, h) in &model.graph.initializers {
+            cx.define(name, Value::Host(h.clone()));
+        }
+        let inputs = define_inputs(&mut cx, model, options)?;
+        for node in &model.graph.nodes {
+            cx.lower_node(node)?;
+        }
+        let outputs = define_outputs(&mut cx, model)?;
+        (inputs, outputs, std::mem::take(&mut cx.prog))
+    };
+    Ok(Imported {
+        graph,
+        program: Program::seq(prog),
+        inputs,
+        outputs,
+    })
+}
+
+fn graph_at(name: &str) -> At {
+    At {
+        node: name.into(),
+        op: "graph input".into(),
+    }
+}
+
+fn define_inputs(cx: &mut Cx, model: &Model, options: &ImportOptions) -> Result<Vec<Port>> {
+    let mut ports = Vec::new();
+    for (name, _) in &options.fixed_inputs {
+        if !model.graph.inputs.iter().any(|i| &i.name == name) {
+            return Err(OnnxError::Input {
+                input: name.clone(),
+                reason: "fixed, but the model has no such input".into(),
+            });
+        }
+    }
+    for info in &model.graph.inputs {
+        let shape = info.static_shape()?;
+        if let Some(h) = options.fixed_inputs.get(&info.name) {
+            check_input(&info.name, info.ty, &shape, h)?;
+            cx.define(&info.name, Value::Host(h.clone()));
+            continue;
+        }
+        let dtype = info.ty.device().ok_or_else(|| OnnxError::UnsupportedType {
+            at: graph_at(&info.name),
+            what: format!("input '{}'", info.name),
+            dtype: info.ty.name(),
+            reason: "no tile holds".into(),
+        })?;
+        let host_name = format!("in:{}", info.name);
+        let t = cx.graph.add_variable(dtype, &shape, &info.name);
+        let lowering = |e: poplar::GraphError| OnnxError::lowering(&graph_at(&info.name), e);
+        if t.num_elements() > 0 {
+            cx.graph.map_linearly(&t, 2).map_err(lowering)?;
+        }
+        cx.graph
+            .create_host_write(&host_name, &t)
+            .map_err(lowering)?;
+        cx.define(&info.name, Value::Device { t, ty: info.ty });
+        ports.push(Port {
+            name: info.name.clone(),
+            ty: info.ty,
+            shape,
+            host_name: Some(host_name),
+            value: None,
+        });
+    }
+    Ok(ports)
+}
+
+fn define_outputs(cx: &mut Cx, model: &Model) -> Result<Vec<Port>> {
+    let mut ports = Vec::new();
+    for info in &model.graph.outputs {
+        let at = At {
+            node: info.name.clone(),
+            op: "graph output".into(),
+        };
+        let v = cx
+            .get(&info.name)
+            .cloned()
+            .ok_or_else(|| OnnxError::Undefined {
+                at: at.clone(),
+                input: info.name.clone(),
+            })?;
+        let port = match v {
+            Value::Host(h) => Port {
+                name: info.name.clone(),
+                ty: h.ty,
+                shape: h.shape.clone(),
+                host_name: None,
+                value: Some(h),
+            },
+            Value::Device { t, ty } => {
+                let host_name = format!("out:{}", info.name);
+                let out = cx.graph.add_variable(t.dtype(), t.shape(), &host_name);
+                let lowering = |e: poplar::GraphError| OnnxError::lowering(&at, e);
+                if out.num_elements() > 0 {
+                    cx.graph.map_linearly(&out, 2).map_err(lowering)?;
+                    cx.prog.push(Program::copy(&t, &out));
+                }
+                cx.graph
+                    .create_host_read(&host_name, &out)
+                    .map_err(lowering)?;
+                Port {
+                    name: info.name.clone(),
+                    ty,
+                    shape: t.shape().to_vec(),
+                    host_name: Some(host_name),
+                    value: None,
+                }
+            }
+        };
+        ports.push(port);
+    }
+    Ok(ports)
+}
+
+/// Checks an array given for an input against the input's type and shape.
+fn check_input(name: &str, ty: ElemType, shape: &[usize], h: &HostTensor) -> Result<()> {
+    let err = |reason: String| OnnxError::Input {
+        input: name.into(),
+        reason,
+    };
+    if h.ty != ty {
+        return Err(err(format!("the model takes {ty}, the array is {}", h.ty)));
+    }
+    if h.shape != shape {
+        return Err(err(format!(
+            "the model takes shape {shape:?}, the array has {:?}",
+            h.shape
+        )));
+    }
+    Ok(())
+}
+
+/// A compiled model on an engine: give it inputs, get its outputs.
+pub struct Session {
+    inputs: Vec<Port>,
+    outputs: Vec<Port>,
+    exe: Executable,
+    engine: Engine,
+}
+
+impl Session {
+    /// Imports and compiles `model` for `target`.
+    pub fn new(model: &Model, target: &Target, options: &ImportOptions) -> Result<Session> {
+        let imported = import(model, target, options)?;
+        Session::compile(
+            imported,
+            &CompileOptions::default(),
+            EngineOptions::default(),
+        )
+    }
+
+    /// Compiles an imported model.
+    pub fn compile(
+        imported: Imported,
+        options: &CompileOptions,
+        engine: EngineOptions,
+    ) -> Result<Session> {
+        let exe = compile(&imported.graph, &[imported.program], options).map_err(|e| {
+            OnnxError::Poplar {
+                stage: "compile",
+                source: Box::new(e),
+            }
+        })?;
+        let engine = Engine::new(&exe, engine).map_err(|e| OnnxError::Poplar {
+            stage: "engine",
+            source: Box::new(e),
+        })?;
+        Ok(Session {
+            inputs: imported.inputs,
+            outputs: imported.outputs,
+            exe,
+            engine,
+        })
+    }
+
+    /// The inputs the model takes (fixed inputs excluded).
+    pub fn inputs(&self) -> &[Port] {
+        &self.inputs
+    }
+
+    /// The outputs the model gives.
+    pub fn outputs(&self) -> &[Port] {
+        &self.outputs
+    }
+
+    /// The compiled executable (memory report, static profile).
+    pub fn executable(&self) -> &Executable {
+        &self.exe
+    }
+
+    /// The engine (its profile after a run).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Runs the model once on `inputs` (one array per input, by name) and returns every
+    /// output in the model's order.
+    pub fn run(
+        &mut self,
+        inputs: &BTreeMap<String, HostTensor>,
+    ) -> Result<Vec<(String, HostTensor)>> {
+        for name in inputs.keys() {
+            if !self.inputs.iter().any(|p| &p.name == name) {
+                return Err(OnnxError::Input {
+                    input: name.clone(),
+                    reason: "the model has no such input".into(),
+                });
+            }
+        }
+        for port in &self.inputs {
+            let h = inputs.get(&port.name).ok_or_else(|| OnnxError::Input {
+                input: port.name.clone(),
+                reason: "no array given".into(),
+            })?;
+            check_input(&port.name, port.ty, &port.shape, h)?;
+            h.check_fits_device(&port.name)?;
+            if let Some(host_name) = &port.host_name {
+                write(&mut self.engine, host_name, port.ty, h)?;
+            }
+        }
+        self.engine.run(0).map_err(|e| OnnxError::Poplar {
+            stage: "run",
+            source: Box::new(e),
+        })?;
+        self.outputs
+            .iter()
+            .map(|p| {
+                let value = match (&p.value, &p.host_name) {
+                    (Some(v), _) => v.clone(),
+                    (None, Some(h)) => read(&self.engine, h, p)?,
+                    (None, None) => unreachable!("an output is either known or read"),
+                };
+                Ok((p.name.clone(), value))
+            })
+            .collect()
+    }
+}
+
+fn engine_err(e: poplar::EngineError) -> OnnxError {
+    OnnxError::Poplar {
+        stage: "run",
+        source: Box::new(e),
+    }
+}
+
+fn write(engine: &mut Engine, name: &str, ty: ElemType, h: &HostTensor) -> Result<()> {
+    let f = h.to_f64();
+    let i = h.to_i64();
+    match ty.device().expect("inputs are of device types") {
+        DType::F32 => engine.write_tensor(name, &f.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+        DType::F16 => engine.write_tensor(
+            name,
+            &f.iter()
+                .map(|&x| poplar::f16::from_f64(x))
+                .collect::<Vec<_>>(),
+        ),
+        DType::I32 => engine.write_tensor(name, &i.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+        DType::U32 => engine.write_tensor(name, &i.iter().map(|&x| x as u32).collect::<Vec<_>>()),
+        DType::U16 => engine.write_tensor(name, &i.iter().map(|&x| x as u16).collect::<Vec<_>>()),
+        DType::U8 => engine.write_tensor(name, &i.iter().map(|&x| x as u8).collect::<Vec<_>>()),
+        DType::Bool => engine.write_tensor(name, &i.iter().map(|&x| x != 0).collect::<Vec<_>>()),
+    }
+    .map_err(engine_err)
+}
+
+fn read(engine: &Engine, name: &str, p: &Port) -> Result<HostTensor> {
+    let data = match p.ty.device().expect("outputs are of device types") {
+        DType::F32 => HostData::Float(
+            engine
+                .read_tensor::<f32>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
+        ),
+        DType::F16 => HostData::Float(
+            engine
+                .read_tensor::<poplar::f16>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|x| x.to_f64())
+                .collect(),
+        ),
+        DType::I32 => HostData::Int(
+            engine
+                .read_tensor::<i32>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as i64)
+                .collect(),
+        ),
+        DType::U32 => HostData::Int(
+            engine
+                .read_tensor::<u32>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as i64)
+                .collect(),
+        ),
+        DType::U16 => HostData::Int(
+            engine
+                .read_tensor::<u16>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as i64)
+                .collect(),
+        ),
+        DType::U8 => HostData::Int(
+            engine
+                .read_tensor::<u8>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as i64)
+                .collect(),
+        ),
+        DType::Bool => HostData::Int(
+            engine
+                .read_tensor::<bool>(name)
+                .map_err(engine_err)?
+                .iter()
+                .map(|&x| x as i64)
+                .collect(),
+        ),
+    };
+    Ok(HostTensor {
+        ty: p.ty,
+        shape: p.shape.clone(),
+        data,
+    })
+}

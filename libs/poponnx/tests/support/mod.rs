@@ -1,0 +1,4 @@
+//! Shared by the importer's tests.
+#![allow(dead_code)]
+
+pub mod conformance;
