@@ -259,7 +259,7 @@ impl HostTensor {
             }
             (HostData::Float(v), ElemType::Float16) => v
                 .iter()
-                .for_each(|&x| raw.extend(f16::from_f64(x).to_le_bytes())),
+                .for_each(|&x| raw.extend(poplar::f16_from_f64(x).to_le_bytes())),
             (HostData::Float(v), _) => v.iter().for_each(|&x| raw.extend(x.to_le_bytes())),
             (HostData::Int(v), ty) => {
                 let width = int_width(ty);
@@ -297,7 +297,7 @@ impl HostTensor {
 pub(crate) fn round_to(ty: ElemType, v: f64) -> f64 {
     match ty {
         ElemType::Float => v as f32 as f64,
-        ElemType::Float16 => f16::from_f64(v).to_f64(),
+        ElemType::Float16 => poplar::f16_from_f64(v).to_f64(),
         _ => v,
     }
 }

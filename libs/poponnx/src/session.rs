@@ -77,7 +77,7 @@ fn graph_at(name: &str) -> At {
 
 fn define_inputs(cx: &mut Cx, model: &Model, options: &ImportOptions) -> Result<Vec<Port>> {
     let mut ports = Vec::new();
-    for (name, _) in &options.fixed_inputs {
+    for name in options.fixed_inputs.keys() {
         if !model.graph.inputs.iter().any(|i| &i.name == name) {
             return Err(OnnxError::Input {
                 input: name.clone(),
@@ -247,6 +247,11 @@ impl Session {
         &self.engine
     }
 
+    /// The engine, to enable profiling or take the profile.
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
     /// Runs the model once on `inputs` (one array per input, by name) and returns every
     /// output in the model's order.
     pub fn run(
@@ -305,7 +310,7 @@ fn write(engine: &mut Engine, name: &str, ty: ElemType, h: &HostTensor) -> Resul
         DType::F16 => engine.write_tensor(
             name,
             &f.iter()
-                .map(|&x| poplar::f16::from_f64(x))
+                .map(|&x| poplar::f16_from_f64(x))
                 .collect::<Vec<_>>(),
         ),
         DType::I32 => engine.write_tensor(name, &i.iter().map(|&x| x as i32).collect::<Vec<_>>()),

@@ -8,6 +8,8 @@
 //!   timeline; memory per tile);
 //! - `poplar report EXE [PROFILE] -o report.html`: one self-contained HTML page (memory per
 //!   tile, program tree, liveness, execution), opened in any browser without a network;
+//! - `poplar onnx MODEL.onnx --input NAME=FILE… -o DIR`: an ONNX model imported, compiled and
+//!   run on the simulated chip (`poponnx`);
 //! - `--compare` (of `memory`, `profile` and `report`): two runs side by side, and their
 //!   differences B − A (`poplar_viewer::compare`).
 //!
@@ -15,6 +17,7 @@
 //! `--force`, one of the command's inputs always; files are written atomically (a temporary
 //! file beside them, synced, renamed).
 
+mod onnx;
 mod plot;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +48,9 @@ pub enum CliError {
         path: String,
         source: std::io::Error,
     },
+    /// An ONNX model that cannot be imported, compiled or run, or an input array at fault.
+    #[error("{0}")]
+    Onnx(String),
     #[error("{path}: cannot draw the plot: {message}")]
     Plot { path: String, message: String },
     #[error("{0}")]
@@ -167,6 +173,9 @@ enum Cmd {
         #[arg(long, num_args = 1..=2, value_names = ["EXE", "PROFILE"])]
         compare: Vec<PathBuf>,
     },
+    /// Import an ONNX model, compile it for the simulated chip (memory per tile, whether it
+    /// fits) and run it: outputs as `.npy`, the profile and the HTML report in `--out`.
+    Onnx(onnx::OnnxArgs),
 }
 
 /// `error: cause: cause…`.
@@ -271,6 +280,7 @@ fn out(text: &str) {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.cmd {
+        Cmd::Onnx(args) => onnx::run(args)?,
         Cmd::Memory {
             exe,
             top,

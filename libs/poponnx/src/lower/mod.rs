@@ -339,7 +339,7 @@ impl<'g> Cx<'g> {
                 let v: Vec<poplar::f16> = h
                     .to_f64()
                     .iter()
-                    .map(|&x| poplar::f16::from_f64(x))
+                    .map(|&x| poplar::f16_from_f64(x))
                     .collect();
                 self.graph.add_constant(&shape, &v, name)
             }

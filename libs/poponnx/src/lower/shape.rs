@@ -154,7 +154,7 @@ fn reshape(cx: &mut Cx, n: &NodeCx) -> Outputs {
     }
     if let Some(i) = infer {
         let rest: usize = shape.iter().product();
-        if rest == 0 || total % rest != 0 {
+        if rest == 0 || !total.is_multiple_of(rest) {
             return Err(n.input_error(
                 1,
                 format!("cannot infer -1: {total} elements into {spec:?}"),
