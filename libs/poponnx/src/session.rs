@@ -19,6 +19,11 @@ pub struct ImportOptions {
     /// for inputs that set shapes, as `Reshape`'s shape or `Slice`'s starts do when a model
     /// takes them as inputs.
     pub fixed_inputs: BTreeMap<String, HostTensor>,
+    /// Hold the model's `float` inputs and initializers as `float16` on the chip (PopART's
+    /// usual way of running a model in half precision): the ops then compute in f16 (sums
+    /// accumulate in f32, as the ops document), inputs are rounded to f16 when written and
+    /// `float` outputs are read back as `float`.
+    pub fp16: bool,
 }
 
 /// A graph input or output of the imported model.
@@ -31,6 +36,8 @@ pub struct Port {
     /// The host tensor's name in the graph (`Engine::write_tensor`/`read_tensor`); `None` for
     /// an output known when the graph was built.
     pub host_name: Option<String>,
+    /// The chip's type of the tensor (`f16` for a `float` port with [`ImportOptions::fp16`]).
+    pub chip_type: Option<DType>,
     /// An output's value when it is known when the graph is built.
     pub value: Option<HostTensor>,
 }
@@ -51,7 +58,11 @@ pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result
     let (inputs, outputs, prog) = {
         let mut cx = Cx::new(&mut graph);
         for (name, h) in &model.graph.initializers {
-            cx.define(name, Value::Host(h.clone()));
+            let h = match (options.fp16, h.ty) {
+                (true, ElemType::Float) => crate::fold::cast(h, ElemType::Float16),
+                _ => h.clone(),
+            };
+            cx.define(name, Value::Host(h));
         }
         let inputs = define_inputs(&mut cx, model, options)?;
         for node in &model.graph.nodes {
@@ -92,7 +103,11 @@ fn define_inputs(cx: &mut Cx, model: &Model, options: &ImportOptions) -> Result<
             cx.define(&info.name, Value::Host(h.clone()));
             continue;
         }
-        let dtype = info.ty.device().ok_or_else(|| OnnxError::UnsupportedType {
+        let held = match (options.fp16, info.ty) {
+            (true, ElemType::Float) => ElemType::Float16,
+            (_, ty) => ty,
+        };
+        let dtype = held.device().ok_or_else(|| OnnxError::UnsupportedType {
             at: graph_at(&info.name),
             what: format!("input '{}'", info.name),
             dtype: info.ty.name(),
@@ -107,12 +122,13 @@ fn define_inputs(cx: &mut Cx, model: &Model, options: &ImportOptions) -> Result<
         cx.graph
             .create_host_write(&host_name, &t)
             .map_err(lowering)?;
-        cx.define(&info.name, Value::Device { t, ty: info.ty });
+        cx.define(&info.name, Value::Device { t, ty: held });
         ports.push(Port {
             name: info.name.clone(),
             ty: info.ty,
             shape,
             host_name: Some(host_name),
+            chip_type: Some(dtype),
             value: None,
         });
     }
@@ -139,6 +155,7 @@ fn define_outputs(cx: &mut Cx, model: &Model) -> Result<Vec<Port>> {
                 ty: h.ty,
                 shape: h.shape.clone(),
                 host_name: None,
+                chip_type: None,
                 value: Some(h),
             },
             Value::Device { t, ty } => {
@@ -152,11 +169,18 @@ fn define_outputs(cx: &mut Cx, model: &Model) -> Result<Vec<Port>> {
                 cx.graph
                     .create_host_read(&host_name, &out)
                     .map_err(lowering)?;
+                // A `float` output computed in f16 (`fp16`) is read back as `float`.
+                let ty = if ty == ElemType::Float16 && info.ty == ElemType::Float {
+                    info.ty
+                } else {
+                    ty
+                };
                 Port {
                     name: info.name.clone(),
                     ty,
                     shape: t.shape().to_vec(),
                     host_name: Some(host_name),
+                    chip_type: Some(t.dtype()),
                     value: None,
                 }
             }
@@ -274,7 +298,7 @@ impl Session {
             check_input(&port.name, port.ty, &port.shape, h)?;
             h.check_fits_device(&port.name)?;
             if let Some(host_name) = &port.host_name {
-                write(&mut self.engine, host_name, port.ty, h)?;
+                write(&mut self.engine, host_name, port.chip_type, h)?;
             }
         }
         self.engine.run(0).map_err(|e| OnnxError::Poplar {
@@ -302,10 +326,10 @@ fn engine_err(e: poplar::EngineError) -> OnnxError {
     }
 }
 
-fn write(engine: &mut Engine, name: &str, ty: ElemType, h: &HostTensor) -> Result<()> {
+fn write(engine: &mut Engine, name: &str, chip: Option<DType>, h: &HostTensor) -> Result<()> {
     let f = h.to_f64();
     let i = h.to_i64();
-    match ty.device().expect("inputs are of device types") {
+    match chip.expect("inputs written by the host are on the chip") {
         DType::F32 => engine.write_tensor(name, &f.iter().map(|&x| x as f32).collect::<Vec<_>>()),
         DType::F16 => engine.write_tensor(
             name,
@@ -323,7 +347,10 @@ fn write(engine: &mut Engine, name: &str, ty: ElemType, h: &HostTensor) -> Resul
 }
 
 fn read(engine: &Engine, name: &str, p: &Port) -> Result<HostTensor> {
-    let data = match p.ty.device().expect("outputs are of device types") {
+    let data = match p
+        .chip_type
+        .expect("outputs read by the host are on the chip")
+    {
         DType::F32 => HostData::Float(
             engine
                 .read_tensor::<f32>(name)

@@ -13,10 +13,15 @@ fn target() -> poplar::Target {
 }
 
 /// Runs a model and checks every output against onnxruntime's: |got − want| ≤ atol + rtol·|want|.
-fn matches_onnxruntime(name: &str, rtol: f64, atol: f64) {
+/// With `fp16`, the model's floats are held in f16 on the chip.
+fn matches_onnxruntime(name: &str, fp16: bool, rtol: f64, atol: f64) {
     let (path, inputs, want) = case(name);
     let model = Model::load(&path).unwrap();
-    let mut session = Session::new(&model, &target(), &ImportOptions::default()).unwrap();
+    let options = ImportOptions {
+        fp16,
+        ..Default::default()
+    };
+    let mut session = Session::new(&model, &target(), &options).unwrap();
     let got = session.run(&inputs).unwrap();
     assert_eq!(got.len(), want.len());
     for ((out, g), w) in got.iter().zip(&want) {
@@ -36,17 +41,31 @@ fn matches_onnxruntime(name: &str, rtol: f64, atol: f64) {
 
 #[test]
 fn an_add_gives_onnxruntimes_sum() {
-    matches_onnxruntime("add", 0.0, 0.0);
+    matches_onnxruntime("add", false, 0.0, 0.0);
+    // Small integers and halves are exact in f16.
+    matches_onnxruntime("add", true, 0.0, 0.0);
+}
+
+// f32: the order of the sums differs from onnxruntime's (a few ulps); f16: every value and
+// intermediate is rounded to f16 (2^-11 relative), over a few layers.
+#[test]
+fn a_small_cnn_matches_onnxruntime() {
+    matches_onnxruntime("small_cnn", false, 1e-4, 1e-6);
 }
 
 #[test]
-fn a_small_cnn_matches_onnxruntime() {
-    matches_onnxruntime("small_cnn", 1e-4, 1e-6);
+fn a_small_cnn_in_fp16_is_within_f16_rounding_of_onnxruntime() {
+    matches_onnxruntime("small_cnn", true, 2e-2, 2e-3);
 }
 
 #[test]
 fn a_transformer_encoder_layer_matches_onnxruntime() {
-    matches_onnxruntime("encoder", 1e-4, 1e-5);
+    matches_onnxruntime("encoder", false, 1e-4, 1e-5);
+}
+
+#[test]
+fn a_transformer_encoder_layer_in_fp16_is_within_f16_rounding_of_onnxruntime() {
+    matches_onnxruntime("encoder", true, 2e-2, 2e-2);
 }
 
 #[test]

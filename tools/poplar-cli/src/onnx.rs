@@ -37,6 +37,10 @@ pub struct OnnxArgs {
     /// Bytes per tile of the custom target.
     #[arg(long, default_value_t = 624 * 1024)]
     tile_memory: u32,
+    /// Hold the model's floats (inputs and weights) as f16 on the chip; `float` outputs are
+    /// written as `float`.
+    #[arg(long)]
+    fp16: bool,
     /// Compile only: the memory report and the modelled time, no run and no inputs.
     #[arg(long)]
     compile_only: bool,
@@ -208,6 +212,7 @@ pub fn run(a: OnnxArgs) -> Result<(), CliError> {
     let model = Model::load(&a.model).map_err(onnx_err)?;
     let options = ImportOptions {
         fixed_inputs: read_arrays(&a.fixed)?,
+        fp16: a.fp16,
     };
     let inputs = if a.compile_only {
         BTreeMap::new()
