@@ -33,5 +33,7 @@ mod session;
 
 pub use error::{At, OnnxError, Result};
 pub use host::{ElemType, HostData, HostTensor};
-pub use model::{read_tensor_file, AttrValue, Dim, Model, ModelGraph, Node, ValueInfo, OPSETS};
+pub use model::{
+    read_tensor_file, AttrValue, Dim, Model, ModelGraph, Node, ValueInfo, OPSETS, SOFTMAX_OPSET,
+};
 pub use session::{import, ImportOptions, Imported, Port, Session};

@@ -13,9 +13,16 @@ use crate::proto::{
     self, attribute_proto::AttributeType, tensor_shape_proto::dimension, type_proto,
 };
 
-/// The opsets of the default domain (`ai.onnx`) this importer takes: 13 (the opset PopART's
-/// later releases took) to 22, the newest that the pinned `onnx` release (1.17.0) generates.
-pub const OPSETS: std::ops::RangeInclusive<i64> = 13..=22;
+/// The opsets of the default domain (`ai.onnx`) this importer takes: 1 to 22, the newest that
+/// the pinned `onnx` release (1.17.0) generates. An op's meaning is that of its newest version
+/// at the model's opset; from opset 13 on every supported op is lowered as its version says.
+/// Below 13, the versions that differ from opset 13's differ by attributes (read or refused by
+/// name, so never misread), except for the softmax family's `axis`, which coerced the input to
+/// 2-D: those are refused below 13 ([`SOFTMAX_OPSET`]).
+pub const OPSETS: std::ops::RangeInclusive<i64> = 1..=22;
+
+/// The first opset in which Softmax, LogSoftmax and Hardmax work along one axis.
+pub const SOFTMAX_OPSET: i64 = 13;
 
 /// A dimension of a value's declared shape.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -56,7 +56,7 @@ pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result
     poplin::link();
     let mut graph = Graph::new(target);
     let (inputs, outputs, prog) = {
-        let mut cx = Cx::new(&mut graph);
+        let mut cx = Cx::new(&mut graph, model.opset);
         for (name, h) in &model.graph.initializers {
             let h = match (options.fp16, h.ty) {
                 (true, ElemType::Float) => crate::fold::cast(h, ElemType::Float16),

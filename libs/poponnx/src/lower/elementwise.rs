@@ -2,7 +2,7 @@
 //! `Clip`, the variadic `Sum`/`Mean`/`Max`/`Min`, `Cast`): one fused `popops::map` each, with
 //! numpy's broadcasting.
 
-use poplar::DType;
+use poplar::{DType, Tensor};
 use popops::expr::{select, Expr, _1, _2, _3};
 
 use super::{Cx, NodeCx, Outputs, Value};
@@ -152,7 +152,7 @@ fn unary_expr(n: &NodeCx, op: &str) -> Option<Result<Expr>> {
 /// A unary op: the output has the input's type, or `bool` for a predicate.
 fn unary(cx: &mut Cx, n: &NodeCx, e: &Expr, predicate: bool) -> Outputs {
     let (x, ty) = cx.tensor(n, 0)?;
-    let y = cx.map(n, e, &[&x], "map")?;
+    let y = widened_map(cx, n, e, &[x], predicate)?;
     Ok(vec![Value::Device {
         t: y,
         ty: if predicate { ElemType::Bool } else { ty },
@@ -163,11 +163,41 @@ fn unary(cx: &mut Cx, n: &NodeCx, e: &Expr, predicate: bool) -> Outputs {
 fn binary(cx: &mut Cx, n: &NodeCx, e: Expr, predicate: bool) -> Outputs {
     let (a, ty) = cx.tensor(n, 0)?;
     let (b, _) = cx.tensor(n, 1)?;
-    let y = cx.map(n, &e, &[&a, &b], "map")?;
+    let y = widened_map(cx, n, &e, &[a, b], predicate)?;
     Ok(vec![Value::Device {
         t: y,
         ty: if predicate { ElemType::Bool } else { ty },
     }])
+}
+
+/// `cx.map`, with `u8` and `u16` operands (on which popops defines only copies, casts and
+/// selects) computed in `u32` and the result cast back, keeping its low bits as ONNX's
+/// wrapping arithmetic on those types does.
+fn widened_map(
+    cx: &mut Cx,
+    n: &NodeCx,
+    e: &Expr,
+    inputs: &[Tensor],
+    predicate: bool,
+) -> Result<Tensor> {
+    let narrow = inputs
+        .first()
+        .map(Tensor::dtype)
+        .filter(|d| matches!(d, DType::U8 | DType::U16));
+    let Some(narrow) = narrow else {
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        return cx.map(n, e, &refs, "map");
+    };
+    let wide = inputs
+        .iter()
+        .map(|t| cx.map(n, &_1.cast(DType::U32), &[t], "widen"))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Tensor> = wide.iter().collect();
+    let y = cx.map(n, e, &refs, "map")?;
+    if predicate {
+        return Ok(y);
+    }
+    cx.map(n, &_1.cast(narrow), &[&y], "narrow")
 }
 
 fn is_inf(cx: &mut Cx, n: &NodeCx) -> Outputs {
@@ -251,8 +281,7 @@ fn variadic(cx: &mut Cx, n: &NodeCx, f: fn(Expr, Expr) -> Expr, mean: Option<()>
         for j in 0..take {
             e = f(e, Expr::Placeholder(j + 2));
         }
-        let refs: Vec<&poplar::Tensor> = inputs.iter().collect();
-        acc = cx.map(n, &e, &refs, "fold")?;
+        acc = widened_map(cx, n, &e, &inputs, false)?;
         i += take;
     }
     if mean.is_some() {

@@ -61,6 +61,8 @@ pub(crate) struct Cx<'g> {
     materialised: HashMap<String, Tensor>,
     /// A counter for unique debug names.
     serial: usize,
+    /// The model's opset of the default domain.
+    pub opset: i64,
 }
 
 /// One node being lowered: its attributes, with a record of those read.
@@ -236,13 +238,14 @@ impl<'n> NodeCx<'n> {
 }
 
 impl<'g> Cx<'g> {
-    pub(crate) fn new(graph: &'g mut Graph) -> Self {
+    pub(crate) fn new(graph: &'g mut Graph, opset: i64) -> Self {
         Cx {
             graph,
             prog: Vec::new(),
             values: HashMap::new(),
             materialised: HashMap::new(),
             serial: 0,
+            opset,
         }
     }
 
@@ -418,6 +421,18 @@ impl<'g> Cx<'g> {
         let n = NodeCx::new(node);
         if !(node.domain.is_empty() || node.domain == "ai.onnx") {
             return Err(OnnxError::UnsupportedOp { at: n.at.clone() });
+        }
+        let softmax = matches!(node.op.as_str(), "Softmax" | "LogSoftmax" | "Hardmax");
+        if softmax && self.opset < crate::model::SOFTMAX_OPSET {
+            return Err(OnnxError::Opset {
+                domain: "ai.onnx".into(),
+                version: self.opset,
+                supported: format!(
+                    "{} to 22 for {} (before, its axis flattened the input to 2-D)",
+                    crate::model::SOFTMAX_OPSET,
+                    node.op
+                ),
+            });
         }
         let outputs = dispatch(self, &n)?;
         n.check_all_read()?;
