@@ -11,8 +11,10 @@
 //! unread is an error naming it (the lowering does not know what it would change).
 
 mod elementwise;
+mod image;
 mod index;
 mod linalg;
+mod loss;
 mod nn;
 mod reduce;
 mod shape;
@@ -447,13 +449,15 @@ impl<'g> Cx<'g> {
 
 /// Each family's lowering in turn; `UnsupportedOp` when none takes the op.
 fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let families: [fn(&mut Cx, &NodeCx) -> Option<Outputs>; 6] = [
+    let families: [fn(&mut Cx, &NodeCx) -> Option<Outputs>; 8] = [
         elementwise::lower,
         shape::lower,
         reduce::lower,
         linalg::lower,
         nn::lower,
         index::lower,
+        image::lower,
+        loss::lower,
     ];
     for family in families {
         if let Some(out) = family(cx, n) {
