@@ -126,6 +126,13 @@ fn unary_expr(n: &NodeCx, op: &str) -> Option<Result<Expr>> {
             })())
         }
         "HardSwish" => x() * (x() * (1.0 / 6.0) + 0.5).min(1.0).max(0.0),
+        "Shrink" => {
+            return Some((|| {
+                let b = n.float("bias", 0.0)? as f64;
+                let l = n.float("lambd", 0.5)? as f64;
+                Ok(select(x() + b, select(x() - b, 0.0, x().gt(l)), x().lt(-l)))
+            })())
+        }
         "Gelu" => {
             return Some(
                 n.string("approximate", "none")

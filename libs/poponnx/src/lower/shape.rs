@@ -29,6 +29,7 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
         "Transpose" => transpose(cx, n),
         "Expand" => expand(cx, n),
         "ConstantOfShape" => constant_of_shape(cx, n),
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(cx, n),
         _ => return None,
     })
 }
@@ -348,4 +349,38 @@ fn constant_of_shape(cx: &mut Cx, n: &NodeCx) -> Outputs {
         shape,
         data,
     })])
+}
+
+/// `HannWindow`, `HammingWindow`, `BlackmanWindow`: evaluated on the host (their size must be
+/// known), of the requested floating type.
+fn window(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let size = cx.host(n, 0)?.to_i64().first().copied().unwrap_or(0);
+    let size = usize::try_from(size).map_err(|_| n.input_error(0, format!("size {size} < 0")))?;
+    let periodic = n.int("periodic", 1)? != 0;
+    let ty = ElemType::from_code(n.int("output_datatype", 1)? as i32);
+    if !ty.is_float() && ty.device().is_none() {
+        return Err(n.type_error("attribute 'output_datatype'", ty, "no tile holds"));
+    }
+    let denom = if periodic {
+        size
+    } else {
+        size.saturating_sub(1)
+    }
+    .max(1) as f64;
+    let tau = 2.0 * std::f64::consts::PI;
+    let w = |k: usize| {
+        let t = tau * k as f64 / denom;
+        match n.node.op.as_str() {
+            "HannWindow" => 0.5 - 0.5 * t.cos(),
+            "HammingWindow" => 25.0 / 46.0 - 21.0 / 46.0 * t.cos(),
+            _ => 0.42 - 0.5 * t.cos() + 0.08 * (2.0 * t).cos(),
+        }
+    };
+    let values: Vec<f64> = (0..size).map(w).collect();
+    let h = if ty.is_float() {
+        HostTensor::float(ty, &[size], values)
+    } else {
+        HostTensor::int(ty, &[size], values.iter().map(|&v| v as i64).collect())
+    };
+    Ok(vec![Value::Host(h)])
 }
