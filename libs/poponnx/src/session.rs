@@ -24,6 +24,11 @@ pub struct ImportOptions {
     /// accumulate in f32, as the ops document), inputs are rounded to f16 when written and
     /// `float` outputs are read back as `float`.
     pub fp16: bool,
+    /// Replicate the model over this many replicas (data parallelism, a power of two; 0 or 1
+    /// for none), each on `chips / replicas` of the target's chips. Every replica runs the
+    /// given inputs; [`Session::run`] returns replica 0's outputs, and the profile shows the
+    /// time of all replicas running at once (throughput: replicas × batch per run).
+    pub replicas: u32,
 }
 
 /// A graph input or output of the imported model.
@@ -54,7 +59,7 @@ pub struct Imported {
 pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result<Imported> {
     codelets::link();
     poplin::link();
-    let mut graph = Graph::new(target);
+    let mut graph = new_graph(target, options.replicas)?;
     let (inputs, outputs, prog) = {
         let mut cx = Cx::new(&mut graph, model.opset);
         for (name, h) in &model.graph.initializers {
@@ -77,6 +82,24 @@ pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result
         inputs,
         outputs,
     })
+}
+
+fn new_graph(target: &Target, replicas: u32) -> Result<Graph> {
+    if replicas <= 1 {
+        return Ok(Graph::new(target));
+    }
+    let bad = |reason: String| OnnxError::Input {
+        input: "replicas".into(),
+        reason,
+    };
+    if target.num_ipus % replicas != 0 {
+        return Err(bad(format!(
+            "{replicas} replicas do not divide the target's {} chips",
+            target.num_ipus
+        )));
+    }
+    Graph::new_replicated(target, replicas, target.num_ipus / replicas)
+        .map_err(|e| bad(e.to_string()))
 }
 
 fn graph_at(name: &str) -> At {
@@ -210,6 +233,7 @@ fn check_input(name: &str, ty: ElemType, shape: &[usize], h: &HostTensor) -> Res
 
 /// A compiled model on an engine: give it inputs, get its outputs.
 pub struct Session {
+    replicated: bool,
     inputs: Vec<Port>,
     outputs: Vec<Port>,
     exe: Executable,
@@ -233,6 +257,7 @@ impl Session {
         options: &CompileOptions,
         engine: EngineOptions,
     ) -> Result<Session> {
+        let replicated = imported.graph.replication_factor() > 1;
         let exe = compile(&imported.graph, &[imported.program], options).map_err(|e| {
             OnnxError::Poplar {
                 stage: "compile",
@@ -244,6 +269,7 @@ impl Session {
             source: Box::new(e),
         })?;
         Ok(Session {
+            replicated,
             inputs: imported.inputs,
             outputs: imported.outputs,
             exe,
@@ -310,7 +336,7 @@ impl Session {
             .map(|p| {
                 let value = match (&p.value, &p.host_name) {
                     (Some(v), _) => v.clone(),
-                    (None, Some(h)) => read(&self.engine, h, p)?,
+                    (None, Some(h)) => read(&self.engine, h, p, self.replicated)?,
                     (None, None) => unreachable!("an output is either known or read"),
                 };
                 Ok((p.name.clone(), value))
@@ -346,67 +372,41 @@ fn write(engine: &mut Engine, name: &str, chip: Option<DType>, h: &HostTensor) -
     .map_err(engine_err)
 }
 
-fn read(engine: &Engine, name: &str, p: &Port) -> Result<HostTensor> {
+/// Reads an output (replica 0's of a replicated model).
+fn read(engine: &Engine, name: &str, p: &Port, replicated: bool) -> Result<HostTensor> {
+    fn get<T: poplar::Element>(engine: &Engine, name: &str, replicated: bool) -> Result<Vec<T>> {
+        if replicated {
+            engine.read_tensor_replica::<T>(name, 0)
+        } else {
+            engine.read_tensor::<T>(name)
+        }
+        .map_err(engine_err)
+    }
+    fn ints<T: poplar::Element + Into<i64>>(v: Vec<T>) -> HostData {
+        HostData::Int(v.into_iter().map(Into::into).collect())
+    }
+    let r = replicated;
     let data = match p
         .chip_type
         .expect("outputs read by the host are on the chip")
     {
         DType::F32 => HostData::Float(
-            engine
-                .read_tensor::<f32>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as f64)
+            get::<f32>(engine, name, r)?
+                .into_iter()
+                .map(f64::from)
                 .collect(),
         ),
         DType::F16 => HostData::Float(
-            engine
-                .read_tensor::<poplar::f16>(name)
-                .map_err(engine_err)?
+            get::<poplar::f16>(engine, name, r)?
                 .iter()
                 .map(|x| x.to_f64())
                 .collect(),
         ),
-        DType::I32 => HostData::Int(
-            engine
-                .read_tensor::<i32>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as i64)
-                .collect(),
-        ),
-        DType::U32 => HostData::Int(
-            engine
-                .read_tensor::<u32>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as i64)
-                .collect(),
-        ),
-        DType::U16 => HostData::Int(
-            engine
-                .read_tensor::<u16>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as i64)
-                .collect(),
-        ),
-        DType::U8 => HostData::Int(
-            engine
-                .read_tensor::<u8>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as i64)
-                .collect(),
-        ),
-        DType::Bool => HostData::Int(
-            engine
-                .read_tensor::<bool>(name)
-                .map_err(engine_err)?
-                .iter()
-                .map(|&x| x as i64)
-                .collect(),
-        ),
+        DType::I32 => ints(get::<i32>(engine, name, r)?),
+        DType::U32 => ints(get::<u32>(engine, name, r)?),
+        DType::U16 => ints(get::<u16>(engine, name, r)?),
+        DType::U8 => ints(get::<u8>(engine, name, r)?),
+        DType::Bool => ints(get::<bool>(engine, name, r)?),
     };
     Ok(HostTensor {
         ty: p.ty,

@@ -69,6 +69,28 @@ fn a_transformer_encoder_layer_in_fp16_is_within_f16_rounding_of_onnxruntime() {
 }
 
 #[test]
+fn replicas_each_run_the_model_and_give_its_outputs() {
+    let (path, inputs, want) = case("add");
+    let model = Model::load(&path).unwrap();
+    let options = ImportOptions {
+        replicas: 2,
+        ..Default::default()
+    };
+    let mut session = Session::new(&model, &poplar::Target::gc200_multi(2), &options).unwrap();
+    let got = session.run(&inputs).unwrap();
+    assert_eq!(got[0].1, want[0]);
+    let bad = ImportOptions {
+        replicas: 3,
+        ..Default::default()
+    };
+    match Session::new(&model, &poplar::Target::gc200_multi(2), &bad) {
+        Err(OnnxError::Input { input, .. }) => assert_eq!(input, "replicas"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("3 replicas on 2 chips were accepted"),
+    }
+}
+
+#[test]
 fn an_op_outside_the_supported_set_is_named_with_its_node() {
     let (path, _, _) = case("unsupported");
     let model = Model::load(&path).unwrap();

@@ -31,6 +31,10 @@ pub struct OnnxArgs {
     /// Chips (GC200s) of the target: 1, or an IPU-Machine or Pod of this many.
     #[arg(long, default_value_t = 1)]
     chips: u32,
+    /// Data parallelism: this many replicas of the model, each on chips / replicas chips
+    /// (a power of two); each runs the given inputs, replica 0's outputs are written.
+    #[arg(long, default_value_t = 1)]
+    replicas: u32,
     /// A custom target of this many tiles instead of GC200s (with --tile-memory).
     #[arg(long)]
     tiles: Option<u32>,
@@ -213,6 +217,7 @@ pub fn run(a: OnnxArgs) -> Result<(), CliError> {
     let options = ImportOptions {
         fixed_inputs: read_arrays(&a.fixed)?,
         fp16: a.fp16,
+        replicas: a.replicas,
     };
     let inputs = if a.compile_only {
         BTreeMap::new()
