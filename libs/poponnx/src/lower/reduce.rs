@@ -318,8 +318,7 @@ fn hardmax(cx: &mut Cx, n: &NodeCx) -> Outputs {
         return Ok(vec![Value::Device { t, ty }]);
     }
     let name = cx.name(n, "arg");
-    let idx =
-        popops::arg_max(cx.graph, &t, a, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    let idx = popops::arg_max(cx.graph, &t, a, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
     let shape = t.shape().to_vec();
     let ik = idx
         .reshape(&reduced_shape(&shape, &[a], true))
