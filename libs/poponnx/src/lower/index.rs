@@ -36,6 +36,14 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
     })
 }
 
+/// An axis of a tensor of rank ≥ 1 (ONNX's negative axes count from the end).
+pub(super) fn axis_of(n: &NodeCx, attr: &str, a: i64, rank: usize) -> Result<usize> {
+    if rank == 0 {
+        return Err(n.attr_error(attr, "a scalar has no axis"));
+    }
+    axis(n, attr, a, rank)
+}
+
 fn device(t: Tensor, ty: ElemType) -> Value {
     Value::Device { t, ty }
 }
@@ -74,7 +82,7 @@ fn pick_view(n: &NodeCx, t: &Tensor, axis: usize, idx: &[usize]) -> Result<Tenso
 /// `Concat` along `axis`: on the host when every input is known, else a view of the inputs.
 fn concat(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let first = cx.value(n, 0)?;
-    let a = axis(n, "axis", n.int("axis", 0)?, first.shape().len())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, first.shape().len())?;
     let values = (0..n.num_inputs())
         .map(|i| cx.value(n, i))
         .collect::<Result<Vec<_>>>()?;
@@ -131,7 +139,7 @@ fn split_sizes(cx: &Cx, n: &NodeCx, len: usize) -> Result<Vec<usize>> {
 fn split(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let v = cx.value(n, 0)?;
     let shape = v.shape();
-    let a = axis(n, "axis", n.int("axis", 0)?, shape.len())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, shape.len())?;
     let sizes = split_sizes(cx, n, shape[a])?;
     let mut at = 0;
     let mut out = Vec::with_capacity(sizes.len());
@@ -149,6 +157,9 @@ fn split(cx: &mut Cx, n: &NodeCx) -> Outputs {
 /// The positions ONNX's `Slice` takes along an axis of length `dim`.
 fn slice_positions(start: i64, end: i64, step: i64, dim: usize) -> Vec<usize> {
     let d = dim as i64;
+    if d == 0 {
+        return Vec::new();
+    }
     let norm = |x: i64| if x < 0 { x.saturating_add(d) } else { x };
     let (s, e) = (norm(start), norm(end));
     if step > 0 {
@@ -160,7 +171,7 @@ fn slice_positions(start: i64, end: i64, step: i64, dim: usize) -> Vec<usize> {
         let mut i = s;
         while i > e {
             v.push(i as usize);
-            i += step;
+            i = i.saturating_add(step);
         }
         v
     }
@@ -183,11 +194,11 @@ fn slice(cx: &mut Cx, n: &NodeCx) -> Outputs {
     }
     let mut cur = v;
     for i in 0..starts.len() {
-        let a = axis(n, "axes", axes[i], shape.len())?;
+        let a = axis_of(n, "axes", axes[i], shape.len())?;
         if steps[i] == 0 {
             return Err(n.input_error(4, "a step of 0"));
         }
-        let idx = slice_positions(starts[i], ends[i], steps[i], shape[a]);
+        let idx = slice_positions(starts[i], ends[i], steps[i], cur.shape()[a]);
         cur = match cur {
             Value::Host(h) => Value::Host(fold::take(&h, a, &idx)),
             Value::Device { t, ty } => device(pick_view(n, &t, a, &idx)?, ty),
@@ -233,7 +244,7 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let axes: Vec<usize> = match cx.opt_ints(n, 3)? {
         Some(a) => a
             .iter()
-            .map(|&x| axis(n, "axes", x, rank))
+            .map(|&x| axis_of(n, "axes", x, rank))
             .collect::<Result<_>>()?,
         None => (0..rank).collect(),
     };
@@ -250,6 +261,12 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
     for d in 0..rank {
         let dim = cur.shape()[d] as i64;
         let (b, e) = (before[d], after[d]);
+        if dim == 0 && mode != "constant" && (b > 0 || e > 0) {
+            return Err(n.input_error(
+                0,
+                format!("axis {d} is empty: '{mode}' has nothing to repeat"),
+            ));
+        }
         if mode == "constant" || dim == 0 {
             // Crop the negative amounts here; popops pads the rest.
             let idx: Vec<usize> = ((-b).max(0)..dim - (-e).max(0))
@@ -324,7 +341,11 @@ fn range(cx: &mut Cx, n: &NodeCx) -> Outputs {
     if d == 0.0 {
         return Err(n.input_error(2, "a delta of 0"));
     }
-    let count = ((l - s) / d).ceil().max(0.0) as usize;
+    let count = ((l - s) / d).ceil().max(0.0);
+    if count > (1u64 << 31) as f64 {
+        return Err(n.input_error(1, format!("{count} elements are too many for a range")));
+    }
+    let count = count as usize;
     Ok(vec![Value::Host(if ty.is_float() {
         HostTensor::float(ty, &[count], (0..count).map(|i| s + i as f64 * d).collect())
     } else {
@@ -363,7 +384,7 @@ fn indices(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<Tensor> {
 fn gather(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let data = cx.value(n, 0)?;
     let shape = data.shape();
-    let a = axis(n, "axis", n.int("axis", 0)?, shape.len())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, shape.len())?;
     let idx_v = cx.value(n, 1)?;
     let mut out_shape = shape[..a].to_vec();
     out_shape.extend(idx_v.shape());
@@ -386,7 +407,7 @@ fn gather(cx: &mut Cx, n: &NodeCx) -> Outputs {
 
 fn gather_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
-    let a = axis(n, "axis", n.int("axis", 0)?, t.rank())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let idx = indices(cx, n, 1)?;
     let name = cx.name(n, "gather_elements");
     let g = popops::gather_elements(cx.graph, &t, &idx, a, &mut cx.prog, &name)
@@ -419,7 +440,7 @@ fn reduction(n: &NodeCx) -> Result<ScatterReduction> {
 
 fn scatter_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
-    let a = axis(n, "axis", n.int("axis", 0)?, t.rank())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let r = reduction(n)?;
     let idx = indices(cx, n, 1)?;
     let (u, _) = cx.tensor(n, 2)?;
@@ -453,7 +474,7 @@ fn one_hot(cx: &mut Cx, n: &NodeCx) -> Outputs {
         return Err(n.input_error(2, "values must be [off, on]"));
     }
     let rank = t.rank() + 1;
-    let a = axis(n, "axis", n.int("axis", -1)?, rank)?;
+    let a = axis_of(n, "axis", n.int("axis", -1)?, rank)?;
     let i = _1.cast(DType::I32);
     let norm = select(i.clone() + Expr::from(depth as i32), i.clone(), i.lt(0i32));
     let flat = cx.map(n, &norm, &[&t.flatten()], "indices")?;

@@ -7,8 +7,9 @@ use poplar::{DType, Tensor};
 use popops::expr::{Expr, _1, _2};
 use popops::{Operation, ReduceParams};
 
+use super::index::axis_of;
 use super::shape::broadcast_to;
-use super::{axis, Cx, NodeCx, Outputs, Value};
+use super::{Cx, NodeCx, Outputs, Value};
 use crate::error::Result;
 use crate::host::{ElemType, HostTensor};
 
@@ -113,7 +114,7 @@ fn reduce_axes(cx: &Cx, n: &NodeCx, rank: usize) -> Result<Option<Vec<usize>>> {
     }
     let mut axes = given
         .iter()
-        .map(|&a| axis(n, "axes", a, rank))
+        .map(|&a| axis_of(n, "axes", a, rank))
         .collect::<Result<Vec<_>>>()?;
     axes.sort_unstable();
     axes.dedup();
@@ -159,7 +160,8 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
     let v = cx.value(n, 0)?;
     let shape = v.shape();
     let ty = v.ty();
-    let Some(axes) = reduce_axes(cx, n, shape.len())? else {
+    let axes = reduce_axes(cx, n, shape.len())?.filter(|a| !a.is_empty());
+    let Some(axes) = axes else {
         let (t, _) = cx.tensor(n, 0)?;
         let t = maybe_map(cx, n, kind.pre(), t, "pre")?;
         let t = match kind {
@@ -233,7 +235,7 @@ fn index_out(cx: &mut Cx, n: &NodeCx, idx: &Tensor, flip: Option<usize>) -> Resu
 /// found on the reversed axis).
 fn arg(cx: &mut Cx, n: &NodeCx, max: bool) -> Outputs {
     let (t, _) = cx.tensor(n, 0)?;
-    let a = axis(n, "axis", n.int("axis", 0)?, t.rank())?;
+    let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let keep = n.int("keepdims", 1)? != 0;
     let last = n.int("select_last_index", 0)? != 0;
     let len = t.shape().get(a).copied().unwrap_or(1);
@@ -263,7 +265,7 @@ fn cumsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
     let a = cx.host(n, 1)?.to_i64();
     let a = match a.as_slice() {
-        [a] => axis(n, "axis", *a, t.rank())?,
+        [a] => axis_of(n, "axis", *a, t.rank())?,
         _ => return Err(n.input_error(1, "the axis must be one value")),
     };
     let exclusive = n.int("exclusive", 0)? != 0;
@@ -291,7 +293,7 @@ fn top_k(cx: &mut Cx, n: &NodeCx) -> Outputs {
         [k] if *k >= 0 => *k as usize,
         k => return Err(n.input_error(1, format!("k {k:?} is not one value ≥ 0"))),
     };
-    let a = axis(n, "axis", n.int("axis", -1)?, t.rank())?;
+    let a = axis_of(n, "axis", n.int("axis", -1)?, t.rank())?;
     let largest = n.int("largest", 1)? != 0;
     n.ignore("sorted");
     if k > t.shape()[a] {
@@ -313,7 +315,7 @@ fn top_k(cx: &mut Cx, n: &NodeCx) -> Outputs {
 /// `Hardmax`: 1 at the first maximum along `axis`, 0 elsewhere.
 fn hardmax(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
-    let a = axis(n, "axis", n.int("axis", -1)?, t.rank())?;
+    let a = axis_of(n, "axis", n.int("axis", -1)?, t.rank())?;
     if t.num_elements() == 0 {
         return Ok(vec![Value::Device { t, ty }]);
     }
