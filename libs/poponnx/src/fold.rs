@@ -120,3 +120,30 @@ pub(crate) fn concat(hs: &[HostTensor], axis: usize) -> HostTensor {
         data,
     }
 }
+
+/// `h` reduced over `axes` by folding `f` from `init` (in `f64`), in the shape with the axes
+/// kept as 1.
+pub(crate) fn reduce(
+    h: &HostTensor,
+    axes: &[usize],
+    init: f64,
+    f: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    let out_shape: Vec<usize> = (0..h.shape.len())
+        .map(|d| if axes.contains(&d) { 1 } else { h.shape[d] })
+        .collect();
+    let out_strides = strides(&out_shape);
+    let mut out = vec![init; out_shape.iter().product()];
+    for (i, x) in h.to_f64().into_iter().enumerate() {
+        let (mut rest, mut o) = (i, 0);
+        for d in (0..h.shape.len()).rev() {
+            let c = rest % h.shape[d];
+            rest /= h.shape[d];
+            if !axes.contains(&d) {
+                o += c * out_strides[d];
+            }
+        }
+        out[o] = f(out[o], x);
+    }
+    out
+}

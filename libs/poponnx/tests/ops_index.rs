@@ -259,3 +259,24 @@ fn bad_input_is_a_typed_error_naming_the_node() {
     let e = run(&m, iota(&[2])).unwrap_err().to_string();
     assert!(e.contains("reduction") && e.contains("avg"), "{e}");
 }
+
+#[test]
+fn reductions_of_host_values_are_folded() {
+    // The element count of x from its shape: ReduceProd of Shape, then a Reshape to it.
+    let nodes = vec![
+        node("Shape", &["x"], &["s"], vec![]),
+        node("ReduceProd", &["s"], &["n"], vec![]),
+        node("Reshape", &["x", "n"], &["y"], vec![]),
+        node(
+            "ReduceMean",
+            &["s"],
+            &["m"],
+            vec![("keepdims", AttrValue::Int(0))],
+        ),
+    ];
+    let m = model(nodes, &[2, 3, 4], vec![], &["y", "m"]);
+    let out = run(&m, iota(&[2, 3, 4])).unwrap();
+    assert_eq!(out[0].shape, [24]);
+    assert_eq!(out[1].shape, Vec::<usize>::new());
+    assert_eq!(out[1].to_i64(), [3]);
+}

@@ -172,14 +172,14 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
         return Ok(vec![Value::Device { t, ty }]);
     };
     let out_shape = reduced_shape(&shape, &axes, keep);
+    if let Value::Host(h) = &v {
+        let r = host_reduce(h, &axes, kind);
+        return Ok(vec![Value::Host(host_tensor(ty, &out_shape, r))]);
+    }
     if shape.iter().product::<usize>() == 0 {
         let len = out_shape.iter().product();
-        let h = if ty.is_float() {
-            HostTensor::float(ty, &out_shape, vec![kind.empty(); len])
-        } else {
-            HostTensor::int(ty, &out_shape, vec![kind.empty() as i64; len])
-        };
-        return Ok(vec![Value::Host(h)]);
+        let r = vec![kind.empty(); len];
+        return Ok(vec![Value::Host(host_tensor(ty, &out_shape, r))]);
     }
     let (t, _) = cx.tensor(n, 0)?;
     let r = if kind == Kind::LogSumExp {
@@ -201,6 +201,42 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
     };
     let t = r.reshape(&out_shape).map_err(|e| n.lowering(e))?;
     Ok(vec![Value::Device { t, ty }])
+}
+
+/// A host tensor of `ty` holding `values` (integers saturated to the chip's `i32`).
+fn host_tensor(ty: ElemType, shape: &[usize], values: Vec<f64>) -> HostTensor {
+    if ty.is_float() {
+        return HostTensor::float(ty, shape, values);
+    }
+    let (lo, hi) = (i32::MIN as f64, i32::MAX as f64);
+    let ints = values.iter().map(|&x| x.clamp(lo, hi) as i64).collect();
+    HostTensor::int(ty, shape, ints)
+}
+
+/// A `Reduce*` op of a host value, in `f64`.
+fn host_reduce(h: &HostTensor, axes: &[usize], kind: Kind) -> Vec<f64> {
+    let count: usize = axes.iter().map(|&a| h.shape[a]).product();
+    let init = match kind {
+        Kind::Max | Kind::Min | Kind::Prod => kind.empty(),
+        _ => 0.0,
+    };
+    let r = crate::fold::reduce(h, axes, init, |a, x| match kind {
+        Kind::Max => a.max(x),
+        Kind::Min => a.min(x),
+        Kind::Prod => a * x,
+        Kind::L1 => a + x.abs(),
+        Kind::L2 | Kind::SumSquare => a + x * x,
+        Kind::LogSumExp => a + x.exp(),
+        Kind::Sum | Kind::Mean | Kind::LogSum => a + x,
+    });
+    r.into_iter()
+        .map(|a| match kind {
+            Kind::Mean => a / count as f64,
+            Kind::L2 => a.sqrt(),
+            Kind::LogSum | Kind::LogSumExp => a.ln(),
+            _ => a,
+        })
+        .collect()
 }
 
 /// `log Σ exp(x − m) + m`, `m` the maximum over `axes` (stable for large `x`).
