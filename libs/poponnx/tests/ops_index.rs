@@ -280,3 +280,26 @@ fn reductions_of_host_values_are_folded() {
     assert_eq!(out[1].shape, Vec::<usize>::new());
     assert_eq!(out[1].to_i64(), [3]);
 }
+
+#[test]
+fn narrow_types_are_widened_for_the_gathers_pads_and_scans() {
+    let to = |ty: ElemType| vec![("to", AttrValue::Int(ty.code() as i64))];
+    let nodes = vec![
+        node("Cast", &["x"], &["b"], to(ElemType::Bool)),
+        node("Gather", &["b", "i"], &["g"], vec![]),
+        node("Pad", &["g", "p"], &["gp"], vec![]),
+        node("Cast", &["gp"], &["y"], to(ElemType::Float)),
+        node("Cast", &["x"], &["h"], to(ElemType::Float16)),
+        node("CumSum", &["h", "ax"], &["c"], vec![]),
+        node("Cast", &["c"], &["z"], to(ElemType::Float)),
+    ];
+    let inits = vec![
+        ("i", ints(&[2, 0, -1])),
+        ("p", ints(&[1, 0])),
+        ("ax", ints(&[0])),
+    ];
+    let m = model(nodes, &[3], inits, &["y", "z"]);
+    let out = run(&m, floats(&[3], vec![0.0, 1.0, 2.0])).unwrap();
+    assert_eq!(out[0].to_f64(), [0.0, 1.0, 0.0, 1.0]);
+    assert_eq!(out[1].to_f64(), [0.0, 1.0, 3.0]);
+}

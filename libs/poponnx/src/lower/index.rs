@@ -44,6 +44,33 @@ pub(super) fn axis_of(n: &NodeCx, attr: &str, a: i64, rank: usize) -> Result<usi
     axis(n, attr, a, rank)
 }
 
+/// `t` in a type the gathers, scatters and constant padding take: `bool`, `u8` and `u16` are
+/// widened to `i32`; with the type to narrow the result back to.
+pub(super) fn widened(cx: &mut Cx, n: &NodeCx, t: Tensor) -> Result<(Tensor, Option<DType>)> {
+    match t.dtype() {
+        d @ (DType::Bool | DType::U8 | DType::U16) => {
+            let w = cx.map(n, &_1.cast(DType::I32), &[&t], "widen")?;
+            Ok((w, Some(d)))
+        }
+        _ => Ok((t, None)),
+    }
+}
+
+/// A result of [`widened`] operands back in their type.
+pub(super) fn narrowed(cx: &mut Cx, n: &NodeCx, t: Tensor, back: Option<DType>) -> Result<Tensor> {
+    match back {
+        Some(d) => cx.map(n, &_1.cast(d), &[&t], "narrow"),
+        None => Ok(t),
+    }
+}
+
+/// Input `i` on the chip, [`widened`].
+fn wide_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType, Option<DType>)> {
+    let (t, ty) = cx.tensor(n, i)?;
+    let (t, back) = widened(cx, n, t)?;
+    Ok((t, ty, back))
+}
+
 fn device(t: Tensor, ty: ElemType) -> Value {
     Value::Device { t, ty }
 }
@@ -296,6 +323,7 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
         },
     };
     let amount = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<_>>();
+    let (cur, back) = widened(cx, n, cur)?;
     let name = cx.name(n, "pad");
     let out = popops::pad(
         cx.graph,
@@ -307,6 +335,7 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
         &name,
     )
     .map_err(|e| n.lowering(e))?;
+    let out = narrowed(cx, n, out, back)?;
     Ok(vec![device(out, ty)])
 }
 
@@ -395,34 +424,37 @@ fn gather(cx: &mut Cx, n: &NodeCx) -> Outputs {
         g.shape = out_shape;
         return Ok(vec![Value::Host(g)]);
     }
-    let (t, ty) = cx.tensor(n, 0)?;
+    let (t, ty, back) = wide_input(cx, n, 0)?;
     let idx = indices(cx, n, 1)?;
     let flat = idx.flatten();
     let name = cx.name(n, "gather");
     let g =
         popops::gather(cx.graph, &t, &flat, a, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
     let g = g.reshape(&out_shape).map_err(|e| n.lowering(e))?;
+    let g = narrowed(cx, n, g, back)?;
     Ok(vec![device(g, ty)])
 }
 
 fn gather_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (t, ty) = cx.tensor(n, 0)?;
+    let (t, ty, back) = wide_input(cx, n, 0)?;
     let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let idx = indices(cx, n, 1)?;
     let name = cx.name(n, "gather_elements");
     let g = popops::gather_elements(cx.graph, &t, &idx, a, &mut cx.prog, &name)
         .map_err(|e| n.lowering(e))?;
+    let g = narrowed(cx, n, g, back)?;
     Ok(vec![device(g, ty)])
 }
 
 fn gather_nd(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (t, ty) = cx.tensor(n, 0)?;
+    let (t, ty, back) = wide_input(cx, n, 0)?;
     let b = n.int("batch_dims", 0)?;
     let b = usize::try_from(b).map_err(|_| n.attr_error("batch_dims", "is negative"))?;
     let idx = indices(cx, n, 1)?;
     let name = cx.name(n, "gather_nd");
     let g =
         popops::gather_nd(cx.graph, &t, &idx, b, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    let g = narrowed(cx, n, g, back)?;
     Ok(vec![device(g, ty)])
 }
 
@@ -439,25 +471,27 @@ fn reduction(n: &NodeCx) -> Result<ScatterReduction> {
 }
 
 fn scatter_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (t, ty) = cx.tensor(n, 0)?;
+    let (t, ty, back) = wide_input(cx, n, 0)?;
     let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let r = reduction(n)?;
     let idx = indices(cx, n, 1)?;
-    let (u, _) = cx.tensor(n, 2)?;
+    let (u, _, _) = wide_input(cx, n, 2)?;
     let name = cx.name(n, "scatter_elements");
     let s = popops::scatter_elements(cx.graph, &t, &idx, &u, a, r, &mut cx.prog, &name)
         .map_err(|e| n.lowering(e))?;
+    let s = narrowed(cx, n, s, back)?;
     Ok(vec![device(s, ty)])
 }
 
 fn scatter_nd(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (t, ty) = cx.tensor(n, 0)?;
+    let (t, ty, back) = wide_input(cx, n, 0)?;
     let r = reduction(n)?;
     let idx = indices(cx, n, 1)?;
-    let (u, _) = cx.tensor(n, 2)?;
+    let (u, _, _) = wide_input(cx, n, 2)?;
     let name = cx.name(n, "scatter_nd");
     let s = popops::scatter_nd(cx.graph, &t, &idx, &u, r, &mut cx.prog, &name)
         .map_err(|e| n.lowering(e))?;
+    let s = narrowed(cx, n, s, back)?;
     Ok(vec![device(s, ty)])
 }
 

@@ -7,7 +7,7 @@ use poplar::{DType, Tensor};
 use popops::expr::{Expr, _1, _2};
 use popops::{Operation, ReduceParams};
 
-use super::index::axis_of;
+use super::index::{axis_of, narrowed, widened};
 use super::shape::broadcast_to;
 use super::{Cx, NodeCx, Outputs, Value};
 use crate::error::Result;
@@ -271,6 +271,7 @@ fn index_out(cx: &mut Cx, n: &NodeCx, idx: &Tensor, flip: Option<usize>) -> Resu
 /// found on the reversed axis).
 fn arg(cx: &mut Cx, n: &NodeCx, max: bool) -> Outputs {
     let (t, _) = cx.tensor(n, 0)?;
+    let (t, _) = widened(cx, n, t)?;
     let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
     let keep = n.int("keepdims", 1)? != 0;
     let last = n.int("select_last_index", 0)? != 0;
@@ -299,6 +300,13 @@ fn arg(cx: &mut Cx, n: &NodeCx, max: bool) -> Outputs {
 /// `CumSum` (`axis` an input; `exclusive`; `reverse`: summed on the reversed axis).
 fn cumsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
+    let (t, back) = match t.dtype() {
+        DType::F16 => (
+            cx.map(n, &_1.cast(DType::F32), &[&t], "widen")?,
+            Some(DType::F16),
+        ),
+        _ => widened(cx, n, t)?,
+    };
     let a = cx.host(n, 1)?.to_i64();
     let a = match a.as_slice() {
         [a] => axis_of(n, "axis", *a, t.rank())?,
@@ -319,12 +327,14 @@ fn cumsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
     } else {
         s
     };
+    let s = narrowed(cx, n, s, back)?;
     Ok(vec![Value::Device { t: s, ty }])
 }
 
 /// `TopK` (`k` an input; `axis`, `largest`; `sorted = 0` leaves the order to us: sorted).
 fn top_k(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty) = cx.tensor(n, 0)?;
+    let (t, back) = widened(cx, n, t)?;
     let k = match cx.host(n, 1)?.to_i64().as_slice() {
         [k] if *k >= 0 => *k as usize,
         k => return Err(n.input_error(1, format!("k {k:?} is not one value ≥ 0"))),
@@ -339,6 +349,7 @@ fn top_k(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (v, i) = popops::top_k(cx.graph, &t, a, k, largest, &mut cx.prog, &name)
         .map_err(|e| n.lowering(e))?;
     let i = index_out(cx, n, &i, None)?;
+    let v = narrowed(cx, n, v, back)?;
     Ok(vec![
         Value::Device { t: v, ty },
         Value::Device {
