@@ -303,3 +303,18 @@ fn narrow_types_are_widened_for_the_gathers_pads_and_scans() {
     assert_eq!(out[0].to_f64(), [0.0, 1.0, 0.0, 1.0]);
     assert_eq!(out[1].to_f64(), [0.0, 1.0, 3.0]);
 }
+
+#[test]
+fn tile_and_slice_of_host_values_stay_on_the_host() {
+    // Shape [2, 3] tiled to [2, 3, 2, 3], sliced to [3, 2]: x reshaped to it.
+    let nodes = vec![
+        node("Shape", &["x"], &["s"], vec![]),
+        node("Tile", &["s", "r"], &["t"], vec![]),
+        node("Slice", &["t", "st", "en"], &["shape"], vec![]),
+        node("Reshape", &["x", "shape"], &["y"], vec![]),
+    ];
+    let inits = vec![("r", ints(&[2])), ("st", ints(&[1])), ("en", ints(&[3]))];
+    let m = model(nodes, &[2, 3], inits, &["y"]);
+    let out = run(&m, iota(&[2, 3])).unwrap();
+    assert_eq!(out[0].shape, [3, 2]);
+}

@@ -339,21 +339,28 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Ok(vec![device(out, ty)])
 }
 
-/// `Tile` (`repeats` an input): each axis repeated as a view, copied.
+/// `Tile` (`repeats` an input): each axis repeated as a view, copied (on the host for a host
+/// value).
 fn tile(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (t, ty) = cx.tensor(n, 0)?;
+    let v = cx.value(n, 0)?;
+    let shape = v.shape();
     let reps = cx.host(n, 1)?.to_i64();
-    if reps.len() != t.rank() || reps.iter().any(|&r| r < 0) {
-        return Err(n.input_error(1, format!("repeats {reps:?} for {:?}", t.shape())));
+    if reps.len() != shape.len() || reps.iter().any(|&r| r < 0) {
+        return Err(n.input_error(1, format!("repeats {reps:?} for {shape:?}")));
     }
-    let mut cur = t;
+    let mut cur = v;
     for (d, &r) in reps.iter().enumerate() {
-        let dim = cur.shape()[d];
-        let idx: Vec<usize> = (0..r as usize).flat_map(|_| 0..dim).collect();
-        cur = pick_view(n, &cur, d, &idx)?;
+        let idx: Vec<usize> = (0..r as usize).flat_map(|_| 0..shape[d]).collect();
+        cur = match cur {
+            Value::Host(h) => Value::Host(fold::take(&h, d, &idx)),
+            Value::Device { t, ty } => device(pick_view(n, &t, d, &idx)?, ty),
+        };
     }
-    let out = cx.copy(n, &cur, "tile")?;
-    Ok(vec![device(out, ty)])
+    if let Value::Device { t, ty } = cur {
+        let out = cx.copy(n, &t, "tile")?;
+        return Ok(vec![device(out, ty)]);
+    }
+    Ok(vec![cur])
 }
 
 /// `Range` of host scalars `start`, `limit`, `delta` (a host value).
