@@ -258,12 +258,9 @@ fn pad_source(mode: &str, i: i64, before: i64, dim: i64) -> usize {
     }) as usize
 }
 
-/// `Pad`: `pads` (and `axes`) inputs; negative pads crop. `constant` through `popops::pad`;
-/// `edge`, `reflect` and `wrap` as views picking the source positions, copied.
-fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let mode = n.string("mode", "constant")?;
-    let (t, ty) = cx.tensor(n, 0)?;
-    let rank = t.rank();
+/// `Pad`'s amounts before and after each axis (the `pads` input, or attribute before opset
+/// 11, over `axes`).
+fn pad_amounts(cx: &Cx, n: &NodeCx, rank: usize) -> Result<(Vec<i64>, Vec<i64>)> {
     let pads = match n.ints("pads")? {
         Some(p) => p,
         None => cx.host(n, 1)?.to_i64(),
@@ -284,59 +281,73 @@ fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
         before[a] = pads[k];
         after[a] = pads[k + axes.len()];
     }
+    Ok((before, after))
+}
+
+/// `Pad`: negative pads crop. `constant` through `popops::pad`; `edge`, `reflect` and `wrap`
+/// as views picking the source positions, copied.
+fn pad(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let mode = n.string("mode", "constant")?;
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
+        return Err(n.attr_error("mode", format!("'{mode}' is not a mode of Pad")));
+    }
+    let (t, ty) = cx.tensor(n, 0)?;
+    let (before, after) = pad_amounts(cx, n, t.rank())?;
     let mut cur = t;
-    for d in 0..rank {
+    for d in 0..cur.rank() {
         let dim = cur.shape()[d] as i64;
         let (b, e) = (before[d], after[d]);
-        if dim == 0 && mode != "constant" && (b > 0 || e > 0) {
-            return Err(n.input_error(
-                0,
-                format!("axis {d} is empty: '{mode}' has nothing to repeat"),
-            ));
-        }
-        if mode == "constant" || dim == 0 {
-            // Crop the negative amounts here; popops pads the rest.
-            let idx: Vec<usize> = ((-b).max(0)..dim - (-e).max(0))
+        let idx: Vec<usize> = if mode == "constant" || (dim == 0 && b <= 0 && e <= 0) {
+            // Only the negative amounts (crops) here; popops pads the rest.
+            ((-b).max(0)..dim - (-e).max(0))
                 .map(|i| i as usize)
-                .collect();
-            cur = pick_view(n, &cur, d, &idx)?;
-            continue;
-        }
-        if !matches!(mode.as_str(), "edge" | "reflect" | "wrap") {
-            return Err(n.attr_error("mode", format!("'{mode}' is not a mode of Pad")));
-        }
-        let total = b + dim + e;
-        let idx: Vec<usize> = (0..total.max(0))
-            .map(|i| pad_source(&mode, i, b, dim))
-            .collect();
+                .collect()
+        } else if dim == 0 {
+            let reason = format!("axis {d} is empty: '{mode}' has nothing to repeat");
+            return Err(n.input_error(0, reason));
+        } else {
+            (0..(b + dim + e).max(0))
+                .map(|i| pad_source(&mode, i, b, dim))
+                .collect()
+        };
         cur = pick_view(n, &cur, d, &idx)?;
     }
     if mode != "constant" {
         let out = cx.copy(n, &cur, "pad")?;
         return Ok(vec![device(out, ty)]);
     }
+    let out = pad_constant(cx, n, cur, &before, &after)?;
+    Ok(vec![device(out, ty)])
+}
+
+/// `t` padded by the positive amounts with `Pad`'s constant (the `constant_value` input, or
+/// the `value` attribute before opset 11; 0 by default).
+fn pad_constant(
+    cx: &mut Cx,
+    n: &NodeCx,
+    t: Tensor,
+    before: &[i64],
+    after: &[i64],
+) -> Result<Tensor> {
     let value = match n.opt_float("value")? {
         Some(v) => v as f64,
-        None => match cx.opt_value(n, 2)? {
-            Some(_) => cx.host(n, 2)?.to_f64().first().copied().unwrap_or(0.0),
-            None => 0.0,
-        },
+        None if n.has_input(2) => cx.host(n, 2)?.to_f64().first().copied().unwrap_or(0.0),
+        None => 0.0,
     };
     let amount = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<_>>();
-    let (cur, back) = widened(cx, n, cur)?;
+    let (t, back) = widened(cx, n, t)?;
     let name = cx.name(n, "pad");
     let out = popops::pad(
         cx.graph,
-        &cur,
-        &amount(&before),
-        &amount(&after),
+        &t,
+        &amount(before),
+        &amount(after),
         popops::pad::PadMode::Constant(value),
         &mut cx.prog,
         &name,
     )
     .map_err(|e| n.lowering(e))?;
-    let out = narrowed(cx, n, out, back)?;
-    Ok(vec![device(out, ty)])
+    narrowed(cx, n, out, back)
 }
 
 /// `Tile` (`repeats` an input): each axis repeated as a view, copied (on the host for a host
