@@ -154,7 +154,8 @@ fn reduce_op(
 }
 
 /// The `Reduce*` ops: optional pre-step, one reduction, optional post-step, then the kept
-/// shape. A reduction of no elements is the operation's identity (a host value).
+/// shape. A reduction of no elements is the operation's identity (a host value); one of a
+/// host value is evaluated on the host.
 fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
     let keep = n.int("keepdims", 1)? != 0;
     let v = cx.value(n, 0)?;
@@ -162,14 +163,7 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
     let ty = v.ty();
     let axes = reduce_axes(cx, n, shape.len())?.filter(|a| !a.is_empty());
     let Some(axes) = axes else {
-        let (t, _) = cx.tensor(n, 0)?;
-        let t = maybe_map(cx, n, kind.pre(), t, "pre")?;
-        let t = match kind {
-            Kind::SumSquare | Kind::L2 => cx.map(n, &_1.square(), &[&t], "square")?,
-            _ => t,
-        };
-        let t = maybe_map(cx, n, kind.post(), t, "post")?;
-        return Ok(vec![Value::Device { t, ty }]);
+        return no_axes(cx, n, kind, v);
     };
     let out_shape = reduced_shape(&shape, &axes, keep);
     if let Value::Host(h) = &v {
@@ -185,22 +179,45 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
     let r = if kind == Kind::LogSumExp {
         log_sum_exp(cx, n, &t, &axes)?
     } else {
-        let count: usize = axes.iter().map(|&a| shape[a]).product();
-        let op = match (kind, ty) {
-            (Kind::Max, ElemType::Bool) => Operation::LogicalOr,
-            (Kind::Min, ElemType::Bool) => Operation::LogicalAnd,
-            _ => kind.operation(),
-        };
-        let mut params = ReduceParams::new(op);
-        if kind == Kind::Mean {
-            params = params.with_scale(1.0 / count as f32);
-        }
-        let pre = maybe_map(cx, n, kind.pre(), t, "pre")?;
-        let r = reduce_op(cx, n, &pre, &axes, params)?;
-        maybe_map(cx, n, kind.post(), r, "post")?
+        device_reduce(cx, n, kind, t, &axes, ty)?
     };
     let t = r.reshape(&out_shape).map_err(|e| n.lowering(e))?;
     Ok(vec![Value::Device { t, ty }])
+}
+
+/// A `Reduce*` op over no axes (`noop_with_empty_axes`, or a scalar): the input as it is, as
+/// ONNX's reference gives it (squared for `ReduceSumSquare`).
+fn no_axes(cx: &mut Cx, n: &NodeCx, kind: Kind, v: Value) -> Outputs {
+    if kind != Kind::SumSquare {
+        return Ok(vec![v]);
+    }
+    let (t, ty) = cx.tensor(n, 0)?;
+    let t = cx.map(n, &_1.square(), &[&t], "square")?;
+    Ok(vec![Value::Device { t, ty }])
+}
+
+/// The reduction of `t` (of ONNX type `ty`) over `axes` on the chip, with its steps.
+fn device_reduce(
+    cx: &mut Cx,
+    n: &NodeCx,
+    kind: Kind,
+    t: Tensor,
+    axes: &[usize],
+    ty: ElemType,
+) -> Result<Tensor> {
+    let op = match (kind, ty) {
+        (Kind::Max, ElemType::Bool) => Operation::LogicalOr,
+        (Kind::Min, ElemType::Bool) => Operation::LogicalAnd,
+        _ => kind.operation(),
+    };
+    let mut params = ReduceParams::new(op);
+    if kind == Kind::Mean {
+        let count: usize = axes.iter().map(|&a| t.shape()[a]).product();
+        params = params.with_scale(1.0 / count as f32);
+    }
+    let pre = maybe_map(cx, n, kind.pre(), t, "pre")?;
+    let r = reduce_op(cx, n, &pre, axes, params)?;
+    maybe_map(cx, n, kind.post(), r, "post")
 }
 
 /// A host tensor of `ty` holding `values` (integers saturated to the chip's `i32`).
