@@ -71,6 +71,7 @@ fn wide_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType, Op
     Ok((t, ty, back))
 }
 
+/// A value on the chip.
 fn device(t: Tensor, ty: ElemType) -> Value {
     Value::Device { t, ty }
 }
@@ -453,6 +454,8 @@ fn gather(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Ok(vec![device(g, ty)])
 }
 
+/// `GatherElements` along `axis` (`popops::gather_elements`; negative indices count from the
+/// end, as popops reads `i32` indices).
 fn gather_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty, back) = wide_input(cx, n, 0)?;
     let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
@@ -464,6 +467,7 @@ fn gather_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Ok(vec![device(g, ty)])
 }
 
+/// `GatherND` with `batch_dims` (`popops::gather_nd`).
 fn gather_nd(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty, back) = wide_input(cx, n, 0)?;
     let b = n.int("batch_dims", 0)?;
@@ -488,6 +492,7 @@ fn reduction(n: &NodeCx) -> Result<ScatterReduction> {
     })
 }
 
+/// `ScatterElements` along `axis` with a `reduction` (`popops::scatter_elements`).
 fn scatter_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty, back) = wide_input(cx, n, 0)?;
     let a = axis_of(n, "axis", n.int("axis", 0)?, t.rank())?;
@@ -501,6 +506,7 @@ fn scatter_elements(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Ok(vec![device(s, ty)])
 }
 
+/// `ScatterND` with a `reduction` (`popops::scatter_nd`).
 fn scatter_nd(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (t, ty, back) = wide_input(cx, n, 0)?;
     let r = reduction(n)?;
