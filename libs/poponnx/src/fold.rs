@@ -60,3 +60,90 @@ pub(crate) fn transpose(h: &HostTensor, perm: &[usize]) -> HostTensor {
         data,
     }
 }
+
+/// The values of `data` at the flat positions `order`.
+fn pick(data: &HostData, order: &[usize]) -> HostData {
+    match data {
+        HostData::Float(v) => HostData::Float(order.iter().map(|&o| v[o]).collect()),
+        HostData::Int(v) => HostData::Int(order.iter().map(|&o| v[o]).collect()),
+    }
+}
+
+/// The slices of `h` at positions `idx` along `axis` (each `< h.shape[axis]`), in that
+/// order: a gather of one axis by a list of positions.
+pub(crate) fn take(h: &HostTensor, axis: usize, idx: &[usize]) -> HostTensor {
+    let outer: usize = h.shape[..axis].iter().product();
+    let inner: usize = h.shape[axis + 1..].iter().product();
+    let dim = h.shape[axis];
+    let mut order = Vec::with_capacity(outer * idx.len() * inner);
+    for o in 0..outer {
+        for &i in idx {
+            let base = (o * dim + i) * inner;
+            order.extend(base..base + inner);
+        }
+    }
+    let mut shape = h.shape.clone();
+    shape[axis] = idx.len();
+    HostTensor {
+        ty: h.ty,
+        shape,
+        data: pick(&h.data, &order),
+    }
+}
+
+/// `hs` (of one type and rank, equal but for `axis`) joined along `axis`.
+pub(crate) fn concat(hs: &[HostTensor], axis: usize) -> HostTensor {
+    let first = &hs[0];
+    let outer: usize = first.shape[..axis].iter().product();
+    let inner: usize = first.shape[axis + 1..].iter().product();
+    let mut shape = first.shape.clone();
+    shape[axis] = hs.iter().map(|h| h.shape[axis]).sum();
+    let mut data = match &first.data {
+        HostData::Float(_) => HostData::Float(Vec::new()),
+        HostData::Int(_) => HostData::Int(Vec::new()),
+    };
+    for o in 0..outer {
+        for h in hs {
+            let run = h.shape[axis] * inner;
+            let order: Vec<usize> = (o * run..(o + 1) * run).collect();
+            match (&mut data, pick(&h.data, &order)) {
+                (HostData::Float(d), HostData::Float(v)) => d.extend(v),
+                (HostData::Int(d), HostData::Int(v)) => d.extend(v),
+                (HostData::Float(d), HostData::Int(v)) => d.extend(v.iter().map(|&x| x as f64)),
+                (HostData::Int(d), HostData::Float(v)) => d.extend(v.iter().map(|&x| x as i64)),
+            }
+        }
+    }
+    HostTensor {
+        ty: first.ty,
+        shape,
+        data,
+    }
+}
+
+/// `h` reduced over `axes` by folding `f` from `init` (in `f64`), in the shape with the axes
+/// kept as 1.
+pub(crate) fn reduce(
+    h: &HostTensor,
+    axes: &[usize],
+    init: f64,
+    f: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    let out_shape: Vec<usize> = (0..h.shape.len())
+        .map(|d| if axes.contains(&d) { 1 } else { h.shape[d] })
+        .collect();
+    let out_strides = strides(&out_shape);
+    let mut out = vec![init; out_shape.iter().product()];
+    for (i, x) in h.to_f64().into_iter().enumerate() {
+        let (mut rest, mut o) = (i, 0);
+        for d in (0..h.shape.len()).rev() {
+            let c = rest % h.shape[d];
+            rest /= h.shape[d];
+            if !axes.contains(&d) {
+                o += c * out_strides[d];
+            }
+        }
+        out[o] = f(out[o], x);
+    }
+    out
+}
