@@ -30,8 +30,17 @@ fn dir() -> PathBuf {
 
 fn generate(script: &str, args: &[&str]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
-    let out = Command::new(python()).arg(&path).args(args).output().expect("python");
-    assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python())
+        .arg(&path)
+        .args(args)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     print!("{}", String::from_utf8_lossy(&out.stdout));
 }
 
@@ -50,8 +59,16 @@ fn one(model: &str, pod16: bool, fp16: bool) {
     let t0 = Instant::now();
     let m = Model::load(dir().join(format!("{model}.onnx"))).unwrap();
     let load = t0.elapsed().as_secs_f64();
-    let (target, replicas) = if pod16 { (poplar::Target::pod16(), 16) } else { (poplar::Target::gc200(), 1) };
-    let options = ImportOptions { fp16, replicas, ..Default::default() };
+    let (target, replicas) = if pod16 {
+        (poplar::Target::pod16(), 16)
+    } else {
+        (poplar::Target::gc200(), 1)
+    };
+    let options = ImportOptions {
+        fp16,
+        replicas,
+        ..Default::default()
+    };
     let imported = match poponnx::import(&m, &target, &options) {
         Ok(i) => i,
         Err(e) => return println!("{model}: import failed: {e}"),
@@ -59,11 +76,20 @@ fn one(model: &str, pod16: bool, fp16: bool) {
     let import = t0.elapsed().as_secs_f64() - load;
     let exe = match poplar::compile(&imported.graph, &[imported.program], &Default::default()) {
         Ok(e) => e,
-        Err(e) => return println!("{model}: compile failed after {:.1} s: {e}", t0.elapsed().as_secs_f64()),
+        Err(e) => {
+            return println!(
+                "{model}: compile failed after {:.1} s: {e}",
+                t0.elapsed().as_secs_f64()
+            )
+        }
     };
     let total = t0.elapsed().as_secs_f64();
     let fullest = exe.tiles.iter().map(|t| t.memory_bytes).max().unwrap_or(0);
-    let flat = if exe.replication.is_some() { exe.expand_replicas().0 } else { exe.clone() };
+    let flat = if exe.replication.is_some() {
+        exe.expand_replicas().0
+    } else {
+        exe.clone()
+    };
     let model_c = poplar::profile::CycleModel::new(&flat);
     let est = poplar::profile::estimate_program(&flat, &model_c, 0).unwrap();
     let ms = est.cycles as f64 / target.clock_hz * 1e3;
@@ -93,7 +119,9 @@ fn small_cnn() {
     let m = Model::load(&path).unwrap();
     let target = poplar::Target::custom(16, 256 * 1024);
     let mut session = Session::new(&m, &target, &ImportOptions::default()).unwrap();
-    let x = read_tensor_file(dir().join("small_cnn/input_0.pb")).unwrap().1;
+    let x = read_tensor_file(dir().join("small_cnn/input_0.pb"))
+        .unwrap()
+        .1;
     let inputs = BTreeMap::from([("x".to_string(), x)]);
     let ours = median(
         (0..7)
@@ -116,7 +144,10 @@ fn small_cnn() {
         dir().join("small_cnn/input_0.pb").display()
     );
     let out = Command::new(python()).args(["-c", &code]).output().unwrap();
-    let ort: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(f64::NAN);
+    let ort: f64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(f64::NAN);
     println!(
         "small CNN, one inference (batch 2, 16 tiles), medians of 7: simulator {ours:.2} ms, onnxruntime {ort:.3} ms, ratio {:.0}",
         ours / ort
@@ -127,7 +158,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--one") {
         let model = &args[i + 1];
-        return one(model, args.contains(&"--pod16".to_string()), args.contains(&"--fp16".to_string()));
+        return one(
+            model,
+            args.contains(&"--pod16".to_string()),
+            args.contains(&"--fp16".to_string()),
+        );
     }
     if args.iter().any(|a| a == "--list") {
         return;
@@ -150,7 +185,13 @@ fn main() {
             let out = c.output().unwrap();
             print!("{}", String::from_utf8_lossy(&out.stdout));
             if !out.status.success() {
-                println!("{model}: child failed: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+                println!(
+                    "{model}: child failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                );
             }
         }
     }

@@ -147,3 +147,68 @@ pub(crate) fn reduce(
     }
     out
 }
+
+/// An element-wise op on host values, numpy-broadcast: `f` on floats, `g` on integers (the
+/// result of a predicate is `bool`). `None` when the shapes do not broadcast.
+pub(crate) fn elementwise(
+    inputs: &[HostTensor],
+    out_ty: ElemType,
+    f: impl Fn(&[f64]) -> f64,
+    g: impl Fn(&[i64]) -> i64,
+) -> Option<HostTensor> {
+    let mut shape: Vec<usize> = Vec::new();
+    for h in inputs {
+        shape = crate::lower::broadcast_shapes(&shape, &h.shape)?;
+    }
+    let n: usize = shape.iter().product();
+    let index = |h: &HostTensor, mut i: usize| {
+        let (mut off, mut stride) = (0, 1);
+        for d in (0..shape.len()).rev() {
+            let c = i % shape[d];
+            i /= shape[d];
+            let hd = d as isize - (shape.len() - h.shape.len()) as isize;
+            if hd >= 0 {
+                let size = h.shape[hd as usize];
+                off += if size == 1 { 0 } else { c * stride };
+                stride *= size;
+            }
+        }
+        off
+    };
+    let floats = inputs.iter().any(|h| h.ty.is_float()) || out_ty.is_float();
+    let data = if floats {
+        let vals: Vec<Vec<f64>> = inputs.iter().map(HostTensor::to_f64).collect();
+        let out = (0..n).map(|i| {
+            let args: Vec<f64> = inputs
+                .iter()
+                .zip(&vals)
+                .map(|(h, v)| v[index(h, i)])
+                .collect();
+            f(&args)
+        });
+        if out_ty.is_float() {
+            HostData::Float(out.map(|v| round_to(out_ty, v)).collect())
+        } else {
+            HostData::Int(out.map(|v| v as i64).collect())
+        }
+    } else {
+        let vals: Vec<Vec<i64>> = inputs.iter().map(HostTensor::to_i64).collect();
+        HostData::Int(
+            (0..n)
+                .map(|i| {
+                    let args: Vec<i64> = inputs
+                        .iter()
+                        .zip(&vals)
+                        .map(|(h, v)| v[index(h, i)])
+                        .collect();
+                    g(&args)
+                })
+                .collect(),
+        )
+    };
+    Some(HostTensor {
+        ty: out_ty,
+        shape,
+        data,
+    })
+}

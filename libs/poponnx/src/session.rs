@@ -92,7 +92,7 @@ fn new_graph(target: &Target, replicas: u32) -> Result<Graph> {
         input: "replicas".into(),
         reason,
     };
-    if target.num_ipus % replicas != 0 {
+    if !target.num_ipus.is_multiple_of(replicas) {
         return Err(bad(format!(
             "{replicas} replicas do not divide the target's {} chips",
             target.num_ipus

@@ -11,6 +11,9 @@ use crate::host::ElemType;
 
 pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
     let op = n.node.op.as_str();
+    if let Some(folded) = fold_on_host(cx, n, op) {
+        return Some(folded);
+    }
     if let Some(e) = unary_expr(n, op) {
         return Some(e.and_then(|e| unary(cx, n, &e, false)));
     }
@@ -358,4 +361,114 @@ fn cast_like(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let to = cx.value(n, 1)?.ty();
     n.ignore("saturate");
     cast_to(cx, n, to)
+}
+
+/// The element-wise ops models use on shapes and constants, evaluated on the host when every
+/// input is a host value (a `Shape` divided by 2, a `Range`'s bounds, a mask built from
+/// constants): integers in `i64` as ONNX computes them, floats in `f64` rounded to their type.
+fn fold_on_host(cx: &Cx, n: &NodeCx, op: &str) -> Option<Outputs> {
+    type F = fn(&[f64]) -> f64;
+    type G = fn(&[i64]) -> i64;
+    let (f, g, predicate): (F, G, bool) = match op {
+        "Add" => (|a| a[0] + a[1], |a| a[0].wrapping_add(a[1]), false),
+        "Sub" => (|a| a[0] - a[1], |a| a[0].wrapping_sub(a[1]), false),
+        "Mul" => (|a| a[0] * a[1], |a| a[0].wrapping_mul(a[1]), false),
+        "Div" => (
+            |a| a[0] / a[1],
+            |a| {
+                if a[1] == 0 {
+                    0
+                } else {
+                    a[0].wrapping_div(a[1])
+                }
+            },
+            false,
+        ),
+        "Max" => (
+            |a| a.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            |a| *a.iter().max().unwrap_or(&0),
+            false,
+        ),
+        "Min" => (
+            |a| a.iter().copied().fold(f64::INFINITY, f64::min),
+            |a| *a.iter().min().unwrap_or(&0),
+            false,
+        ),
+        "Neg" => (|a| -a[0], |a| a[0].wrapping_neg(), false),
+        "Abs" => (|a| a[0].abs(), |a| a[0].wrapping_abs(), false),
+        "Sqrt" => (|a| a[0].sqrt(), |a| a[0], false),
+        "Floor" => (|a| a[0].floor(), |a| a[0], false),
+        "Ceil" => (|a| a[0].ceil(), |a| a[0], false),
+        "Equal" => (
+            |a| (a[0] == a[1]) as i64 as f64,
+            |a| (a[0] == a[1]) as i64,
+            true,
+        ),
+        "Less" => (
+            |a| (a[0] < a[1]) as i64 as f64,
+            |a| (a[0] < a[1]) as i64,
+            true,
+        ),
+        "Greater" => (
+            |a| (a[0] > a[1]) as i64 as f64,
+            |a| (a[0] > a[1]) as i64,
+            true,
+        ),
+        "LessOrEqual" => (
+            |a| (a[0] <= a[1]) as i64 as f64,
+            |a| (a[0] <= a[1]) as i64,
+            true,
+        ),
+        "GreaterOrEqual" => (
+            |a| (a[0] >= a[1]) as i64 as f64,
+            |a| (a[0] >= a[1]) as i64,
+            true,
+        ),
+        "And" => (
+            |a| (a[0] != 0.0 && a[1] != 0.0) as i64 as f64,
+            |a| (a[0] != 0 && a[1] != 0) as i64,
+            true,
+        ),
+        "Or" => (
+            |a| (a[0] != 0.0 || a[1] != 0.0) as i64 as f64,
+            |a| (a[0] != 0 || a[1] != 0) as i64,
+            true,
+        ),
+        "Not" => (
+            |a| (a[0] == 0.0) as i64 as f64,
+            |a| (a[0] == 0) as i64,
+            true,
+        ),
+        "Where" => (
+            |a| if a[0] != 0.0 { a[1] } else { a[2] },
+            |a| if a[0] != 0 { a[1] } else { a[2] },
+            false,
+        ),
+        _ => return None,
+    };
+    if n.node.attributes.iter().any(|_| true) || n.num_inputs() == 0 {
+        return None;
+    }
+    let mut inputs = Vec::new();
+    for i in 0..n.num_inputs() {
+        match cx.value(n, i) {
+            Ok(Value::Host(h)) => inputs.push(h),
+            _ => return None,
+        }
+    }
+    // Where's type is its second input's; a predicate's is bool; the rest their first input's.
+    let ty = match (op, predicate) {
+        (_, true) => ElemType::Bool,
+        ("Where", _) => inputs[1].ty,
+        _ => inputs[0].ty,
+    };
+    if op == "Where" {
+        // The condition decides, it is not computed with: fold in the values' own domain.
+        let mut ins = inputs.clone();
+        ins[0] = crate::fold::cast(&inputs[0], inputs[1].ty);
+        inputs = ins;
+    }
+    let folded = crate::fold::elementwise(&inputs, ty, f, g)
+        .ok_or_else(|| n.input_error(1, "shapes do not broadcast"));
+    Some(folded.map(|h| vec![Value::Host(h)]))
 }

@@ -467,6 +467,8 @@ fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Err(OnnxError::UnsupportedOp { at: n.at.clone() })
 }
 
+pub(crate) use shape::broadcast_shapes;
+
 /// Normalises an axis in `-rank..rank` (ONNX's negative axes count from the end).
 pub(crate) fn axis(n: &NodeCx, attr: &str, a: i64, rank: usize) -> Result<usize> {
     let r = rank as i64;
