@@ -47,6 +47,8 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
         "Min" => variadic(cx, n, |a, b| a.min(b), None),
         "Where" => where_(cx, n),
         "Clip" => clip(cx, n),
+        "QuantizeLinear" => quantize(cx, n),
+        "DequantizeLinear" => dequantize(cx, n),
         "Cast" => cast(cx, n),
         "CastLike" => cast_like(cx, n),
         _ => return None,
@@ -73,12 +75,7 @@ fn unary_expr(n: &NodeCx, op: &str) -> Option<Result<Expr>> {
         "Reciprocal" => x().inverse(),
         "Sign" => x().sign(),
         "Relu" => x().max(0.0),
-        // ONNX rounds half to even: a tie is rounded as twice the rounded half.
-        "Round" => select(
-            (x() * 0.5).round() * 2.0,
-            x().round(),
-            (x() - x().trunc()).abs().equal(0.5),
-        ),
+        "Round" => round_half_even(x()),
         "Asin" => x().atan2((1.0 - x() * x()).sqrt()),
         "Acos" => (1.0 - x() * x()).sqrt().atan2(x()),
         "Atan" => x().atan2(1.0),
@@ -471,4 +468,97 @@ fn fold_on_host(cx: &Cx, n: &NodeCx, op: &str) -> Option<Outputs> {
     let folded = crate::fold::elementwise(&inputs, ty, f, g)
         .ok_or_else(|| n.input_error(1, "shapes do not broadcast"));
     Some(folded.map(|h| vec![Value::Host(h)]))
+}
+
+/// ONNX's rounding, half to even: a tie is rounded as twice the rounded half.
+fn round_half_even(x: Expr) -> Expr {
+    select(
+        (x.clone() * 0.5).round() * 2.0,
+        x.clone().round(),
+        (x.clone() - x.trunc()).abs().equal(0.5),
+    )
+}
+
+/// A quantization parameter (scale or zero point) shaped to broadcast against `x`: a scalar
+/// as it is, a 1-D one along `axis` (per-axis quantization). Blocked quantization is refused.
+fn quant_param(cx: &mut Cx, n: &NodeCx, i: usize, x: &Tensor, axis: i64) -> Result<Tensor> {
+    let (p, _) = cx.tensor(n, i)?;
+    if p.num_elements() == 1 {
+        return p.reshape(&[]).map_err(|e| n.lowering(e));
+    }
+    let a = super::axis(n, "axis", axis, x.rank())?;
+    if p.rank() != 1 || p.shape()[0] != x.shape()[a] {
+        return Err(n.input_error(
+            i,
+            format!("shape {:?} is neither a scalar nor one per element of axis {a} (blocked quantization is not supported)", p.shape()),
+        ));
+    }
+    let mut shape = vec![1; x.rank()];
+    shape[a] = x.shape()[a];
+    p.reshape(&shape).map_err(|e| n.lowering(e))
+}
+
+/// `QuantizeLinear` to `uint8` or `uint16`: `saturate(round_half_even(x / scale) + zero_point)`.
+fn quantize(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let axis = n.int("axis", 1)?;
+    if n.int("block_size", 0)? != 0 {
+        return Err(n.attr_error("block_size", "blocked quantization is not supported"));
+    }
+    n.ignore("saturate"); // only for float8 outputs, which no tile holds
+    let zp_ty = if n.has_input(2) {
+        cx.value(n, 2)?.ty()
+    } else {
+        ElemType::Uint8
+    };
+    let out_ty = match n.opt_int("output_dtype")? {
+        Some(c) if c != 0 => ElemType::from_code(c as i32),
+        _ => zp_ty,
+    };
+    let max = match out_ty {
+        ElemType::Uint8 => 255.0,
+        ElemType::Uint16 => 65535.0,
+        other => {
+            return Err(n.type_error(
+                "the output",
+                other,
+                "is not a quantized type a tile holds (uint8, uint16)",
+            ))
+        }
+    };
+    let (x, _) = cx.tensor(n, 0)?;
+    let scale = quant_param(cx, n, 1, &x, axis)?;
+    let f = x.dtype();
+    let mut inputs = vec![x.clone(), scale];
+    let mut q = round_half_even(_1 / _2);
+    if n.has_input(2) {
+        inputs.push(quant_param(cx, n, 2, &x, axis)?);
+        q = q + _3.cast(f);
+    }
+    let e = q
+        .clamp(0.0, max)
+        .cast(out_ty.device().expect("uint8 and uint16 are held"));
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let y = cx.map(n, &e, &refs, "quantize")?;
+    Ok(vec![Value::Device { t: y, ty: out_ty }])
+}
+
+/// `DequantizeLinear`: `(x - zero_point) · scale`, of the scale's type.
+fn dequantize(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let axis = n.int("axis", 1)?;
+    if n.int("block_size", 0)? != 0 {
+        return Err(n.attr_error("block_size", "blocked quantization is not supported"));
+    }
+    let (x, _) = cx.tensor(n, 0)?;
+    let scale_ty = cx.value(n, 1)?.ty();
+    let scale = quant_param(cx, n, 1, &x, axis)?;
+    let f = scale.dtype();
+    let mut inputs = vec![x.clone(), scale];
+    let mut e = _1.cast(f);
+    if n.has_input(2) {
+        inputs.push(quant_param(cx, n, 2, &x, axis)?);
+        e = e - _3.cast(f);
+    }
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let y = cx.map(n, &(e * _2), &refs, "dequantize")?;
+    Ok(vec![Value::Device { t: y, ty: scale_ty }])
 }
