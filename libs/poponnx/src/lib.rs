@@ -32,6 +32,20 @@ mod proto;
 mod session;
 
 pub use error::{At, OnnxError, Result};
+
+/// The fuzz target's property (`poplar-rs/fuzz`, target `onnx`; replayed on stable Rust by
+/// `tests/fuzz_smoke.rs`): any bytes give a model or an error, and a model gives a graph on a
+/// small chip or an error — never a panic, a hang or an allocation far beyond the input's
+/// size (host values are bounded; large fills stay on the chip as views).
+pub fn check_property(data: &[u8]) {
+    if let Ok(model) = Model::from_bytes(data) {
+        let _ = import(
+            &model,
+            &poplar::Target::custom(4, 64 * 1024),
+            &ImportOptions::default(),
+        );
+    }
+}
 pub use host::{ElemType, HostData, HostTensor};
 pub use model::{
     read_tensor_file, AttrValue, Dim, Model, ModelGraph, Node, ValueInfo, OPSETS, SOFTMAX_OPSET,

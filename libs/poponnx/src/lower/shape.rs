@@ -329,20 +329,43 @@ fn expand(cx: &mut Cx, n: &NodeCx) -> Outputs {
     Ok(vec![Value::Device { t: out, ty }])
 }
 
+/// Host values larger than this many elements are not made on the host: a fill of a large
+/// shape is a broadcast view of one constant element on the chip instead.
+pub(crate) const HOST_FOLD_LIMIT: usize = 1 << 16;
+
 fn constant_of_shape(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let shape: Vec<usize> = cx
         .host(n, 0)?
         .to_i64()
         .iter()
-        .map(|&d| d.max(0) as usize)
-        .collect();
-    let len = shape.iter().product();
+        .map(|&d| usize::try_from(d).map_err(|_| n.input_error(0, format!("dimension {d} < 0"))))
+        .collect::<Result<_>>()?;
+    let len = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| n.input_error(0, format!("shape {shape:?} overflows")))?;
     let value = n
         .tensor("value")?
         .unwrap_or_else(|| HostTensor::float(ElemType::Float, &[1], vec![0.0]));
+    if value.len() != 1 {
+        return Err(n.attr_error(
+            "value",
+            format!("{} elements, where one is required", value.len()),
+        ));
+    }
+    if len > HOST_FOLD_LIMIT {
+        let one = HostTensor {
+            shape: vec![1; shape.len()],
+            ..value
+        };
+        let name = cx.name(n, "fill");
+        let t = cx.constant(n, &one, &name)?;
+        let t = broadcast_to(n, &t, &shape)?;
+        return Ok(vec![Value::Device { t, ty: one.ty }]);
+    }
     let data = match &value.data {
-        HostData::Float(v) => HostData::Float(vec![v.first().copied().unwrap_or(0.0); len]),
-        HostData::Int(v) => HostData::Int(vec![v.first().copied().unwrap_or(0); len]),
+        HostData::Float(v) => HostData::Float(vec![v[0]; len]),
+        HostData::Int(v) => HostData::Int(vec![v[0]; len]),
     };
     Ok(vec![Value::Host(HostTensor {
         ty: value.ty,
