@@ -1,7 +1,747 @@
-//! (filled in by its op family's lowering)
+//! Neural-network ops: convolutions (`Conv`, and `ConvTranspose` as a convolution's input
+//! gradient) on poplin, pooling (`MaxPool`, `AveragePool`, the global ones) and `Softmax`,
+//! `LogSoftmax` on popnn, the normalisations (`BatchNormalization` at inference from its
+//! running statistics, `LayerNormalization`, `InstanceNormalization`, `GroupNormalization`)
+//! on popnn's layer and group norms with the ONNX scale and bias applied after, and `LRN` as
+//! shifted sums of squares. Inputs are in ONNX's `[N, C, *field]` layout, which is popnn's and
+//! poplin's.
 
-use super::{Cx, NodeCx, Outputs};
+use poplar::{DType, Tensor};
+use popnn::ops::{PoolParams, PoolingType};
+use popops::expr::{Expr, _1, _2, _3};
 
-pub(super) fn lower(_cx: &mut Cx, _n: &NodeCx) -> Option<Outputs> {
-    None
+use super::shape::broadcast_to;
+use super::{axis, Cx, NodeCx, Outputs, Value};
+use crate::error::Result;
+use crate::host::{ElemType, HostTensor};
+
+pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
+    Some(match n.node.op.as_str() {
+        "Conv" => conv(cx, n),
+        "ConvTranspose" => conv_transpose(cx, n),
+        "MaxPool" => pool(cx, n, PoolingType::Max),
+        "AveragePool" => pool(cx, n, PoolingType::Avg),
+        "GlobalMaxPool" => global_pool(cx, n, PoolingType::Max),
+        "GlobalAveragePool" => global_pool(cx, n, PoolingType::Avg),
+        "Softmax" => softmax(cx, n, false),
+        "LogSoftmax" => softmax(cx, n, true),
+        "BatchNormalization" => batch_norm(cx, n),
+        "LayerNormalization" => layer_norm(cx, n),
+        "InstanceNormalization" => instance_norm(cx, n),
+        "GroupNormalization" => group_norm(cx, n),
+        "LRN" => lrn(cx, n),
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+
+/// Input `i` on the chip, which must be `float` or `float16`.
+fn float_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
+    let (t, ty) = cx.tensor(n, i)?;
+    match ty {
+        ElemType::Float | ElemType::Float16 => Ok((t, ty)),
+        _ => Err(n.type_error(
+            format!("input {i} ('{}')", n.input_name(i)),
+            ty,
+            "this op does not take (float and float16 only)",
+        )),
+    }
+}
+
+/// `e` over an input of type `dt`, in f32.
+fn up(e: Expr, dt: DType) -> Expr {
+    if dt == DType::F32 {
+        e
+    } else {
+        e.cast(DType::F32)
+    }
+}
+
+/// An f32 expression rounded to `dt`.
+fn down(e: Expr, dt: DType) -> Expr {
+    if dt == DType::F32 {
+        e
+    } else {
+        e.cast(dt)
+    }
+}
+
+/// A per-channel vector `[C]` as a view broadcast over `shape` (`[N, C, *field]`).
+fn per_channel(n: &NodeCx, v: &Tensor, shape: &[usize], i: usize) -> Result<Tensor> {
+    if v.num_elements() != shape.get(1).copied().unwrap_or(0) {
+        return Err(n.input_error(
+            i,
+            format!(
+                "is {:?}; expected one value per channel of {shape:?}",
+                v.shape()
+            ),
+        ));
+    }
+    let mut s = vec![1; shape.len()];
+    s[1] = shape[1];
+    let v = v.reshape(&s).map_err(|e| n.lowering(e))?;
+    broadcast_to(n, &v, shape)
+}
+
+/// A graph constant of `shape` holding `value` everywhere.
+fn filled(cx: &mut Cx, n: &NodeCx, dtype: DType, shape: &[usize], value: f64) -> Result<Tensor> {
+    let len = shape.iter().product();
+    let h = HostTensor::float(ElemType::of_device(dtype), shape, vec![value; len]);
+    let name = cx.name(n, "filled");
+    cx.constant(n, &h, &name)
+}
+
+/// An error unless only the first `k` outputs are asked for.
+fn outputs_at_most(n: &NodeCx, k: usize, why: &str) -> Result<()> {
+    match n.node.outputs.iter().skip(k).position(|o| !o.is_empty()) {
+        Some(i) => Err(crate::error::OnnxError::attribute(
+            &n.at,
+            &format!("output {}", i + k),
+            why,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A field attribute (`strides`, `dilations`, …): `rank` values, `default` when absent, each
+/// at least `min`.
+fn field_attr(n: &NodeCx, name: &str, rank: usize, default: usize, min: i64) -> Result<Vec<usize>> {
+    match n.ints(name)? {
+        None => Ok(vec![default; rank]),
+        Some(v) if v.len() == rank && v.iter().all(|&x| x >= min) => {
+            Ok(v.iter().map(|&x| x as usize).collect())
+        }
+        Some(v) => Err(n.attr_error(
+            name,
+            format!("{v:?}: expected {rank} values of at least {min}"),
+        )),
+    }
+}
+
+/// The padding before and after each field dimension, from `pads` or `auto_pad`, for windows
+/// of `extent` (the dilated kernel) moved by `stride` over `field`.
+fn padding(
+    n: &NodeCx,
+    field: &[usize],
+    extent: &[usize],
+    stride: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    let r = field.len();
+    let auto = n.string("auto_pad", "NOTSET")?;
+    let pads = n.ints("pads")?;
+    match auto.as_str() {
+        "NOTSET" | "" => match pads {
+            None => Ok((vec![0; r], vec![0; r])),
+            Some(p) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => Ok((
+                p[..r].iter().map(|&x| x as usize).collect(),
+                p[r..].iter().map(|&x| x as usize).collect(),
+            )),
+            Some(p) => Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r))),
+        },
+        "VALID" => Ok((vec![0; r], vec![0; r])),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
+            for d in 0..r {
+                let out = field[d].div_ceil(stride[d]);
+                let total = ((out - 1) * stride[d] + extent[d]).saturating_sub(field[d]);
+                let small = total / 2;
+                (lo[d], hi[d]) = if auto == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                };
+            }
+            Ok((lo, hi))
+        }
+        other => Err(n.attr_error("auto_pad", format!("'{other}' is not an auto_pad value"))),
+    }
+}
+
+/// The `kernel_shape` attribute checked against the weights' kernel, or the weights' kernel.
+fn kernel_shape(n: &NodeCx, w: &[usize]) -> Result<Vec<usize>> {
+    match n.ints("kernel_shape")? {
+        Some(k) if k.iter().map(|&x| x as usize).eq(w.iter().copied()) => Ok(w.to_vec()),
+        Some(k) => Err(n.attr_error(
+            "kernel_shape",
+            format!("{k:?} is not the weights' kernel {w:?}"),
+        )),
+        None => Ok(w.to_vec()),
+    }
+}
+
+/// A float input `[N, C, *field]` with a field of 1 to 3 dimensions.
+fn spatial_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
+    let (x, ty) = float_input(cx, n, i)?;
+    if !(3..=5).contains(&x.rank()) {
+        return Err(n.input_error(
+            i,
+            format!(
+                "is {:?}; expected [N, C, *field] with 1 to 3 field dimensions",
+                x.shape()
+            ),
+        ));
+    }
+    Ok((x, ty))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convolutions
+
+/// The f32 output `y` plus the optional bias (input 2, per channel), as a value of `ty`.
+fn with_bias(cx: &mut Cx, n: &NodeCx, y: Tensor, ty: ElemType) -> Result<Value> {
+    let dt = ty.device().unwrap_or(DType::F32);
+    let y = match cx.opt_value(n, 2)? {
+        Some(_) => {
+            let (b, _) = float_input(cx, n, 2)?;
+            let b = per_channel(n, &b, y.shape(), 2)?;
+            let e = down(_1 + up(_2, b.dtype()), dt);
+            cx.map(n, &e, &[&y, &b], "bias")?
+        }
+        None if dt != DType::F32 => cx.map(n, &_1.cast(dt), &[&y], "cast")?,
+        None => y,
+    };
+    Ok(Value::Device { t: y, ty })
+}
+
+/// `Conv`: grouped, strided, dilated and padded, 1- to 3-D, with an optional bias.
+fn conv(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = spatial_input(cx, n, 0)?;
+    let (w, _) = float_input(cx, n, 1)?;
+    if w.rank() != x.rank() {
+        return Err(n.input_error(
+            1,
+            format!("is {:?}; expected [M, C/group, *kernel]", w.shape()),
+        ));
+    }
+    let w = if w.dtype() == x.dtype() {
+        w
+    } else {
+        cx.map(n, &_1.cast(x.dtype()), &[&w], "cast")?
+    };
+    let r = x.rank() - 2;
+    let kernel = kernel_shape(n, &w.shape()[2..])?;
+    let stride = field_attr(n, "strides", r, 1, 1)?;
+    let dilation = field_attr(n, "dilations", r, 1, 1)?;
+    let group = n.int("group", 1)?;
+    if group < 1 {
+        return Err(n.attr_error("group", format!("{group} < 1")));
+    }
+    let extent: Vec<usize> = (0..r).map(|d| dilation[d] * (kernel[d] - 1) + 1).collect();
+    let (lo, hi) = padding(n, &x.shape()[2..], &extent, &stride)?;
+    let group = group as usize;
+    if w.shape()[1] * group != x.shape()[1] {
+        return Err(n.input_error(
+            1,
+            format!(
+                "{:?} does not take {} channels in {group} group(s)",
+                w.shape(),
+                x.shape()[1]
+            ),
+        ));
+    }
+    let params = poplin::ConvParams::new(
+        x.shape()[0],
+        x.shape()[1],
+        w.shape()[0],
+        &x.shape()[2..],
+        &kernel,
+    )
+    .with_groups(group)
+    .with_stride(&stride)
+    .with_dilation(&dilation)
+    .with_padding(&lo, &hi)
+    .with_type(x.dtype());
+    let plan = poplin::plan_convolution(
+        cx.graph.target(),
+        &params,
+        poplin::ConvPass::Forward,
+        &poplin::ConvOptions::default(),
+    )
+    .map_err(|e| n.lowering(e))?;
+    let name = cx.name(n, "conv");
+    let (y, prog) =
+        poplin::convolution(cx.graph, &x, &w, &plan, &name).map_err(|e| n.lowering(e))?;
+    cx.prog.push(prog);
+    Ok(vec![with_bias(cx, n, y, ty)?])
+}
+
+/// The padding of a `ConvTranspose` and its output field: from `output_shape` (the padding
+/// split as `auto_pad` says) or from `pads`/`auto_pad`.
+fn transpose_geometry(
+    n: &NodeCx,
+    field: &[usize],
+    extent: &[usize],
+    stride: &[usize],
+    out_pad: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    let r = field.len();
+    let full: Vec<usize> = (0..r)
+        .map(|d| (field[d] - 1) * stride[d] + extent[d] + out_pad[d])
+        .collect();
+    let auto = n.string("auto_pad", "NOTSET")?;
+    let out_shape = n.ints("output_shape")?;
+    let pads = n.ints("pads")?;
+    let want: Option<Vec<usize>> = match out_shape {
+        Some(o) => Some(
+            o[o.len().saturating_sub(r)..]
+                .iter()
+                .map(|&x| x.max(0) as usize)
+                .collect(),
+        ),
+        None if auto.starts_with("SAME") => Some((0..r).map(|d| field[d] * stride[d]).collect()),
+        None => None,
+    };
+    let (lo, hi) = match (want, pads) {
+        (Some(want), _) => {
+            let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
+            for d in 0..r {
+                let total = full[d].checked_sub(want[d]).ok_or_else(|| {
+                    n.attr_error("output_shape", format!("{want:?} is larger than {full:?}"))
+                })?;
+                (lo[d], hi[d]) = if auto == "SAME_UPPER" {
+                    (total / 2, total - total / 2)
+                } else {
+                    (total - total / 2, total / 2)
+                };
+            }
+            (lo, hi)
+        }
+        (None, Some(p)) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => (
+            p[..r].iter().map(|&x| x as usize).collect(),
+            p[r..].iter().map(|&x| x as usize).collect(),
+        ),
+        (None, Some(p)) => {
+            return Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r)))
+        }
+        (None, None) => (vec![0; r], vec![0; r]),
+    };
+    let out: Vec<usize> = (0..r)
+        .map(|d| full[d].checked_sub(lo[d] + hi[d]))
+        .collect::<Option<_>>()
+        .ok_or_else(|| n.attr_error("pads", "pads larger than the output"))?;
+    Ok((lo, hi, out))
+}
+
+/// `ConvTranspose`: the input gradient of the convolution of its output by the weights
+/// (`[C, M/group, *kernel]`), with `output_padding` and `output_shape`.
+fn conv_transpose(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = spatial_input(cx, n, 0)?;
+    let (w, _) = float_input(cx, n, 1)?;
+    if w.rank() != x.rank() || w.shape()[0] != x.shape()[1] {
+        return Err(n.input_error(
+            1,
+            format!("is {:?}; expected [C, M/group, *kernel]", w.shape()),
+        ));
+    }
+    let w = if w.dtype() == x.dtype() {
+        w
+    } else {
+        cx.map(n, &_1.cast(x.dtype()), &[&w], "cast")?
+    };
+    let r = x.rank() - 2;
+    let kernel = kernel_shape(n, &w.shape()[2..])?;
+    let stride = field_attr(n, "strides", r, 1, 1)?;
+    let dilation = field_attr(n, "dilations", r, 1, 1)?;
+    let out_pad = field_attr(n, "output_padding", r, 0, 0)?;
+    let group = n.int("group", 1)?.max(1) as usize;
+    if let Some(d) = (0..r).find(|&d| out_pad[d] >= stride[d].max(dilation[d])) {
+        return Err(n.attr_error(
+            "output_padding",
+            format!("{out_pad:?}: too large in dimension {d}"),
+        ));
+    }
+    let extent: Vec<usize> = (0..r).map(|d| dilation[d] * (kernel[d] - 1) + 1).collect();
+    let (lo, hi, out) = transpose_geometry(n, &x.shape()[2..], &extent, &stride, &out_pad)?;
+    let params = poplin::ConvParams::new(
+        x.shape()[0],
+        w.shape()[1] * group,
+        x.shape()[1],
+        &out,
+        &kernel,
+    )
+    .with_groups(group)
+    .with_stride(&stride)
+    .with_dilation(&dilation)
+    .with_padding(&lo, &hi)
+    .with_type(x.dtype());
+    if params.output_field() != x.shape()[2..] {
+        return Err(n.attr_error("pads", "the padding does not give the input's field back"));
+    }
+    let plan = poplin::plan_convolution(
+        cx.graph.target(),
+        &params,
+        poplin::ConvPass::InputGradient,
+        &poplin::ConvOptions::default(),
+    )
+    .map_err(|e| n.lowering(e))?;
+    let name = cx.name(n, "convtranspose");
+    let (y, prog) = poplin::convolution_input_gradient(cx.graph, &x, &w, &plan, &name)
+        .map_err(|e| n.lowering(e))?;
+    cx.prog.push(prog);
+    Ok(vec![with_bias(cx, n, y, ty)?])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pooling
+
+/// `x` with `lo`/`hi` zeros before and after each field dimension (a copy).
+fn zero_pad(cx: &mut Cx, n: &NodeCx, x: &Tensor, lo: &[usize], hi: &[usize]) -> Result<Tensor> {
+    let mut t = x.clone();
+    for d in 0..lo.len() {
+        let axis = d + 2;
+        let mut parts = Vec::new();
+        for (k, before) in [(lo[d], true), (hi[d], false)] {
+            if k == 0 {
+                continue;
+            }
+            let mut s = t.shape().to_vec();
+            s[axis] = k;
+            let z = filled(cx, n, t.dtype(), &s, 0.0)?;
+            parts.push((z, before));
+        }
+        let mut all: Vec<Tensor> = parts.iter().filter(|p| p.1).map(|p| p.0.clone()).collect();
+        all.push(t.clone());
+        all.extend(parts.iter().filter(|p| !p.1).map(|p| p.0.clone()));
+        t = Tensor::concat_dim(&all, axis).map_err(|e| n.lowering(e))?;
+    }
+    cx.copy(n, &t, "padded")
+}
+
+/// The extra padding after each field dimension that `ceil_mode` adds: the last window may
+/// start inside the (padded-before) field and hang over its end.
+fn ceil_extra(field: &[usize], k: &[usize], s: &[usize], lo: &[usize], hi: &[usize]) -> Vec<usize> {
+    (0..field.len())
+        .map(|d| {
+            let span = (field[d] + lo[d] + hi[d]).saturating_sub(k[d]);
+            let mut out = span.div_ceil(s[d]) + 1;
+            if (out - 1) * s[d] >= field[d] + lo[d] {
+                out -= 1;
+            }
+            ((out - 1) * s[d] + k[d]).saturating_sub(field[d] + lo[d] + hi[d])
+        })
+        .collect()
+}
+
+/// `MaxPool` and `AveragePool` (`count_include_pad` by padding with zeros first; `ceil_mode`
+/// as padding after that no window counts). Dilated windows and `MaxPool`'s indices are not
+/// supported.
+fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
+    let (x, ty) = spatial_input(cx, n, 0)?;
+    let r = x.rank() - 2;
+    outputs_at_most(n, 1, "MaxPool's indices are not supported")?;
+    let kernel = match n.ints("kernel_shape")? {
+        Some(k) if k.len() == r && k.iter().all(|&v| v >= 1) => {
+            k.iter().map(|&v| v as usize).collect::<Vec<_>>()
+        }
+        k => return Err(n.attr_error("kernel_shape", format!("{k:?}: expected {r} sizes ≥ 1"))),
+    };
+    let stride = field_attr(n, "strides", r, 1, 1)?;
+    let dilation = field_attr(n, "dilations", r, 1, 1)?;
+    if dilation.iter().any(|&d| d != 1) {
+        return Err(n.attr_error(
+            "dilations",
+            format!("{dilation:?}: dilated pooling is not supported"),
+        ));
+    }
+    let ceil = n.int("ceil_mode", 0)? != 0;
+    let include_pad = kind == PoolingType::Avg && n.int("count_include_pad", 0)? != 0;
+    n.ignore("storage_order"); // only the indices depend on it
+    let (mut lo, mut hi) = padding(n, &x.shape()[2..], &kernel, &stride)?;
+    let mut x = x;
+    if include_pad && lo.iter().chain(&hi).any(|&p| p > 0) {
+        x = zero_pad(cx, n, &x, &lo, &hi)?;
+        (lo, hi) = (vec![0; r], vec![0; r]);
+    }
+    if ceil {
+        let extra = ceil_extra(&x.shape()[2..], &kernel, &stride, &lo, &hi);
+        hi.iter_mut().zip(extra).for_each(|(h, e)| *h += e);
+    }
+    if let Some(d) = (0..r).find(|&d| lo[d] >= kernel[d] || hi[d] >= kernel[d]) {
+        return Err(n.attr_error(
+            "pads",
+            format!("padding in dimension {d} is not smaller than the kernel"),
+        ));
+    }
+    let p = PoolParams::new(kind, &kernel)
+        .with_stride(&stride)
+        .with_padding(&lo, &hi);
+    let name = cx.name(n, "pool");
+    let y = popnn::ops::pool(cx.graph, &p, &x, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `GlobalMaxPool`, `GlobalAveragePool`: one window over the whole field (flattened).
+fn global_pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    if x.rank() < 2 {
+        return Err(n.input_error(0, format!("is {:?}; expected [N, C, *field]", x.shape())));
+    }
+    let (b, c) = (x.shape()[0], x.shape()[1]);
+    let f: usize = x.shape()[2..].iter().product();
+    let flat = x.reshape(&[b, c, f]).map_err(|e| n.lowering(e))?;
+    let p = PoolParams::new(kind, &[f]);
+    let name = cx.name(n, "globalpool");
+    let y =
+        popnn::ops::pool(cx.graph, &p, &flat, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    let mut shape = vec![1; x.rank()];
+    shape[..2].copy_from_slice(&[b, c]);
+    let y = y.reshape(&shape).map_err(|e| n.lowering(e))?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax
+
+/// `Softmax`, `LogSoftmax` along `axis` (opset 13: one axis), moved last for popnn and back.
+fn softmax(cx: &mut Cx, n: &NodeCx, log: bool) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    let rank = x.rank();
+    if rank == 0 {
+        return Err(n.input_error(0, "is a scalar; softmax needs an axis"));
+    }
+    let a = axis(n, "axis", n.int("axis", -1)?, rank)?;
+    if x.num_elements() == 0 {
+        return Ok(vec![Value::Device { t: x, ty }]);
+    }
+    let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
+    let mut inverse = vec![0; rank];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    let moved = x.dim_shuffle(&perm).map_err(|e| n.lowering(e))?;
+    let name = cx.name(n, if log { "logsoftmax" } else { "softmax" });
+    let f = if log {
+        popnn::ops::log_softmax
+    } else {
+        popnn::ops::softmax
+    };
+    let y = f(cx.graph, &moved, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    let y = y.dim_shuffle(&inverse).map_err(|e| n.lowering(e))?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalisation
+
+/// `BatchNormalization` at inference: `(x − mean) / √(var + ε) · scale + B` per channel, one
+/// fused map over broadcast views (`training_mode` 1 is not supported).
+fn batch_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let eps = n.float("epsilon", 1e-5)? as f64;
+    n.ignore("momentum"); // only the running statistics of training use it
+    n.ignore("spatial"); // opsets before 9; 1 (its default) is the only layout here
+    if n.int("training_mode", 0)? != 0 {
+        return Err(n.attr_error(
+            "training_mode",
+            "training is not supported (inference only)",
+        ));
+    }
+    outputs_at_most(n, 1, "the running statistics are outputs of training only")?;
+    let (x, ty) = float_input(cx, n, 0)?;
+    if x.rank() < 2 {
+        return Err(n.input_error(0, format!("is {:?}; expected [N, C, ...]", x.shape())));
+    }
+    let shape = x.shape().to_vec();
+    let mut views = vec![x.clone()];
+    for i in 1..5 {
+        let (v, _) = float_input(cx, n, i)?;
+        views.push(per_channel(n, &v, &shape, i)?);
+    }
+    let u = |i: usize| up(Expr::Placeholder(i + 1), views[i].dtype());
+    let e = (u(0) - u(3)) / (u(4) + eps).sqrt() * u(1) + u(2);
+    let refs: Vec<&Tensor> = views.iter().collect();
+    let y = cx.map(n, &down(e, x.dtype()), &refs, "batchnorm")?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `y · scale + bias` with `scale`, `bias` (inputs `si`, `bi`; `bias` optional) broadcast to
+/// `y`'s shape from the trailing `norm_shape` or per channel, rounded to `dt`.
+fn scale_bias(
+    cx: &mut Cx,
+    n: &NodeCx,
+    y: &Tensor,
+    si: usize,
+    bi: usize,
+    dt: DType,
+) -> Result<Tensor> {
+    let (s, _) = float_input(cx, n, si)?;
+    let s = fit(n, &s, y.shape(), si)?;
+    let (e, mut ins) = (up(_1, y.dtype()) * up(_2, s.dtype()), vec![y.clone(), s]);
+    let e = match cx.opt_value(n, bi)? {
+        Some(_) => {
+            let (b, _) = float_input(cx, n, bi)?;
+            let b = fit(n, &b, y.shape(), bi)?;
+            let bt = b.dtype();
+            ins.push(b);
+            e + up(_3, bt)
+        }
+        None => e,
+    };
+    let refs: Vec<&Tensor> = ins.iter().collect();
+    cx.map(n, &down(e, dt), &refs, "scale")
+}
+
+/// `v` broadcast (numpy) to `shape`, or an error on input `i`.
+fn fit(n: &NodeCx, v: &Tensor, shape: &[usize], i: usize) -> Result<Tensor> {
+    let ok = super::shape::broadcast_shapes(v.shape(), shape).as_deref() == Some(shape);
+    if !ok {
+        return Err(n.input_error(
+            i,
+            format!("{:?} does not broadcast to {shape:?}", v.shape()),
+        ));
+    }
+    broadcast_to(n, v, shape)
+}
+
+/// Normalises `x` over its trailing axes from `a` (popnn's layer norm of `[outer, 1, inner]`
+/// with unit scale): the normalised f32-computed tensor (of `x`'s type) and the f32 mean and
+/// inverse standard deviation, `[outer]`.
+fn normalise_trailing(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    a: usize,
+    eps: f32,
+) -> Result<(Tensor, popnn::ops::NormStats)> {
+    let outer: usize = x.shape()[..a].iter().product();
+    let inner: usize = x.shape()[a..].iter().product();
+    if outer == 0 || inner == 0 {
+        return Err(n.input_error(0, format!("{:?} is empty", x.shape())));
+    }
+    let flat = x.reshape(&[outer, 1, inner]).map_err(|e| n.lowering(e))?;
+    let one = filled(cx, n, x.dtype(), &[1], 1.0)?;
+    let zero = filled(cx, n, x.dtype(), &[1], 0.0)?;
+    let name = cx.name(n, "norm");
+    let (y, stats) = popnn::ops::layer_norm(cx.graph, &flat, &one, &zero, eps, &mut cx.prog, &name)
+        .map_err(|e| n.lowering(e))?;
+    let y = y.reshape(x.shape()).map_err(|e| n.lowering(e))?;
+    Ok((y, stats))
+}
+
+/// `LayerNormalization` over the axes from `axis`, with its optional `Mean` and `InvStdDev`
+/// outputs (f32, the normalised axes kept as 1).
+fn layer_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    let a = axis(n, "axis", n.int("axis", -1)?, x.rank())?;
+    let eps = n.float("epsilon", 1e-5)?;
+    n.ignore("stash_type"); // statistics are computed in f32 either way
+    let (y, stats) = normalise_trailing(cx, n, &x, a, eps)?;
+    let y = scale_bias(cx, n, &y, 1, 2, x.dtype())?;
+    let mut stat_shape = x.shape().to_vec();
+    stat_shape[a..].iter_mut().for_each(|d| *d = 1);
+    let mut out = vec![Value::Device { t: y, ty }];
+    for s in [stats.mean, stats.inv_std] {
+        let t = s.reshape(&stat_shape).map_err(|e| n.lowering(e))?;
+        let t = if ty == ElemType::Float16 {
+            cx.map(n, &_1.cast(DType::F16), &[&t], "cast")?
+        } else {
+            t
+        };
+        out.push(Value::Device { t, ty });
+    }
+    Ok(out)
+}
+
+/// `InstanceNormalization`: per sample and channel over the field, then per-channel scale
+/// and bias.
+fn instance_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    let eps = n.float("epsilon", 1e-5)?;
+    if x.rank() < 3 {
+        return Err(n.input_error(0, format!("is {:?}; expected [N, C, *field]", x.shape())));
+    }
+    let (y, _) = normalise_trailing(cx, n, &x, 2, eps)?;
+    let shape = y.shape().to_vec();
+    let (s, _) = float_input(cx, n, 1)?;
+    let (b, _) = float_input(cx, n, 2)?;
+    let (s, b) = (
+        per_channel(n, &s, &shape, 1)?,
+        per_channel(n, &b, &shape, 2)?,
+    );
+    let e = up(_1, y.dtype()) * up(_2, s.dtype()) + up(_3, b.dtype());
+    let y = cx.map(n, &down(e, x.dtype()), &[&y, &s, &b], "scale")?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `GroupNormalization`: per sample and group of channels, then the scale and bias — per
+/// channel (opset 21) or per group (opset 18, repeated over the group's channels).
+fn group_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    let eps = n.float("epsilon", 1e-5)?;
+    n.ignore("stash_type"); // statistics are computed in f32 either way
+    let g = n.int("num_groups", 0)?;
+    if x.rank() < 2 || g < 1 || x.shape()[1] % g as usize != 0 {
+        return Err(n.attr_error(
+            "num_groups",
+            format!("{g} groups do not divide the channels of {:?}", x.shape()),
+        ));
+    }
+    let (b, c, g) = (x.shape()[0], x.shape()[1], g as usize);
+    let rest: usize = x.shape()[2..].iter().product();
+    let grouped = x
+        .reshape(&[b, g, (c / g) * rest])
+        .map_err(|e| n.lowering(e))?;
+    let (y, _) = normalise_trailing(cx, n, &grouped, 2, eps)?;
+    let y = y.reshape(x.shape()).map_err(|e| n.lowering(e))?;
+    let shape = x.shape().to_vec();
+    let mut vs = Vec::new();
+    for i in [1, 2] {
+        let (v, _) = float_input(cx, n, i)?;
+        let v = if v.num_elements() == g && g != c {
+            let r = v.reshape(&[g, 1]).map_err(|e| n.lowering(e))?;
+            let r = r.broadcast(c / g, 1).map_err(|e| n.lowering(e))?;
+            r.reshape(&[c]).map_err(|e| n.lowering(e))?
+        } else {
+            v
+        };
+        vs.push(per_channel(n, &v, &shape, i)?);
+    }
+    let e = up(_1, y.dtype()) * up(_2, vs[0].dtype()) + up(_3, vs[1].dtype());
+    let y = cx.map(n, &down(e, x.dtype()), &[&y, &vs[0], &vs[1]], "scale")?;
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `LRN`: `x / (bias + alpha / size · Σ x²)^beta`, the sum over the `size` channels around
+/// each (zeros past the ends), as shifted views of the zero-padded squares.
+fn lrn(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let alpha = n.float("alpha", 1e-4)? as f64;
+    let beta = n.float("beta", 0.75)? as f64;
+    let bias = n.float("bias", 1.0)? as f64;
+    let size = n.int("size", 0)?;
+    if size < 1 {
+        return Err(n.attr_error("size", format!("{size}: must be at least 1")));
+    }
+    let (x, ty) = float_input(cx, n, 0)?;
+    if x.rank() < 2 {
+        return Err(n.input_error(0, format!("is {:?}; expected [N, C, ...]", x.shape())));
+    }
+    let size = size as usize;
+    let (before, after) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let sq = cx.map(n, &(up(_1, x.dtype()) * up(_1, x.dtype())), &[&x], "square")?;
+    let c = x.shape()[1];
+    let mut parts = Vec::new();
+    for (k, at) in [(before, 0), (after, 1)] {
+        let mut s = sq.shape().to_vec();
+        s[1] = k;
+        if k > 0 {
+            parts.push((filled(cx, n, DType::F32, &s, 0.0)?, at));
+        }
+    }
+    let mut all: Vec<Tensor> = parts
+        .iter()
+        .filter(|p| p.1 == 0)
+        .map(|p| p.0.clone())
+        .collect();
+    all.push(sq);
+    all.extend(parts.iter().filter(|p| p.1 == 1).map(|p| p.0.clone()));
+    let padded = Tensor::concat_dim(&all, 1).map_err(|e| n.lowering(e))?;
+    let mut sum = padded.slice_dim(1, 0..c).map_err(|e| n.lowering(e))?;
+    for j in 1..size {
+        let v = padded.slice_dim(1, j..j + c).map_err(|e| n.lowering(e))?;
+        sum = cx.map(n, &(_1 + _2), &[&sum, &v], "sum")?;
+    }
+    let e = up(_1, x.dtype()) / (_2 * (alpha / size as f64) + bias).pow(beta);
+    let y = cx.map(n, &down(e, x.dtype()), &[&x, &sum], "lrn")?;
+    Ok(vec![Value::Device { t: y, ty }])
 }
