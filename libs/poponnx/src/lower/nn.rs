@@ -293,29 +293,32 @@ fn transpose_geometry(
         None if auto.starts_with("SAME") => Some((0..r).map(|d| field[d] * stride[d]).collect()),
         None => None,
     };
-    let (lo, hi) = match (want, pads) {
-        (Some(want), _) => {
-            let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
-            for d in 0..r {
-                let total = full[d].checked_sub(want[d]).ok_or_else(|| {
-                    n.attr_error("output_shape", format!("{want:?} is larger than {full:?}"))
-                })?;
-                (lo[d], hi[d]) = if auto == "SAME_UPPER" {
-                    (total / 2, total - total / 2)
-                } else {
-                    (total - total / 2, total / 2)
-                };
-            }
-            (lo, hi)
+    if let Some(want) = want {
+        // Padding from the shape wanted; an output larger than the full one is extended
+        // after its end (as `output_padding` does).
+        let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
+        for d in 0..r {
+            let total = full[d].saturating_sub(want[d]);
+            (lo[d], hi[d]) = if auto == "SAME_UPPER" {
+                (total / 2, total - total / 2)
+            } else {
+                (total - total / 2, total / 2)
+            };
         }
-        (None, Some(p)) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => (
+        return Ok((lo, hi, want));
+    }
+    let (lo, hi) = match pads {
+        Some(p) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => (
             p[..r].iter().map(|&x| x as usize).collect(),
             p[r..].iter().map(|&x| x as usize).collect(),
         ),
-        (None, Some(p)) => {
-            return Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r)))
+        Some(p) => {
+            return Err(n.attr_error(
+                "pads",
+                format!("{p:?}: expected {} values ≥ 0", 2 * r),
+            ))
         }
-        (None, None) => (vec![0; r], vec![0; r]),
+        None => (vec![0; r], vec![0; r]),
     };
     let out: Vec<usize> = (0..r)
         .map(|d| full[d].checked_sub(lo[d] + hi[d]))
