@@ -313,10 +313,7 @@ fn transpose_geometry(
             p[r..].iter().map(|&x| x as usize).collect(),
         ),
         Some(p) => {
-            return Err(n.attr_error(
-                "pads",
-                format!("{p:?}: expected {} values ≥ 0", 2 * r),
-            ))
+            return Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r)))
         }
         None => (vec![0; r], vec![0; r]),
     };
@@ -389,90 +386,270 @@ fn conv_transpose(cx: &mut Cx, n: &NodeCx) -> Outputs {
 // ---------------------------------------------------------------------------------------------
 // Pooling
 
+/// `x` with `before`/`after` elements of `value` around axis `axis` (a view).
+fn pad_axis(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    axis: usize,
+    (before, after): (usize, usize),
+    value: f64,
+) -> Result<Tensor> {
+    let mut all = Vec::with_capacity(3);
+    for (k, at) in [(before, 0), (after, 2)] {
+        if k > 0 {
+            let mut s = x.shape().to_vec();
+            s[axis] = k;
+            all.push((filled(cx, n, x.dtype(), &s, value)?, at));
+        }
+    }
+    all.push((x.clone(), 1));
+    all.sort_by_key(|p| p.1);
+    let parts: Vec<Tensor> = all.into_iter().map(|p| p.0).collect();
+    Tensor::concat_dim(&parts, axis).map_err(|e| n.lowering(e))
+}
+
 /// `x` with `lo`/`hi` zeros before and after each field dimension (a copy).
 fn zero_pad(cx: &mut Cx, n: &NodeCx, x: &Tensor, lo: &[usize], hi: &[usize]) -> Result<Tensor> {
     let mut t = x.clone();
     for d in 0..lo.len() {
-        let axis = d + 2;
-        let mut parts = Vec::new();
-        for (k, before) in [(lo[d], true), (hi[d], false)] {
-            if k == 0 {
-                continue;
-            }
-            let mut s = t.shape().to_vec();
-            s[axis] = k;
-            let z = filled(cx, n, t.dtype(), &s, 0.0)?;
-            parts.push((z, before));
-        }
-        let mut all: Vec<Tensor> = parts.iter().filter(|p| p.1).map(|p| p.0.clone()).collect();
-        all.push(t.clone());
-        all.extend(parts.iter().filter(|p| !p.1).map(|p| p.0.clone()));
-        t = Tensor::concat_dim(&all, axis).map_err(|e| n.lowering(e))?;
+        t = pad_axis(cx, n, &t, d + 2, (lo[d], hi[d]), 0.0)?;
     }
     cx.copy(n, &t, "padded")
 }
 
 /// The extra padding after each field dimension that `ceil_mode` adds: the last window may
 /// start inside the (padded-before) field and hang over its end.
-fn ceil_extra(field: &[usize], k: &[usize], s: &[usize], lo: &[usize], hi: &[usize]) -> Vec<usize> {
+fn ceil_extra(
+    field: &[usize],
+    ext: &[usize],
+    s: &[usize],
+    lo: &[usize],
+    hi: &[usize],
+) -> Vec<usize> {
     (0..field.len())
         .map(|d| {
-            let span = (field[d] + lo[d] + hi[d]).saturating_sub(k[d]);
+            let span = (field[d] + lo[d] + hi[d]).saturating_sub(ext[d]);
             let mut out = span.div_ceil(s[d]) + 1;
             if (out - 1) * s[d] >= field[d] + lo[d] {
                 out -= 1;
             }
-            ((out - 1) * s[d] + k[d]).saturating_sub(field[d] + lo[d] + hi[d])
+            ((out - 1) * s[d] + ext[d]).saturating_sub(field[d] + lo[d] + hi[d])
         })
         .collect()
 }
 
+/// A pooling's padding: explicit (`pads`, `auto_pad`) before and after, and what
+/// `ceil_mode` adds after (never counted by an average).
+struct Pads {
+    lo: Vec<usize>,
+    hi: Vec<usize>,
+    extra: Vec<usize>,
+}
+
+/// A pooling's window: kernel, stride, dilation per field dimension.
+struct Window {
+    kernel: Vec<usize>,
+    stride: Vec<usize>,
+    dilation: Vec<usize>,
+}
+
+impl Window {
+    fn extent(&self) -> Vec<usize> {
+        (0..self.kernel.len())
+            .map(|d| self.dilation[d] * (self.kernel[d] - 1) + 1)
+            .collect()
+    }
+}
+
 /// `MaxPool` and `AveragePool` (`count_include_pad` by padding with zeros first; `ceil_mode`
-/// as padding after that no window counts). Dilated windows and `MaxPool`'s indices are not
-/// supported.
+/// as padding after that no window counts; dilated windows gathered tap by tap). `MaxPool` of
+/// integers is computed in f32; its indices are not supported.
 fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
-    let (x, ty) = spatial_input(cx, n, 0)?;
-    let r = x.rank() - 2;
     outputs_at_most(n, 1, "MaxPool's indices are not supported")?;
+    let (x, ty) = cx.tensor(n, 0)?;
+    let x = match ty {
+        ElemType::Float | ElemType::Float16 => x,
+        ElemType::Uint8
+        | ElemType::Int32
+        | ElemType::Uint16
+        | ElemType::Uint32
+        | ElemType::Int64
+            if kind == PoolingType::Max =>
+        {
+            cx.map(n, &_1.cast(DType::F32), &[&x], "cast")?
+        }
+        _ => return Err(n.type_error("input 0", ty, "this pooling does not take")),
+    };
+    if !(3..=5).contains(&x.rank()) {
+        return Err(n.input_error(
+            0,
+            format!("is {:?}; expected 1 to 3 field dimensions", x.shape()),
+        ));
+    }
+    let r = x.rank() - 2;
     let kernel = match n.ints("kernel_shape")? {
         Some(k) if k.len() == r && k.iter().all(|&v| v >= 1) => {
             k.iter().map(|&v| v as usize).collect::<Vec<_>>()
         }
         k => return Err(n.attr_error("kernel_shape", format!("{k:?}: expected {r} sizes ≥ 1"))),
     };
-    let stride = field_attr(n, "strides", r, 1, 1)?;
-    let dilation = field_attr(n, "dilations", r, 1, 1)?;
-    if dilation.iter().any(|&d| d != 1) {
-        return Err(n.attr_error(
-            "dilations",
-            format!("{dilation:?}: dilated pooling is not supported"),
-        ));
-    }
+    let w = Window {
+        kernel,
+        stride: field_attr(n, "strides", r, 1, 1)?,
+        dilation: field_attr(n, "dilations", r, 1, 1)?,
+    };
     let ceil = n.int("ceil_mode", 0)? != 0;
     let include_pad = kind == PoolingType::Avg && n.int("count_include_pad", 0)? != 0;
     n.ignore("storage_order"); // only the indices depend on it
-    let (mut lo, mut hi) = padding(n, &x.shape()[2..], &kernel, &stride)?;
-    let mut x = x;
-    if include_pad && lo.iter().chain(&hi).any(|&p| p > 0) {
-        x = zero_pad(cx, n, &x, &lo, &hi)?;
-        (lo, hi) = (vec![0; r], vec![0; r]);
-    }
-    if ceil {
-        let extra = ceil_extra(&x.shape()[2..], &kernel, &stride, &lo, &hi);
-        hi.iter_mut().zip(extra).for_each(|(h, e)| *h += e);
-    }
-    if let Some(d) = (0..r).find(|&d| lo[d] >= kernel[d] || hi[d] >= kernel[d]) {
+    let ext = w.extent();
+    let (lo, hi) = padding(n, &x.shape()[2..], &ext, &w.stride)?;
+    let extra = if ceil {
+        ceil_extra(&x.shape()[2..], &ext, &w.stride, &lo, &hi)
+    } else {
+        vec![0; r]
+    };
+    let pads = Pads { lo, hi, extra };
+    let y = if w.dilation.iter().any(|&d| d != 1) {
+        pool_taps(cx, n, &x, kind, &w, &pads, include_pad)?
+    } else {
+        pool_plain(cx, n, &x, kind, &w, &pads, include_pad)?
+    };
+    let dt = ty.device().unwrap_or(DType::F32);
+    let y = if y.dtype() != dt {
+        cx.map(n, &_1.cast(dt), &[&y], "cast")?
+    } else {
+        y
+    };
+    Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// An undilated pooling on popnn (padding with zeros first for `count_include_pad`).
+fn pool_plain(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    kind: PoolingType,
+    w: &Window,
+    pads: &Pads,
+    include_pad: bool,
+) -> Result<Tensor> {
+    let r = pads.lo.len();
+    let counted = include_pad && pads.lo.iter().chain(&pads.hi).any(|&p| p > 0);
+    let (x, lo, hi) = if counted {
+        let x = zero_pad(cx, n, x, &pads.lo, &pads.hi)?;
+        (x, vec![0; r], pads.extra.clone())
+    } else {
+        let hi = (0..r).map(|d| pads.hi[d] + pads.extra[d]).collect();
+        (x.clone(), pads.lo.clone(), hi)
+    };
+    if let Some(d) = (0..r).find(|&d| lo[d] >= w.kernel[d] || hi[d] >= w.kernel[d]) {
         return Err(n.attr_error(
             "pads",
             format!("padding in dimension {d} is not smaller than the kernel"),
         ));
     }
-    let p = PoolParams::new(kind, &kernel)
-        .with_stride(&stride)
+    let p = PoolParams::new(kind, &w.kernel)
+        .with_stride(&w.stride)
         .with_padding(&lo, &hi);
     let name = cx.name(n, "pool");
-    let y = popnn::ops::pool(cx.graph, &p, &x, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
-    Ok(vec![Value::Device { t: y, ty }])
+    popnn::ops::pool(cx.graph, &p, &x, &mut cx.prog, &name).map_err(|e| n.lowering(e))
+}
+
+/// A dilated pooling: along each field dimension, the `kernel` taps of every window gathered
+/// side by side (strided views of the padded input), then one undilated pooling of windows
+/// `kernel` long and as far apart. Padding holds −∞ (max) or zeros (average, the mean then
+/// rescaled by how many elements each window counts: the real ones, or also the explicit
+/// padding and what `ceil_mode` adds with `count_include_pad`, as ONNX's reference does).
+fn pool_taps(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    kind: PoolingType,
+    w: &Window,
+    pads: &Pads,
+    include_pad: bool,
+) -> Result<Tensor> {
+    let lo = &pads.lo;
+    let hi: Vec<usize> = (0..lo.len()).map(|d| pads.hi[d] + pads.extra[d]).collect();
+    let fill = if kind == PoolingType::Max {
+        f64::NEG_INFINITY
+    } else {
+        0.0
+    };
+    let field = x.shape()[2..].to_vec();
+    let ext = w.extent();
+    let mut t = x.clone();
+    let mut outs = Vec::new();
+    for d in 0..field.len() {
+        let (k, s, dil) = (w.kernel[d], w.stride[d], w.dilation[d]);
+        let padded = field[d] + lo[d] + hi[d];
+        if padded < ext[d] {
+            return Err(n.attr_error("kernel_shape", "the window is larger than the padded input"));
+        }
+        let out = (padded - ext[d]) / s + 1;
+        let need = ((k - 1) * dil + out * s).max(padded);
+        t = pad_axis(cx, n, &t, d + 2, (lo[d], need - field[d] - lo[d]), fill)?;
+        t = gather_taps(n, &t, d + 2, (k, s, dil, out))?;
+        outs.push(out);
+    }
+    let t = cx.copy(n, &t, "windows")?;
+    let p = PoolParams::new(kind, &w.kernel).with_stride(&w.kernel);
+    let name = cx.name(n, "pool");
+    let y = popnn::ops::pool(cx.graph, &p, &t, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+    // With count_include_pad every tap counts (as in ONNX's reference, also those ceil_mode
+    // adds); otherwise the mean over all taps is rescaled to the real elements'.
+    if kind == PoolingType::Max || include_pad {
+        return Ok(y);
+    }
+    // Positions from the start of the padded field: the real elements are lo..lo + field.
+    let counted = |d: usize, o: usize| {
+        (0..w.kernel[d])
+            .filter(|j| (lo[d]..lo[d] + field[d]).contains(&(o * w.stride[d] + j * w.dilation[d])))
+            .count()
+    };
+    let taps: usize = w.kernel.iter().product();
+    let mut scale = vec![1.0f64; outs.iter().product()];
+    for (i, v) in scale.iter_mut().enumerate() {
+        let mut rest = i;
+        let mut c = 1usize;
+        for d in (0..outs.len()).rev() {
+            c *= counted(d, rest % outs[d]);
+            rest /= outs[d];
+        }
+        *v = taps as f64 / c.max(1) as f64;
+    }
+    let shape = [vec![1, 1], outs].concat();
+    let name = cx.name(n, "count");
+    let sc = cx.constant(n, &HostTensor::float(ElemType::Float, &shape, scale), &name)?;
+    let sc = broadcast_to(n, &sc, y.shape())?;
+    let e = down(up(_1, y.dtype()) * _2, y.dtype());
+    cx.map(n, &e, &[&y, &sc], "rescale")
+}
+
+/// Along `axis`, the `k` taps `o·s + j·dil` of each of `out` windows side by side (`out · k`
+/// long), as views.
+fn gather_taps(
+    n: &NodeCx,
+    t: &Tensor,
+    axis: usize,
+    (k, s, dil, out): (usize, usize, usize, usize),
+) -> Result<Tensor> {
+    let le = |e| n.lowering(e);
+    let shape = t.shape().to_vec();
+    let mut taps = Vec::with_capacity(k);
+    for j in 0..k {
+        let v = t.slice_dim(axis, j * dil..j * dil + out * s).map_err(le)?;
+        let mut split = shape.clone();
+        split.splice(axis..=axis, [out, s]);
+        let v = v.reshape(&split).map_err(le)?;
+        let v = v.slice_dim(axis + 1, 0..1).map_err(le)?;
+        taps.push(v);
+    }
+    let g = Tensor::concat_dim(&taps, axis + 1).map_err(le)?;
+    let mut merged = shape;
+    merged[axis] = out * k;
+    g.reshape(&merged).map_err(le)
 }
 
 /// `GlobalMaxPool`, `GlobalAveragePool`: one window over the whole field (flattened).
