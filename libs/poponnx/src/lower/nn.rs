@@ -709,13 +709,10 @@ fn softmax(cx: &mut Cx, n: &NodeCx, log: bool) -> Outputs {
 /// fused map over broadcast views (`training_mode` 1 is not supported).
 fn batch_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let eps = n.float("epsilon", 1e-5)? as f64;
-    n.ignore("momentum"); // only the running statistics of training use it
+    let momentum = n.float("momentum", 0.9)? as f64;
     n.ignore("spatial"); // opsets before 9; 1 (its default) is the only layout here
     if n.int("training_mode", 0)? != 0 {
-        return Err(n.attr_error(
-            "training_mode",
-            "training is not supported (inference only)",
-        ));
+        return batch_norm_training(cx, n, eps, momentum);
     }
     outputs_at_most(n, 1, "the running statistics are outputs of training only")?;
     let (x, ty) = float_input(cx, n, 0)?;
@@ -733,6 +730,43 @@ fn batch_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let refs: Vec<&Tensor> = views.iter().collect();
     let y = cx.map(n, &down(e, x.dtype()), &refs, "batchnorm")?;
     Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `BatchNormalization` in training mode: normalised by the batch's own statistics (popnn's
+/// batch norm), with the running mean and (biased) variance updated by `momentum`.
+fn batch_norm_training(cx: &mut Cx, n: &NodeCx, eps: f64, momentum: f64) -> Outputs {
+    let (x, ty) = float_input(cx, n, 0)?;
+    let mut params = Vec::new();
+    for i in 1..3 {
+        let (v, _) = float_input(cx, n, i)?;
+        let v = if v.dtype() == x.dtype() {
+            v
+        } else {
+            cx.map(n, &_1.cast(x.dtype()), &[&v], "cast")?
+        };
+        params.push(v);
+    }
+    let name = cx.name(n, "batchnorm");
+    let (y, stats) = popnn::ops::batch_norm(
+        cx.graph,
+        &x,
+        &params[0],
+        &params[1],
+        eps as f32,
+        &mut cx.prog,
+        &name,
+    )
+    .map_err(|e| n.lowering(e))?;
+    let mut out = vec![Value::Device { t: y, ty }];
+    let var = (_2 * _2).inverse() - eps;
+    for (i, batch) in [(3, _2), (4, var)] {
+        let (r, rty) = float_input(cx, n, i)?;
+        let e = down(up(_1, r.dtype()) * momentum + batch * (1.0 - momentum), r.dtype());
+        let src = if i == 3 { &stats.mean } else { &stats.inv_std };
+        let t = cx.map(n, &e, &[&r, src], "running")?;
+        out.push(Value::Device { t, ty: rty });
+    }
+    Ok(out)
 }
 
 /// `y · scale + bias` with `scale`, `bias` (inputs `si`, `bi`; `bias` optional) broadcast to
