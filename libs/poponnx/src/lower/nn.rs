@@ -761,7 +761,10 @@ fn batch_norm_training(cx: &mut Cx, n: &NodeCx, eps: f64, momentum: f64) -> Outp
     let var = (_2 * _2).inverse() - eps;
     for (i, batch) in [(3, _2), (4, var)] {
         let (r, rty) = float_input(cx, n, i)?;
-        let e = down(up(_1, r.dtype()) * momentum + batch * (1.0 - momentum), r.dtype());
+        let e = down(
+            up(_1, r.dtype()) * momentum + batch * (1.0 - momentum),
+            r.dtype(),
+        );
         let src = if i == 3 { &stats.mean } else { &stats.inv_std };
         let t = cx.map(n, &e, &[&r, src], "running")?;
         out.push(Value::Device { t, ty: rty });
