@@ -207,9 +207,33 @@ fn softmax_along_the_first_axis() {
 }
 
 #[test]
-fn maxpool_indices_are_a_typed_error() {
-    let x = data(&[1, 1, 4, 4], 1);
-    let attrs = vec![("kernel_shape", AttrValue::Ints(vec![2, 2]))];
-    let e = run("MaxPool", attrs, &[&x], 2).unwrap_err();
-    assert!(matches!(e, OnnxError::UnsupportedAttribute { .. }), "{e}");
+fn maxpool_indices_column_major() {
+    // [1, 2, 3, 4] planes; 2×2 windows, stride 2 along the width, 1 along the height.
+    let x = data(&[1, 2, 3, 4], 1);
+    let attrs = vec![
+        ("kernel_shape", AttrValue::Ints(vec![2, 2])),
+        ("strides", AttrValue::Ints(vec![1, 2])),
+        ("storage_order", AttrValue::Int(1)),
+    ];
+    let out = run("MaxPool", attrs, &[&x], 2).unwrap();
+    let (mut want_y, mut want_i) = (Vec::new(), Vec::new());
+    for c in 0..2 {
+        for oh in 0..2 {
+            for ow in 0..2 {
+                let mut best = (f64::NEG_INFINITY, 0);
+                for (h, w) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                    let (h, w) = (oh + h, ow * 2 + w);
+                    let v = at(&x, &[0, c, h, w]);
+                    if v > best.0 {
+                        best = (v, c * 12 + h + w * 3);
+                    }
+                }
+                want_y.push(best.0);
+                want_i.push(best.1 as f64);
+            }
+        }
+    }
+    assert_close(&out[0], &[1, 2, 2, 2], &want_y);
+    assert_eq!(out[1].ty, ElemType::Int64);
+    assert_close(&out[1], &[1, 2, 2, 2], &want_i);
 }

@@ -8,7 +8,7 @@
 
 use poplar::{DType, Tensor};
 use popnn::ops::{PoolParams, PoolingType};
-use popops::expr::{Expr, _1, _2, _3};
+use popops::expr::{select, Expr, _1, _2, _3, _4};
 
 use super::shape::broadcast_to;
 use super::{axis, Cx, NodeCx, Outputs, Value};
@@ -464,9 +464,8 @@ impl Window {
 
 /// `MaxPool` and `AveragePool` (`count_include_pad` by padding with zeros first; `ceil_mode`
 /// as padding after that no window counts; dilated windows gathered tap by tap). `MaxPool` of
-/// integers is computed in f32; its indices are not supported.
+/// integers is computed in f32; its optional indices are found tap by tap.
 fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
-    outputs_at_most(n, 1, "MaxPool's indices are not supported")?;
     let (x, ty) = cx.tensor(n, 0)?;
     let x = match ty {
         ElemType::Float | ElemType::Float16 => x,
@@ -487,7 +486,36 @@ fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
             format!("is {:?}; expected 1 to 3 field dimensions", x.shape()),
         ));
     }
-    let r = x.rank() - 2;
+    let (w, pads, include_pad) = pool_window(n, kind, &x.shape()[2..])?;
+    let column_major = n.int("storage_order", 0)? != 0;
+    let y = if w.dilation.iter().any(|&d| d != 1) {
+        pool_taps(cx, n, &x, kind, &w, &pads, include_pad)?
+    } else {
+        pool_plain(cx, n, &x, kind, &w, &pads, include_pad)?
+    };
+    let indices = match n.node.outputs.get(1) {
+        Some(o) if !o.is_empty() && kind == PoolingType::Max => {
+            let t = max_indices(cx, n, &x, &y, &w, &pads, column_major)?;
+            vec![Value::Device {
+                t,
+                ty: ElemType::Int64,
+            }]
+        }
+        _ => vec![],
+    };
+    let dt = ty.device().unwrap_or(DType::F32);
+    let y = if y.dtype() != dt {
+        cx.map(n, &_1.cast(dt), &[&y], "cast")?
+    } else {
+        y
+    };
+    Ok([vec![Value::Device { t: y, ty }], indices].concat())
+}
+
+/// A pooling's window and padding from its attributes, for a field of `field`; whether the
+/// average counts the padding.
+fn pool_window(n: &NodeCx, kind: PoolingType, field: &[usize]) -> Result<(Window, Pads, bool)> {
+    let r = field.len();
     let kernel = match n.ints("kernel_shape")? {
         Some(k) if k.len() == r && k.iter().all(|&v| v >= 1) => {
             k.iter().map(|&v| v as usize).collect::<Vec<_>>()
@@ -501,27 +529,146 @@ fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
     };
     let ceil = n.int("ceil_mode", 0)? != 0;
     let include_pad = kind == PoolingType::Avg && n.int("count_include_pad", 0)? != 0;
-    n.ignore("storage_order"); // only the indices depend on it
     let ext = w.extent();
-    let (lo, hi) = padding(n, &x.shape()[2..], &ext, &w.stride)?;
+    let (lo, hi) = padding(n, field, &ext, &w.stride)?;
     let extra = if ceil {
-        ceil_extra(&x.shape()[2..], &ext, &w.stride, &lo, &hi)
+        ceil_extra(field, &ext, &w.stride, &lo, &hi)
     } else {
         vec![0; r]
     };
-    let pads = Pads { lo, hi, extra };
-    let y = if w.dilation.iter().any(|&d| d != 1) {
-        pool_taps(cx, n, &x, kind, &w, &pads, include_pad)?
-    } else {
-        pool_plain(cx, n, &x, kind, &w, &pads, include_pad)?
-    };
-    let dt = ty.device().unwrap_or(DType::F32);
-    let y = if y.dtype() != dt {
-        cx.map(n, &_1.cast(dt), &[&y], "cast")?
-    } else {
-        y
-    };
-    Ok(vec![Value::Device { t: y, ty }])
+    Ok((w, Pads { lo, hi, extra }, include_pad))
+}
+
+/// `MaxPool`'s indices (`int64`): per output, the flat index into `x` (row-major, or with
+/// the field column-major for `storage_order` 1) of its window's first maximal element — the
+/// taps compared with the max `y` from the last to the first, the first equal one kept.
+fn max_indices(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    y: &Tensor,
+    w: &Window,
+    pads: &Pads,
+    column_major: bool,
+) -> Result<Tensor> {
+    let (t, outs) = padded_windows(cx, n, x, w, pads, f64::NEG_INFINITY)?;
+    let field = x.shape()[2..].to_vec();
+    let r = field.len();
+    let mut fstride = vec![1usize; r];
+    for d in 1..r {
+        if column_major {
+            fstride[d] = fstride[d - 1] * field[d - 1];
+        } else {
+            fstride[r - 1 - d] = fstride[r - d] * field[r - d];
+        }
+    }
+    let taps: usize = w.kernel.iter().product();
+    let mut idx: Option<Tensor> = None;
+    for tap in (0..taps).rev() {
+        let j = unravel(tap, &w.kernel);
+        let mut view = t.clone();
+        for d in 0..r {
+            let start = j[d] * w.dilation[d];
+            view = strided(n, &view, d + 2, start, outs[d], w.stride[d])?;
+        }
+        let at: Vec<i64> = (0..outs.iter().product())
+            .map(|o| {
+                let o = unravel(o, &outs);
+                (0..r)
+                    .map(|d| {
+                        let p = (o[d] * w.stride[d] + j[d] * w.dilation[d]) as i64;
+                        (p - pads.lo[d] as i64).clamp(0, field[d] as i64 - 1) * fstride[d] as i64
+                    })
+                    .sum()
+            })
+            .collect();
+        let h = HostTensor::int(ElemType::Int32, &[vec![1, 1], outs.clone()].concat(), at);
+        let name = cx.name(n, "tap");
+        let c = cx.constant(n, &h, &name)?;
+        let c = broadcast_to(n, &c, y.shape())?;
+        idx = Some(match idx {
+            None => c,
+            Some(prev) => {
+                let e = select(_1, _2, _3.equal(_4));
+                cx.map(n, &e, &[&c, &prev, &view, y], "argmax")?
+            }
+        });
+    }
+    let idx = idx.ok_or_else(|| n.attr_error("kernel_shape", "an empty window"))?;
+    let (b, c) = (x.shape()[0], x.shape()[1]);
+    let f: usize = field.iter().product();
+    let planes: Vec<i64> = (0..b * c).map(|p| (p * f) as i64).collect();
+    let mut ps = vec![1; y.rank()];
+    ps[..2].copy_from_slice(&[b, c]);
+    let name = cx.name(n, "planes");
+    let planes = cx.constant(n, &HostTensor::int(ElemType::Int32, &ps, planes), &name)?;
+    let planes = broadcast_to(n, &planes, y.shape())?;
+    cx.map(n, &(_1 + _2), &[&idx, &planes], "indices")
+}
+
+/// The row-major multi-index of `i` in `shape`.
+fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut v = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        v[d] = i % shape[d];
+        i /= shape[d];
+    }
+    v
+}
+
+/// `x` padded with `fill` so that every tap of every window (the explicit and `ceil_mode`
+/// padding, and the strided views' slack) is in range; the output field.
+fn padded_windows(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    w: &Window,
+    pads: &Pads,
+    fill: f64,
+) -> Result<(Tensor, Vec<usize>)> {
+    let field = x.shape()[2..].to_vec();
+    let ext = w.extent();
+    let mut t = x.clone();
+    let mut outs = Vec::new();
+    for d in 0..field.len() {
+        let (k, s, dil) = (w.kernel[d], w.stride[d], w.dilation[d]);
+        let padded = field[d] + pads.lo[d] + pads.hi[d] + pads.extra[d];
+        if padded < ext[d] {
+            return Err(n.attr_error("kernel_shape", "the window is larger than the padded input"));
+        }
+        let out = (padded - ext[d]) / s + 1;
+        let need = ((k - 1) * dil + out * s).max(padded);
+        t = pad_axis(
+            cx,
+            n,
+            &t,
+            d + 2,
+            (pads.lo[d], need - field[d] - pads.lo[d]),
+            fill,
+        )?;
+        outs.push(out);
+    }
+    Ok((t, outs))
+}
+
+/// The view of `t` at `start + o·s` (`o < out`) along `axis`.
+fn strided(
+    n: &NodeCx,
+    t: &Tensor,
+    axis: usize,
+    start: usize,
+    out: usize,
+    s: usize,
+) -> Result<Tensor> {
+    let le = |e| n.lowering(e);
+    let v = t.slice_dim(axis, start..start + out * s).map_err(le)?;
+    let mut split = t.shape().to_vec();
+    split.splice(axis..=axis, [out, s]);
+    let v = v.reshape(&split).map_err(le)?;
+    let v = v.slice_dim(axis + 1, 0..1).map_err(le)?;
+    let mut shape = t.shape().to_vec();
+    shape[axis] = out;
+    v.reshape(&shape).map_err(le)
 }
 
 /// An undilated pooling on popnn (padding with zeros first for `count_include_pad`).
@@ -570,28 +717,17 @@ fn pool_taps(
     pads: &Pads,
     include_pad: bool,
 ) -> Result<Tensor> {
-    let lo = &pads.lo;
-    let hi: Vec<usize> = (0..lo.len()).map(|d| pads.hi[d] + pads.extra[d]).collect();
     let fill = if kind == PoolingType::Max {
         f64::NEG_INFINITY
     } else {
         0.0
     };
     let field = x.shape()[2..].to_vec();
-    let ext = w.extent();
-    let mut t = x.clone();
-    let mut outs = Vec::new();
-    for d in 0..field.len() {
-        let (k, s, dil) = (w.kernel[d], w.stride[d], w.dilation[d]);
-        let padded = field[d] + lo[d] + hi[d];
-        if padded < ext[d] {
-            return Err(n.attr_error("kernel_shape", "the window is larger than the padded input"));
-        }
-        let out = (padded - ext[d]) / s + 1;
-        let need = ((k - 1) * dil + out * s).max(padded);
-        t = pad_axis(cx, n, &t, d + 2, (lo[d], need - field[d] - lo[d]), fill)?;
-        t = gather_taps(n, &t, d + 2, (k, s, dil, out))?;
-        outs.push(out);
+    let lo = &pads.lo;
+    let (mut t, outs) = padded_windows(cx, n, x, w, pads, fill)?;
+    for (d, &out) in outs.iter().enumerate() {
+        let taps = (w.kernel[d], w.stride[d], w.dilation[d], out);
+        t = gather_taps(n, &t, d + 2, taps)?;
     }
     let t = cx.copy(n, &t, "windows")?;
     let p = PoolParams::new(kind, &w.kernel).with_stride(&w.kernel);
@@ -635,21 +771,17 @@ fn gather_taps(
     axis: usize,
     (k, s, dil, out): (usize, usize, usize, usize),
 ) -> Result<Tensor> {
-    let le = |e| n.lowering(e);
-    let shape = t.shape().to_vec();
-    let mut taps = Vec::with_capacity(k);
-    for j in 0..k {
-        let v = t.slice_dim(axis, j * dil..j * dil + out * s).map_err(le)?;
-        let mut split = shape.clone();
-        split.splice(axis..=axis, [out, s]);
-        let v = v.reshape(&split).map_err(le)?;
-        let v = v.slice_dim(axis + 1, 0..1).map_err(le)?;
-        taps.push(v);
-    }
-    let g = Tensor::concat_dim(&taps, axis + 1).map_err(le)?;
-    let mut merged = shape;
+    let taps = (0..k)
+        .map(|j| {
+            strided(n, t, axis, j * dil, out, s)?
+                .expand(axis + 1)
+                .map_err(|e| n.lowering(e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let g = Tensor::concat_dim(&taps, axis + 1).map_err(|e| n.lowering(e))?;
+    let mut merged = t.shape().to_vec();
     merged[axis] = out * k;
-    g.reshape(&merged).map_err(le)
+    g.reshape(&merged).map_err(|e| n.lowering(e))
 }
 
 /// `GlobalMaxPool`, `GlobalAveragePool`: one window over the whole field (flattened).
