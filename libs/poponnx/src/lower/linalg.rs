@@ -107,8 +107,65 @@ fn einsum1(cx: &mut Cx, n: &NodeCx, eq: &Equation, t: &Tensor, ty: ElemType) -> 
     Ok(Value::Device { t: a, ty })
 }
 
+/// numpy's `matmul` shapes of `a` and `b` (ranks ≥ 1): the batch (broadcast), `m`, `k`, `n`
+/// and the result's shape (without the dimension of a promoted 1-D operand).
+fn matmul_shapes(n: &NodeCx, a: &[usize], b: &[usize]) -> Result<MatMulShapes> {
+    if a.is_empty() || b.is_empty() {
+        return Err(n.input_error(0, "MatMul takes no scalars"));
+    }
+    let a2 = if a.len() == 1 {
+        [&[1], a].concat()
+    } else {
+        a.to_vec()
+    };
+    let b2 = if b.len() == 1 {
+        [b, &[1]].concat()
+    } else {
+        b.to_vec()
+    };
+    let (ra, rb) = (a2.len(), b2.len());
+    let (m, k, kb, nn) = (a2[ra - 2], a2[ra - 1], b2[rb - 2], b2[rb - 1]);
+    if k != kb {
+        return Err(n.input_error(1, format!("shapes {a:?} and {b:?} do not multiply")));
+    }
+    let batch = broadcast_shapes(&a2[..ra - 2], &b2[..rb - 2]).ok_or_else(|| {
+        n.input_error(
+            1,
+            format!("batch dimensions of {a:?} and {b:?} do not broadcast"),
+        )
+    })?;
+    let mut out = batch.clone();
+    if a.len() > 1 {
+        out.push(m);
+    }
+    if b.len() > 1 {
+        out.push(nn);
+    }
+    Ok(MatMulShapes {
+        batch,
+        a: a2,
+        b: b2,
+        m,
+        k,
+        n: nn,
+        out,
+    })
+}
+
+/// What [`matmul_shapes`] gives.
+struct MatMulShapes {
+    batch: Vec<usize>,
+    /// The operands' shapes, 1-D ones promoted.
+    a: Vec<usize>,
+    b: Vec<usize>,
+    m: usize,
+    k: usize,
+    n: usize,
+    out: Vec<usize>,
+}
+
 /// numpy's `matmul` of device tensors: `[.., m, k] · [.., k, n]`, 1-D operands promoted (and
-/// their dimension removed from the result), the batch dimensions broadcast. The f32 result.
+/// their dimension removed from the result), the batch dimensions broadcast; of type `ty`.
 pub(super) fn batched_matmul(
     cx: &mut Cx,
     n: &NodeCx,
@@ -116,67 +173,22 @@ pub(super) fn batched_matmul(
     b: &Tensor,
     ty: ElemType,
 ) -> Result<Value> {
-    if a.rank() == 0 || b.rank() == 0 {
-        return Err(n.input_error(0, "MatMul takes no scalars"));
+    let s = matmul_shapes(n, a.shape(), b.shape())?;
+    let g: usize = s.batch.iter().product();
+    if g == 0 || s.m == 0 || s.n == 0 || s.k == 0 {
+        return Ok(zeros(ty, &s.out));
     }
-    let a2 = if a.rank() == 1 {
-        a.expand(0)
-    } else {
-        Ok(a.clone())
-    };
-    let b2 = if b.rank() == 1 {
-        b.expand(1)
-    } else {
-        Ok(b.clone())
-    };
-    let (a2, b2) = (
-        a2.map_err(|e| n.lowering(e))?,
-        b2.map_err(|e| n.lowering(e))?,
-    );
-    let (ra, rb) = (a2.rank(), b2.rank());
-    let (m, k, kb, nn) = (
-        a2.shape()[ra - 2],
-        a2.shape()[ra - 1],
-        b2.shape()[rb - 2],
-        b2.shape()[rb - 1],
-    );
-    if k != kb {
-        return Err(n.input_error(
-            1,
-            format!("shapes {:?} and {:?} do not multiply", a.shape(), b.shape()),
-        ));
-    }
-    let batch =
-        broadcast_shapes(&a2.shape()[..ra - 2], &b2.shape()[..rb - 2]).ok_or_else(|| {
-            n.input_error(
-                1,
-                format!(
-                    "batch dimensions of {:?} and {:?} do not broadcast",
-                    a.shape(),
-                    b.shape()
-                ),
-            )
-        })?;
-    let mut out_shape = batch.clone();
-    if a.rank() > 1 {
-        out_shape.push(m);
-    }
-    if b.rank() > 1 {
-        out_shape.push(nn);
-    }
-    let g: usize = batch.iter().product();
-    if g == 0 || m == 0 || nn == 0 || k == 0 {
-        return Ok(zeros(ty, &out_shape));
-    }
-    let view = |t: &Tensor, rows: usize, cols: usize| -> Result<Tensor> {
-        let full = [batch.clone(), vec![rows, cols]].concat();
-        broadcast_to(n, t, &full)?
+    let view = |t: &Tensor, promoted: &[usize], rows: usize, cols: usize| -> Result<Tensor> {
+        let t = t.reshape(promoted).map_err(|e| n.lowering(e))?;
+        let full = [s.batch.clone(), vec![rows, cols]].concat();
+        broadcast_to(n, &t, &full)?
             .reshape(&[g, rows, cols])
             .map_err(|e| n.lowering(e))
     };
-    let (a3, b3) = (view(&a2, m, k)?, view(&b2, k, nn)?);
+    let a3 = view(a, &s.a, s.m, s.k)?;
+    let b3 = view(b, &s.b, s.k, s.n)?;
     let c = product(cx, n, &a3, &b3)?;
-    let c = c.reshape(&out_shape).map_err(|e| n.lowering(e))?;
+    let c = c.reshape(&s.out).map_err(|e| n.lowering(e))?;
     result(cx, n, c, ty)
 }
 

@@ -205,66 +205,111 @@ fn with_bias(cx: &mut Cx, n: &NodeCx, y: Tensor, ty: ElemType) -> Result<Value> 
     Ok(Value::Device { t: y, ty })
 }
 
+/// A convolution's operands and window: `x`, the weights (cast to `x`'s type), the kernel,
+/// strides, dilations and group count (`ConvTranspose` and `Conv` alike).
+struct ConvArgs {
+    x: Tensor,
+    ty: ElemType,
+    w: Tensor,
+    kernel: Vec<usize>,
+    stride: Vec<usize>,
+    dilation: Vec<usize>,
+    group: usize,
+}
+
+impl ConvArgs {
+    fn read(cx: &mut Cx, n: &NodeCx, layout: &str) -> Result<ConvArgs> {
+        let (x, ty) = spatial_input(cx, n, 0)?;
+        let (w, _) = float_input(cx, n, 1)?;
+        if w.rank() != x.rank() {
+            let s = w.shape();
+            return Err(n.input_error(1, format!("is {s:?}; expected {layout}")));
+        }
+        let w = if w.dtype() == x.dtype() {
+            w
+        } else {
+            cx.map(n, &_1.cast(x.dtype()), &[&w], "cast")?
+        };
+        let r = x.rank() - 2;
+        let group = n.int("group", 1)?;
+        if group < 1 {
+            return Err(n.attr_error("group", format!("{group} < 1")));
+        }
+        Ok(ConvArgs {
+            kernel: kernel_shape(n, &w.shape()[2..])?,
+            stride: field_attr(n, "strides", r, 1, 1)?,
+            dilation: field_attr(n, "dilations", r, 1, 1)?,
+            group: group as usize,
+            x,
+            ty,
+            w,
+        })
+    }
+
+    fn extent(&self) -> Vec<usize> {
+        (0..self.kernel.len())
+            .map(|d| self.dilation[d] * (self.kernel[d] - 1) + 1)
+            .collect()
+    }
+
+    /// The parameters of the forward convolution from `field` over `channels` into `outputs`.
+    fn params(
+        &self,
+        channels: usize,
+        outputs: usize,
+        field: &[usize],
+        pads: (&[usize], &[usize]),
+    ) -> poplin::ConvParams {
+        poplin::ConvParams::new(self.x.shape()[0], channels, outputs, field, &self.kernel)
+            .with_groups(self.group)
+            .with_stride(&self.stride)
+            .with_dilation(&self.dilation)
+            .with_padding(pads.0, pads.1)
+            .with_type(self.x.dtype())
+    }
+}
+
+/// Plans `pass` of `params` and runs it on `x` and the weights `w`: the f32 result.
+fn run_conv(
+    cx: &mut Cx,
+    n: &NodeCx,
+    params: &poplin::ConvParams,
+    pass: poplin::ConvPass,
+    (x, w): (&Tensor, &Tensor),
+) -> Result<Tensor> {
+    let opts = poplin::ConvOptions::default();
+    let plan = poplin::plan_convolution(cx.graph.target(), params, pass, &opts)
+        .map_err(|e| n.lowering(e))?;
+    let name = cx.name(n, "conv");
+    let (y, prog) = if pass == poplin::ConvPass::Forward {
+        poplin::convolution(cx.graph, x, w, &plan, &name)
+    } else {
+        poplin::convolution_input_gradient(cx.graph, x, w, &plan, &name)
+    }
+    .map_err(|e| n.lowering(e))?;
+    cx.prog.push(prog);
+    Ok(y)
+}
+
 /// `Conv`: grouped, strided, dilated and padded, 1- to 3-D, with an optional bias.
 fn conv(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = spatial_input(cx, n, 0)?;
-    let (w, _) = float_input(cx, n, 1)?;
-    if w.rank() != x.rank() {
-        return Err(n.input_error(
-            1,
-            format!("is {:?}; expected [M, C/group, *kernel]", w.shape()),
-        ));
-    }
-    let w = if w.dtype() == x.dtype() {
-        w
-    } else {
-        cx.map(n, &_1.cast(x.dtype()), &[&w], "cast")?
-    };
-    let r = x.rank() - 2;
-    let kernel = kernel_shape(n, &w.shape()[2..])?;
-    let stride = field_attr(n, "strides", r, 1, 1)?;
-    let dilation = field_attr(n, "dilations", r, 1, 1)?;
-    let group = n.int("group", 1)?;
-    if group < 1 {
-        return Err(n.attr_error("group", format!("{group} < 1")));
-    }
-    let extent: Vec<usize> = (0..r).map(|d| dilation[d] * (kernel[d] - 1) + 1).collect();
-    let (lo, hi) = padding(n, &x.shape()[2..], &extent, &stride)?;
-    let group = group as usize;
-    if w.shape()[1] * group != x.shape()[1] {
+    let a = ConvArgs::read(cx, n, "[M, C/group, *kernel]")?;
+    let (x, w) = (&a.x, &a.w);
+    let (lo, hi) = padding(n, &x.shape()[2..], &a.extent(), &a.stride)?;
+    if w.shape()[1] * a.group != x.shape()[1] {
         return Err(n.input_error(
             1,
             format!(
-                "{:?} does not take {} channels in {group} group(s)",
+                "{:?} does not take {} channels in {} group(s)",
                 w.shape(),
-                x.shape()[1]
+                x.shape()[1],
+                a.group
             ),
         ));
     }
-    let params = poplin::ConvParams::new(
-        x.shape()[0],
-        x.shape()[1],
-        w.shape()[0],
-        &x.shape()[2..],
-        &kernel,
-    )
-    .with_groups(group)
-    .with_stride(&stride)
-    .with_dilation(&dilation)
-    .with_padding(&lo, &hi)
-    .with_type(x.dtype());
-    let plan = poplin::plan_convolution(
-        cx.graph.target(),
-        &params,
-        poplin::ConvPass::Forward,
-        &poplin::ConvOptions::default(),
-    )
-    .map_err(|e| n.lowering(e))?;
-    let name = cx.name(n, "conv");
-    let (y, prog) =
-        poplin::convolution(cx.graph, &x, &w, &plan, &name).map_err(|e| n.lowering(e))?;
-    cx.prog.push(prog);
-    Ok(vec![with_bias(cx, n, y, ty)?])
+    let params = a.params(x.shape()[1], w.shape()[0], &x.shape()[2..], (&lo, &hi));
+    let y = run_conv(cx, n, &params, poplin::ConvPass::Forward, (x, w))?;
+    Ok(vec![with_bias(cx, n, y, a.ty)?])
 }
 
 /// The padding of a `ConvTranspose` and its output field: from `output_shape` (the padding
@@ -327,60 +372,29 @@ fn transpose_geometry(
 /// `ConvTranspose`: the input gradient of the convolution of its output by the weights
 /// (`[C, M/group, *kernel]`), with `output_padding` and `output_shape`.
 fn conv_transpose(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = spatial_input(cx, n, 0)?;
-    let (w, _) = float_input(cx, n, 1)?;
-    if w.rank() != x.rank() || w.shape()[0] != x.shape()[1] {
+    let a = ConvArgs::read(cx, n, "[C, M/group, *kernel]")?;
+    let (x, w) = (&a.x, &a.w);
+    if w.shape()[0] != x.shape()[1] {
         return Err(n.input_error(
             1,
-            format!("is {:?}; expected [C, M/group, *kernel]", w.shape()),
+            format!("{:?} does not take {} channels", w.shape(), x.shape()[1]),
         ));
     }
-    let w = if w.dtype() == x.dtype() {
-        w
-    } else {
-        cx.map(n, &_1.cast(x.dtype()), &[&w], "cast")?
-    };
     let r = x.rank() - 2;
-    let kernel = kernel_shape(n, &w.shape()[2..])?;
-    let stride = field_attr(n, "strides", r, 1, 1)?;
-    let dilation = field_attr(n, "dilations", r, 1, 1)?;
     let out_pad = field_attr(n, "output_padding", r, 0, 0)?;
-    let group = n.int("group", 1)?.max(1) as usize;
-    if let Some(d) = (0..r).find(|&d| out_pad[d] >= stride[d].max(dilation[d])) {
+    if let Some(d) = (0..r).find(|&d| out_pad[d] >= a.stride[d].max(a.dilation[d])) {
         return Err(n.attr_error(
             "output_padding",
             format!("{out_pad:?}: too large in dimension {d}"),
         ));
     }
-    let extent: Vec<usize> = (0..r).map(|d| dilation[d] * (kernel[d] - 1) + 1).collect();
-    let (lo, hi, out) = transpose_geometry(n, &x.shape()[2..], &extent, &stride, &out_pad)?;
-    let params = poplin::ConvParams::new(
-        x.shape()[0],
-        w.shape()[1] * group,
-        x.shape()[1],
-        &out,
-        &kernel,
-    )
-    .with_groups(group)
-    .with_stride(&stride)
-    .with_dilation(&dilation)
-    .with_padding(&lo, &hi)
-    .with_type(x.dtype());
+    let (lo, hi, out) = transpose_geometry(n, &x.shape()[2..], &a.extent(), &a.stride, &out_pad)?;
+    let params = a.params(w.shape()[1] * a.group, x.shape()[1], &out, (&lo, &hi));
     if params.output_field() != x.shape()[2..] {
         return Err(n.attr_error("pads", "the padding does not give the input's field back"));
     }
-    let plan = poplin::plan_convolution(
-        cx.graph.target(),
-        &params,
-        poplin::ConvPass::InputGradient,
-        &poplin::ConvOptions::default(),
-    )
-    .map_err(|e| n.lowering(e))?;
-    let name = cx.name(n, "convtranspose");
-    let (y, prog) = poplin::convolution_input_gradient(cx.graph, &x, &w, &plan, &name)
-        .map_err(|e| n.lowering(e))?;
-    cx.prog.push(prog);
-    Ok(vec![with_bias(cx, n, y, ty)?])
+    let y = run_conv(cx, n, &params, poplin::ConvPass::InputGradient, (x, w))?;
+    Ok(vec![with_bias(cx, n, y, a.ty)?])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,14 +568,7 @@ fn max_indices(
     let (t, outs) = padded_windows(cx, n, x, w, pads, f64::NEG_INFINITY)?;
     let field = x.shape()[2..].to_vec();
     let r = field.len();
-    let mut fstride = vec![1usize; r];
-    for d in 1..r {
-        if column_major {
-            fstride[d] = fstride[d - 1] * field[d - 1];
-        } else {
-            fstride[r - 1 - d] = fstride[r - d] * field[r - d];
-        }
-    }
+    let fstride = field_strides(&field, column_major);
     let taps: usize = w.kernel.iter().product();
     let mut idx: Option<Tensor> = None;
     for tap in (0..taps).rev() {
@@ -571,17 +578,7 @@ fn max_indices(
             let start = j[d] * w.dilation[d];
             view = strided(n, &view, d + 2, start, outs[d], w.stride[d])?;
         }
-        let at: Vec<i64> = (0..outs.iter().product())
-            .map(|o| {
-                let o = unravel(o, &outs);
-                (0..r)
-                    .map(|d| {
-                        let p = (o[d] * w.stride[d] + j[d] * w.dilation[d]) as i64;
-                        (p - pads.lo[d] as i64).clamp(0, field[d] as i64 - 1) * fstride[d] as i64
-                    })
-                    .sum()
-            })
-            .collect();
+        let at = tap_positions(w, &pads.lo, &field, &outs, &j, &fstride);
         let h = HostTensor::int(ElemType::Int32, &[vec![1, 1], outs.clone()].concat(), at);
         let name = cx.name(n, "tap");
         let c = cx.constant(n, &h, &name)?;
@@ -604,6 +601,43 @@ fn max_indices(
     let planes = cx.constant(n, &HostTensor::int(ElemType::Int32, &ps, planes), &name)?;
     let planes = broadcast_to(n, &planes, y.shape())?;
     cx.map(n, &(_1 + _2), &[&idx, &planes], "indices")
+}
+
+/// The flat index's stride of each field dimension, row- or column-major.
+fn field_strides(field: &[usize], column_major: bool) -> Vec<usize> {
+    let r = field.len();
+    let mut fstride = vec![1usize; r];
+    for d in 1..r {
+        if column_major {
+            fstride[d] = fstride[d - 1] * field[d - 1];
+        } else {
+            fstride[r - 1 - d] = fstride[r - d] * field[r - d];
+        }
+    }
+    fstride
+}
+
+/// Per output position, the flat field index of tap `j` of its window (clamped into the
+/// field for padding taps, which are never the max).
+fn tap_positions(
+    w: &Window,
+    lo: &[usize],
+    field: &[usize],
+    outs: &[usize],
+    j: &[usize],
+    fstride: &[usize],
+) -> Vec<i64> {
+    (0..outs.iter().product())
+        .map(|o| {
+            let o = unravel(o, outs);
+            (0..field.len())
+                .map(|d| {
+                    let p = (o[d] * w.stride[d] + j[d] * w.dilation[d]) as i64 - lo[d] as i64;
+                    p.clamp(0, field[d] as i64 - 1) * fstride[d] as i64
+                })
+                .sum()
+        })
+        .collect()
 }
 
 /// The row-major multi-index of `i` in `shape`.
