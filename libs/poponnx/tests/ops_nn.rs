@@ -237,3 +237,38 @@ fn maxpool_indices_column_major() {
     assert_eq!(out[1].ty, ElemType::Int64);
     assert_close(&out[1], &[1, 2, 2, 2], &want_i);
 }
+
+/// `t` as float16.
+fn half(t: &HostTensor) -> HostTensor {
+    HostTensor::float(ElemType::Float16, &t.shape, t.to_f64())
+}
+
+#[test]
+fn float16_models_give_float16() {
+    let (a, b) = (data(&[2, 3], 1), data(&[3, 2], 2));
+    let y = run("MatMul", vec![], &[&half(&a), &half(&b)], 1).unwrap();
+    assert_eq!(y[0].ty, ElemType::Float16);
+    let want: Vec<f64> = (0..2)
+        .flat_map(|i| (0..2).map(move |k| (i, k)))
+        .map(|(i, k)| (0..3).map(|j| at(&a, &[i, j]) * at(&b, &[j, k])).sum())
+        .collect();
+    assert_close(&y[0], &[2, 2], &want);
+    // A 1×1 convolution with a bias is a per-pixel product.
+    let (x, w, bias) = (
+        data(&[1, 2, 2, 2], 3),
+        data(&[1, 2, 1, 1], 4),
+        data(&[1], 5),
+    );
+    let y = run("Conv", vec![], &[&half(&x), &half(&w), &half(&bias)], 1).unwrap();
+    assert_eq!(y[0].ty, ElemType::Float16);
+    let want: Vec<f64> = (0..4)
+        .map(|p| {
+            let (h, v) = (p / 2, p % 2);
+            at(&bias, &[0])
+                + (0..2)
+                    .map(|c| at(&x, &[0, c, h, v]) * at(&w, &[0, c, 0, 0]))
+                    .sum::<f64>()
+        })
+        .collect();
+    assert_close(&y[0], &[1, 1, 2, 2], &want);
+}
