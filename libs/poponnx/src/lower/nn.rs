@@ -1003,12 +1003,19 @@ fn normalise_trailing(
 }
 
 /// `LayerNormalization` over the axes from `axis`, with its optional `Mean` and `InvStdDev`
-/// outputs (f32, the normalised axes kept as 1).
+/// outputs (of `stash_type`, the normalised axes kept as 1).
 fn layer_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (x, ty) = float_input(cx, n, 0)?;
     let a = axis(n, "axis", n.int("axis", -1)?, x.rank())?;
     let eps = n.float("epsilon", 1e-5)?;
-    n.ignore("stash_type"); // statistics are computed in f32 either way
+    // The statistics are computed in f32; the Mean and InvStdDev outputs are of the stash type.
+    let stash = ElemType::from_code(n.int("stash_type", 1)? as i32);
+    if !matches!(stash, ElemType::Float | ElemType::Float16) {
+        return Err(n.attr_error(
+            "stash_type",
+            format!("{stash} is not supported (float, float16)"),
+        ));
+    }
     let (y, stats) = normalise_trailing(cx, n, &x, a, eps)?;
     let y = scale_bias(cx, n, &y, 1, 2, x.dtype())?;
     let mut stat_shape = x.shape().to_vec();
@@ -1016,12 +1023,12 @@ fn layer_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let mut out = vec![Value::Device { t: y, ty }];
     for s in [stats.mean, stats.inv_std] {
         let t = s.reshape(&stat_shape).map_err(|e| n.lowering(e))?;
-        let t = if ty == ElemType::Float16 {
+        let t = if stash == ElemType::Float16 {
             cx.map(n, &_1.cast(DType::F16), &[&t], "cast")?
         } else {
             t
         };
-        out.push(Value::Device { t, ty });
+        out.push(Value::Device { t, ty: stash });
     }
     Ok(out)
 }
