@@ -163,6 +163,11 @@ fn einsum_transpose_and_sum() {
         .map(|j| (0..3).map(|i| at(&a, &[i, j])).sum())
         .collect();
     assert_close(&y[0], &[4], &want);
+    // An inner product: a scalar.
+    let (u, v) = (data(&[5], 1), data(&[5], 2));
+    let y = einsum("i,i", &[&u, &v]).unwrap();
+    let want: f64 = (0..5).map(|i| at(&u, &[i]) * at(&v, &[i])).sum();
+    assert_close(&y[0], &[], &[want]);
 }
 
 #[test]
@@ -271,4 +276,25 @@ fn float16_models_give_float16() {
         })
         .collect();
     assert_close(&y[0], &[1, 1, 2, 2], &want);
+}
+
+#[test]
+fn bad_convolutions_are_typed_errors() {
+    let (x, w) = (data(&[1, 1, 3, 3], 1), data(&[1, 1, 2, 2], 2));
+    // An output_shape of the wrong length.
+    let attrs = vec![("output_shape", AttrValue::Ints(vec![4]))];
+    let e = run("ConvTranspose", attrs, &[&x, &w], 1).unwrap_err();
+    assert!(
+        matches!(&e, OnnxError::UnsupportedAttribute { attribute, .. } if attribute == "output_shape"),
+        "{e}"
+    );
+    // Weights over more channels than the input has.
+    let w3 = data(&[1, 3, 2, 2], 3);
+    let e = run("Conv", vec![], &[&x, &w3], 1).unwrap_err();
+    assert!(matches!(e, OnnxError::Shape { .. }), "{e}");
+    // An empty input.
+    let empty = HostTensor::float(ElemType::Float, &[1, 1, 0, 3], vec![]);
+    let attrs = vec![("kernel_shape", AttrValue::Ints(vec![1, 1]))];
+    let e = run("MaxPool", attrs, &[&empty], 1).unwrap_err();
+    assert!(matches!(e, OnnxError::Shape { .. }), "{e}");
 }

@@ -159,8 +159,12 @@ fn padding(
     }
 }
 
-/// The `kernel_shape` attribute checked against the weights' kernel, or the weights' kernel.
+/// The `kernel_shape` attribute checked against the weights' kernel, or the weights' kernel
+/// (which must not be empty).
 fn kernel_shape(n: &NodeCx, w: &[usize]) -> Result<Vec<usize>> {
+    if w.contains(&0) {
+        return Err(n.input_error(1, format!("the kernel {w:?} is empty")));
+    }
     match n.ints("kernel_shape")? {
         Some(k) if k.iter().map(|&x| x as usize).eq(w.iter().copied()) => Ok(w.to_vec()),
         Some(k) => Err(n.attr_error(
@@ -182,6 +186,9 @@ fn spatial_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)
                 x.shape()
             ),
         ));
+    }
+    if x.num_elements() == 0 {
+        return Err(n.input_error(i, format!("{:?} is empty", x.shape())));
     }
     Ok((x, ty))
 }
@@ -329,12 +336,18 @@ fn transpose_geometry(
     let out_shape = n.ints("output_shape")?;
     let pads = n.ints("pads")?;
     let want: Option<Vec<usize>> = match out_shape {
-        Some(o) => Some(
-            o[o.len().saturating_sub(r)..]
+        Some(o) if o.len() == r || o.len() == r + 2 => Some(
+            o[o.len() - r..]
                 .iter()
-                .map(|&x| x.max(0) as usize)
+                .map(|&x| x.max(1) as usize)
                 .collect(),
         ),
+        Some(o) => {
+            return Err(n.attr_error(
+                "output_shape",
+                format!("{o:?}: expected {r} (or {}) sizes", r + 2),
+            ))
+        }
         None if auto.starts_with("SAME") => Some((0..r).map(|d| field[d] * stride[d]).collect()),
         None => None,
     };
@@ -499,6 +512,9 @@ fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
             0,
             format!("is {:?}; expected 1 to 3 field dimensions", x.shape()),
         ));
+    }
+    if x.num_elements() == 0 {
+        return Err(n.input_error(0, format!("{:?} is empty", x.shape())));
     }
     let (w, pads, include_pad) = pool_window(n, kind, &x.shape()[2..])?;
     let column_major = n.int("storage_order", 0)? != 0;
