@@ -298,3 +298,24 @@ fn bad_convolutions_are_typed_errors() {
     let e = run("MaxPool", attrs, &[&empty], 1).unwrap_err();
     assert!(matches!(e, OnnxError::Shape { .. }), "{e}");
 }
+
+#[test]
+fn einsum_with_an_ellipsis() {
+    let (a, b) = (data(&[2, 3, 4], 1), data(&[2, 4, 5], 2));
+    for eq in ["...ij,...jk->...ik", "...ij,...jk"] {
+        let y = einsum(eq, &[&a, &b]).unwrap();
+        let mut want = Vec::new();
+        for g in 0..2 {
+            for i in 0..3 {
+                for k in 0..5 {
+                    want.push(
+                        (0..4)
+                            .map(|j| at(&a, &[g, i, j]) * at(&b, &[g, j, k]))
+                            .sum(),
+                    );
+                }
+            }
+        }
+        assert_close(&y[0], &[2, 3, 5], &want);
+    }
+}

@@ -251,16 +251,26 @@ fn gemm(cx: &mut Cx, n: &NodeCx) -> Outputs {
 
 /// `Einsum` of the matmul-like equations: two operands whose letters are batch (in both and
 /// the output), kept (in one operand and the output) or contracted (in both, not in the
-/// output) — one batched multiply between transposes and reshapes; one operand, a transpose
-/// or (with letters summed away) a multiply by ones.
+/// output) or summed (in one operand only) — one batched multiply between transposes and
+/// reshapes; one operand, a transpose or (with letters summed away) a multiply by ones. An
+/// ellipsis stands for as many letters as the ranks leave; repeated letters (diagonals) and
+/// three or more operands are an `UnsupportedAttribute` error on `equation`.
 fn einsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let eq = n.string("equation", "")?;
-    let spec = Equation::parse(&eq, n.num_inputs()).ok_or_else(|| {
-        n.attr_error(
-            "equation",
-            format!("'{eq}': only two-operand batched products and one-operand transposes or sums are supported"),
-        )
-    })?;
+    let ranks = (0..n.num_inputs())
+        .map(|i| Ok(cx.value(n, i)?.shape().len()))
+        .collect::<Result<Vec<_>>>()?;
+    let spec = expand_ellipsis(&eq, &ranks)
+        .and_then(|e| Equation::parse(&e, n.num_inputs()))
+        .ok_or_else(|| {
+            n.attr_error(
+                "equation",
+                format!(
+                    "'{eq}': only two-operand batched products and one-operand transposes or \
+                     sums are supported"
+                ),
+            )
+        })?;
     let mut ops = Vec::new();
     let mut ty = ElemType::Float;
     for i in 0..n.num_inputs() {
@@ -278,6 +288,59 @@ fn einsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
         return Ok(vec![einsum1(cx, n, &spec, &ops[0], ty)?]);
     }
     Ok(vec![einsum2(cx, n, &spec, &ops, ty)?])
+}
+
+/// `eq` with each `...` spelt as letters it does not use, right-aligned over the operands'
+/// ranks (`None` when the ranks leave an ellipsis a negative length). An implicit output
+/// puts the ellipsis's letters first, as numpy does.
+fn expand_ellipsis(eq: &str, ranks: &[usize]) -> Option<String> {
+    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
+    if !eq.contains("...") {
+        return Some(eq);
+    }
+    let (lhs, out) = match eq.split_once("->") {
+        Some((l, o)) => (l.to_string(), Some(o.to_string())),
+        None => (eq.clone(), None),
+    };
+    let inputs: Vec<&str> = lhs.split(',').collect();
+    if inputs.len() != ranks.len() {
+        return None;
+    }
+    let counts: Vec<usize> = inputs
+        .iter()
+        .zip(ranks)
+        .map(|(s, &r)| match s.contains("...") {
+            true => r.checked_sub(s.len() - 3),
+            false => Some(0),
+        })
+        .collect::<Option<_>>()?;
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let pool: String = ('A'..='Z')
+        .chain('a'..='z')
+        .filter(|c| !eq.contains(*c))
+        .take(most)
+        .collect();
+    if pool.len() < most {
+        return None;
+    }
+    let spelt: Vec<String> = inputs
+        .iter()
+        .zip(&counts)
+        .map(|(s, &c)| s.replace("...", &pool[most - c..]))
+        .collect();
+    let out = match out {
+        Some(o) => o.replace("...", &pool),
+        None => {
+            let all: String = lhs.replace("...", "").replace(',', "");
+            let mut once: Vec<char> = all
+                .chars()
+                .filter(|&c| all.matches(c).count() == 1)
+                .collect();
+            once.sort_unstable();
+            format!("{pool}{}", once.into_iter().collect::<String>())
+        }
+    };
+    Some(format!("{}->{out}", spelt.join(",")))
 }
 
 /// A parsed einsum equation: one string of letters per operand and the output's.
