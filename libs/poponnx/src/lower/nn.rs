@@ -120,6 +120,28 @@ fn field_attr(n: &NodeCx, name: &str, rank: usize, default: usize, min: i64) -> 
     }
 }
 
+/// A total padding split before and after as `auto_pad` says: `SAME_UPPER` puts the odd one
+/// after, `SAME_LOWER` (and `NOTSET` with an `output_shape`) before.
+fn split_pad(total: usize, upper: bool) -> (usize, usize) {
+    if upper {
+        (total / 2, total - total / 2)
+    } else {
+        (total - total / 2, total / 2)
+    }
+}
+
+/// The `pads` attribute (`[begin…, end…]`, `2 · rank` values ≥ 0), zeros when absent.
+fn explicit_pads(n: &NodeCx, pads: Option<Vec<i64>>, r: usize) -> Result<(Vec<usize>, Vec<usize>)> {
+    match pads {
+        None => Ok((vec![0; r], vec![0; r])),
+        Some(p) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => Ok((
+            p[..r].iter().map(|&x| x as usize).collect(),
+            p[r..].iter().map(|&x| x as usize).collect(),
+        )),
+        Some(p) => Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r))),
+    }
+}
+
 /// The padding before and after each field dimension, from `pads` or `auto_pad`, for windows
 /// of `extent` (the dilated kernel) moved by `stride` over `field`.
 fn padding(
@@ -132,26 +154,14 @@ fn padding(
     let auto = n.string("auto_pad", "NOTSET")?;
     let pads = n.ints("pads")?;
     match auto.as_str() {
-        "NOTSET" | "" => match pads {
-            None => Ok((vec![0; r], vec![0; r])),
-            Some(p) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => Ok((
-                p[..r].iter().map(|&x| x as usize).collect(),
-                p[r..].iter().map(|&x| x as usize).collect(),
-            )),
-            Some(p) => Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r))),
-        },
+        "NOTSET" | "" => explicit_pads(n, pads, r),
         "VALID" => Ok((vec![0; r], vec![0; r])),
         "SAME_UPPER" | "SAME_LOWER" => {
             let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
             for d in 0..r {
                 let out = field[d].div_ceil(stride[d]);
                 let total = ((out - 1) * stride[d] + extent[d]).saturating_sub(field[d]);
-                let small = total / 2;
-                (lo[d], hi[d]) = if auto == "SAME_UPPER" {
-                    (small, total - small)
-                } else {
-                    (total - small, small)
-                };
+                (lo[d], hi[d]) = split_pad(total, auto == "SAME_UPPER");
             }
             Ok((lo, hi))
         }
@@ -357,24 +367,11 @@ fn transpose_geometry(
         let (mut lo, mut hi) = (vec![0; r], vec![0; r]);
         for d in 0..r {
             let total = full[d].saturating_sub(want[d]);
-            (lo[d], hi[d]) = if auto == "SAME_UPPER" {
-                (total / 2, total - total / 2)
-            } else {
-                (total - total / 2, total / 2)
-            };
+            (lo[d], hi[d]) = split_pad(total, auto == "SAME_UPPER");
         }
         return Ok((lo, hi, want));
     }
-    let (lo, hi) = match pads {
-        Some(p) if p.len() == 2 * r && p.iter().all(|&x| x >= 0) => (
-            p[..r].iter().map(|&x| x as usize).collect(),
-            p[r..].iter().map(|&x| x as usize).collect(),
-        ),
-        Some(p) => {
-            return Err(n.attr_error("pads", format!("{p:?}: expected {} values ≥ 0", 2 * r)))
-        }
-        None => (vec![0; r], vec![0; r]),
-    };
+    let (lo, hi) = explicit_pads(n, pads, r)?;
     let out: Vec<usize> = (0..r)
         .map(|d| full[d].checked_sub(lo[d] + hi[d]))
         .collect::<Option<_>>()
@@ -773,7 +770,6 @@ fn pool_taps(
         0.0
     };
     let field = x.shape()[2..].to_vec();
-    let lo = &pads.lo;
     let (mut t, outs) = padded_windows(cx, n, x, w, pads, fill)?;
     for (d, &out) in outs.iter().enumerate() {
         let taps = (w.kernel[d], w.stride[d], w.dilation[d], out);
@@ -788,29 +784,32 @@ fn pool_taps(
     if kind == PoolingType::Max || include_pad {
         return Ok(y);
     }
-    // Positions from the start of the padded field: the real elements are lo..lo + field.
-    let counted = |d: usize, o: usize| {
-        (0..w.kernel[d])
-            .filter(|j| (lo[d]..lo[d] + field[d]).contains(&(o * w.stride[d] + j * w.dilation[d])))
-            .count()
-    };
-    let taps: usize = w.kernel.iter().product();
-    let mut scale = vec![1.0f64; outs.iter().product()];
-    for (i, v) in scale.iter_mut().enumerate() {
-        let mut rest = i;
-        let mut c = 1usize;
-        for d in (0..outs.len()).rev() {
-            c *= counted(d, rest % outs[d]);
-            rest /= outs[d];
-        }
-        *v = taps as f64 / c.max(1) as f64;
-    }
+    let scale = avg_rescale(w, &pads.lo, &field, &outs);
     let shape = [vec![1, 1], outs].concat();
     let name = cx.name(n, "count");
     let sc = cx.constant(n, &HostTensor::float(ElemType::Float, &shape, scale), &name)?;
     let sc = broadcast_to(n, &sc, y.shape())?;
     let e = down(up(_1, y.dtype()) * _2, y.dtype());
     cx.map(n, &e, &[&y, &sc], "rescale")
+}
+
+/// Per output position, the number of taps over the number of real elements of its window
+/// (which starts `lo` before the field): the factor from a mean over all taps to a mean over
+/// the real elements.
+fn avg_rescale(w: &Window, lo: &[usize], field: &[usize], outs: &[usize]) -> Vec<f64> {
+    let counted = |d: usize, o: usize| {
+        (0..w.kernel[d])
+            .filter(|j| (lo[d]..lo[d] + field[d]).contains(&(o * w.stride[d] + j * w.dilation[d])))
+            .count()
+    };
+    let taps: usize = w.kernel.iter().product();
+    (0..outs.iter().product())
+        .map(|i| {
+            let o = unravel(i, outs);
+            let c: usize = (0..outs.len()).map(|d| counted(d, o[d])).product();
+            taps as f64 / c.max(1) as f64
+        })
+        .collect()
 }
 
 /// Along `axis`, the `k` taps `o·s + j·dil` of each of `out` windows side by side (`out · k`
