@@ -319,3 +319,55 @@ fn einsum_with_an_ellipsis() {
         assert_close(&y[0], &[2, 3, 5], &want);
     }
 }
+
+#[test]
+fn float16_normalisations() {
+    let (x, s, b) = (data(&[2, 4], 1), data(&[4], 2), data(&[4], 3));
+    let out = run(
+        "LayerNormalization",
+        vec![],
+        &[&half(&x), &half(&s), &half(&b)],
+        3,
+    )
+    .unwrap();
+    assert_eq!(out[0].ty, ElemType::Float16);
+    assert_eq!(out[1].ty, ElemType::Float);
+    let mut want = Vec::new();
+    for r in 0..2 {
+        let v: Vec<f64> = (0..4).map(|c| at(&x, &[r, c])).collect();
+        let mean = v.iter().sum::<f64>() / 4.0;
+        let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / 4.0;
+        let inv = 1.0 / (var + 1e-5).sqrt();
+        want.extend((0..4).map(|c| (v[c] - mean) * inv * at(&s, &[c]) + at(&b, &[c])));
+    }
+    let got = out[0].to_f64();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-2 + 1e-3 * w.abs(), "{g} vs {w}");
+    }
+    // Batch norm at inference, f16 data with f32 statistics.
+    let x4 = data(&[1, 2, 1, 2], 4);
+    let (mean, var) = (
+        data(&[2], 5),
+        HostTensor::float(ElemType::Float, &[2], vec![0.5, 2.0]),
+    );
+    let (sc, bi) = (data(&[2], 6), data(&[2], 7));
+    let y = run(
+        "BatchNormalization",
+        vec![],
+        &[&half(&x4), &sc, &bi, &mean, &var],
+        1,
+    )
+    .unwrap();
+    assert_eq!(y[0].ty, ElemType::Float16);
+    let want: Vec<f64> = (0..4)
+        .map(|i| {
+            let c = i / 2;
+            let v = [0.5, 2.0][c];
+            (at(&x4, &[0, c, 0, i % 2]) - at(&mean, &[c])) / (v + 1e-5f64).sqrt() * at(&sc, &[c])
+                + at(&bi, &[c])
+        })
+        .collect();
+    for (g, w) in y[0].to_f64().iter().zip(&want) {
+        assert!((g - w).abs() < 1e-2 + 1e-3 * w.abs(), "{g} vs {w}");
+    }
+}
