@@ -47,6 +47,7 @@ pub fn check_property(data: &[u8]) {
     }
 }
 pub use host::{ElemType, HostData, HostTensor};
+pub use lower::MAX_ELEMENTS;
 pub use model::{
     read_tensor_file, AttrValue, Dim, Model, ModelGraph, Node, ValueInfo, OPSETS, SOFTMAX_OPSET,
 };

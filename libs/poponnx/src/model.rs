@@ -43,8 +43,20 @@ pub struct ValueInfo {
 }
 
 impl ValueInfo {
-    /// The shape when every dimension is fixed, else the first dimension that is not.
+    /// The shape when every dimension is fixed (and it holds at most
+    /// [`MAX_ELEMENTS`](crate::MAX_ELEMENTS)), else the first dimension that is not.
     pub fn static_shape(&self) -> Result<Vec<usize>> {
+        let shape = self.fixed_dims()?;
+        if crate::lower::checked_len(&shape).is_none() {
+            return Err(OnnxError::Invalid {
+                what: format!("value '{}'", self.name),
+                reason: format!("shape {shape:?} holds more than 2^36 elements"),
+            });
+        }
+        Ok(shape)
+    }
+
+    fn fixed_dims(&self) -> Result<Vec<usize>> {
         let Some(shape) = &self.shape else {
             return Err(OnnxError::DynamicShape {
                 what: format!("value '{}'", self.name),

@@ -69,21 +69,9 @@ fn result(cx: &mut Cx, n: &NodeCx, t: Tensor, ty: ElemType) -> Result<Value> {
     Ok(Value::Device { t, ty })
 }
 
-/// Zeros of `shape` and type `ty`, as a host value (a product with an empty dimension).
-fn zeros(ty: ElemType, shape: &[usize]) -> Value {
-    Value::Host(HostTensor::float(
-        ty,
-        shape,
-        vec![0.0; shape.iter().product()],
-    ))
-}
-
-/// A graph constant of `shape` holding `value` everywhere.
-fn filled(cx: &mut Cx, n: &NodeCx, dtype: DType, shape: &[usize], value: f64) -> Result<Tensor> {
-    let len = shape.iter().product();
-    let h = HostTensor::float(ElemType::of_device(dtype), shape, vec![value; len]);
-    let name = cx.name(n, "filled");
-    cx.constant(n, &h, &name)
+/// Zeros of `shape` and type `ty` (a product with an empty dimension).
+fn zeros(cx: &mut Cx, n: &NodeCx, ty: ElemType, shape: &[usize]) -> Result<Value> {
+    cx.fill(n, &HostTensor::float(ty, &[1], vec![0.0]), shape)
 }
 
 /// One operand: its letters the output drops summed (a product with ones), the rest
@@ -176,7 +164,7 @@ pub(super) fn batched_matmul(
     let s = matmul_shapes(n, a.shape(), b.shape())?;
     let g: usize = s.batch.iter().product();
     if g == 0 || s.m == 0 || s.n == 0 || s.k == 0 {
-        return Ok(zeros(ty, &s.out));
+        return zeros(cx, n, ty, &s.out);
     }
     let view = |t: &Tensor, promoted: &[usize], rows: usize, cols: usize| -> Result<Tensor> {
         let t = t.reshape(promoted).map_err(|e| n.lowering(e))?;
@@ -223,7 +211,7 @@ fn gemm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let out_shape = ab.shape();
     let ab = match ab {
         Value::Device { t, .. } => t,
-        Value::Host(_) => filled(cx, n, DType::F32, &out_shape, 0.0)?,
+        Value::Host(_) => cx.filled(n, DType::F32, &out_shape, 0.0)?,
     };
     let c = match cx.opt_value(n, 2)? {
         Some(_) => {
@@ -432,10 +420,8 @@ fn einsum2(cx: &mut Cx, n: &NodeCx, eq: &Equation, ops: &[Tensor], ty: ElemType)
     let order: Vec<char> = [batch.clone(), keep_a.clone(), keep_b.clone()].concat();
     let shape: Vec<usize> = order.iter().map(|&c| size(c)).collect::<Result<_>>()?;
     if g == 0 || m == 0 || nn == 0 || k == 0 {
-        return Ok(zeros(
-            ty,
-            &so.chars().map(size).collect::<Result<Vec<_>>>()?,
-        ));
+        let shape = so.chars().map(size).collect::<Result<Vec<_>>>()?;
+        return zeros(cx, n, ty, &shape);
     }
     let c = product(cx, n, &a, &b)?;
     let c = c.reshape(&shape).map_err(|e| n.lowering(e))?;
@@ -493,9 +479,9 @@ fn sum_out(cx: &mut Cx, n: &NodeCx, t: Tensor, want: [usize; 3], s: usize) -> Re
         .reshape(&[want[0], want[1] * want[2], s])
         .map_err(|e| n.lowering(e))?;
     if flat.num_elements() == 0 || s == 0 {
-        return filled(cx, n, t.dtype(), &want, 0.0);
+        return cx.filled(n, t.dtype(), &want, 0.0);
     }
-    let one = filled(cx, n, t.dtype(), &[1], 1.0)?;
+    let one = cx.filled(n, t.dtype(), &[1], 1.0)?;
     let ones = broadcast_to(n, &one, &[want[0], s, 1])?;
     let r = product(cx, n, &flat, &ones)?;
     let r = if r.dtype() != t.dtype() {

@@ -374,6 +374,57 @@ impl<'g> Cx<'g> {
         Ok(t)
     }
 
+    /// `value` (one element) everywhere in `shape`: a host value when it is small
+    /// ([`HOST_FOLD_LIMIT`](shape::HOST_FOLD_LIMIT) elements), else a broadcast view of one
+    /// constant element on the chip (nothing of the shape's size is made on the host).
+    pub fn fill(&mut self, n: &NodeCx, value: &HostTensor, shape: &[usize]) -> Result<Value> {
+        use crate::host::HostData;
+        let len = checked_len(shape).ok_or_else(|| {
+            OnnxError::shape(&n.at, "a fill", format!("shape {shape:?} is too large"))
+        })?;
+        let repeat = |k: usize| match &value.data {
+            HostData::Float(v) => HostData::Float(vec![v[0]; k]),
+            HostData::Int(v) => HostData::Int(vec![v[0]; k]),
+        };
+        if len <= shape::HOST_FOLD_LIMIT {
+            let data = repeat(len);
+            return Ok(Value::Host(HostTensor {
+                ty: value.ty,
+                shape: shape.to_vec(),
+                data,
+            }));
+        }
+        let one = HostTensor {
+            ty: value.ty,
+            shape: vec![1; shape.len()],
+            data: repeat(1),
+        };
+        let name = self.name(n, "fill");
+        let t = self.constant(n, &one, &name)?;
+        let t = shape::broadcast_to(n, &t, shape)?;
+        Ok(Value::Device { t, ty: value.ty })
+    }
+
+    /// A tensor on the chip of `shape` and `dtype` holding `value` everywhere (a broadcast
+    /// view of one constant element).
+    pub fn filled(
+        &mut self,
+        n: &NodeCx,
+        dtype: DType,
+        shape: &[usize],
+        value: f64,
+    ) -> Result<Tensor> {
+        let ty = ElemType::of_device(dtype);
+        let one = if ty.is_float() {
+            HostTensor::float(ty, &vec![1; shape.len()], vec![value])
+        } else {
+            HostTensor::int(ty, &vec![1; shape.len()], vec![value as i64])
+        };
+        let name = self.name(n, "filled");
+        let t = self.constant(n, &one, &name)?;
+        shape::broadcast_to(n, &t, shape)
+    }
+
     /// Spreads a new tensor over the tiles.
     pub fn map_linearly(&mut self, n: &NodeCx, t: &Tensor) -> Result<()> {
         if t.num_elements() == 0 {
@@ -391,6 +442,13 @@ impl<'g> Cx<'g> {
         shape: &[usize],
         what: &str,
     ) -> Result<Tensor> {
+        if checked_len(shape).is_none() {
+            return Err(OnnxError::shape(
+                &n.at,
+                what,
+                format!("shape {shape:?} is too large"),
+            ));
+        }
         let name = self.name(n, what);
         let t = self.graph.add_variable(dtype, shape, &name);
         self.map_linearly(n, &t)?;
@@ -468,6 +526,18 @@ fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
 }
 
 pub(crate) use shape::broadcast_shapes;
+
+/// The most elements of a tensor the importer makes or takes (2^36: more than a Pod64's
+/// memory holds in bytes), so that no size computation overflows.
+pub const MAX_ELEMENTS: usize = 1 << 36;
+
+/// The number of elements of `shape`, when at most [`MAX_ELEMENTS`].
+pub(crate) fn checked_len(shape: &[usize]) -> Option<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&len| len <= MAX_ELEMENTS)
+}
 
 /// Normalises an axis in `-rank..rank` (ONNX's negative axes count from the end).
 pub(crate) fn axis(n: &NodeCx, attr: &str, a: i64, rank: usize) -> Result<usize> {

@@ -85,14 +85,6 @@ fn per_channel(n: &NodeCx, v: &Tensor, shape: &[usize], i: usize) -> Result<Tens
     broadcast_to(n, &v, shape)
 }
 
-/// A graph constant of `shape` holding `value` everywhere.
-fn filled(cx: &mut Cx, n: &NodeCx, dtype: DType, shape: &[usize], value: f64) -> Result<Tensor> {
-    let len = shape.iter().product();
-    let h = HostTensor::float(ElemType::of_device(dtype), shape, vec![value; len]);
-    let name = cx.name(n, "filled");
-    cx.constant(n, &h, &name)
-}
-
 /// An error unless only the first `k` outputs are asked for.
 fn outputs_at_most(n: &NodeCx, k: usize, why: &str) -> Result<()> {
     match n.node.outputs.iter().skip(k).position(|o| !o.is_empty()) {
@@ -424,7 +416,7 @@ fn pad_axis(
         if k > 0 {
             let mut s = x.shape().to_vec();
             s[axis] = k;
-            all.push((filled(cx, n, x.dtype(), &s, value)?, at));
+            all.push((cx.filled(n, x.dtype(), &s, value)?, at));
         }
     }
     all.push((x.clone(), 1));
@@ -1008,8 +1000,8 @@ fn normalise_trailing(
         return Err(n.input_error(0, format!("{:?} is empty", x.shape())));
     }
     let flat = x.reshape(&[outer, 1, inner]).map_err(|e| n.lowering(e))?;
-    let one = filled(cx, n, x.dtype(), &[1], 1.0)?;
-    let zero = filled(cx, n, x.dtype(), &[1], 0.0)?;
+    let one = cx.filled(n, x.dtype(), &[1], 1.0)?;
+    let zero = cx.filled(n, x.dtype(), &[1], 0.0)?;
     let name = cx.name(n, "norm");
     let (y, stats) = popnn::ops::layer_norm(cx.graph, &flat, &one, &zero, eps, &mut cx.prog, &name)
         .map_err(|e| n.lowering(e))?;
@@ -1130,7 +1122,7 @@ fn lrn(cx: &mut Cx, n: &NodeCx) -> Outputs {
         let mut s = sq.shape().to_vec();
         s[1] = k;
         if k > 0 {
-            parts.push((filled(cx, n, DType::F32, &s, 0.0)?, at));
+            parts.push((cx.filled(n, DType::F32, &s, 0.0)?, at));
         }
     }
     let mut all: Vec<Tensor> = parts

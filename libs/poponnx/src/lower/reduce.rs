@@ -170,10 +170,9 @@ fn reduce(cx: &mut Cx, n: &NodeCx, kind: Kind) -> Outputs {
         let r = host_reduce(h, &axes, kind);
         return Ok(vec![Value::Host(host_tensor(ty, &out_shape, r))]);
     }
-    if shape.iter().product::<usize>() == 0 {
-        let len = out_shape.iter().product();
-        let r = vec![kind.empty(); len];
-        return Ok(vec![Value::Host(host_tensor(ty, &out_shape, r))]);
+    if shape.contains(&0) {
+        let one = host_tensor(ty, &[1], vec![kind.empty()]);
+        return Ok(vec![cx.fill(n, &one, &out_shape)?]);
     }
     let (t, _) = cx.tensor(n, 0)?;
     let r = if kind == Kind::LogSumExp {

@@ -5,7 +5,7 @@
 use super::{axis, Cx, NodeCx, Outputs, Value};
 use crate::error::Result;
 use crate::fold;
-use crate::host::{ElemType, HostData, HostTensor};
+use crate::host::{ElemType, HostTensor};
 
 pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
     Some(match n.node.op.as_str() {
@@ -54,9 +54,12 @@ fn identity(cx: &mut Cx, n: &NodeCx) -> Outputs {
             return Err(n.input_error(2, "training mode is not supported (inference only)"));
         }
     }
-    let shape = v.shape();
-    let mask = HostTensor::int(ElemType::Bool, &shape, vec![1; shape.iter().product()]);
-    Ok(vec![v, Value::Host(mask)])
+    let mask = cx.fill(
+        n,
+        &HostTensor::int(ElemType::Bool, &[1], vec![1]),
+        &v.shape(),
+    )?;
+    Ok(vec![v, mask])
 }
 
 fn constant(n: &NodeCx) -> Outputs {
@@ -134,7 +137,7 @@ fn reshape(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let allowzero = n.int("allowzero", 0)? != 0;
     let spec = cx.host(n, 1)?.to_i64();
     let from = v.shape();
-    let total: usize = from.iter().product();
+    let total: usize = from.iter().product(); // bounded: every value's shape is (MAX_ELEMENTS)
     let mut shape = Vec::with_capacity(spec.len());
     let mut infer = None;
     for (i, &d) in spec.iter().enumerate() {
@@ -154,7 +157,7 @@ fn reshape(cx: &mut Cx, n: &NodeCx) -> Outputs {
         }
     }
     if let Some(i) = infer {
-        let rest: usize = shape.iter().product();
+        let rest = super::checked_len(&shape).unwrap_or(0);
         if rest == 0 || !total.is_multiple_of(rest) {
             return Err(n.input_error(
                 1,
@@ -163,7 +166,7 @@ fn reshape(cx: &mut Cx, n: &NodeCx) -> Outputs {
         }
         shape[i] = total / rest;
     }
-    if shape.iter().product::<usize>() != total {
+    if super::checked_len(&shape) != Some(total) {
         return Err(n.input_error(
             1,
             format!("shape {spec:?} does not hold the {total} elements of {from:?}"),
@@ -340,10 +343,6 @@ fn constant_of_shape(cx: &mut Cx, n: &NodeCx) -> Outputs {
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| n.input_error(0, format!("dimension {d} < 0"))))
         .collect::<Result<_>>()?;
-    let len = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| n.input_error(0, format!("shape {shape:?} overflows")))?;
     let value = n
         .tensor("value")?
         .unwrap_or_else(|| HostTensor::float(ElemType::Float, &[1], vec![0.0]));
@@ -353,25 +352,7 @@ fn constant_of_shape(cx: &mut Cx, n: &NodeCx) -> Outputs {
             format!("{} elements, where one is required", value.len()),
         ));
     }
-    if len > HOST_FOLD_LIMIT {
-        let one = HostTensor {
-            shape: vec![1; shape.len()],
-            ..value
-        };
-        let name = cx.name(n, "fill");
-        let t = cx.constant(n, &one, &name)?;
-        let t = broadcast_to(n, &t, &shape)?;
-        return Ok(vec![Value::Device { t, ty: one.ty }]);
-    }
-    let data = match &value.data {
-        HostData::Float(v) => HostData::Float(vec![v[0]; len]),
-        HostData::Int(v) => HostData::Int(vec![v[0]; len]),
-    };
-    Ok(vec![Value::Host(HostTensor {
-        ty: value.ty,
-        shape,
-        data,
-    })])
+    Ok(vec![cx.fill(n, &value, &shape)?])
 }
 
 /// `HannWindow`, `HammingWindow`, `BlackmanWindow`: evaluated on the host (their size must be
