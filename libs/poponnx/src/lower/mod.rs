@@ -17,6 +17,7 @@ mod linalg;
 mod loss;
 mod nn;
 mod reduce;
+mod rnn;
 mod shape;
 
 use std::cell::RefCell;
@@ -148,6 +149,15 @@ impl<'n> NodeCx<'n> {
             Some(AttrValue::Ints(v)) => Ok(Some(v.clone())),
             Some(AttrValue::Int(i)) => Ok(Some(vec![*i])),
             Some(_) => Err(self.wrong_kind(name, "ints")),
+        }
+    }
+
+    /// A `strings` attribute that may be absent.
+    pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>> {
+        match self.attr(name) {
+            None => Ok(None),
+            Some(AttrValue::Strings(v)) => Ok(Some(v.clone())),
+            Some(_) => Err(self.wrong_kind(name, "strings")),
         }
     }
 
@@ -507,7 +517,7 @@ impl<'g> Cx<'g> {
 
 /// Each family's lowering in turn; `UnsupportedOp` when none takes the op.
 fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let families: [fn(&mut Cx, &NodeCx) -> Option<Outputs>; 8] = [
+    let families: [fn(&mut Cx, &NodeCx) -> Option<Outputs>; 9] = [
         elementwise::lower,
         shape::lower,
         reduce::lower,
@@ -516,6 +526,7 @@ fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
         index::lower,
         image::lower,
         loss::lower,
+        rnn::lower,
     ];
     for family in families {
         if let Some(out) = family(cx, n) {
