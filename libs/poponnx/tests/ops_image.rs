@@ -336,3 +336,42 @@ fn softmax_cross_entropy_with_an_ignored_class_in_range_averages_the_others() {
         ],
     );
 }
+
+#[test]
+fn a_downsampling_scale_held_in_f16_keeps_every_output_position() {
+    let model = one_node(
+        13,
+        "Resize",
+        &["x", "", "s"],
+        &["y"],
+        vec![("mode", AttrValue::String("linear".into()))],
+        &[("x", ElemType::Float, &[1, 6])],
+        vec![("s", floats(&[2], &[1.0, 1.0 / 3.0]))],
+    );
+    let options = ImportOptions {
+        fp16: true,
+        ..Default::default()
+    };
+    let mut session = Session::new(&model, &target(), &options).unwrap();
+    let x = floats(&[1, 6], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    let inputs = BTreeMap::from([("x".to_string(), x)]);
+    let y = session.run(&inputs).unwrap().remove(0).1;
+    assert_eq!(y.shape, [1, 2]);
+    for (g, w) in y.to_f64().iter().zip([1.0, 4.0]) {
+        assert!((g - w).abs() < 1e-2, "{g} vs {w}");
+    }
+}
+
+#[test]
+fn a_resize_to_more_elements_than_the_chip_indexes_is_refused() {
+    let model = one_node(
+        13,
+        "Resize",
+        &["x", "", "s"],
+        &["y"],
+        vec![],
+        &[("x", ElemType::Float, &[2, 6])],
+        vec![("s", floats(&[2], &[1e6, 1e6]))],
+    );
+    assert!(matches!(import_error(&model), OnnxError::Shape { .. }));
+}

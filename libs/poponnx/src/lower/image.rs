@@ -90,7 +90,7 @@ fn resize(cx: &mut Cx, n: &NodeCx) -> Outputs {
         None => None,
     };
     let roi = if cx.opset >= 11 && interp.coord == Coord::TfCropAndResize {
-        host_floats(cx, n, 1)?
+        host_floats(cx, n, 1)?.map(|(v, _)| v)
     } else {
         None
     };
@@ -107,7 +107,7 @@ fn upsample(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let shape = x.shape().to_vec();
     let mode = parse_mode(n, &n.string("mode", "nearest")?, Rounding::Simple, -0.75)?;
     let scales = match n.floats("scales")? {
-        Some(s) => s.into_iter().map(f64::from).collect(),
+        Some(s) => (s.into_iter().map(f64::from).collect(), ElemType::Float),
         None => host_floats(cx, n, 1)?.ok_or_else(|| n.input_error(1, "scales are required"))?,
     };
     let interp = Interp {
@@ -125,12 +125,12 @@ fn upsample(cx: &mut Cx, n: &NodeCx) -> Outputs {
 }
 
 /// Input `i` as host floats, when given and not empty.
-fn host_floats(cx: &Cx, n: &NodeCx, i: usize) -> Result<Option<Vec<f64>>> {
+fn host_floats(cx: &Cx, n: &NodeCx, i: usize) -> Result<Option<(Vec<f64>, ElemType)>> {
     if !n.has_input(i) {
         return Ok(None);
     }
     let h = cx.host(n, i)?;
-    Ok(Some(h.to_f64()).filter(|v| !v.is_empty()))
+    Ok(Some((h.to_f64(), h.ty)).filter(|(v, _)| !v.is_empty()))
 }
 
 fn parse_mode(n: &NodeCx, mode: &str, rounding: Rounding, a: f64) -> Result<Mode> {
@@ -227,7 +227,7 @@ fn out_sizes(
     n: &NodeCx,
     shape: &[usize],
     axes: &[usize],
-    scales: Option<Vec<f64>>,
+    scales: Option<(Vec<f64>, ElemType)>,
     sizes: Option<Vec<i64>>,
     policy: &str,
 ) -> Result<(Vec<usize>, Vec<f64>)> {
@@ -253,17 +253,40 @@ fn out_sizes(
                 out[a] = (s * shape[a] as f64 + 0.5) as usize;
             }
         }
+        check_size(n, &out)?;
         return Ok((out, scale));
     }
-    let scales = scales.ok_or_else(|| n.input_error(2, "scales or sizes are required"))?;
+    let (scales, sty) = scales.ok_or_else(|| n.input_error(2, "scales or sizes are required"))?;
+    // Scales held in f16 (`ImportOptions::fp16`) lost their last bits, which could drop an
+    // output position: their products are rounded up within f16's precision first.
+    let slack = if sty == ElemType::Float16 {
+        1.0 + 1.0 / 1024.0
+    } else {
+        1.0
+    };
     if scales.len() != axes.len() || scales.iter().any(|&s| s.is_nan() || s <= 0.0) {
         return Err(n.input_error(2, format!("scales {scales:?} for {} axes", axes.len())));
     }
     for (&a, &s) in axes.iter().zip(&scales) {
         scale[a] = s;
-        out[a] = (s * shape[a] as f64) as usize;
+        out[a] = (s * shape[a] as f64 * slack) as usize;
     }
+    check_size(n, &out)?;
     Ok((out, scale))
+}
+
+/// The largest output a resize plans (the chip's tensors are indexed in 32 bits).
+const MAX_ELEMENTS: usize = 1 << 31;
+
+fn check_size(n: &NodeCx, out: &[usize]) -> Result<()> {
+    let total = out
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&t| t <= MAX_ELEMENTS);
+    match total {
+        Some(_) => Ok(()),
+        None => Err(n.input_error(0, format!("the output {out:?} is too large"))),
+    }
 }
 
 /// The region of interest of every axis (start, end), `[0, 1]` where not given.
