@@ -375,3 +375,23 @@ fn a_resize_to_more_elements_than_the_chip_indexes_is_refused() {
     );
     assert!(matches!(import_error(&model), OnnxError::Shape { .. }));
 }
+
+#[test]
+fn a_resize_given_both_scales_and_sizes_is_refused() {
+    let model = one_node(
+        13,
+        "Resize",
+        &["x", "", "s", "z"],
+        &["y"],
+        vec![],
+        &[("x", ElemType::Float, &[2, 6])],
+        vec![
+            ("s", floats(&[2], &[1.0, 2.0])),
+            ("z", HostTensor::int(ElemType::Int64, &[2], vec![2, 12])),
+        ],
+    );
+    match import_error(&model) {
+        OnnxError::Shape { what, .. } => assert!(what.contains("input 3"), "{what}"),
+        e => panic!("wrong error: {e}"),
+    }
+}

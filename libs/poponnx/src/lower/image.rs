@@ -89,6 +89,9 @@ fn resize(cx: &mut Cx, n: &NodeCx) -> Outputs {
         Some(i) => cx.opt_ints(n, i)?.filter(|s| !s.is_empty()),
         None => None,
     };
+    if scales.is_some() && sizes.is_some() {
+        return Err(n.input_error(3, "scales and sizes are both given (one of them must be)"));
+    }
     let roi = if cx.opset >= 11 && interp.coord == Coord::TfCropAndResize {
         host_floats(cx, n, 1)?.map(|(v, _)| v)
     } else {
