@@ -74,6 +74,13 @@ struct AxisPlan {
     extra: Vec<f64>,
 }
 
+/// The output of a resize: per axis its size, its scale and its region of interest.
+struct Sizes {
+    out: Vec<usize>,
+    scale: Vec<f64>,
+    roi: Vec<(f64, f64)>,
+}
+
 /// `Resize` (opsets 10 to 19): `X`, then `scales` (opset 10) or `roi`, `scales`, `sizes`.
 fn resize(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (x, ty) = cx.tensor(n, 0)?;
@@ -99,7 +106,8 @@ fn resize(cx: &mut Cx, n: &NodeCx) -> Outputs {
     };
     let (out, scale) = out_sizes(n, &shape, &axes, scales, sizes, &policy)?;
     let roi = full_roi(n, roi, &axes, shape.len())?;
-    let y = resize_axes(cx, n, &x, ty, &interp, &out, &scale, &roi, &axes)?;
+    let sizes = Sizes { out, scale, roi };
+    let y = resize_axes(cx, n, &x, ty, &interp, &sizes, &axes)?;
     Ok(vec![Value::Device { t: y, ty }])
 }
 
@@ -123,7 +131,8 @@ fn upsample(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let axes: Vec<usize> = (0..shape.len()).collect();
     let (out, scale) = out_sizes(n, &shape, &axes, Some(scales), None, "stretch")?;
     let roi = full_roi(n, None, &axes, shape.len())?;
-    let y = resize_axes(cx, n, &x, ty, &interp, &out, &scale, &roi, &axes)?;
+    let sizes = Sizes { out, scale, roi };
+    let y = resize_axes(cx, n, &x, ty, &interp, &sizes, &axes)?;
     Ok(vec![Value::Device { t: y, ty }])
 }
 
@@ -215,6 +224,9 @@ fn resize_attrs(n: &NodeCx, rank: usize, opset: i64) -> Result<(Interp, Vec<usiz
             .collect::<Result<Vec<_>>>()?,
         None => (0..rank).collect(),
     };
+    if (1..axes.len()).any(|i| axes[..i].contains(&axes[i])) {
+        return Err(n.attr_error("axes", format!("{axes:?} repeats an axis")));
+    }
     let policy = n.string("keep_aspect_ratio_policy", "stretch")?;
     if !matches!(policy.as_str(), "stretch" | "not_larger" | "not_smaller") {
         return Err(n.attr_error(
@@ -313,21 +325,18 @@ fn full_roi(
 }
 
 /// Resizes `x` along each of `axes` (the last first, as ONNX's reference nests them).
-#[allow(clippy::too_many_arguments)] // the resize's plan, in parts
 fn resize_axes(
     cx: &mut Cx,
     n: &NodeCx,
     x: &Tensor,
     ty: ElemType,
     interp: &Interp,
-    out: &[usize],
-    scale: &[f64],
-    roi: &[(f64, f64)],
+    sizes: &Sizes,
     axes: &[usize],
 ) -> Result<Tensor> {
     let mut order = axes.to_vec();
     order.sort_unstable();
-    order.dedup();
+    let Sizes { out, scale, roi } = sizes;
     let mut y = x.clone();
     let mut fresh = false;
     for &a in order.iter().rev() {
