@@ -54,16 +54,18 @@ fn loss(cx: &mut Cx, n: &NodeCx, softmax: bool) -> Outputs {
         None
     };
     let scores = log_prob.as_ref().unwrap_or(&x);
-    let picked = pick(cx, n, scores, &labels, weights.as_ref(), ignore)?;
-    let counted = if reduction == Reduction::Mean && (weights.is_some() || ignore.is_some()) {
-        Some(counted_weights(
-            cx,
-            n,
-            &x,
-            &labels,
-            weights.as_ref(),
-            ignore,
-        )?)
+    let (iota, labels) = class_operands(cx, n, x.shape()[1], x.rank(), &labels)?;
+    let weights = weights.map(|w| weight_view(n, &w, x.rank())).transpose()?;
+    let classes = Classes {
+        iota,
+        labels,
+        weights,
+        ignore,
+    };
+    let picked = pick(cx, n, scores, &classes)?;
+    let counted = if reduction == Reduction::Mean && (classes.weights.is_some() || ignore.is_some())
+    {
+        Some(counted_weights(cx, n, &x, &classes)?)
     } else {
         None
     };
@@ -104,9 +106,10 @@ fn loss_inputs(
             ),
         ));
     }
-    let weights = match n.has_input(2) {
-        true => Some(cx.tensor(n, 2)?.0),
-        false => None,
+    let weights = if n.has_input(2) {
+        Some(cx.tensor(n, 2)?.0)
+    } else {
+        None
     };
     if let Some(w) = &weights {
         if w.shape() != [shape[1]] || w.dtype() != x.dtype() {
@@ -189,71 +192,50 @@ fn weight_view(n: &NodeCx, w: &Tensor, rank: usize) -> Result<Tensor> {
     w.reshape(&shape).map_err(|e| n.lowering(e))
 }
 
-/// `-w[t]·x[t]` per element `[N, d…]` (0 where the label is ignored).
-fn pick(
-    cx: &mut Cx,
-    n: &NodeCx,
-    x: &Tensor,
-    labels: &Tensor,
-    weights: Option<&Tensor>,
+/// The operands of the one-hot masks: the classes, the labels and the class weights (all
+/// shaped to broadcast with the scores), and the label ignored.
+struct Classes {
+    iota: Tensor,
+    labels: Tensor,
+    weights: Option<Tensor>,
     ignore: Option<i64>,
-) -> Result<Tensor> {
-    let rank = x.rank();
-    let (iota, l) = class_operands(cx, n, x.shape()[1], rank, labels)?;
-    let target = is_target(_2, _3, ignore);
-    let masked = match weights {
+}
+
+/// `-w[t]·x[t]` per element `[N, d…]` (0 where the label is ignored).
+fn pick(cx: &mut Cx, n: &NodeCx, x: &Tensor, c: &Classes) -> Result<Tensor> {
+    let target = is_target(_2, _3, c.ignore);
+    let masked = match &c.weights {
         Some(w) => {
-            let w = weight_view(n, w, rank)?;
             let e = select(-(_1 * _4), 0.0, target);
-            cx.map(n, &e, &[x, &iota, &l, &w], "pick")?
+            cx.map(n, &e, &[x, &c.iota, &c.labels, w], "pick")?
         }
-        None => cx.map(n, &select(-_1, 0.0, target), &[x, &iota, &l], "pick")?,
+        None => {
+            let e = select(-_1, 0.0, target);
+            cx.map(n, &e, &[x, &c.iota, &c.labels], "pick")?
+        }
     };
-    reduce(
-        cx,
-        n,
-        &masked,
-        &[1],
-        ReduceParams::new(Operation::Add),
-        "picked",
-    )
+    let add = ReduceParams::new(Operation::Add);
+    reduce(cx, n, &masked, &[1], add, "picked")
 }
 
 /// The weight of each element's target class `[N, d…]`: 1 or `weights[t]`, 0 where the label
 /// is ignored.
-fn counted_weights(
-    cx: &mut Cx,
-    n: &NodeCx,
-    x: &Tensor,
-    labels: &Tensor,
-    weights: Option<&Tensor>,
-    ignore: Option<i64>,
-) -> Result<Tensor> {
-    let rank = x.rank();
-    let (iota, l) = class_operands(cx, n, x.shape()[1], rank, labels)?;
-    let w = match weights {
-        Some(w) => weight_view(n, w, rank)?,
+fn counted_weights(cx: &mut Cx, n: &NodeCx, x: &Tensor, c: &Classes) -> Result<Tensor> {
+    let w = match &c.weights {
+        Some(w) => w.clone(),
         None => {
-            let ones = HostTensor::float(
-                ElemType::of_device(x.dtype()),
-                &[x.shape()[1]],
-                vec![1.0; x.shape()[1]],
-            );
+            let classes = x.shape()[1];
+            let ty = ElemType::of_device(x.dtype());
+            let ones = HostTensor::float(ty, &[classes], vec![1.0; classes]);
             let name = cx.name(n, "ones");
             let ones = cx.constant(n, &ones, &name)?;
-            weight_view(n, &ones, rank)?
+            weight_view(n, &ones, x.rank())?
         }
     };
-    let e = select(_1, 0.0, is_target(_2, _3, ignore));
-    let masked = cx.map(n, &e, &[&w, &iota, &l], "weights")?;
-    reduce(
-        cx,
-        n,
-        &masked,
-        &[1],
-        ReduceParams::new(Operation::Add),
-        "counted",
-    )
+    let e = select(_1, 0.0, is_target(_2, _3, c.ignore));
+    let masked = cx.map(n, &e, &[&w, &c.iota, &c.labels], "weights")?;
+    let add = ReduceParams::new(Operation::Add);
+    reduce(cx, n, &masked, &[1], add, "counted")
 }
 
 /// The per-element losses combined by `reduction`; a mean divides by the sum of `counted`,
