@@ -37,14 +37,7 @@ enum Reduction {
 /// optional class weights `[C]`; the loss is `-w[t]·x[t]` per element, 0 where the label is
 /// `ignore_index`.
 fn loss(cx: &mut Cx, n: &NodeCx, softmax: bool) -> Outputs {
-    let reduction = match n.string("reduction", "mean")?.as_str() {
-        "none" => Reduction::None,
-        "sum" => Reduction::Sum,
-        "mean" => Reduction::Mean,
-        other => {
-            return Err(n.attr_error("reduction", format!("'{other}' is not none, sum or mean")))
-        }
-    };
+    let reduction = parse_reduction(n)?;
     let ignore = n.opt_int("ignore_index")?;
     let (x, ty) = cx.tensor(n, 0)?;
     let (labels, weights) = loss_inputs(cx, n, &x, ty)?;
@@ -75,6 +68,17 @@ fn loss(cx: &mut Cx, n: &NodeCx, softmax: bool) -> Outputs {
         outs.push(Value::Device { t: lp, ty });
     }
     Ok(outs)
+}
+
+fn parse_reduction(n: &NodeCx) -> Result<Reduction> {
+    Ok(match n.string("reduction", "mean")?.as_str() {
+        "none" => Reduction::None,
+        "sum" => Reduction::Sum,
+        "mean" => Reduction::Mean,
+        other => {
+            return Err(n.attr_error("reduction", format!("'{other}' is not none, sum or mean")))
+        }
+    })
 }
 
 /// The labels (`[N, d…]`, integers) and the optional class weights (`[C]`), checked against
