@@ -86,25 +86,13 @@ fn resize(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (x, ty) = cx.tensor(n, 0)?;
     let shape = x.shape().to_vec();
     let (interp, axes, policy) = resize_attrs(n, shape.len(), cx.opset)?;
-    let (scales_at, sizes_at) = if cx.opset < 11 {
-        (1, None)
-    } else {
-        (2, Some(3))
-    };
-    let scales = host_floats(cx, n, scales_at)?;
-    let sizes = match sizes_at {
-        Some(i) => cx.opt_ints(n, i)?.filter(|s| !s.is_empty()),
-        None => None,
-    };
-    if scales.is_some() && sizes.is_some() {
-        return Err(n.input_error(3, "scales and sizes are both given (one of them must be)"));
-    }
+    let given = resize_given(cx, n)?;
     let roi = if cx.opset >= 11 && interp.coord == Coord::TfCropAndResize {
         host_floats(cx, n, 1)?.map(|(v, _)| v)
     } else {
         None
     };
-    let (out, scale) = out_sizes(n, &shape, &axes, scales, sizes, &policy)?;
+    let (out, scale) = out_sizes(n, &shape, &axes, given, &policy)?;
     let roi = full_roi(n, roi, &axes, shape.len())?;
     let sizes = Sizes { out, scale, roi };
     let y = resize_axes(cx, n, &x, ty, &interp, &sizes, &axes)?;
@@ -117,7 +105,7 @@ fn upsample(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let (x, ty) = cx.tensor(n, 0)?;
     let shape = x.shape().to_vec();
     let mode = parse_mode(n, &n.string("mode", "nearest")?, Rounding::Simple, -0.75)?;
-    let scales = match n.floats("scales")? {
+    let (scales, sty) = match n.floats("scales")? {
         Some(s) => (s.into_iter().map(f64::from).collect(), ElemType::Float),
         None => host_floats(cx, n, 1)?.ok_or_else(|| n.input_error(1, "scales are required"))?,
     };
@@ -129,11 +117,32 @@ fn upsample(cx: &mut Cx, n: &NodeCx) -> Outputs {
         extrapolation: 0.0,
     };
     let axes: Vec<usize> = (0..shape.len()).collect();
-    let (out, scale) = out_sizes(n, &shape, &axes, Some(scales), None, "stretch")?;
+    let given = Given::Scales(1, scales, sty);
+    let (out, scale) = out_sizes(n, &shape, &axes, given, "stretch")?;
     let roi = full_roi(n, None, &axes, shape.len())?;
     let sizes = Sizes { out, scale, roi };
     let y = resize_axes(cx, n, &x, ty, &interp, &sizes, &axes)?;
     Ok(vec![Value::Device { t: y, ty }])
+}
+
+/// `Resize`'s scales (input 1 at opset 10, 2 after) or sizes (input 3): exactly one of them
+/// given and not empty.
+fn resize_given(cx: &Cx, n: &NodeCx) -> Result<Given> {
+    let scales_at = if cx.opset < 11 { 1 } else { 2 };
+    let scales = host_floats(cx, n, scales_at)?;
+    let sizes = if cx.opset < 11 {
+        None
+    } else {
+        cx.opt_ints(n, 3)?.filter(|s| !s.is_empty())
+    };
+    match (scales, sizes) {
+        (Some(_), Some(_)) => {
+            Err(n.input_error(3, "scales and sizes are both given (one of them must be)"))
+        }
+        (Some((v, ty)), None) => Ok(Given::Scales(scales_at, v, ty)),
+        (None, Some(v)) => Ok(Given::Sizes(3, v)),
+        (None, None) => Err(n.input_error(scales_at, "scales or sizes are required")),
+    }
 }
 
 /// Input `i` as host floats, when given and not empty.
@@ -217,16 +226,7 @@ fn resize_attrs(n: &NodeCx, rank: usize, opset: i64) -> Result<(Interp, Vec<usiz
     if interp.antialias && matches!(interp.mode, Mode::Nearest(_)) {
         return Err(n.attr_error("antialias", "not defined for nearest"));
     }
-    let axes = match n.ints("axes")? {
-        Some(a) => a
-            .iter()
-            .map(|&v| axis(n, "axes", v, rank))
-            .collect::<Result<Vec<_>>>()?,
-        None => (0..rank).collect(),
-    };
-    if (1..axes.len()).any(|i| axes[..i].contains(&axes[i])) {
-        return Err(n.attr_error("axes", format!("{axes:?} repeats an axis")));
-    }
+    let axes = resize_axes_attr(n, rank)?;
     let policy = n.string("keep_aspect_ratio_policy", "stretch")?;
     if !matches!(policy.as_str(), "stretch" | "not_larger" | "not_smaller") {
         return Err(n.attr_error(
@@ -237,56 +237,101 @@ fn resize_attrs(n: &NodeCx, rank: usize, opset: i64) -> Result<(Interp, Vec<usiz
     Ok((interp, axes, policy))
 }
 
-/// The output size and scale of every axis, from `scales` or `sizes` (one per resized axis).
+/// Where a resize's scales or sizes come from: input `at`, the values and their type.
+enum Given {
+    Scales(usize, Vec<f64>, ElemType),
+    Sizes(usize, Vec<i64>),
+}
+
+/// `Resize`'s `axes` (all by default), each once.
+fn resize_axes_attr(n: &NodeCx, rank: usize) -> Result<Vec<usize>> {
+    let axes = match n.ints("axes")? {
+        Some(a) => a
+            .iter()
+            .map(|&v| axis(n, "axes", v, rank))
+            .collect::<Result<Vec<_>>>()?,
+        None => (0..rank).collect(),
+    };
+    if (1..axes.len()).any(|i| axes[..i].contains(&axes[i])) {
+        return Err(n.attr_error("axes", format!("{axes:?} repeats an axis")));
+    }
+    Ok(axes)
+}
+
+/// The output size and scale of every axis, from the scales or sizes (one per resized axis).
 fn out_sizes(
     n: &NodeCx,
     shape: &[usize],
     axes: &[usize],
-    scales: Option<(Vec<f64>, ElemType)>,
-    sizes: Option<Vec<i64>>,
+    given: Given,
     policy: &str,
 ) -> Result<(Vec<usize>, Vec<f64>)> {
+    let (out, scale) = match given {
+        Given::Sizes(at, sizes) => from_sizes(n, at, shape, axes, &sizes, policy)?,
+        Given::Scales(at, scales, ty) => from_scales(n, at, shape, axes, &scales, ty)?,
+    };
+    check_size(n, &out)?;
+    Ok((out, scale))
+}
+
+/// Output sizes given, and the aspect-ratio policy applied to them.
+fn from_sizes(
+    n: &NodeCx,
+    at: usize,
+    shape: &[usize],
+    axes: &[usize],
+    sizes: &[i64],
+    policy: &str,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    if sizes.len() != axes.len() || sizes.iter().any(|&s| s < 0) {
+        return Err(n.input_error(at, format!("sizes {sizes:?} for {} axes", axes.len())));
+    }
     let mut out = shape.to_vec();
     let mut scale = vec![1.0; shape.len()];
-    if let Some(sizes) = sizes {
-        if sizes.len() != axes.len() || sizes.iter().any(|&s| s < 0) {
-            return Err(n.input_error(3, format!("sizes {sizes:?} for {} axes", axes.len())));
-        }
-        for (&a, &s) in axes.iter().zip(&sizes) {
-            out[a] = s as usize;
-            scale[a] = s as f64 / shape[a] as f64;
-        }
-        if policy != "stretch" {
-            let pick = axes.iter().map(|&a| scale[a]);
-            let s = if policy == "not_larger" {
-                pick.fold(f64::INFINITY, f64::min)
-            } else {
-                pick.fold(f64::NEG_INFINITY, f64::max)
-            };
-            for &a in axes {
-                scale[a] = s;
-                out[a] = (s * shape[a] as f64 + 0.5) as usize;
-            }
-        }
-        check_size(n, &out)?;
-        return Ok((out, scale));
+    for (&a, &s) in axes.iter().zip(sizes) {
+        out[a] = s as usize;
+        scale[a] = s as f64 / shape[a] as f64;
     }
-    let (scales, sty) = scales.ok_or_else(|| n.input_error(2, "scales or sizes are required"))?;
+    if policy != "stretch" {
+        let pick = axes.iter().map(|&a| scale[a]);
+        let s = if policy == "not_larger" {
+            pick.fold(f64::INFINITY, f64::min)
+        } else {
+            pick.fold(f64::NEG_INFINITY, f64::max)
+        };
+        for &a in axes {
+            scale[a] = s;
+            out[a] = (s * shape[a] as f64 + 0.5) as usize;
+        }
+    }
+    Ok((out, scale))
+}
+
+/// Scales given: each output size is the floor of the scaled input size.
+fn from_scales(
+    n: &NodeCx,
+    at: usize,
+    shape: &[usize],
+    axes: &[usize],
+    scales: &[f64],
+    ty: ElemType,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    if scales.len() != axes.len() || scales.iter().any(|&s| s.is_nan() || s <= 0.0) {
+        return Err(n.input_error(at, format!("scales {scales:?} for {} axes", axes.len())));
+    }
     // Scales held in f16 (`ImportOptions::fp16`) lost their last bits, which could drop an
     // output position: their products are rounded up within f16's precision first.
-    let slack = if sty == ElemType::Float16 {
+    let slack = if ty == ElemType::Float16 {
         1.0 + 1.0 / 1024.0
     } else {
         1.0
     };
-    if scales.len() != axes.len() || scales.iter().any(|&s| s.is_nan() || s <= 0.0) {
-        return Err(n.input_error(2, format!("scales {scales:?} for {} axes", axes.len())));
-    }
-    for (&a, &s) in axes.iter().zip(&scales) {
+    let mut out = shape.to_vec();
+    let mut scale = vec![1.0; shape.len()];
+    for (&a, &s) in axes.iter().zip(scales) {
         scale[a] = s;
         out[a] = (s * shape[a] as f64 * slack) as usize;
     }
-    check_size(n, &out)?;
     Ok((out, scale))
 }
 
