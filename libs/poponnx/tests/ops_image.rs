@@ -127,7 +127,7 @@ fn resize_at_opset_10_takes_scales_as_its_second_input() {
 }
 
 #[test]
-fn a_nearest_resize_of_integers_is_exact_and_a_linear_one_is_refused() {
+fn a_resize_of_integers_gathers_exactly_or_interpolates_in_float_and_truncates() {
     let sizes = HostTensor::int(ElemType::Int64, &[2], vec![2, 4]);
     let make = |mode: &str| {
         one_node(
@@ -141,12 +141,10 @@ fn a_nearest_resize_of_integers_is_exact_and_a_linear_one_is_refused() {
         )
     };
     let x = HostTensor::int(ElemType::Int32, &[2, 2], vec![7, -8, 9, 100_000]);
-    let y = run(&make("nearest"), vec![("x", x)]);
+    let y = run(&make("nearest"), vec![("x", x.clone())]);
     assert_eq!(y[0].to_i64(), [7, 7, -8, -8, 9, 9, 100_000, 100_000]);
-    match import_error(&make("linear")) {
-        OnnxError::UnsupportedType { at, .. } => assert_eq!(at.node, "n"),
-        e => panic!("wrong error: {e}"),
-    }
+    let y = run(&make("linear"), vec![("x", x)]);
+    assert_eq!(y[0].to_i64(), [7, 3, -4, -8, 9, 25_006, 75_002, 100_000]);
 }
 
 #[test]
@@ -394,4 +392,21 @@ fn a_resize_given_both_scales_and_sizes_is_refused() {
         OnnxError::Shape { what, .. } => assert!(what.contains("input 3"), "{what}"),
         e => panic!("wrong error: {e}"),
     }
+}
+
+#[test]
+fn a_linear_resize_of_uint8_pixels_is_computed_in_float() {
+    let model = one_node(
+        13,
+        "Resize",
+        &["x", "", "", "sizes"],
+        &["y"],
+        vec![("mode", AttrValue::String("linear".into()))],
+        &[("x", ElemType::Uint8, &[1, 2])],
+        vec![("sizes", HostTensor::int(ElemType::Int64, &[2], vec![1, 4]))],
+    );
+    let x = HostTensor::int(ElemType::Uint8, &[1, 2], vec![10, 250]);
+    let y = run(&model, vec![("x", x)]);
+    assert_eq!(y[0].ty, ElemType::Uint8);
+    assert_eq!(y[0].to_i64(), [10, 70, 190, 250]);
 }

@@ -8,7 +8,7 @@
 //! weights (constants broadcast along the axis) in `popops::map`s. A nearest resize is one
 //! gather (views only) and a copy.
 
-use poplar::Tensor;
+use poplar::{DType, Tensor};
 use popops::expr::{Expr, _1};
 
 use super::{axis, Cx, NodeCx, Outputs, Value};
@@ -369,7 +369,9 @@ fn full_roi(
     Ok(full)
 }
 
-/// Resizes `x` along each of `axes` (the last first, as ONNX's reference nests them).
+/// Resizes `x` along each of `axes` (the last first, as ONNX's reference nests them). An
+/// integer image that is interpolated (not only gathered) is computed in `f32` and cast back
+/// (truncated, as the reference's `astype`).
 fn resize_axes(
     cx: &mut Cx,
     n: &NodeCx,
@@ -382,20 +384,31 @@ fn resize_axes(
     let mut order = axes.to_vec();
     order.sort_unstable();
     let Sizes { out, scale, roi } = sizes;
-    let mut y = x.clone();
-    let mut fresh = false;
+    let mut plans = Vec::with_capacity(order.len());
     for &a in order.iter().rev() {
         let n_in = x.shape()[a];
         if n_in == 0 && out[a] > 0 {
             return Err(n.input_error(0, format!("axis {a} is empty and cannot be resized")));
         }
-        let plan = plan_axis(interp, n_in, out[a], scale[a], roi[a]);
-        if let Some(t) = apply_axis(cx, n, &y, ty, a, &plan)? {
-            fresh = !is_gather(&plan);
+        plans.push((a, plan_axis(interp, n_in, out[a], scale[a], roi[a])));
+    }
+    let in_float = !ty.is_float() && plans.iter().any(|(_, p)| !is_gather(p));
+    let (mut y, work) = if in_float {
+        let f = cx.map(n, &_1.cast(DType::F32), &[x], "to_float")?;
+        (f, ElemType::Float)
+    } else {
+        (x.clone(), ty)
+    };
+    let mut fresh = false;
+    for (a, plan) in &plans {
+        if let Some(t) = apply_axis(cx, n, &y, work, *a, plan)? {
+            fresh = !is_gather(plan);
             y = t;
         }
     }
-    if fresh {
+    if in_float {
+        cx.map(n, &_1.cast(x.dtype()), &[&y], "from_float")
+    } else if fresh {
         Ok(y)
     } else {
         cx.copy(n, &y, "resize")
