@@ -15,9 +15,35 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
     Some(match n.node.op.as_str() {
         "MatMul" => matmul(cx, n),
         "Gemm" => gemm(cx, n),
+        "DFT" => dft(cx, n),
         "Einsum" => einsum(cx, n),
         _ => return None,
     })
+}
+
+/// Gemm's operand `i`, a matrix, transposed when `transpose` (on the host when it is a host
+/// value).
+fn gemm_operand(cx: &mut Cx, n: &NodeCx, i: usize, transpose: bool) -> Result<(Tensor, ElemType)> {
+    let v = cx.value(n, i)?;
+    if v.shape().len() != 2 {
+        return Err(n.input_error(i, format!("is {:?}; Gemm takes matrices", v.shape())));
+    }
+    match v {
+        Value::Host(h) if transpose && matches!(h.ty, ElemType::Float | ElemType::Float16) => {
+            let ht = crate::fold::transpose(&h, &[1, 0]);
+            let name = cx.name(n, "transposed");
+            Ok((cx.constant(n, &ht, &name)?, h.ty))
+        }
+        _ => {
+            let (t, ty) = float_operand(cx, n, i)?;
+            let t = if transpose {
+                t.transpose().map_err(|e| n.lowering(e))?
+            } else {
+                t
+            };
+            Ok((t, ty))
+        }
+    }
 }
 
 /// Input `i` on the chip, which must be `float` or `float16`.
@@ -188,25 +214,16 @@ fn matmul(cx: &mut Cx, n: &NodeCx) -> Outputs {
 
 /// `Gemm`: `alpha · A' · B' + beta · C`, `A'`/`B'` transposed as `transA`/`transB` say, `C`
 /// (optional) broadcast to `[M, N]`.
+///
+/// A transposed operand known on the host (a weight, usually `B` with `transB`) is transposed
+/// there, so that the matmul reads a contiguous constant rather than a transposed view (whose
+/// every element is a region of its own).
 fn gemm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let alpha = n.float("alpha", 1.0)? as f64;
     let beta = n.float("beta", 1.0)? as f64;
     let (ta, tb) = (n.int("transA", 0)? != 0, n.int("transB", 0)? != 0);
-    let (a, ty) = float_operand(cx, n, 0)?;
-    let (b, _) = float_operand(cx, n, 1)?;
-    for (i, t) in [(0, &a), (1, &b)] {
-        if t.rank() != 2 {
-            return Err(n.input_error(i, format!("is {:?}; Gemm takes matrices", t.shape())));
-        }
-    }
-    let tr = |t: &Tensor, yes: bool| {
-        if yes {
-            t.transpose().map_err(|e| n.lowering(e))
-        } else {
-            Ok(t.clone())
-        }
-    };
-    let (a, b) = (tr(&a, ta)?, tr(&b, tb)?);
+    let (a, ty) = gemm_operand(cx, n, 0, ta)?;
+    let (b, _) = gemm_operand(cx, n, 1, tb)?;
     let ab = batched_matmul(cx, n, &a, &b, ElemType::Float)?;
     let out_shape = ab.shape();
     let ab = match ab {
@@ -490,4 +507,100 @@ fn sum_out(cx: &mut Cx, n: &NodeCx, t: Tensor, want: [usize; 3], s: usize) -> Re
         r
     };
     r.reshape(&want).map_err(|e| n.lowering(e))
+}
+
+/// `DFT` (opsets 17–20): the transform along `axis` of a real (`[…, N, 1]`) or complex
+/// (`[…, N, 2]`) signal, as one real matmul with the transform's matrix built on the host
+/// (`[N·C, K·2]`: cosines and signed sines, `1/L` for the inverse); `dft_length` truncates or
+/// zero-pads the signal to `L`, `onesided` keeps `K = L/2 + 1` frequencies.
+fn dft(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let (x, ty) = float_operand(cx, n, 0)?;
+    let r = x.rank();
+    let c = *x.shape().last().unwrap_or(&0);
+    if r < 2 || !(c == 1 || c == 2) {
+        return Err(n.input_error(
+            0,
+            format!(
+                "is {:?}; the last axis holds 1 (real) or 2 (complex) parts",
+                x.shape()
+            ),
+        ));
+    }
+    let axis = match cx.opt_ints(n, 2)? {
+        Some(a) => a.first().copied().unwrap_or(-2),
+        None => n.int("axis", if cx.opset >= 20 { -2 } else { 1 })?,
+    };
+    let axis = super::axis(n, "axis", axis, r)?;
+    if axis == r - 1 {
+        return Err(n.attr_error("axis", "the last axis holds the real and imaginary parts"));
+    }
+    let big_n = x.shape()[axis];
+    let len = match cx.opt_ints(n, 1)? {
+        Some(l) => usize::try_from(l.first().copied().unwrap_or(0))
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| n.input_error(1, "dft_length must be positive"))?,
+        None => big_n,
+    };
+    let inverse = n.int("inverse", 0)? != 0;
+    let k = if n.int("onesided", 0)? != 0 {
+        len / 2 + 1
+    } else {
+        len
+    };
+    let rows = big_n.min(len);
+    // x as [M, rows·C], the signal axis and its parts last.
+    let mut perm: Vec<usize> = (0..r - 1).filter(|&d| d != axis).collect();
+    let outer: Vec<usize> = perm.iter().map(|&d| x.shape()[d]).collect();
+    perm.extend([axis, r - 1]);
+    let lens = |e| n.lowering(e);
+    let xs = x.dim_shuffle(&perm).map_err(lens)?;
+    let xs = xs.slice_dim(outer.len(), 0..rows).map_err(lens)?;
+    let m: usize = outer.iter().product();
+    let xs = cx
+        .copy(n, &xs, "signal")?
+        .reshape(&[1, m, rows * c])
+        .map_err(lens)?;
+    let w = dft_matrix(rows, c, k, len, inverse);
+    let wt = crate::host::HostTensor::float(ElemType::Float, &[1, rows * c, k * 2], w);
+    let name = cx.name(n, "dft_matrix");
+    let wt = cx.constant(n, &wt, &name)?;
+    let xs = if xs.dtype() == DType::F32 {
+        xs
+    } else {
+        cx.map(n, &_1.cast(DType::F32), &[&xs], "f32")?
+    };
+    let y = product(cx, n, &xs, &wt)?;
+    // Back to the input's order, the transform's axis where the signal's was.
+    let mut shape = outer.clone();
+    shape.extend([k, 2]);
+    let y = y.reshape(&shape).map_err(lens)?;
+    let mut back = vec![0; r];
+    for (i, &d) in perm.iter().enumerate() {
+        back[d] = i;
+    }
+    let y = y.dim_shuffle(&back).map_err(lens)?;
+    Ok(vec![result(cx, n, y, ty)?])
+}
+
+/// The real matrix of the transform: row `n·c + part` (input part 0 real, 1 imaginary),
+/// column `k·2 + part`.
+fn dft_matrix(rows: usize, c: usize, k: usize, len: usize, inverse: bool) -> Vec<f64> {
+    let s = if inverse { 1.0 } else { -1.0 };
+    let scale = if inverse { 1.0 / len as f64 } else { 1.0 };
+    let mut w = vec![0.0; rows * c * k * 2];
+    for t in 0..rows {
+        for f in 0..k {
+            let theta = 2.0 * std::f64::consts::PI * ((t * f) % len) as f64 / len as f64;
+            let (sin, cos) = theta.sin_cos();
+            let at = |part_in: usize, part_out: usize| (t * c + part_in) * k * 2 + f * 2 + part_out;
+            w[at(0, 0)] = cos * scale;
+            w[at(0, 1)] = s * sin * scale;
+            if c == 2 {
+                w[at(1, 0)] = -s * sin * scale;
+                w[at(1, 1)] = cos * scale;
+            }
+        }
+    }
+    w
 }

@@ -30,6 +30,7 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
         "InstanceNormalization" => instance_norm(cx, n),
         "GroupNormalization" => group_norm(cx, n),
         "LRN" => lrn(cx, n),
+        "LpPool" => lp_pool(cx, n),
         _ => return None,
     })
 }
@@ -529,6 +530,39 @@ fn pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
         y
     };
     Ok([vec![Value::Device { t: y, ty }], indices].concat())
+}
+
+/// `LpPool`: `(Σ |x|^p)^(1/p)` over each window (padding counts as zeros), as the average
+/// pool of `|x|^p` counting the padding, times the window's size, to the power `1/p`.
+fn lp_pool(cx: &mut Cx, n: &NodeCx) -> Outputs {
+    let p = n.int("p", 2)?;
+    if p < 1 {
+        return Err(n.attr_error("p", format!("{p} < 1")));
+    }
+    let (x, ty) = float_input(cx, n, 0)?;
+    if !(3..=5).contains(&x.rank()) || x.num_elements() == 0 {
+        return Err(n.input_error(
+            0,
+            format!(
+                "is {:?}; expected 1 to 3 non-empty field dimensions",
+                x.shape()
+            ),
+        ));
+    }
+    let (w, pads, _) = pool_window(n, PoolingType::Avg, &x.shape()[2..])?;
+    if pads.extra.iter().any(|&e| e != 0) {
+        return Err(n.attr_error("ceil_mode", "1 is not supported for LpPool"));
+    }
+    let p = p as f64;
+    let xp = cx.map(n, &_1.abs().pow(p), &[&x], "|x|^p")?;
+    let y = if w.dilation.iter().any(|&d| d != 1) {
+        pool_taps(cx, n, &xp, PoolingType::Avg, &w, &pads, true)?
+    } else {
+        pool_plain(cx, n, &xp, PoolingType::Avg, &w, &pads, true)?
+    };
+    let k = w.kernel.iter().product::<usize>() as f64;
+    let y = cx.map(n, &(_1 * k).pow(1.0 / p), &[&y], "lp")?;
+    Ok(vec![Value::Device { t: y, ty }])
 }
 
 /// A pooling's window and padding from its attributes, for a field of `field`; whether the

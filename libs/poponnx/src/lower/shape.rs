@@ -30,6 +30,14 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
         "Expand" => expand(cx, n),
         "ConstantOfShape" => constant_of_shape(cx, n),
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(cx, n),
+        // Their output's size depends on the input's values: no static shape.
+        "NonZero" | "Unique" | "Compress" | "NonMaxSuppression" => {
+            Err(crate::error::OnnxError::DynamicShape {
+                what: format!("{}: output 0", n.at),
+                axis: 0,
+                reason: "its size depends on the values of the input".into(),
+            })
+        }
         _ => return None,
     })
 }

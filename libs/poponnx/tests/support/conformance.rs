@@ -22,7 +22,7 @@ pub enum Outcome {
 
 /// The target the suite runs on: small, so that each test compiles quickly.
 pub fn target() -> poplar::Target {
-    poplar::Target::custom(8, 1024 * 1024)
+    poplar::Target::custom(16, 1024 * 1024)
 }
 
 /// The reason of an importer error, shortened to its kind (the op, the type, …), without the
