@@ -140,6 +140,9 @@ fn run_model(dir: &Path, model: &Model) -> Outcome {
         .zip(inputs.into_iter().map(|(_, t)| t))
         .collect();
     let mut options = ImportOptions::default();
+    // An input that sets a shape is fixed at build time: the graph input named by the error,
+    // or, when the error names a value computed from graph inputs, the integer graph inputs
+    // (the shapes, sizes and axes a model computes with).
     let mut session = loop {
         match Session::new(model, &target(), &options) {
             Ok(s) => break s,
@@ -149,6 +152,19 @@ fn run_model(dir: &Path, model: &Model) -> Outcome {
                 options
                     .fixed_inputs
                     .insert(input.clone(), given[&input].clone());
+            }
+            Err(e @ OnnxError::NotConstant { .. }) => {
+                let ints: Vec<String> = given
+                    .iter()
+                    .filter(|(k, v)| !v.ty.is_float() && !options.fixed_inputs.contains_key(*k))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if ints.is_empty() {
+                    return Outcome::Fail(reason(&e, dir));
+                }
+                for k in ints {
+                    options.fixed_inputs.insert(k.clone(), given[&k].clone());
+                }
             }
             Err(e) => return Outcome::Fail(reason(&e, dir)),
         }
