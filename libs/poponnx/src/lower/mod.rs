@@ -66,6 +66,8 @@ pub(crate) struct Cx<'g> {
     serial: usize,
     /// The model's opset of the default domain.
     pub opset: i64,
+    /// The tile the next small tensor starts on ([`Cx::map_linearly`]).
+    next_tile: u32,
 }
 
 /// One node being lowered: its attributes, with a record of those read.
@@ -258,6 +260,7 @@ impl<'g> Cx<'g> {
             materialised: HashMap::new(),
             serial: 0,
             opset,
+            next_tile: 0,
         }
     }
 
@@ -436,12 +439,31 @@ impl<'g> Cx<'g> {
     }
 
     /// Spreads a new tensor over the tiles.
+    ///
+    /// A tensor too small to give every tile [`SMALL_TENSOR_PER_TILE`] elements is placed on
+    /// the next tiles in turn instead of on the first ones, so that a model's many small
+    /// tensors (biases, normalisation parameters, shapes' constants) and the vertices that
+    /// follow them spread over the chip rather than filling tile 0.
     pub fn map_linearly(&mut self, n: &NodeCx, t: &Tensor) -> Result<()> {
-        if t.num_elements() == 0 {
+        let len = t.num_elements();
+        if len == 0 {
             return Ok(());
         }
         let grain = (8 / t.dtype().size().max(1)).max(1);
-        self.graph.map_linearly(t, grain).map_err(|e| n.lowering(e))
+        let tiles = self.graph.target().num_tiles();
+        let per_tile = SMALL_TENSOR_PER_TILE.max(grain);
+        let needed = len.div_ceil(per_tile).min(u32::MAX as usize) as u32;
+        if needed >= tiles {
+            return self.graph.map_linearly(t, grain).map_err(|e| n.lowering(e));
+        }
+        if self.next_tile + needed > tiles {
+            self.next_tile = 0;
+        }
+        let range = self.next_tile..self.next_tile + needed;
+        self.next_tile += needed;
+        self.graph
+            .map_linearly_over(t, per_tile, range)
+            .map_err(|e| n.lowering(e))
     }
 
     /// A new variable spread over the tiles.
@@ -537,6 +559,9 @@ fn dispatch(cx: &mut Cx, n: &NodeCx) -> Outputs {
 }
 
 pub(crate) use shape::broadcast_shapes;
+
+/// Elements a tile gets at least of a tensor the importer spreads ([`Cx::map_linearly`]).
+pub(crate) const SMALL_TENSOR_PER_TILE: usize = 256;
 
 /// The most elements of a tensor the importer makes or takes (2^36: more than a Pod64's
 /// memory holds in bytes), so that no size computation overflows.
