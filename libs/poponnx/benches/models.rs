@@ -10,6 +10,7 @@
 //! 2. The small CNN of the tests: host time of one inference on the simulator against
 //!    onnxruntime on this machine (medians of 7), as a ratio.
 //!
+//! `-- --small-cnn` runs part 2 alone; `-- --one MODEL [--fp16] [--pod16]` one row of part 1.
 //! Needs the Python of `POPLAR_PYTHON` with onnx, onnxruntime and numpy
 //! (`libs/poponnx/tests/requirements.txt`).
 
@@ -166,6 +167,10 @@ fn main() {
     }
     if args.iter().any(|a| a == "--list") {
         return;
+    }
+    if args.iter().any(|a| a == "--small-cnn") {
+        std::fs::create_dir_all(dir()).unwrap();
+        return small_cnn();
     }
     std::fs::create_dir_all(dir()).unwrap();
     if !dir().join("bert_base.onnx").is_file() {
