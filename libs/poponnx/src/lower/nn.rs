@@ -769,11 +769,65 @@ fn pool_plain(
             format!("padding in dimension {d} is not smaller than the kernel"),
         ));
     }
-    let p = PoolParams::new(kind, &w.kernel)
-        .with_stride(&w.stride)
-        .with_padding(&lo, &hi);
-    let name = cx.name(n, "pool");
-    popnn::ops::pool(cx.graph, &p, &x, &mut cx.prog, &name).map_err(|e| n.lowering(e))
+    pool_bands(cx, n, &x, kind, w, &lo, &hi)
+}
+
+/// A plane of more elements than this is pooled in bands of output rows: `popnn`'s pooling
+/// puts each plane whole on one tile (with its vertex), which a 112×112 plane overfills.
+const POOL_PLANE_ELEMENTS: usize = 4096;
+
+/// `popnn::ops::pool` of `x` padded by `lo`/`hi`, in bands along the first field dimension
+/// when its planes are large: each band reads the input rows its windows cover (with the
+/// padding of the field's edges it touches), and the bands' outputs are joined.
+fn pool_bands(
+    cx: &mut Cx,
+    n: &NodeCx,
+    x: &Tensor,
+    kind: PoolingType,
+    w: &Window,
+    lo: &[usize],
+    hi: &[usize],
+) -> Result<Tensor> {
+    let lens = |e| n.lowering(e);
+    let field = &x.shape()[2..];
+    let plane: usize = field.iter().product();
+    let (h, k, s) = (field[0] as i64, w.kernel[0] as i64, w.stride[0] as i64);
+    let out_rows = ((h + lo[0] as i64 + hi[0] as i64 - k) / s + 1).max(0) as usize;
+    let bands = plane
+        .div_ceil(POOL_PLANE_ELEMENTS)
+        .clamp(1, out_rows.max(1));
+    let mut outs = Vec::with_capacity(bands);
+    for b in 0..bands {
+        let (o0, o1) = (
+            (b * out_rows / bands) as i64,
+            ((b + 1) * out_rows / bands) as i64,
+        );
+        if o0 == o1 {
+            continue;
+        }
+        let start = o0 * s - lo[0] as i64;
+        let end = (o1 - 1) * s - lo[0] as i64 + k;
+        let (blo, bhi) = ((-start).max(0) as usize, (end - h).max(0) as usize);
+        let rows = start.max(0) as usize..end.min(h) as usize;
+        let xb = if bands == 1 {
+            x.clone()
+        } else {
+            x.slice_dim(2, rows).map_err(lens)?
+        };
+        let (mut l, mut u) = (lo.to_vec(), hi.to_vec());
+        (l[0], u[0]) = (blo, bhi);
+        let p = PoolParams::new(kind, &w.kernel)
+            .with_stride(&w.stride)
+            .with_padding(&l, &u);
+        let name = cx.name(n, "pool");
+        let y =
+            popnn::ops::pool(cx.graph, &p, &xb, &mut cx.prog, &name).map_err(|e| n.lowering(e))?;
+        outs.push(y);
+    }
+    if outs.len() == 1 {
+        return Ok(outs.pop().expect("one band"));
+    }
+    Tensor::concat_dim(&outs, 2).map_err(lens)
 }
 
 /// A dilated pooling: along each field dimension, the `kernel` taps of every window gathered
