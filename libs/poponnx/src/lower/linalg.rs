@@ -35,7 +35,7 @@ fn gemm_operand(cx: &mut Cx, n: &NodeCx, i: usize, transpose: bool) -> Result<(T
             Ok((cx.constant(n, &ht, &name)?, h.ty))
         }
         _ => {
-            let (t, ty) = float_operand(cx, n, i)?;
+            let (t, ty) = cx.float_tensor(n, i)?;
             let t = if transpose {
                 t.transpose().map_err(|e| n.lowering(e))?
             } else {
@@ -43,19 +43,6 @@ fn gemm_operand(cx: &mut Cx, n: &NodeCx, i: usize, transpose: bool) -> Result<(T
             };
             Ok((t, ty))
         }
-    }
-}
-
-/// Input `i` on the chip, which must be `float` or `float16`.
-fn float_operand(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
-    let (t, ty) = cx.tensor(n, i)?;
-    match ty {
-        ElemType::Float | ElemType::Float16 => Ok((t, ty)),
-        _ => Err(n.type_error(
-            format!("input {i} ('{}')", n.input_name(i)),
-            ty,
-            "a matrix product does not take (float and float16 only)",
-        )),
     }
 }
 
@@ -207,8 +194,8 @@ pub(super) fn batched_matmul(
 }
 
 fn matmul(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (a, ty) = float_operand(cx, n, 0)?;
-    let (b, _) = float_operand(cx, n, 1)?;
+    let (a, ty) = cx.float_tensor(n, 0)?;
+    let (b, _) = cx.float_tensor(n, 1)?;
     Ok(vec![batched_matmul(cx, n, &a, &b, ty)?])
 }
 
@@ -232,7 +219,7 @@ fn gemm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     };
     let c = match cx.opt_value(n, 2)? {
         Some(_) => {
-            let (c, _) = float_operand(cx, n, 2)?;
+            let (c, _) = cx.float_tensor(n, 2)?;
             if broadcast_shapes(c.shape(), &out_shape).as_deref() != Some(&out_shape[..]) {
                 return Err(n.input_error(
                     2,
@@ -279,7 +266,7 @@ fn einsum(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let mut ops = Vec::new();
     let mut ty = ElemType::Float;
     for i in 0..n.num_inputs() {
-        let (t, t_ty) = float_operand(cx, n, i)?;
+        let (t, t_ty) = cx.float_tensor(n, i)?;
         if t.rank() != spec.inputs[i].len() {
             return Err(n.input_error(
                 i,
@@ -514,7 +501,7 @@ fn sum_out(cx: &mut Cx, n: &NodeCx, t: Tensor, want: [usize; 3], s: usize) -> Re
 /// (`[N·C, K·2]`: cosines and signed sines, `1/L` for the inverse); `dft_length` truncates or
 /// zero-pads the signal to `L`, `onesided` keeps `K = L/2 + 1` frequencies.
 fn dft(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = float_operand(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let r = x.rank();
     let c = *x.shape().last().unwrap_or(&0);
     if r < 2 || !(c == 1 || c == 2) {

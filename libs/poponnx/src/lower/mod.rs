@@ -341,6 +341,19 @@ impl<'g> Cx<'g> {
         }
     }
 
+    /// Input `i` on the chip, which must be `float` or `float16` (the ops of real numbers).
+    pub fn float_tensor(&mut self, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
+        let (t, ty) = self.tensor(n, i)?;
+        match ty {
+            ElemType::Float | ElemType::Float16 => Ok((t, ty)),
+            _ => Err(n.type_error(
+                format!("input {i} ('{}')", n.input_name(i)),
+                ty,
+                "this op does not take (float and float16 only)",
+            )),
+        }
+    }
+
     /// A graph constant holding a host tensor, spread over the tiles.
     pub fn constant(&mut self, n: &NodeCx, h: &HostTensor, name: &str) -> Result<Tensor> {
         let dtype =

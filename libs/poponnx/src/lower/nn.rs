@@ -38,19 +38,6 @@ pub(super) fn lower(cx: &mut Cx, n: &NodeCx) -> Option<Outputs> {
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 
-/// Input `i` on the chip, which must be `float` or `float16`.
-fn float_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
-    let (t, ty) = cx.tensor(n, i)?;
-    match ty {
-        ElemType::Float | ElemType::Float16 => Ok((t, ty)),
-        _ => Err(n.type_error(
-            format!("input {i} ('{}')", n.input_name(i)),
-            ty,
-            "this op does not take (float and float16 only)",
-        )),
-    }
-}
-
 /// `e` over an input of type `dt`, in f32.
 fn up(e: Expr, dt: DType) -> Expr {
     if dt == DType::F32 {
@@ -180,7 +167,7 @@ fn kernel_shape(n: &NodeCx, w: &[usize]) -> Result<Vec<usize>> {
 
 /// A float input `[N, C, *field]` with a field of 1 to 3 dimensions.
 fn spatial_input(cx: &mut Cx, n: &NodeCx, i: usize) -> Result<(Tensor, ElemType)> {
-    let (x, ty) = float_input(cx, n, i)?;
+    let (x, ty) = cx.float_tensor(n, i)?;
     if !(3..=5).contains(&x.rank()) {
         return Err(n.input_error(
             i,
@@ -204,7 +191,7 @@ fn with_bias(cx: &mut Cx, n: &NodeCx, y: Tensor, ty: ElemType) -> Result<Value> 
     let dt = ty.device().unwrap_or(DType::F32);
     let y = match cx.opt_value(n, 2)? {
         Some(_) => {
-            let (b, _) = float_input(cx, n, 2)?;
+            let (b, _) = cx.float_tensor(n, 2)?;
             let b = per_channel(n, &b, y.shape(), 2)?;
             let e = down(_1 + up(_2, b.dtype()), dt);
             cx.map(n, &e, &[&y, &b], "bias")?
@@ -230,7 +217,7 @@ struct ConvArgs {
 impl ConvArgs {
     fn read(cx: &mut Cx, n: &NodeCx, layout: &str) -> Result<ConvArgs> {
         let (x, ty) = spatial_input(cx, n, 0)?;
-        let (w, _) = float_input(cx, n, 1)?;
+        let (w, _) = cx.float_tensor(n, 1)?;
         if w.rank() != x.rank() {
             let s = w.shape();
             return Err(n.input_error(1, format!("is {s:?}; expected {layout}")));
@@ -539,7 +526,7 @@ fn lp_pool(cx: &mut Cx, n: &NodeCx) -> Outputs {
     if p < 1 {
         return Err(n.attr_error("p", format!("{p} < 1")));
     }
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     if !(3..=5).contains(&x.rank()) || x.num_elements() == 0 {
         return Err(n.input_error(
             0,
@@ -915,7 +902,7 @@ fn gather_taps(
 
 /// `GlobalMaxPool`, `GlobalAveragePool`: one window over the whole field (flattened).
 fn global_pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     if x.rank() < 2 {
         return Err(n.input_error(0, format!("is {:?}; expected [N, C, *field]", x.shape())));
     }
@@ -937,7 +924,7 @@ fn global_pool(cx: &mut Cx, n: &NodeCx, kind: PoolingType) -> Outputs {
 
 /// `Softmax`, `LogSoftmax` along `axis` (opset 13: one axis), moved last for popnn and back.
 fn softmax(cx: &mut Cx, n: &NodeCx, log: bool) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let rank = x.rank();
     if rank == 0 {
         return Err(n.input_error(0, "is a scalar; softmax needs an axis"));
@@ -976,14 +963,14 @@ fn batch_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
         return batch_norm_training(cx, n, eps, momentum);
     }
     outputs_at_most(n, 1, "the running statistics are outputs of training only")?;
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     if x.rank() < 2 {
         return Err(n.input_error(0, format!("is {:?}; expected [N, C, ...]", x.shape())));
     }
     let shape = x.shape().to_vec();
     let mut views = vec![x.clone()];
     for i in 1..5 {
-        let (v, _) = float_input(cx, n, i)?;
+        let (v, _) = cx.float_tensor(n, i)?;
         views.push(per_channel(n, &v, &shape, i)?);
     }
     let u = |i: usize| up(Expr::Placeholder(i + 1), views[i].dtype());
@@ -996,10 +983,10 @@ fn batch_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
 /// `BatchNormalization` in training mode: normalised by the batch's own statistics (popnn's
 /// batch norm), with the running mean and (biased) variance updated by `momentum`.
 fn batch_norm_training(cx: &mut Cx, n: &NodeCx, eps: f64, momentum: f64) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let mut params = Vec::new();
     for i in 1..3 {
-        let (v, _) = float_input(cx, n, i)?;
+        let (v, _) = cx.float_tensor(n, i)?;
         let v = if v.dtype() == x.dtype() {
             v
         } else {
@@ -1021,7 +1008,7 @@ fn batch_norm_training(cx: &mut Cx, n: &NodeCx, eps: f64, momentum: f64) -> Outp
     let mut out = vec![Value::Device { t: y, ty }];
     let var = (_2 * _2).inverse() - eps;
     for (i, batch) in [(3, _2), (4, var)] {
-        let (r, rty) = float_input(cx, n, i)?;
+        let (r, rty) = cx.float_tensor(n, i)?;
         let e = down(
             up(_1, r.dtype()) * momentum + batch * (1.0 - momentum),
             r.dtype(),
@@ -1043,12 +1030,12 @@ fn scale_bias(
     bi: usize,
     dt: DType,
 ) -> Result<Tensor> {
-    let (s, _) = float_input(cx, n, si)?;
+    let (s, _) = cx.float_tensor(n, si)?;
     let s = fit(n, &s, y.shape(), si)?;
     let (e, mut ins) = (up(_1, y.dtype()) * up(_2, s.dtype()), vec![y.clone(), s]);
     let e = match cx.opt_value(n, bi)? {
         Some(_) => {
-            let (b, _) = float_input(cx, n, bi)?;
+            let (b, _) = cx.float_tensor(n, bi)?;
             let b = fit(n, &b, y.shape(), bi)?;
             let bt = b.dtype();
             ins.push(b);
@@ -1100,7 +1087,7 @@ fn normalise_trailing(
 /// `LayerNormalization` over the axes from `axis`, with its optional `Mean` and `InvStdDev`
 /// outputs (of `stash_type`, the normalised axes kept as 1).
 fn layer_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let a = axis(n, "axis", n.int("axis", -1)?, x.rank())?;
     let eps = n.float("epsilon", 1e-5)?;
     // The statistics are computed in f32; the Mean and InvStdDev outputs are of the stash type.
@@ -1131,15 +1118,15 @@ fn layer_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
 /// `InstanceNormalization`: per sample and channel over the field, then per-channel scale
 /// and bias.
 fn instance_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let eps = n.float("epsilon", 1e-5)?;
     if x.rank() < 3 {
         return Err(n.input_error(0, format!("is {:?}; expected [N, C, *field]", x.shape())));
     }
     let (y, _) = normalise_trailing(cx, n, &x, 2, eps)?;
     let shape = y.shape().to_vec();
-    let (s, _) = float_input(cx, n, 1)?;
-    let (b, _) = float_input(cx, n, 2)?;
+    let (s, _) = cx.float_tensor(n, 1)?;
+    let (b, _) = cx.float_tensor(n, 2)?;
     let (s, b) = (
         per_channel(n, &s, &shape, 1)?,
         per_channel(n, &b, &shape, 2)?,
@@ -1152,7 +1139,7 @@ fn instance_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
 /// `GroupNormalization`: per sample and group of channels, then the scale and bias — per
 /// channel (opset 21) or per group (opset 18, repeated over the group's channels).
 fn group_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     let eps = n.float("epsilon", 1e-5)?;
     n.ignore("stash_type"); // statistics are computed in f32 either way
     let g = n.int("num_groups", 0)?;
@@ -1172,7 +1159,7 @@ fn group_norm(cx: &mut Cx, n: &NodeCx) -> Outputs {
     let shape = x.shape().to_vec();
     let mut vs = Vec::new();
     for i in [1, 2] {
-        let (v, _) = float_input(cx, n, i)?;
+        let (v, _) = cx.float_tensor(n, i)?;
         let v = if v.num_elements() == g && g != c {
             let r = v.reshape(&[g, 1]).map_err(|e| n.lowering(e))?;
             let r = r.broadcast(c / g, 1).map_err(|e| n.lowering(e))?;
@@ -1197,7 +1184,7 @@ fn lrn(cx: &mut Cx, n: &NodeCx) -> Outputs {
     if size < 1 {
         return Err(n.attr_error("size", format!("{size}: must be at least 1")));
     }
-    let (x, ty) = float_input(cx, n, 0)?;
+    let (x, ty) = cx.float_tensor(n, 0)?;
     if x.rank() < 2 {
         return Err(n.input_error(0, format!("is {:?}; expected [N, C, ...]", x.shape())));
     }
