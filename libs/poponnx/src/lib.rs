@@ -29,6 +29,7 @@ mod io;
 mod lower;
 mod model;
 mod proto;
+mod rewrite;
 mod session;
 
 pub use error::{At, OnnxError, Result};

@@ -57,12 +57,18 @@ pub struct Imported {
 
 /// Lowers `model` onto a new graph for `target`.
 pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result<Imported> {
+    let rewritten = crate::rewrite::run(&model.graph);
     codelets::link();
     poplin::link();
     let mut graph = new_graph(target, options.replicas)?;
     let (inputs, outputs, prog) = {
         let mut cx = Cx::new(&mut graph, model.opset);
-        for (name, h) in &model.graph.initializers {
+        for (name, h) in model
+            .graph
+            .initializers
+            .iter()
+            .chain(&rewritten.initializers)
+        {
             let h = match (options.fp16, h.ty) {
                 (true, ElemType::Float) => crate::fold::cast(h, ElemType::Float16),
                 _ => h.clone(),
@@ -70,7 +76,7 @@ pub fn import(model: &Model, target: &Target, options: &ImportOptions) -> Result
             cx.define(name, Value::Host(h));
         }
         let inputs = define_inputs(&mut cx, model, options)?;
-        for node in &model.graph.nodes {
+        for node in &rewritten.nodes {
             cx.lower_node(node)?;
         }
         let outputs = define_outputs(&mut cx, model)?;
