@@ -1,6 +1,6 @@
 //! The fuzz target `onnx` of `poplar-rs/fuzz` on stable Rust, for a bounded time: the
 //! importer's property (`poponnx::check_property`: a model or an error, a graph or an error,
-//! never a panic) on the seed corpus (`poplar-rs/fuzz/corpus/onnx/`, the models of
+//! never a panic) on the seed corpus (`tests/corpus/`, the models of
 //! `tests/models/make_models.py`) and on seeded mutations of it. cargo-fuzz needs a nightly
 //! toolchain, which CI does not have; this runs with every `cargo test`.
 //!
@@ -23,14 +23,12 @@ fn env_u64(name: &str, default: u64) -> u64 {
 }
 
 fn seeds() -> Vec<Vec<u8>> {
-    let corpus = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../poplar-rs/fuzz/corpus/onnx"
-    );
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
     let mut files: Vec<_> = std::fs::read_dir(corpus)
         .unwrap_or_else(|e| panic!("{corpus}: {e}"))
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
         .collect();
     files.sort();
     files.iter().map(|p| std::fs::read(p).unwrap()).collect()

@@ -1,8 +1,8 @@
 //! Fuzzes the ONNX importer (`poponnx`): any bytes give a model or an error, and a model gives
 //! a graph on a small chip or an error — never a panic, a hang or a huge allocation.
 //!
-//! Run with `cargo +nightly fuzz run onnx` from `poplar-rs/` (seeds in `corpus/onnx/`, the
-//! models of `libs/poponnx/tests/models/make_models.py`). On stable Rust,
+//! Run with `cargo +nightly fuzz run onnx ../libs/poponnx/tests/corpus` from `poplar-rs/` (the
+//! seeds: the models of `libs/poponnx/tests/models/make_models.py`). On stable Rust,
 //! `libs/poponnx/tests/fuzz_smoke.rs` replays this property on the seeds and seeded
 //! mutations, with the tests.
 #![no_main]
