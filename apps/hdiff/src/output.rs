@@ -11,7 +11,6 @@ use std::path::Path;
 use anyhow::Result;
 use app_support::output::{write_atomic_with, OutputLock, RunFiles};
 use app_support::vtk;
-use npyz::WriterBuilder;
 
 use crate::grid::Grid;
 
@@ -35,16 +34,13 @@ pub fn prepare(dir: &Path, force: bool) -> Result<OutputLock> {
 /// A field as `.npy`: f32, shape `(I, J, K)`, Fortran order.
 pub fn write_npy(path: &Path, grid: &Grid, data: &[f32]) -> Result<()> {
     assert_eq!(data.len(), grid.len(), "a field of the grid");
-    Ok(write_atomic_with(path, |w| {
-        let mut writer = npyz::WriteOptions::new()
-            .default_dtype()
-            .shape(&[grid.ni as u64, grid.nj as u64, grid.nk as u64])
-            .order(npyz::Order::Fortran)
-            .writer(w)
-            .begin_nd()?;
-        writer.extend(data.iter().copied())?;
-        writer.finish()
-    })?)
+    let shape = [grid.ni as u64, grid.nj as u64, grid.nk as u64];
+    Ok(app_support::npy::write(
+        path,
+        &shape,
+        npyz::Order::Fortran,
+        data,
+    )?)
 }
 
 /// Fields of a grid as VTK XML image data, each a point array (base64 binary, a 64-bit byte

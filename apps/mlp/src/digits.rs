@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use npyz::WriterBuilder as _;
-
 use crate::data::{Data, DataError};
 
 /// Features per sample.
@@ -137,16 +135,7 @@ fn write_npy<T: npyz::AutoSerialize + Copy>(
     shape: &[u64],
     data: &[T],
 ) -> Result<(), DataError> {
-    app_support::output::write_atomic_with(path, |w| {
-        let mut writer = npyz::WriteOptions::<T>::new()
-            .default_dtype()
-            .shape(shape)
-            .writer(w)
-            .begin_nd()?;
-        writer.extend(data.iter().copied())?;
-        writer.finish()
-    })
-    .map_err(|e| DataError::Write {
+    app_support::npy::write(path, shape, npyz::Order::C, data).map_err(|e| DataError::Write {
         path: path.into(),
         reason: format!("{e:#}"),
     })

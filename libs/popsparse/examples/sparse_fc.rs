@@ -17,8 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use app_support::output::{write_atomic_with, RunFiles};
-use npyz::WriterBuilder;
+use app_support::output::RunFiles;
 use poplar::profile::ProfileOptions;
 use poplar::rand::SplitMix64;
 use poplar::{compile, CompileOptions, Engine, EngineOptions, Graph, Target};
@@ -118,21 +117,13 @@ const RESULT_FILES: RunFiles = RunFiles::new(&[
 
 /// Writes `dir/name` as `.npy`, atomically (app-support: a temporary file, synced, renamed; a
 /// failed write leaves no temporary and no truncated file).
-fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+fn npy<T: npyz::AutoSerialize + Copy>(
     dir: &Path,
     name: &str,
     shape: &[u64],
     data: &[T],
 ) -> Result<(), app_support::output::OutputError> {
-    write_atomic_with(dir.join(name), |w| {
-        let mut writer = npyz::WriteOptions::new()
-            .default_dtype()
-            .shape(shape)
-            .writer(w)
-            .begin_nd()?;
-        writer.extend(data.iter().copied())?;
-        writer.finish()
-    })
+    app_support::npy::write(&dir.join(name), shape, npyz::Order::C, data)
 }
 
 fn main() {

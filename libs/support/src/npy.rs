@@ -1,4 +1,5 @@
 //! Reading `.npy` files (numpy's array format) without trusting their header: the one reader
+//! (and, [`write`], the one writer)
 //! of the applications (feature `npy`).
 //!
 //! A `.npy` file is a magic string, a version, a header length, a Python dict literal
@@ -90,6 +91,27 @@ pub struct Npy {
     /// The whole file; the data starts at `data_start`.
     bytes: Vec<u8>,
     data_start: usize,
+}
+
+/// Writes `data` as a `.npy` file of `shape` in `order`, atomically (a temporary file beside
+/// `path`, renamed once complete: the one writer of the applications' and tools' arrays).
+pub fn write<T: npyz::AutoSerialize + Copy>(
+    path: &Path,
+    shape: &[u64],
+    order: npyz::Order,
+    data: &[T],
+) -> Result<(), crate::output::OutputError> {
+    use npyz::WriterBuilder;
+    crate::output::write_atomic_with(path, |w| {
+        let mut writer = npyz::WriteOptions::<T>::new()
+            .default_dtype()
+            .shape(shape)
+            .order(order)
+            .writer(w)
+            .begin_nd()?;
+        writer.extend(data.iter().copied())?;
+        writer.finish()
+    })
 }
 
 /// Opens and reads `path` (see the module's checks).

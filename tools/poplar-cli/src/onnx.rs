@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use app_support::output::RunFiles;
-use npyz::WriterBuilder;
 use poplar::{CompileOptions, EngineOptions, Target};
 use poponnx::{ElemType, HostData, HostTensor, ImportOptions, Model, Session};
 
@@ -172,16 +171,7 @@ fn write_npy(path: &Path, t: &HostTensor) -> Result<(), CliError> {
         shape: &[u64],
         data: Vec<T>,
     ) -> Result<(), CliError> {
-        app_support::output::write_atomic_with(path, |w| {
-            let mut writer = npyz::WriteOptions::<T>::new()
-                .default_dtype()
-                .shape(shape)
-                .writer(w)
-                .begin_nd()?;
-            writer.extend(data.iter().copied())?;
-            writer.finish()
-        })
-        .map_err(CliError::from)
+        app_support::npy::write(path, shape, npyz::Order::C, &data).map_err(CliError::from)
     }
     match (&t.data, t.ty) {
         (HostData::Float(v), ElemType::Float16) => put(
