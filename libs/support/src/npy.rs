@@ -1,5 +1,5 @@
 //! Reading `.npy` files (numpy's array format) without trusting their header: the one reader
-//! (and, [`write`], the one writer)
+//! (and, [`write`](fn@write), the one writer)
 //! of the applications (feature `npy`).
 //!
 //! A `.npy` file is a magic string, a version, a header length, a Python dict literal
